@@ -1,0 +1,131 @@
+# tensorgl — the only build entry point.
+#   make                 build/libtensorgl.so, build/libtensorgl.a, build/tensorgl
+#   make check           install missing packages, build, validate kernels, run the tests
+#   make check SANITIZE=1  the same under ASan + UBSan (in build/sanitize/)
+#   make demo            install missing packages, build and run the demo
+#   make install PREFIX=/usr/local DESTDIR=
+#   make deps            install the missing Debian packages only
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+DESTDIR    ?=
+
+VERSION_OF = $(shell sed -n 's/^\#define TGL_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/tensorgl.h)
+MAJOR   := $(call VERSION_OF,MAJOR)
+VERSION := $(MAJOR).$(call VERSION_OF,MINOR).$(call VERSION_OF,PATCH)
+SONAME  := libtensorgl.so.$(MAJOR)
+
+DEPS := libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri \
+        libcmocka-dev glslang-tools
+
+ifeq ($(SANITIZE),1)
+BUILD    ?= build/sanitize
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD    ?= build
+SANFLAGS :=
+endif
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ifneq ($(CI),)
+WARN     += -Werror
+endif
+ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude -MMD -MP
+LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -DTGL_BUILDING_LIBRARY
+LIBS     := -lepoxy -lm -lpthread
+LDFLAGS  += $(SANFLAGS)
+
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/cpu/*.c src/gl/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/kernels.o
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+KERNELS  := $(sort $(wildcard glsl/*/*.comp glsl/*/*.glsl))
+
+TEST_COMMON := $(sort $(wildcard tests/common/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
+TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
+
+.PHONY: all deps check demo tests install uninstall clean
+all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
+
+deps:
+	@scripts/install-deps.sh $(DEPS)
+
+$(BUILD)/gen/kernels.c: $(KERNELS) scripts/embed-kernels.sh
+	@mkdir -p $(@D)
+	scripts/embed-kernels.sh glsl $@
+
+$(BUILD)/obj/gen/kernels.o: $(BUILD)/gen/kernels.c
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/src/cli/%.o: src/cli/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/libtensorgl.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@.$(VERSION) $^ $(LIBS)
+	ln -sf libtensorgl.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(BUILD)/libtensorgl.a: $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# The command links the static library: it also uses internal symbols (kernel listing).
+$(BUILD)/tensorgl: $(CLI_OBJ) $(BUILD)/libtensorgl.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libtensorgl.a $(LIBS)
+
+# Tests link the static library so they can reach the internal test hooks.
+$(BUILD)/tests/%: tests/%.c $(TEST_COMMON) $(BUILD)/libtensorgl.a tests/common/testing.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) -o $@ $< $(TEST_COMMON) \
+	    $(BUILD)/libtensorgl.a -lcmocka $(LIBS)
+
+tests: $(TEST_BIN)
+
+# The demo links the shared library, as a user's program would.
+$(BUILD)/demo: examples/demo.c $(BUILD)/libtensorgl.so
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -ltensorgl -lm
+
+check: deps
+	@$(MAKE) --no-print-directory all tests
+	scripts/validate-kernels.sh $(BUILD)
+	scripts/run-tests.sh $(BUILD) $(TEST_BIN)
+
+demo: deps
+	@$(MAKE) --no-print-directory $(BUILD)/demo
+	$(BUILD)/demo
+
+$(BUILD)/tensorgl.pc: Makefile include/tensorgl.h
+	@mkdir -p $(@D)
+	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: tensorgl\nDescription: %s\nVersion: %s\nLibs: -L$${libdir} -ltensorgl\nLibs.private: %s\nRequires.private: epoxy\nCflags: -I$${includedir}\n' \
+	    '$(PREFIX)' '$(LIBDIR)' '$(INCLUDEDIR)' \
+	    'Tensor operations as OpenGL compute shaders, with a CPU reference backend' \
+	    '$(VERSION)' '-lm -lpthread' > $@
+
+install: all $(BUILD)/tensorgl.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 include/tensorgl.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(BUILD)/libtensorgl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtensorgl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtensorgl.so
+	install -m 644 $(BUILD)/libtensorgl.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(BUILD)/tensorgl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(BUILD)/tensorgl $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/tensorgl.h $(DESTDIR)$(LIBDIR)/libtensorgl.* \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/tensorgl.pc $(DESTDIR)$(BINDIR)/tensorgl
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

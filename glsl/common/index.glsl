@@ -1,0 +1,7 @@
+// Linear invocation index over a 2-D grid of 1-D workgroups: the host splits large
+// dispatches over gl_NumWorkGroups.y when x would pass GL_MAX_COMPUTE_WORK_GROUP_COUNT.
+uint tgl_global_index()
+{
+    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    return group * uint(TGL_WG_SIZE) + gl_LocalInvocationIndex;
+}

@@ -1,0 +1,79 @@
+#version 430
+// out[i] = op(in[i]). One define picks the op (OP_NEG ... OP_CEIL); TGL_VEC4 makes each
+// invocation handle one vec4 (the host guarantees 16-byte-aligned windows), with a scalar tail.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/index.glsl"
+#include "common/math.glsl"
+
+#if defined(OP_NEG)
+#define UNARY(x) (-(x))
+#elif defined(OP_ABS)
+#define UNARY(x) abs(x)
+#elif defined(OP_EXP)
+#define UNARY(x) exp(x)
+#elif defined(OP_LOG)
+#define UNARY(x) log(x)
+#elif defined(OP_SQRT)
+#define UNARY(x) sqrt(x)
+#elif defined(OP_RSQRT)
+#define UNARY(x) inversesqrt(x)
+#elif defined(OP_RECIP)
+#define UNARY(x) (1.0 / (x))
+#elif defined(OP_SQUARE)
+#define UNARY(x) ((x) * (x))
+#elif defined(OP_SIN)
+#define UNARY(x) sin(x)
+#elif defined(OP_COS)
+#define UNARY(x) cos(x)
+#elif defined(OP_TANH)
+#define UNARY(x) tgl_tanh(x)
+#elif defined(OP_SIGMOID)
+#define UNARY(x) tgl_sigmoid(x)
+#elif defined(OP_RELU)
+#define UNARY(x) tgl_relu(x)
+#elif defined(OP_GELU)
+#define UNARY(x) tgl_gelu(x)
+#elif defined(OP_SILU)
+#define UNARY(x) tgl_silu(x)
+#elif defined(OP_FLOOR)
+#define UNARY(x) floor(x)
+#elif defined(OP_CEIL)
+#define UNARY(x) ceil(x)
+#else
+#define UNARY(x) (x) // no op chosen: only for standalone validation of this file
+#endif
+
+#ifdef TGL_VEC4
+#define ELEM vec4
+#else
+#define ELEM float
+#endif
+
+layout(local_size_x = TGL_WG_SIZE) in;
+layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
+layout(std430, binding = 1) writeonly buffer Dst { ELEM y[]; };
+layout(location = 0) uniform uint u_n;      // elements in this dispatch
+layout(location = 1) uniform uint u_x_off;  // window offsets, in ELEM units
+layout(location = 2) uniform uint u_y_off;
+
+void main()
+{
+    uint i = tgl_global_index();
+#ifdef TGL_VEC4
+    uint first = i * 4u;
+    if (first >= u_n)
+        return;
+    if (first + 4u <= u_n) {
+        y[u_y_off + i] = UNARY(x[u_x_off + i]);
+        return;
+    }
+    for (uint c = 0u; c < u_n - first; c++)
+        y[u_y_off + i][c] = UNARY(x[u_x_off + i][c]);
+#else
+    if (i < u_n)
+        y[u_y_off + i] = UNARY(x[u_x_off + i]);
+#endif
+}

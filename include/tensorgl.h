@@ -1,0 +1,199 @@
+/*
+ * tensorgl — tensor operations as OpenGL 4.3 / OpenGL ES 3.1 compute shaders over SSBOs,
+ * from a headless EGL context, with a CPU reference backend behind the same API.
+ *
+ * Conventions used by every function below unless its comment says otherwise:
+ *  - Functions return tgl_status: TGL_OK (0) or a negative error. After an error,
+ *    tgl_last_error(b) names the argument or step that failed, and no buffer was changed.
+ *  - Device memory is addressed by tgl_ptr, an opaque 64-bit value returned by tgl_alloc.
+ *    p + k (bytes) addresses byte k of the same allocation, like a CUDA device pointer.
+ *    0 is the null pointer.
+ *  - f32 operands must be 4-byte aligned (p % 4 == 0 relative to the allocation's base).
+ *  - Sizes are in elements unless the name says bytes. A size of 0 is a no-op returning TGL_OK.
+ *  - Ops are asynchronous: they return once queued. tgl_copy_dtoh and tgl_synchronize wait.
+ *
+ * Thread safety: a backend is used by one thread at a time; different backends may be used
+ * from different threads at once. tgl_status_string and tgl_set_log_callback may be called
+ * from any thread.
+ */
+#ifndef TENSORGL_H
+#define TENSORGL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TGL_VERSION_MAJOR 0
+#define TGL_VERSION_MINOR 1
+#define TGL_VERSION_PATCH 0
+
+#if defined(_WIN32)
+#  define TGL_API
+#elif defined(TGL_BUILDING_LIBRARY) && defined(__GNUC__)
+#  define TGL_API __attribute__((visibility("default")))
+#else
+#  define TGL_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The status codes, in contract order (values count down from 0). The X-macro list keeps the
+ * enum and tgl_status_string in step. */
+#define TGL_STATUS_MAP(X)                                                                   \
+    X(TGL_OK, 0, "success")                                                                 \
+    X(TGL_ERR_INVALID_ARGUMENT, -1, "invalid argument")                                     \
+    X(TGL_ERR_INVALID_POINTER, -2, "invalid device pointer")                                \
+    X(TGL_ERR_OUT_OF_MEMORY, -3, "out of memory")                                           \
+    X(TGL_ERR_UNSUPPORTED, -4, "unsupported by this backend or device")                     \
+    X(TGL_ERR_NO_DEVICE, -5, "no usable device")                                            \
+    X(TGL_ERR_SHADER, -6, "kernel failed to compile or link")                               \
+    X(TGL_ERR_DEVICE_LOST, -7, "device lost")                                               \
+    X(TGL_ERR_TIMEOUT, -8, "timed out")                                                     \
+    X(TGL_ERR_IO, -9, "I/O error")                                                          \
+    X(TGL_ERR_INTERNAL, -10, "internal error")
+
+typedef enum tgl_status {
+#define TGL__STATUS_ENUM(name, value, text) name = value,
+    TGL_STATUS_MAP(TGL__STATUS_ENUM)
+#undef TGL__STATUS_ENUM
+} tgl_status;
+
+/* One backend per EGL context (or CPU instance). Opaque. */
+typedef struct tgl_backend tgl_backend;
+
+/* Device address: allocation + byte offset; 0 is null. */
+typedef uint64_t tgl_ptr;
+
+typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backend_kind;
+
+/* Flags for tgl_options.flags. */
+#define TGL_FLAG_DEBUG 1u /* debug GL context; KHR_debug messages go to the log (as TGL_DEBUG=1) */
+
+/* Options for tgl_open. Zero means "default"; environment variables fill what is zero:
+ *   kind   <- TGL_BACKEND=auto|gl|cpu   (auto: GL, falling back to CPU when no GL context works)
+ *   device <- TGL_DEVICE=N              (index among EGL devices; 0 = first)
+ *   flags  <- TGL_DEBUG=1 sets TGL_FLAG_DEBUG
+ * Further variables read by tgl_open: TGL_API=gl|gles (which GL API to try first),
+ * TGL_MAX_TASKS (dispatches between flushes), TGL_SYNC_TIMEOUT_MS (tgl_synchronize's limit),
+ * TGL_LOG=path (append log lines to a file instead of stderr). */
+typedef struct tgl_options {
+    tgl_backend_kind kind;
+    int device;
+    unsigned flags;
+} tgl_options;
+
+/* Opens a backend.
+ *   opts: NULL or zero fields for defaults (see tgl_options).
+ *   out:  receives the backend; set to NULL on failure.
+ * With TGL_BACKEND_AUTO, a GL failure falls back to the CPU backend; the reason stays readable
+ * through tgl_last_error(b) and in tgl_device_info's fallback_reason.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bad kind, flags or environment value),
+ *   TGL_ERR_NO_DEVICE (explicit GL request that failed; the message names the step: no EGL,
+ *   no display, no GL >= 4.3 core / ES 3.1 context, no compute shaders),
+ *   TGL_ERR_OUT_OF_MEMORY, TGL_ERR_IO (TGL_LOG cannot be opened). tgl_last_error(NULL) gives
+ *   the detail of the calling thread's last failed tgl_open.
+ * Thread safety: any thread; the backend then belongs to one thread at a time. */
+TGL_API tgl_status tgl_open(const tgl_options *opts, tgl_backend **out);
+
+/* Waits for pending work, frees every allocation and the context. NULL-safe. */
+TGL_API void tgl_close(tgl_backend *b);
+
+/* "gl" or "cpu" ("" for NULL). */
+TGL_API const char *tgl_backend_name(const tgl_backend *b);
+
+/* A static English description of s; "unknown status" for values outside the enum. */
+TGL_API const char *tgl_status_string(tgl_status s);
+
+/* Detail of the last failure on b (or, for b == NULL, of the calling thread's last failed
+ * tgl_open). "" when nothing failed. The string stays valid until the next call on b. */
+TGL_API const char *tgl_last_error(const tgl_backend *b);
+
+/* What the backend runs on and the limits ops depend on. A struct tag without a typedef, like
+ * POSIX's struct stat, so the function can carry the same name. */
+struct tgl_device_info {
+    char backend[8];          /* "gl" or "cpu" */
+    char api[16];             /* "OpenGL", "OpenGL ES" or "C" */
+    char version[128];        /* GL_VERSION, or the library version for the CPU backend */
+    char glsl_version[64];    /* GL_SHADING_LANGUAGE_VERSION; "" on CPU */
+    char vendor[128];
+    char renderer[256];
+    char egl_path[64];        /* which step of the EGL ladder won, e.g. "EGL_MESA_platform_surfaceless" */
+    char egl_version[64];     /* EGL vendor and version; "" on CPU */
+    char fallback_reason[512];/* why TGL_BACKEND_AUTO fell back to the CPU; "" otherwise */
+    int robust;               /* 1: context has reset notification (device loss is detected) */
+    int debug;                /* 1: debug context with KHR_debug output */
+    uint64_t max_ssbo_block_size;      /* GL_MAX_SHADER_STORAGE_BLOCK_SIZE (bytes) */
+    uint64_t ssbo_offset_alignment;    /* GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT (bytes) */
+    uint32_t max_workgroup_size[3];    /* GL_MAX_COMPUTE_WORK_GROUP_SIZE */
+    uint32_t max_workgroup_count[3];   /* GL_MAX_COMPUTE_WORK_GROUP_COUNT */
+    uint32_t max_workgroup_invocations;/* GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS */
+    uint64_t max_shared_memory;        /* GL_MAX_COMPUTE_SHARED_MEMORY_SIZE (bytes) */
+    uint32_t workgroup_size;           /* the 1-D workgroup size tensorgl's kernels use */
+};
+
+/* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL). */
+TGL_API tgl_status tgl_device_info(tgl_backend *b, struct tgl_device_info *info);
+
+/* Log sink for messages (KHR_debug output, warnings). level: 0 debug, 1 info, 2 warning, 3 error.
+ * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide. */
+typedef void (*tgl_log_fn)(void *user, int level, const char *message);
+TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+/* Allocates bytes of device memory; *out is the allocation's base address. bytes == 0 gives
+ * *out == 0 (null) and TGL_OK. Contents are undefined until written.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bytes over 2^38), TGL_ERR_OUT_OF_MEMORY (the
+ * device or the handle table is full; earlier allocations keep their data). */
+TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out);
+
+/* Frees an allocation. p must be a base address from tgl_alloc; 0 is a no-op.
+ * Pending work that uses p completes first. Errors: TGL_ERR_INVALID_POINTER (not a base
+ * address, freed already, or from another backend). */
+TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p);
+
+/* Copies bytes between host and device or within the device. Every range must lie inside one
+ * allocation. dtoh waits for the work that writes src. dtod ranges must not overlap.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (host pointer NULL, dtod ranges overlap),
+ *   TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the allocation's end). */
+TGL_API tgl_status tgl_copy_htod(tgl_backend *b, tgl_ptr dst, const void *src, size_t bytes);
+TGL_API tgl_status tgl_copy_dtoh(tgl_backend *b, void *dst, tgl_ptr src, size_t bytes);
+TGL_API tgl_status tgl_copy_dtod(tgl_backend *b, tgl_ptr dst, tgl_ptr src, size_t bytes);
+
+/* Waits until every queued op and copy has finished (at most TGL_SYNC_TIMEOUT_MS).
+ * Errors: TGL_ERR_TIMEOUT, TGL_ERR_DEVICE_LOST. */
+TGL_API tgl_status tgl_synchronize(tgl_backend *b);
+
+/* ---- element-wise ops (f32) ------------------------------------------------------------ */
+
+typedef enum { TGL_UNARY_NEG, TGL_UNARY_ABS, TGL_UNARY_EXP, TGL_UNARY_LOG, TGL_UNARY_SQRT,
+               TGL_UNARY_RSQRT, TGL_UNARY_RECIP, TGL_UNARY_SQUARE, TGL_UNARY_SIN, TGL_UNARY_COS,
+               TGL_UNARY_TANH, TGL_UNARY_SIGMOID, TGL_UNARY_RELU, TGL_UNARY_GELU /* tanh approx. */,
+               TGL_UNARY_SILU, TGL_UNARY_FLOOR, TGL_UNARY_CEIL } tgl_unary_op;
+#define TGL_UNARY_COUNT 17
+
+typedef enum { TGL_BINARY_ADD, TGL_BINARY_SUB, TGL_BINARY_MUL, TGL_BINARY_DIV,
+               TGL_BINARY_MAX, TGL_BINARY_MIN, TGL_BINARY_POW } tgl_binary_op;
+#define TGL_BINARY_COUNT 7
+
+/* out[i] = op(in[i]) for i < n. out may equal in (in place) but must not partially overlap it.
+ * Semantics are those of C's float functions (docs/ops.md lists each op's formula).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (op out of range, misaligned or partially overlapping
+ *   operands), TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the end). */
+TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_ptr out, size_t n);
+
+/* out[i] = a[i] op bb[i] for i < n. MAX and MIN return NaN when either input is NaN; POW
+ * follows C's powf (negative bases with integer exponents included).
+ * out may equal a or bb but must not partially overlap either. Errors: as tgl_unary. */
+TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_ptr bb,
+                              tgl_ptr out, size_t n);
+
+/* Names of ops ("exp", "add", ...); NULL for values out of range. */
+TGL_API const char *tgl_unary_name(tgl_unary_op op);
+TGL_API const char *tgl_binary_name(tgl_binary_op op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENSORGL_H */

@@ -1,0 +1,51 @@
+/* `tensorgl info` and `tensorgl version`. */
+#include "commands.h"
+#include "tensorgl.h"
+
+#include <stdio.h>
+
+int tgl_cmd_version(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    printf("tensorgl %d.%d.%d\n", TGL_VERSION_MAJOR, TGL_VERSION_MINOR, TGL_VERSION_PATCH);
+    return 0;
+}
+
+int tgl_cmd_info(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    tgl_backend *b;
+    tgl_status st = tgl_open(NULL, &b);
+    if (st) {
+        fprintf(stderr, "tensorgl: no usable device (%s): %s\n", tgl_status_string(st), tgl_last_error(NULL));
+        return 1;
+    }
+    struct tgl_device_info i;
+    tgl_device_info(b, &i);
+    printf("backend:        %s\n", i.backend);
+    printf("api:            %s\n", i.api);
+    printf("version:        %s\n", i.version);
+    if (i.glsl_version[0])
+        printf("glsl:           %s\n", i.glsl_version);
+    printf("vendor:         %s\n", i.vendor);
+    printf("renderer:       %s\n", i.renderer);
+    printf("egl path:       %s\n", i.egl_path);
+    if (i.egl_version[0])
+        printf("egl:            %s\n", i.egl_version);
+    if (i.fallback_reason[0])
+        printf("gl unavailable: %s\n", i.fallback_reason);
+    if (i.backend[0] == 'g') {
+        printf("robust:         %s\n", i.robust ? "yes (context loss is detected)" : "no");
+        printf("debug:          %s\n", i.debug ? "yes" : "no");
+        printf("max ssbo block: %llu bytes\n", (unsigned long long)i.max_ssbo_block_size);
+        printf("ssbo alignment: %llu bytes\n", (unsigned long long)i.ssbo_offset_alignment);
+        printf("workgroup size: max %u x %u x %u, %u invocations; kernels use %u\n",
+               i.max_workgroup_size[0], i.max_workgroup_size[1], i.max_workgroup_size[2],
+               i.max_workgroup_invocations, i.workgroup_size);
+        printf("workgroups:     max %u x %u x %u\n", i.max_workgroup_count[0], i.max_workgroup_count[1],
+               i.max_workgroup_count[2]);
+        printf("shared memory:  %llu bytes\n", (unsigned long long)i.max_shared_memory);
+    }
+    tgl_close(b);
+    return 0;
+}

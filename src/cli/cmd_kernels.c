@@ -1,0 +1,77 @@
+/* `tensorgl kernels`: lists every kernel variant the library can compile and, with --dump DIR,
+ * writes each one's full source (as the driver receives it) for offline validation. */
+#include "commands.h"
+#include "gl/kernel_variants.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dump_ctx {
+    const char *dir;
+    int es;
+    int count, failed;
+} dump_ctx;
+
+/* "elementwise/unary" + "#define OP_EXP\n#define TGL_VEC4\n" -> "elementwise-unary.OP_EXP.TGL_VEC4" */
+static void variant_name(char *out, size_t size, const char *kernel, const char *defines)
+{
+    size_t n = 0;
+    for (const char *p = kernel; *p && n + 1 < size; p++)
+        out[n++] = *p == '/' ? '-' : *p;
+    const char *d = defines;
+    while ((d = strstr(d, "#define ")) != NULL) {
+        d += 8;
+        if (n + 1 < size)
+            out[n++] = '.';
+        while (*d && *d != '\n' && *d != ' ' && n + 1 < size)
+            out[n++] = *d++;
+    }
+    out[n] = '\0';
+}
+
+static void each(void *ctx_, const char *kernel, const char *defines)
+{
+    dump_ctx *ctx = ctx_;
+    char name[256];
+    variant_name(name, sizeof name, kernel, defines);
+    ctx->count++;
+    if (!ctx->dir) {
+        printf("%s\n", name);
+        return;
+    }
+    char *src = tgl_gl_kernel_source(kernel, defines, ctx->es, 256);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.comp", ctx->dir, name);
+    FILE *f = src ? fopen(path, "w") : NULL;
+    if (!f || fputs(src, f) < 0 || fclose(f)) {
+        fprintf(stderr, "tensorgl kernels: cannot write %s\n", path);
+        ctx->failed++;
+    }
+    free(src);
+}
+
+int tgl_cmd_kernels(int argc, char **argv)
+{
+    dump_ctx ctx = {0};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
+            ctx.dir = argv[++i];
+        } else if (!strcmp(argv[i], "--api") && i + 1 < argc) {
+            const char *api = argv[++i];
+            if (strcmp(api, "gl") && strcmp(api, "gles")) {
+                fprintf(stderr, "tensorgl kernels: --api takes gl or gles\n");
+                return 2;
+            }
+            ctx.es = !strcmp(api, "gles");
+        } else {
+            fprintf(stderr, "usage: tensorgl kernels [--dump DIR] [--api gl|gles]\n");
+            return 2;
+        }
+    }
+    tgl_gl_each_variant(each, &ctx);
+    if (ctx.dir)
+        printf("wrote %d kernel variants (%s) to %s\n", ctx.count - ctx.failed, ctx.es ? "ES 3.1" : "GL 4.3",
+               ctx.dir);
+    return ctx.failed ? 1 : 0;
+}

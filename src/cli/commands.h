@@ -1,0 +1,7 @@
+#ifndef TGL_CLI_COMMANDS_H
+#define TGL_CLI_COMMANDS_H
+/* Each subcommand gets argv from its own name on and returns the process exit code. */
+int tgl_cmd_info(int argc, char **argv);
+int tgl_cmd_kernels(int argc, char **argv);
+int tgl_cmd_version(int argc, char **argv);
+#endif

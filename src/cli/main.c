@@ -1,0 +1,39 @@
+/* The `tensorgl` command. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"info", tgl_cmd_info, "print the device, its EGL path and limits (exit 1 when none is usable)"},
+    {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
+    {"version", tgl_cmd_version, "print the library version"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tensorgl COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "  %-9s %s\n", "help", "print this list");
+    fprintf(f, "\nenvironment: TGL_BACKEND=auto|gl|cpu TGL_DEVICE=N TGL_API=auto|gl|gles TGL_DEBUG=1\n"
+               "             TGL_MAX_TASKS=N TGL_SYNC_TIMEOUT_MS=N TGL_LOG=FILE (see README.md)\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tensorgl: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,114 @@
+/* tgl_options plus environment variables -> tgl__config. Zero fields take the environment's
+ * value, then the default; malformed values are errors rather than silently ignored. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_TASKS 64
+#define DEFAULT_SYNC_TIMEOUT_MS 60000
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || s[0] == '-' || v > max)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static tgl_status env_uint(const char *name, unsigned long min, unsigned long max,
+                           unsigned long fallback, unsigned long *out)
+{
+    const char *s = getenv(name);
+    *out = fallback;
+    if (!s || !*s)
+        return TGL_OK;
+    if (!parse_uint(s, max, out) || *out < min)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "%s=\"%s\": expected an integer in [%lu, %lu]",
+                         name, s, min, max);
+    return TGL_OK;
+}
+
+static tgl_status resolve_kind(const tgl_options *opts, tgl__config *cfg)
+{
+    if (opts && (opts->kind < TGL_BACKEND_AUTO || opts->kind > TGL_BACKEND_CPU))
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "opts->kind: %d is not a tgl_backend_kind",
+                         (int)opts->kind);
+    cfg->kind = opts ? opts->kind : TGL_BACKEND_AUTO;
+    const char *s = getenv("TGL_BACKEND");
+    if (cfg->kind != TGL_BACKEND_AUTO || !s || !*s)
+        return TGL_OK;
+    if (!strcmp(s, "auto"))
+        cfg->kind = TGL_BACKEND_AUTO;
+    else if (!strcmp(s, "gl"))
+        cfg->kind = TGL_BACKEND_GL;
+    else if (!strcmp(s, "cpu"))
+        cfg->kind = TGL_BACKEND_CPU;
+    else
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_BACKEND=\"%s\": expected auto, gl or cpu", s);
+    return TGL_OK;
+}
+
+static tgl_status resolve_api(tgl__config *cfg)
+{
+    const char *s = getenv("TGL_API");
+    cfg->api = TGL__API_ANY;
+    if (!s || !*s || !strcmp(s, "auto"))
+        return TGL_OK;
+    if (!strcmp(s, "gl"))
+        cfg->api = TGL__API_GL;
+    else if (!strcmp(s, "gles"))
+        cfg->api = TGL__API_GLES;
+    else
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_API=\"%s\": expected auto, gl or gles", s);
+    return TGL_OK;
+}
+
+tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
+{
+    *cfg = (tgl__config){0};
+    tgl_status st = resolve_kind(opts, cfg);
+    if (st)
+        return st;
+    if (opts && opts->flags & ~TGL_FLAG_DEBUG)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "opts->flags: unknown bits 0x%x",
+                         opts->flags & ~TGL_FLAG_DEBUG);
+    if (opts && opts->device < 0)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "opts->device: %d is negative", opts->device);
+
+    unsigned long v;
+    if (opts && opts->device > 0) {
+        cfg->device = opts->device;
+        cfg->device_explicit = 1;
+    } else {
+        if ((st = env_uint("TGL_DEVICE", 0, 1023, 0, &v)))
+            return st;
+        cfg->device = (int)v;
+        cfg->device_explicit = getenv("TGL_DEVICE") && *getenv("TGL_DEVICE");
+    }
+    cfg->flags = opts ? opts->flags : 0;
+    if ((st = env_uint("TGL_DEBUG", 0, 1, 0, &v)))
+        return st;
+    if (v)
+        cfg->flags |= TGL_FLAG_DEBUG;
+    if ((st = resolve_api(cfg)))
+        return st;
+    if ((st = env_uint("TGL_MAX_TASKS", 1, 1u << 20, DEFAULT_MAX_TASKS, &v)))
+        return st;
+    cfg->max_tasks = (unsigned)v;
+    if ((st = env_uint("TGL_SYNC_TIMEOUT_MS", 0, 86400000ul, DEFAULT_SYNC_TIMEOUT_MS, &v)))
+        return st;
+    cfg->sync_timeout_ms = (unsigned)v;
+    const char *log = getenv("TGL_LOG");
+    if (log && strlen(log) >= sizeof cfg->log_path)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_LOG: path longer than %zu bytes",
+                         sizeof cfg->log_path - 1);
+    tgl__strlcpy(cfg->log_path, log, sizeof cfg->log_path);
+    return TGL_OK;
+}

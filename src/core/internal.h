@@ -1,0 +1,77 @@
+/* Internal interface between the public entry points (src/core) and the backends. */
+#ifndef TGL_CORE_INTERNAL_H
+#define TGL_CORE_INTERNAL_H
+
+#include "tensorgl.h"
+#include "handles.h"
+#include <stdarg.h>
+#include <stdio.h>
+
+/* A resolved device address: the backend's buffer object and a byte offset inside it. */
+typedef struct tgl__view {
+    void *buf;
+    size_t offset;
+} tgl__view;
+
+/* What tgl_open resolved from tgl_options and the environment. */
+typedef enum { TGL__API_ANY = 0, TGL__API_GL, TGL__API_GLES } tgl__api;
+typedef struct tgl__config {
+    tgl_backend_kind kind;
+    int device;
+    int device_explicit; /* TGL_DEVICE or opts->device chose it: no silent fallback to others */
+    unsigned flags;
+    tgl__api api;
+    unsigned max_tasks;
+    unsigned sync_timeout_ms;
+    char log_path[512];
+} tgl__config;
+
+/* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
+ * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
+typedef struct tgl__vtable {
+    const char *name;
+    /* Called before every call on b that may touch the device (GL: makes the context current). */
+    tgl_status (*activate)(tgl_backend *b);
+    void (*destroy)(tgl_backend *b);
+    void (*device_info)(tgl_backend *b, struct tgl_device_info *info);
+    tgl_status (*buffer_create)(tgl_backend *b, size_t bytes, void **out);
+    void (*buffer_destroy)(tgl_backend *b, void *buf);
+    tgl_status (*upload)(tgl_backend *b, tgl__view dst, const void *src, size_t bytes);
+    tgl_status (*download)(tgl_backend *b, void *dst, tgl__view src, size_t bytes);
+    tgl_status (*copy)(tgl_backend *b, tgl__view dst, tgl__view src, size_t bytes);
+    tgl_status (*synchronize)(tgl_backend *b);
+    tgl_status (*unary)(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n);
+    tgl_status (*binary)(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb,
+                         tgl__view out, size_t n);
+} tgl__vtable;
+
+struct tgl_backend {
+    const tgl__vtable *vt;
+    void *impl;                 /* the backend's own state */
+    tgl__handles handles;
+    tgl__config config;
+    int lost;                   /* sticky TGL_ERR_DEVICE_LOST */
+    FILE *log_file;             /* TGL_LOG, or NULL for stderr */
+    char fallback_reason[512];  /* why auto chose the CPU backend */
+    char last_error[1024];
+};
+
+/* Records a failure on b (or the thread's open error for b == NULL) and returns status. */
+tgl_status tgl__fail(tgl_backend *b, tgl_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Log levels match tgl_log_fn's. */
+enum { TGL__LOG_DEBUG = 0, TGL__LOG_INFO, TGL__LOG_WARN, TGL__LOG_ERROR };
+void tgl__log(tgl_backend *b, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Fills *cfg from opts and the environment. Returns TGL_ERR_INVALID_ARGUMENT with a message. */
+tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg);
+
+/* Bounded string copy that always terminates (dst_size > 0). */
+void tgl__strlcpy(char *dst, const char *src, size_t dst_size);
+
+/* Backend constructors: fill b->vt and b->impl, or fail through tgl__fail(b, ...). */
+tgl_status tgl_cpu_open(tgl_backend *b);
+tgl_status tgl_gl_open(tgl_backend *b);
+
+#endif

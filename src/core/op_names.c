@@ -1,0 +1,19 @@
+#include "internal.h"
+
+static const char *const unary_names[TGL_UNARY_COUNT] = {
+    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "square", "sin",
+    "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "floor", "ceil",
+};
+static const char *const binary_names[TGL_BINARY_COUNT] = {
+    "add", "sub", "mul", "div", "max", "min", "pow",
+};
+
+TGL_API const char *tgl_unary_name(tgl_unary_op op)
+{
+    return (unsigned)op < TGL_UNARY_COUNT ? unary_names[op] : NULL;
+}
+
+TGL_API const char *tgl_binary_name(tgl_binary_op op)
+{
+    return (unsigned)op < TGL_BINARY_COUNT ? binary_names[op] : NULL;
+}

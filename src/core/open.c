@@ -1,0 +1,98 @@
+/* tgl_open / tgl_close and the calls that describe a backend. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void destroy_buffer(void *ctx, void *buf)
+{
+    tgl_backend *b = ctx;
+    b->vt->buffer_destroy(b, buf);
+}
+
+static void backend_free(tgl_backend *b)
+{
+    if (b->vt) {
+        tgl__handles_each(&b->handles, destroy_buffer, b);
+        b->vt->destroy(b);
+    }
+    tgl__handles_fini(&b->handles);
+    if (b->log_file)
+        fclose(b->log_file);
+    free(b);
+}
+
+/* Opens the configured backend into b; on failure the detail is in b->last_error. */
+static tgl_status open_kind(tgl_backend *b)
+{
+    if (b->config.kind == TGL_BACKEND_CPU)
+        return tgl_cpu_open(b);
+    tgl_status st = tgl_gl_open(b);
+    if (st != TGL_ERR_NO_DEVICE || b->config.kind == TGL_BACKEND_GL)
+        return st;
+    /* Auto: no usable GL context, so the CPU backend serves, and the reason is kept. */
+    tgl__strlcpy(b->fallback_reason, b->last_error, sizeof b->fallback_reason);
+    st = tgl_cpu_open(b);
+    if (st == TGL_OK) {
+        tgl__fail(b, TGL_OK, "GL unavailable, using the CPU backend: %s", b->fallback_reason);
+        tgl__log(b, TGL__LOG_INFO, "%s", b->last_error);
+    }
+    return st;
+}
+
+TGL_API tgl_status tgl_open(const tgl_options *opts, tgl_backend **out)
+{
+    if (!out)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "out: NULL");
+    *out = NULL;
+    tgl__config cfg;
+    tgl_status st = tgl__config_resolve(opts, &cfg);
+    if (st)
+        return st;
+    tgl_backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "tgl_open: no host memory for the backend");
+    b->config = cfg;
+    tgl__handles_init(&b->handles);
+    if (cfg.log_path[0] && !(b->log_file = fopen(cfg.log_path, "a"))) {
+        int err = errno;
+        backend_free(b);
+        return tgl__fail(NULL, TGL_ERR_IO, "TGL_LOG=%s: %s", cfg.log_path, strerror(err));
+    }
+    st = open_kind(b);
+    if (st) {
+        tgl__fail(NULL, st, "%s", b->last_error);
+        backend_free(b);
+        return st;
+    }
+    *out = b;
+    return TGL_OK;
+}
+
+TGL_API void tgl_close(tgl_backend *b)
+{
+    if (!b)
+        return;
+    if (b->vt && !b->lost)
+        b->vt->synchronize(b); /* pending work ends before its buffers go */
+    backend_free(b);
+}
+
+TGL_API const char *tgl_backend_name(const tgl_backend *b)
+{
+    return b && b->vt ? b->vt->name : "";
+}
+
+TGL_API tgl_status tgl_device_info(tgl_backend *b, struct tgl_device_info *info)
+{
+    if (!b)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "b: NULL");
+    if (!info)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "info: NULL");
+    memset(info, 0, sizeof *info);
+    tgl__strlcpy(info->backend, b->vt->name, sizeof info->backend);
+    tgl__strlcpy(info->fallback_reason, b->fallback_reason, sizeof info->fallback_reason);
+    b->vt->device_info(b, info);
+    return TGL_OK;
+}

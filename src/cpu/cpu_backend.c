@@ -1,0 +1,114 @@
+/* The CPU reference backend: host memory and plain loops, synchronous. It is the oracle the
+ * GL backend is tested against, so it stays obviously right rather than fast. */
+#include "../core/internal.h"
+#include "cpu_math.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CPU_ALIGN 64
+
+static void *at(tgl__view v)
+{
+    return (char *)v.buf + v.offset;
+}
+
+static void cpu_destroy(tgl_backend *b)
+{
+    (void)b;
+}
+
+static void cpu_device_info(tgl_backend *b, struct tgl_device_info *info)
+{
+    (void)b;
+    tgl__strlcpy(info->api, "C", sizeof info->api);
+    snprintf(info->version, sizeof info->version, "tensorgl %d.%d.%d reference", TGL_VERSION_MAJOR,
+             TGL_VERSION_MINOR, TGL_VERSION_PATCH);
+    tgl__strlcpy(info->vendor, "tensorgl", sizeof info->vendor);
+    tgl__strlcpy(info->renderer, "host CPU (single-threaded reference loops)", sizeof info->renderer);
+    tgl__strlcpy(info->egl_path, "none", sizeof info->egl_path);
+}
+
+static tgl_status cpu_buffer_create(tgl_backend *b, size_t bytes, void **out)
+{
+    size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+    *out = aligned_alloc(CPU_ALIGN, rounded);
+    if (!*out)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_alloc: no host memory for %zu bytes", bytes);
+    return TGL_OK;
+}
+
+static void cpu_buffer_destroy(tgl_backend *b, void *buf)
+{
+    (void)b;
+    free(buf);
+}
+
+static tgl_status cpu_upload(tgl_backend *b, tgl__view dst, const void *src, size_t bytes)
+{
+    (void)b;
+    memcpy(at(dst), src, bytes);
+    return TGL_OK;
+}
+
+static tgl_status cpu_download(tgl_backend *b, void *dst, tgl__view src, size_t bytes)
+{
+    (void)b;
+    memcpy(dst, at(src), bytes);
+    return TGL_OK;
+}
+
+static tgl_status cpu_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t bytes)
+{
+    (void)b;
+    memcpy(at(dst), at(src), bytes);
+    return TGL_OK;
+}
+
+static tgl_status cpu_synchronize(tgl_backend *b)
+{
+    (void)b;
+    return TGL_OK;
+}
+
+static tgl_status cpu_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n)
+{
+    (void)b;
+    const float *x = at(in);
+    float *y = at(out);
+    for (size_t i = 0; i < n; i++)
+        y[i] = tgl_cpu_unary(op, x[i]);
+    return TGL_OK;
+}
+
+static tgl_status cpu_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb,
+                             tgl__view out, size_t n)
+{
+    (void)b;
+    const float *x = at(a), *y = at(bb);
+    float *z = at(out);
+    for (size_t i = 0; i < n; i++)
+        z[i] = tgl_cpu_binary(op, x[i], y[i]);
+    return TGL_OK;
+}
+
+static const tgl__vtable cpu_vtable = {
+    .name = "cpu",
+    .destroy = cpu_destroy,
+    .device_info = cpu_device_info,
+    .buffer_create = cpu_buffer_create,
+    .buffer_destroy = cpu_buffer_destroy,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .copy = cpu_copy,
+    .synchronize = cpu_synchronize,
+    .unary = cpu_unary,
+    .binary = cpu_binary,
+};
+
+tgl_status tgl_cpu_open(tgl_backend *b)
+{
+    b->vt = &cpu_vtable;
+    b->impl = NULL;
+    return TGL_OK;
+}

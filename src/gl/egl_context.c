@@ -1,0 +1,345 @@
+/* The headless EGL context ladder.
+ *
+ * Displays: EGL_EXT_platform_device (device TGL_DEVICE) -> EGL_MESA_platform_surfaceless ->
+ * the default display. APIs on each display: desktop GL 4.3 core, then OpenGL ES 3.1 (TGL_API
+ * narrows this to one). The first pair that yields a current context with compute shaders wins;
+ * every step that failed is named in the error, so "no GL context" says which rung broke. */
+#include "gl_internal.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* EGL_EXT_create_context_robustness's own token; EGL 1.5 has a different one for the same
+ * request (EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY). */
+#define TGL_EGL_RESET_STRATEGY_EXT 0x3138
+#define TGL_EGL_LOSE_CONTEXT_ON_RESET_EXT 0x31BF
+
+/* eglTerminate destroys every context of a display, and eglGetPlatformDisplay hands the same
+ * display to every backend of the process, so displays are reference-counted here. */
+static pthread_mutex_t display_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { EGLDisplay dpy; int refs; } displays[16];
+
+static int display_acquire(EGLDisplay dpy, EGLint *major, EGLint *minor)
+{
+    int ok = 0;
+    pthread_mutex_lock(&display_lock);
+    if (eglInitialize(dpy, major, minor)) {
+        ok = 1;
+        size_t free_slot = sizeof displays / sizeof displays[0];
+        size_t i;
+        for (i = 0; i < sizeof displays / sizeof displays[0]; i++) {
+            if (displays[i].dpy == dpy)
+                break;
+            if (!displays[i].dpy && free_slot == sizeof displays / sizeof displays[0])
+                free_slot = i;
+        }
+        if (i < sizeof displays / sizeof displays[0])
+            displays[i].refs++;
+        else if (free_slot < sizeof displays / sizeof displays[0])
+            displays[free_slot].dpy = dpy, displays[free_slot].refs = 1;
+        /* With the table full the display is simply never terminated: a leak, not a crash. */
+    }
+    pthread_mutex_unlock(&display_lock);
+    return ok;
+}
+
+static void display_release(EGLDisplay dpy)
+{
+    pthread_mutex_lock(&display_lock);
+    for (size_t i = 0; i < sizeof displays / sizeof displays[0]; i++) {
+        if (displays[i].dpy == dpy && --displays[i].refs == 0) {
+            eglTerminate(dpy);
+            displays[i].dpy = EGL_NO_DISPLAY;
+        }
+    }
+    pthread_mutex_unlock(&display_lock);
+}
+
+/* The reasons collected while walking the ladder, for the final error message. */
+typedef struct ladder_notes {
+    char text[900];
+    size_t len;
+} ladder_notes;
+
+__attribute__((format(printf, 2, 3))) static void note(ladder_notes *n, const char *fmt, ...)
+{
+    if (n->len + 3 >= sizeof n->text)
+        return;
+    if (n->len)
+        n->len += (size_t)snprintf(n->text + n->len, sizeof n->text - n->len, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(n->text + n->len, sizeof n->text - n->len, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        n->len += (size_t)w < sizeof n->text - n->len ? (size_t)w : sizeof n->text - n->len - 1;
+}
+
+static int client_ext(const char *name)
+{
+    return epoxy_has_egl_extension(EGL_NO_DISPLAY, name);
+}
+
+static void GLAPIENTRY debug_message(GLenum source, GLenum type, GLuint id, GLenum severity,
+                                     GLsizei length, const GLchar *message, const void *user)
+{
+    (void)source, (void)type, (void)length;
+    int level = severity == GL_DEBUG_SEVERITY_HIGH     ? TGL__LOG_ERROR
+                : severity == GL_DEBUG_SEVERITY_MEDIUM ? TGL__LOG_WARN
+                : severity == GL_DEBUG_SEVERITY_LOW    ? TGL__LOG_INFO
+                                                       : TGL__LOG_DEBUG;
+    tgl__log((tgl_backend *)user, level, "GL debug (id %u): %s", id, message);
+}
+
+/* Asks for one context; robust first where the display can do it, then plain. */
+static EGLContext create_context(EGLDisplay dpy, int es, int debug, int *robust)
+{
+    EGLConfig config = EGL_NO_CONFIG_KHR;
+    if (!epoxy_has_egl_extension(dpy, "EGL_KHR_no_config_context") &&
+        !epoxy_has_egl_extension(dpy, "EGL_MESA_configless_context")) {
+        const EGLint want[] = {EGL_RENDERABLE_TYPE, es ? EGL_OPENGL_ES3_BIT : EGL_OPENGL_BIT,
+                               EGL_SURFACE_TYPE, EGL_DONT_CARE, EGL_NONE};
+        EGLint n = 0;
+        if (!eglChooseConfig(dpy, want, &config, 1, &n) || n < 1)
+            return EGL_NO_CONTEXT;
+    }
+    int egl15 = epoxy_egl_version(dpy) >= 15;
+    int can_robust = egl15 || epoxy_has_egl_extension(dpy, "EGL_EXT_create_context_robustness");
+    for (int try_robust = can_robust; try_robust >= 0; try_robust--) {
+        EGLint a[16], i = 0;
+        a[i++] = EGL_CONTEXT_MAJOR_VERSION;
+        a[i++] = es ? 3 : 4;
+        a[i++] = EGL_CONTEXT_MINOR_VERSION;
+        a[i++] = es ? 1 : 3;
+        if (!es) {
+            a[i++] = EGL_CONTEXT_OPENGL_PROFILE_MASK;
+            a[i++] = EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT;
+        }
+        if (debug) {
+            a[i++] = EGL_CONTEXT_OPENGL_DEBUG;
+            a[i++] = EGL_TRUE;
+        }
+        if (try_robust) {
+            a[i++] = egl15 ? EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY : TGL_EGL_RESET_STRATEGY_EXT;
+            a[i++] = egl15 ? EGL_LOSE_CONTEXT_ON_RESET : TGL_EGL_LOSE_CONTEXT_ON_RESET_EXT;
+        }
+        a[i] = EGL_NONE;
+        EGLContext ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, a);
+        if (ctx != EGL_NO_CONTEXT) {
+            *robust = try_robust;
+            return ctx;
+        }
+    }
+    return EGL_NO_CONTEXT;
+}
+
+/* With the context current: is it the API version we need, with compute shaders? */
+static int context_usable(int es, ladder_notes *n, const char *step)
+{
+    int version = epoxy_gl_version();
+    int desktop = epoxy_is_desktop_gl();
+    if (desktop == es) {
+        note(n, "%s: asked for %s, got %s", step, es ? "OpenGL ES" : "desktop GL",
+             desktop ? "desktop GL" : "OpenGL ES");
+        return 0;
+    }
+    if (version < (es ? 31 : 43)) {
+        note(n, "%s: no GL >= 4.3 core / ES 3.1 context (got %s %d.%d)", step, es ? "ES" : "GL",
+             version / 10, version % 10);
+        return 0;
+    }
+    GLint invocations = 0;
+    glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
+    if (glGetError() != GL_NO_ERROR || invocations <= 0) {
+        note(n, "%s: no compute shaders", step);
+        return 0;
+    }
+    return 1;
+}
+
+static void enable_debug_output(tgl_backend *b, tgl_egl *e)
+{
+    int has = e->es ? epoxy_gl_version() >= 32 || epoxy_has_gl_extension("GL_KHR_debug")
+                    : epoxy_gl_version() >= 43 || epoxy_has_gl_extension("GL_KHR_debug");
+    if (!has) {
+        tgl__log(b, TGL__LOG_WARN, "TGL_DEBUG: the context has no KHR_debug; no driver messages");
+        e->debug = 0;
+        return;
+    }
+    glEnable(GL_DEBUG_OUTPUT);
+    glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
+    glDebugMessageCallback(debug_message, b);
+    glDebugMessageControl(GL_DONT_CARE, GL_DONT_CARE, GL_DONT_CARE, 0, NULL, GL_TRUE);
+}
+
+/* Tries the APIs on an initialized display; on success e holds a current context. */
+static int try_apis(tgl_backend *b, tgl_egl *e, EGLDisplay dpy, const char *step, ladder_notes *n)
+{
+    if (!epoxy_has_egl_extension(dpy, "EGL_KHR_surfaceless_context")) {
+        note(n, "%s: no EGL_KHR_surfaceless_context", step);
+        return 0;
+    }
+    int debug = (b->config.flags & TGL_FLAG_DEBUG) != 0;
+    for (int es = 0; es <= 1; es++) {
+        if ((es && b->config.api == TGL__API_GL) || (!es && b->config.api == TGL__API_GLES))
+            continue;
+        char api_step[128];
+        snprintf(api_step, sizeof api_step, "%s, %s", step, es ? "ES 3.1" : "GL 4.3 core");
+        if (!eglBindAPI(es ? EGL_OPENGL_ES_API : EGL_OPENGL_API)) {
+            note(n, "%s: eglBindAPI failed (0x%x)", api_step, eglGetError());
+            continue;
+        }
+        int robust = 0;
+        EGLContext ctx = create_context(dpy, es, debug, &robust);
+        if (ctx == EGL_NO_CONTEXT) {
+            note(n, "%s: no GL >= 4.3 core / ES 3.1 context (eglCreateContext 0x%x)", api_step,
+                 eglGetError());
+            continue;
+        }
+        if (!eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
+            note(n, "%s: eglMakeCurrent failed (0x%x)", api_step, eglGetError());
+            eglDestroyContext(dpy, ctx);
+            continue;
+        }
+        if (!context_usable(es, n, api_step)) {
+            eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+            eglDestroyContext(dpy, ctx);
+            continue;
+        }
+        e->dpy = dpy;
+        e->ctx = ctx;
+        e->es = es;
+        e->robust = robust;
+        e->debug = debug;
+        tgl__strlcpy(e->path, step, sizeof e->path);
+        if (debug)
+            enable_debug_output(b, e);
+        return 1;
+    }
+    return 0;
+}
+
+static int try_display(tgl_backend *b, tgl_egl *e, EGLDisplay dpy, const char *step, ladder_notes *n)
+{
+    if (dpy == EGL_NO_DISPLAY) {
+        note(n, "%s: no display (0x%x)", step, eglGetError());
+        return 0;
+    }
+    EGLint major = 0, minor = 0;
+    if (!display_acquire(dpy, &major, &minor)) {
+        note(n, "%s: no display (eglInitialize 0x%x)", step, eglGetError());
+        return 0;
+    }
+    if (try_apis(b, e, dpy, step, n)) {
+        const char *vendor = eglQueryString(dpy, EGL_VENDOR);
+        snprintf(e->version, sizeof e->version, "EGL %d.%d (%s)", major, minor, vendor ? vendor : "?");
+        return 1;
+    }
+    display_release(dpy);
+    return 0;
+}
+
+/* Step 1. Returns -1 when an explicitly chosen device cannot be had (no fallback then). */
+static int try_device_platform(tgl_backend *b, tgl_egl *e, ladder_notes *n)
+{
+    const char *step = "EGL_EXT_platform_device";
+    int want = b->config.device;
+    int must = b->config.device_explicit && want > 0;
+    if (!client_ext("EGL_EXT_platform_device") ||
+        !(client_ext("EGL_EXT_device_enumeration") || client_ext("EGL_EXT_device_base"))) {
+        note(n, "%s: not offered", step);
+        return must ? -1 : 0;
+    }
+    EGLDeviceEXT devices[64];
+    EGLint count = 0;
+    if (!eglQueryDevicesEXT(64, devices, &count) || count <= 0) {
+        note(n, "%s: no EGL devices", step);
+        return must ? -1 : 0;
+    }
+    if (want >= count) {
+        note(n, "%s: TGL_DEVICE=%d but only %d EGL device%s", step, want, (int)count,
+             count == 1 ? "" : "s");
+        return must ? -1 : 0;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "EGL_EXT_platform_device #%d of %d", want, (int)count);
+    EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, devices[want], NULL);
+    if (try_display(b, e, dpy, name, n))
+        return 1;
+    return must ? -1 : 0;
+}
+
+tgl_status tgl_egl_create(tgl_backend *b, tgl_egl *e)
+{
+    ladder_notes n = {{0}, 0};
+    memset(e, 0, sizeof *e);
+    if (!epoxy_has_egl())
+        return tgl__fail(b, TGL_ERR_NO_DEVICE, "no EGL: libEGL.so.1 could not be loaded");
+
+    int r = try_device_platform(b, e, &n);
+    if (r > 0)
+        return TGL_OK;
+    if (r < 0)
+        return tgl__fail(b, TGL_ERR_NO_DEVICE, "no usable GL context on the chosen device: %s", n.text);
+
+    if (client_ext("EGL_MESA_platform_surfaceless") && client_ext("EGL_EXT_platform_base")) {
+        EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
+        if (try_display(b, e, dpy, "EGL_MESA_platform_surfaceless", &n))
+            return TGL_OK;
+    } else {
+        note(&n, "EGL_MESA_platform_surfaceless: not offered");
+    }
+    if (try_display(b, e, eglGetDisplay(EGL_DEFAULT_DISPLAY), "default display", &n))
+        return TGL_OK;
+    return tgl__fail(b, TGL_ERR_NO_DEVICE, "no usable GL context: %s", n.text);
+}
+
+void tgl_egl_destroy(tgl_egl *e)
+{
+    if (e->ctx != EGL_NO_CONTEXT && e->ctx) {
+        if (eglGetCurrentContext() == e->ctx) {
+            eglMakeCurrent(e->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+            eglReleaseThread(); /* frees this thread's EGL state along with the context */
+        }
+        eglDestroyContext(e->dpy, e->ctx);
+    }
+    if (e->dpy)
+        display_release(e->dpy);
+    memset(e, 0, sizeof *e);
+}
+
+tgl_status tgl_egl_make_current(tgl_backend *b, tgl_egl *e)
+{
+    if (eglGetCurrentContext() == e->ctx)
+        return TGL_OK;
+    if (eglMakeCurrent(e->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, e->ctx))
+        return TGL_OK;
+    EGLint err = eglGetError();
+    if (err == EGL_CONTEXT_LOST)
+        return tgl__fail(b, TGL_ERR_DEVICE_LOST, "eglMakeCurrent: context lost");
+    return tgl__fail(b, TGL_ERR_INTERNAL,
+                     "eglMakeCurrent failed (0x%x): is this backend still current on another thread?", err);
+}
+
+int tgl_egl_display_exists(void)
+{
+    if (!epoxy_has_egl())
+        return 0;
+    EGLDisplay candidates[2] = {EGL_NO_DISPLAY, eglGetDisplay(EGL_DEFAULT_DISPLAY)};
+    if (client_ext("EGL_MESA_platform_surfaceless") && client_ext("EGL_EXT_platform_base"))
+        candidates[0] = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
+    if (client_ext("EGL_EXT_platform_device") && client_ext("EGL_EXT_device_enumeration")) {
+        EGLDeviceEXT dev;
+        EGLint count = 0;
+        if (eglQueryDevicesEXT(1, &dev, &count) && count > 0 && candidates[0] == EGL_NO_DISPLAY)
+            candidates[0] = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, dev, NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        EGLint major, minor;
+        if (candidates[i] != EGL_NO_DISPLAY && display_acquire(candidates[i], &major, &minor)) {
+            display_release(candidates[i]);
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,99 @@
+/* The GL backend: opening (context, strings, limits), its vtable, and device info. */
+#include "gl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void copy_gl_string(char *dst, size_t size, GLenum name)
+{
+    const GLubyte *s = glGetString(name);
+    tgl__strlcpy(dst, s ? (const char *)s : "", size);
+}
+
+static tgl_status gl_activate(tgl_backend *b)
+{
+    return tgl_egl_make_current(b, &tgl_gl_of(b)->egl);
+}
+
+static void gl_destroy(tgl_backend *b)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    if (!gl)
+        return;
+    if (tgl_egl_make_current(b, &gl->egl) == TGL_OK)
+        tgl_gl_programs_free(&gl->programs);
+    tgl_egl_destroy(&gl->egl);
+    free(gl);
+    b->impl = NULL;
+}
+
+static void gl_device_info(tgl_backend *b, struct tgl_device_info *info)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
+    tgl__strlcpy(info->api, gl->egl.es ? "OpenGL ES" : "OpenGL", sizeof info->api);
+    tgl__strlcpy(info->version, gl->gl_version, sizeof info->version);
+    tgl__strlcpy(info->glsl_version, gl->glsl_version, sizeof info->glsl_version);
+    tgl__strlcpy(info->vendor, gl->vendor, sizeof info->vendor);
+    tgl__strlcpy(info->renderer, gl->renderer, sizeof info->renderer);
+    tgl__strlcpy(info->egl_path, gl->egl.path, sizeof info->egl_path);
+    tgl__strlcpy(info->egl_version, gl->egl.version, sizeof info->egl_version);
+    info->robust = gl->egl.robust && gl->has_reset_query;
+    info->debug = gl->egl.debug;
+    info->max_ssbo_block_size = l->max_ssbo_block;
+    info->ssbo_offset_alignment = l->ssbo_align;
+    memcpy(info->max_workgroup_size, l->wg_size, sizeof l->wg_size);
+    memcpy(info->max_workgroup_count, l->wg_count, sizeof l->wg_count);
+    info->max_workgroup_invocations = l->wg_invocations;
+    info->max_shared_memory = l->shared_memory;
+    info->workgroup_size = l->workgroup_size;
+}
+
+static int reset_query_available(const tgl_egl *e)
+{
+    if (!e->robust)
+        return 0;
+    int v = epoxy_gl_version();
+    return e->es ? v >= 32 || epoxy_has_gl_extension("GL_KHR_robustness")
+                 : v >= 45 || epoxy_has_gl_extension("GL_KHR_robustness");
+}
+
+static const tgl__vtable gl_vtable = {
+    .name = "gl",
+    .activate = gl_activate,
+    .destroy = gl_destroy,
+    .device_info = gl_device_info,
+    .buffer_create = tgl_gl_buffer_create,
+    .buffer_destroy = tgl_gl_buffer_destroy,
+    .upload = tgl_gl_upload,
+    .download = tgl_gl_download,
+    .copy = tgl_gl_copy,
+    .synchronize = tgl_gl_finish,
+    .unary = tgl_gl_unary,
+    .binary = tgl_gl_binary,
+};
+
+tgl_status tgl_gl_open(tgl_backend *b)
+{
+    tgl_gl *gl = calloc(1, sizeof *gl);
+    if (!gl)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_open: no host memory for the GL backend");
+    b->impl = gl;
+    tgl_status st = tgl_egl_create(b, &gl->egl);
+    if (st == TGL_OK) {
+        copy_gl_string(gl->gl_version, sizeof gl->gl_version, GL_VERSION);
+        copy_gl_string(gl->glsl_version, sizeof gl->glsl_version, GL_SHADING_LANGUAGE_VERSION);
+        copy_gl_string(gl->vendor, sizeof gl->vendor, GL_VENDOR);
+        copy_gl_string(gl->renderer, sizeof gl->renderer, GL_RENDERER);
+        gl->has_reset_query = reset_query_available(&gl->egl);
+        st = tgl_gl_limits_query(b, &gl->limits);
+    }
+    if (st) {
+        tgl_egl_destroy(&gl->egl);
+        free(gl);
+        b->impl = NULL;
+        return st;
+    }
+    b->vt = &gl_vtable;
+    return TGL_OK;
+}

@@ -1,0 +1,99 @@
+/* Dispatch, barriers and the flush policy.
+ *
+ * Hazards are tracked with sequence numbers: every dispatch gets the next number, every buffer
+ * remembers the last dispatch that wrote it and the last that touched it, and each barrier kind
+ * remembers up to which dispatch it has made writes visible. A barrier is issued only when a
+ * dispatch or transfer touches a buffer that an unbarriered dispatch wrote (or, for a write,
+ * read), and only with the bit for the consumer at hand. */
+#include "gl_internal.h"
+
+#ifndef GL_CONTEXT_LOST
+#define GL_CONTEXT_LOST 0x0507
+#endif
+
+static void count_task(tgl_backend *b)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    if (++gl->since_flush >= b->config.max_tasks) {
+        glFlush();
+        gl->since_flush = 0;
+    }
+}
+
+tgl_status tgl_gl_dispatch(tgl_backend *b, GLuint program, const tgl_gl_binding *bind, int nbind,
+                           uint64_t groups)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    uint64_t gx = groups < gl->limits.wg_count[0] ? groups : gl->limits.wg_count[0];
+    uint64_t gy = gx ? (groups + gx - 1) / gx : 0;
+    if (gy > gl->limits.wg_count[1])
+        return tgl__fail(b, TGL_ERR_INTERNAL, "dispatch of %llu workgroups exceeds the grid limits",
+                         (unsigned long long)groups);
+    if (groups == 0)
+        return TGL_OK;
+
+    int need_barrier = 0;
+    for (int i = 0; i < nbind; i++) {
+        const tgl_gl_buffer *buf = bind[i].buf;
+        uint64_t hazard = bind[i].writes ? buf->last_access : buf->last_write;
+        if (hazard > gl->ssbo_barrier_seq)
+            need_barrier = 1;
+    }
+    if (need_barrier) {
+        glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+        gl->ssbo_barrier_seq = gl->seq;
+    }
+    for (int i = 0; i < nbind; i++)
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, bind[i].buf->name,
+                          (GLintptr)bind[i].offset, (GLsizeiptr)bind[i].bytes);
+    glUseProgram(program);
+    glDispatchCompute((GLuint)gx, (GLuint)gy, 1);
+
+    gl->seq++;
+    for (int i = 0; i < nbind; i++) {
+        bind[i].buf->last_access = gl->seq;
+        if (bind[i].writes)
+            bind[i].buf->last_write = gl->seq;
+    }
+    count_task(b);
+    return tgl_gl_check(b, "glDispatchCompute");
+}
+
+void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    uint64_t hazard = writes ? buf->last_access : buf->last_write;
+    if (hazard > gl->update_barrier_seq) {
+        glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+        gl->update_barrier_seq = gl->seq;
+    }
+}
+
+tgl_status tgl_gl_finish(tgl_backend *b)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    if (!fence) {
+        tgl_status st = tgl_gl_check(b, "tgl_synchronize (glFenceSync)");
+        return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "tgl_synchronize: glFenceSync returned 0");
+    }
+    gl->since_flush = 0;
+    GLuint64 timeout_ns = (GLuint64)b->config.sync_timeout_ms * 1000000u;
+    GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, timeout_ns);
+    if (gl->fault == TGL_GL_FAULT_TIMEOUT) {
+        gl->fault = TGL_GL_FAULT_NONE;
+        r = GL_TIMEOUT_EXPIRED;
+    }
+    glDeleteSync(fence);
+    if (r == GL_TIMEOUT_EXPIRED) {
+        tgl_status lost = tgl_gl_check_reset(b);
+        return lost ? lost : tgl__fail(b, TGL_ERR_TIMEOUT,
+                                       "tgl_synchronize: work still running after %u ms "
+                                       "(TGL_SYNC_TIMEOUT_MS)", b->config.sync_timeout_ms);
+    }
+    if (r == GL_WAIT_FAILED) {
+        tgl_status st = tgl_gl_check(b, "tgl_synchronize (glClientWaitSync)");
+        return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "tgl_synchronize: glClientWaitSync failed");
+    }
+    return tgl_gl_check_reset(b);
+}

@@ -1,0 +1,115 @@
+/* GL drivers for tgl_unary and tgl_binary.
+ *
+ * Each operand is bound as a window starting at its offset rounded down to the SSBO offset
+ * alignment; the kernel adds the remainder (u_off) to its index. When every remainder is a
+ * multiple of 4 elements, the vec4 variant runs (one vec4 per invocation, scalar tail).
+ * Tensors larger than the SSBO block limit are processed in chunks. */
+#include "gl_internal.h"
+
+#include <stdio.h>
+
+#define F32 sizeof(float)
+
+/* Per-op define names, indexed by the public enums. */
+static const char *const unary_defines[TGL_UNARY_COUNT] = {
+    "OP_NEG", "OP_ABS", "OP_EXP", "OP_LOG", "OP_SQRT", "OP_RSQRT", "OP_RECIP", "OP_SQUARE",
+    "OP_SIN", "OP_COS", "OP_TANH", "OP_SIGMOID", "OP_RELU", "OP_GELU", "OP_SILU", "OP_FLOOR",
+    "OP_CEIL",
+};
+static const char *const binary_defines[TGL_BINARY_COUNT] = {
+    "OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_MAX", "OP_MIN", "OP_POW",
+};
+
+#define MAX_OPERANDS 3
+
+static void defines_for(char *out, size_t size, const char *op, int vec4)
+{
+    snprintf(out, size, "#define %s\n%s", op, vec4 ? "#define TGL_VEC4\n" : "");
+}
+
+/* Elements one dispatch may cover: every window (alignment pad + data + vec4 rounding) stays
+ * within the SSBO block limit, the scalar variant's workgroups fit the 2-D grid, and indices
+ * stay far from uint overflow. */
+static size_t chunk_elements(const tgl_gl_limits *l)
+{
+    uint64_t usable = l->max_ssbo_block > l->ssbo_align + 16 ? l->max_ssbo_block - l->ssbo_align - 16 : 0;
+    uint64_t n = usable / F32 / 4 * 4;
+    uint64_t grid = (uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size / 4 * 4;
+    const uint64_t index_cap = (uint64_t)1 << 30;
+    if (n > grid)
+        n = grid;
+    return (size_t)(n < index_cap ? n : index_cap);
+}
+
+/* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. */
+static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char *op,
+                                  const tgl__view *v, int nv, size_t n)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
+    size_t chunk = chunk_elements(l);
+    if (chunk == 0)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "the device's SSBO block limit (%llu bytes) is too small",
+                         (unsigned long long)l->max_ssbo_block);
+    for (size_t start = 0; start < n; start += chunk) {
+        size_t count = n - start < chunk ? n - start : chunk;
+        tgl_gl_binding bind[MAX_OPERANDS];
+        GLuint pad[MAX_OPERANDS];
+        int vec4 = 1;
+        for (int i = 0; i < nv; i++) {
+            tgl_gl_buffer *buf = v[i].buf;
+            size_t byte = v[i].offset + start * F32;
+            size_t base = byte - byte % l->ssbo_align;
+            size_t want = (byte - base + count * F32 + 15) / 16 * 16;
+            size_t room = buf->bytes - base;
+            pad[i] = (GLuint)((byte - base) / F32);
+            /* vec4 needs 16-byte-aligned data and a window that holds the last whole vec4. */
+            if (pad[i] % 4 || want > room)
+                vec4 = 0;
+            bind[i] = (tgl_gl_binding){buf, base, want < room ? want : room, i == nv - 1};
+        }
+        char defines[96];
+        defines_for(defines, sizeof defines, op, vec4);
+        GLuint program;
+        tgl_status st = tgl_gl_program_get(b, kernel, defines, &program);
+        if (st)
+            return st;
+        glProgramUniform1ui(program, 0, (GLuint)count);
+        for (int i = 0; i < nv; i++)
+            glProgramUniform1ui(program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
+        uint64_t items = vec4 ? (count + 3) / 4 : count;
+        uint64_t groups = (items + l->workgroup_size - 1) / l->workgroup_size;
+        if ((st = tgl_gl_dispatch(b, program, bind, nv, groups)))
+            return st;
+    }
+    return TGL_OK;
+}
+
+tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n)
+{
+    const tgl__view v[2] = {in, out};
+    return run_elementwise(b, "elementwise/unary", unary_defines[op], v, 2, n);
+}
+
+tgl_status tgl_gl_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb, tgl__view out,
+                         size_t n)
+{
+    const tgl__view v[3] = {a, bb, out};
+    return run_elementwise(b, "elementwise/binary", binary_defines[op], v, 3, n);
+}
+
+void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
+                                 void *ctx)
+{
+    char defines[96];
+    for (int vec4 = 0; vec4 <= 1; vec4++) {
+        for (int op = 0; op < TGL_UNARY_COUNT; op++) {
+            defines_for(defines, sizeof defines, unary_defines[op], vec4);
+            fn(ctx, "elementwise/unary", defines);
+        }
+        for (int op = 0; op < TGL_BINARY_COUNT; op++) {
+            defines_for(defines, sizeof defines, binary_defines[op], vec4);
+            fn(ctx, "elementwise/binary", defines);
+        }
+    }
+}

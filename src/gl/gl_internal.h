@@ -1,0 +1,127 @@
+/* State and helpers shared by the GL backend's files. */
+#ifndef TGL_GL_INTERNAL_H
+#define TGL_GL_INTERNAL_H
+
+#include "../core/internal.h"
+
+#include <epoxy/egl.h>
+#include <epoxy/gl.h>
+
+/* ---- EGL context (egl_context.c) ---- */
+typedef struct tgl_egl {
+    EGLDisplay dpy;
+    EGLContext ctx;
+    int es;             /* 1: OpenGL ES context */
+    int robust;         /* reset notification requested and granted */
+    int debug;
+    char path[64];      /* which ladder step won */
+    char version[64];   /* EGL vendor + version */
+} tgl_egl;
+
+/* Walks the ladder (device platform -> surfaceless -> default display; GL 4.3 core -> ES 3.1)
+ * and leaves the new context current. On failure, the message names every step tried. */
+tgl_status tgl_egl_create(tgl_backend *b, tgl_egl *e);
+void tgl_egl_destroy(tgl_egl *e);
+/* Makes e current on the calling thread if it is not already. */
+tgl_status tgl_egl_make_current(tgl_backend *b, tgl_egl *e);
+/* 1 when libEGL loads and some display initializes (tests skip GL only when this is 0). */
+int tgl_egl_display_exists(void);
+
+/* ---- device limits (gl_limits.c) ---- */
+typedef struct tgl_gl_limits {
+    uint64_t max_ssbo_block;
+    uint64_t ssbo_align;
+    uint32_t wg_size[3], wg_count[3], wg_invocations;
+    uint64_t shared_memory;
+    uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
+} tgl_gl_limits;
+tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
+
+/* ---- buffers (gl_buffers.c) ---- */
+typedef struct tgl_gl_buffer {
+    GLuint name;
+    size_t bytes;           /* GL size: the user's size rounded up to 16 for vec4 windows */
+    uint64_t last_write;    /* sequence number of the last dispatch that wrote it */
+    uint64_t last_access;   /* ... that read or wrote it */
+} tgl_gl_buffer;
+
+tgl_status tgl_gl_buffer_create(tgl_backend *b, size_t bytes, void **out);
+void tgl_gl_buffer_destroy(tgl_backend *b, void *buf);
+tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t bytes);
+tgl_status tgl_gl_download(tgl_backend *b, void *dst, tgl__view src, size_t bytes);
+tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t bytes);
+
+/* ---- program cache (gl_programs.c) ---- */
+typedef struct tgl_gl_program {
+    char *key;          /* kernel name + '\n' + defines */
+    GLuint program;
+} tgl_gl_program;
+typedef struct tgl_gl_programs {
+    tgl_gl_program *items;
+    size_t count, cap;
+} tgl_gl_programs;
+
+/* ---- the backend ---- */
+enum { TGL_GL_FAULT_NONE = 0, TGL_GL_FAULT_GL_ERROR, TGL_GL_FAULT_RESET, TGL_GL_FAULT_TIMEOUT };
+
+typedef struct tgl_gl {
+    tgl_egl egl;
+    tgl_gl_limits limits;
+    tgl_gl_programs programs;
+    char gl_version[128], glsl_version[64], vendor[128], renderer[256];
+    int has_reset_query;
+    uint64_t seq;               /* dispatches issued */
+    uint64_t ssbo_barrier_seq;  /* dispatches made visible to shaders by a barrier */
+    uint64_t update_barrier_seq;/* ... to buffer updates, copies and maps */
+    unsigned since_flush;
+    /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
+    int fault;
+    GLenum fault_error;
+} tgl_gl;
+
+static inline tgl_gl *tgl_gl_of(tgl_backend *b)
+{
+    return (tgl_gl *)b->impl;
+}
+
+/* ---- errors (gl_errors.c) ---- */
+/* Drains glGetError; maps what it finds to a status naming `what`. Detects context loss. */
+tgl_status tgl_gl_check(tgl_backend *b, const char *what);
+/* Queries the reset status; TGL_ERR_DEVICE_LOST when the context was reset. */
+tgl_status tgl_gl_check_reset(tgl_backend *b);
+/* Test hook: makes the next check report `fault` (for a GL error, `error` is the code). */
+void tgl_gl_test_inject(tgl_backend *b, int fault, GLenum error);
+
+/* ---- kernel sources and programs (gl_source.c, gl_programs.c) ---- */
+#include "kernel_variants.h"
+
+/* Compiles and links a compute program from full source; `label` names it in errors. */
+tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const char *source, GLuint *out);
+tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out);
+void tgl_gl_programs_free(tgl_gl_programs *p);
+
+/* ---- dispatch (gl_dispatch.c) ---- */
+typedef struct tgl_gl_binding {
+    tgl_gl_buffer *buf;
+    size_t offset;   /* must be a multiple of the SSBO offset alignment */
+    size_t bytes;
+    int writes;
+} tgl_gl_binding;
+
+/* Binds the windows, issues the barriers the hazards need, runs `groups` workgroups of program
+ * (split over a 2-D grid when the x limit is exceeded), and counts the dispatch for flushing.
+ * The kernel derives its linear group index from gl_WorkGroupID and gl_NumWorkGroups. */
+tgl_status tgl_gl_dispatch(tgl_backend *b, GLuint program, const tgl_gl_binding *bind, int nbind,
+                           uint64_t groups);
+/* Barrier before a buffer update/copy/map touching buf (reads only, or also writes). */
+void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes);
+tgl_status tgl_gl_finish(tgl_backend *b);
+
+/* ---- ops ---- */
+tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n);
+tgl_status tgl_gl_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb, tgl__view out,
+                         size_t n);
+void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
+                                 void *ctx);
+
+#endif

@@ -1,0 +1,63 @@
+/* Device limits, and the workgroup size chosen from them and the renderer. */
+#include "gl_internal.h"
+
+#include <string.h>
+
+/* Element-wise workgroup size per renderer. llvmpipe runs 8-wide SIMD per thread and pays per
+ * workgroup, so a moderate group suffices; NVIDIA prefers 256 for memory-bound kernels.
+ * Unknown renderers take the default; every entry is clamped to the device's limits. */
+static const struct {
+    const char *renderer_prefix;
+    uint32_t size;
+} wg_table[] = {
+    {"llvmpipe", 256},
+    {"NVIDIA", 256},
+    {"AMD", 256},
+    {"Mesa Intel", 128},
+};
+#define DEFAULT_WG_SIZE 128
+
+static uint32_t pick_workgroup_size(const char *renderer, const tgl_gl_limits *l)
+{
+    uint32_t size = DEFAULT_WG_SIZE;
+    for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++)
+        if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix)))
+            size = wg_table[i].size;
+    if (size > l->wg_size[0])
+        size = l->wg_size[0];
+    if (size > l->wg_invocations)
+        size = l->wg_invocations;
+    return size ? size : 1;
+}
+
+static uint64_t get_u64(GLenum pname)
+{
+    GLint64 v = 0;
+    glGetInteger64v(pname, &v);
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
+{
+    memset(l, 0, sizeof *l);
+    l->max_ssbo_block = get_u64(GL_MAX_SHADER_STORAGE_BLOCK_SIZE);
+    l->ssbo_align = get_u64(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT);
+    l->shared_memory = get_u64(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE);
+    l->wg_invocations = (uint32_t)get_u64(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS);
+    for (GLuint i = 0; i < 3; i++) {
+        GLint size = 0, count = 0;
+        glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, i, &size);
+        glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, i, &count);
+        l->wg_size[i] = size > 0 ? (uint32_t)size : 0;
+        /* Some drivers report 2^31-1 as a signed int; keep it as the unsigned count it means. */
+        l->wg_count[i] = count > 0 ? (uint32_t)count : 0;
+    }
+    tgl_status st = tgl_gl_check(b, "querying device limits");
+    if (st)
+        return st;
+    if (!l->ssbo_align || !l->max_ssbo_block || !l->wg_count[0] || !l->wg_count[1] || !l->wg_size[0])
+        return tgl__fail(b, TGL_ERR_NO_DEVICE, "no compute shaders: the driver reports zero SSBO or "
+                         "workgroup limits");
+    l->workgroup_size = pick_workgroup_size(tgl_gl_of(b)->renderer, l);
+    return TGL_OK;
+}

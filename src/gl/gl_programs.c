@@ -1,0 +1,132 @@
+/* Programs are compiled on first use and cached per (kernel, defines) for the backend's life. */
+#include "gl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads a shader or program info log into a malloc'd string ("" when none or no memory). */
+static char *info_log(GLuint object, int is_program)
+{
+    GLint len = 0;
+    if (is_program)
+        glGetProgramiv(object, GL_INFO_LOG_LENGTH, &len);
+    else
+        glGetShaderiv(object, GL_INFO_LOG_LENGTH, &len);
+    char *log = malloc(len > 0 ? (size_t)len + 1 : 1);
+    if (!log)
+        return NULL;
+    log[0] = '\0';
+    if (len > 0) {
+        if (is_program)
+            glGetProgramInfoLog(object, len, NULL, log);
+        else
+            glGetShaderInfoLog(object, len, NULL, log);
+        log[len] = '\0';
+    }
+    return log;
+}
+
+static tgl_status build_failed(tgl_backend *b, const char *label, const char *stage, GLuint object,
+                               int is_program, const char *source)
+{
+    char *log = info_log(object, is_program);
+    tgl_status st = tgl__fail(b, TGL_ERR_SHADER, "kernel %s: %s failed: %s", label, stage,
+                              log && *log ? log : "(the driver gave no log)");
+    if (b->config.flags & TGL_FLAG_DEBUG)
+        tgl__log(b, TGL__LOG_ERROR, "kernel %s: %s failed; full source:\n%s", label, stage, source);
+    free(log);
+    return st;
+}
+
+/* Compiles and links one compute program. `label` names it in errors. */
+tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const char *source, GLuint *out)
+{
+    GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+    if (!shader) {
+        tgl_status st = tgl_gl_check(b, "glCreateShader");
+        return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "glCreateShader returned 0");
+    }
+    glShaderSource(shader, 1, &source, NULL);
+    glCompileShader(shader);
+    GLint ok = 0;
+    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        tgl_status st = build_failed(b, label, "compile", shader, 0, source);
+        glDeleteShader(shader);
+        return st;
+    }
+    GLuint program = glCreateProgram();
+    glAttachShader(program, shader);
+    glLinkProgram(program);
+    glDetachShader(program, shader);
+    glDeleteShader(shader);
+    glGetProgramiv(program, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        tgl_status st = build_failed(b, label, "link", program, 1, source);
+        glDeleteProgram(program);
+        return st;
+    }
+    tgl_status st = tgl_gl_check(b, "building a kernel");
+    if (st) {
+        glDeleteProgram(program);
+        return st;
+    }
+    *out = program;
+    return TGL_OK;
+}
+
+static tgl_status remember(tgl_backend *b, tgl_gl_programs *cache, const char *key, GLuint program)
+{
+    if (cache->count == cache->cap) {
+        size_t cap = cache->cap ? cache->cap * 2 : 32;
+        tgl_gl_program *items = realloc(cache->items, cap * sizeof *items);
+        if (!items)
+            return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "no host memory for the program cache");
+        cache->items = items;
+        cache->cap = cap;
+    }
+    char *copy = strdup(key);
+    if (!copy)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "no host memory for the program cache");
+    cache->items[cache->count++] = (tgl_gl_program){.key = copy, .program = program};
+    return TGL_OK;
+}
+
+tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    char key[512];
+    int n = snprintf(key, sizeof key, "%s\n%s", kernel, defines ? defines : "");
+    if (n < 0 || (size_t)n >= sizeof key)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: variant key too long", kernel);
+    for (size_t i = 0; i < gl->programs.count; i++) {
+        if (!strcmp(gl->programs.items[i].key, key)) {
+            *out = gl->programs.items[i].program;
+            return TGL_OK;
+        }
+    }
+    char *source = tgl_gl_kernel_source(kernel, defines, gl->egl.es, gl->limits.workgroup_size);
+    if (!source)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: source not embedded or no host memory", kernel);
+    GLuint program = 0;
+    tgl_status st = tgl_gl_program_from_source(b, kernel, source, &program);
+    free(source);
+    if (st)
+        return st;
+    if ((st = remember(b, &gl->programs, key, program))) {
+        glDeleteProgram(program);
+        return st;
+    }
+    *out = program;
+    return TGL_OK;
+}
+
+void tgl_gl_programs_free(tgl_gl_programs *p)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        glDeleteProgram(p->items[i].program);
+        free(p->items[i].key);
+    }
+    free(p->items);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,128 @@
+/* Kernel source assembly: the embedded .comp file with its #version line replaced by the
+ * API's preamble, the variant's #defines after it, and `#include "common/..."` lines spliced
+ * in. The .comp files stay valid standalone GLSL for glslangValidator (which resolves the same
+ * includes through GL_GOOGLE_include_directive). No user data ever reaches the text: defines
+ * come from the op drivers' fixed tables. */
+#include "gl_internal.h"
+#include "kernel_table.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct text {
+    char *p;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void append_n(text *t, const char *s, size_t n)
+{
+    if (t->failed)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + n + 1)
+            cap *= 2;
+        char *p = realloc(t->p, cap);
+        if (!p) {
+            t->failed = 1;
+            return;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+__attribute__((format(printf, 2, 3))) static void appendf(text *t, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        append_n(t, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+static const tgl_kernel_file *find_file(const char *path)
+{
+    for (size_t i = 0; i < tgl_kernel_file_count; i++)
+        if (!strcmp(tgl_kernel_files[i].path, path))
+            return &tgl_kernel_files[i];
+    return NULL;
+}
+
+/* The quoted path of an `#include "..."` line, or 0 if the line is not one. */
+static int include_path(const char *line, size_t len, char *out, size_t out_size)
+{
+    const char *kw = "#include \"";
+    size_t kwlen = strlen(kw);
+    if (len <= kwlen || strncmp(line, kw, kwlen))
+        return 0;
+    const char *end = memchr(line + kwlen, '"', len - kwlen);
+    if (!end || (size_t)(end - line - kwlen) >= out_size)
+        return 0;
+    memcpy(out, line + kwlen, (size_t)(end - line - kwlen));
+    out[end - line - kwlen] = '\0';
+    return 1;
+}
+
+/* Copies a file's body (every line after the first when skip_version is set), splicing
+ * includes. Returns 0 when an include is missing or nests too deep. */
+static int splice(text *t, const tgl_kernel_file *f, int skip_version, int depth)
+{
+    const char *p = f->text, *end = f->text + f->size;
+    int line_no = 1;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char path[128];
+        if (line_no == 1 && skip_version && !strncmp(p, "#version", 8)) {
+            appendf(t, "#line 2\n");
+        } else if (len >= 10 && !strncmp(p, "#extension GL_GOOGLE_include_directive", 38)) {
+            append_n(t, "\n", 1);
+        } else if (include_path(p, len, path, sizeof path)) {
+            const tgl_kernel_file *inc = find_file(path);
+            if (!inc || depth > 4 || !splice(t, inc, 0, depth + 1))
+                return 0;
+            appendf(t, "#line %d\n", line_no + 1);
+        } else {
+            append_n(t, p, len);
+            append_n(t, "\n", 1);
+        }
+        p += len + 1;
+        line_no++;
+    }
+    return 1;
+}
+
+char *tgl_gl_kernel_source(const char *name, const char *defines, int es, uint32_t wg_size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s.comp", name);
+    const tgl_kernel_file *f = find_file(path);
+    if (!f)
+        return NULL;
+    text t = {0};
+    if (es)
+        appendf(&t, "#version 310 es\nprecision highp float;\nprecision highp int;\n#define TGL_ES 1\n");
+    else
+        appendf(&t, "#version 430 core\n");
+    appendf(&t, "#define TGL_WG_SIZE %u\n", wg_size);
+    if (defines)
+        append_n(&t, defines, strlen(defines));
+    if (!splice(&t, f, 1, 0) || t.failed) {
+        free(t.p);
+        return NULL;
+    }
+    return t.p;
+}
+
+void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    tgl_gl_elementwise_variants(fn, ctx);
+}

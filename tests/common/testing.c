@@ -1,0 +1,151 @@
+#include "testing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Reaches into the GL backend only to learn whether a display exists at all. */
+int tgl_egl_display_exists(void);
+
+uint64_t tgt_seed(void)
+{
+    static uint64_t seed;
+    if (!seed) {
+        const char *s = getenv("TGL_TEST_SEED");
+        seed = s && *s ? strtoull(s, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
+        if (!seed)
+            seed = 1;
+        printf("[ SEED     ] TGL_TEST_SEED=%llu\n", (unsigned long long)seed);
+    }
+    return seed;
+}
+
+void tgt_rng_init(tgt_rng *r, uint64_t seed)
+{
+    r->s = seed ? seed : 0x9E3779B97F4A7C15ull;
+}
+
+uint64_t tgt_next(tgt_rng *r)
+{
+    /* xorshift64* */
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1Dull;
+}
+
+float tgt_uniform(tgt_rng *r, float lo, float hi)
+{
+    double u = (double)(tgt_next(r) >> 11) / (double)(1ull << 53);
+    return (float)(lo + (hi - lo) * u);
+}
+
+size_t tgt_below(tgt_rng *r, size_t n)
+{
+    return n ? (size_t)(tgt_next(r) % n) : 0;
+}
+
+tgl_backend *tgt_open(tgl_backend_kind kind)
+{
+    tgl_options o = {.kind = kind};
+    tgl_backend *b = NULL;
+    tgl_status st = tgl_open(&o, &b);
+    if (st == TGL_OK)
+        return b;
+    if (kind == TGL_BACKEND_GL && st == TGL_ERR_NO_DEVICE && !tgl_egl_display_exists()) {
+        printf("no EGL display on this machine: %s\n", tgl_last_error(NULL));
+        skip();
+    }
+    fail_msg("tgl_open(%s) -> %s: %s", kind == TGL_BACKEND_GL ? "gl" : "cpu", tgl_status_string(st),
+             tgl_last_error(NULL));
+    return NULL;
+}
+
+int tgt_setup_gl(void **state)
+{
+    *state = tgt_open(TGL_BACKEND_GL);
+    return 0;
+}
+
+int tgt_setup_cpu(void **state)
+{
+    *state = tgt_open(TGL_BACKEND_CPU);
+    return 0;
+}
+
+int tgt_teardown(void **state)
+{
+    tgl_close(*state);
+    *state = NULL;
+    return 0;
+}
+
+double tgt_nmse(const float *got, const float *want, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(got[i]) && isfinite(want[i]))
+            return INFINITY;
+        if (!isfinite(want[i]))
+            continue; /* compared for kind by the caller where it matters */
+        double d = (double)got[i] - (double)want[i];
+        num += d * d;
+        den += (double)want[i] * (double)want[i];
+    }
+    return den > 0 ? num / den : num;
+}
+
+void tgt_poison(float *p, size_t n)
+{
+    uint32_t bits = TGT_POISON_BITS;
+    for (size_t i = 0; i < n; i++)
+        memcpy(&p[i], &bits, sizeof bits);
+}
+
+size_t tgt_first_unpoisoned(const float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &p[i], sizeof bits);
+        if (bits != TGT_POISON_BITS)
+            return i;
+    }
+    return n;
+}
+
+static struct {
+    char name[64];
+    char *old;
+    int had;
+} saved[16];
+static int nsaved;
+
+void tgt_setenv(const char *name, const char *value)
+{
+    if (nsaved < 16) {
+        const char *old = getenv(name);
+        snprintf(saved[nsaved].name, sizeof saved[nsaved].name, "%s", name);
+        saved[nsaved].had = old != NULL;
+        saved[nsaved].old = old ? strdup(old) : NULL;
+        nsaved++;
+    }
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+void tgt_env_restore(void)
+{
+    while (nsaved > 0) {
+        nsaved--;
+        if (saved[nsaved].had)
+            setenv(saved[nsaved].name, saved[nsaved].old, 1);
+        else
+            unsetenv(saved[nsaved].name);
+        free(saved[nsaved].old);
+    }
+}

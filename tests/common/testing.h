@@ -1,0 +1,64 @@
+/* Helpers shared by the cmocka suites: seeded random data, backends that skip cleanly when no
+ * EGL display exists at all, NMSE, poisoned buffers with guard regions. */
+#ifndef TGL_TESTING_H
+#define TGL_TESTING_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tensorgl.h"
+
+/* Fails the test with the status and the backend's message. */
+#define TGT_OK(b, call)                                                                         \
+    do {                                                                                        \
+        tgl_status st_ = (call);                                                                \
+        if (st_ != TGL_OK)                                                                      \
+            fail_msg("%s -> %s: %s", #call, tgl_status_string(st_), tgl_last_error(b));         \
+    } while (0)
+
+/* Expects a specific status, and a non-empty message for errors. */
+#define TGT_EXPECT(b, call, want)                                                               \
+    do {                                                                                        \
+        tgl_status st_ = (call);                                                                \
+        if (st_ != (want))                                                                      \
+            fail_msg("%s -> %s, expected %s (%s)", #call, tgl_status_string(st_),               \
+                     tgl_status_string(want), tgl_last_error(b));                               \
+        if ((want) != TGL_OK && !tgl_last_error(b)[0])                                          \
+            fail_msg("%s: no tgl_last_error message", #call);                                   \
+    } while (0)
+
+typedef struct tgt_rng {
+    uint64_t s;
+} tgt_rng;
+
+/* The run's seed: TGL_TEST_SEED if set, else fresh; printed so a failure can be replayed. */
+uint64_t tgt_seed(void);
+void tgt_rng_init(tgt_rng *r, uint64_t seed);
+uint64_t tgt_next(tgt_rng *r);
+float tgt_uniform(tgt_rng *r, float lo, float hi);
+size_t tgt_below(tgt_rng *r, size_t n);
+
+/* Opens a backend of `kind` into *state; a GL backend is skipped only when no EGL display
+ * exists at all, and any other GL failure fails the test. */
+tgl_backend *tgt_open(tgl_backend_kind kind);
+int tgt_setup_gl(void **state);
+int tgt_setup_cpu(void **state);
+int tgt_teardown(void **state);
+
+/* Σ(got-want)² / Σwant²; +inf when got has NaN/inf where want has none. */
+double tgt_nmse(const float *got, const float *want, size_t n);
+
+/* A distinctive NaN that no op produces: unwritten outputs and guard bytes keep it. */
+#define TGT_POISON_BITS 0x7fbadbadu
+void tgt_poison(float *p, size_t n);
+/* Index of the first element that is not the poison, or n. */
+size_t tgt_first_unpoisoned(const float *p, size_t n);
+
+/* Environment changes for one test, undone by tgt_env_restore. */
+void tgt_setenv(const char *name, const char *value);
+void tgt_env_restore(void);
+
+#endif
