@@ -6,9 +6,10 @@ float tgl_nan() { return uintBitsToFloat(0x7fc00000u); }
 float tgl_inf() { return uintBitsToFloat(0x7f800000u); }
 
 // Drivers may compute tanh as (e^2x - 1) / (e^2x + 1), which is inf/inf = NaN for large |x|;
-// tanh(15) already rounds to 1.0 in f32, so clamping changes no result.
+// tanh(15) already rounds to 1.0 in f32, so clamping changes no result. clamp(NaN) may
+// return a bound (llvmpipe gives -15), so NaN is passed through explicitly.
 #define TGL_DEFINE_ACTIVATIONS(T)                                                            \
-    T tgl_tanh(T x) { return tanh(clamp(x, -15.0, 15.0)); }                                  \
+    T tgl_tanh(T x) { return mix(tanh(clamp(x, -15.0, 15.0)), x, isnan(x)); }               \
     T tgl_sigmoid(T x) { return 1.0 / (1.0 + exp(-x)); }                                     \
     T tgl_silu(T x) { return x / (1.0 + exp(-x)); }                                          \
     T tgl_gelu(T x) { return 0.5 * x * (1.0 + tgl_tanh(0.7978845608 * (x + 0.044715 * x * x * x))); } \

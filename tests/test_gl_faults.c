@@ -1,0 +1,190 @@
+/* The GL backend's error paths: a kernel that fails to build, a lost context (sticky, no hang),
+ * a synchronize timeout, an unexpected GL error, an op a backend lacks, and the debug context's
+ * messages reaching the log callback. Faults the driver will not produce on demand (reset,
+ * timeout, stray GL error) are injected at the point where the driver would report them, so the
+ * mapping and recovery code that follows is the real one. Each test checks the buffers it
+ * touched afterwards. */
+#include "testing.h"
+#include "gl/gl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+/* A backend with one buffer holding `data`. */
+static tgl_backend *open_with_buffer(tgl_ptr *p)
+{
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    TGT_OK(b, tgl_alloc(b, sizeof data, p));
+    TGT_OK(b, tgl_copy_htod(b, *p, data, sizeof data));
+    return b;
+}
+
+static void expect_data(tgl_backend *b, tgl_ptr p)
+{
+    float got[8];
+    TGT_OK(b, tgl_copy_dtoh(b, got, p, sizeof got));
+    assert_memory_equal(got, data, sizeof data);
+}
+
+static int log_count;
+static char log_text[8192];
+static void capture(void *user, int level, const char *msg)
+{
+    (void)user, (void)level;
+    log_count++;
+    size_t used = strlen(log_text);
+    snprintf(log_text + used, sizeof log_text - used, "%s\n", msg);
+}
+
+/* A kernel the driver rejects (workgroup larger than the device allows) fails the op with
+ * TGL_ERR_SHADER naming the kernel and quoting the driver's log; the output is untouched. */
+static void test_shader_failure(void **state)
+{
+    (void)state;
+    tgl_ptr p;
+    tgl_backend *b = open_with_buffer(&p);
+    tgl_gl *gl = tgl_gl_of(b);
+    uint32_t saved = gl->limits.workgroup_size;
+    gl->limits.workgroup_size = gl->limits.wg_size[0] + 1;
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p, 8), TGL_ERR_SHADER);
+    assert_non_null(strstr(tgl_last_error(b), "elementwise/unary"));
+    gl->limits.workgroup_size = saved;
+    expect_data(b, p);
+
+    GLuint prog = 0;
+    const char *broken = "#version 430\nlayout(local_size_x = 1) in;\nvoid main() { no_such_fn(); }\n";
+    TGT_EXPECT(b, tgl_gl_program_from_source(b, "tests/broken", broken, &prog), TGL_ERR_SHADER);
+    assert_non_null(strstr(tgl_last_error(b), "tests/broken: compile failed"));
+    assert_true(strlen(tgl_last_error(b)) > strlen("kernel tests/broken: compile failed: ") + 4);
+    /* The backend goes on working. */
+    TGT_OK(b, tgl_unary(b, TGL_UNARY_NEG, p, p, 8));
+    TGT_OK(b, tgl_unary(b, TGL_UNARY_NEG, p, p, 8));
+    expect_data(b, p);
+    tgl_close(b);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* After a reset every call returns TGL_ERR_DEVICE_LOST at once and writes nothing. */
+static void test_device_lost_is_sticky(void **state)
+{
+    (void)state;
+    tgl_ptr p;
+    tgl_backend *b = open_with_buffer(&p);
+    tgl_gl_test_inject(b, TGL_GL_FAULT_RESET, 0);
+    TGT_EXPECT(b, tgl_synchronize(b), TGL_ERR_DEVICE_LOST);
+    double t0 = now_s();
+    float host[8] = {0};
+    tgl_ptr q = 0;
+    TGT_EXPECT(b, tgl_copy_dtoh(b, host, p, sizeof host), TGL_ERR_DEVICE_LOST);
+    TGT_EXPECT(b, tgl_alloc(b, 64, &q), TGL_ERR_DEVICE_LOST);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p, 8), TGL_ERR_DEVICE_LOST);
+    TGT_EXPECT(b, tgl_synchronize(b), TGL_ERR_DEVICE_LOST);
+    assert_true(now_s() - t0 < 1.0);
+    for (int i = 0; i < 8; i++)
+        assert_true(host[i] == 0.0f);
+    assert_int_equal(q, 0);
+    TGT_OK(b, tgl_free(b, p)); /* releasing host-side state still works */
+    tgl_close(b);
+
+    /* GL_CONTEXT_LOST from glGetError is loss too. */
+    b = open_with_buffer(&p);
+    tgl_gl_test_inject(b, TGL_GL_FAULT_GL_ERROR, 0x0507);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p, 8), TGL_ERR_DEVICE_LOST);
+    TGT_EXPECT(b, tgl_copy_htod(b, p, data, 4), TGL_ERR_DEVICE_LOST);
+    tgl_close(b);
+}
+
+/* A synchronize that runs out of time says so; the work and the data survive it. */
+static void test_synchronize_timeout(void **state)
+{
+    (void)state;
+    tgl_ptr p;
+    tgl_backend *b = open_with_buffer(&p);
+    tgl_gl_test_inject(b, TGL_GL_FAULT_TIMEOUT, 0);
+    TGT_EXPECT(b, tgl_synchronize(b), TGL_ERR_TIMEOUT);
+    assert_non_null(strstr(tgl_last_error(b), "TGL_SYNC_TIMEOUT_MS"));
+    TGT_OK(b, tgl_synchronize(b));
+    expect_data(b, p);
+    tgl_close(b);
+}
+
+/* An unexpected GL error is TGL_ERR_INTERNAL; the failed allocation leaves nothing behind. */
+static void test_unexpected_gl_error(void **state)
+{
+    (void)state;
+    tgl_ptr p, q = 0;
+    tgl_backend *b = open_with_buffer(&p);
+    tgl_gl_test_inject(b, TGL_GL_FAULT_GL_ERROR, GL_INVALID_OPERATION);
+    TGT_EXPECT(b, tgl_alloc(b, 256, &q), TGL_ERR_INTERNAL);
+    assert_non_null(strstr(tgl_last_error(b), "GL_INVALID_OPERATION"));
+    assert_int_equal(q, 0);
+    expect_data(b, p);
+    TGT_OK(b, tgl_alloc(b, 256, &q));
+    TGT_OK(b, tgl_free(b, q));
+    tgl_close(b);
+}
+
+/* A backend without an op answers TGL_ERR_UNSUPPORTED before touching anything. */
+static void test_unsupported_op(void **state)
+{
+    (void)state;
+    tgl_ptr p;
+    tgl_backend *b = open_with_buffer(&p);
+    const tgl__vtable *real = b->vt;
+    tgl__vtable lacking = *real;
+    lacking.unary = NULL;
+    b->vt = &lacking;
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p, 8), TGL_ERR_UNSUPPORTED);
+    b->vt = real;
+    expect_data(b, p);
+    tgl_close(b);
+}
+
+/* TGL_DEBUG=1 gives a debug context whose KHR_debug messages reach the log callback. */
+static void test_debug_context_messages(void **state)
+{
+    (void)state;
+    tgt_setenv("TGL_DEBUG", "1");
+    log_count = 0;
+    log_text[0] = '\0';
+    tgl_set_log_callback(capture, NULL);
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    struct tgl_device_info info;
+    TGT_OK(b, tgl_device_info(b, &info));
+    if (!info.debug) {
+        tgl_set_log_callback(NULL, NULL);
+        tgl_close(b);
+        tgt_env_restore();
+        skip(); /* the driver has no KHR_debug; the warning was logged */
+    }
+    glDebugMessageInsert(GL_DEBUG_SOURCE_APPLICATION, GL_DEBUG_TYPE_MARKER, 42,
+                         GL_DEBUG_SEVERITY_NOTIFICATION, -1, "tensorgl-debug-probe");
+    /* With debug on, a failed kernel's full source goes to the log too. */
+    GLuint prog;
+    tgl_gl_program_from_source(b, "tests/broken", "#version 430\nvoid main() { nope(); }\n", &prog);
+    tgl_set_log_callback(NULL, NULL);
+    tgl_close(b);
+    tgt_env_restore();
+    assert_non_null(strstr(log_text, "tensorgl-debug-probe"));
+    assert_non_null(strstr(log_text, "void main() { nope(); }"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shader_failure),        cmocka_unit_test(test_device_lost_is_sticky),
+        cmocka_unit_test(test_synchronize_timeout),   cmocka_unit_test(test_unexpected_gl_error),
+        cmocka_unit_test(test_unsupported_op),        cmocka_unit_test(test_debug_context_messages),
+    };
+    unsetenv("TGL_DEBUG");
+    return cmocka_run_group_tests_name("gl error paths", tests, NULL, NULL);
+}

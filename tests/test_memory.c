@@ -1,0 +1,263 @@
+/* Memory on both backends: pointer arithmetic, every invalid-pointer case, bounds, size 0,
+ * out of memory with earlier buffers intact, and 10,000 random alloc/free/copy rounds checked
+ * against a host shadow. Each test runs once per backend (cmocka prestate = backend kind). */
+#include "testing.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ctx {
+    tgl_backend_kind kind;
+    tgl_backend *b;
+} ctx;
+
+static ctx gl_ctx = {TGL_BACKEND_GL, NULL}, cpu_ctx = {TGL_BACKEND_CPU, NULL};
+
+static int setup(void **state)
+{
+    ctx *c = *state;
+    c->b = tgt_open(c->kind);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ctx *c = *state;
+    tgl_close(c->b);
+    c->b = NULL;
+    return 0;
+}
+
+/* Reads back `bytes` at p and compares them with want. */
+static void expect_contents(tgl_backend *b, tgl_ptr p, const void *want, size_t bytes)
+{
+    unsigned char *got = malloc(bytes ? bytes : 1);
+    TGT_OK(b, tgl_copy_dtoh(b, got, p, bytes));
+    if (memcmp(got, want, bytes))
+        fail_msg("device contents differ from what was written");
+    free(got);
+}
+
+static void test_roundtrip_and_offsets(void **state)
+{
+    tgl_backend *b = ((ctx *)*state)->b;
+    unsigned char src[1000], back[1000];
+    for (int i = 0; i < 1000; i++)
+        src[i] = (unsigned char)(i * 7 + 3);
+    tgl_ptr p, q;
+    TGT_OK(b, tgl_alloc(b, 1000, &p));
+    TGT_OK(b, tgl_alloc(b, 1000, &q));
+    assert_true(p != 0 && q != 0 && p != q);
+    TGT_OK(b, tgl_copy_htod(b, p, src, 1000));
+    expect_contents(b, p, src, 1000);
+    /* p + k addresses byte k of the allocation, at any byte offset. */
+    TGT_OK(b, tgl_copy_dtoh(b, back, p + 13, 987));
+    assert_memory_equal(back, src + 13, 987);
+    TGT_OK(b, tgl_copy_dtod(b, q + 1, p + 500, 499));
+    TGT_OK(b, tgl_copy_dtoh(b, back, q + 1, 499));
+    assert_memory_equal(back, src + 500, 499);
+    /* Non-overlapping ranges of one allocation may be copied. */
+    TGT_OK(b, tgl_copy_dtod(b, p, p + 600, 400));
+    TGT_OK(b, tgl_copy_dtoh(b, back, p, 400));
+    assert_memory_equal(back, src + 600, 400);
+    TGT_OK(b, tgl_synchronize(b));
+    TGT_OK(b, tgl_free(b, p));
+    TGT_OK(b, tgl_free(b, q));
+}
+
+static void test_size_zero(void **state)
+{
+    tgl_backend *b = ((ctx *)*state)->b;
+    tgl_ptr p = 123;
+    TGT_OK(b, tgl_alloc(b, 0, &p));
+    assert_int_equal(p, 0);
+    TGT_OK(b, tgl_free(b, 0));
+    TGT_OK(b, tgl_copy_htod(b, 0, NULL, 0));
+    TGT_OK(b, tgl_copy_dtoh(b, NULL, 0, 0));
+    TGT_OK(b, tgl_copy_dtod(b, 0, 0, 0));
+    TGT_OK(b, tgl_unary(b, TGL_UNARY_EXP, 0, 0, 0));
+    TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, 0, 0, 0, 0));
+}
+
+/* Every invalid-pointer case returns TGL_ERR_INVALID_POINTER and leaves the buffers as they were. */
+static void test_invalid_pointers(void **state)
+{
+    tgl_backend *b = ((ctx *)*state)->b;
+    float data[64], junk[64];
+    for (int i = 0; i < 64; i++)
+        data[i] = (float)i, junk[i] = -1.0f;
+    tgl_ptr p, dead;
+    TGT_OK(b, tgl_alloc(b, sizeof data, &p));
+    TGT_OK(b, tgl_copy_htod(b, p, data, sizeof data));
+    TGT_OK(b, tgl_alloc(b, 64, &dead));
+    TGT_OK(b, tgl_free(b, dead));
+
+    TGT_EXPECT(b, tgl_free(b, dead), TGL_ERR_INVALID_POINTER);              /* double free */
+    TGT_EXPECT(b, tgl_copy_htod(b, dead, junk, 4), TGL_ERR_INVALID_POINTER); /* use after free */
+    TGT_EXPECT(b, tgl_copy_dtoh(b, junk, dead, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_NEG, dead, p, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_NEG, p, dead, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_free(b, p + 4), TGL_ERR_INVALID_POINTER);              /* interior pointer */
+    TGT_EXPECT(b, tgl_copy_htod(b, 0, junk, 4), TGL_ERR_INVALID_POINTER);    /* null */
+    TGT_EXPECT(b, tgl_copy_dtod(b, p, 0, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_binary(b, TGL_BINARY_ADD, p, 0, p, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_copy_htod(b, 0x1234, junk, 4), TGL_ERR_INVALID_POINTER); /* made up */
+    TGT_EXPECT(b, tgl_free(b, 0x1234), TGL_ERR_INVALID_POINTER);
+    /* Out of range: past the end, straddling the end, offset beyond the end. */
+    TGT_EXPECT(b, tgl_copy_htod(b, p, junk, sizeof data + 1), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_copy_htod(b, p + 250, junk, 8), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_copy_dtoh(b, junk, p + 300, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_copy_dtod(b, p, p + 128, 200), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p + 4, 64), TGL_ERR_INVALID_POINTER);
+
+    /* A pointer of another backend of the same kind is foreign here. */
+    tgl_backend *other = tgt_open(((ctx *)*state)->kind);
+    tgl_ptr q;
+    TGT_OK(other, tgl_alloc(other, sizeof data, &q));
+    TGT_EXPECT(b, tgl_copy_htod(b, q, junk, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_free(b, q), TGL_ERR_INVALID_POINTER);
+    TGT_OK(other, tgl_free(other, q));
+    tgl_close(other);
+
+    for (int i = 0; i < 64; i++)
+        assert_true(junk[i] == -1.0f); /* the failed downloads wrote nothing */
+    expect_contents(b, p, data, sizeof data);
+    TGT_OK(b, tgl_free(b, p));
+}
+
+static void test_invalid_arguments(void **state)
+{
+    tgl_backend *b = ((ctx *)*state)->b;
+    float data[64], junk[64] = {0};
+    for (int i = 0; i < 64; i++)
+        data[i] = (float)i;
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, sizeof data, &p));
+    TGT_OK(b, tgl_copy_htod(b, p, data, sizeof data));
+
+    TGT_EXPECT(b, tgl_alloc(b, 16, NULL), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_alloc(b, (size_t)1 << 39, &(tgl_ptr){0}), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_copy_htod(b, p, NULL, 4), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_copy_dtoh(b, NULL, p, 4), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_copy_dtod(b, p + 4, p, 16), TGL_ERR_INVALID_ARGUMENT); /* overlap */
+    TGT_EXPECT(b, tgl_unary(b, (tgl_unary_op)TGL_UNARY_COUNT, p, p, 4), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_unary(b, (tgl_unary_op)-1, p, p, 4), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_binary(b, (tgl_binary_op)99, p, p, p, 4), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p + 2, p + 128, 4), TGL_ERR_INVALID_ARGUMENT); /* misaligned */
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p + 8, 16), TGL_ERR_INVALID_ARGUMENT);     /* partial overlap */
+    TGT_EXPECT(b, tgl_binary(b, TGL_BINARY_ADD, p, p + 64, p + 4, 8), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p, SIZE_MAX / 2), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(NULL, tgl_alloc(NULL, 16, &(tgl_ptr){0}), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(NULL, tgl_synchronize(NULL), TGL_ERR_INVALID_ARGUMENT);
+    /* Inputs may overlap each other; out may equal an input exactly. */
+    TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, p, p + 4, p + 128, 8));
+    TGT_OK(b, tgl_copy_dtoh(b, junk, p + 128, 8 * sizeof(float)));
+    for (int i = 0; i < 8; i++)
+        assert_true(junk[i] == data[i] + data[i + 1]);
+    expect_contents(b, p, data, 128);
+    TGT_OK(b, tgl_free(b, p));
+}
+
+/* A failed allocation leaves the backend usable and every earlier buffer intact. */
+static void test_out_of_memory(void **state)
+{
+    tgl_backend *b = ((ctx *)*state)->b;
+    unsigned char data[4096];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (unsigned char)(i ^ 0x5a);
+    tgl_ptr keep, huge = 0;
+    TGT_OK(b, tgl_alloc(b, sizeof data, &keep));
+    TGT_OK(b, tgl_copy_htod(b, keep, data, sizeof data));
+    size_t too_big = ((size_t)1 << 38) - 4096; /* 256 GiB: beyond this machine and the GPUs we test */
+    tgl_status st = tgl_alloc(b, too_big, &huge);
+    if (st == TGL_OK) {
+        tgl_free(b, huge);
+        skip(); /* a machine with more than 256 GiB to give */
+    }
+    assert_int_equal(st, TGL_ERR_OUT_OF_MEMORY);
+    assert_int_equal(huge, 0);
+    assert_non_null(strstr(tgl_last_error(b), "tgl_alloc"));
+    expect_contents(b, keep, data, sizeof data);
+    tgl_ptr after;
+    TGT_OK(b, tgl_alloc(b, 64, &after));
+    TGT_OK(b, tgl_copy_dtod(b, after, keep, 64));
+    expect_contents(b, after, data, 64);
+    TGT_OK(b, tgl_free(b, after));
+    TGT_OK(b, tgl_free(b, keep));
+}
+
+/* 10,000 random rounds of alloc / free / htod / dtoh / dtod against a host shadow. */
+#define LIVE 48
+static void test_random_rounds(void **state)
+{
+    tgl_backend *b = ((ctx *)*state)->b;
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed() ^ 0xA110C);
+    struct { tgl_ptr p; size_t bytes; unsigned char *shadow; } live[LIVE] = {{0}};
+    unsigned char *tmp = malloc(65536);
+    for (int round = 0; round < 10000; round++) {
+        size_t i = tgt_below(&r, LIVE);
+        unsigned action = (unsigned)tgt_below(&r, 5);
+        if (!live[i].p || action == 0) { /* (re)allocate */
+            if (live[i].p) {
+                TGT_OK(b, tgl_free(b, live[i].p));
+                free(live[i].shadow);
+            }
+            live[i].bytes = 1 + tgt_below(&r, 65536);
+            live[i].shadow = malloc(live[i].bytes);
+            for (size_t k = 0; k < live[i].bytes; k++)
+                live[i].shadow[k] = (unsigned char)tgt_next(&r);
+            TGT_OK(b, tgl_alloc(b, live[i].bytes, &live[i].p));
+            TGT_OK(b, tgl_copy_htod(b, live[i].p, live[i].shadow, live[i].bytes));
+            continue;
+        }
+        size_t off = tgt_below(&r, live[i].bytes);
+        size_t len = 1 + tgt_below(&r, live[i].bytes - off);
+        if (action == 1) { /* partial upload */
+            for (size_t k = 0; k < len; k++)
+                tmp[k] = (unsigned char)tgt_next(&r);
+            TGT_OK(b, tgl_copy_htod(b, live[i].p + off, tmp, len));
+            memcpy(live[i].shadow + off, tmp, len);
+        } else if (action == 2) { /* partial download */
+            TGT_OK(b, tgl_copy_dtoh(b, tmp, live[i].p + off, len));
+            if (memcmp(tmp, live[i].shadow + off, len))
+                fail_msg("round %d: download of [%zu, +%zu) differs (seed %llu)", round, off, len,
+                         (unsigned long long)tgt_seed());
+        } else if (action == 3) { /* device-to-device into another live allocation */
+            size_t j = tgt_below(&r, LIVE);
+            if (!live[j].p || j == i)
+                continue;
+            size_t n = len < live[j].bytes ? len : live[j].bytes;
+            size_t doff = tgt_below(&r, live[j].bytes - n + 1);
+            TGT_OK(b, tgl_copy_dtod(b, live[j].p + doff, live[i].p + off, n));
+            memcpy(live[j].shadow + doff, live[i].shadow + off, n);
+        } else { /* free and forget */
+            TGT_OK(b, tgl_free(b, live[i].p));
+            TGT_EXPECT(b, tgl_copy_dtoh(b, tmp, live[i].p, 1), TGL_ERR_INVALID_POINTER);
+            free(live[i].shadow);
+            live[i].p = 0;
+        }
+    }
+    for (size_t i = 0; i < LIVE; i++) {
+        if (!live[i].p)
+            continue;
+        expect_contents(b, live[i].p, live[i].shadow, live[i].bytes);
+        TGT_OK(b, tgl_free(b, live[i].p));
+        free(live[i].shadow);
+    }
+    free(tmp);
+}
+
+#define PER_BACKEND(f)                                                                    \
+    cmocka_unit_test_prestate_setup_teardown(f, setup, teardown, &gl_ctx),               \
+        cmocka_unit_test_prestate_setup_teardown(f, setup, teardown, &cpu_ctx)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        PER_BACKEND(test_roundtrip_and_offsets), PER_BACKEND(test_size_zero),
+        PER_BACKEND(test_invalid_pointers),      PER_BACKEND(test_invalid_arguments),
+        PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
+    };
+    return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
+}

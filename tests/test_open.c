@@ -1,0 +1,232 @@
+/* tgl_open: backend selection through options and environment, the auto fallback and its
+ * reason, explicit GL failures that name the step, device info, status strings, logging, and
+ * several backends in one process. */
+#include "testing.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tgl_egl_display_exists(void);
+
+static int restore_env(void **state)
+{
+    (void)state;
+    tgt_env_restore();
+    return 0;
+}
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    const tgl_status all[] = {TGL_OK, TGL_ERR_INVALID_ARGUMENT, TGL_ERR_INVALID_POINTER,
+                              TGL_ERR_OUT_OF_MEMORY, TGL_ERR_UNSUPPORTED, TGL_ERR_NO_DEVICE,
+                              TGL_ERR_SHADER, TGL_ERR_DEVICE_LOST, TGL_ERR_TIMEOUT, TGL_ERR_IO,
+                              TGL_ERR_INTERNAL};
+    for (int i = 0; i < 11; i++) {
+        assert_int_equal(all[i], -i); /* contract order */
+        assert_string_not_equal(tgl_status_string(all[i]), "unknown status");
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(tgl_status_string(all[i]), tgl_status_string(all[j]));
+    }
+    assert_string_equal(tgl_status_string((tgl_status)7), "unknown status");
+    assert_string_equal(tgl_unary_name(TGL_UNARY_GELU), "gelu");
+    assert_string_equal(tgl_binary_name(TGL_BINARY_POW), "pow");
+    assert_null(tgl_unary_name((tgl_unary_op)TGL_UNARY_COUNT));
+    assert_string_equal(tgl_backend_name(NULL), "");
+}
+
+static void test_env_selects_backend(void **state)
+{
+    (void)state;
+    tgl_backend *b;
+    tgt_setenv("TGL_BACKEND", "cpu");
+    TGT_OK(NULL, tgl_open(NULL, &b));
+    assert_string_equal(tgl_backend_name(b), "cpu");
+    tgl_close(b);
+    /* An explicit kind wins over the environment. */
+    tgl_options o = {.kind = TGL_BACKEND_GL};
+    tgl_status st = tgl_open(&o, &b);
+    if (st == TGL_ERR_NO_DEVICE && !tgl_egl_display_exists())
+        skip();
+    TGT_OK(NULL, st);
+    assert_string_equal(tgl_backend_name(b), "gl");
+    tgl_close(b);
+    tgt_setenv("TGL_BACKEND", "gl");
+    TGT_OK(NULL, tgl_open(NULL, &b));
+    assert_string_equal(tgl_backend_name(b), "gl");
+    tgl_close(b);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    tgl_backend *b = (tgl_backend *)0x1;
+    TGT_EXPECT(NULL, tgl_open(NULL, NULL), TGL_ERR_INVALID_ARGUMENT);
+    tgt_setenv("TGL_BACKEND", "vulkan");
+    TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_INVALID_ARGUMENT);
+    assert_null(b);
+    assert_non_null(strstr(tgl_last_error(NULL), "TGL_BACKEND"));
+    tgt_setenv("TGL_BACKEND", "cpu");
+    tgt_setenv("TGL_MAX_TASKS", "lots");
+    TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tgl_last_error(NULL), "TGL_MAX_TASKS"));
+    tgt_setenv("TGL_MAX_TASKS", NULL);
+    tgt_setenv("TGL_API", "vulkan");
+    TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_INVALID_ARGUMENT);
+    tgt_setenv("TGL_API", NULL);
+    tgl_options o = {.kind = (tgl_backend_kind)7};
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
+    o = (tgl_options){.flags = 0x80};
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
+    o = (tgl_options){.device = -1};
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
+    tgl_close(NULL);
+}
+
+/* An explicit GL request that cannot be met fails with TGL_ERR_NO_DEVICE naming the step. */
+static void test_explicit_gl_failure_names_step(void **state)
+{
+    (void)state;
+    tgl_backend *b = NULL;
+    tgt_setenv("TGL_BACKEND", "gl");
+    tgt_setenv("TGL_DEVICE", "99");
+    TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_NO_DEVICE);
+    assert_null(b);
+    const char *why = tgl_last_error(NULL);
+    if (!strstr(why, "EGL_EXT_platform_device") && !strstr(why, "no EGL"))
+        fail_msg("message names no ladder step: %s", why);
+}
+
+static int logged;
+static char last_log[1024];
+static void capture_log(void *user, int level, const char *msg)
+{
+    (void)user, (void)level;
+    logged++;
+    snprintf(last_log, sizeof last_log, "%s", msg);
+}
+
+/* Auto falls back to the CPU backend and keeps the reason. */
+static void test_auto_fallback_keeps_reason(void **state)
+{
+    (void)state;
+    tgl_backend *b;
+    tgt_setenv("TGL_BACKEND", "auto");
+    tgt_setenv("TGL_DEVICE", "99");
+    logged = 0;
+    tgl_set_log_callback(capture_log, NULL);
+    TGT_OK(NULL, tgl_open(NULL, &b));
+    tgl_set_log_callback(NULL, NULL);
+    assert_string_equal(tgl_backend_name(b), "cpu");
+    assert_non_null(strstr(tgl_last_error(b), "GL unavailable"));
+    assert_true(logged >= 1);
+    assert_non_null(strstr(last_log, "GL unavailable"));
+    struct tgl_device_info info;
+    TGT_OK(b, tgl_device_info(b, &info));
+    assert_string_equal(info.backend, "cpu");
+    assert_true(info.fallback_reason[0] != '\0');
+    tgl_close(b);
+}
+
+static void test_log_file_errors_are_io(void **state)
+{
+    (void)state;
+    tgl_backend *b;
+    tgt_setenv("TGL_BACKEND", "cpu");
+    tgt_setenv("TGL_LOG", "/nonexistent-dir/tensorgl.log");
+    TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_IO);
+    assert_non_null(strstr(tgl_last_error(NULL), "/nonexistent-dir/tensorgl.log"));
+    char path[] = "/tmp/tgl-log-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    tgt_setenv("TGL_LOG", path);
+    tgt_setenv("TGL_BACKEND", "auto");
+    tgt_setenv("TGL_DEVICE", "99"); /* forces the fallback, which logs its reason */
+    TGT_OK(NULL, tgl_open(NULL, &b));
+    tgl_close(b);
+    FILE *f = fopen(path, "r");
+    char line[1024] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    remove(path);
+    assert_non_null(strstr(line, "GL unavailable"));
+}
+
+static void test_gl_device_info(void **state)
+{
+    (void)state;
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    struct tgl_device_info i;
+    TGT_OK(b, tgl_device_info(b, &i));
+    assert_string_equal(i.backend, "gl");
+    assert_true(!strcmp(i.api, "OpenGL") || !strcmp(i.api, "OpenGL ES"));
+    assert_true(i.version[0] && i.renderer[0] && i.vendor[0] && i.egl_path[0] && i.glsl_version[0]);
+    assert_true(i.max_ssbo_block_size >= 1u << 24); /* GL 4.3's minimum is 16 MiB */
+    assert_true(i.ssbo_offset_alignment >= 1 && i.ssbo_offset_alignment <= 256);
+    assert_true(i.max_workgroup_invocations >= 128 && i.max_workgroup_count[0] >= 65535);
+    assert_true(i.workgroup_size >= 1 && i.workgroup_size <= i.max_workgroup_size[0]);
+    assert_true(i.max_shared_memory >= 16384);
+    assert_string_equal(i.fallback_reason, "");
+    TGT_EXPECT(b, tgl_device_info(b, NULL), TGL_ERR_INVALID_ARGUMENT);
+    tgl_close(b);
+}
+
+/* Two GL backends on one thread take turns (each call makes its context current), and closing
+ * one leaves the other working. */
+static void test_two_gl_backends(void **state)
+{
+    (void)state;
+    tgl_backend *x = tgt_open(TGL_BACKEND_GL), *y = tgt_open(TGL_BACKEND_GL);
+    float in[5] = {1, 2, 3, 4, 5}, out[5];
+    tgl_ptr px, py;
+    TGT_OK(x, tgl_alloc(x, sizeof in, &px));
+    TGT_OK(y, tgl_alloc(y, sizeof in, &py));
+    TGT_OK(x, tgl_copy_htod(x, px, in, sizeof in));
+    TGT_OK(y, tgl_copy_htod(y, py, in, sizeof in));
+    TGT_OK(x, tgl_unary(x, TGL_UNARY_NEG, px, px, 5));
+    TGT_OK(y, tgl_unary(y, TGL_UNARY_SQUARE, py, py, 5));
+    tgl_close(x);
+    TGT_OK(y, tgl_copy_dtoh(y, out, py, sizeof out));
+    for (int i = 0; i < 5; i++)
+        assert_true(out[i] == in[i] * in[i]);
+    tgl_close(y);
+}
+
+/* TGL_MAX_TASKS=1 flushes after every dispatch; results do not depend on the policy. */
+static void test_flush_every_dispatch(void **state)
+{
+    (void)state;
+    tgt_setenv("TGL_MAX_TASKS", "1");
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    float v[3] = {1, 2, 3}, out[3];
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, sizeof v, &p));
+    TGT_OK(b, tgl_copy_htod(b, p, v, sizeof v));
+    for (int i = 0; i < 10; i++)
+        TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, p, p, p, 3)); /* doubles, in place, chained */
+    TGT_OK(b, tgl_copy_dtoh(b, out, p, sizeof out));
+    for (int i = 0; i < 3; i++)
+        assert_true(out[i] == v[i] * 1024.0f);
+    tgl_close(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test_teardown(test_env_selects_backend, restore_env),
+        cmocka_unit_test_teardown(test_bad_options, restore_env),
+        cmocka_unit_test_teardown(test_explicit_gl_failure_names_step, restore_env),
+        cmocka_unit_test_teardown(test_auto_fallback_keeps_reason, restore_env),
+        cmocka_unit_test_teardown(test_log_file_errors_are_io, restore_env),
+        cmocka_unit_test(test_gl_device_info),
+        cmocka_unit_test(test_two_gl_backends),
+        cmocka_unit_test_teardown(test_flush_every_dispatch, restore_env),
+    };
+    /* The tests set their own variables; start from none. */
+    const char *vars[] = {"TGL_BACKEND", "TGL_DEVICE", "TGL_API", "TGL_LOG", "TGL_MAX_TASKS", "TGL_DEBUG"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    return cmocka_run_group_tests_name("open and backend selection", tests, NULL, NULL);
+}
