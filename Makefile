@@ -60,7 +60,7 @@ $(BUILD)/gen/kernels.c: $(KERNELS) scripts/embed-kernels.sh
 
 $(BUILD)/obj/gen/kernels.o: $(BUILD)/gen/kernels.c
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 
 $(BUILD)/obj/src/cli/%.o: src/cli/%.c
 	@mkdir -p $(@D)
@@ -95,6 +95,13 @@ tests: $(TEST_BIN)
 $(BUILD)/demo: examples/demo.c $(BUILD)/libtensorgl.so
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -ltensorgl -lm
 
+# Under the sanitizers, a failed huge allocation must return NULL (the out-of-memory tests make
+# one on purpose), and leaks inside the GL driver (Mesa, LLVM) are not ours to report.
+ifeq ($(SANITIZE),1)
+check: export ASAN_OPTIONS = allocator_may_return_null=1:detect_leaks=1:abort_on_error=0
+check: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+check: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
+endif
 check: deps
 	@$(MAKE) --no-print-directory all tests
 	scripts/validate-kernels.sh $(BUILD)
