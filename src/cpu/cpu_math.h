@@ -7,10 +7,13 @@
 #include "tensorgl.h"
 #include <math.h>
 
+/* The tanh approximation 0.5 x (1 + tanh(z)), z = sqrt(2/pi) (x + 0.044715 x^3), computed as
+ * x * sigmoid(2z): the same value, without the cancellation of 1 + tanh(z) for z << 0 (even in
+ * double it gives 0 below z = -19). */
 static inline double tgl_cpu_gelu(double x)
 {
     const double k = 0.7978845608028654; /* sqrt(2 / pi) */
-    return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+    return x / (1.0 + exp(-2.0 * k * (x + 0.044715 * x * x * x)));
 }
 
 static inline float tgl_cpu_unary(tgl_unary_op op, float xf)
