@@ -46,6 +46,10 @@ int tgl_cmd_info(int argc, char **argv)
                i.max_workgroup_count[2]);
         printf("shared memory:  %llu bytes\n", (unsigned long long)i.max_shared_memory);
     }
+    if (i.device_memory)
+        printf("memory:         %llu MiB\n", (unsigned long long)(i.device_memory >> 20));
+    else
+        printf("memory:         not reported by the driver\n");
     tgl_close(b);
     return 0;
 }

@@ -1,16 +1,26 @@
 /* The CPU reference backend: host memory and plain loops, synchronous. It is the oracle the
  * GL backend is tested against, so it stays obviously right rather than fast. */
+#define _DEFAULT_SOURCE /* sysconf(_SC_PHYS_PAGES) */
 #include "../core/internal.h"
 #include "cpu_math.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CPU_ALIGN 64
 
 static void *at(tgl__view v)
 {
     return (char *)v.buf + v.offset;
+}
+
+/* With overcommit, malloc accepts sizes the machine cannot back and the process dies at first
+ * touch instead; an allocation larger than physical memory is refused up front. */
+static uint64_t physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 }
 
 static void cpu_destroy(tgl_backend *b)
@@ -27,10 +37,15 @@ static void cpu_device_info(tgl_backend *b, struct tgl_device_info *info)
     tgl__strlcpy(info->vendor, "tensorgl", sizeof info->vendor);
     tgl__strlcpy(info->renderer, "host CPU (single-threaded reference loops)", sizeof info->renderer);
     tgl__strlcpy(info->egl_path, "none", sizeof info->egl_path);
+    info->device_memory = physical_memory();
 }
 
 static tgl_status cpu_buffer_create(tgl_backend *b, size_t bytes, void **out)
 {
+    uint64_t ram = physical_memory();
+    if (ram && bytes > ram)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_alloc: %zu bytes exceed the machine's %llu MiB",
+                         bytes, (unsigned long long)(ram >> 20));
     size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
     *out = aligned_alloc(CPU_ALIGN, rounded);
     if (!*out)

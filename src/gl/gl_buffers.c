@@ -10,6 +10,10 @@
 
 tgl_status tgl_gl_buffer_create(tgl_backend *b, size_t bytes, void **out)
 {
+    uint64_t device = tgl_gl_of(b)->limits.memory_bytes;
+    if (device && bytes > device)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_alloc: %zu bytes exceed the device's %llu MiB",
+                         bytes, (unsigned long long)(device >> 20));
     tgl_gl_buffer *buf = calloc(1, sizeof *buf);
     if (!buf)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_alloc: no host memory for the buffer record");

@@ -34,6 +34,7 @@ typedef struct tgl_gl_limits {
     uint32_t wg_size[3], wg_count[3], wg_invocations;
     uint64_t shared_memory;
     uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
+    uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 

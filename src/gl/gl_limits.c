@@ -30,6 +30,22 @@ static uint32_t pick_workgroup_size(const char *renderer, const tgl_gl_limits *l
     return size ? size : 1;
 }
 
+/* Some drivers (NVIDIA) accept any glBufferData size and commit memory lazily, so an
+ * allocation larger than the device only fails later, at first use. Where the driver reports
+ * its memory, allocations beyond it are refused up front. */
+#define TGL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX 0x9048
+#define TGL_VBO_FREE_MEMORY_ATI 0x87FB
+
+static uint64_t device_memory_bytes(void)
+{
+    GLint kib[4] = {0};
+    if (epoxy_has_gl_extension("GL_NVX_gpu_memory_info"))
+        glGetIntegerv(TGL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX, kib);
+    else if (epoxy_has_gl_extension("GL_ATI_meminfo"))
+        glGetIntegerv(TGL_VBO_FREE_MEMORY_ATI, kib); /* [0]: free in the pool */
+    return kib[0] > 0 ? (uint64_t)kib[0] * 1024u : 0;
+}
+
 static uint64_t get_u64(GLenum pname)
 {
     GLint64 v = 0;
@@ -52,6 +68,7 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         /* Some drivers report 2^31-1 as a signed int; keep it as the unsigned count it means. */
         l->wg_count[i] = count > 0 ? (uint32_t)count : 0;
     }
+    l->memory_bytes = device_memory_bytes();
     tgl_status st = tgl_gl_check(b, "querying device limits");
     if (st)
         return st;
