@@ -1,0 +1,78 @@
+#include "validate.h"
+
+tgl_status tgl__enter(tgl_backend *b)
+{
+    if (!b)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "b: NULL backend");
+    if (b->lost)
+        return tgl__fail(b, TGL_ERR_DEVICE_LOST, "the device was lost earlier; close this backend");
+    return b->vt->activate ? tgl__leave(b, b->vt->activate(b)) : TGL_OK;
+}
+
+tgl_status tgl__leave(tgl_backend *b, tgl_status st)
+{
+    if (st == TGL_ERR_DEVICE_LOST)
+        b->lost = 1;
+    return st;
+}
+
+tgl_status tgl__resolve(tgl_backend *b, const char *arg, tgl_ptr p, size_t bytes, tgl__view *v)
+{
+    uint64_t offset;
+    tgl__handle_result r = tgl__handles_lookup(&b->handles, p, bytes, &v->buf, &offset, NULL);
+    if (r != TGL__HANDLE_OK)
+        return tgl__fail(b, TGL_ERR_INVALID_POINTER, "%s (0x%llx, %zu bytes): %s", arg,
+                         (unsigned long long)p, bytes, tgl__handle_result_string(r));
+    v->offset = (size_t)offset;
+    return TGL_OK;
+}
+
+tgl_status tgl__mul(tgl_backend *b, const char *what, size_t n, size_t m, size_t *out)
+{
+    if (m && n > SIZE_MAX / m)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %zu x %zu overflows", what, n, m);
+    *out = n * m;
+    return TGL_OK;
+}
+
+tgl_status tgl__resolve_array(tgl_backend *b, const char *arg, tgl_ptr p, size_t n, size_t elem_size,
+                              tgl__view *v)
+{
+    size_t bytes = 0;
+    tgl_status st = tgl__mul(b, arg, n, elem_size, &bytes);
+    if (st || (st = tgl__resolve(b, arg, p, bytes, v)))
+        return st;
+    if (v->offset % elem_size)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: offset %zu is not %zu-byte aligned", arg,
+                         v->offset, elem_size);
+    return TGL_OK;
+}
+
+int tgl__overlaps(tgl__view x, size_t xbytes, tgl__view y, size_t ybytes)
+{
+    return x.buf == y.buf && x.offset < y.offset + ybytes && y.offset < x.offset + xbytes;
+}
+
+tgl_status tgl__check_alias(tgl_backend *b, const char *in_arg, tgl__view in, size_t in_bytes,
+                            tgl__view out, size_t out_bytes)
+{
+    if (tgl__overlaps(in, in_bytes, out, out_bytes) && (in.offset != out.offset || in_bytes != out_bytes))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
+                         "out partially overlaps %s (offsets %zu and %zu): use the same pointer "
+                         "or disjoint ranges", in_arg, out.offset, in.offset);
+    return TGL_OK;
+}
+
+tgl_status tgl__check_disjoint(tgl_backend *b, const char *in_arg, tgl__view in, size_t in_bytes,
+                               tgl__view out, size_t out_bytes)
+{
+    if (tgl__overlaps(in, in_bytes, out, out_bytes))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out overlaps %s (offsets %zu and %zu)", in_arg,
+                         out.offset, in.offset);
+    return TGL_OK;
+}
+
+tgl_status tgl__unsupported(tgl_backend *b, const char *fn)
+{
+    return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: not implemented by the %s backend", fn, b->vt->name);
+}

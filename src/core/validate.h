@@ -1,0 +1,32 @@
+/* Argument checks shared by the public entry points. Each returns TGL_OK or records a message
+ * naming the argument (through tgl__fail) and returns the status. */
+#ifndef TGL_CORE_VALIDATE_H
+#define TGL_CORE_VALIDATE_H
+
+#include "internal.h"
+
+/* Every call on a backend starts here: NULL backend, sticky device loss, activation. */
+tgl_status tgl__enter(tgl_backend *b);
+/* Marks the backend lost when a backend call reports it. */
+tgl_status tgl__leave(tgl_backend *b, tgl_status st);
+
+/* A device range of `bytes` starting at p. */
+tgl_status tgl__resolve(tgl_backend *b, const char *arg, tgl_ptr p, size_t bytes, tgl__view *v);
+/* n elements of elem_size bytes at p, aligned to elem_size. */
+tgl_status tgl__resolve_array(tgl_backend *b, const char *arg, tgl_ptr p, size_t n, size_t elem_size,
+                              tgl__view *v);
+/* n * m without overflow (for element counts). */
+tgl_status tgl__mul(tgl_backend *b, const char *what, size_t n, size_t m, size_t *out);
+
+/* Two ranges of one allocation that share bytes. */
+int tgl__overlaps(tgl__view x, size_t xbytes, tgl__view y, size_t ybytes);
+/* out may equal in exactly (same start, same size) but must not otherwise overlap it. */
+tgl_status tgl__check_alias(tgl_backend *b, const char *in_arg, tgl__view in, size_t in_bytes,
+                            tgl__view out, size_t out_bytes);
+/* out must not overlap in at all. */
+tgl_status tgl__check_disjoint(tgl_backend *b, const char *in_arg, tgl__view in, size_t in_bytes,
+                               tgl__view out, size_t out_bytes);
+/* The backend lacks the op. */
+tgl_status tgl__unsupported(tgl_backend *b, const char *fn);
+
+#endif
