@@ -196,6 +196,34 @@ TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_p
 TGL_API const char *tgl_unary_name(tgl_unary_op op);
 TGL_API const char *tgl_binary_name(tgl_binary_op op);
 
+/* ---- reductions (f32) -------------------------------------------------------------------- */
+
+#define TGL_MAX_DIMS 8
+
+typedef enum { TGL_REDUCE_SUM, TGL_REDUCE_MEAN, TGL_REDUCE_MAX, TGL_REDUCE_MIN,
+               TGL_REDUCE_PROD } tgl_reduce_op;
+#define TGL_REDUCE_COUNT 5
+
+/* Reduces axis `axis` of a row-major tensor of `ndim` dims (1..TGL_MAX_DIMS); out has the shape
+ * without that axis. Sums are accurate on long axes (compensated per thread, then a tree: NMSE
+ * against a double-precision sum stays near 1e-14). MAX and MIN return NaN when the axis holds
+ * one. An empty axis gives 0 (sum), 1 (prod) or NaN (mean); max and min of an empty axis are an
+ * error. out must not overlap in.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (shape NULL, ndim 0 or over 8, axis >= ndim, op out of range,
+ *   element count overflow, max/min of an empty axis, overlap), TGL_ERR_INVALID_POINTER,
+ *   TGL_ERR_UNSUPPORTED (GL: one slice along the axis exceeds the SSBO block limit). */
+TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_ptr out,
+                              const size_t *shape, size_t ndim, size_t axis);
+
+/* Index (int32) of the largest / smallest element along `axis`; the first one on ties. NaN counts
+ * as larger than every number for argmax and smaller for argmin (the first NaN wins). The axis
+ * length must be 1..2^31-1. Errors: as tgl_reduce; an empty axis is TGL_ERR_INVALID_ARGUMENT. */
+TGL_API tgl_status tgl_argmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape,
+                              size_t ndim, size_t axis);
+TGL_API tgl_status tgl_argmin(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape,
+                              size_t ndim, size_t axis);
+TGL_API const char *tgl_reduce_name(tgl_reduce_op op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,12 @@ typedef struct tgl__vtable {
     tgl_status (*unary)(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n);
     tgl_status (*binary)(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb,
                          tgl__view out, size_t n);
+    /* Reductions see the tensor as [outer, len, inner] reduced over len into [outer, inner];
+     * outer * inner > 0; len may be 0 (sum, mean, prod only). */
+    tgl_status (*reduce)(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,
+                         size_t len, size_t inner);
+    tgl_status (*arg_reduce)(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
+                             size_t len, size_t inner);
 } tgl__vtable;
 
 struct tgl_backend {

@@ -8,6 +8,13 @@ static const char *const binary_names[TGL_BINARY_COUNT] = {
     "add", "sub", "mul", "div", "max", "min", "pow",
 };
 
+static const char *const reduce_names[TGL_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod"};
+
+TGL_API const char *tgl_reduce_name(tgl_reduce_op op)
+{
+    return (unsigned)op < TGL_REDUCE_COUNT ? reduce_names[op] : NULL;
+}
+
 TGL_API const char *tgl_unary_name(tgl_unary_op op)
 {
     return (unsigned)op < TGL_UNARY_COUNT ? unary_names[op] : NULL;

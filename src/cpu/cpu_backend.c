@@ -3,6 +3,7 @@
 #define _DEFAULT_SOURCE /* sysconf(_SC_PHYS_PAGES) */
 #include "../core/internal.h"
 #include "cpu_math.h"
+#include "cpu_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,7 @@
 
 #define CPU_ALIGN 64
 
-static void *at(tgl__view v)
-{
-    return (char *)v.buf + v.offset;
-}
+#define at tgl_cpu_at
 
 /* With overcommit, malloc accepts sizes the machine cannot back and the process dies at first
  * touch instead; an allocation larger than physical memory is refused up front. */
@@ -119,6 +117,8 @@ static const tgl__vtable cpu_vtable = {
     .synchronize = cpu_synchronize,
     .unary = cpu_unary,
     .binary = cpu_binary,
+    .reduce = tgl_cpu_reduce,
+    .arg_reduce = tgl_cpu_arg_reduce,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

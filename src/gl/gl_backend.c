@@ -20,6 +20,8 @@ static void gl_destroy(tgl_backend *b)
     tgl_gl *gl = tgl_gl_of(b);
     if (!gl)
         return;
+    if (gl->scratch)
+        tgl_gl_buffer_destroy(b, gl->scratch);
     if (tgl_egl_make_current(b, &gl->egl) == TGL_OK)
         tgl_gl_programs_free(&gl->programs);
     tgl_egl_destroy(&gl->egl);
@@ -72,6 +74,8 @@ static const tgl__vtable gl_vtable = {
     .synchronize = tgl_gl_finish,
     .unary = tgl_gl_unary,
     .binary = tgl_gl_binary,
+    .reduce = tgl_gl_reduce,
+    .arg_reduce = tgl_gl_arg_reduce,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

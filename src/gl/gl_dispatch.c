@@ -59,6 +59,44 @@ tgl_status tgl_gl_dispatch(tgl_backend *b, GLuint program, const tgl_gl_binding 
     return tgl_gl_check(b, "glDispatchCompute");
 }
 
+tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    tgl_gl_buffer *buf = v.buf;
+    size_t base = v.offset - v.offset % l->ssbo_align;
+    size_t want = (v.offset - base + bytes + 15) / 16 * 16;
+    size_t room = buf->bytes - base;
+    *pad = v.offset - base;
+    return (tgl_gl_binding){buf, base, want < room ? want : room, writes};
+}
+
+size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size)
+{
+    uint64_t slack = l->ssbo_align + 16;
+    uint64_t n = l->max_ssbo_block > slack ? (l->max_ssbo_block - slack) / elem_size : 0;
+    const uint64_t index_cap = (uint64_t)1 << 30; /* uint indices in kernels stay far from overflow */
+    return (size_t)(n < index_cap ? n : index_cap);
+}
+
+tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    if (gl->scratch && gl->scratch->bytes >= bytes) {
+        *out = gl->scratch;
+        return TGL_OK;
+    }
+    void *fresh;
+    tgl_status st = tgl_gl_buffer_create(b, bytes < 65536 ? 65536 : bytes, &fresh);
+    if (st)
+        return st;
+    /* GL keeps the old storage alive for dispatches already queued on it. */
+    if (gl->scratch)
+        tgl_gl_buffer_destroy(b, gl->scratch);
+    gl->scratch = fresh;
+    *out = fresh;
+    return TGL_OK;
+}
+
 void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)
 {
     tgl_gl *gl = tgl_gl_of(b);

@@ -32,13 +32,9 @@ static void defines_for(char *out, size_t size, const char *op, int vec4)
  * stay far from uint overflow. */
 static size_t chunk_elements(const tgl_gl_limits *l)
 {
-    uint64_t usable = l->max_ssbo_block > l->ssbo_align + 16 ? l->max_ssbo_block - l->ssbo_align - 16 : 0;
-    uint64_t n = usable / F32 / 4 * 4;
+    uint64_t n = tgl_gl_max_window_elems(l, F32) / 4 * 4;
     uint64_t grid = (uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size / 4 * 4;
-    const uint64_t index_cap = (uint64_t)1 << 30;
-    if (n > grid)
-        n = grid;
-    return (size_t)(n < index_cap ? n : index_cap);
+    return (size_t)(n < grid ? n : grid);
 }
 
 /* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. */
@@ -57,16 +53,13 @@ static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char
         GLuint pad[MAX_OPERANDS];
         int vec4 = 1;
         for (int i = 0; i < nv; i++) {
-            tgl_gl_buffer *buf = v[i].buf;
-            size_t byte = v[i].offset + start * F32;
-            size_t base = byte - byte % l->ssbo_align;
-            size_t want = (byte - base + count * F32 + 15) / 16 * 16;
-            size_t room = buf->bytes - base;
-            pad[i] = (GLuint)((byte - base) / F32);
+            size_t pad_bytes;
+            tgl__view at = {v[i].buf, v[i].offset + start * F32};
+            bind[i] = tgl_gl_window(b, at, count * F32, i == nv - 1, &pad_bytes);
+            pad[i] = (GLuint)(pad_bytes / F32);
             /* vec4 needs 16-byte-aligned data and a window that holds the last whole vec4. */
-            if (pad[i] % 4 || want > room)
+            if (pad[i] % 4 || bind[i].bytes < (pad_bytes + count * F32 + 15) / 16 * 16)
                 vec4 = 0;
-            bind[i] = (tgl_gl_binding){buf, base, want < room ? want : room, i == nv - 1};
         }
         char defines[96];
         defines_for(defines, sizeof defines, op, vec4);

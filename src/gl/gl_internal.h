@@ -75,6 +75,7 @@ typedef struct tgl_gl {
     uint64_t ssbo_barrier_seq;  /* dispatches made visible to shaders by a barrier */
     uint64_t update_barrier_seq;/* ... to buffer updates, copies and maps */
     unsigned since_flush;
+    tgl_gl_buffer *scratch;     /* temporaries of multi-pass ops (reduction partials) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
     int fault;
     GLenum fault_error;
@@ -114,6 +115,14 @@ typedef struct tgl_gl_binding {
  * The kernel derives its linear group index from gl_WorkGroupID and gl_NumWorkGroups. */
 tgl_status tgl_gl_dispatch(tgl_backend *b, GLuint program, const tgl_gl_binding *bind, int nbind,
                            uint64_t groups);
+/* The binding for `bytes` at v: the window starts at v's offset rounded down to the SSBO offset
+ * alignment (*pad gets the bytes skipped) and ends rounded up to 16 bytes where the buffer
+ * allows, so vec4 views of it are whole. */
+tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad);
+/* Largest element count whose window fits GL_MAX_SHADER_STORAGE_BLOCK_SIZE. */
+size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
+/* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */
+tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out);
 /* Barrier before a buffer update/copy/map touching buf (reads only, or also writes). */
 void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes);
 tgl_status tgl_gl_finish(tgl_backend *b);
@@ -122,6 +131,11 @@ tgl_status tgl_gl_finish(tgl_backend *b);
 tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n);
 tgl_status tgl_gl_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb, tgl__view out,
                          size_t n);
+tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,
+                         size_t len, size_t inner);
+tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
+                             size_t len, size_t inner);
+void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx);
 

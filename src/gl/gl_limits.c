@@ -27,7 +27,11 @@ static uint32_t pick_workgroup_size(const char *renderer, const tgl_gl_limits *l
         size = l->wg_size[0];
     if (size > l->wg_invocations)
         size = l->wg_invocations;
-    return size ? size : 1;
+    /* Tree reductions halve the group each step: keep it a power of two. */
+    uint32_t pow2 = 1;
+    while (pow2 * 2 <= size)
+        pow2 *= 2;
+    return pow2;
 }
 
 /* Some drivers (NVIDIA) accept any glBufferData size and commit memory lazily, so an

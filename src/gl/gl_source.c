@@ -125,4 +125,5 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, int es, uint32
 void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     tgl_gl_elementwise_variants(fn, ctx);
+    tgl_gl_reduce_variants(fn, ctx);
 }

@@ -1,0 +1,75 @@
+#version 430
+// argmax / argmin of lines of a tensor seen as [outer, len, inner]: workgroup g takes line g.
+// Each invocation scans its strided share in ascending order, then the group combines
+// (value, index) pairs in a tree. NaN ranks above every number (ARG_MAX) or below (ARG_MIN),
+// and among equals the smaller index wins, so the result is the first extreme element.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/reduce.glsl"
+
+layout(local_size_x = TGL_WG_SIZE) in;
+layout(std430, binding = 0) readonly buffer Src { float x[]; };
+layout(std430, binding = 1) writeonly buffer Dst { int y[]; };
+layout(location = 0) uniform uint u_len;
+layout(location = 1) uniform uint u_inner;
+layout(location = 4) uniform uint u_x_off;
+layout(location = 5) uniform uint u_y_off;
+layout(location = 7) uniform uint u_groups;
+
+const uint NONE = 0xFFFFFFFFu;
+shared float s_val[TGL_WG_SIZE];
+shared uint s_idx[TGL_WG_SIZE];
+
+// Whether (av, ai) should replace (bv, bi) as the best so far.
+bool better(float av, uint ai, float bv, uint bi)
+{
+    if (ai == NONE)
+        return false;
+    if (bi == NONE)
+        return true;
+    bool an = isnan(av), bn = isnan(bv);
+    if (an || bn)
+        return an && (!bn || ai < bi);
+    if (av != bv)
+#ifdef ARG_MIN
+        return av < bv;
+#else
+        return av > bv;
+#endif
+    return ai < bi;
+}
+
+void main()
+{
+    uint g = tgl_group_index();
+    if (g >= u_groups)
+        return;
+    uint tid = gl_LocalInvocationIndex;
+    uint o = g / u_inner, i = g % u_inner;
+    uint base = u_x_off + o * u_len * u_inner + i;
+    float bv = 0.0;
+    uint bi = NONE;
+    for (uint j = tid; j < u_len; j += uint(TGL_WG_SIZE)) {
+        float v = x[base + j * u_inner];
+        if (better(v, j, bv, bi)) {
+            bv = v;
+            bi = j;
+        }
+    }
+    s_val[tid] = bv;
+    s_idx[tid] = bi;
+    memoryBarrierShared();
+    barrier();
+    for (uint stride = uint(TGL_WG_SIZE) / 2u; stride > 0u; stride >>= 1) {
+        if (tid < stride && better(s_val[tid + stride], s_idx[tid + stride], s_val[tid], s_idx[tid])) {
+            s_val[tid] = s_val[tid + stride];
+            s_idx[tid] = s_idx[tid + stride];
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    if (tid == 0u)
+        y[u_y_off + g] = int(s_idx[0]);
+}

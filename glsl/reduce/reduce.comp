@@ -1,0 +1,81 @@
+#version 430
+// Reduces lines of a tensor seen as [outer, len, inner]: workgroup g takes output g / u_splits
+// and the g % u_splits-th chunk of its line (u_chunk elements, stride u_inner), and writes
+// y[g] * u_scale. With u_splits > 1 the host runs a second pass over the partials. Each
+// invocation accumulates a strided part of the chunk (compensated for sums), then the group
+// combines in a tree of shared-memory steps (TGL_WG_SIZE is a power of two).
+#extension GL_GOOGLE_include_directive : enable
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/math.glsl"
+#include "common/reduce.glsl"
+
+#if defined(OP_PROD)
+#define IDENTITY 1.0
+#define COMBINE(a, b) ((a) * (b))
+#elif defined(OP_MAX)
+#define IDENTITY (-tgl_inf())
+#define COMBINE(a, b) tgl_max(a, b)
+#elif defined(OP_MIN)
+#define IDENTITY tgl_inf()
+#define COMBINE(a, b) tgl_min(a, b)
+#else // OP_SUM (mean is a sum with u_scale = 1 / len)
+#define OP_SUM_COMPENSATED
+#define IDENTITY 0.0
+#define COMBINE(a, b) ((a) + (b))
+#endif
+
+layout(local_size_x = TGL_WG_SIZE) in;
+layout(std430, binding = 0) readonly buffer Src { float x[]; };
+layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
+layout(location = 0) uniform uint u_len;
+layout(location = 1) uniform uint u_inner;
+layout(location = 2) uniform uint u_chunk;
+layout(location = 3) uniform uint u_splits;
+layout(location = 4) uniform uint u_x_off;
+layout(location = 5) uniform uint u_y_off;
+layout(location = 6) uniform float u_scale;
+layout(location = 7) uniform uint u_groups;
+
+shared float s_val[TGL_WG_SIZE];
+
+void main()
+{
+    uint g = tgl_group_index();
+    if (g >= u_groups)
+        return; // uniform across the workgroup: no barrier is skipped by only some invocations
+    uint tid = gl_LocalInvocationIndex;
+    uint line = g / u_splits, part = g % u_splits;
+    uint o = line / u_inner, i = line % u_inner;
+    uint j0 = part * u_chunk;
+    uint j1 = min(u_len, j0 + u_chunk);
+    uint base = u_x_off + o * u_len * u_inner + i;
+
+    TGL_PRECISE float acc = IDENTITY;
+#ifdef OP_SUM_COMPENSATED
+    TGL_PRECISE float comp = 0.0; // Kahan: the low-order bits the running sum lost
+#endif
+    for (uint j = j0 + tid; j < j1; j += uint(TGL_WG_SIZE)) {
+        float v = x[base + j * u_inner];
+#ifdef OP_SUM_COMPENSATED
+        TGL_PRECISE float yv = v - comp;
+        TGL_PRECISE float t = acc + yv;
+        comp = isinf(t) ? 0.0 : (t - acc) - yv;
+        acc = t;
+#else
+        acc = COMBINE(acc, v);
+#endif
+    }
+    s_val[tid] = acc;
+    memoryBarrierShared();
+    barrier();
+    for (uint stride = uint(TGL_WG_SIZE) / 2u; stride > 0u; stride >>= 1) {
+        if (tid < stride)
+            s_val[tid] = COMBINE(s_val[tid], s_val[tid + stride]);
+        memoryBarrierShared();
+        barrier();
+    }
+    if (tid == 0u)
+        y[u_y_off + g] = s_val[0] * u_scale;
+}

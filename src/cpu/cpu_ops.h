@@ -1,0 +1,17 @@
+/* The CPU backend's op functions, one file per family. */
+#ifndef TGL_CPU_OPS_H
+#define TGL_CPU_OPS_H
+
+#include "../core/internal.h"
+
+static inline void *tgl_cpu_at(tgl__view v)
+{
+    return (char *)v.buf + v.offset;
+}
+
+tgl_status tgl_cpu_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,
+                          size_t len, size_t inner);
+tgl_status tgl_cpu_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
+                              size_t len, size_t inner);
+
+#endif

@@ -1,0 +1,246 @@
+/* tgl_reduce and tgl_argmax/argmin on GL compared with the CPU oracle: random shapes of 1..4
+ * dims reduced over every axis (sizes 1, primes, empty), long axes that take the two-pass path,
+ * strided axes, a 16M-element sum against a double-precision reference, ties and NaN for the
+ * arg ops, poisoned outputs with guards on both sides, and the error cases. */
+#include "testing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FRONT 3
+#define GUARD 8
+enum { ARGMAX = -1, ARGMIN = -2 };
+
+typedef struct pair {
+    tgl_backend *gl, *cpu;
+    tgt_rng rng;
+} pair;
+
+static int setup(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    p->gl = tgt_open(TGL_BACKEND_GL);
+    p->cpu = tgt_open(TGL_BACKEND_CPU);
+    tgt_rng_init(&p->rng, tgt_seed() ^ 0x5EDCE);
+    *state = p;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    pair *p = *state;
+    tgl_close(p->gl);
+    tgl_close(p->cpu);
+    free(p);
+    return 0;
+}
+
+static const char *op_name(int op)
+{
+    return op == ARGMAX ? "argmax" : op == ARGMIN ? "argmin" : tgl_reduce_name(op);
+}
+
+static tgl_status call(tgl_backend *b, int op, tgl_ptr in, tgl_ptr out, const size_t *shape, size_t ndim,
+                       size_t axis)
+{
+    if (op == ARGMAX)
+        return tgl_argmax(b, in, out, shape, ndim, axis);
+    if (op == ARGMIN)
+        return tgl_argmin(b, in, out, shape, ndim, axis);
+    return tgl_reduce(b, op, in, out, shape, ndim, axis);
+}
+
+/* Runs the op with the input at a 4-byte offset and the output between poisoned guards;
+ * returns FRONT + outputs + GUARD 4-byte elements. */
+static float *run_on(tgl_backend *b, int op, const float *x, size_t total, const size_t *shape, size_t ndim,
+                     size_t axis, size_t outputs)
+{
+    tgl_ptr in, out;
+    TGT_OK(b, tgl_alloc(b, (total + 1) * sizeof(float), &in));
+    TGT_OK(b, tgl_copy_htod(b, in + 4, x, total * sizeof(float)));
+    size_t n_out = FRONT + outputs + GUARD;
+    float *host = malloc(n_out * sizeof(float));
+    tgt_poison(host, n_out);
+    TGT_OK(b, tgl_alloc(b, n_out * sizeof(float), &out));
+    TGT_OK(b, tgl_copy_htod(b, out, host, n_out * sizeof(float)));
+    TGT_OK(b, call(b, op, in + 4, out + FRONT * sizeof(float), shape, ndim, axis));
+    TGT_OK(b, tgl_copy_dtoh(b, host, out, n_out * sizeof(float)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, out));
+    return host;
+}
+
+static double threshold(int op)
+{
+    return op == TGL_REDUCE_PROD ? 1e-9 : 1e-10;
+}
+
+static void compare(pair *p, int op, const float *x, const size_t *shape, size_t ndim, size_t axis)
+{
+    size_t total = 1, outputs = 1;
+    for (size_t d = 0; d < ndim; d++) {
+        total *= shape[d];
+        outputs *= d == axis ? 1 : shape[d];
+    }
+    float *got = run_on(p->gl, op, x, total, shape, ndim, axis, outputs);
+    float *want = run_on(p->cpu, op, x, total, shape, ndim, axis, outputs);
+    char desc[160];
+    int n = snprintf(desc, sizeof desc, "%s over axis %zu of [", op_name(op), axis);
+    for (size_t d = 0; d < ndim; d++)
+        n += snprintf(desc + n, sizeof desc - (size_t)n, "%zu%s", shape[d], d + 1 < ndim ? "," : "]");
+    if (tgt_first_unpoisoned(got, FRONT) != FRONT || tgt_first_unpoisoned(got + FRONT + outputs, GUARD) != GUARD)
+        fail_msg("%s: a guard element was overwritten", desc);
+    if (op < 0) {
+        if (memcmp(got + FRONT, want + FRONT, outputs * sizeof(float))) {
+            for (size_t i = 0; i < outputs; i++) {
+                int32_t g, w;
+                memcpy(&g, got + FRONT + i, 4);
+                memcpy(&w, want + FRONT + i, 4);
+                if (g != w)
+                    fail_msg("%s: output %zu: gl %d, cpu %d (seed %llu)", desc, i, g, w,
+                             (unsigned long long)tgt_seed());
+            }
+        }
+    } else {
+        for (size_t i = 0; i < outputs; i++)
+            if (isnan(want[FRONT + i]) != isnan(got[FRONT + i]))
+                fail_msg("%s: output %zu: gl %g, cpu %g", desc, i, (double)got[FRONT + i], (double)want[FRONT + i]);
+        double e = tgt_nmse(got + FRONT, want + FRONT, outputs);
+        if (!(e <= threshold(op)))
+            fail_msg("%s: NMSE %.3g > %.3g (seed %llu)", desc, e, threshold(op), (unsigned long long)tgt_seed());
+    }
+    free(got);
+    free(want);
+}
+
+static float *random_input(tgt_rng *r, int op, size_t total)
+{
+    float *x = malloc((total ? total : 1) * sizeof(float));
+    for (size_t i = 0; i < total; i++) {
+        if (op == TGL_REDUCE_PROD)
+            x[i] = tgt_uniform(r, 0.8f, 1.25f);
+        else if (op < 0) /* few distinct values: ties are common */
+            x[i] = (float)(int)tgt_uniform(r, -4.0f, 4.0f);
+        else
+            x[i] = tgt_uniform(r, -10.0f, 10.0f);
+    }
+    return x;
+}
+
+static void test_random_shapes(void **state)
+{
+    pair *p = *state;
+    static const size_t dims[] = {1, 2, 3, 7, 13, 33, 100};
+    for (int op = ARGMIN; op < TGL_REDUCE_COUNT; op++) {
+        for (int trial = 0; trial < 12; trial++) {
+            size_t ndim = 1 + tgt_below(&p->rng, 4), shape[4], total = 1;
+            for (size_t d = 0; d < ndim; d++) {
+                do /* at most ~100k elements, to keep the suite quick on llvmpipe */
+                    shape[d] = dims[tgt_below(&p->rng, sizeof dims / sizeof dims[0])];
+                while (total * shape[d] > 100000);
+                total *= shape[d];
+            }
+            float *x = random_input(&p->rng, op, total);
+            for (size_t axis = 0; axis < ndim; axis++)
+                compare(p, op, x, shape, ndim, axis);
+            free(x);
+        }
+    }
+}
+
+/* Long axes (two passes through the scratch buffer), strided axes, and empty ones. */
+static void test_long_strided_and_empty(void **state)
+{
+    pair *p = *state;
+    const size_t shapes[][3] = {{3, 200003, 1}, {1, 65536, 1}, {2, 50001, 3}, {1000, 3, 77}, {5, 0, 4}, {0, 9, 2}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t total = shapes[s][0] * shapes[s][1] * shapes[s][2];
+        for (int op = ARGMIN; op < TGL_REDUCE_COUNT; op++) {
+            if (shapes[s][1] == 0 && op != TGL_REDUCE_SUM && op != TGL_REDUCE_MEAN && op != TGL_REDUCE_PROD)
+                continue;
+            if (op == TGL_REDUCE_PROD && shapes[s][1] > 1000)
+                continue; /* long products leave f32 range */
+            float *x = random_input(&p->rng, op, total);
+            compare(p, op, x, shapes[s], 3, 1);
+            free(x);
+        }
+    }
+}
+
+/* The sum of 16M elements stays accurate against a double-precision reference. */
+static void test_long_sum_accuracy(void **state)
+{
+    pair *p = *state;
+    size_t n = (size_t)16 << 20;
+    float *x = malloc(n * sizeof(float));
+    double ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = tgt_uniform(&p->rng, 0.0f, 1.0f); /* same sign: no cancellation to hide errors */
+        ref += x[i];
+    }
+    float *got = run_on(p->gl, TGL_REDUCE_SUM, x, n, &n, 1, 0, 1);
+    double e = ((double)got[FRONT] - ref) * ((double)got[FRONT] - ref) / (ref * ref);
+    if (!(e <= 1e-10))
+        fail_msg("sum of 16M: gl %.9g, double %.9g, NMSE %.3g", (double)got[FRONT], ref, e);
+    print_message("sum of 16M floats: NMSE %.3g against double\n", e);
+    free(got);
+    free(x);
+}
+
+static void test_nan_and_ties(void **state)
+{
+    pair *p = *state;
+    const float nan = NAN;
+    const float x[] = {1, 5, 5, 2, nan, 3, nan, -1, -1, 0, 5, -1};
+    size_t shape[2] = {2, 6};
+    for (int op = ARGMIN; op < TGL_REDUCE_COUNT; op++)
+        for (size_t axis = 0; axis < 2; axis++)
+            compare(p, op, x, shape, 2, axis);
+}
+
+static void test_errors(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bk[2] = {p->gl, p->cpu};
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = bk[k];
+        tgl_ptr in, out;
+        float ones[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, back[16];
+        TGT_OK(b, tgl_alloc(b, sizeof ones, &in));
+        TGT_OK(b, tgl_copy_htod(b, in, ones, sizeof ones));
+        TGT_OK(b, tgl_alloc(b, sizeof ones, &out));
+        size_t shape[9] = {2, 8, 1, 1, 1, 1, 1, 1, 1}, empty[2] = {4, 0};
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, out, NULL, 2, 0), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, out, shape, 0, 0), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, out, shape, 9, 0), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, out, shape, 2, 2), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_reduce(b, (tgl_reduce_op)5, in, out, shape, 2, 0), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_MAX, in, out, empty, 2, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_argmax(b, in, out, empty, 2, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, in + 8, shape, 2, 1), TGL_ERR_INVALID_ARGUMENT); /* overlap */
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, out + 2, shape, 2, 1), TGL_ERR_INVALID_ARGUMENT); /* misaligned */
+        TGT_EXPECT(b, tgl_argmin(b, in + 4, out, shape, 2, 1), TGL_ERR_INVALID_POINTER); /* past the end */
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, out + 60, shape, 2, 1), TGL_ERR_INVALID_POINTER);
+        size_t huge[2] = {SIZE_MAX / 2, 4};
+        TGT_EXPECT(b, tgl_reduce(b, TGL_REDUCE_SUM, in, out, huge, 2, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_OK(b, tgl_copy_dtoh(b, back, in, sizeof back));
+        assert_memory_equal(back, ones, sizeof ones);
+        /* Zero outputs is a no-op, whatever the pointers. */
+        size_t none[2] = {0, 5};
+        TGT_OK(b, tgl_reduce(b, TGL_REDUCE_MAX, 0, 0, none, 2, 1));
+        TGT_OK(b, tgl_free(b, in));
+        TGT_OK(b, tgl_free(b, out));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_shapes),     cmocka_unit_test(test_long_strided_and_empty),
+        cmocka_unit_test(test_long_sum_accuracy), cmocka_unit_test(test_nan_and_ties),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests_name("ops/reduce (gl vs cpu)", tests, setup, teardown);
+}
