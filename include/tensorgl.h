@@ -224,6 +224,24 @@ TGL_API tgl_status tgl_argmin(tgl_backend *b, tgl_ptr in, tgl_ptr out, const siz
                               size_t ndim, size_t axis);
 TGL_API const char *tgl_reduce_name(tgl_reduce_op op);
 
+/* ---- row-wise normalization (f32, rows x cols, row-major) -------------------------------- */
+
+/* out = exp(x - max) / sum(exp(x - max)) per row: numerically stable (rows of +-1e4 stay
+ * finite). out may equal in exactly. rows or cols 0 is a no-op.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (size overflow, partial overlap), TGL_ERR_INVALID_POINTER,
+ *   TGL_ERR_UNSUPPORTED (GL: a row longer than the SSBO block limit). */
+TGL_API tgl_status tgl_softmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t rows, size_t cols);
+/* out = x - max - log(sum(exp(x - max))) per row. As tgl_softmax otherwise. */
+TGL_API tgl_status tgl_log_softmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t rows, size_t cols);
+/* out = x / sqrt(mean(x^2) + eps) * weight per row; weight: cols floats, or 0 for none.
+ * eps must be finite and >= 0. out may equal in exactly, and must not overlap weight. */
+TGL_API tgl_status tgl_rmsnorm(tgl_backend *b, tgl_ptr in, tgl_ptr weight, tgl_ptr out, size_t rows,
+                               size_t cols, float eps);
+/* out = (x - mean) / sqrt(var + eps) * gamma + beta per row, var the biased variance;
+ * gamma and beta: cols floats each, or 0 for none. As tgl_rmsnorm otherwise. */
+TGL_API tgl_status tgl_layernorm(tgl_backend *b, tgl_ptr in, tgl_ptr gamma, tgl_ptr beta, tgl_ptr out,
+                                 size_t rows, size_t cols, float eps);
+
 #ifdef __cplusplus
 }
 #endif

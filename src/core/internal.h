@@ -49,7 +49,13 @@ typedef struct tgl__vtable {
                          size_t len, size_t inner);
     tgl_status (*arg_reduce)(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
                              size_t len, size_t inner);
+    /* Row-wise ops: w and bias have buf == NULL when absent. */
+    tgl_status (*rows)(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
+                       size_t rows, size_t cols, float eps);
 } tgl__vtable;
+
+/* The row-wise op kinds behind vtable->rows. */
+enum { TGL__ROWS_SOFTMAX, TGL__ROWS_LOG_SOFTMAX, TGL__ROWS_RMSNORM, TGL__ROWS_LAYERNORM, TGL__ROWS_COUNT };
 
 struct tgl_backend {
     const tgl__vtable *vt;

@@ -119,6 +119,7 @@ static const tgl__vtable cpu_vtable = {
     .binary = cpu_binary,
     .reduce = tgl_cpu_reduce,
     .arg_reduce = tgl_cpu_arg_reduce,
+    .rows = tgl_cpu_rows,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

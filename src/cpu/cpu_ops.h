@@ -13,5 +13,7 @@ tgl_status tgl_cpu_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__v
                           size_t len, size_t inner);
 tgl_status tgl_cpu_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
                               size_t len, size_t inner);
+tgl_status tgl_cpu_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
+                        size_t rows, size_t cols, float eps);
 
 #endif

@@ -76,6 +76,7 @@ static const tgl__vtable gl_vtable = {
     .binary = tgl_gl_binary,
     .reduce = tgl_gl_reduce,
     .arg_reduce = tgl_gl_arg_reduce,
+    .rows = tgl_gl_rows,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

@@ -1,0 +1,24 @@
+// Workgroup-wide sum and max of one value per invocation, through shared memory. Call from
+// uniform control flow; TGL_WG_SIZE is a power of two. The leading barrier lets a call follow
+// another one that is still being read.
+shared float tgl_s_group[TGL_WG_SIZE];
+
+#define TGL_DEFINE_GROUP_REDUCE(NAME, COMBINE)                                                \
+    float NAME(float v)                                                                       \
+    {                                                                                         \
+        uint tid = gl_LocalInvocationIndex;                                                   \
+        barrier();                                                                            \
+        tgl_s_group[tid] = v;                                                                 \
+        memoryBarrierShared();                                                                \
+        barrier();                                                                            \
+        for (uint stride = uint(TGL_WG_SIZE) / 2u; stride > 0u; stride >>= 1) {               \
+            if (tid < stride)                                                                 \
+                tgl_s_group[tid] = COMBINE(tgl_s_group[tid], tgl_s_group[tid + stride]);      \
+            memoryBarrierShared();                                                            \
+            barrier();                                                                        \
+        }                                                                                     \
+        return tgl_s_group[0];                                                                \
+    }
+#define TGL_ADD(a, b) ((a) + (b))
+TGL_DEFINE_GROUP_REDUCE(tgl_group_sum, TGL_ADD)
+TGL_DEFINE_GROUP_REDUCE(tgl_group_max, max)

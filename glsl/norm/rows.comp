@@ -1,0 +1,88 @@
+#version 430
+// Row-wise ops, one workgroup per row of u_cols elements: SOFTMAX, LOG_SOFTMAX, RMSNORM or
+// LAYERNORM (one is defined), with HAS_WEIGHT / HAS_BIAS for the optional per-column operands.
+// Every pass reads the whole row before the last one writes it, so out may alias in.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/math.glsl"
+#include "common/reduce.glsl"
+#include "common/group.glsl"
+
+#if !defined(SOFTMAX) && !defined(LOG_SOFTMAX) && !defined(LAYERNORM) && !defined(RMSNORM)
+#define RMSNORM // no op chosen: only for standalone validation of this file
+#endif
+
+layout(local_size_x = TGL_WG_SIZE) in;
+layout(std430, binding = 0) readonly buffer Src { float x[]; };
+layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
+#ifdef HAS_WEIGHT
+layout(std430, binding = 2) readonly buffer Weight { float w[]; };
+layout(location = 4) uniform uint u_w_off;
+#endif
+#ifdef HAS_BIAS
+layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
+layout(location = 5) uniform uint u_b_off;
+#endif
+layout(location = 0) uniform uint u_cols;
+layout(location = 1) uniform uint u_rows;
+layout(location = 2) uniform uint u_x_off;
+layout(location = 3) uniform uint u_y_off;
+#if defined(RMSNORM) || defined(LAYERNORM)
+layout(location = 6) uniform float u_eps;
+#endif
+
+void main()
+{
+    uint row = tgl_group_index();
+    if (row >= u_rows)
+        return; // uniform across the workgroup
+    uint tid = gl_LocalInvocationIndex;
+    uint xr = u_x_off + row * u_cols, yr = u_y_off + row * u_cols;
+    const uint step = uint(TGL_WG_SIZE);
+
+#if defined(SOFTMAX) || defined(LOG_SOFTMAX)
+    float m = -tgl_inf();
+    for (uint j = tid; j < u_cols; j += step)
+        m = max(m, x[xr + j]);
+    m = tgl_group_max(m);
+    float s = 0.0;
+    for (uint j = tid; j < u_cols; j += step)
+        s += exp(x[xr + j] - m);
+    s = tgl_group_sum(s);
+#ifdef SOFTMAX
+    float inv = 1.0 / s;
+    for (uint j = tid; j < u_cols; j += step)
+        y[yr + j] = exp(x[xr + j] - m) * inv;
+#else
+    float shift = m + log(s);
+    for (uint j = tid; j < u_cols; j += step)
+        y[yr + j] = x[xr + j] - shift;
+#endif
+#else // RMSNORM, LAYERNORM
+    float mean = 0.0;
+#ifdef LAYERNORM
+    float t = 0.0;
+    for (uint j = tid; j < u_cols; j += step)
+        t += x[xr + j];
+    mean = tgl_group_sum(t) / float(u_cols);
+#endif
+    float ss = 0.0;
+    for (uint j = tid; j < u_cols; j += step) {
+        float d = x[xr + j] - mean;
+        ss += d * d;
+    }
+    float inv = inversesqrt(tgl_group_sum(ss) / float(u_cols) + u_eps);
+    for (uint j = tid; j < u_cols; j += step) {
+        float v = (x[xr + j] - mean) * inv;
+#ifdef HAS_WEIGHT
+        v *= w[u_w_off + j];
+#endif
+#ifdef HAS_BIAS
+        v += bias[u_b_off + j];
+#endif
+        y[yr + j] = v;
+    }
+#endif
+}

@@ -1,0 +1,72 @@
+/* GL driver for the row-wise ops (glsl/norm/rows.comp): one workgroup per row, rows processed
+ * in slabs whose windows fit the SSBO block limit. */
+#include "gl_internal.h"
+
+#include <stdio.h>
+
+#define F32 sizeof(float)
+
+static const char *const kind_defines[TGL__ROWS_COUNT] = {"SOFTMAX", "LOG_SOFTMAX", "RMSNORM", "LAYERNORM"};
+
+static void defines_for(char *out, size_t size, int kind, int weight, int bias)
+{
+    snprintf(out, size, "#define %s\n%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
+             bias ? "#define HAS_BIAS\n" : "");
+}
+
+tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
+                       size_t rows, size_t cols, float eps)
+{
+    size_t max_elems = tgl_gl_max_window_elems(&tgl_gl_of(b)->limits, F32);
+    if (cols > max_elems)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats exceeds the device's SSBO block limit", cols);
+    size_t per = max_elems / cols;
+    if (per > ((size_t)1 << 26))
+        per = (size_t)1 << 26;
+    char defines[96];
+    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL);
+    GLuint prog;
+    tgl_status st = tgl_gl_program_get(b, "norm/rows", defines, &prog);
+    if (st)
+        return st;
+    tgl_gl_binding bind[4];
+    int nbind = 2;
+    size_t pad;
+    if (w.buf) {
+        bind[nbind++] = tgl_gl_window(b, w, cols * F32, 0, &pad);
+        glProgramUniform1ui(prog, 4, (GLuint)(pad / F32));
+    }
+    if (bias.buf) {
+        if (!w.buf) /* bias sits at binding 3 whatever comes before it */
+            bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &pad);
+        bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &pad);
+        glProgramUniform1ui(prog, 5, (GLuint)(pad / F32));
+    }
+    if (kind >= TGL__ROWS_RMSNORM)
+        glProgramUniform1f(prog, 6, eps);
+    glProgramUniform1ui(prog, 0, (GLuint)cols);
+    for (size_t r0 = 0; r0 < rows; r0 += per) {
+        size_t nr = rows - r0 < per ? rows - r0 : per;
+        size_t off = r0 * cols * F32;
+        bind[0] = tgl_gl_window(b, (tgl__view){in.buf, in.offset + off}, nr * cols * F32, 0, &pad);
+        glProgramUniform1ui(prog, 2, (GLuint)(pad / F32));
+        bind[1] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * cols * F32, 1, &pad);
+        glProgramUniform1ui(prog, 3, (GLuint)(pad / F32));
+        glProgramUniform1ui(prog, 1, (GLuint)nr);
+        if ((st = tgl_gl_dispatch(b, prog, bind, nbind, nr)))
+            return st;
+    }
+    return TGL_OK;
+}
+
+void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    char defines[96];
+    for (int kind = 0; kind < TGL__ROWS_COUNT; kind++) {
+        int params = kind == TGL__ROWS_LAYERNORM ? 2 : kind == TGL__ROWS_RMSNORM ? 1 : 0;
+        for (int wb = 0; wb < (1 << params); wb++) {
+            defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1);
+            fn(ctx, "norm/rows", defines);
+        }
+    }
+}

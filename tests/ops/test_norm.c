@@ -1,0 +1,191 @@
+/* tgl_softmax, tgl_log_softmax, tgl_rmsnorm and tgl_layernorm on GL compared with the CPU oracle
+ * over awkward shapes, in place, with and without weight/bias, on rows of +-1e4 (stability),
+ * with poisoned outputs and guards; and their error cases. */
+#include "testing.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FRONT 1 /* one float: windows start unaligned */
+#define GUARD 8
+enum { SOFTMAX, LOG_SOFTMAX, RMSNORM, LAYERNORM, KINDS };
+static const char *const names[KINDS] = {"softmax", "log_softmax", "rmsnorm", "layernorm"};
+
+typedef struct pair {
+    tgl_backend *gl, *cpu;
+    tgt_rng rng;
+} pair;
+
+static int setup(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    p->gl = tgt_open(TGL_BACKEND_GL);
+    p->cpu = tgt_open(TGL_BACKEND_CPU);
+    tgt_rng_init(&p->rng, tgt_seed() ^ 0x40C);
+    *state = p;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    pair *p = *state;
+    tgl_close(p->gl);
+    tgl_close(p->cpu);
+    free(p);
+    return 0;
+}
+
+typedef struct job {
+    int kind, in_place, with_w, with_b;
+    size_t rows, cols;
+    float eps;
+    const float *x, *w, *bias;
+} job;
+
+static tgl_status call(tgl_backend *b, const job *j, tgl_ptr in, tgl_ptr w, tgl_ptr bias, tgl_ptr out)
+{
+    switch (j->kind) {
+    case SOFTMAX: return tgl_softmax(b, in, out, j->rows, j->cols);
+    case LOG_SOFTMAX: return tgl_log_softmax(b, in, out, j->rows, j->cols);
+    case RMSNORM: return tgl_rmsnorm(b, in, w, out, j->rows, j->cols, j->eps);
+    default: return tgl_layernorm(b, in, w, bias, out, j->rows, j->cols, j->eps);
+    }
+}
+
+static tgl_ptr upload(tgl_backend *b, const float *x, size_t n)
+{
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, (n + FRONT) * sizeof(float), &p));
+    TGT_OK(b, tgl_copy_htod(b, p + FRONT * sizeof(float), x, n * sizeof(float)));
+    return p;
+}
+
+/* Returns FRONT + rows*cols + GUARD floats of the output allocation. */
+static float *run_on(tgl_backend *b, const job *j)
+{
+    size_t n = j->rows * j->cols, total = FRONT + n + GUARD;
+    const size_t f = FRONT * sizeof(float);
+    float *host = malloc(total * sizeof(float));
+    tgl_ptr in = 0, w = 0, bias = 0, out;
+    TGT_OK(b, tgl_alloc(b, total * sizeof(float), &out));
+    tgt_poison(host, total);
+    if (j->in_place)
+        memcpy(host + FRONT, j->x, n * sizeof(float));
+    TGT_OK(b, tgl_copy_htod(b, out, host, total * sizeof(float)));
+    if (!j->in_place)
+        in = upload(b, j->x, n);
+    if (j->with_w)
+        w = upload(b, j->w, j->cols);
+    if (j->with_b)
+        bias = upload(b, j->bias, j->cols);
+    TGT_OK(b, call(b, j, j->in_place ? out + f : in + f, w ? w + f : 0, bias ? bias + f : 0, out + f));
+    TGT_OK(b, tgl_copy_dtoh(b, host, out, total * sizeof(float)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, w));
+    TGT_OK(b, tgl_free(b, bias));
+    TGT_OK(b, tgl_free(b, out));
+    return host;
+}
+
+static void compare(pair *p, const job *j)
+{
+    size_t n = j->rows * j->cols;
+    float *got = run_on(p->gl, j), *want = run_on(p->cpu, j);
+    if (tgt_first_unpoisoned(got, FRONT) != FRONT || tgt_first_unpoisoned(got + FRONT + n, GUARD) != GUARD)
+        fail_msg("%s %zux%zu: a guard element was overwritten", names[j->kind], j->rows, j->cols);
+    for (size_t i = 0; i < n; i++) /* both NaN is agreement: layernorm of one column with eps 0 */
+        if (isfinite(got[FRONT + i]) != isfinite(want[FRONT + i]))
+            fail_msg("%s %zux%zu: element %zu not finite: gl %g, cpu %g", names[j->kind], j->rows, j->cols, i,
+                     (double)got[FRONT + i], (double)want[FRONT + i]);
+    double e = tgt_nmse(got + FRONT, want + FRONT, n);
+    if (!(e <= 1e-9))
+        fail_msg("%s %zux%zu in_place=%d w=%d b=%d: NMSE %.3g (seed %llu)", names[j->kind], j->rows, j->cols,
+                 j->in_place, j->with_w, j->with_b, e, (unsigned long long)tgt_seed());
+    free(got);
+    free(want);
+}
+
+static float *randoms(tgt_rng *r, size_t n, float lo, float hi)
+{
+    float *x = malloc((n ? n : 1) * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        x[i] = tgt_uniform(r, lo, hi);
+    return x;
+}
+
+static void test_shapes(void **state)
+{
+    pair *p = *state;
+    static const size_t shapes[][2] = {{1, 1}, {1, 7}, {3, 1}, {5, 4099}, {1000, 33}, {2, 100003}, {64, 1024}, {0, 5}, {4, 0}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t rows = shapes[s][0], cols = shapes[s][1];
+        float *x = randoms(&p->rng, rows * cols, -6.0f, 6.0f);
+        float *w = randoms(&p->rng, cols, -2.0f, 2.0f), *bias = randoms(&p->rng, cols, -1.0f, 1.0f);
+        for (int kind = 0; kind < KINDS; kind++) {
+            for (int v = 0; v < 4; v++) {
+                int with_w = kind >= RMSNORM && (v & 1), with_b = kind == LAYERNORM && (v & 2);
+                if (kind < RMSNORM && v > 1)
+                    break;
+                job j = {kind, v == 1 || v == 2, with_w, with_b, rows, cols, v == 3 ? 0.0f : 1e-5f, x, w, bias};
+                compare(p, &j);
+            }
+        }
+        free(x);
+        free(w);
+        free(bias);
+    }
+}
+
+/* Rows of +-1e4 stay finite: the max is subtracted before exp. */
+static void test_large_magnitudes(void **state)
+{
+    pair *p = *state;
+    size_t rows = 7, cols = 513;
+    float *x = randoms(&p->rng, rows * cols, -1e4f, 1e4f);
+    for (size_t i = 0; i < cols; i++)
+        x[i] = 1e4f; /* a row of equal huge values */
+    for (int kind = 0; kind < KINDS; kind++) {
+        job j = {kind, 0, 0, 0, rows, cols, 1e-5f, x, NULL, NULL};
+        compare(p, &j);
+    }
+    free(x);
+}
+
+static void test_errors(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bk[2] = {p->gl, p->cpu};
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = bk[k];
+        float data[64], back[64];
+        for (int i = 0; i < 64; i++)
+            data[i] = (float)i;
+        tgl_ptr x, w;
+        TGT_OK(b, tgl_alloc(b, sizeof data, &x));
+        TGT_OK(b, tgl_copy_htod(b, x, data, sizeof data));
+        TGT_OK(b, tgl_alloc(b, 64, &w));
+        TGT_EXPECT(b, tgl_rmsnorm(b, x, 0, x, 4, 16, NAN), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_layernorm(b, x, 0, 0, x, 4, 16, -1.0f), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_softmax(b, x, x + 4, 4, 8), TGL_ERR_INVALID_ARGUMENT);       /* partial overlap */
+        TGT_EXPECT(b, tgl_rmsnorm(b, x, x + 192, x, 4, 16, 1e-5f), TGL_ERR_INVALID_ARGUMENT); /* out overlaps weight */
+        TGT_EXPECT(b, tgl_log_softmax(b, x, x, 5, 16), TGL_ERR_INVALID_POINTER);       /* past the end */
+        TGT_EXPECT(b, tgl_layernorm(b, x, w, w + 32, x, 4, 16, 1e-5f), TGL_ERR_INVALID_POINTER); /* beta too short */
+        TGT_EXPECT(b, tgl_softmax(b, x, x, SIZE_MAX / 2, 4), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_softmax(b, x + 2, x + 2, 1, 4), TGL_ERR_INVALID_ARGUMENT);   /* misaligned */
+        TGT_OK(b, tgl_copy_dtoh(b, back, x, sizeof back));
+        assert_memory_equal(back, data, sizeof data);
+        TGT_OK(b, tgl_free(b, x));
+        TGT_OK(b, tgl_free(b, w));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_large_magnitudes),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests_name("ops/norm (gl vs cpu)", tests, setup, teardown);
+}
