@@ -224,6 +224,24 @@ TGL_API tgl_status tgl_argmin(tgl_backend *b, tgl_ptr in, tgl_ptr out, const siz
                               size_t ndim, size_t axis);
 TGL_API const char *tgl_reduce_name(tgl_reduce_op op);
 
+/* out[i] = value for i < n. Errors: TGL_ERR_INVALID_ARGUMENT (misaligned), TGL_ERR_INVALID_POINTER. */
+TGL_API tgl_status tgl_fill(tgl_backend *b, tgl_ptr out, float value, size_t n);
+
+/* y[i] = alpha * x[i] + beta * y[i] for i < n; with beta == 0, y's old contents are ignored (NaN
+ * in y does not leak). y may equal x but must not partially overlap it. Errors: as tgl_binary. */
+TGL_API tgl_status tgl_scale_add(tgl_backend *b, float alpha, tgl_ptr x, float beta, tgl_ptr y, size_t n);
+
+/* ---- casts (IEEE binary16 storage: 2 bytes per element, 2-byte aligned) ----------------- */
+
+/* f32 -> f16, round to nearest even; overflow gives +-inf, values below half the smallest
+ * subnormal give +-0, NaN stays NaN (quiet, sign and top payload bits kept). Elements outside
+ * [out, out + 2n) are never written, even when they share a 32-bit word with the output.
+ * in and out must not overlap. Errors: TGL_ERR_INVALID_ARGUMENT (misaligned, overlap),
+ * TGL_ERR_INVALID_POINTER. */
+TGL_API tgl_status tgl_cast_f32_f16(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n);
+/* f16 -> f32, exact (subnormals included; NaN payloads kept). Errors: as tgl_cast_f32_f16. */
+TGL_API tgl_status tgl_cast_f16_f32(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n);
+
 /* ---- row-wise normalization (f32, rows x cols, row-major) -------------------------------- */
 
 /* out = exp(x - max) / sum(exp(x - max)) per row: numerically stable (rows of +-1e4 stay

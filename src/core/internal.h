@@ -49,6 +49,10 @@ typedef struct tgl__vtable {
                          size_t len, size_t inner);
     tgl_status (*arg_reduce)(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
                              size_t len, size_t inner);
+    tgl_status (*fill)(tgl_backend *b, tgl__view out, float value, size_t n);
+    tgl_status (*scale_add)(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n);
+    /* to_f16: f32 -> f16 when 1, f16 -> f32 when 0. */
+    tgl_status (*cast)(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n);
     /* Row-wise ops: w and bias have buf == NULL when absent. */
     tgl_status (*rows)(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
                        size_t rows, size_t cols, float eps);

@@ -120,6 +120,9 @@ static const tgl__vtable cpu_vtable = {
     .reduce = tgl_cpu_reduce,
     .arg_reduce = tgl_cpu_arg_reduce,
     .rows = tgl_cpu_rows,
+    .fill = tgl_cpu_fill,
+    .scale_add = tgl_cpu_scale_add,
+    .cast = tgl_cpu_cast,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

@@ -15,5 +15,8 @@ tgl_status tgl_cpu_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__v
                               size_t len, size_t inner);
 tgl_status tgl_cpu_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
                         size_t rows, size_t cols, float eps);
+tgl_status tgl_cpu_fill(tgl_backend *b, tgl__view out, float value, size_t n);
+tgl_status tgl_cpu_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n);
+tgl_status tgl_cpu_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n);
 
 #endif

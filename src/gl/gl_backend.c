@@ -77,6 +77,9 @@ static const tgl__vtable gl_vtable = {
     .reduce = tgl_gl_reduce,
     .arg_reduce = tgl_gl_arg_reduce,
     .rows = tgl_gl_rows,
+    .fill = tgl_gl_fill,
+    .scale_add = tgl_gl_scale_add,
+    .cast = tgl_gl_cast,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

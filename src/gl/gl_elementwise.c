@@ -1,4 +1,4 @@
-/* GL drivers for tgl_unary and tgl_binary.
+/* GL drivers for tgl_unary, tgl_binary, tgl_fill and tgl_scale_add.
  *
  * Each operand is bound as a window starting at its offset rounded down to the SSBO offset
  * alignment; the kernel adds the remainder (u_off) to its index. When every remainder is a
@@ -24,7 +24,8 @@ static const char *const binary_defines[TGL_BINARY_COUNT] = {
 
 static void defines_for(char *out, size_t size, const char *op, int vec4)
 {
-    snprintf(out, size, "#define %s\n%s", op, vec4 ? "#define TGL_VEC4\n" : "");
+    snprintf(out, size, "%s%s%s%s", op ? "#define " : "", op ? op : "", op ? "\n" : "",
+             vec4 ? "#define TGL_VEC4\n" : "");
 }
 
 /* Elements one dispatch may cover: every window (alignment pad + data + vec4 rounding) stays
@@ -37,9 +38,10 @@ static size_t chunk_elements(const tgl_gl_limits *l)
     return (size_t)(n < grid ? n : grid);
 }
 
-/* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. */
+/* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. The
+ * kernel's uniforms: 0 the count, 1.. the operands' offsets, 8.. the float parameters. */
 static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char *op,
-                                  const tgl__view *v, int nv, size_t n)
+                                  const tgl__view *v, int nv, size_t n, const float *params, int nparams)
 {
     tgl_gl *gl = tgl_gl_of(b);
     const tgl_gl_limits *l = &gl->limits;
@@ -70,6 +72,8 @@ static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char
         glProgramUniform1ui(program, 0, (GLuint)count);
         for (int i = 0; i < nv; i++)
             glProgramUniform1ui(program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
+        for (int i = 0; i < nparams; i++)
+            glProgramUniform1f(program, 8 + i, params[i]);
         uint64_t items = vec4 ? (count + 3) / 4 : count;
         uint64_t groups = (items + l->workgroup_size - 1) / l->workgroup_size;
         if ((st = tgl_gl_dispatch(b, program, bind, nv, groups)))
@@ -81,14 +85,26 @@ static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char
 tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n)
 {
     const tgl__view v[2] = {in, out};
-    return run_elementwise(b, "elementwise/unary", unary_defines[op], v, 2, n);
+    return run_elementwise(b, "elementwise/unary", unary_defines[op], v, 2, n, NULL, 0);
 }
 
 tgl_status tgl_gl_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb, tgl__view out,
                          size_t n)
 {
     const tgl__view v[3] = {a, bb, out};
-    return run_elementwise(b, "elementwise/binary", binary_defines[op], v, 3, n);
+    return run_elementwise(b, "elementwise/binary", binary_defines[op], v, 3, n, NULL, 0);
+}
+
+tgl_status tgl_gl_fill(tgl_backend *b, tgl__view out, float value, size_t n)
+{
+    return run_elementwise(b, "elementwise/fill", NULL, &out, 1, n, &value, 1);
+}
+
+tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n)
+{
+    const tgl__view v[2] = {x, y};
+    const float ab[2] = {alpha, beta};
+    return run_elementwise(b, "elementwise/scale_add", NULL, v, 2, n, ab, 2);
 }
 
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
@@ -96,6 +112,9 @@ void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const
 {
     char defines[96];
     for (int vec4 = 0; vec4 <= 1; vec4++) {
+        defines_for(defines, sizeof defines, NULL, vec4);
+        fn(ctx, "elementwise/fill", defines);
+        fn(ctx, "elementwise/scale_add", defines);
         for (int op = 0; op < TGL_UNARY_COUNT; op++) {
             defines_for(defines, sizeof defines, unary_defines[op], vec4);
             fn(ctx, "elementwise/unary", defines);

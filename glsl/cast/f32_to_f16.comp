@@ -1,0 +1,35 @@
+#version 430
+// f32 -> f16. Halves are packed two per uint (element 2k in the low bits). Invocation w owns
+// word w of the output window; a word the range covers only in part is read, merged and
+// written back, so the neighbouring half outside the range keeps its value (no other
+// invocation touches that word). Data moves as uint bits so NaN payloads survive.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/index.glsl"
+#include "common/half.glsl"
+
+layout(local_size_x = TGL_WG_SIZE) in;
+layout(std430, binding = 0) readonly buffer Src { uint x[]; };
+layout(std430, binding = 1) buffer Dst { uint h[]; };
+layout(location = 0) uniform uint u_n;      // elements
+layout(location = 1) uniform uint u_x_off;  // in floats
+layout(location = 2) uniform uint u_h_off;  // in halves (may be odd)
+
+void main()
+{
+    uint w = tgl_global_index();
+    uint words = (u_h_off + u_n + 1u) / 2u;
+    if (w >= words)
+        return;
+    uint word = 0u, keep = 0xFFFFFFFFu;
+    for (uint c = 0u; c < 2u; c++) {
+        uint slot = 2u * w + c; // half index within the window
+        if (slot < u_h_off || slot >= u_h_off + u_n)
+            continue;
+        word |= tgl_f32_to_f16(x[u_x_off + slot - u_h_off]) << (16u * c);
+        keep &= ~(0xFFFFu << (16u * c));
+    }
+    h[w] = keep == 0u ? word : (h[w] & keep) | word;
+}
