@@ -260,6 +260,31 @@ TGL_API tgl_status tgl_rmsnorm(tgl_backend *b, tgl_ptr in, tgl_ptr weight, tgl_p
 TGL_API tgl_status tgl_layernorm(tgl_backend *b, tgl_ptr in, tgl_ptr gamma, tgl_ptr beta, tgl_ptr out,
                                  size_t rows, size_t cols, float eps);
 
+/* ---- LLM kernels ----------------------------------------------------------------------- */
+
+typedef enum {
+    TGL_ROPE_NEOX,        /* rotates pairs (i, i + head_dim/2): the half-split ("NeoX") layout */
+    TGL_ROPE_INTERLEAVED  /* rotates pairs (2i, 2i + 1): the GPT-J / original layout */
+} tgl_rope_mode;
+
+/* Rotary position embedding on [batch, seq, heads, head_dim] (f32): token s has position
+ * pos_offset + s; pair i rotates by position * theta^(-2i / head_dim). head_dim must be even
+ * and theta finite and > 1. out may equal in exactly. GL takes each frequency's phase at
+ * pos_offset from the host (double precision) and adds s * frequency in f32 for token s of the
+ * call, reduced mod 2 pi before sin/cos: accuracy does not depend on pos_offset.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (odd head_dim, bad theta or mode, size overflow, partial
+ *   overlap), TGL_ERR_INVALID_POINTER. */
+TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batch, size_t seq, size_t heads,
+                            size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
+
+/* Embedding lookup: out[k, :] = table[ids[k], :] for k < n_ids; table is [table_rows, cols] f32,
+ * ids int32. Every id is checked first: one outside [0, table_rows) fails the call with
+ * TGL_ERR_INVALID_ARGUMENT naming its position and value, and nothing is written. (So this call
+ * waits for the ids, and for the work that writes them.) out must not overlap table or ids.
+ * Errors: TGL_ERR_INVALID_ARGUMENT, TGL_ERR_INVALID_POINTER. */
+TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, tgl_ptr out, size_t table_rows,
+                                   size_t cols, size_t n_ids);
+
 #ifdef __cplusplus
 }
 #endif

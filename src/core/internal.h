@@ -53,6 +53,12 @@ typedef struct tgl__vtable {
     tgl_status (*scale_add)(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n);
     /* to_f16: f32 -> f16 when 1, f16 -> f32 when 0. */
     tgl_status (*cast)(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n);
+    /* rows = batch * seq; token r has position pos_offset + r % seq. */
+    tgl_status (*rope)(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
+                       size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
+    /* On a bad id: returns TGL_ERR_INVALID_ARGUMENT with *bad_pos set, having written nothing. */
+    tgl_status (*gather_rows)(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
+                              size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
     /* Row-wise ops: w and bias have buf == NULL when absent. */
     tgl_status (*rows)(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
                        size_t rows, size_t cols, float eps);

@@ -123,6 +123,8 @@ static const tgl__vtable cpu_vtable = {
     .fill = tgl_cpu_fill,
     .scale_add = tgl_cpu_scale_add,
     .cast = tgl_cpu_cast,
+    .rope = tgl_cpu_rope,
+    .gather_rows = tgl_cpu_gather_rows,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

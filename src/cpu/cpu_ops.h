@@ -18,5 +18,9 @@ tgl_status tgl_cpu_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl
 tgl_status tgl_cpu_fill(tgl_backend *b, tgl__view out, float value, size_t n);
 tgl_status tgl_cpu_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n);
 tgl_status tgl_cpu_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n);
+tgl_status tgl_cpu_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
+                        size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
+tgl_status tgl_cpu_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
+                               size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
 
 #endif

@@ -80,6 +80,8 @@ static const tgl__vtable gl_vtable = {
     .fill = tgl_gl_fill,
     .scale_add = tgl_gl_scale_add,
     .cast = tgl_gl_cast,
+    .rope = tgl_gl_rope,
+    .gather_rows = tgl_gl_gather_rows,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

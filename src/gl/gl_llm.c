@@ -1,0 +1,137 @@
+/* GL drivers for tgl_rope and tgl_gather_rows (glsl/llm/). */
+#include "gl_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define F32 sizeof(float)
+
+/* The host computes each pair's frequency and its phase at pos_offset in double and uploads
+ * them to the scratch buffer; rows are processed in slabs whose windows fit the SSBO block
+ * limit. */
+tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
+                       size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t half = head_dim / 2, row_elems = heads * head_dim;
+    size_t max_elems = tgl_gl_max_window_elems(l, F32);
+    if (row_elems > max_elems)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_rope: one token's %zu floats exceed the SSBO block limit",
+                         row_elems);
+    size_t per = max_elems / row_elems;
+    size_t grid_rows = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size / (row_elems / 2));
+    if (per > grid_rows)
+        per = grid_rows ? grid_rows : 1;
+
+    float *table = malloc(2 * half * F32); /* inv_freq[half], then phase[half] */
+    if (!table)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope: no host memory for %zu frequencies", half);
+    for (size_t i = 0; i < half; i++) {
+        double f = pow((double)theta, -2.0 * (double)i / (double)head_dim);
+        table[i] = (float)f;
+        table[half + i] = (float)fmod((double)pos_offset * f, 6.283185307179586);
+    }
+    tgl_gl_buffer *freq;
+    tgl_status st = tgl_gl_scratch(b, 2 * half * F32, &freq);
+    if (!st)
+        st = tgl_gl_upload(b, (tgl__view){freq, 0}, table, 2 * half * F32);
+    free(table);
+    GLuint prog;
+    if (st || (st = tgl_gl_program_get(b, "llm/rope", mode == TGL_ROPE_INTERLEAVED ? "#define INTERLEAVED\n" : "",
+                                       &prog)))
+        return st;
+    glProgramUniform1ui(prog, 3, (GLuint)head_dim);
+    glProgramUniform1ui(prog, 4, (GLuint)heads);
+    glProgramUniform1ui(prog, 5, (GLuint)seq);
+    for (size_t r0 = 0; r0 < rows; r0 += per) {
+        size_t nr = rows - r0 < per ? rows - r0 : per, pad_x, pad_y;
+        size_t off = r0 * row_elems * F32, pairs = nr * row_elems / 2;
+        tgl_gl_binding bind[3] = {
+            tgl_gl_window(b, (tgl__view){in.buf, in.offset + off}, nr * row_elems * F32, 0, &pad_x),
+            tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * row_elems * F32, 1, &pad_y),
+            {freq, 0, 2 * half * F32, 0},
+        };
+        glProgramUniform1ui(prog, 0, (GLuint)pairs);
+        glProgramUniform1ui(prog, 1, (GLuint)(pad_x / F32));
+        glProgramUniform1ui(prog, 2, (GLuint)(pad_y / F32));
+        glProgramUniform1ui(prog, 6, (GLuint)(r0 % seq));
+        if ((st = tgl_gl_dispatch(b, prog, bind, 3, (pairs + l->workgroup_size - 1) / l->workgroup_size)))
+            return st;
+    }
+    return TGL_OK;
+}
+
+static tgl_status read_status(tgl_backend *b, tgl_gl_buffer *scratch, uint32_t *first_bad)
+{
+    return tgl_gl_download(b, first_bad, (tgl__view){scratch, 0}, sizeof *first_bad);
+}
+
+tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
+                              size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t max_elems = tgl_gl_max_window_elems(l, F32);
+    size_t table_n = table_rows * cols;
+    if (table_n > max_elems || cols > max_elems)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_gather_rows: a table of %zu floats exceeds the SSBO block "
+                         "limit", table_n);
+    size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
+    size_t per_ids = max_elems / cols < grid / cols ? max_elems / cols : grid / cols;
+    if (per_ids > max_elems)
+        per_ids = max_elems;
+
+    tgl_gl_buffer *scratch;
+    GLuint check, gather;
+    const uint32_t none = 0xFFFFFFFFu;
+    tgl_status st = tgl_gl_scratch(b, 16, &scratch);
+    if (st || (st = tgl_gl_upload(b, (tgl__view){scratch, 0}, &none, sizeof none)) ||
+        (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CHECK_IDS\n", &check)) ||
+        (st = tgl_gl_program_get(b, "llm/gather_rows", "", &gather)))
+        return st;
+    size_t pad_t;
+    tgl_gl_binding tbind = tgl_gl_window(b, table, table_n * F32, 0, &pad_t);
+    glProgramUniform1ui(check, 2, (GLuint)table_rows);
+    glProgramUniform1ui(gather, 2, (GLuint)table_rows);
+    glProgramUniform1ui(gather, 3, (GLuint)cols);
+    glProgramUniform1ui(gather, 4, (GLuint)(pad_t / F32));
+    /* Pass 1 over every id, then pass 2 only if none was bad. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t k0 = 0; k0 < n_ids; k0 += per_ids) {
+            size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i, pad_y;
+            tgl_gl_binding bind[4] = {
+                tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
+                {scratch, 0, 16, pass == 0},
+                tbind,
+                tgl_gl_window(b, (tgl__view){out.buf, out.offset + k0 * cols * F32}, nk * cols * F32, 1, &pad_y),
+            };
+            GLuint prog = pass ? gather : check;
+            size_t count = pass ? nk * cols : nk;
+            glProgramUniform1ui(prog, 0, (GLuint)count);
+            glProgramUniform1ui(prog, 1, (GLuint)(pad_i / 4));
+            glProgramUniform1ui(prog, 6, (GLuint)k0);
+            if (pass)
+                glProgramUniform1ui(prog, 5, (GLuint)(pad_y / F32));
+            if ((st = tgl_gl_dispatch(b, prog, bind, pass ? 4 : 2, (count + l->workgroup_size - 1) / l->workgroup_size)))
+                return st;
+        }
+        if (pass == 0) {
+            uint32_t first_bad;
+            if ((st = read_status(b, scratch, &first_bad)))
+                return st;
+            if (first_bad != none) {
+                *bad_pos = first_bad;
+                st = tgl_gl_download(b, bad_id, (tgl__view){ids.buf, ids.offset + (size_t)first_bad * 4}, 4);
+                return st ? st : TGL_ERR_INVALID_ARGUMENT;
+            }
+        }
+    }
+    return TGL_OK;
+}
+
+void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    fn(ctx, "llm/rope", "");
+    fn(ctx, "llm/rope", "#define INTERLEAVED\n");
+    fn(ctx, "llm/gather_rows", "#define CHECK_IDS\n");
+    fn(ctx, "llm/gather_rows", "");
+}

@@ -1,0 +1,195 @@
+/* tgl_rope (both layouts, position offsets, long positions) and tgl_gather_rows on GL compared
+ * with the CPU oracle, in place and with guards; bad ids rejected before anything is written;
+ * the error cases. */
+#include "testing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 8
+
+typedef struct pair {
+    tgl_backend *gl, *cpu;
+    tgt_rng rng;
+} pair;
+
+static int setup(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    p->gl = tgt_open(TGL_BACKEND_GL);
+    p->cpu = tgt_open(TGL_BACKEND_CPU);
+    tgt_rng_init(&p->rng, tgt_seed() ^ 0x20BE);
+    *state = p;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    pair *p = *state;
+    tgl_close(p->gl);
+    tgl_close(p->cpu);
+    free(p);
+    return 0;
+}
+
+typedef struct rope_job {
+    size_t batch, seq, heads, dim, pos;
+    float theta;
+    tgl_rope_mode mode;
+    int in_place;
+} rope_job;
+
+static float *rope_on(tgl_backend *b, const rope_job *j, const float *x, size_t n)
+{
+    size_t total = 1 + n + GUARD, bytes = total * sizeof(float);
+    float *host = malloc(bytes);
+    tgl_ptr in, out;
+    tgt_poison(host, total);
+    TGT_OK(b, tgl_alloc(b, bytes, &out));
+    TGT_OK(b, tgl_alloc(b, bytes, &in));
+    if (j->in_place)
+        memcpy(host + 1, x, n * sizeof(float));
+    TGT_OK(b, tgl_copy_htod(b, out, host, bytes));
+    TGT_OK(b, tgl_copy_htod(b, in + 4, x, n * sizeof(float)));
+    tgl_ptr src = j->in_place ? out + 4 : in + 4;
+    TGT_OK(b, tgl_rope(b, src, out + 4, j->batch, j->seq, j->heads, j->dim, j->pos, j->theta, j->mode));
+    TGT_OK(b, tgl_copy_dtoh(b, host, out, bytes));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, out));
+    return host;
+}
+
+static void test_rope(void **state)
+{
+    pair *p = *state;
+    const rope_job jobs[] = {
+        {1, 1, 1, 2, 0, 10000.0f, TGL_ROPE_NEOX, 0},       {2, 7, 3, 64, 0, 10000.0f, TGL_ROPE_NEOX, 0},
+        {2, 7, 3, 64, 0, 10000.0f, TGL_ROPE_INTERLEAVED, 1}, {1, 33, 4, 128, 4000, 500000.0f, TGL_ROPE_NEOX, 1},
+        {3, 1, 8, 80, 4095, 10000.0f, TGL_ROPE_INTERLEAVED, 0}, /* one decode token deep in the cache */
+        {1, 300, 2, 16, 60000, 10000.0f, TGL_ROPE_NEOX, 0},  /* long positions: angle reduction */
+        {0, 5, 2, 8, 0, 10000.0f, TGL_ROPE_NEOX, 0},
+    };
+    for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+        const rope_job *j = &jobs[k];
+        size_t n = j->batch * j->seq * j->heads * j->dim;
+        float *x = malloc((n + 1) * sizeof(float));
+        for (size_t i = 0; i < n; i++)
+            x[i] = tgt_uniform(&p->rng, -2.0f, 2.0f);
+        float *got = rope_on(p->gl, j, x, n), *want = rope_on(p->cpu, j, x, n);
+        if (tgt_first_unpoisoned(got, 1) != 1 || tgt_first_unpoisoned(got + 1 + n, GUARD) != GUARD)
+            fail_msg("rope job %zu: a guard element was overwritten", k);
+        /* The f32 part of the angle (token index within the call times the frequency) carries
+         * rounding the double oracle does not: ~1e-12 at seq 300, ~1e-9 at a 4096-token call. */
+        double e = tgt_nmse(got + 1, want + 1, n);
+        print_message("rope pos %zu seq %zu dim %zu: NMSE %.3g\n", j->pos, j->seq, j->dim, e);
+        if (!(e <= 1e-9))
+            fail_msg("rope job %zu (pos %zu, dim %zu, mode %d): NMSE %.3g (seed %llu)", k, j->pos, j->dim,
+                     (int)j->mode, e, (unsigned long long)tgt_seed());
+        free(x), free(got), free(want);
+    }
+}
+
+static float *gather_on(tgl_backend *b, const float *table, size_t rows, size_t cols, const int32_t *ids,
+                        size_t n_ids, tgl_status *st)
+{
+    size_t total = 1 + n_ids * cols + GUARD, bytes = total * sizeof(float);
+    float *host = malloc(bytes);
+    tgl_ptr t, i, o;
+    tgt_poison(host, total);
+    TGT_OK(b, tgl_alloc(b, rows * cols * sizeof(float) + 4, &t));
+    TGT_OK(b, tgl_alloc(b, n_ids * 4 + 8, &i));
+    TGT_OK(b, tgl_alloc(b, bytes, &o));
+    TGT_OK(b, tgl_copy_htod(b, t + 4, table, rows * cols * sizeof(float)));
+    TGT_OK(b, tgl_copy_htod(b, i + 4, ids, n_ids * 4));
+    TGT_OK(b, tgl_copy_htod(b, o, host, bytes));
+    *st = tgl_gather_rows(b, t + 4, i + 4, o + 4, rows, cols, n_ids);
+    TGT_OK(b, tgl_copy_dtoh(b, host, o, bytes));
+    TGT_OK(b, tgl_free(b, t));
+    TGT_OK(b, tgl_free(b, i));
+    TGT_OK(b, tgl_free(b, o));
+    return host;
+}
+
+static void test_gather_rows(void **state)
+{
+    pair *p = *state;
+    const size_t shapes[][3] = {{1, 1, 1}, {50, 7, 13}, {1000, 64, 300}, {3, 4099, 5}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t rows = shapes[s][0], cols = shapes[s][1], n_ids = shapes[s][2];
+        float *table = malloc(rows * cols * sizeof(float));
+        int32_t *ids = malloc(n_ids * 4);
+        for (size_t i = 0; i < rows * cols; i++)
+            table[i] = tgt_uniform(&p->rng, -1, 1);
+        for (size_t k = 0; k < n_ids; k++)
+            ids[k] = (int32_t)tgt_below(&p->rng, rows);
+        tgl_status sg, sc;
+        float *got = gather_on(p->gl, table, rows, cols, ids, n_ids, &sg);
+        float *want = gather_on(p->cpu, table, rows, cols, ids, n_ids, &sc);
+        assert_int_equal(sg, TGL_OK);
+        assert_int_equal(sc, TGL_OK);
+        if (memcmp(got, want, (1 + n_ids * cols + GUARD) * sizeof(float)))
+            fail_msg("gather %zux%zu, %zu ids: gl differs from cpu (guards included)", rows, cols, n_ids);
+        free(got), free(want);
+
+        /* A bad id (negative, or one past the end) fails the call and writes nothing. */
+        size_t bad_at = n_ids / 2;
+        for (int kind = 0; kind < 2; kind++) {
+            ids[bad_at] = kind ? (int32_t)rows : -3;
+            tgl_backend *bk[2] = {p->gl, p->cpu};
+            for (int k = 0; k < 2; k++) {
+                float *out = gather_on(bk[k], table, rows, cols, ids, n_ids, &sg);
+                assert_int_equal(sg, TGL_ERR_INVALID_ARGUMENT);
+                char want_msg[64];
+                snprintf(want_msg, sizeof want_msg, "ids[%zu] = %d", bad_at, (int)ids[bad_at]);
+                if (!strstr(tgl_last_error(bk[k]), want_msg))
+                    fail_msg("%s: message '%s' does not name %s", tgl_backend_name(bk[k]), tgl_last_error(bk[k]),
+                             want_msg);
+                assert_int_equal(tgt_first_unpoisoned(out, 1 + n_ids * cols + GUARD), 1 + n_ids * cols + GUARD);
+                free(out);
+            }
+            ids[bad_at] = 0;
+        }
+        free(table), free(ids);
+    }
+}
+
+static void test_errors(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bk[2] = {p->gl, p->cpu};
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = bk[k];
+        tgl_ptr a;
+        float data[32] = {0}, back[32];
+        for (int i = 0; i < 32; i++)
+            data[i] = (float)i;
+        TGT_OK(b, tgl_alloc(b, sizeof data, &a));
+        TGT_OK(b, tgl_copy_htod(b, a, data, sizeof data));
+        TGT_EXPECT(b, tgl_rope(b, a, a, 1, 1, 1, 3, 0, 10000.0f, TGL_ROPE_NEOX), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_rope(b, a, a, 1, 1, 1, 4, 0, 1.0f, TGL_ROPE_NEOX), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_rope(b, a, a, 1, 1, 1, 4, 0, NAN, TGL_ROPE_NEOX), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_rope(b, a, a, 1, 1, 1, 4, 0, 1e4f, (tgl_rope_mode)2), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_rope(b, a, a + 4, 1, 2, 1, 4, 0, 1e4f, TGL_ROPE_NEOX), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_rope(b, a, a, 1, 3, 3, 4, 0, 1e4f, TGL_ROPE_NEOX), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_rope(b, a, a, 1, 2, 1, 4, (size_t)1 << 24, 1e4f, TGL_ROPE_NEOX), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_gather_rows(b, a, a + 64, a, 4, 4, 4), TGL_ERR_INVALID_ARGUMENT);   /* out overlaps */
+        TGT_EXPECT(b, tgl_gather_rows(b, a, a + 2, a + 64, 4, 4, 2), TGL_ERR_INVALID_ARGUMENT); /* misaligned ids */
+        TGT_EXPECT(b, tgl_gather_rows(b, a, a + 64, a + 96, 0, 4, 1), TGL_ERR_INVALID_ARGUMENT); /* empty table */
+        TGT_EXPECT(b, tgl_gather_rows(b, a, a + 64, a + 96, 8, 8, 1), TGL_ERR_INVALID_POINTER);  /* table too big */
+        TGT_OK(b, tgl_copy_dtoh(b, back, a, sizeof back));
+        assert_memory_equal(back, data, sizeof data);
+        TGT_OK(b, tgl_free(b, a));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_gather_rows),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests_name("ops/llm: rope, gather_rows (gl vs cpu)", tests, setup, teardown);
+}
