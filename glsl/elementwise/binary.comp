@@ -44,15 +44,10 @@ void main()
 {
     uint i = tgl_global_index();
 #ifdef TGL_VEC4
-    uint first = i * 4u;
-    if (first >= u_n)
+    // u_n counts vec4s here: the host sends a tail of 1..3 elements to the scalar variant
+    if (i >= u_n)
         return;
-    if (first + 4u <= u_n) {
-        y[u_y_off + i] = BINARY(a[u_a_off + i], b[u_b_off + i]);
-        return;
-    }
-    for (uint c = 0u; c < u_n - first; c++)
-        y[u_y_off + i][c] = BINARY(a[u_a_off + i][c], b[u_b_off + i][c]);
+    y[u_y_off + i] = BINARY(a[u_a_off + i], b[u_b_off + i]);
 #else
     if (i < u_n)
         y[u_y_off + i] = BINARY(a[u_a_off + i], b[u_b_off + i]);

@@ -22,15 +22,10 @@ void main()
 {
     uint i = tgl_global_index();
 #ifdef TGL_VEC4
-    uint first = i * 4u;
-    if (first >= u_n)
+    // u_n counts vec4s here: the host sends a tail of 1..3 elements to the scalar variant
+    if (i >= u_n)
         return;
-    if (first + 4u <= u_n) {
-        y[u_y_off + i] = vec4(u_value);
-        return;
-    }
-    for (uint c = 0u; c < u_n - first; c++)
-        y[u_y_off + i][c] = u_value;
+    y[u_y_off + i] = vec4(u_value);
 #else
     if (i < u_n)
         y[u_y_off + i] = u_value;

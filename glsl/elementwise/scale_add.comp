@@ -26,18 +26,11 @@ void main()
 {
     uint i = tgl_global_index();
 #ifdef TGL_VEC4
-    uint first = i * 4u;
-    if (first >= u_n)
+    // u_n counts vec4s here: the host sends a tail of 1..3 elements to the scalar variant
+    if (i >= u_n)
         return;
-    if (first + 4u <= u_n) {
-        vec4 ax = u_alpha * x[u_x_off + i];
-        y[u_y_off + i] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i];
-        return;
-    }
-    for (uint c = 0u; c < u_n - first; c++) {
-        float ax = u_alpha * x[u_x_off + i][c];
-        y[u_y_off + i][c] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i][c];
-    }
+    vec4 ax = u_alpha * x[u_x_off + i];
+    y[u_y_off + i] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i];
 #else
     if (i < u_n) {
         float ax = u_alpha * x[u_x_off + i];

@@ -1,6 +1,7 @@
 #version 430
 // out[i] = op(in[i]). One define picks the op (OP_NEG ... OP_CEIL); TGL_VEC4 makes each
-// invocation handle one vec4 (the host guarantees 16-byte-aligned windows), with a scalar tail.
+// invocation handle one vec4 (the host guarantees 16-byte-aligned windows and sends any tail
+// of 1..3 elements to the scalar variant).
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -63,15 +64,10 @@ void main()
 {
     uint i = tgl_global_index();
 #ifdef TGL_VEC4
-    uint first = i * 4u;
-    if (first >= u_n)
+    // u_n counts vec4s here: the host sends a tail of 1..3 elements to the scalar variant
+    if (i >= u_n)
         return;
-    if (first + 4u <= u_n) {
-        y[u_y_off + i] = UNARY(x[u_x_off + i]);
-        return;
-    }
-    for (uint c = 0u; c < u_n - first; c++)
-        y[u_y_off + i][c] = UNARY(x[u_x_off + i][c]);
+    y[u_y_off + i] = UNARY(x[u_x_off + i]);
 #else
     if (i < u_n)
         y[u_y_off + i] = UNARY(x[u_x_off + i]);

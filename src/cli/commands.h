@@ -4,4 +4,5 @@
 int tgl_cmd_info(int argc, char **argv);
 int tgl_cmd_kernels(int argc, char **argv);
 int tgl_cmd_version(int argc, char **argv);
+int tgl_cmd_bench(int argc, char **argv);
 #endif

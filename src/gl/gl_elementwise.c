@@ -2,7 +2,7 @@
  *
  * Each operand is bound as a window starting at its offset rounded down to the SSBO offset
  * alignment; the kernel adds the remainder (u_off) to its index. When every remainder is a
- * multiple of 4 elements, the vec4 variant runs (one vec4 per invocation, scalar tail).
+ * multiple of 4 elements, the vec4 variant runs (one vec4 per invocation).
  * Tensors larger than the SSBO block limit are processed in chunks. */
 #include "gl_internal.h"
 
@@ -38,45 +38,62 @@ static size_t chunk_elements(const tgl_gl_limits *l)
     return (size_t)(n < grid ? n : grid);
 }
 
-/* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. The
- * kernel's uniforms: 0 the count, 1.. the operands' offsets, 8.. the float parameters. */
+/* One dispatch over `count` elements from element `start` of every operand, with the vec4
+ * variant (count a multiple of 4, every window 16-byte aligned) or the scalar one. The kernel's
+ * uniforms: 0 the count (in vec4s for the vec4 variant), 1.. the operands' offsets in the same
+ * unit, 8.. the float parameters. */
+static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char *op, const tgl__view *v, int nv,
+                                 size_t start, size_t count, int vec4, const float *params, int nparams)
+{
+    tgl_gl_binding bind[MAX_OPERANDS];
+    GLuint pad[MAX_OPERANDS];
+    for (int i = 0; i < nv; i++) {
+        size_t pad_bytes;
+        bind[i] = tgl_gl_window(b, (tgl__view){v[i].buf, v[i].offset + start * F32}, count * F32, i == nv - 1,
+                                &pad_bytes);
+        pad[i] = (GLuint)(pad_bytes / F32);
+    }
+    char defines[96];
+    defines_for(defines, sizeof defines, op, vec4);
+    GLuint program;
+    tgl_status st = tgl_gl_program_get(b, kernel, defines, &program);
+    if (st)
+        return st;
+    size_t items = vec4 ? count / 4 : count;
+    glProgramUniform1ui(program, 0, (GLuint)items);
+    for (int i = 0; i < nv; i++)
+        glProgramUniform1ui(program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
+    for (int i = 0; i < nparams; i++)
+        glProgramUniform1f(program, 8 + i, params[i]);
+    uint32_t wg = tgl_gl_of(b)->limits.workgroup_size;
+    return tgl_gl_dispatch(b, program, bind, nv, (items + wg - 1) / wg);
+}
+
+/* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. Where every
+ * operand's window starts 16-byte aligned, the vec4 variant takes all whole vec4s and the
+ * scalar one the 1..3 elements left (a tail inside the vec4 kernel slows llvmpipe's code for
+ * the whole kernel by ~1.6x). */
 static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char *op,
                                   const tgl__view *v, int nv, size_t n, const float *params, int nparams)
 {
-    tgl_gl *gl = tgl_gl_of(b);
-    const tgl_gl_limits *l = &gl->limits;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t chunk = chunk_elements(l);
     if (chunk == 0)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "the device's SSBO block limit (%llu bytes) is too small",
                          (unsigned long long)l->max_ssbo_block);
     for (size_t start = 0; start < n; start += chunk) {
         size_t count = n - start < chunk ? n - start : chunk;
-        tgl_gl_binding bind[MAX_OPERANDS];
-        GLuint pad[MAX_OPERANDS];
-        int vec4 = 1;
-        for (int i = 0; i < nv; i++) {
-            size_t pad_bytes;
-            tgl__view at = {v[i].buf, v[i].offset + start * F32};
-            bind[i] = tgl_gl_window(b, at, count * F32, i == nv - 1, &pad_bytes);
-            pad[i] = (GLuint)(pad_bytes / F32);
-            /* vec4 needs 16-byte-aligned data and a window that holds the last whole vec4. */
-            if (pad[i] % 4 || bind[i].bytes < (pad_bytes + count * F32 + 15) / 16 * 16)
-                vec4 = 0;
-        }
-        char defines[96];
-        defines_for(defines, sizeof defines, op, vec4);
-        GLuint program;
-        tgl_status st = tgl_gl_program_get(b, kernel, defines, &program);
-        if (st)
-            return st;
-        glProgramUniform1ui(program, 0, (GLuint)count);
+        int vec4 = count >= 4;
         for (int i = 0; i < nv; i++)
-            glProgramUniform1ui(program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
-        for (int i = 0; i < nparams; i++)
-            glProgramUniform1f(program, 8 + i, params[i]);
-        uint64_t items = vec4 ? (count + 3) / 4 : count;
-        uint64_t groups = (items + l->workgroup_size - 1) / l->workgroup_size;
-        if ((st = tgl_gl_dispatch(b, program, bind, nv, groups)))
+            if ((v[i].offset + start * F32) % l->ssbo_align % 16)
+                vec4 = 0;
+        size_t body = vec4 ? count / 4 * 4 : 0;
+        tgl_status st = TGL_OK;
+        if (body)
+            st = dispatch_piece(b, kernel, op, v, nv, start, body, 1, params, nparams);
+        if (!st && count > body)
+            st = dispatch_piece(b, kernel, op, v, nv, start + body, count - body, 0, params, nparams);
+        if (st)
             return st;
     }
     return TGL_OK;
