@@ -129,10 +129,11 @@ struct tgl_device_info {
     uint32_t max_workgroup_count[3];   /* GL_MAX_COMPUTE_WORK_GROUP_COUNT */
     uint32_t max_workgroup_invocations;/* GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS */
     uint64_t max_shared_memory;        /* GL_MAX_COMPUTE_SHARED_MEMORY_SIZE (bytes) */
-    uint32_t workgroup_size;           /* the 1-D workgroup size tensorgl's kernels use */
+    uint32_t workgroup_size;           /* the 1-D workgroup size of element-wise kernels */
     uint64_t device_memory;            /* bytes of device memory the driver reports
                                           (GL_NVX_gpu_memory_info, GL_ATI_meminfo), or physical
                                           memory for the CPU backend; 0 = unknown */
+    uint32_t reduce_workgroup_size;    /* ... of kernels that reduce within a workgroup */
 };
 
 /* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL). */

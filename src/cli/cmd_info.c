@@ -39,9 +39,9 @@ int tgl_cmd_info(int argc, char **argv)
         printf("debug:          %s\n", i.debug ? "yes" : "no");
         printf("max ssbo block: %llu bytes\n", (unsigned long long)i.max_ssbo_block_size);
         printf("ssbo alignment: %llu bytes\n", (unsigned long long)i.ssbo_offset_alignment);
-        printf("workgroup size: max %u x %u x %u, %u invocations; kernels use %u\n",
+        printf("workgroup size: max %u x %u x %u, %u invocations; kernels use %u (reducing: %u)\n",
                i.max_workgroup_size[0], i.max_workgroup_size[1], i.max_workgroup_size[2],
-               i.max_workgroup_invocations, i.workgroup_size);
+               i.max_workgroup_invocations, i.workgroup_size, i.reduce_workgroup_size);
         printf("workgroups:     max %u x %u x %u\n", i.max_workgroup_count[0], i.max_workgroup_count[1],
                i.max_workgroup_count[2]);
         printf("shared memory:  %llu bytes\n", (unsigned long long)i.max_shared_memory);

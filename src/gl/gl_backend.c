@@ -50,6 +50,7 @@ static void gl_device_info(tgl_backend *b, struct tgl_device_info *info)
     info->max_shared_memory = l->shared_memory;
     info->workgroup_size = l->workgroup_size;
     info->device_memory = l->memory_bytes;
+    info->reduce_workgroup_size = l->reduce_workgroup_size;
 }
 
 static int reset_query_available(const tgl_egl *e)

@@ -34,6 +34,7 @@ typedef struct tgl_gl_limits {
     uint32_t wg_size[3], wg_count[3], wg_invocations;
     uint64_t shared_memory;
     uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
+    uint32_t reduce_workgroup_size; /* ... for kernels that reduce within a workgroup */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
@@ -54,7 +55,7 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
 
 /* ---- program cache (gl_programs.c) ---- */
 typedef struct tgl_gl_program {
-    char *key;          /* kernel name + '\n' + defines */
+    char *key;          /* kernel name, workgroup size and defines, '\n'-separated */
     GLuint program;
 } tgl_gl_program;
 typedef struct tgl_gl_programs {
@@ -99,7 +100,9 @@ void tgl_gl_test_inject(tgl_backend *b, int fault, GLenum error);
 
 /* Compiles and links a compute program from full source; `label` names it in errors. */
 tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const char *source, GLuint *out);
+/* The cached program of (kernel, defines) with the element-wise workgroup size, or with `wg`. */
 tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out);
+tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, GLuint *out);
 void tgl_gl_programs_free(tgl_gl_programs *p);
 
 /* ---- dispatch (gl_dispatch.c) ---- */

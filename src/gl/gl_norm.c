@@ -26,7 +26,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     char defines[96];
     defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL);
     GLuint prog;
-    tgl_status st = tgl_gl_program_get(b, "norm/rows", defines, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, "norm/rows", defines, tgl_gl_of(b)->limits.reduce_workgroup_size, &prog);
     if (st)
         return st;
     tgl_gl_binding bind[4];

@@ -94,9 +94,14 @@ static tgl_status remember(tgl_backend *b, tgl_gl_programs *cache, const char *k
 
 tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out)
 {
+    return tgl_gl_program_get_wg(b, kernel, defines, tgl_gl_of(b)->limits.workgroup_size, out);
+}
+
+tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, GLuint *out)
+{
     tgl_gl *gl = tgl_gl_of(b);
     char key[512];
-    int n = snprintf(key, sizeof key, "%s\n%s", kernel, defines ? defines : "");
+    int n = snprintf(key, sizeof key, "%s\n%u\n%s", kernel, wg, defines ? defines : "");
     if (n < 0 || (size_t)n >= sizeof key)
         return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: variant key too long", kernel);
     for (size_t i = 0; i < gl->programs.count; i++) {
@@ -105,7 +110,7 @@ tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *de
             return TGL_OK;
         }
     }
-    char *source = tgl_gl_kernel_source(kernel, defines, gl->egl.es, gl->limits.workgroup_size);
+    char *source = tgl_gl_kernel_source(kernel, defines, gl->egl.es, wg);
     if (!source)
         return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: source not embedded or no host memory", kernel);
     GLuint program = 0;

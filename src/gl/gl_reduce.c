@@ -38,7 +38,7 @@ typedef struct pass {
 static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *defines, const pass *p)
 {
     GLuint prog;
-    tgl_status st = tgl_gl_program_get(b, kernel, defines, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, kernel, defines, tgl_gl_of(b)->limits.reduce_workgroup_size, &prog);
     if (st)
         return st;
     glProgramUniform1ui(prog, 0, (GLuint)p->len);
