@@ -1,5 +1,11 @@
 // Linear invocation index over a 2-D grid of 1-D workgroups: the host splits large
 // dispatches over gl_NumWorkGroups.y when x would pass GL_MAX_COMPUTE_WORK_GROUP_COUNT.
+// Invocations in the whole grid: the stride of kernels that take TGL_ITEMS elements each.
+uint tgl_grid_invocations()
+{
+    return gl_NumWorkGroups.x * gl_NumWorkGroups.y * uint(TGL_WG_SIZE);
+}
+
 uint tgl_global_index()
 {
     uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;

@@ -4,6 +4,9 @@
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
+#ifndef TGL_ITEMS
+#define TGL_ITEMS 1
+#endif
 #include "common/index.glsl"
 #include "common/math.glsl"
 
@@ -40,16 +43,15 @@ layout(location = 1) uniform uint u_a_off;
 layout(location = 2) uniform uint u_b_off;
 layout(location = 3) uniform uint u_y_off;
 
+// Each invocation takes TGL_ITEMS elements (vec4s with TGL_VEC4), one grid apart, so accesses
+// stay coalesced; u_n counts in the same unit.
 void main()
 {
-    uint i = tgl_global_index();
-#ifdef TGL_VEC4
-    // u_n counts vec4s here: the host sends a tail of 1..3 elements to the scalar variant
-    if (i >= u_n)
-        return;
-    y[u_y_off + i] = BINARY(a[u_a_off + i], b[u_b_off + i]);
-#else
-    if (i < u_n)
+    uint first = tgl_global_index(), stride = tgl_grid_invocations();
+    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+        uint i = first + k * stride;
+        if (i >= u_n)
+            return;
         y[u_y_off + i] = BINARY(a[u_a_off + i], b[u_b_off + i]);
-#endif
+    }
 }

@@ -4,6 +4,9 @@
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
+#ifndef TGL_ITEMS
+#define TGL_ITEMS 1
+#endif
 #include "common/index.glsl"
 
 #ifdef TGL_VEC4
@@ -18,16 +21,15 @@ layout(location = 0) uniform uint u_n;
 layout(location = 1) uniform uint u_y_off;
 layout(location = 8) uniform float u_value;
 
+// Each invocation takes TGL_ITEMS elements (vec4s with TGL_VEC4), one grid apart, so accesses
+// stay coalesced; u_n counts in the same unit.
 void main()
 {
-    uint i = tgl_global_index();
-#ifdef TGL_VEC4
-    // u_n counts vec4s here: the host sends a tail of 1..3 elements to the scalar variant
-    if (i >= u_n)
-        return;
-    y[u_y_off + i] = vec4(u_value);
-#else
-    if (i < u_n)
-        y[u_y_off + i] = u_value;
-#endif
+    uint first = tgl_global_index(), stride = tgl_grid_invocations();
+    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+        uint i = first + k * stride;
+        if (i >= u_n)
+            return;
+        y[u_y_off + i] = ELEM(u_value);
+    }
 }

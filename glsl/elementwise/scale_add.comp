@@ -5,6 +5,9 @@
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
+#ifndef TGL_ITEMS
+#define TGL_ITEMS 1
+#endif
 #include "common/index.glsl"
 
 #ifdef TGL_VEC4
@@ -22,19 +25,16 @@ layout(location = 2) uniform uint u_y_off;
 layout(location = 8) uniform float u_alpha;
 layout(location = 9) uniform float u_beta;
 
+// Each invocation takes TGL_ITEMS elements (vec4s with TGL_VEC4), one grid apart, so accesses
+// stay coalesced; u_n counts in the same unit.
 void main()
 {
-    uint i = tgl_global_index();
-#ifdef TGL_VEC4
-    // u_n counts vec4s here: the host sends a tail of 1..3 elements to the scalar variant
-    if (i >= u_n)
-        return;
-    vec4 ax = u_alpha * x[u_x_off + i];
-    y[u_y_off + i] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i];
-#else
-    if (i < u_n) {
-        float ax = u_alpha * x[u_x_off + i];
+    uint first = tgl_global_index(), stride = tgl_grid_invocations();
+    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+        uint i = first + k * stride;
+        if (i >= u_n)
+            return;
+        ELEM ax = u_alpha * x[u_x_off + i];
         y[u_y_off + i] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i];
     }
-#endif
 }

@@ -22,10 +22,12 @@ static const char *const binary_defines[TGL_BINARY_COUNT] = {
 
 #define MAX_OPERANDS 3
 
-static void defines_for(char *out, size_t size, const char *op, int vec4)
+static void defines_for(char *out, size_t size, const char *op, int vec4, uint32_t items)
 {
-    snprintf(out, size, "%s%s%s%s", op ? "#define " : "", op ? op : "", op ? "\n" : "",
-             vec4 ? "#define TGL_VEC4\n" : "");
+    int n = snprintf(out, size, "%s%s%s%s", op ? "#define " : "", op ? op : "", op ? "\n" : "",
+                     vec4 ? "#define TGL_VEC4\n" : "");
+    if (items > 1 && n >= 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, "#define TGL_ITEMS %u\n", items);
 }
 
 /* Elements one dispatch may cover: every window (alignment pad + data + vec4 rounding) stays
@@ -53,8 +55,9 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
                                 &pad_bytes);
         pad[i] = (GLuint)(pad_bytes / F32);
     }
-    char defines[96];
-    defines_for(defines, sizeof defines, op, vec4);
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    char defines[128];
+    defines_for(defines, sizeof defines, op, vec4, l->items_per_invocation);
     GLuint program;
     tgl_status st = tgl_gl_program_get(b, kernel, defines, &program);
     if (st)
@@ -65,8 +68,8 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
         glProgramUniform1ui(program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
     for (int i = 0; i < nparams; i++)
         glProgramUniform1f(program, 8 + i, params[i]);
-    uint32_t wg = tgl_gl_of(b)->limits.workgroup_size;
-    return tgl_gl_dispatch(b, program, bind, nv, (items + wg - 1) / wg);
+    uint64_t per_group = (uint64_t)l->workgroup_size * l->items_per_invocation;
+    return tgl_gl_dispatch(b, program, bind, nv, (items + per_group - 1) / per_group);
 }
 
 /* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. Where every
@@ -127,17 +130,17 @@ tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx)
 {
-    char defines[96];
+    char defines[128];
     for (int vec4 = 0; vec4 <= 1; vec4++) {
-        defines_for(defines, sizeof defines, NULL, vec4);
+        defines_for(defines, sizeof defines, NULL, vec4, 1);
         fn(ctx, "elementwise/fill", defines);
         fn(ctx, "elementwise/scale_add", defines);
         for (int op = 0; op < TGL_UNARY_COUNT; op++) {
-            defines_for(defines, sizeof defines, unary_defines[op], vec4);
+            defines_for(defines, sizeof defines, unary_defines[op], vec4, 1);
             fn(ctx, "elementwise/unary", defines);
         }
         for (int op = 0; op < TGL_BINARY_COUNT; op++) {
-            defines_for(defines, sizeof defines, binary_defines[op], vec4);
+            defines_for(defines, sizeof defines, binary_defines[op], vec4, 1);
             fn(ctx, "elementwise/binary", defines);
         }
     }

@@ -35,6 +35,7 @@ typedef struct tgl_gl_limits {
     uint64_t shared_memory;
     uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
     uint32_t reduce_workgroup_size; /* ... for kernels that reduce within a workgroup */
+    uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);

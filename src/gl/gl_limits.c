@@ -9,14 +9,17 @@
  * single 8-wide group (measured on softmax 4096x1024: 52 ms at 256, 19 ms at 32, 14.6 ms at 8),
  * while element-wise kernels prefer 256 (add: 2.7 GB/s at 8, 8.4 at 256). NVIDIA takes 256 for
  * both. Unknown renderers take the default; every entry is clamped to the device's limits. */
+#ifndef TGL_NVIDIA_ITEMS
+#define TGL_NVIDIA_ITEMS 1
+#endif
 static const struct {
     const char *renderer_prefix;
-    uint32_t elementwise, reducing;
+    uint32_t elementwise, reducing, items;
 } wg_table[] = {
-    {"llvmpipe", 256, 8},
-    {"NVIDIA", 256, 256},
-    {"AMD", 256, 256},
-    {"Mesa Intel", 128, 128},
+    {"llvmpipe", 256, 8, 1},
+    {"NVIDIA", 256, 256, TGL_NVIDIA_ITEMS},
+    {"AMD", 256, 256, 1},
+    {"Mesa Intel", 128, 128, 1},
 };
 #define DEFAULT_WG_SIZE 128
 
@@ -58,13 +61,15 @@ static uint64_t get_u64(GLenum pname)
 
 static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
-    uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE;
+    uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
     for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++) {
         if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix))) {
             ew = wg_table[i].elementwise;
             red = wg_table[i].reducing;
+            items = wg_table[i].items;
         }
     }
+    l->items_per_invocation = items;
     l->workgroup_size = clamp_pow2(ew, l);
     l->reduce_workgroup_size = clamp_pow2(red, l);
 }

@@ -107,11 +107,17 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, int es, uint32
     const tgl_kernel_file *f = find_file(path);
     if (!f)
         return NULL;
+    /* ES: `precise` keeps compensated sums from being simplified away; ES 3.1 has it only
+     * through gpu_shader5. */
+    static const char es_preamble[] =
+        "#version 310 es\n"
+        "#if defined(GL_EXT_gpu_shader5)\n#extension GL_EXT_gpu_shader5 : enable\n#define TGL_HAS_PRECISE 1\n"
+        "#elif defined(GL_OES_gpu_shader5)\n#extension GL_OES_gpu_shader5 : enable\n#define TGL_HAS_PRECISE 1\n"
+        "#endif\n"
+        "precision highp float;\nprecision highp int;\n#define TGL_ES 1\n";
+    static const char gl_preamble[] = "#version 430 core\n";
     text t = {0};
-    if (es)
-        appendf(&t, "#version 310 es\nprecision highp float;\nprecision highp int;\n#define TGL_ES 1\n");
-    else
-        appendf(&t, "#version 430 core\n");
+    append_n(&t, es ? es_preamble : gl_preamble, strlen(es ? es_preamble : gl_preamble));
     appendf(&t, "#define TGL_WG_SIZE %u\n", wg_size);
     if (defines)
         append_n(&t, defines, strlen(defines));
