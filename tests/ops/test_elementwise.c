@@ -212,7 +212,8 @@ static void test_binary_all(void **state)
     }
 }
 
-/* Tiny SSBO and grid limits force many chunks and 2-D grids on any device. */
+/* Tiny SSBO and grid limits force many chunks and 2-D grids on any device, and 3 elements per
+ * invocation the grid-stride loop that some renderers' tuning uses. */
 static void test_chunked_and_2d_grid(void **state)
 {
     pair *p = *state;
@@ -220,6 +221,7 @@ static void test_chunked_and_2d_grid(void **state)
     tgl_gl_limits saved = gl->limits;
     gl->limits.max_ssbo_block = 4096 + 64;
     gl->limits.wg_count[0] = 3;
+    gl->limits.items_per_invocation = 3;
     size_t n = 100003;
     float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
     binary_input(&p->rng, TGL_BINARY_MUL, a, b, n);
@@ -228,6 +230,8 @@ static void test_chunked_and_2d_grid(void **state)
         compare(p, &ub, 1e-9, "silu (chunked)");
         run_args bb = {1, TGL_BINARY_MUL, 0, n, front, a, b};
         compare(p, &bb, 1e-10, "mul (chunked)");
+        run_args sq = {0, TGL_UNARY_SQUARE, 1, 4099, front, a, NULL};
+        compare(p, &sq, 1e-10, "square (3 per invocation, in place)");
     }
     gl->limits = saved;
     free(a);
