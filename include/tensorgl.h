@@ -197,9 +197,33 @@ TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_p
 TGL_API const char *tgl_unary_name(tgl_unary_op op);
 TGL_API const char *tgl_binary_name(tgl_binary_op op);
 
-/* ---- reductions (f32) -------------------------------------------------------------------- */
-
 #define TGL_MAX_DIMS 8
+
+/* ---- shapes (f32, row-major, up to TGL_MAX_DIMS dims) ------------------------------------ */
+
+/* The NumPy broadcast of two shapes (dims aligned from the right; each pair equal or one of
+ * them 1): writes max(a_ndim, b_ndim) dims to out_shape (room for TGL_MAX_DIMS) and their
+ * count to *out_ndim. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim outside 1..8, shapes that
+ * do not broadcast, naming the first dim that clashes). */
+TGL_API tgl_status tgl_broadcast_shape(const size_t *a_shape, size_t a_ndim, const size_t *b_shape,
+                                       size_t b_ndim, size_t *out_shape, size_t *out_ndim);
+
+/* out = a op bb with NumPy broadcasting; out has the broadcast shape (tgl_broadcast_shape).
+ * out may equal an input that is not broadcast (same shape) but must not otherwise overlap a
+ * or bb. Errors: TGL_ERR_INVALID_ARGUMENT (shapes that do not broadcast, bad op, overlap),
+ * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: an input larger than the SSBO block limit). */
+TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_ptr a, const size_t *a_shape,
+                                        size_t a_ndim, tgl_ptr bb, const size_t *b_shape, size_t b_ndim,
+                                        tgl_ptr out);
+
+/* Transposes axes: out has shape[perm[0]], ..., shape[perm[ndim-1]], and out[i0, ..., ik] =
+ * in at the coordinates those indices name. perm must hold each of 0..ndim-1 once; out must not
+ * overlap in. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim, perm not a permutation, overlap),
+ * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: input larger than the SSBO block limit). */
+TGL_API tgl_status tgl_permute(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape, size_t ndim,
+                               const size_t *perm);
+
+/* ---- reductions (f32) -------------------------------------------------------------------- */
 
 typedef enum { TGL_REDUCE_SUM, TGL_REDUCE_MEAN, TGL_REDUCE_MAX, TGL_REDUCE_MIN,
                TGL_REDUCE_PROD } tgl_reduce_op;

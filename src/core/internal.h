@@ -26,6 +26,15 @@ typedef struct tgl__config {
     char log_path[512];
 } tgl__config;
 
+/* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]
+ * (and bb likewise); a stride of 0 broadcasts. Used by tgl_binary_broadcast and tgl_permute. */
+typedef struct tgl__strided {
+    size_t ndim;
+    size_t shape[TGL_MAX_DIMS];
+    size_t a_stride[TGL_MAX_DIMS], b_stride[TGL_MAX_DIMS];
+    size_t n_out, n_a, n_b; /* element counts (n_b 0 without bb) */
+} tgl__strided;
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
@@ -59,6 +68,8 @@ typedef struct tgl__vtable {
     /* On a bad id: returns TGL_ERR_INVALID_ARGUMENT with *bad_pos set, having written nothing. */
     tgl_status (*gather_rows)(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                               size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
+    /* op >= 0: out = a op bb; op < 0: out = a (copy); see tgl__strided. */
+    tgl_status (*strided)(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);
     /* Row-wise ops: w and bias have buf == NULL when absent. */
     tgl_status (*rows)(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
                        size_t rows, size_t cols, float eps);

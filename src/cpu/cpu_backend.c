@@ -125,6 +125,7 @@ static const tgl__vtable cpu_vtable = {
     .cast = tgl_cpu_cast,
     .rope = tgl_cpu_rope,
     .gather_rows = tgl_cpu_gather_rows,
+    .strided = tgl_cpu_strided,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

@@ -83,6 +83,7 @@ static const tgl__vtable gl_vtable = {
     .cast = tgl_gl_cast,
     .rope = tgl_gl_rope,
     .gather_rows = tgl_gl_gather_rows,
+    .strided = tgl_gl_strided,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

@@ -135,4 +135,5 @@ void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *d
     tgl_gl_rows_variants(fn, ctx);
     tgl_gl_cast_variants(fn, ctx);
     tgl_gl_llm_variants(fn, ctx);
+    tgl_gl_shape_variants(fn, ctx);
 }
