@@ -199,6 +199,20 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
 
 #define TGL_MAX_DIMS 8
 
+/* out[i] = expr evaluated on inputs[0..n_inputs-1] at i, in one kernel, e.g.
+ * tgl_map(b, "sqrt(a*b + c)", (tgl_ptr[]){x, y, z}, 3, out, n). Inputs are named a, b, c, ...
+ * (at most 8). The grammar: numbers, inputs, + - * /, unary minus, parentheses, and the
+ * functions named like the unary ops (exp(x), gelu(x), ...) and binary ops (pow(x, y), max(x, y),
+ * ...), plus clamp(x, lo, hi) = min(max(x, lo), hi) and select(c, x, y) = c != 0 ? x : y. Each
+ * function computes what the op of that name computes. The text is parsed into a tree (at most
+ * 4096 bytes, 256 operations and operands, nesting 32 deep) and never pasted into GLSL; GL builds
+ * and caches one kernel per distinct tree. out may equal an input exactly.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (a malformed expression: the message gives the position and
+ *   what was expected; an input beyond n_inputs; n_inputs over 8; NULL; overlap),
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_SHADER. */
+TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inputs, size_t n_inputs, tgl_ptr out,
+                           size_t n);
+
 /* ---- shapes (f32, row-major, up to TGL_MAX_DIMS dims) ------------------------------------ */
 
 /* The NumPy broadcast of two shapes (dims aligned from the right; each pair equal or one of

@@ -1,6 +1,7 @@
 /* `tensorgl bench ops`: times element-wise add, a 1-D sum and row softmax on the default backend
  * (TGL_BACKEND picks it), each against a plain single-threaded C loop doing the same work on the
- * host in the same run, and prints both figures and their ratio. Each figure is the best of a
+ * host in the same run, and prints both figures and their ratio; then the fused expression
+ * sqrt(a*b + c) through tgl_map against the same three ops run separately, on the backend. Each figure is the best of a
  * few repetitions of `iters` back-to-back calls followed by one tgl_synchronize. */
 #include "commands.h"
 #include "tensorgl.h"
@@ -185,6 +186,34 @@ int tgl_cmd_bench(int argc, char **argv)
     report(what, best, host_softmax(h, h3, c.sm_rows, c.sm_cols, c.reps < 3 ? c.reps : 3),
            2.0 * c.sm_rows * c.sm_cols * sizeof(float), info.backend);
 
+    /* Fused vs separate: sqrt(a*b + c) on add_n elements (c = y from the add above). */
+    tgl_ptr t;
+    TRY(tgl_alloc(b, c.add_n * sizeof(float), &t));
+    const tgl_ptr args[3] = {a, x, y};
+    double fused = 1e30, separate = 1e30;
+    TRY(tgl_map(b, "sqrt(a*b + c)", args, 3, t, c.add_n));
+    TRY(tgl_binary(b, TGL_BINARY_MUL, a, x, t, c.add_n));
+    for (int r = 0; r < c.reps; r++) {
+        TRY(tgl_synchronize(b));
+        double t0 = now_s();
+        for (int i = 0; i < c.iters; i++)
+            TRY(tgl_map(b, "sqrt(a*b + c)", args, 3, t, c.add_n));
+        TRY(tgl_synchronize(b));
+        double t1 = now_s();
+        for (int i = 0; i < c.iters; i++) {
+            TRY(tgl_binary(b, TGL_BINARY_MUL, a, x, t, c.add_n));
+            TRY(tgl_binary(b, TGL_BINARY_ADD, t, y, t, c.add_n));
+            TRY(tgl_unary(b, TGL_UNARY_SQRT, t, t, c.add_n));
+        }
+        TRY(tgl_synchronize(b));
+        double t2 = now_s();
+        fused = (t1 - t0) / c.iters < fused ? (t1 - t0) / c.iters : fused;
+        separate = (t2 - t1) / c.iters < separate ? (t2 - t1) / c.iters : separate;
+    }
+    snprintf(what, sizeof what, "sqrt(a*b+c), %zu floats", c.add_n);
+    printf("%-28s %10.3f ms fused (tgl_map)   %10.3f ms as mul, add, sqrt   fused %.2fx faster\n", what,
+           fused * 1e3, separate * 1e3, separate / fused);
+    tgl_free(b, t);
     tgl_free(b, a);
     tgl_free(b, x);
     tgl_free(b, y);

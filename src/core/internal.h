@@ -3,6 +3,7 @@
 #define TGL_CORE_INTERNAL_H
 
 #include "tensorgl.h"
+#include "expr.h"
 #include "handles.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +71,8 @@ typedef struct tgl__vtable {
                               size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
     /* op >= 0: out = a op bb; op < 0: out = a (copy); see tgl__strided. */
     tgl_status (*strided)(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);
+    tgl_status (*map)(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
+                      size_t n);
     /* Row-wise ops: w and bias have buf == NULL when absent. */
     tgl_status (*rows)(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
                        size_t rows, size_t cols, float eps);

@@ -126,6 +126,7 @@ static const tgl__vtable cpu_vtable = {
     .rope = tgl_cpu_rope,
     .gather_rows = tgl_cpu_gather_rows,
     .strided = tgl_cpu_strided,
+    .map = tgl_cpu_map,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

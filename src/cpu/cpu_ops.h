@@ -23,5 +23,7 @@ tgl_status tgl_cpu_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows
 tgl_status tgl_cpu_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                                size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
 tgl_status tgl_cpu_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);
+tgl_status tgl_cpu_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
+                       size_t n);
 
 #endif

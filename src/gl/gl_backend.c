@@ -84,6 +84,7 @@ static const tgl__vtable gl_vtable = {
     .rope = tgl_gl_rope,
     .gather_rows = tgl_gl_gather_rows,
     .strided = tgl_gl_strided,
+    .map = tgl_gl_map,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

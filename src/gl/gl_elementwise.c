@@ -7,27 +7,34 @@
 #include "gl_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define F32 sizeof(float)
+#define MAX_OPERANDS 9 /* tgl_map: 8 inputs and the output */
 
-/* Per-op define names, indexed by the public enums. */
+/* Per-op defines, indexed by the public enums. */
 static const char *const unary_defines[TGL_UNARY_COUNT] = {
-    "OP_NEG", "OP_ABS", "OP_EXP", "OP_LOG", "OP_SQRT", "OP_RSQRT", "OP_RECIP", "OP_SQUARE",
-    "OP_SIN", "OP_COS", "OP_TANH", "OP_SIGMOID", "OP_RELU", "OP_GELU", "OP_SILU", "OP_FLOOR",
-    "OP_CEIL",
+    "#define OP_NEG\n", "#define OP_ABS\n", "#define OP_EXP\n", "#define OP_LOG\n", "#define OP_SQRT\n",
+    "#define OP_RSQRT\n", "#define OP_RECIP\n", "#define OP_SQUARE\n", "#define OP_SIN\n", "#define OP_COS\n",
+    "#define OP_TANH\n", "#define OP_SIGMOID\n", "#define OP_RELU\n", "#define OP_GELU\n", "#define OP_SILU\n",
+    "#define OP_FLOOR\n", "#define OP_CEIL\n",
 };
 static const char *const binary_defines[TGL_BINARY_COUNT] = {
-    "OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_MAX", "OP_MIN", "OP_POW",
+    "#define OP_ADD\n", "#define OP_SUB\n", "#define OP_MUL\n", "#define OP_DIV\n",
+    "#define OP_MAX\n", "#define OP_MIN\n", "#define OP_POW\n",
 };
 
-#define MAX_OPERANDS 3
-
-static void defines_for(char *out, size_t size, const char *op, int vec4, uint32_t items)
+/* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory). */
+static char *defines_for(const char *prefix, int vec4, uint32_t items)
 {
-    int n = snprintf(out, size, "%s%s%s%s", op ? "#define " : "", op ? op : "", op ? "\n" : "",
-                     vec4 ? "#define TGL_VEC4\n" : "");
-    if (items > 1 && n >= 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, "#define TGL_ITEMS %u\n", items);
+    size_t size = strlen(prefix) + 64;
+    char *out = malloc(size);
+    if (out)
+        snprintf(out, size, "%s%s", prefix, vec4 ? "#define TGL_VEC4\n" : "");
+    if (out && items > 1)
+        snprintf(out + strlen(out), size - strlen(out), "#define TGL_ITEMS %u\n", items);
+    return out;
 }
 
 /* Elements one dispatch may cover: every window (alignment pad + data + vec4 rounding) stays
@@ -44,7 +51,7 @@ static size_t chunk_elements(const tgl_gl_limits *l)
  * variant (count a multiple of 4, every window 16-byte aligned) or the scalar one. The kernel's
  * uniforms: 0 the count (in vec4s for the vec4 variant), 1.. the operands' offsets in the same
  * unit, 8.. the float parameters. */
-static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char *op, const tgl__view *v, int nv,
+static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v, int nv,
                                  size_t start, size_t count, int vec4, const float *params, int nparams)
 {
     tgl_gl_binding bind[MAX_OPERANDS];
@@ -56,10 +63,12 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
         pad[i] = (GLuint)(pad_bytes / F32);
     }
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    char defines[128];
-    defines_for(defines, sizeof defines, op, vec4, l->items_per_invocation);
+    char *defines = defines_for(prefix, vec4, l->items_per_invocation);
+    if (!defines)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for its defines", kernel);
     GLuint program;
     tgl_status st = tgl_gl_program_get(b, kernel, defines, &program);
+    free(defines);
     if (st)
         return st;
     size_t items = vec4 ? count / 4 : count;
@@ -72,12 +81,13 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
     return tgl_gl_dispatch(b, program, bind, nv, (items + per_group - 1) / per_group);
 }
 
-/* Runs `kernel` over n elements; operands v[0..nv-2] are read, v[nv-1] is written. Where every
+/* Runs `kernel` over n elements, with `prefix` (its own #define lines) ahead of the variant's;
+ * operands v[0..nv-2] are read, v[nv-1] is written. Where every
  * operand's window starts 16-byte aligned, the vec4 variant takes all whole vec4s and the
  * scalar one the 1..3 elements left (a tail inside the vec4 kernel slows llvmpipe's code for
  * the whole kernel by ~1.6x). */
-static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char *op,
-                                  const tgl__view *v, int nv, size_t n, const float *params, int nparams)
+tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v,
+                                  int nv, size_t n, const float *params, int nparams)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t chunk = chunk_elements(l);
@@ -93,9 +103,9 @@ static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char
         size_t body = vec4 ? count / 4 * 4 : 0;
         tgl_status st = TGL_OK;
         if (body)
-            st = dispatch_piece(b, kernel, op, v, nv, start, body, 1, params, nparams);
+            st = dispatch_piece(b, kernel, prefix, v, nv, start, body, 1, params, nparams);
         if (!st && count > body)
-            st = dispatch_piece(b, kernel, op, v, nv, start + body, count - body, 0, params, nparams);
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + body, count - body, 0, params, nparams);
         if (st)
             return st;
     }
@@ -105,43 +115,44 @@ static tgl_status run_elementwise(tgl_backend *b, const char *kernel, const char
 tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n)
 {
     const tgl__view v[2] = {in, out};
-    return run_elementwise(b, "elementwise/unary", unary_defines[op], v, 2, n, NULL, 0);
+    return tgl_gl_run_elementwise(b, "elementwise/unary", unary_defines[op], v, 2, n, NULL, 0);
 }
 
 tgl_status tgl_gl_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb, tgl__view out,
                          size_t n)
 {
     const tgl__view v[3] = {a, bb, out};
-    return run_elementwise(b, "elementwise/binary", binary_defines[op], v, 3, n, NULL, 0);
+    return tgl_gl_run_elementwise(b, "elementwise/binary", binary_defines[op], v, 3, n, NULL, 0);
 }
 
 tgl_status tgl_gl_fill(tgl_backend *b, tgl__view out, float value, size_t n)
 {
-    return run_elementwise(b, "elementwise/fill", NULL, &out, 1, n, &value, 1);
+    return tgl_gl_run_elementwise(b, "elementwise/fill", "", &out, 1, n, &value, 1);
 }
 
 tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n)
 {
     const tgl__view v[2] = {x, y};
     const float ab[2] = {alpha, beta};
-    return run_elementwise(b, "elementwise/scale_add", NULL, v, 2, n, ab, 2);
+    return tgl_gl_run_elementwise(b, "elementwise/scale_add", "", v, 2, n, ab, 2);
 }
 
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx)
 {
-    char defines[128];
     for (int vec4 = 0; vec4 <= 1; vec4++) {
-        defines_for(defines, sizeof defines, NULL, vec4, 1);
-        fn(ctx, "elementwise/fill", defines);
-        fn(ctx, "elementwise/scale_add", defines);
-        for (int op = 0; op < TGL_UNARY_COUNT; op++) {
-            defines_for(defines, sizeof defines, unary_defines[op], vec4, 1);
-            fn(ctx, "elementwise/unary", defines);
+        char *d = defines_for("", vec4, 1);
+        if (d) {
+            fn(ctx, "elementwise/fill", d);
+            fn(ctx, "elementwise/scale_add", d);
         }
-        for (int op = 0; op < TGL_BINARY_COUNT; op++) {
-            defines_for(defines, sizeof defines, binary_defines[op], vec4, 1);
-            fn(ctx, "elementwise/binary", defines);
+        free(d);
+        for (int op = 0; op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
+            int unary = op < TGL_UNARY_COUNT;
+            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], vec4, 1);
+            if (dv)
+                fn(ctx, unary ? "elementwise/unary" : "elementwise/binary", dv);
+            free(dv);
         }
     }
 }

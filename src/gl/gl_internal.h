@@ -143,6 +143,10 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
                        size_t rows, size_t cols, float eps);
 void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* Runs an element-wise kernel (bindings 0..nv-1, the last written; uniforms: 0 the count,
+ * 1..nv the operands' offsets, 8.. float params) over n elements, vec4 where aligned. */
+tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v,
+                                  int nv, size_t n, const float *params, int nparams);
 tgl_status tgl_gl_fill(tgl_backend *b, tgl__view out, float value, size_t n);
 tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n);
 tgl_status tgl_gl_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n);
@@ -154,6 +158,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
 void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);
 void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
+                      size_t n);
+void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx);
 

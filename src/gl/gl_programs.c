@@ -85,7 +85,7 @@ static tgl_status remember(tgl_backend *b, tgl_gl_programs *cache, const char *k
         cache->items = items;
         cache->cap = cap;
     }
-    char *copy = strdup(key);
+    char *copy = strdup(key); /* the caller frees its own */
     if (!copy)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "no host memory for the program cache");
     cache->items[cache->count++] = (tgl_gl_program){.key = copy, .program = program};
@@ -100,30 +100,34 @@ tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *de
 tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, GLuint *out)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    char key[512];
-    int n = snprintf(key, sizeof key, "%s\n%u\n%s", kernel, wg, defines ? defines : "");
-    if (n < 0 || (size_t)n >= sizeof key)
-        return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: variant key too long", kernel);
+    if (!defines)
+        defines = "";
+    size_t size = strlen(kernel) + strlen(defines) + 16;
+    char *key = malloc(size);
+    if (!key)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for the cache key", kernel);
+    snprintf(key, size, "%s\n%u\n%s", kernel, wg, defines);
     for (size_t i = 0; i < gl->programs.count; i++) {
         if (!strcmp(gl->programs.items[i].key, key)) {
             *out = gl->programs.items[i].program;
+            free(key);
             return TGL_OK;
         }
     }
     char *source = tgl_gl_kernel_source(kernel, defines, gl->egl.es, wg);
-    if (!source)
+    if (!source) {
+        free(key);
         return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: source not embedded or no host memory", kernel);
+    }
     GLuint program = 0;
     tgl_status st = tgl_gl_program_from_source(b, kernel, source, &program);
     free(source);
-    if (st)
-        return st;
-    if ((st = remember(b, &gl->programs, key, program))) {
+    if (!st && (st = remember(b, &gl->programs, key, program)))
         glDeleteProgram(program);
-        return st;
-    }
-    *out = program;
-    return TGL_OK;
+    free(key);
+    if (!st)
+        *out = program;
+    return st;
 }
 
 void tgl_gl_programs_free(tgl_gl_programs *p)

@@ -136,4 +136,5 @@ void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *d
     tgl_gl_cast_variants(fn, ctx);
     tgl_gl_llm_variants(fn, ctx);
     tgl_gl_shape_variants(fn, ctx);
+    tgl_gl_map_variants(fn, ctx);
 }

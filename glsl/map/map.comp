@@ -1,0 +1,97 @@
+#version 430
+// tgl_map: y[i] = MAP_EXPR, an expression the host generates from the parsed tree (never from
+// the user's text) out of the names below: X0.. for the inputs the expression uses (renumbered
+// in order), TGL_NUM(bits) for numbers as exact bit patterns, and the functions of
+// common/math.glsl plus the helpers here. Inputs sit at bindings 0..MAP_INPUTS-1 with their
+// offsets at locations 1..MAP_INPUTS; the output at binding MAP_INPUTS, its offset at
+// location MAP_INPUTS + 1 (the element-wise runner's layout). TGL_VEC4 and TGL_ITEMS as in
+// elementwise/unary.comp.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#ifndef TGL_ITEMS
+#define TGL_ITEMS 1
+#endif
+#include "common/index.glsl"
+#include "common/math.glsl"
+
+#ifndef MAP_EXPR // only for standalone validation of this file
+#define MAP_INPUTS 2
+#define MAP_OUT_BINDING 2
+#define MAP_OUT_LOC 3
+#define MAP_EXPR tgl_select(X0, tgl_square(X1), tgl_recip(tgl_neg(X0) + TGL_NUM(0x3f800000u)))
+#endif
+
+#ifdef TGL_VEC4
+#define ELEM vec4
+#else
+#define ELEM float
+#endif
+#define TGL_NUM(bits) ELEM(uintBitsToFloat(bits))
+
+layout(local_size_x = TGL_WG_SIZE) in;
+#if MAP_INPUTS > 0
+layout(std430, binding = 0) readonly buffer In0 { ELEM in0[]; };
+layout(location = 1) uniform uint u_off0;
+#define X0 in0[u_off0 + i]
+#endif
+#if MAP_INPUTS > 1
+layout(std430, binding = 1) readonly buffer In1 { ELEM in1[]; };
+layout(location = 2) uniform uint u_off1;
+#define X1 in1[u_off1 + i]
+#endif
+#if MAP_INPUTS > 2
+layout(std430, binding = 2) readonly buffer In2 { ELEM in2[]; };
+layout(location = 3) uniform uint u_off2;
+#define X2 in2[u_off2 + i]
+#endif
+#if MAP_INPUTS > 3
+layout(std430, binding = 3) readonly buffer In3 { ELEM in3[]; };
+layout(location = 4) uniform uint u_off3;
+#define X3 in3[u_off3 + i]
+#endif
+#if MAP_INPUTS > 4
+layout(std430, binding = 4) readonly buffer In4 { ELEM in4[]; };
+layout(location = 5) uniform uint u_off4;
+#define X4 in4[u_off4 + i]
+#endif
+#if MAP_INPUTS > 5
+layout(std430, binding = 5) readonly buffer In5 { ELEM in5[]; };
+layout(location = 6) uniform uint u_off5;
+#define X5 in5[u_off5 + i]
+#endif
+#if MAP_INPUTS > 6
+layout(std430, binding = 6) readonly buffer In6 { ELEM in6[]; };
+layout(location = 7) uniform uint u_off6;
+#define X6 in6[u_off6 + i]
+#endif
+#if MAP_INPUTS > 7
+layout(std430, binding = 7) readonly buffer In7 { ELEM in7[]; };
+layout(location = 8) uniform uint u_off7;
+#define X7 in7[u_off7 + i]
+#endif
+layout(std430, binding = MAP_OUT_BINDING) writeonly buffer Dst { ELEM y[]; };
+layout(location = 0) uniform uint u_n;
+layout(location = MAP_OUT_LOC) uniform uint u_y_off;
+
+// Functions rather than inline text, so a nested argument is generated (and evaluated) once.
+float tgl_neg(float x) { return -x; }
+vec4 tgl_neg(vec4 x) { return -x; }
+float tgl_recip(float x) { return 1.0 / x; }
+vec4 tgl_recip(vec4 x) { return 1.0 / x; }
+float tgl_square(float x) { return x * x; }
+vec4 tgl_square(vec4 x) { return x * x; }
+float tgl_select(float c, float x, float y) { return c != 0.0 ? x : y; }
+vec4 tgl_select(vec4 c, vec4 x, vec4 y) { return mix(y, x, notEqual(c, vec4(0.0))); }
+
+void main()
+{
+    uint first = tgl_global_index(), stride = tgl_grid_invocations();
+    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+        uint i = first + k * stride;
+        if (i >= u_n)
+            return;
+        y[u_y_off + i] = MAP_EXPR;
+    }
+}

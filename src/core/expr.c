@@ -1,0 +1,247 @@
+/* Recursive-descent parser for tgl_map expressions (grammar in expr.h). Every limit (length,
+ * nodes, depth) is checked before it could be exceeded, so hostile text costs bounded work. */
+#include "expr.h"
+
+#include "tensorgl.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parser {
+    const char *text, *p;
+    tgl_expr *out;
+    int depth;
+    char *err;
+    size_t err_size;
+    int failed;
+} parser;
+
+__attribute__((format(printf, 2, 3))) static int fail(parser *ps, const char *fmt, ...)
+{
+    if (ps->failed)
+        return -1;
+    ps->failed = 1;
+    int n = snprintf(ps->err, ps->err_size, "position %zu: ", (size_t)(ps->p - ps->text));
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < ps->err_size)
+        vsnprintf(ps->err + n, ps->err_size - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void skip_space(parser *ps)
+{
+    while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')
+        ps->p++;
+}
+
+/* What the parser sees at p, for messages. */
+static const char *found(parser *ps, char *buf, size_t size)
+{
+    if (!*ps->p)
+        return "the end";
+    if (isprint((unsigned char)*ps->p))
+        snprintf(buf, size, "'%c'", *ps->p);
+    else
+        snprintf(buf, size, "byte 0x%02x", (unsigned char)*ps->p);
+    return buf;
+}
+
+static int add_node(parser *ps, tgl_expr_node n)
+{
+    if (ps->out->count >= TGL_EXPR_MAX_NODES)
+        return fail(ps, "expression has more than %d operations and operands", TGL_EXPR_MAX_NODES);
+    ps->out->node[ps->out->count] = n;
+    return (int)ps->out->count++;
+}
+
+static int parse_expr(parser *ps);
+
+static int expect(parser *ps, char c, const char *what)
+{
+    skip_space(ps);
+    if (*ps->p != c) {
+        char buf[16];
+        return fail(ps, "expected %s, found %s", what, found(ps, buf, sizeof buf));
+    }
+    ps->p++;
+    return 0;
+}
+
+static int parse_number(parser *ps)
+{
+    const char *s = ps->p;
+    while (isdigit((unsigned char)*ps->p))
+        ps->p++;
+    if (*ps->p == '.')
+        for (ps->p++; isdigit((unsigned char)*ps->p); ps->p++)
+            ;
+    if (ps->p == s + 1 && *s == '.')
+        return fail(ps, "expected digits around '.'");
+    if (*ps->p == 'e' || *ps->p == 'E') {
+        const char *e = ps->p++;
+        if (*ps->p == '+' || *ps->p == '-')
+            ps->p++;
+        if (!isdigit((unsigned char)*ps->p)) {
+            ps->p = e;
+            return fail(ps, "expected digits after the exponent");
+        }
+        while (isdigit((unsigned char)*ps->p))
+            ps->p++;
+    }
+    char buf[64];
+    size_t len = (size_t)(ps->p - s);
+    if (len >= sizeof buf) {
+        ps->p = s;
+        return fail(ps, "number longer than %zu characters", sizeof buf - 1);
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    float v = strtof(buf, NULL);
+    if (!isfinite(v)) {
+        ps->p = s;
+        return fail(ps, "number %s is out of f32 range", buf);
+    }
+    return add_node(ps, (tgl_expr_node){.kind = TGL_EXPR_NUMBER, .value = v});
+}
+
+/* Looks a function name up: kind and op, and how many arguments it takes (0 = unknown). */
+static int lookup(const char *name, size_t len, tgl_expr_kind *kind, int *op)
+{
+    for (int i = 0; i < TGL_UNARY_COUNT; i++)
+        if (strlen(tgl_unary_name(i)) == len && !strncmp(name, tgl_unary_name(i), len))
+            return *kind = TGL_EXPR_UNARY, *op = i, 1;
+    for (int i = 0; i < TGL_BINARY_COUNT; i++)
+        if (strlen(tgl_binary_name(i)) == len && !strncmp(name, tgl_binary_name(i), len))
+            return *kind = TGL_EXPR_BINARY, *op = i, 2;
+    if (len == 5 && !strncmp(name, "clamp", 5))
+        return *kind = TGL_EXPR_CLAMP, *op = 0, 3;
+    if (len == 6 && !strncmp(name, "select", 6))
+        return *kind = TGL_EXPR_SELECT, *op = 0, 3;
+    return 0;
+}
+
+static int parse_name(parser *ps)
+{
+    const char *s = ps->p;
+    while (isalnum((unsigned char)*ps->p) || *ps->p == '_')
+        ps->p++;
+    size_t len = (size_t)(ps->p - s);
+    skip_space(ps);
+    if (*ps->p != '(') {
+        if (len == 1 && *s >= 'a' && *s < 'a' + TGL_EXPR_MAX_INPUTS) {
+            ps->out->inputs_used |= 1u << (*s - 'a');
+            return add_node(ps, (tgl_expr_node){.kind = TGL_EXPR_INPUT, .op = *s - 'a'});
+        }
+        ps->p = s;
+        return fail(ps, "unknown name '%.*s' (inputs are a..h; functions need '(')", (int)(len > 32 ? 32 : len), s);
+    }
+    tgl_expr_node n = {0};
+    int arity = lookup(s, len, &n.kind, &n.op);
+    if (!arity) {
+        ps->p = s;
+        return fail(ps, "unknown function '%.*s'", (int)(len > 32 ? 32 : len), s);
+    }
+    ps->p++; /* '(' */
+    for (int k = 0; k < arity; k++) {
+        if (k && expect(ps, ',', arity == 2 ? "',' and a second argument" : "',' and another argument") < 0)
+            return -1;
+        int a = parse_expr(ps);
+        if (a < 0)
+            return -1;
+        n.arg[k] = (uint16_t)a;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "')' after %d argument%s of %.*s", arity, arity > 1 ? "s" : "", (int)len, s);
+    if (expect(ps, ')', what) < 0)
+        return -1;
+    return add_node(ps, n);
+}
+
+static int parse_factor(parser *ps)
+{
+    skip_space(ps);
+    if (++ps->depth > TGL_EXPR_MAX_DEPTH)
+        return fail(ps, "expression nests deeper than %d", TGL_EXPR_MAX_DEPTH);
+    int r;
+    char c = *ps->p, buf[16];
+    if (c == '-') {
+        ps->p++;
+        int a = parse_factor(ps);
+        r = a < 0 ? -1 : add_node(ps, (tgl_expr_node){.kind = TGL_EXPR_UNARY, .op = TGL_UNARY_NEG, .arg = {(uint16_t)a}});
+    } else if (c == '(') {
+        ps->p++;
+        r = parse_expr(ps);
+        if (r >= 0 && expect(ps, ')', "')'") < 0)
+            r = -1;
+    } else if (isdigit((unsigned char)c) || c == '.') {
+        r = parse_number(ps);
+    } else if (isalpha((unsigned char)c)) {
+        r = parse_name(ps);
+    } else {
+        r = fail(ps, "expected a number, an input, a function or '(', found %s", found(ps, buf, sizeof buf));
+    }
+    ps->depth--;
+    return r;
+}
+
+static int parse_chain(parser *ps, int terms)
+{
+    int left = terms ? parse_factor(ps) : parse_chain(ps, 1);
+    while (left >= 0) {
+        skip_space(ps);
+        char c = *ps->p;
+        int op;
+        if (terms && (c == '*' || c == '/'))
+            op = c == '*' ? TGL_BINARY_MUL : TGL_BINARY_DIV;
+        else if (!terms && (c == '+' || c == '-'))
+            op = c == '+' ? TGL_BINARY_ADD : TGL_BINARY_SUB;
+        else
+            break;
+        ps->p++;
+        int right = terms ? parse_factor(ps) : parse_chain(ps, 1);
+        if (right < 0)
+            return -1;
+        left = add_node(ps, (tgl_expr_node){.kind = TGL_EXPR_BINARY, .op = op,
+                                            .arg = {(uint16_t)left, (uint16_t)right}});
+    }
+    return left;
+}
+
+static int parse_expr(parser *ps)
+{
+    if (++ps->depth > TGL_EXPR_MAX_DEPTH)
+        return fail(ps, "expression nests deeper than %d", TGL_EXPR_MAX_DEPTH);
+    int r = parse_chain(ps, 0);
+    ps->depth--;
+    return r;
+}
+
+int tgl_expr_parse(const char *text, tgl_expr *out, char *err, size_t err_size)
+{
+    parser ps = {text, text, out, 0, err, err_size, 0};
+    out->count = 0;
+    out->inputs_used = 0;
+    size_t len = strnlen(text, TGL_EXPR_MAX_LEN + 1);
+    if (len > TGL_EXPR_MAX_LEN) {
+        snprintf(err, err_size, "expression longer than %d bytes", TGL_EXPR_MAX_LEN);
+        return 0;
+    }
+    int root = parse_expr(&ps);
+    if (root >= 0) {
+        skip_space(&ps);
+        if (*ps.p) {
+            char buf[16];
+            root = fail(&ps, "expected an operator or the end, found %s", found(&ps, buf, sizeof buf));
+        }
+    }
+    if (root < 0)
+        return 0;
+    out->root = (uint16_t)root;
+    return 1;
+}

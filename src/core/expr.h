@@ -1,0 +1,50 @@
+/* Fused element-wise expressions (tgl_map): the parsed tree shared by the backends.
+ *
+ * Grammar (whitespace anywhere between tokens):
+ *   expr    := term (('+' | '-') term)*
+ *   term    := factor (('*' | '/') factor)*
+ *   factor  := '-' factor | primary
+ *   primary := NUMBER | INPUT | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+ *   INPUT   := 'a' .. 'h'  (the inputs, in order)
+ *   NAME    := a tgl_unary_op name (1 argument), a tgl_binary_op name (2), clamp (3: x, lo,
+ *              hi = min(max(x, lo), hi)) or select (3: c, x, y = c != 0 ? x : y)
+ *   NUMBER  := decimal digits with an optional fraction and exponent (finite in f32)
+ * The text is only ever parsed: backends see the tree. */
+#ifndef TGL_CORE_EXPR_H
+#define TGL_CORE_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TGL_EXPR_MAX_LEN 4096
+#define TGL_EXPR_MAX_NODES 256
+#define TGL_EXPR_MAX_DEPTH 32
+#define TGL_EXPR_MAX_INPUTS 8
+
+typedef enum {
+    TGL_EXPR_NUMBER,  /* value */
+    TGL_EXPR_INPUT,   /* op = input index */
+    TGL_EXPR_UNARY,   /* op = tgl_unary_op, arg[0] */
+    TGL_EXPR_BINARY,  /* op = tgl_binary_op, arg[0], arg[1] */
+    TGL_EXPR_CLAMP,   /* arg[0..2] */
+    TGL_EXPR_SELECT   /* arg[0..2] */
+} tgl_expr_kind;
+
+typedef struct tgl_expr_node {
+    tgl_expr_kind kind;
+    int op;
+    float value;
+    uint16_t arg[3];
+} tgl_expr_node;
+
+typedef struct tgl_expr {
+    tgl_expr_node node[TGL_EXPR_MAX_NODES];
+    size_t count;
+    uint16_t root;
+    unsigned inputs_used; /* bit k: input k appears */
+} tgl_expr;
+
+/* Parses text; on failure writes "position P: ..." into err and returns 0. */
+int tgl_expr_parse(const char *text, tgl_expr *out, char *err, size_t err_size);
+
+#endif

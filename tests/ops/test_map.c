@@ -1,0 +1,196 @@
+/* tgl_map: 30+ expressions evaluated on GL and compared with the CPU oracle (which evaluates the
+ * same tree), with guards, in place, and with the program cache telling distinct trees apart;
+ * 30+ malformed expressions rejected with a message naming the position and what was expected,
+ * on both backends, without touching the output. */
+#include "testing.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 8
+
+typedef struct pair {
+    tgl_backend *gl, *cpu;
+    tgt_rng rng;
+} pair;
+
+static int setup(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    p->gl = tgt_open(TGL_BACKEND_GL);
+    p->cpu = tgt_open(TGL_BACKEND_CPU);
+    tgt_rng_init(&p->rng, tgt_seed() ^ 0x3A9);
+    *state = p;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    pair *p = *state;
+    tgl_close(p->gl);
+    tgl_close(p->cpu);
+    free(p);
+    return 0;
+}
+
+/* Runs expr over n elements of `ni` inputs (the inputs hold positive values in [0.5, 2]
+ * except c, which holds values in [-2, 2]), each `front` floats into its allocation (4 keeps
+ * windows 16-byte aligned: the vec4 kernel; 1 does not: the scalar one); returns
+ * front + n + GUARD floats of the output. */
+static float *run_on(tgl_backend *b, const char *expr, float *const *in, size_t ni, size_t n, int in_place,
+                     size_t front, tgl_status *st)
+{
+    size_t total = front + n + GUARD, bytes = total * sizeof(float), f = front * sizeof(float);
+    float *host = malloc(bytes);
+    tgl_ptr p[8] = {0}, o;
+    for (size_t k = 0; k < ni; k++) {
+        TGT_OK(b, tgl_alloc(b, bytes, &p[k]));
+        TGT_OK(b, tgl_copy_htod(b, p[k] + f, in[k], n * sizeof(float)));
+    }
+    tgt_poison(host, total);
+    TGT_OK(b, tgl_alloc(b, bytes, &o));
+    TGT_OK(b, tgl_copy_htod(b, o, host, bytes));
+    tgl_ptr args[8];
+    for (size_t k = 0; k < ni; k++)
+        args[k] = p[k] + f;
+    tgl_ptr dst = o + f;
+    if (in_place && ni) {
+        dst = args[0];
+        o = p[0];
+    }
+    *st = tgl_map(b, expr, args, ni, dst, n);
+    TGT_OK(b, tgl_copy_dtoh(b, host, o, bytes));
+    for (size_t k = 0; k < ni; k++)
+        TGT_OK(b, tgl_free(b, p[k]));
+    if (!in_place || !ni)
+        TGT_OK(b, tgl_free(b, o));
+    return host;
+}
+
+static const char *const good[] = {
+    "a", "a + b", "a - b * c", "(a - b) * c", "sqrt(a*b + c*c)", "-a", "--a", "- -a + -(b)",
+    "exp(-a) / (1 + exp(-a))", "a / b / c", "2.5", "1e-3 * a + .5", "3. * a", "1.5E+2 - a",
+    "max(a, b) - min(a, c)", "pow(a, b)", "pow(c, 3)", "clamp(c, -0.5, 0.5)", "select(c, a, b)",
+    "select(c - c, a, b)", "gelu(c) + silu(c) + sigmoid(c)", "tanh(c * 4)", "relu(c) - relu(-c)",
+    "abs(c) + floor(c) + ceil(c)", "log(a) + rsqrt(a) + recip(b)", "square(c) - c*c",
+    "sin(c) * sin(c) + cos(c) * cos(c)", "neg(a) + add(a, b) - sub(b, c) * mul(a, c) / div(a, b)",
+    "exp(log(a))", "a*b*c*d*e*f*g*h", "((((((((a))))))))", " \t a\n+\rb ",
+    "clamp(pow(a, c), 0.1, max(b, 1.5)) + select(c, sqrt(a), -sqrt(b))",
+};
+
+static void test_expressions(void **state)
+{
+    pair *p = *state;
+    const size_t sizes[] = {1, 7, 4099, 100003};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        float *in[8];
+        for (size_t k = 0; k < 8; k++) {
+            in[k] = malloc(n * sizeof(float));
+            for (size_t i = 0; i < n; i++)
+                in[k][i] = k == 2 ? tgt_uniform(&p->rng, -2, 2) : tgt_uniform(&p->rng, 0.5f, 2);
+        }
+        for (size_t e = 0; e < sizeof good / sizeof good[0]; e++) {
+            size_t ni = strchr(good[e], 'h') ? 8 : 3;
+            int in_place = e % 3 == 0;
+            size_t front = e % 2 ? 1 : 4;
+            tgl_status sg, sc;
+            float *g = run_on(p->gl, good[e], in, ni, n, in_place, front, &sg);
+            float *c = run_on(p->cpu, good[e], in, ni, n, in_place, front, &sc);
+            if (sg || sc)
+                fail_msg("'%s': gl %s, cpu %s: %s", good[e], tgl_status_string(sg), tgl_status_string(sc),
+                         tgl_last_error(sg ? p->gl : p->cpu));
+            if (!in_place &&
+                (tgt_first_unpoisoned(g, front) != front || tgt_first_unpoisoned(g + front + n, GUARD) != GUARD))
+                fail_msg("'%s' n=%zu: guard overwritten", good[e], n);
+            double err = tgt_nmse(g + front, c + front, n);
+            if (!(err <= 1e-9))
+                fail_msg("'%s' n=%zu: NMSE %.3g (seed %llu)", good[e], n, err, (unsigned long long)tgt_seed());
+            free(g), free(c);
+        }
+        for (size_t k = 0; k < 8; k++)
+            free(in[k]);
+    }
+}
+
+static const struct { const char *expr; size_t ni; const char *says; } bad[] = {
+    {"", 1, "position 0: expected a number"}, {"a +", 1, "position 3: expected a number"},
+    {"a b", 2, "position 2: expected an operator"}, {"(a", 1, "expected ')'"}, {"a)", 1, "position 1"},
+    {"((a)", 1, "expected ')'"}, {"sqrt(a", 1, "expected ')' after 1 argument of sqrt"},
+    {"sqrt a", 1, "unknown name 'sqrt'"}, {"foo(a)", 1, "unknown function 'foo'"}, {"x", 1, "unknown name 'x'"},
+    {"ab", 2, "unknown name 'ab'"}, {"i", 8, "unknown name 'i'"}, {"pow(a)", 1, "expected ',' and a second"},
+    {"max(a, b, c)", 3, "expected ')' after 2 arguments of max"}, {"clamp(a, b)", 2, "expected ',' and another"},
+    {"sqrt()", 1, "position 5: expected a number"}, {"a $ b", 2, "found '$'"}, {"a + \x01", 1, "byte 0x01"},
+    {"1e", 1, "digits after the exponent"}, {"1e+", 1, "digits after the exponent"}, {".", 1, "digits around '.'"},
+    {"1e39", 1, "out of f32 range"}, {"d", 3, "uses input 'd' but n_inputs is 3"},
+    {"a + b", 1, "uses input 'b' but n_inputs is 1"}, {"a,b", 2, "found ','"}, {"*a", 1, "found '*'"},
+    {"a ** b", 2, "found '*'"}, {"a +* b", 2, "found '*'"}, {"nan", 1, "unknown name 'nan'"},
+    {"inf * a", 1, "unknown name 'inf'"}, {"1.2.3", 1, "found '.'"}, {"exp(", 1, "found the end"},
+    {"select(a, b)", 2, "expected ',' and another"}, {"a[0]", 1, "found '['"},
+    {"00000000000000000000000000000000000000000000000000000000000000000001", 1, "number longer"},
+};
+
+static void expect_rejected(tgl_backend *b, const char *expr, size_t ni, const char *says)
+{
+    float x[4] = {1, 2, 3, 4}, *in[8] = {x, x, x, x, x, x, x, x};
+    tgl_status st;
+    float *out = run_on(b, expr, in, ni, 4, 0, 1, &st);
+    if (st != TGL_ERR_INVALID_ARGUMENT)
+        fail_msg("%s: '%s' -> %s, expected TGL_ERR_INVALID_ARGUMENT", tgl_backend_name(b), expr, tgl_status_string(st));
+    if (!strstr(tgl_last_error(b), says))
+        fail_msg("%s: '%s': message '%s' does not say '%s'", tgl_backend_name(b), expr, tgl_last_error(b), says);
+    assert_int_equal(tgt_first_unpoisoned(out, 4 + 1 + GUARD), 4 + 1 + GUARD);
+    free(out);
+}
+
+static void test_malformed(void **state)
+{
+    pair *p = *state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        expect_rejected(p->gl, bad[i].expr, bad[i].ni, bad[i].says);
+        expect_rejected(p->cpu, bad[i].expr, bad[i].ni, bad[i].says);
+    }
+    /* Limits: deep nesting, long text, too many nodes, too many inputs. */
+    char *deep = malloc(200);
+    memset(deep, '(', 60);
+    strcpy(deep + 60, "a");
+    memset(deep + 61, ')', 60);
+    deep[121] = '\0';
+    expect_rejected(p->gl, deep, 1, "nests deeper than 32");
+    memset(deep, '-', 100);
+    strcpy(deep + 100, "a");
+    expect_rejected(p->cpu, deep, 1, "nests deeper than 32");
+    free(deep);
+    char *longer = malloc(10241);
+    for (size_t i = 0; i < 10240; i += 4)
+        memcpy(longer + i, "a + ", 4);
+    longer[10239] = 'a';
+    longer[10240] = '\0';
+    expect_rejected(p->gl, longer, 1, "longer than 4096 bytes");
+    longer[4000] = '\0';
+    expect_rejected(p->cpu, longer, 1, "more than 256");
+    free(longer);
+    tgl_ptr x[9] = {0};
+    TGT_EXPECT(p->gl, tgl_map(p->gl, "a", x, 9, 0, 4), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(p->gl, tgl_map(p->gl, NULL, x, 1, 0, 4), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(p->gl, tgl_map(p->gl, "a", NULL, 1, 0, 4), TGL_ERR_INVALID_ARGUMENT);
+    /* A valid expression with bad pointers, and out overlapping an input. */
+    tgl_ptr buf;
+    TGT_OK(p->gl, tgl_alloc(p->gl, 64, &buf));
+    tgl_ptr in1[1] = {buf};
+    TGT_EXPECT(p->gl, tgl_map(p->gl, "a", in1, 1, buf + 4, 8), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(p->gl, tgl_map(p->gl, "a", in1, 1, buf, 17), TGL_ERR_INVALID_POINTER);
+    TGT_OK(p->gl, tgl_map(p->gl, "a + 1", in1, 1, buf, 0)); /* n == 0, but the expression is checked */
+    TGT_EXPECT(p->gl, tgl_map(p->gl, "a +", in1, 1, buf, 0), TGL_ERR_INVALID_ARGUMENT);
+    TGT_OK(p->gl, tgl_free(p->gl, buf));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expressions),
+        cmocka_unit_test(test_malformed),
+    };
+    return cmocka_run_group_tests_name("ops/map: fused expressions (gl vs cpu)", tests, setup, teardown);
+}
