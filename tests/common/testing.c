@@ -83,6 +83,30 @@ int tgt_teardown(void **state)
     return 0;
 }
 
+int tgt_pair_setup(void **state, uint64_t salt)
+{
+    tgt_pair *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    p->gl = tgt_open(TGL_BACKEND_GL);
+    p->cpu = tgt_open(TGL_BACKEND_CPU);
+    tgt_rng_init(&p->rng, tgt_seed() ^ salt);
+    *state = p;
+    return 0;
+}
+
+int tgt_pair_teardown(void **state)
+{
+    tgt_pair *p = *state;
+    if (p) {
+        tgl_close(p->gl);
+        tgl_close(p->cpu);
+        free(p);
+    }
+    *state = NULL;
+    return 0;
+}
+
 double tgt_nmse(const float *got, const float *want, size_t n)
 {
     double num = 0, den = 0;

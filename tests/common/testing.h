@@ -48,6 +48,15 @@ int tgt_setup_gl(void **state);
 int tgt_setup_cpu(void **state);
 int tgt_teardown(void **state);
 
+/* The fixture of the op suites: a GL and a CPU backend and a generator seeded from the run's
+ * seed and a per-suite salt. Use from a cmocka group setup/teardown. */
+typedef struct tgt_pair {
+    tgl_backend *gl, *cpu;
+    tgt_rng rng;
+} tgt_pair;
+int tgt_pair_setup(void **state, uint64_t salt);
+int tgt_pair_teardown(void **state);
+
 /* Σ(got-want)² / Σwant²; +inf when got has NaN/inf where want has none. */
 double tgt_nmse(const float *got, const float *want, size_t n);
 

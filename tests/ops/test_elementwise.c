@@ -9,33 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct pair {
-    tgl_backend *gl, *cpu;
-    tgt_rng rng;
-} pair;
+typedef tgt_pair pair;
 
 static const size_t sizes[] = {0, 1, 7, 4099, (1u << 20) + 3};
 #define GUARD 8
 
 static int setup(void **state)
 {
-    pair *p = calloc(1, sizeof *p);
-    p->gl = tgt_open(TGL_BACKEND_GL);
-    p->cpu = tgt_open(TGL_BACKEND_CPU);
-    tgt_rng_init(&p->rng, tgt_seed());
-    *state = p;
-    return 0;
+    return tgt_pair_setup(state, 0);
 }
 
 static int teardown(void **state)
 {
-    pair *p = *state;
-    if (p) {
-        tgl_close(p->gl);
-        tgl_close(p->cpu);
-        free(p);
-    }
-    return 0;
+    return tgt_pair_teardown(state);
 }
 
 /* GLSL bounds sin, cos and log (near 1) by absolute, not relative, error: near a zero of the

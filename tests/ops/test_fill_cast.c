@@ -7,28 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct pair {
-    tgl_backend *gl, *cpu;
-    tgt_rng rng;
-} pair;
+typedef tgt_pair pair;
 
 static int setup(void **state)
 {
-    pair *p = calloc(1, sizeof *p);
-    p->gl = tgt_open(TGL_BACKEND_GL);
-    p->cpu = tgt_open(TGL_BACKEND_CPU);
-    tgt_rng_init(&p->rng, tgt_seed() ^ 0xF16);
-    *state = p;
-    return 0;
+    return tgt_pair_setup(state, 0xF16);
 }
 
 static int teardown(void **state)
 {
-    pair *p = *state;
-    tgl_close(p->gl);
-    tgl_close(p->cpu);
-    free(p);
-    return 0;
+    return tgt_pair_teardown(state);
 }
 
 static const size_t sizes[] = {0, 1, 7, 4099, (1u << 20) + 3};

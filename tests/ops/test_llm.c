@@ -10,28 +10,16 @@
 
 #define GUARD 8
 
-typedef struct pair {
-    tgl_backend *gl, *cpu;
-    tgt_rng rng;
-} pair;
+typedef tgt_pair pair;
 
 static int setup(void **state)
 {
-    pair *p = calloc(1, sizeof *p);
-    p->gl = tgt_open(TGL_BACKEND_GL);
-    p->cpu = tgt_open(TGL_BACKEND_CPU);
-    tgt_rng_init(&p->rng, tgt_seed() ^ 0x20BE);
-    *state = p;
-    return 0;
+    return tgt_pair_setup(state, 0x20BE);
 }
 
 static int teardown(void **state)
 {
-    pair *p = *state;
-    tgl_close(p->gl);
-    tgl_close(p->cpu);
-    free(p);
-    return 0;
+    return tgt_pair_teardown(state);
 }
 
 typedef struct rope_job {

@@ -10,28 +10,16 @@
 
 #define GUARD 8
 
-typedef struct pair {
-    tgl_backend *gl, *cpu;
-    tgt_rng rng;
-} pair;
+typedef tgt_pair pair;
 
 static int setup(void **state)
 {
-    pair *p = calloc(1, sizeof *p);
-    p->gl = tgt_open(TGL_BACKEND_GL);
-    p->cpu = tgt_open(TGL_BACKEND_CPU);
-    tgt_rng_init(&p->rng, tgt_seed() ^ 0x3A9);
-    *state = p;
-    return 0;
+    return tgt_pair_setup(state, 0x3A9);
 }
 
 static int teardown(void **state)
 {
-    pair *p = *state;
-    tgl_close(p->gl);
-    tgl_close(p->cpu);
-    free(p);
-    return 0;
+    return tgt_pair_teardown(state);
 }
 
 /* Runs expr over n elements of `ni` inputs (the inputs hold positive values in [0.5, 2]
