@@ -85,6 +85,50 @@ static double host_softmax(const float *a, float *y, size_t rows, size_t cols, i
     return best;
 }
 
+enum { ADD, SUM, SOFTMAX, FUSED, SEPARATE, WORKLOADS };
+
+typedef struct bufs {
+    tgl_ptr a, x, y, t;
+} bufs;
+
+/* Queues one call (or, for SEPARATE, the three calls the fused expression replaces). */
+static tgl_status issue(tgl_backend *b, int w, const bufs *u, const cfg *c)
+{
+    const tgl_ptr args[3] = {u->a, u->x, u->y};
+    tgl_status st;
+    switch (w) {
+    case ADD: return tgl_binary(b, TGL_BINARY_ADD, u->a, u->x, u->y, c->add_n);
+    case SUM: return tgl_reduce(b, TGL_REDUCE_SUM, u->a, u->y, &c->sum_n, 1, 0);
+    case SOFTMAX: return tgl_softmax(b, u->a, u->y, c->sm_rows, c->sm_cols);
+    case FUSED: return tgl_map(b, "sqrt(a*b + c)", args, 3, u->t, c->add_n);
+    default:
+        if ((st = tgl_binary(b, TGL_BINARY_MUL, u->a, u->x, u->t, c->add_n)) ||
+            (st = tgl_binary(b, TGL_BINARY_ADD, u->t, u->y, u->t, c->add_n)))
+            return st;
+        return tgl_unary(b, TGL_UNARY_SQRT, u->t, u->t, c->add_n);
+    }
+}
+
+/* Seconds per call of workload w: one warm-up call (kernels compile), then the best of c->reps
+ * runs of c->iters back-to-back calls closed by one tgl_synchronize. */
+static tgl_status time_device(tgl_backend *b, int w, const bufs *u, const cfg *c, double *best)
+{
+    tgl_status st = issue(b, w, u, c);
+    *best = 1e30;
+    for (int r = 0; !st && r < c->reps; r++) {
+        if ((st = tgl_synchronize(b)))
+            break;
+        double t0 = now_s();
+        for (int i = 0; !st && i < c->iters; i++)
+            st = issue(b, w, u, c);
+        if (!st && !(st = tgl_synchronize(b))) {
+            double t = (now_s() - t0) / c->iters;
+            *best = t < *best ? t : *best;
+        }
+    }
+    return st;
+}
+
 static int parse_args(int argc, char **argv, cfg *c)
 {
     for (int i = 2; i < argc; i++) {
@@ -140,76 +184,26 @@ int tgl_cmd_bench(int argc, char **argv)
     TRY(tgl_copy_htod(b, a, h, big * sizeof(float)));
     TRY(tgl_copy_htod(b, x, h2, big * sizeof(float)));
 
-    double best;
-    /* add: 3 arrays of add_n floats move per call */
-    best = 1e30;
-    TRY(tgl_binary(b, TGL_BINARY_ADD, a, x, y, c.add_n));
-    for (int r = 0; r < c.reps; r++) {
-        TRY(tgl_synchronize(b));
-        double t0 = now_s();
-        for (int i = 0; i < c.iters; i++)
-            TRY(tgl_binary(b, TGL_BINARY_ADD, a, x, y, c.add_n));
-        TRY(tgl_synchronize(b));
-        double t = (now_s() - t0) / c.iters;
-        best = t < best ? t : best;
+    /* The fused case's scratch output; c = y (what the add writes) in sqrt(a*b + c). */
+    tgl_ptr t;
+    TRY(tgl_alloc(b, c.add_n * sizeof(float), &t));
+    const bufs bu = {a, x, y, t};
+    double dev[WORKLOADS];
+    for (int w = 0; w < WORKLOADS; w++) {
+        if ((st = time_device(b, w, &bu, &c, &dev[w]))) {
+            fprintf(stderr, "tensorgl bench: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
+            return 1;
+        }
     }
     char what[64];
     snprintf(what, sizeof what, "add %zu floats", c.add_n);
-    report(what, best, host_add(h, h2, h3, c.add_n, c.reps), 3.0 * c.add_n * sizeof(float), info.backend);
-
-    best = 1e30;
-    TRY(tgl_reduce(b, TGL_REDUCE_SUM, a, y, &c.sum_n, 1, 0));
-    for (int r = 0; r < c.reps; r++) {
-        TRY(tgl_synchronize(b));
-        double t0 = now_s();
-        for (int i = 0; i < c.iters; i++)
-            TRY(tgl_reduce(b, TGL_REDUCE_SUM, a, y, &c.sum_n, 1, 0));
-        TRY(tgl_synchronize(b));
-        double t = (now_s() - t0) / c.iters;
-        best = t < best ? t : best;
-    }
+    report(what, dev[ADD], host_add(h, h2, h3, c.add_n, c.reps), 3.0 * c.add_n * sizeof(float), info.backend);
     snprintf(what, sizeof what, "sum %zu floats", c.sum_n);
-    report(what, best, host_sum(h, c.sum_n, c.reps), (double)c.sum_n * sizeof(float), info.backend);
-
-    best = 1e30;
-    TRY(tgl_softmax(b, a, y, c.sm_rows, c.sm_cols));
-    for (int r = 0; r < c.reps; r++) {
-        TRY(tgl_synchronize(b));
-        double t0 = now_s();
-        for (int i = 0; i < c.iters; i++)
-            TRY(tgl_softmax(b, a, y, c.sm_rows, c.sm_cols));
-        TRY(tgl_synchronize(b));
-        double t = (now_s() - t0) / c.iters;
-        best = t < best ? t : best;
-    }
+    report(what, dev[SUM], host_sum(h, c.sum_n, c.reps), (double)c.sum_n * sizeof(float), info.backend);
     snprintf(what, sizeof what, "softmax %zux%zu", c.sm_rows, c.sm_cols);
-    report(what, best, host_softmax(h, h3, c.sm_rows, c.sm_cols, c.reps < 3 ? c.reps : 3),
+    report(what, dev[SOFTMAX], host_softmax(h, h3, c.sm_rows, c.sm_cols, c.reps < 3 ? c.reps : 3),
            2.0 * c.sm_rows * c.sm_cols * sizeof(float), info.backend);
-
-    /* Fused vs separate: sqrt(a*b + c) on add_n elements (c = y from the add above). */
-    tgl_ptr t;
-    TRY(tgl_alloc(b, c.add_n * sizeof(float), &t));
-    const tgl_ptr args[3] = {a, x, y};
-    double fused = 1e30, separate = 1e30;
-    TRY(tgl_map(b, "sqrt(a*b + c)", args, 3, t, c.add_n));
-    TRY(tgl_binary(b, TGL_BINARY_MUL, a, x, t, c.add_n));
-    for (int r = 0; r < c.reps; r++) {
-        TRY(tgl_synchronize(b));
-        double t0 = now_s();
-        for (int i = 0; i < c.iters; i++)
-            TRY(tgl_map(b, "sqrt(a*b + c)", args, 3, t, c.add_n));
-        TRY(tgl_synchronize(b));
-        double t1 = now_s();
-        for (int i = 0; i < c.iters; i++) {
-            TRY(tgl_binary(b, TGL_BINARY_MUL, a, x, t, c.add_n));
-            TRY(tgl_binary(b, TGL_BINARY_ADD, t, y, t, c.add_n));
-            TRY(tgl_unary(b, TGL_UNARY_SQRT, t, t, c.add_n));
-        }
-        TRY(tgl_synchronize(b));
-        double t2 = now_s();
-        fused = (t1 - t0) / c.iters < fused ? (t1 - t0) / c.iters : fused;
-        separate = (t2 - t1) / c.iters < separate ? (t2 - t1) / c.iters : separate;
-    }
+    double fused = dev[FUSED], separate = dev[SEPARATE];
     snprintf(what, sizeof what, "sqrt(a*b+c), %zu floats", c.add_n);
     printf("%-28s %10.3f ms fused (tgl_map)   %10.3f ms as mul, add, sqrt   fused %.2fx faster\n", what,
            fused * 1e3, separate * 1e3, separate / fused);

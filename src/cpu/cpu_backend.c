@@ -11,8 +11,6 @@
 
 #define CPU_ALIGN 64
 
-#define at tgl_cpu_at
-
 /* With overcommit, malloc accepts sizes the machine cannot back and the process dies at first
  * touch instead; an allocation larger than physical memory is refused up front. */
 static uint64_t physical_memory(void)
@@ -60,21 +58,21 @@ static void cpu_buffer_destroy(tgl_backend *b, void *buf)
 static tgl_status cpu_upload(tgl_backend *b, tgl__view dst, const void *src, size_t bytes)
 {
     (void)b;
-    memcpy(at(dst), src, bytes);
+    memcpy(tgl_cpu_at(dst), src, bytes);
     return TGL_OK;
 }
 
 static tgl_status cpu_download(tgl_backend *b, void *dst, tgl__view src, size_t bytes)
 {
     (void)b;
-    memcpy(dst, at(src), bytes);
+    memcpy(dst, tgl_cpu_at(src), bytes);
     return TGL_OK;
 }
 
 static tgl_status cpu_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t bytes)
 {
     (void)b;
-    memcpy(at(dst), at(src), bytes);
+    memcpy(tgl_cpu_at(dst), tgl_cpu_at(src), bytes);
     return TGL_OK;
 }
 
@@ -87,8 +85,8 @@ static tgl_status cpu_synchronize(tgl_backend *b)
 static tgl_status cpu_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n)
 {
     (void)b;
-    const float *x = at(in);
-    float *y = at(out);
+    const float *x = tgl_cpu_at(in);
+    float *y = tgl_cpu_at(out);
     for (size_t i = 0; i < n; i++)
         y[i] = tgl_cpu_unary(op, x[i]);
     return TGL_OK;
@@ -98,8 +96,8 @@ static tgl_status cpu_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl_
                              tgl__view out, size_t n)
 {
     (void)b;
-    const float *x = at(a), *y = at(bb);
-    float *z = at(out);
+    const float *x = tgl_cpu_at(a), *y = tgl_cpu_at(bb);
+    float *z = tgl_cpu_at(out);
     for (size_t i = 0; i < n; i++)
         z[i] = tgl_cpu_binary(op, x[i], y[i]);
     return TGL_OK;

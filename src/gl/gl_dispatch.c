@@ -7,10 +7,6 @@
  * read), and only with the bit for the consumer at hand. */
 #include "gl_internal.h"
 
-#ifndef GL_CONTEXT_LOST
-#define GL_CONTEXT_LOST 0x0507
-#endif
-
 static void count_task(tgl_backend *b)
 {
     tgl_gl *gl = tgl_gl_of(b);

@@ -77,8 +77,6 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
                          "limit", table_n);
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     size_t per_ids = max_elems / cols < grid / cols ? max_elems / cols : grid / cols;
-    if (per_ids > max_elems)
-        per_ids = max_elems;
 
     tgl_gl_buffer *scratch;
     GLuint check, gather;
