@@ -299,6 +299,46 @@ TGL_API tgl_status tgl_rmsnorm(tgl_backend *b, tgl_ptr in, tgl_ptr weight, tgl_p
 TGL_API tgl_status tgl_layernorm(tgl_backend *b, tgl_ptr in, tgl_ptr gamma, tgl_ptr beta, tgl_ptr out,
                                  size_t rows, size_t cols, float eps);
 
+/* ---- matrix multiplication ------------------------------------------------------------ */
+
+typedef enum { TGL_NO_TRANS = 0, TGL_TRANS = 1 } tgl_transpose;
+
+/* C = alpha * op(A) * op(B) + beta * C, row-major, f32. op(A) is m x k, op(B) is k x n, C is
+ * m x n. lda, ldb, ldc are the row strides (in elements) of the matrices as stored: A is m x k
+ * (k x m when ta == TGL_TRANS), so lda >= its column count, and likewise ldb and ldc >= n.
+ * beta == 0 ignores C's old contents (NaN there does not leak); k == 0 gives C = beta * C.
+ * m == 0 or n == 0 is a no-op. C must not overlap A or B. Sums run in f32 on GL and in double
+ * on the CPU backend.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (bad transpose flag, ld smaller than the row length, size
+ *   overflow, C overlapping A or B), TGL_ERR_INVALID_POINTER (unknown pointer, or a matrix
+ *   reaching past its allocation: the last element of A is at ((rows - 1) * lda + cols - 1)).
+ * Thread safety: as every call on b. */
+TGL_API tgl_status tgl_gemm(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
+                            float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
+                            size_t ldc);
+
+/* batch independent products: product i uses a + i * stride_a, bm + i * stride_b and
+ * c + i * stride_c (strides in elements). A stride of 0 shares that operand between all
+ * products (allowed for A and B only). The products' C matrices must not share an element:
+ * either one after the other (stride_c >= (m - 1) * ldc + n) or side by side within the rows
+ * (stride_c >= n and (batch - 1) * stride_c + n <= ldc, e.g. attention heads in one row).
+ * Otherwise as tgl_gemm; batch == 0 is a no-op. */
+TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n,
+                                    size_t k, float alpha, tgl_ptr a, size_t lda, size_t stride_a, tgl_ptr bm,
+                                    size_t ldb, size_t stride_b, float beta, tgl_ptr c, size_t ldc,
+                                    size_t stride_c, size_t batch);
+
+/* tgl_gemm with A, B and C stored as IEEE binary16 (2 bytes per element, pointers 2-byte
+ * aligned); products and sums are f32, the result is rounded to nearest even once. */
+TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
+                                float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
+                                size_t ldc);
+
+/* y[rows] = W[rows x cols] * x[cols], W row-major and dense (f32). cols == 0 gives y = 0.
+ * y must not overlap W or x.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (overlap, size overflow), TGL_ERR_INVALID_POINTER. */
+TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr w, tgl_ptr x, tgl_ptr y);
+
 /* ---- LLM kernels ----------------------------------------------------------------------- */
 
 typedef enum {

@@ -3,6 +3,7 @@
  * host in the same run, and prints both figures and their ratio; then the fused expression
  * sqrt(a*b + c) through tgl_map against the same three ops run separately, on the backend. Each figure is the best of a
  * few repetitions of `iters` back-to-back calls followed by one tgl_synchronize. */
+#include "bench_clock.h"
 #include "commands.h"
 #include "tensorgl.h"
 
@@ -12,12 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#define now_s tgl_bench_now
 
 #define TRY(call)                                                                                 \
     do {                                                                                          \
@@ -156,8 +152,12 @@ static void report(const char *what, double t_dev, double t_host, double bytes, 
 int tgl_cmd_bench(int argc, char **argv)
 {
     cfg c = {4u << 20, 16u << 20, 4096, 1024, 20, 5};
+    if (argc >= 2 && !strcmp(argv[1], "gemm"))
+        return tgl_cmd_bench_gemm(argc, argv);
     if (argc < 2 || strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
-        fprintf(stderr, "usage: tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n");
+        fprintf(stderr, "usage: tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n"
+                        "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
+                        "                           [--no-cpu]\n");
         return 2;
     }
     tgl_backend *b = NULL;

@@ -13,7 +13,8 @@ typedef struct dump_ctx {
     int count, failed;
 } dump_ctx;
 
-/* "elementwise/unary" + "#define OP_EXP\n#define TGL_VEC4\n" -> "elementwise-unary.OP_EXP.TGL_VEC4" */
+/* "elementwise/unary" + "#define OP_EXP\n#define TGL_VEC4\n" -> "elementwise-unary.OP_EXP.TGL_VEC4";
+ * a define's value follows its name ("#define BM 128" -> ".BM128"). */
 static void variant_name(char *out, size_t size, const char *kernel, const char *defines)
 {
     size_t n = 0;
@@ -24,8 +25,11 @@ static void variant_name(char *out, size_t size, const char *kernel, const char 
         d += 8;
         if (n + 1 < size)
             out[n++] = '.';
-        while (*d && *d != '\n' && *d != ' ' && n + 1 < size)
-            out[n++] = *d++;
+        while (*d && *d != '\n' && n + 1 < size) {
+            if (*d != ' ')
+                out[n++] = *d;
+            d++;
+        }
     }
     out[n] = '\0';
 }

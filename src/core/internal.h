@@ -36,6 +36,18 @@ typedef struct tgl__strided {
     size_t n_out, n_a, n_b; /* element counts (n_b 0 without bb) */
 } tgl__strided;
 
+/* A validated (batched) matrix product; see tgl_gemm_batched. m, n, batch > 0; k may be 0 (then
+ * a and b are not read and their views are empty). Strides are 0 when batch == 1. Elements are
+ * f32, or binary16 when f16. */
+typedef struct tgl__gemm {
+    int trans_a, trans_b, f16;
+    size_t m, n, k, batch;
+    float alpha, beta;
+    tgl__view a, b, c;
+    size_t lda, ldb, ldc;
+    size_t stride_a, stride_b, stride_c;
+} tgl__gemm;
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
@@ -76,6 +88,9 @@ typedef struct tgl__vtable {
     /* Row-wise ops: w and bias have buf == NULL when absent. */
     tgl_status (*rows)(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
                        size_t rows, size_t cols, float eps);
+    tgl_status (*gemm)(tgl_backend *b, const tgl__gemm *g);
+    /* y = W x; rows > 0, cols may be 0 (y = 0). */
+    tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
 } tgl__vtable;
 
 /* The row-wise op kinds behind vtable->rows. */

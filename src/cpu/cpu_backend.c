@@ -125,6 +125,8 @@ static const tgl__vtable cpu_vtable = {
     .gather_rows = tgl_cpu_gather_rows,
     .strided = tgl_cpu_strided,
     .map = tgl_cpu_map,
+    .gemm = tgl_cpu_gemm,
+    .matvec = tgl_cpu_matvec,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

@@ -25,5 +25,7 @@ tgl_status tgl_cpu_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, t
 tgl_status tgl_cpu_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);
 tgl_status tgl_cpu_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                        size_t n);
+tgl_status tgl_cpu_gemm(tgl_backend *b, const tgl__gemm *g);
+tgl_status tgl_cpu_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
 
 #endif

@@ -85,6 +85,8 @@ static const tgl__vtable gl_vtable = {
     .gather_rows = tgl_gl_gather_rows,
     .strided = tgl_gl_strided,
     .map = tgl_gl_map,
+    .gemm = tgl_gl_gemm,
+    .matvec = tgl_gl_matvec,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

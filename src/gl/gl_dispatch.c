@@ -25,7 +25,17 @@ tgl_status tgl_gl_dispatch(tgl_backend *b, GLuint program, const tgl_gl_binding 
     if (gy > gl->limits.wg_count[1])
         return tgl__fail(b, TGL_ERR_INTERNAL, "dispatch of %llu workgroups exceeds the grid limits",
                          (unsigned long long)groups);
-    if (groups == 0)
+    return tgl_gl_dispatch_grid(b, program, bind, nbind, (uint32_t)gx, (uint32_t)gy, 1);
+}
+
+tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_binding *bind, int nbind,
+                                uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    if (gx > gl->limits.wg_count[0] || gy > gl->limits.wg_count[1] || gz > gl->limits.wg_count[2])
+        return tgl__fail(b, TGL_ERR_INTERNAL, "dispatch of %u x %u x %u workgroups exceeds the grid limits", gx,
+                         gy, gz);
+    if (gx == 0 || gy == 0 || gz == 0)
         return TGL_OK;
 
     int need_barrier = 0;
@@ -43,7 +53,7 @@ tgl_status tgl_gl_dispatch(tgl_backend *b, GLuint program, const tgl_gl_binding 
         glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, bind[i].buf->name,
                           (GLintptr)bind[i].offset, (GLsizeiptr)bind[i].bytes);
     glUseProgram(program);
-    glDispatchCompute((GLuint)gx, (GLuint)gy, 1);
+    glDispatchCompute(gx, gy, gz);
 
     gl->seq++;
     for (int i = 0; i < nbind; i++) {

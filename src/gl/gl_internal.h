@@ -28,6 +28,16 @@ tgl_status tgl_egl_make_current(tgl_backend *b, tgl_egl *e);
 int tgl_egl_display_exists(void);
 
 /* ---- device limits (gl_limits.c) ---- */
+/* How GEMM runs on this renderer: the shared-memory tile kernel (tiled) with BM x BN tiles,
+ * BK-deep slabs and TM x TN results per invocation, or the register-only kernel with
+ * (wg_x, wg_y) invocations of 4x4 results per workgroup. */
+typedef struct tgl_gl_gemm_config {
+    int tiled;
+    uint32_t bm, bn, bk, tm, tn;
+    uint32_t wg_x, wg_y;
+    int matvec_row_per_invocation; /* matvec: one row per invocation instead of per workgroup */
+} tgl_gl_gemm_config;
+
 typedef struct tgl_gl_limits {
     uint64_t max_ssbo_block;
     uint64_t ssbo_align;
@@ -37,8 +47,15 @@ typedef struct tgl_gl_limits {
     uint32_t reduce_workgroup_size; /* ... for kernels that reduce within a workgroup */
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
+    tgl_gl_gemm_config gemm;
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
+/* Every GEMM configuration the table holds (for `tensorgl kernels`): entry 0 is the register
+ * kernel that thin products and small devices use; NULL past the end. */
+const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i);
+/* Test hook: shrinks the SSBO block limit (0 keeps it) and replaces the GEMM configuration
+ * (NULL keeps it), so tests reach the splitting code and every kernel on any device. */
+void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_gl_gemm_config *gemm);
 
 /* ---- buffers (gl_buffers.c) ---- */
 typedef struct tgl_gl_buffer {
@@ -119,6 +136,9 @@ typedef struct tgl_gl_binding {
  * The kernel derives its linear group index from gl_WorkGroupID and gl_NumWorkGroups. */
 tgl_status tgl_gl_dispatch(tgl_backend *b, GLuint program, const tgl_gl_binding *bind, int nbind,
                            uint64_t groups);
+/* The same with the grid given: gx x gy x gz workgroups, each within the device's limits. */
+tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_binding *bind, int nbind,
+                                uint32_t gx, uint32_t gy, uint32_t gz);
 /* The binding for `bytes` at v: the window starts at v's offset rounded down to the SSBO offset
  * alignment (*pad gets the bytes skipped) and ends rounded up to 16 bytes where the buffer
  * allows, so vec4 views of it are whole. */
@@ -161,6 +181,10 @@ void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char 
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);
 void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g);
+void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
+void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx);
 

@@ -10,16 +10,33 @@
  * while element-wise kernels prefer 256 (add: 2.7 GB/s at 8, 8.4 at 256). NVIDIA takes 256 for
  * both. `items`: elements (vec4s) per invocation of element-wise kernels; on the H100, add of
  * 64M floats ran 1950 / 1966 / 1977 / 1753 GB/s at 1 / 2 / 4 / 8. Unknown renderers take the
- * defaults; every entry is clamped to the device's limits. */
+ * defaults; every entry is clamped to the device's limits.
+ * GEMM: llvmpipe uses the register-only kernel (barriers again; see docs/performance.md),
+ * GPUs the shared-memory tile, 128 x 128 with 8 x 8 per invocation on NVIDIA. */
+#define GEMM_REG(wx, wy) {0, 0, 0, 0, 0, 0, wx, wy, 1}
+#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0}
 static const struct {
     const char *renderer_prefix;
     uint32_t elementwise, reducing, items;
+    tgl_gl_gemm_config gemm;
 } wg_table[] = {
-    {"llvmpipe", 256, 8, 1},
-    {"NVIDIA", 256, 256, 4},
-    {"AMD", 256, 256, 1},
-    {"Mesa Intel", 128, 128, 1},
+    {"llvmpipe", 256, 8, 1, GEMM_REG(8, 8)},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8)},
+    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4)},
+    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4)},
 };
+static const tgl_gl_gemm_config default_gemm = GEMM_TILED(64, 64, 16, 4, 4);
+static const tgl_gl_gemm_config fallback_gemm = GEMM_REG(8, 8);
+
+const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
+{
+    size_t n = sizeof wg_table / sizeof wg_table[0];
+    if (i == 0)
+        return &fallback_gemm;
+    if (i == 1)
+        return &default_gemm;
+    return i - 2 < n ? &wg_table[i - 2].gemm : NULL;
+}
 #define DEFAULT_WG_SIZE 128
 
 static uint32_t clamp_pow2(uint32_t size, const tgl_gl_limits *l)
@@ -61,13 +78,22 @@ static uint64_t get_u64(GLenum pname)
 static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
+    tgl_gl_gemm_config gemm = default_gemm;
     for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++) {
         if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix))) {
             ew = wg_table[i].elementwise;
             red = wg_table[i].reducing;
             items = wg_table[i].items;
+            gemm = wg_table[i].gemm;
         }
     }
+    /* A tile the device cannot hold (invocations, shared memory) falls back to the register
+     * kernel, whose 8 x 8 groups every GL 4.3 device runs. */
+    uint64_t tile_shared = (uint64_t)gemm.bk * (gemm.bm + gemm.bn) * sizeof(float);
+    if (gemm.tiled && ((gemm.bm / gemm.tm) * (gemm.bn / gemm.tn) > l->wg_invocations ||
+                       (gemm.bm / gemm.tm) * (gemm.bn / gemm.tn) > l->wg_size[0] || tile_shared > l->shared_memory))
+        gemm = fallback_gemm;
+    l->gemm = gemm;
     l->items_per_invocation = items;
     l->workgroup_size = clamp_pow2(ew, l);
     l->reduce_workgroup_size = clamp_pow2(red, l);
@@ -97,4 +123,13 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
                          "workgroup limits");
     pick_workgroup_sizes(tgl_gl_of(b)->renderer, l);
     return TGL_OK;
+}
+
+void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_gl_gemm_config *gemm)
+{
+    tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    if (max_ssbo_block)
+        l->max_ssbo_block = max_ssbo_block;
+    if (gemm)
+        l->gemm = *gemm;
 }

@@ -1,0 +1,159 @@
+// Operands, uniforms and element access of the GEMM kernels (gemm/*.comp). Bindings: 0 A,
+// 1 B (read), 2 C. Defines chosen by the host (src/gl/gl_gemm.c):
+//   F16            elements are IEEE binary16, two per 32-bit word; arithmetic stays f32
+//   TRANS_A/B      the operand is stored transposed
+//   A_VEC4 ...     the operand's contiguous dimension, row stride, batch stride and window
+//                  offset are multiples of 4 elements, so 4 neighbours load as one vector
+//   BETA_ZERO      C is written without being read (NaN in the old C must not leak)
+// Indices are element indices into the bound windows.
+
+#ifdef F16
+#ifdef A_VEC4
+layout(std430, binding = 0) readonly buffer MatA { uvec2 a_mem[]; };
+#else
+layout(std430, binding = 0) readonly buffer MatA { uint a_mem[]; };
+#endif
+#ifdef B_VEC4
+layout(std430, binding = 1) readonly buffer MatB { uvec2 b_mem[]; };
+#else
+layout(std430, binding = 1) readonly buffer MatB { uint b_mem[]; };
+#endif
+#ifdef C_VEC4
+layout(std430, binding = 2) buffer MatC { uvec2 c_mem[]; };
+#else
+layout(std430, binding = 2) buffer MatC { uint c_mem[]; };
+#endif
+#else
+#ifdef A_VEC4
+layout(std430, binding = 0) readonly buffer MatA { vec4 a_mem[]; };
+#else
+layout(std430, binding = 0) readonly buffer MatA { float a_mem[]; };
+#endif
+#ifdef B_VEC4
+layout(std430, binding = 1) readonly buffer MatB { vec4 b_mem[]; };
+#else
+layout(std430, binding = 1) readonly buffer MatB { float b_mem[]; };
+#endif
+#ifdef C_VEC4
+layout(std430, binding = 2) buffer MatC { vec4 c_mem[]; };
+#else
+layout(std430, binding = 2) buffer MatC { float c_mem[]; };
+#endif
+#endif
+
+layout(location = 0) uniform uint u_m;
+layout(location = 1) uniform uint u_n;
+layout(location = 2) uniform uint u_k;
+layout(location = 3) uniform uint u_lda;
+layout(location = 4) uniform uint u_ldb;
+layout(location = 5) uniform uint u_ldc;
+layout(location = 6) uniform uint u_a_off;
+layout(location = 7) uniform uint u_b_off;
+layout(location = 8) uniform uint u_c_off;
+layout(location = 9) uniform uint u_stride_a;
+layout(location = 10) uniform uint u_stride_b;
+layout(location = 11) uniform uint u_stride_c;
+layout(location = 12) uniform float u_alpha;
+layout(location = 13) uniform float u_beta;
+
+// One element, or 4 from an index that is a multiple of 4 (only with the operand's VEC4).
+#ifdef F16
+vec4 tgl_unpack4(uvec2 w)
+{
+    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+}
+#ifdef A_VEC4
+float a_at(uint i) { return unpackHalf2x16(a_mem[i >> 2u][(i >> 1u) & 1u])[i & 1u]; }
+vec4 a_at4(uint i) { return tgl_unpack4(a_mem[i >> 2u]); }
+#else
+float a_at(uint i) { return unpackHalf2x16(a_mem[i >> 1u])[i & 1u]; }
+#endif
+#ifdef B_VEC4
+float b_at(uint i) { return unpackHalf2x16(b_mem[i >> 2u][(i >> 1u) & 1u])[i & 1u]; }
+vec4 b_at4(uint i) { return tgl_unpack4(b_mem[i >> 2u]); }
+#else
+float b_at(uint i) { return unpackHalf2x16(b_mem[i >> 1u])[i & 1u]; }
+#endif
+#else
+#ifdef A_VEC4
+float a_at(uint i) { return a_mem[i >> 2u][i & 3u]; }
+vec4 a_at4(uint i) { return a_mem[i >> 2u]; }
+#else
+float a_at(uint i) { return a_mem[i]; }
+#endif
+#ifdef B_VEC4
+float b_at(uint i) { return b_mem[i >> 2u][i & 3u]; }
+vec4 b_at4(uint i) { return b_mem[i >> 2u]; }
+#else
+float b_at(uint i) { return b_mem[i]; }
+#endif
+#endif
+
+// Where A(i, p) and B(p, j) are stored, relative to the product's base.
+uint a_index(uint i, uint p)
+{
+#ifdef TRANS_A
+    return p * u_lda + i;
+#else
+    return i * u_lda + p;
+#endif
+}
+
+uint b_index(uint p, uint j)
+{
+#ifdef TRANS_B
+    return j * u_ldb + p;
+#else
+    return p * u_ldb + j;
+#endif
+}
+
+#ifdef F16
+#include "common/half.glsl"
+uint tgl_half_bits(float v)
+{
+    return tgl_f32_to_f16(floatBitsToUint(v));
+}
+#endif
+
+// C[idx .. idx+3] = alpha * v + beta * C, of which only the first `count` (1..4) elements
+// exist. With C_VEC4 count is always 4 (n is a multiple of 4 and blocks start at multiples of 4).
+void c_store(uint idx, vec4 v, uint count)
+{
+#ifdef C_VEC4
+#ifdef F16
+    vec4 r = u_alpha * v;
+#ifndef BETA_ZERO
+    r += u_beta * tgl_unpack4(c_mem[idx >> 2u]);
+#endif
+    c_mem[idx >> 2u] = uvec2(tgl_half_bits(r.x) | (tgl_half_bits(r.y) << 16),
+                             tgl_half_bits(r.z) | (tgl_half_bits(r.w) << 16));
+#else
+    vec4 r = u_alpha * v;
+#ifndef BETA_ZERO
+    r += u_beta * c_mem[idx >> 2u];
+#endif
+    c_mem[idx >> 2u] = r;
+#endif
+#else
+    for (uint q = 0u; q < count; q++) {
+        uint e = idx + q;
+        float r = u_alpha * v[q];
+#ifdef F16
+        // Two elements share a word, and its other half may belong to another invocation
+        // (or to the caller, past C's edge): replace only this half, atomically.
+        uint shift = (e & 1u) * 16u;
+#ifndef BETA_ZERO
+        r += u_beta * unpackHalf2x16(c_mem[e >> 1u])[e & 1u];
+#endif
+        atomicAnd(c_mem[e >> 1u], ~(0xFFFFu << shift));
+        atomicOr(c_mem[e >> 1u], tgl_half_bits(r) << shift);
+#else
+#ifndef BETA_ZERO
+        r += u_beta * c_mem[e];
+#endif
+        c_mem[e] = r;
+#endif
+    }
+#endif
+}

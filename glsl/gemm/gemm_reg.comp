@@ -1,0 +1,87 @@
+#version 430
+// GEMM without shared memory: each invocation computes a 4x4 block of C from 4x4 blocks of A
+// and B loaded straight from the buffers, accumulated as mat4 products. For llvmpipe, where
+// a barrier switches every coroutine of the workgroup and so a shared-memory tile loses to
+// this, and for small products on GPUs. workgroup (x, y) = (WG_X, WG_Y) blocks of columns and
+// rows, z = the product of the batch.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef WG_X
+#define WG_X 8
+#define WG_Y 8
+#endif
+#include "common/gemm_io.glsl"
+
+layout(local_size_x = WG_X, local_size_y = WG_Y) in;
+
+// Y with Y[r] = A(i0 + r, p .. p + 3). Rows past m are clamped to the last row (their results
+// are never stored), so loads stay inside the matrix.
+mat4 load_a(uint base, uint i0, uint p)
+{
+    uint last = u_m - 1u;
+#if defined(A_VEC4) && !defined(TRANS_A)
+    return mat4(a_at4(base + a_index(min(i0, last), p)), a_at4(base + a_index(min(i0 + 1u, last), p)),
+                a_at4(base + a_index(min(i0 + 2u, last), p)), a_at4(base + a_index(min(i0 + 3u, last), p)));
+#elif defined(A_VEC4)
+    // A^T stored: a vector runs along m; m is a multiple of 4 here, so the block is whole.
+    return transpose(mat4(a_at4(base + a_index(i0, p)), a_at4(base + a_index(i0, p + 1u)),
+                          a_at4(base + a_index(i0, p + 2u)), a_at4(base + a_index(i0, p + 3u))));
+#else
+    mat4 y;
+    for (uint r = 0u; r < 4u; r++) {
+        uint i = min(i0 + r, last);
+        y[r] = vec4(a_at(base + a_index(i, p)), a_at(base + a_index(i, p + 1u)),
+                    a_at(base + a_index(i, p + 2u)), a_at(base + a_index(i, p + 3u)));
+    }
+    return y;
+#endif
+}
+
+// X with X[q] = B(p + q, j0 .. j0 + 3); columns past n are clamped like rows of A.
+mat4 load_b(uint base, uint p, uint j0)
+{
+    uint last = u_n - 1u;
+#if defined(B_VEC4) && !defined(TRANS_B)
+    return mat4(b_at4(base + b_index(p, j0)), b_at4(base + b_index(p + 1u, j0)),
+                b_at4(base + b_index(p + 2u, j0)), b_at4(base + b_index(p + 3u, j0)));
+#elif defined(B_VEC4)
+    return transpose(mat4(b_at4(base + b_index(p, min(j0, last))), b_at4(base + b_index(p, min(j0 + 1u, last))),
+                          b_at4(base + b_index(p, min(j0 + 2u, last))),
+                          b_at4(base + b_index(p, min(j0 + 3u, last)))));
+#else
+    mat4 x;
+    uint j1 = min(j0 + 1u, last), j2 = min(j0 + 2u, last), j3 = min(j0 + 3u, last);
+    for (uint q = 0u; q < 4u; q++)
+        x[q] = vec4(b_at(base + b_index(p + q, j0)), b_at(base + b_index(p + q, j1)),
+                    b_at(base + b_index(p + q, j2)), b_at(base + b_index(p + q, j3)));
+    return x;
+#endif
+}
+
+void main()
+{
+    uint j0 = gl_GlobalInvocationID.x * 4u, i0 = gl_GlobalInvocationID.y * 4u;
+    if (i0 >= u_m || j0 >= u_n)
+        return;
+    uint t = gl_WorkGroupID.z;
+    uint a_base = u_a_off + t * u_stride_a, b_base = u_b_off + t * u_stride_b;
+    uint c_base = u_c_off + t * u_stride_c;
+
+    // acc[r] = row i0 + r of the block; (X * Y)[r][c] = sum_q B(q, c) A(r, q).
+    mat4 acc = mat4(0.0);
+    uint k4 = u_k & ~3u;
+    for (uint p = 0u; p < k4; p += 4u)
+        acc += load_b(b_base, p, j0) * load_a(a_base, i0, p);
+    uint last_i = u_m - 1u, last_j = u_n - 1u;
+    for (uint p = k4; p < u_k; p++) {
+        vec4 a_col = vec4(a_at(a_base + a_index(i0, p)), a_at(a_base + a_index(min(i0 + 1u, last_i), p)),
+                          a_at(a_base + a_index(min(i0 + 2u, last_i), p)),
+                          a_at(a_base + a_index(min(i0 + 3u, last_i), p)));
+        vec4 b_row = vec4(b_at(b_base + b_index(p, j0)), b_at(b_base + b_index(p, min(j0 + 1u, last_j))),
+                          b_at(b_base + b_index(p, min(j0 + 2u, last_j))),
+                          b_at(b_base + b_index(p, min(j0 + 3u, last_j))));
+        acc += outerProduct(b_row, a_col);
+    }
+    uint cols = min(4u, u_n - j0);
+    for (uint r = 0u; r < 4u && i0 + r < u_m; r++)
+        c_store(c_base + (i0 + r) * u_ldc + j0, acc[r], cols);
+}

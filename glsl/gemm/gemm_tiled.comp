@@ -1,0 +1,124 @@
+#version 430
+// GEMM through shared memory, for GPUs: a workgroup computes a BM x BN tile of C, stepping
+// over k in BK-deep slabs of A and B staged in shared memory (stored k-major, so each
+// invocation reads its operands as vec4s). Each invocation holds TM x TN results as
+// (TM/4) x (TN/4) blocks of 4x4, strided across the tile so that neighbouring invocations
+// read neighbouring vec4s. Workgroup (x, y) = tile of columns and rows, z = the product of the
+// batch. Out-of-range elements of edge tiles load as 0 and are never stored.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef BM
+#define BM 64
+#define BN 64
+#define BK 16
+#define TM 4
+#define TN 4
+#define THREADS 256 // (BM / TM) * (BN / TN): layout qualifiers take literals only in GLSL 4.30
+#endif
+#include "common/gemm_io.glsl"
+
+#define TX (BN / TN)
+#define TY (BM / TM)
+#define RM (TM / 4)
+#define RN (TN / 4)
+
+layout(local_size_x = THREADS) in;
+
+shared vec4 s_a[BK][BM / 4]; // s_a[q][i / 4][i % 4] = A(tile row i, slab k q)
+shared vec4 s_b[BK][BN / 4]; // s_b[q][j / 4][j % 4] = B(slab k q, tile column j)
+
+void stage_a(uint base, uint i_tile, uint k0, uint tid)
+{
+#if defined(A_VEC4) && !defined(TRANS_A)
+    for (uint e = tid; e < uint(BM * BK / 4); e += uint(THREADS)) {
+        uint i = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u, gi = i_tile + i, gp = k0 + q;
+        vec4 v = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
+        for (uint c = 0u; c < 4u; c++)
+            s_a[q + c][i >> 2u][i & 3u] = v[c];
+    }
+#elif defined(A_VEC4)
+    for (uint e = tid; e < uint(BM * BK / 4); e += uint(THREADS)) {
+        uint q = e / uint(BM / 4), i4 = e % uint(BM / 4), gi = i_tile + i4 * 4u, gp = k0 + q;
+        s_a[q][i4] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
+    }
+#else
+    for (uint e = tid; e < uint(BM * BK); e += uint(THREADS)) {
+#ifdef TRANS_A
+        uint q = e / uint(BM), i = e % uint(BM);
+#else
+        uint i = e / uint(BK), q = e % uint(BK);
+#endif
+        uint gi = i_tile + i, gp = k0 + q;
+        s_a[q][i >> 2u][i & 3u] = gi < u_m && gp < u_k ? a_at(base + a_index(gi, gp)) : 0.0;
+    }
+#endif
+}
+
+void stage_b(uint base, uint j_tile, uint k0, uint tid)
+{
+#if defined(B_VEC4) && !defined(TRANS_B)
+    for (uint e = tid; e < uint(BN * BK / 4); e += uint(THREADS)) {
+        uint q = e / uint(BN / 4), j4 = e % uint(BN / 4), gj = j_tile + j4 * 4u, gp = k0 + q;
+        s_b[q][j4] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
+    }
+#elif defined(B_VEC4)
+    for (uint e = tid; e < uint(BN * BK / 4); e += uint(THREADS)) {
+        uint j = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u, gj = j_tile + j, gp = k0 + q;
+        vec4 v = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
+        for (uint c = 0u; c < 4u; c++)
+            s_b[q + c][j >> 2u][j & 3u] = v[c];
+    }
+#else
+    for (uint e = tid; e < uint(BN * BK); e += uint(THREADS)) {
+#ifdef TRANS_B
+        uint j = e / uint(BK), q = e % uint(BK);
+#else
+        uint q = e / uint(BN), j = e % uint(BN);
+#endif
+        uint gj = j_tile + j, gp = k0 + q;
+        s_b[q][j >> 2u][j & 3u] = gj < u_n && gp < u_k ? b_at(base + b_index(gp, gj)) : 0.0;
+    }
+#endif
+}
+
+void main()
+{
+    uint tid = gl_LocalInvocationIndex, tx = tid % uint(TX), ty = tid / uint(TX);
+    uint i_tile = gl_WorkGroupID.y * uint(BM), j_tile = gl_WorkGroupID.x * uint(BN);
+    uint t = gl_WorkGroupID.z;
+    uint a_base = u_a_off + t * u_stride_a, b_base = u_b_off + t * u_stride_b;
+    uint c_base = u_c_off + t * u_stride_c;
+
+    mat4 acc[RM * RN]; // acc[s * RN + u][r] = row r of block (s, u)
+    for (uint s = 0u; s < uint(RM * RN); s++)
+        acc[s] = mat4(0.0);
+
+    for (uint k0 = 0u; k0 < u_k; k0 += uint(BK)) {
+        stage_a(a_base, i_tile, k0, tid);
+        stage_b(b_base, j_tile, k0, tid);
+        memoryBarrierShared();
+        barrier();
+        for (uint q = 0u; q < uint(BK); q++) {
+            vec4 av[RM], bv[RN];
+            for (uint s = 0u; s < uint(RM); s++)
+                av[s] = s_a[q][s * uint(TY) + ty];
+            for (uint u = 0u; u < uint(RN); u++)
+                bv[u] = s_b[q][u * uint(TX) + tx];
+            for (uint s = 0u; s < uint(RM); s++)
+                for (uint u = 0u; u < uint(RN); u++)
+                    acc[s * uint(RN) + u] += outerProduct(bv[u], av[s]);
+        }
+        barrier(); // the slab is read by all before the next one overwrites it
+    }
+
+    for (uint s = 0u; s < uint(RM); s++)
+        for (uint u = 0u; u < uint(RN); u++) {
+            uint j = j_tile + (u * uint(TX) + tx) * 4u;
+            if (j >= u_n)
+                continue;
+            for (uint r = 0u; r < 4u; r++) {
+                uint i = i_tile + (s * uint(TY) + ty) * 4u + r;
+                if (i < u_m)
+                    c_store(c_base + i * u_ldc + j, acc[s * uint(RN) + u][r], min(4u, u_n - j));
+            }
+        }
+}

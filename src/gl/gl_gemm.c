@@ -1,0 +1,190 @@
+/* GL driver of the GEMM family (glsl/gemm/gemm_reg.comp, gemm_tiled.comp).
+ *
+ * A product is cut into sub-products whose windows fit GL_MAX_SHADER_STORAGE_BLOCK_SIZE and
+ * whose grids fit the workgroup-count limits (batches first, then the largest of m, n, k);
+ * slices of k after the first accumulate into C with beta = 1. Each sub-product picks its
+ * variant from the operands' alignment: an operand whose rows, offset and strides are
+ * multiples of 4 elements loads as vec4s. */
+#include "gl_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Which kernel and launch shape a product gets. */
+typedef struct gemm_kernel {
+    int tiled;
+    const tgl_gl_gemm_config *cfg;
+    size_t tile_m, tile_n; /* C elements per workgroup */
+} gemm_kernel;
+
+/* One sub-product: rows i0.., columns j0.., k from k0.., products t0.. of the batch. */
+typedef struct gemm_part {
+    size_t i0, mc, j0, nc, k0, kc, t0, bc;
+} gemm_part;
+
+enum { F_TRANS_A = 1, F_TRANS_B = 2, F_F16 = 4, F_A_VEC4 = 8, F_B_VEC4 = 16, F_C_VEC4 = 32, F_BETA_ZERO = 64,
+       F_ALL = 127 };
+
+static size_t span_of(size_t rows, size_t cols, size_t ld, size_t stride, size_t batch)
+{
+    return rows && cols ? (batch - 1) * stride + (rows - 1) * ld + cols : 0;
+}
+
+static size_t span_a(const tgl__gemm *g, size_t mc, size_t kc, size_t bc)
+{
+    return g->trans_a ? span_of(kc, mc, g->lda, g->stride_a, bc) : span_of(mc, kc, g->lda, g->stride_a, bc);
+}
+
+static size_t span_b(const tgl__gemm *g, size_t kc, size_t nc, size_t bc)
+{
+    return g->trans_b ? span_of(nc, kc, g->ldb, g->stride_b, bc) : span_of(kc, nc, g->ldb, g->stride_b, bc);
+}
+
+/* Halves a chunk length, keeping multiples of 4 (so vec4 alignment survives the cut). */
+static size_t halve(size_t x)
+{
+    size_t h = (x + 1) / 2;
+    return h > 4 ? (h + 3) / 4 * 4 : (h ? h : 1);
+}
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Chunk lengths such that every window and grid dimension fits. */
+static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, gemm_part *p)
+{
+    size_t max = tgl_gl_max_window_elems(l, g->f16 ? 2 : sizeof(float));
+    p->mc = g->m, p->nc = g->n, p->kc = g->k, p->bc = g->batch;
+    for (;;) {
+        if (p->bc > l->wg_count[2])
+            p->bc = l->wg_count[2];
+        else if (ceil_div(p->nc, kn->tile_n) > l->wg_count[0])
+            p->nc = (size_t)l->wg_count[0] * kn->tile_n;
+        else if (ceil_div(p->mc, kn->tile_m) > l->wg_count[1])
+            p->mc = (size_t)l->wg_count[1] * kn->tile_m;
+        else if (span_a(g, p->mc, p->kc, p->bc) > max)
+            p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->kc ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
+        else if (span_b(g, p->kc, p->nc, p->bc) > max)
+            p->bc > 1 ? (p->bc = halve(p->bc)) : p->nc >= p->kc ? (p->nc = halve(p->nc)) : (p->kc = halve(p->kc));
+        else if (span_of(p->mc, p->nc, g->ldc, g->stride_c, p->bc) > max)
+            p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->nc ? (p->mc = halve(p->mc)) : (p->nc = halve(p->nc));
+        else
+            return;
+    }
+}
+
+static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
+{
+    const tgl_gl_gemm_config *cfg = &l->gemm;
+    /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
+    if (cfg->tiled && (g->m < 32 || g->n < 32))
+        cfg = tgl_gl_gemm_table_entry(0);
+    if (cfg->tiled)
+        return (gemm_kernel){1, cfg, cfg->bm, cfg->bn};
+    return (gemm_kernel){0, cfg, 4u * cfg->wg_x, 4u * cfg->wg_y};
+}
+
+static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, size_t size)
+{
+    int n;
+    if (cfg->tiled)
+        n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
+                     "#define THREADS %u\n", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn,
+                     (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn));
+    else
+        n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n", cfg->wg_x, cfg->wg_y);
+    static const char *names[] = {"TRANS_A", "TRANS_B", "F16", "A_VEC4", "B_VEC4", "C_VEC4", "BETA_ZERO"};
+    for (unsigned i = 0; i < 7; i++)
+        if ((f & (1u << i)) && n > 0 && (size_t)n < size)
+            n += snprintf(out + n, size - (size_t)n, "#define %s\n", names[i]);
+}
+
+static int is4(size_t x)
+{
+    return x % 4 == 0;
+}
+
+static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel *kn, const gemm_part *p,
+                           float beta)
+{
+    size_t es = g->f16 ? 2 : sizeof(float);
+    size_t a_el = p->t0 * g->stride_a + (g->trans_a ? p->k0 * g->lda + p->i0 : p->i0 * g->lda + p->k0);
+    size_t b_el = p->t0 * g->stride_b + (g->trans_b ? p->j0 * g->ldb + p->k0 : p->k0 * g->ldb + p->j0);
+    size_t c_el = p->t0 * g->stride_c + p->i0 * g->ldc + p->j0;
+    size_t pad_a = 0, pad_b = 0, pad_c = 0;
+    tgl_gl_binding bind[3];
+    bind[2] = tgl_gl_window(b, (tgl__view){g->c.buf, g->c.offset + c_el * es},
+                            span_of(p->mc, p->nc, g->ldc, g->stride_c, p->bc) * es, 1, &pad_c);
+    if (p->kc) {
+        bind[0] = tgl_gl_window(b, (tgl__view){g->a.buf, g->a.offset + a_el * es},
+                                span_a(g, p->mc, p->kc, p->bc) * es, 0, &pad_a);
+        bind[1] = tgl_gl_window(b, (tgl__view){g->b.buf, g->b.offset + b_el * es},
+                                span_b(g, p->kc, p->nc, p->bc) * es, 0, &pad_b);
+    } else {
+        /* k == 0: A and B are never read; any live buffer fills their bindings. */
+        bind[0] = bind[1] = bind[2];
+        bind[0].writes = bind[1].writes = 0;
+    }
+    pad_a /= es, pad_b /= es, pad_c /= es;
+    int one = p->bc == 1;
+    unsigned f = (g->trans_a ? F_TRANS_A : 0) | (g->trans_b ? F_TRANS_B : 0) | (g->f16 ? F_F16 : 0) |
+                 (beta == 0.0f ? F_BETA_ZERO : 0);
+    if (p->kc && is4(g->trans_a ? p->mc : p->kc) && is4(g->lda) && is4(pad_a) && (one || is4(g->stride_a)))
+        f |= F_A_VEC4;
+    if (p->kc && is4(g->trans_b ? p->kc : p->nc) && is4(g->ldb) && is4(pad_b) && (one || is4(g->stride_b)))
+        f |= F_B_VEC4;
+    if (is4(p->nc) && is4(g->ldc) && is4(pad_c) && (one || is4(g->stride_c)))
+        f |= F_C_VEC4;
+
+    char defines[256];
+    gemm_defines(kn->cfg, f, defines, sizeof defines);
+    GLuint prog;
+    uint32_t wg = kn->tiled ? (kn->cfg->bm / kn->cfg->tm) * (kn->cfg->bn / kn->cfg->tn) : kn->cfg->wg_x * kn->cfg->wg_y;
+    tgl_status st = tgl_gl_program_get_wg(b, kn->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines, wg, &prog);
+    if (st)
+        return st;
+    const GLuint u[] = {(GLuint)p->mc, (GLuint)p->nc, (GLuint)p->kc, (GLuint)g->lda, (GLuint)g->ldb, (GLuint)g->ldc,
+                        (GLuint)pad_a, (GLuint)pad_b, (GLuint)pad_c, (GLuint)g->stride_a, (GLuint)g->stride_b,
+                        (GLuint)g->stride_c};
+    for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
+        glProgramUniform1ui(prog, i, u[i]);
+    glProgramUniform1f(prog, 12, g->alpha);
+    glProgramUniform1f(prog, 13, beta);
+    return tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)ceil_div(p->nc, kn->tile_n),
+                                (uint32_t)ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
+}
+
+tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    gemm_kernel kn = choose_kernel(l, g);
+    gemm_part chunk;
+    plan(l, g, &kn, &chunk);
+    for (size_t t0 = 0; t0 < g->batch; t0 += chunk.bc)
+        for (size_t i0 = 0; i0 < g->m; i0 += chunk.mc)
+            for (size_t j0 = 0; j0 < g->n; j0 += chunk.nc)
+                for (size_t k0 = 0; k0 < g->k || k0 == 0; k0 += chunk.kc ? chunk.kc : 1) {
+                    gemm_part p = {i0, g->m - i0 < chunk.mc ? g->m - i0 : chunk.mc,
+                                   j0, g->n - j0 < chunk.nc ? g->n - j0 : chunk.nc,
+                                   k0, g->k - k0 < chunk.kc ? g->k - k0 : chunk.kc,
+                                   t0, g->batch - t0 < chunk.bc ? g->batch - t0 : chunk.bc};
+                    /* Later slices of k add to what the first wrote. */
+                    tgl_status st = run_part(b, g, &kn, &p, k0 == 0 ? g->beta : 1.0f);
+                    if (st)
+                        return st;
+                }
+    return TGL_OK;
+}
+
+void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    char defines[256];
+    const tgl_gl_gemm_config *cfg;
+    for (size_t i = 0; (cfg = tgl_gl_gemm_table_entry(i)); i++)
+        for (unsigned f = 0; f <= F_ALL; f++) {
+            gemm_defines(cfg, f, defines, sizeof defines);
+            fn(ctx, cfg->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines);
+        }
+}

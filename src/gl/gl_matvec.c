@@ -1,0 +1,58 @@
+/* GL driver of tgl_matvec (glsl/gemm/matvec.comp): rows are processed in slabs whose W window
+ * fits the SSBO block limit and whose workgroups fit the grid. */
+#include "gl_internal.h"
+
+#define F32 sizeof(float)
+
+tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    if (cols == 0)
+        return tgl_gl_fill(b, y, 0.0f, rows);
+    size_t max = tgl_gl_max_window_elems(l, F32);
+    if (cols > max)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_matvec: a row of %zu floats exceeds the SSBO block limit",
+                         cols);
+    int per_invocation = l->gemm.matvec_row_per_invocation;
+    uint32_t wg = per_invocation ? l->workgroup_size : l->reduce_workgroup_size;
+    uint64_t groups_max = (uint64_t)l->wg_count[0] * l->wg_count[1];
+    size_t per = max / cols;
+    uint64_t grid_rows = per_invocation ? groups_max * wg : groups_max;
+    if (per > grid_rows)
+        per = (size_t)grid_rows;
+
+    size_t pad_x;
+    tgl_gl_binding xb = tgl_gl_window(b, x, cols * F32, 0, &pad_x);
+    for (size_t r0 = 0; r0 < rows; r0 += per) {
+        size_t nr = rows - r0 < per ? rows - r0 : per, pad_w, pad_y;
+        tgl_gl_binding bind[3] = {
+            tgl_gl_window(b, (tgl__view){w.buf, w.offset + r0 * cols * F32}, nr * cols * F32, 0, &pad_w),
+            xb,
+            tgl_gl_window(b, (tgl__view){y.buf, y.offset + r0 * F32}, nr * F32, 1, &pad_y),
+        };
+        int vec4 = cols % 4 == 0 && (pad_w / F32) % 4 == 0 && (pad_x / F32) % 4 == 0;
+        const char *defines = per_invocation ? (vec4 ? "#define ROW_PER_INVOCATION\n#define VEC4\n"
+                                                     : "#define ROW_PER_INVOCATION\n")
+                                             : (vec4 ? "#define VEC4\n" : "");
+        GLuint prog;
+        tgl_status st = tgl_gl_program_get_wg(b, "gemm/matvec", defines, wg, &prog);
+        if (st)
+            return st;
+        glProgramUniform1ui(prog, 0, (GLuint)nr);
+        glProgramUniform1ui(prog, 1, (GLuint)cols);
+        glProgramUniform1ui(prog, 2, (GLuint)(pad_w / F32));
+        glProgramUniform1ui(prog, 3, (GLuint)(pad_x / F32));
+        glProgramUniform1ui(prog, 4, (GLuint)(pad_y / F32));
+        if ((st = tgl_gl_dispatch(b, prog, bind, 3, per_invocation ? (nr + wg - 1) / wg : nr)))
+            return st;
+    }
+    return TGL_OK;
+}
+
+void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    fn(ctx, "gemm/matvec", "#define ROW_PER_INVOCATION\n#define VEC4\n");
+    fn(ctx, "gemm/matvec", "#define ROW_PER_INVOCATION\n");
+    fn(ctx, "gemm/matvec", "#define VEC4\n");
+    fn(ctx, "gemm/matvec", "");
+}
