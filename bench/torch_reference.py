@@ -1,8 +1,12 @@
-"""PyTorch reference figures for `tensorgl bench ops`, for the NVIDIA machine (run in the same
-session): add of N floats (3 arrays counted), sum of N floats, and row softmax, in f32, each the
-best of a few repetitions of back-to-back calls, timed with CUDA events.
+"""PyTorch reference figures for `tensorgl bench ops` and `tensorgl bench gemm`, for the NVIDIA
+machine (run in the same session), each the best of a few repetitions of back-to-back calls,
+timed with CUDA events.
+  ops:  add of N floats (3 arrays counted), sum of N floats, and row softmax, in f32
+  gemm: sgemm per size with TF32 off (cuBLAS FP32), f16 gemm at the largest size, batched
+        gemm, and matvec (GB/s of W), the shapes of `tensorgl bench gemm`
 
-usage: python3 bench/torch_reference.py [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]
+usage: python3 bench/torch_reference.py [ops] [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]
+       python3 bench/torch_reference.py gemm [--sizes N,N,...] [--batched BxN] [--matvec ROWSxCOLS]
 """
 import argparse
 
@@ -24,7 +28,47 @@ def best_ms(fn, iters, reps=5):
     return best
 
 
+def gemm_suite(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", default="1024,2048,4096")
+    p.add_argument("--batched", default="64x256")
+    p.add_argument("--matvec", default="8192x8192")
+    a = p.parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False  # cuBLAS FP32, as tensorgl computes
+    dev = torch.device("cuda")
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, TF32 off")
+
+    def row(name, size, ms, flop):
+        print(f"{name:<13} {size:<16} {flop / ms / 1e6:12.2f} GFLOP/s {ms:10.3f} ms")
+
+    sizes = [int(v) for v in a.sizes.split(",")]
+    for n in sizes:
+        x, y = torch.rand(n, n, device=dev), torch.rand(n, n, device=dev)
+        o = torch.empty(n, n, device=dev)
+        iters = max(1, min(100, int(2e12 / (2 * n**3))))
+        row("sgemm", f"{n}^3", best_ms(lambda: torch.mm(x, y, out=o), iters), 2 * n**3)
+    n = sizes[-1]
+    xh, yh = torch.rand(n, n, device=dev).half(), torch.rand(n, n, device=dev).half()
+    oh = torch.empty(n, n, device=dev, dtype=torch.half)
+    row("gemm_f16", f"{n}^3", best_ms(lambda: torch.mm(xh, yh, out=oh), 20), 2 * n**3)
+    b, n = (int(v) for v in a.batched.split("x"))
+    xb, yb = torch.rand(b, n, n, device=dev), torch.rand(b, n, n, device=dev)
+    ob = torch.empty(b, n, n, device=dev)
+    row("gemm_batched", f"{b} x {n}^3", best_ms(lambda: torch.bmm(xb, yb, out=ob), 50), 2 * b * n**3)
+    r, c = (int(v) for v in a.matvec.split("x"))
+    w, v = torch.rand(r, c, device=dev), torch.rand(c, device=dev)
+    ov = torch.empty(r, device=dev)
+    ms = best_ms(lambda: torch.mv(w, v, out=ov), 50)
+    print(f"{'matvec':<13} {f'{r}x{c}':<16} {4 * r * c / ms / 1e6:12.2f} GB/s    {ms:10.3f} ms")
+
+
 def main():
+    import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "gemm":
+        return gemm_suite(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "ops":
+        sys.argv.pop(1)
     p = argparse.ArgumentParser()
     p.add_argument("--add", type=int, default=64 << 20)
     p.add_argument("--sum", type=int, default=16 << 20)

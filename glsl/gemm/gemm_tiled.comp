@@ -26,56 +26,123 @@ layout(local_size_x = THREADS) in;
 shared vec4 s_a[BK][BM / 4]; // s_a[q][i / 4][i % 4] = A(tile row i, slab k q)
 shared vec4 s_b[BK][BN / 4]; // s_b[q][j / 4][j % 4] = B(slab k q, tile column j)
 
-void stage_a(uint base, uint i_tile, uint k0, uint tid)
+// Staging goes through registers: the next slab is fetched from the buffers before the current
+// one is multiplied, so its latency hides behind the arithmetic. The host picks tiles where
+// every invocation fetches the same number of elements (BM * BK and BN * BK are multiples of
+// 4 * THREADS).
+#define A_FETCH (BM * BK / THREADS)
+#define B_FETCH (BN * BK / THREADS)
+#ifdef A_VEC4
+vec4 r_a[A_FETCH / 4];
+#else
+float r_a[A_FETCH];
+#endif
+#ifdef B_VEC4
+vec4 r_b[B_FETCH / 4];
+#else
+float r_b[B_FETCH];
+#endif
+
+void fetch_a(uint base, uint i_tile, uint k0, uint tid)
 {
 #if defined(A_VEC4) && !defined(TRANS_A)
-    for (uint e = tid; e < uint(BM * BK / 4); e += uint(THREADS)) {
-        uint i = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u, gi = i_tile + i, gp = k0 + q;
-        vec4 v = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
-        for (uint c = 0u; c < 4u; c++)
-            s_a[q + c][i >> 2u][i & 3u] = v[c];
+    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS), i = e / uint(BK / 4), gi = i_tile + i, gp = k0 + (e % uint(BK / 4)) * 4u;
+        r_a[l] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
     }
 #elif defined(A_VEC4)
-    for (uint e = tid; e < uint(BM * BK / 4); e += uint(THREADS)) {
-        uint q = e / uint(BM / 4), i4 = e % uint(BM / 4), gi = i_tile + i4 * 4u, gp = k0 + q;
-        s_a[q][i4] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
+    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS), gi = i_tile + (e % uint(BM / 4)) * 4u, gp = k0 + e / uint(BM / 4);
+        r_a[l] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
     }
 #else
-    for (uint e = tid; e < uint(BM * BK); e += uint(THREADS)) {
+    for (uint l = 0u; l < uint(A_FETCH); l++) {
+        uint e = tid + l * uint(THREADS);
 #ifdef TRANS_A
         uint q = e / uint(BM), i = e % uint(BM);
 #else
         uint i = e / uint(BK), q = e % uint(BK);
 #endif
         uint gi = i_tile + i, gp = k0 + q;
-        s_a[q][i >> 2u][i & 3u] = gi < u_m && gp < u_k ? a_at(base + a_index(gi, gp)) : 0.0;
+        r_a[l] = gi < u_m && gp < u_k ? a_at(base + a_index(gi, gp)) : 0.0;
     }
 #endif
 }
 
-void stage_b(uint base, uint j_tile, uint k0, uint tid)
+void store_a(uint tid)
 {
-#if defined(B_VEC4) && !defined(TRANS_B)
-    for (uint e = tid; e < uint(BN * BK / 4); e += uint(THREADS)) {
-        uint q = e / uint(BN / 4), j4 = e % uint(BN / 4), gj = j_tile + j4 * 4u, gp = k0 + q;
-        s_b[q][j4] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
-    }
-#elif defined(B_VEC4)
-    for (uint e = tid; e < uint(BN * BK / 4); e += uint(THREADS)) {
-        uint j = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u, gj = j_tile + j, gp = k0 + q;
-        vec4 v = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
+#if defined(A_VEC4) && !defined(TRANS_A)
+    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS), i = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u;
         for (uint c = 0u; c < 4u; c++)
-            s_b[q + c][j >> 2u][j & 3u] = v[c];
+            s_a[q + c][i >> 2u][i & 3u] = r_a[l][c];
+    }
+#elif defined(A_VEC4)
+    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS);
+        s_a[e / uint(BM / 4)][e % uint(BM / 4)] = r_a[l];
     }
 #else
-    for (uint e = tid; e < uint(BN * BK); e += uint(THREADS)) {
+    for (uint l = 0u; l < uint(A_FETCH); l++) {
+        uint e = tid + l * uint(THREADS);
+#ifdef TRANS_A
+        uint q = e / uint(BM), i = e % uint(BM);
+#else
+        uint i = e / uint(BK), q = e % uint(BK);
+#endif
+        s_a[q][i >> 2u][i & 3u] = r_a[l];
+    }
+#endif
+}
+
+void fetch_b(uint base, uint j_tile, uint k0, uint tid)
+{
+#if defined(B_VEC4) && !defined(TRANS_B)
+    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS), gj = j_tile + (e % uint(BN / 4)) * 4u, gp = k0 + e / uint(BN / 4);
+        r_b[l] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
+    }
+#elif defined(B_VEC4)
+    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS), gj = j_tile + e / uint(BK / 4), gp = k0 + (e % uint(BK / 4)) * 4u;
+        r_b[l] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
+    }
+#else
+    for (uint l = 0u; l < uint(B_FETCH); l++) {
+        uint e = tid + l * uint(THREADS);
 #ifdef TRANS_B
         uint j = e / uint(BK), q = e % uint(BK);
 #else
         uint q = e / uint(BN), j = e % uint(BN);
 #endif
         uint gj = j_tile + j, gp = k0 + q;
-        s_b[q][j >> 2u][j & 3u] = gj < u_n && gp < u_k ? b_at(base + b_index(gp, gj)) : 0.0;
+        r_b[l] = gj < u_n && gp < u_k ? b_at(base + b_index(gp, gj)) : 0.0;
+    }
+#endif
+}
+
+void store_b(uint tid)
+{
+#if defined(B_VEC4) && !defined(TRANS_B)
+    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS);
+        s_b[e / uint(BN / 4)][e % uint(BN / 4)] = r_b[l];
+    }
+#elif defined(B_VEC4)
+    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+        uint e = tid + l * uint(THREADS), j = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u;
+        for (uint c = 0u; c < 4u; c++)
+            s_b[q + c][j >> 2u][j & 3u] = r_b[l][c];
+    }
+#else
+    for (uint l = 0u; l < uint(B_FETCH); l++) {
+        uint e = tid + l * uint(THREADS);
+#ifdef TRANS_B
+        uint j = e / uint(BK), q = e % uint(BK);
+#else
+        uint q = e / uint(BN), j = e % uint(BN);
+#endif
+        s_b[q][j >> 2u][j & 3u] = r_b[l];
     }
 #endif
 }
@@ -92,11 +159,17 @@ void main()
     for (uint s = 0u; s < uint(RM * RN); s++)
         acc[s] = mat4(0.0);
 
+    fetch_a(a_base, i_tile, 0u, tid);
+    fetch_b(b_base, j_tile, 0u, tid);
     for (uint k0 = 0u; k0 < u_k; k0 += uint(BK)) {
-        stage_a(a_base, i_tile, k0, tid);
-        stage_b(b_base, j_tile, k0, tid);
+        store_a(tid);
+        store_b(tid);
         memoryBarrierShared();
         barrier();
+        if (k0 + uint(BK) < u_k) {
+            fetch_a(a_base, i_tile, k0 + uint(BK), tid);
+            fetch_b(b_base, j_tile, k0 + uint(BK), tid);
+        }
         for (uint q = 0u; q < uint(BK); q++) {
             vec4 av[RM], bv[RN];
             for (uint s = 0u; s < uint(RM); s++)

@@ -110,5 +110,9 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_LOG: path longer than %zu bytes",
                          sizeof cfg->log_path - 1);
     tgl__strlcpy(cfg->log_path, log, sizeof cfg->log_path);
+    const char *gemm = getenv("TGL_GEMM");
+    if (gemm && strlen(gemm) >= sizeof cfg->gemm)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: longer than %zu bytes", sizeof cfg->gemm - 1);
+    tgl__strlcpy(cfg->gemm, gemm, sizeof cfg->gemm);
     return TGL_OK;
 }

@@ -25,6 +25,7 @@ typedef struct tgl__config {
     unsigned max_tasks;
     unsigned sync_timeout_ms;
     char log_path[512];
+    char gemm[64];      /* TGL_GEMM: the GL backend's GEMM kernel override, "" for the table's */
 } tgl__config;
 
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]

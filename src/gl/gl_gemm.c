@@ -83,7 +83,7 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
         cfg = tgl_gl_gemm_table_entry(0);
     if (cfg->tiled)
         return (gemm_kernel){1, cfg, cfg->bm, cfg->bn};
-    return (gemm_kernel){0, cfg, 4u * cfg->wg_x, 4u * cfg->wg_y};
+    return (gemm_kernel){0, cfg, 4u * cfg->wg_y, 4u * cfg->wg_x};
 }
 
 static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, size_t size)

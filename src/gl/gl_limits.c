@@ -75,6 +75,40 @@ static uint64_t get_u64(GLenum pname)
     return v > 0 ? (uint64_t)v : 0;
 }
 
+/* A tile the device runs: its invocations and shared memory within the limits, and every
+ * invocation staging whole vec4s (see gemm_tiled.comp). */
+static int tile_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l)
+{
+    if (!g->tm || !g->tn || g->tm % 4 || g->tn % 4 || !g->bk || g->bk % 4 || g->bm % g->tm || g->bn % g->tn)
+        return 0;
+    uint32_t threads = (g->bm / g->tm) * (g->bn / g->tn);
+    uint64_t shared = (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float);
+    return threads <= l->wg_invocations && threads <= l->wg_size[0] && shared <= l->shared_memory &&
+           (g->bm * g->bk) % (4 * threads) == 0 && (g->bn * g->bk) % (4 * threads) == 0;
+}
+
+/* TGL_GEMM: "reg:WX,WY" or "tiled:BM,BN,BK,TM,TN" replaces the table's choice (for tuning). */
+static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
+{
+    unsigned v[5];
+    char tail;
+    tgl_gl_gemm_config g = {0};
+    if (sscanf(s, "reg:%u,%u%c", &v[0], &v[1], &tail) == 2 && v[0] && v[1] && v[0] * v[1] <= l->wg_invocations &&
+        v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1]) {
+        g = (tgl_gl_gemm_config){0, 0, 0, 0, 0, 0, v[0], v[1], l->gemm.matvec_row_per_invocation};
+    } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 5) {
+        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation};
+        if (!tile_fits(&g, l))
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: tile %s does not fit this device (TM, TN, BK "
+                             "multiples of 4; BM*BK and BN*BK multiples of 4 invocations; limits)", s);
+    } else {
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY or tiled:BM,BN,BK,TM,TN "
+                         "within the device's limits", s);
+    }
+    l->gemm = g;
+    return TGL_OK;
+}
+
 static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
@@ -89,9 +123,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     }
     /* A tile the device cannot hold (invocations, shared memory) falls back to the register
      * kernel, whose 8 x 8 groups every GL 4.3 device runs. */
-    uint64_t tile_shared = (uint64_t)gemm.bk * (gemm.bm + gemm.bn) * sizeof(float);
-    if (gemm.tiled && ((gemm.bm / gemm.tm) * (gemm.bn / gemm.tn) > l->wg_invocations ||
-                       (gemm.bm / gemm.tm) * (gemm.bn / gemm.tn) > l->wg_size[0] || tile_shared > l->shared_memory))
+    if (gemm.tiled && !tile_fits(&gemm, l))
         gemm = fallback_gemm;
     l->gemm = gemm;
     l->items_per_invocation = items;
@@ -122,7 +154,7 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         return tgl__fail(b, TGL_ERR_NO_DEVICE, "no compute shaders: the driver reports zero SSBO or "
                          "workgroup limits");
     pick_workgroup_sizes(tgl_gl_of(b)->renderer, l);
-    return TGL_OK;
+    return b->config.gemm[0] ? parse_gemm_override(b, b->config.gemm, l) : TGL_OK;
 }
 
 void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_gl_gemm_config *gemm)
