@@ -5,8 +5,20 @@
 //   A_VEC4 ...     the operand's contiguous dimension, row stride, batch stride and window
 //                  offset are multiples of 4 elements, so 4 neighbours load as one vector
 //   BETA_ZERO      C is written without being read (NaN in the old C must not leak)
+//   TEX            A and B are read through buffer textures (see below)
 // Indices are element indices into the bound windows.
 
+#if defined(TEX) && defined(TGL_ES)
+#extension GL_EXT_texture_buffer : require
+#endif
+#ifdef TEX
+// A and B through buffer textures over the same ranges (texture units 0 and 1, formats R32F or
+// RGBA32F with VEC4, R16F / RGBA16F for F16): texels come back as floats.
+layout(binding = 0) uniform highp samplerBuffer a_tex;
+layout(binding = 1) uniform highp samplerBuffer b_tex;
+#endif
+
+#ifndef TEX
 #ifdef F16
 #ifdef A_VEC4
 layout(std430, binding = 0) readonly buffer MatA { uvec2 a_mem[]; };
@@ -17,11 +29,6 @@ layout(std430, binding = 0) readonly buffer MatA { uint a_mem[]; };
 layout(std430, binding = 1) readonly buffer MatB { uvec2 b_mem[]; };
 #else
 layout(std430, binding = 1) readonly buffer MatB { uint b_mem[]; };
-#endif
-#ifdef C_VEC4
-layout(std430, binding = 2) buffer MatC { uvec2 c_mem[]; };
-#else
-layout(std430, binding = 2) buffer MatC { uint c_mem[]; };
 #endif
 #else
 #ifdef A_VEC4
@@ -34,6 +41,15 @@ layout(std430, binding = 1) readonly buffer MatB { vec4 b_mem[]; };
 #else
 layout(std430, binding = 1) readonly buffer MatB { float b_mem[]; };
 #endif
+#endif
+#endif
+#ifdef F16
+#ifdef C_VEC4
+layout(std430, binding = 2) buffer MatC { uvec2 c_mem[]; };
+#else
+layout(std430, binding = 2) buffer MatC { uint c_mem[]; };
+#endif
+#else
 #ifdef C_VEC4
 layout(std430, binding = 2) buffer MatC { vec4 c_mem[]; };
 #else
@@ -62,6 +78,21 @@ vec4 tgl_unpack4(uvec2 w)
 {
     return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
 }
+#endif
+#if defined(TEX)
+#ifdef A_VEC4
+float a_at(uint i) { return texelFetch(a_tex, int(i >> 2u))[i & 3u]; }
+vec4 a_at4(uint i) { return texelFetch(a_tex, int(i >> 2u)); }
+#else
+float a_at(uint i) { return texelFetch(a_tex, int(i)).x; }
+#endif
+#ifdef B_VEC4
+float b_at(uint i) { return texelFetch(b_tex, int(i >> 2u))[i & 3u]; }
+vec4 b_at4(uint i) { return texelFetch(b_tex, int(i >> 2u)); }
+#else
+float b_at(uint i) { return texelFetch(b_tex, int(i)).x; }
+#endif
+#elif defined(F16)
 #ifdef A_VEC4
 float a_at(uint i) { return unpackHalf2x16(a_mem[i >> 2u][(i >> 1u) & 1u])[i & 1u]; }
 vec4 a_at4(uint i) { return tgl_unpack4(a_mem[i >> 2u]); }

@@ -1,14 +1,22 @@
 #version 430
-// GEMM without shared memory: each invocation computes a 4x4 block of C from 4x4 blocks of A
-// and B loaded straight from the buffers, accumulated as mat4 products. For llvmpipe, where
-// a barrier switches every coroutine of the workgroup and so a shared-memory tile loses to
-// this, and for small products on GPUs. workgroup (x, y) = (WG_X, WG_Y) blocks of columns and
-// rows, z = the product of the batch.
+// GEMM without shared memory: each invocation computes a TM x TN block of C (4 or 8 each) as
+// 4x4 blocks, from 4x4 blocks of A and B loaded straight from the buffers (or, with A_TEX /
+// B_TEX, through buffer textures over the same buffers: llvmpipe fetches texels with gathers,
+// where every SSBO load is a loop over its SIMD lanes), accumulated as mat4 products. For
+// llvmpipe, where a barrier switches every coroutine of the workgroup so a shared-memory tile
+// loses to this, and for thin products on GPUs. Workgroup (x, y) = (WG_X, WG_Y) blocks of
+// columns and rows, z = the product of the batch.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef WG_X
 #define WG_X 8
 #define WG_Y 8
 #endif
+#ifndef TM
+#define TM 4
+#define TN 4
+#endif
+#define RM (TM / 4)
+#define RN (TN / 4)
 #include "common/gemm_io.glsl"
 
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
@@ -22,7 +30,9 @@ mat4 load_a(uint base, uint i0, uint p)
     return mat4(a_at4(base + a_index(min(i0, last), p)), a_at4(base + a_index(min(i0 + 1u, last), p)),
                 a_at4(base + a_index(min(i0 + 2u, last), p)), a_at4(base + a_index(min(i0 + 3u, last), p)));
 #elif defined(A_VEC4)
-    // A^T stored: a vector runs along m; m is a multiple of 4 here, so the block is whole.
+    // A^T stored: a vector runs along m; m is a multiple of 4 here, so a block starting inside
+    // is whole (blocks past m, from TM = 8, load the last one instead).
+    i0 = min(i0, u_m - 4u);
     return transpose(mat4(a_at4(base + a_index(i0, p)), a_at4(base + a_index(i0, p + 1u)),
                           a_at4(base + a_index(i0, p + 2u)), a_at4(base + a_index(i0, p + 3u))));
 #else
@@ -41,6 +51,7 @@ mat4 load_b(uint base, uint p, uint j0)
 {
     uint last = u_n - 1u;
 #if defined(B_VEC4) && !defined(TRANS_B)
+    j0 = min(j0, u_n - 4u); // as for A^T above
     return mat4(b_at4(base + b_index(p, j0)), b_at4(base + b_index(p + 1u, j0)),
                 b_at4(base + b_index(p + 2u, j0)), b_at4(base + b_index(p + 3u, j0)));
 #elif defined(B_VEC4)
@@ -50,6 +61,7 @@ mat4 load_b(uint base, uint p, uint j0)
 #else
     mat4 x;
     uint j1 = min(j0 + 1u, last), j2 = min(j0 + 2u, last), j3 = min(j0 + 3u, last);
+    j0 = min(j0, last);
     for (uint q = 0u; q < 4u; q++)
         x[q] = vec4(b_at(base + b_index(p + q, j0)), b_at(base + b_index(p + q, j1)),
                     b_at(base + b_index(p + q, j2)), b_at(base + b_index(p + q, j3)));
@@ -59,29 +71,51 @@ mat4 load_b(uint base, uint p, uint j0)
 
 void main()
 {
-    uint j0 = gl_GlobalInvocationID.x * 4u, i0 = gl_GlobalInvocationID.y * 4u;
+    uint j0 = gl_GlobalInvocationID.x * uint(TN), i0 = gl_GlobalInvocationID.y * uint(TM);
     if (i0 >= u_m || j0 >= u_n)
         return;
     uint t = gl_WorkGroupID.z;
     uint a_base = u_a_off + t * u_stride_a, b_base = u_b_off + t * u_stride_b;
     uint c_base = u_c_off + t * u_stride_c;
 
-    // acc[r] = row i0 + r of the block; (X * Y)[r][c] = sum_q B(q, c) A(r, q).
-    mat4 acc = mat4(0.0);
+    // acc[s * RN + u][r] = row i0 + 4s + r, columns j0 + 4u ..; (X * Y)[r][c] = sum_q B(q, c) A(r, q).
+    mat4 acc[RM * RN];
+    for (uint s = 0u; s < uint(RM * RN); s++)
+        acc[s] = mat4(0.0);
     uint k4 = u_k & ~3u;
-    for (uint p = 0u; p < k4; p += 4u)
-        acc += load_b(b_base, p, j0) * load_a(a_base, i0, p);
+    for (uint p = 0u; p < k4; p += 4u) {
+        mat4 x[RN], y[RM];
+        for (uint u = 0u; u < uint(RN); u++)
+            x[u] = load_b(b_base, p, j0 + 4u * u);
+        for (uint s = 0u; s < uint(RM); s++)
+            y[s] = load_a(a_base, i0 + 4u * s, p);
+        for (uint s = 0u; s < uint(RM); s++)
+            for (uint u = 0u; u < uint(RN); u++)
+                acc[s * uint(RN) + u] += x[u] * y[s];
+    }
     uint last_i = u_m - 1u, last_j = u_n - 1u;
     for (uint p = k4; p < u_k; p++) {
-        vec4 a_col = vec4(a_at(a_base + a_index(i0, p)), a_at(a_base + a_index(min(i0 + 1u, last_i), p)),
-                          a_at(a_base + a_index(min(i0 + 2u, last_i), p)),
-                          a_at(a_base + a_index(min(i0 + 3u, last_i), p)));
-        vec4 b_row = vec4(b_at(b_base + b_index(p, j0)), b_at(b_base + b_index(p, min(j0 + 1u, last_j))),
-                          b_at(b_base + b_index(p, min(j0 + 2u, last_j))),
-                          b_at(b_base + b_index(p, min(j0 + 3u, last_j))));
-        acc += outerProduct(b_row, a_col);
+        for (uint s = 0u; s < uint(RM); s++) {
+            uint i = i0 + 4u * s;
+            vec4 a_col = vec4(a_at(a_base + a_index(min(i, last_i), p)), a_at(a_base + a_index(min(i + 1u, last_i), p)),
+                              a_at(a_base + a_index(min(i + 2u, last_i), p)),
+                              a_at(a_base + a_index(min(i + 3u, last_i), p)));
+            for (uint u = 0u; u < uint(RN); u++) {
+                uint j = j0 + 4u * u;
+                vec4 b_row = vec4(b_at(b_base + b_index(p, min(j, last_j))), b_at(b_base + b_index(p, min(j + 1u, last_j))),
+                                  b_at(b_base + b_index(p, min(j + 2u, last_j))),
+                                  b_at(b_base + b_index(p, min(j + 3u, last_j))));
+                acc[s * uint(RN) + u] += outerProduct(b_row, a_col);
+            }
+        }
     }
-    uint cols = min(4u, u_n - j0);
-    for (uint r = 0u; r < 4u && i0 + r < u_m; r++)
-        c_store(c_base + (i0 + r) * u_ldc + j0, acc[r], cols);
+    for (uint s = 0u; s < uint(RM); s++)
+        for (uint u = 0u; u < uint(RN); u++) {
+            uint j = j0 + 4u * u;
+            for (uint r = 0u; r < 4u; r++) {
+                uint i = i0 + 4u * s + r;
+                if (i < u_m && j < u_n)
+                    c_store(c_base + i * u_ldc + j, acc[s * uint(RN) + u][r], min(4u, u_n - j));
+            }
+        }
 }

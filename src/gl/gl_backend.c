@@ -22,8 +22,12 @@ static void gl_destroy(tgl_backend *b)
         return;
     if (gl->scratch)
         tgl_gl_buffer_destroy(b, gl->scratch);
-    if (tgl_egl_make_current(b, &gl->egl) == TGL_OK)
+    if (tgl_egl_make_current(b, &gl->egl) == TGL_OK) {
         tgl_gl_programs_free(&gl->programs);
+        for (int i = 0; i < TGL_GL_MAX_TEXTURE_BINDINGS; i++)
+            if (gl->textures[i])
+                glDeleteTextures(1, &gl->textures[i]);
+    }
     tgl_egl_destroy(&gl->egl);
     free(gl);
     b->impl = NULL;

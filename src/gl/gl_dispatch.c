@@ -38,20 +38,36 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
     if (gx == 0 || gy == 0 || gz == 0)
         return TGL_OK;
 
-    int need_barrier = 0;
+    GLbitfield barriers = 0;
     for (int i = 0; i < nbind; i++) {
         const tgl_gl_buffer *buf = bind[i].buf;
         uint64_t hazard = bind[i].writes ? buf->last_access : buf->last_write;
         if (hazard > gl->ssbo_barrier_seq)
-            need_barrier = 1;
+            barriers |= GL_SHADER_STORAGE_BARRIER_BIT;
+        if (bind[i].texture_format && buf->last_write > gl->texture_barrier_seq)
+            barriers |= GL_TEXTURE_FETCH_BARRIER_BIT;
     }
-    if (need_barrier) {
-        glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-        gl->ssbo_barrier_seq = gl->seq;
+    if (barriers) {
+        glMemoryBarrier(barriers);
+        if (barriers & GL_SHADER_STORAGE_BARRIER_BIT)
+            gl->ssbo_barrier_seq = gl->seq;
+        if (barriers & GL_TEXTURE_FETCH_BARRIER_BIT)
+            gl->texture_barrier_seq = gl->seq;
     }
-    for (int i = 0; i < nbind; i++)
+    for (int i = 0; i < nbind; i++) {
         glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, bind[i].buf->name,
                           (GLintptr)bind[i].offset, (GLsizeiptr)bind[i].bytes);
+        if (bind[i].texture_format) {
+            if (i >= TGL_GL_MAX_TEXTURE_BINDINGS)
+                return tgl__fail(b, TGL_ERR_INTERNAL, "buffer texture on binding %d", i);
+            if (!gl->textures[i])
+                glGenTextures(1, &gl->textures[i]);
+            glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+            glBindTexture(GL_TEXTURE_BUFFER, gl->textures[i]);
+            glTexBufferRange(GL_TEXTURE_BUFFER, bind[i].texture_format, bind[i].buf->name,
+                             (GLintptr)bind[i].offset, (GLsizeiptr)bind[i].bytes);
+        }
+    }
     glUseProgram(program);
     glDispatchCompute(gx, gy, gz);
 
@@ -67,13 +83,19 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 
 tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    return tgl_gl_window_aligned(b, v, bytes, writes, tgl_gl_of(b)->limits.ssbo_align, pad);
+}
+
+tgl_gl_binding tgl_gl_window_aligned(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t align,
+                                     size_t *pad)
+{
+    (void)b;
     tgl_gl_buffer *buf = v.buf;
-    size_t base = v.offset - v.offset % l->ssbo_align;
+    size_t base = v.offset - v.offset % align;
     size_t want = (v.offset - base + bytes + 15) / 16 * 16;
     size_t room = buf->bytes - base;
     *pad = v.offset - base;
-    return (tgl_gl_binding){buf, base, want < room ? want : room, writes};
+    return (tgl_gl_binding){buf, base, want < room ? want : room, writes, 0};
 }
 
 size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size)

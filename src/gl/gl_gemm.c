@@ -12,7 +12,7 @@
 
 /* Which kernel and launch shape a product gets. */
 typedef struct gemm_kernel {
-    int tiled;
+    int tiled, textures;
     const tgl_gl_gemm_config *cfg;
     size_t tile_m, tile_n; /* C elements per workgroup */
 } gemm_kernel;
@@ -23,7 +23,7 @@ typedef struct gemm_part {
 } gemm_part;
 
 enum { F_TRANS_A = 1, F_TRANS_B = 2, F_F16 = 4, F_A_VEC4 = 8, F_B_VEC4 = 16, F_C_VEC4 = 32, F_BETA_ZERO = 64,
-       F_ALL = 127 };
+       F_TEX = 128, F_ALL = 255 };
 
 static size_t span_of(size_t rows, size_t cols, size_t ld, size_t stride, size_t batch)
 {
@@ -56,6 +56,8 @@ static size_t ceil_div(size_t a, size_t b)
 static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, gemm_part *p)
 {
     size_t max = tgl_gl_max_window_elems(l, g->f16 ? 2 : sizeof(float));
+    if (kn->textures && l->texture_buffer_texels < max)
+        max = (size_t)l->texture_buffer_texels; /* one texel per element in the scalar formats */
     p->mc = g->m, p->nc = g->n, p->kc = g->k, p->bc = g->batch;
     for (;;) {
         if (p->bc > l->wg_count[2])
@@ -82,8 +84,8 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0);
     if (cfg->tiled)
-        return (gemm_kernel){1, cfg, cfg->bm, cfg->bn};
-    return (gemm_kernel){0, cfg, 4u * cfg->wg_y, 4u * cfg->wg_x};
+        return (gemm_kernel){1, 0, cfg, cfg->bm, cfg->bn};
+    return (gemm_kernel){0, cfg->textures && g->k > 0, cfg, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x};
 }
 
 static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, size_t size)
@@ -94,9 +96,10 @@ static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, s
                      "#define THREADS %u\n", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn,
                      (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn));
     else
-        n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n", cfg->wg_x, cfg->wg_y);
-    static const char *names[] = {"TRANS_A", "TRANS_B", "F16", "A_VEC4", "B_VEC4", "C_VEC4", "BETA_ZERO"};
-    for (unsigned i = 0; i < 7; i++)
+        n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n", cfg->wg_x,
+                     cfg->wg_y, cfg->tm, cfg->tn);
+    static const char *names[] = {"TRANS_A", "TRANS_B", "F16", "A_VEC4", "B_VEC4", "C_VEC4", "BETA_ZERO", "TEX"};
+    for (unsigned i = 0; i < 8; i++)
         if ((f & (1u << i)) && n > 0 && (size_t)n < size)
             n += snprintf(out + n, size - (size_t)n, "#define %s\n", names[i]);
 }
@@ -118,10 +121,12 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     bind[2] = tgl_gl_window(b, (tgl__view){g->c.buf, g->c.offset + c_el * es},
                             span_of(p->mc, p->nc, g->ldc, g->stride_c, p->bc) * es, 1, &pad_c);
     if (p->kc) {
-        bind[0] = tgl_gl_window(b, (tgl__view){g->a.buf, g->a.offset + a_el * es},
-                                span_a(g, p->mc, p->kc, p->bc) * es, 0, &pad_a);
-        bind[1] = tgl_gl_window(b, (tgl__view){g->b.buf, g->b.offset + b_el * es},
-                                span_b(g, p->kc, p->nc, p->bc) * es, 0, &pad_b);
+        const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+        size_t align = kn->textures && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+        bind[0] = tgl_gl_window_aligned(b, (tgl__view){g->a.buf, g->a.offset + a_el * es},
+                                        span_a(g, p->mc, p->kc, p->bc) * es, 0, align, &pad_a);
+        bind[1] = tgl_gl_window_aligned(b, (tgl__view){g->b.buf, g->b.offset + b_el * es},
+                                        span_b(g, p->kc, p->nc, p->bc) * es, 0, align, &pad_b);
     } else {
         /* k == 0: A and B are never read; any live buffer fills their bindings. */
         bind[0] = bind[1] = bind[2];
@@ -137,6 +142,12 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
         f |= F_B_VEC4;
     if (is4(p->nc) && is4(g->ldc) && is4(pad_c) && (one || is4(g->stride_c)))
         f |= F_C_VEC4;
+    if (kn->textures) {
+        static const GLenum formats[2][2] = {{GL_R32F, GL_RGBA32F}, {GL_R16F, GL_RGBA16F}};
+        f |= F_TEX;
+        bind[0].texture_format = formats[g->f16][!!(f & F_A_VEC4)];
+        bind[1].texture_format = formats[g->f16][!!(f & F_B_VEC4)];
+    }
 
     char defines[256];
     gemm_defines(kn->cfg, f, defines, sizeof defines);
@@ -182,9 +193,15 @@ void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *
 {
     char defines[256];
     const tgl_gl_gemm_config *cfg;
-    for (size_t i = 0; (cfg = tgl_gl_gemm_table_entry(i)); i++)
-        for (unsigned f = 0; f <= F_ALL; f++) {
+    for (size_t i = 0; (cfg = tgl_gl_gemm_table_entry(i)); i++) {
+        int seen = 0; /* renderers sharing a configuration share its variants */
+        for (size_t j = 0; j < i; j++)
+            seen |= !memcmp(tgl_gl_gemm_table_entry(j), cfg, sizeof *cfg);
+        for (unsigned f = 0; !seen && f <= F_ALL; f++) {
+            if ((f & F_TEX) && !cfg->textures)
+                continue;
             gemm_defines(cfg, f, defines, sizeof defines);
             fn(ctx, cfg->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines);
         }
+    }
 }

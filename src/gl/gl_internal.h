@@ -33,14 +33,17 @@ int tgl_egl_display_exists(void);
  * (wg_x, wg_y) invocations of 4x4 results per workgroup. */
 typedef struct tgl_gl_gemm_config {
     int tiled;
-    uint32_t bm, bn, bk, tm, tn;
+    uint32_t bm, bn, bk, tm, tn;   /* tiled: tile and per-invocation block; reg: tm, tn only */
     uint32_t wg_x, wg_y;
     int matvec_row_per_invocation; /* matvec: one row per invocation instead of per workgroup */
+    int textures;                  /* reg: read A and B through buffer textures */
 } tgl_gl_gemm_config;
 
 typedef struct tgl_gl_limits {
     uint64_t max_ssbo_block;
     uint64_t ssbo_align;
+    uint64_t texture_buffer_texels; /* GL_MAX_TEXTURE_BUFFER_SIZE; 0: no buffer textures */
+    uint64_t texture_align;         /* GL_TEXTURE_BUFFER_OFFSET_ALIGNMENT */
     uint32_t wg_size[3], wg_count[3], wg_invocations;
     uint64_t shared_memory;
     uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
@@ -82,6 +85,7 @@ typedef struct tgl_gl_programs {
 } tgl_gl_programs;
 
 /* ---- the backend ---- */
+#define TGL_GL_MAX_TEXTURE_BINDINGS 4
 enum { TGL_GL_FAULT_NONE = 0, TGL_GL_FAULT_GL_ERROR, TGL_GL_FAULT_RESET, TGL_GL_FAULT_TIMEOUT };
 
 typedef struct tgl_gl {
@@ -95,6 +99,8 @@ typedef struct tgl_gl {
     uint64_t update_barrier_seq;/* ... to buffer updates, copies and maps */
     unsigned since_flush;
     tgl_gl_buffer *scratch;     /* temporaries of multi-pass ops (reduction partials) */
+    uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
+    GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
     int fault;
     GLenum fault_error;
@@ -129,6 +135,10 @@ typedef struct tgl_gl_binding {
     size_t offset;   /* must be a multiple of the SSBO offset alignment */
     size_t bytes;
     int writes;
+    /* Not 0: the range is also bound as a buffer texture of this format (GL_R32F, ...) on
+     * the texture unit of the binding's index; it must then be read-only and its offset a
+     * multiple of the texture offset alignment too (tgl_gl_window_aligned). */
+    GLenum texture_format;
 } tgl_gl_binding;
 
 /* Binds the windows, issues the barriers the hazards need, runs `groups` workgroups of program
@@ -143,6 +153,9 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
  * alignment (*pad gets the bytes skipped) and ends rounded up to 16 bytes where the buffer
  * allows, so vec4 views of it are whole. */
 tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad);
+/* The same with the window's start aligned to `align` (a power of two, at least the SSBO one). */
+tgl_gl_binding tgl_gl_window_aligned(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t align,
+                                     size_t *pad);
 /* Largest element count whose window fits GL_MAX_SHADER_STORAGE_BLOCK_SIZE. */
 size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
 /* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */

@@ -11,22 +11,25 @@
  * both. `items`: elements (vec4s) per invocation of element-wise kernels; on the H100, add of
  * 64M floats ran 1950 / 1966 / 1977 / 1753 GB/s at 1 / 2 / 4 / 8. Unknown renderers take the
  * defaults; every entry is clamped to the device's limits.
- * GEMM: llvmpipe uses the register-only kernel (barriers again; see docs/performance.md),
- * GPUs the shared-memory tile, 128 x 128 with 8 x 8 per invocation on NVIDIA. */
-#define GEMM_REG(wx, wy) {0, 0, 0, 0, 0, 0, wx, wy, 1}
-#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0}
+ * GEMM: llvmpipe uses the register-only kernel (barriers again) with 8 x 8 per invocation,
+ * reading A and B through buffer textures: llvmpipe gathers texels, while each SSBO load is a
+ * loop over the SIMD lanes. sgemm 1024^3 there: 10.6 GFLOP/s with SSBO loads and 4 x 4, 28
+ * with textures, 51 with textures and 8 x 8 in 16 x 4 groups (45-51 over the shapes tried).
+ * GPUs take the shared-memory tile, 128 x 128 with 8 x 8 per invocation on NVIDIA. */
+#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex}
+#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0}
 static const struct {
     const char *renderer_prefix;
     uint32_t elementwise, reducing, items;
     tgl_gl_gemm_config gemm;
 } wg_table[] = {
-    {"llvmpipe", 256, 8, 1, GEMM_REG(8, 8)},
+    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1)},
     {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8)},
     {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4)},
     {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4)},
 };
 static const tgl_gl_gemm_config default_gemm = GEMM_TILED(64, 64, 16, 4, 4);
-static const tgl_gl_gemm_config fallback_gemm = GEMM_REG(8, 8);
+static const tgl_gl_gemm_config fallback_gemm = GEMM_REG(8, 8, 4, 4, 0);
 
 const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
 {
@@ -87,22 +90,25 @@ static int tile_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l)
            (g->bm * g->bk) % (4 * threads) == 0 && (g->bn * g->bk) % (4 * threads) == 0;
 }
 
-/* TGL_GEMM: "reg:WX,WY" or "tiled:BM,BN,BK,TM,TN" replaces the table's choice (for tuning). */
+/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN" replaces the table's choice (for
+ * tuning). */
 static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
 {
     unsigned v[5];
     char tail;
     tgl_gl_gemm_config g = {0};
-    if (sscanf(s, "reg:%u,%u%c", &v[0], &v[1], &tail) == 2 && v[0] && v[1] && v[0] * v[1] <= l->wg_invocations &&
-        v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1]) {
-        g = (tgl_gl_gemm_config){0, 0, 0, 0, 0, 0, v[0], v[1], l->gemm.matvec_row_per_invocation};
+    if (sscanf(s, "reg:%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &tail) == 4 && v[0] && v[1] &&
+        v[0] * v[1] <= l->wg_invocations && v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1] &&
+        (v[2] == 4 || v[2] == 8) && (v[3] == 4 || v[3] == 8)) {
+        g = (tgl_gl_gemm_config){0, 0, 0, 0, v[2], v[3], v[0], v[1], l->gemm.matvec_row_per_invocation,
+                                 l->texture_buffer_texels > 0};
     } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 5) {
-        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation};
+        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation, 0};
         if (!tile_fits(&g, l))
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: tile %s does not fit this device (TM, TN, BK "
                              "multiples of 4; BM*BK and BN*BK multiples of 4 invocations; limits)", s);
     } else {
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY or tiled:BM,BN,BK,TM,TN "
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or tiled:BM,BN,BK,TM,TN "
                          "within the device's limits", s);
     }
     l->gemm = g;
@@ -125,6 +131,8 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * kernel, whose 8 x 8 groups every GL 4.3 device runs. */
     if (gemm.tiled && !tile_fits(&gemm, l))
         gemm = fallback_gemm;
+    if (!l->texture_buffer_texels)
+        gemm.textures = 0;
     l->gemm = gemm;
     l->items_per_invocation = items;
     l->workgroup_size = clamp_pow2(ew, l);
@@ -147,6 +155,14 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         l->wg_count[i] = count > 0 ? (uint32_t)count : 0;
     }
     l->memory_bytes = device_memory_bytes();
+    /* Buffer textures are core in desktop GL; ES 3.1 has them only by extension, which the
+     * kernels do not enable, so ES keeps SSBO loads. */
+    if (!tgl_gl_of(b)->egl.es) {
+        l->texture_buffer_texels = get_u64(GL_MAX_TEXTURE_BUFFER_SIZE);
+        l->texture_align = get_u64(GL_TEXTURE_BUFFER_OFFSET_ALIGNMENT);
+        if (!l->texture_align || (l->texture_align & (l->texture_align - 1)))
+            l->texture_buffer_texels = 0;
+    }
     tgl_status st = tgl_gl_check(b, "querying device limits");
     if (st)
         return st;
@@ -162,6 +178,9 @@ void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_g
     tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     if (max_ssbo_block)
         l->max_ssbo_block = max_ssbo_block;
-    if (gemm)
+    if (gemm) {
         l->gemm = *gemm;
+        if (!l->texture_buffer_texels)
+            l->gemm.textures = 0;
+    }
 }

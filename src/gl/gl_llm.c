@@ -49,7 +49,7 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
         tgl_gl_binding bind[3] = {
             tgl_gl_window(b, (tgl__view){in.buf, in.offset + off}, nr * row_elems * F32, 0, &pad_x),
             tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * row_elems * F32, 1, &pad_y),
-            {freq, 0, 2 * half * F32, 0},
+            {.buf = freq, .bytes = 2 * half * F32},
         };
         glProgramUniform1ui(prog, 0, (GLuint)pairs);
         glProgramUniform1ui(prog, 1, (GLuint)(pad_x / F32));
@@ -98,7 +98,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
             size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i, pad_y;
             tgl_gl_binding bind[4] = {
                 tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
-                {scratch, 0, 16, pass == 0},
+                {.buf = scratch, .bytes = 16, .writes = pass == 0},
                 tbind,
                 tgl_gl_window(b, (tgl__view){out.buf, out.offset + k0 * cols * F32}, nk * cols * F32, 1, &pad_y),
             };

@@ -106,13 +106,13 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
         if ((st = tgl_gl_scratch(b, lines * splits * F32, &scratch)))
             return st;
         p.scale = 1.0f;
-        p.dst = (tgl_gl_binding){scratch, 0, lines * splits * F32, 1};
+        p.dst = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32, .writes = 1};
         p.dst_pad = 0;
         if ((st = run_pass(b, "reduce/reduce", defines, &p)))
             return st;
         /* Second pass: each line's partials are contiguous. */
         pass q = {.len = splits, .inner = 1, .chunk = splits, .splits = 1, .groups = lines, .scale = scale};
-        q.src = (tgl_gl_binding){scratch, 0, lines * splits * F32, 0};
+        q.src = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32};
         q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
         if ((st = run_pass(b, "reduce/reduce", defines, &q)))
             return st;

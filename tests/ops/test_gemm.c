@@ -250,16 +250,20 @@ static void test_gemm_random_large(void **state)
         check_case(p, NULL, &deep[i], 1e-9);
 }
 
-/* Both kernels whatever the device prefers: the register kernel in two workgroup shapes and
- * two tile shapes. */
+/* Both kernels whatever the device prefers: the register kernel in several block and
+ * workgroup shapes, with SSBO loads and (where the API has them) buffer textures, and two tile
+ * shapes. */
 static void test_gemm_each_kernel(void **state)
 {
     pair *p = *state;
     if (!p->gl)
         skip();
     const tgl_gl_gemm_config configs[] = {
-        {.tiled = 0, .wg_x = 8, .wg_y = 8, .matvec_row_per_invocation = 1},
-        {.tiled = 0, .wg_x = 32, .wg_y = 2, .matvec_row_per_invocation = 1},
+        {.tiled = 0, .wg_x = 8, .wg_y = 8, .tm = 4, .tn = 4, .matvec_row_per_invocation = 1},
+        {.tiled = 0, .wg_x = 32, .wg_y = 2, .tm = 8, .tn = 4, .matvec_row_per_invocation = 1},
+        {.tiled = 0, .wg_x = 4, .wg_y = 16, .tm = 4, .tn = 8, .matvec_row_per_invocation = 1},
+        {.tiled = 0, .wg_x = 8, .wg_y = 8, .tm = 8, .tn = 8, .matvec_row_per_invocation = 1},
+        {.tiled = 0, .wg_x = 16, .wg_y = 4, .tm = 8, .tn = 8, .matvec_row_per_invocation = 1, .textures = 1},
         {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4},
         {.tiled = 1, .bm = 128, .bn = 128, .bk = 8, .tm = 8, .tn = 8},
     };
