@@ -79,7 +79,7 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
 
 static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
 {
-    const tgl_gl_gemm_config *cfg = &l->gemm;
+    const tgl_gl_gemm_config *cfg = g->f16 ? &l->gemm_f16 : &l->gemm;
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0);
