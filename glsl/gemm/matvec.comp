@@ -50,15 +50,12 @@ layout(location = 4) uniform uint u_y_off;
 #define TGL_X(i) x[i]
 #endif
 #ifdef VEC4
-#define TGL_XTYPE vec4
-#define TGL_DOTX(wi, xv) dot(TGL_W(wi), xv)
+#define TGL_DOT(wi, xi) dot(TGL_W(wi), TGL_X(xi))
 #define TGL_STEP 4u
 #else
-#define TGL_XTYPE float
-#define TGL_DOTX(wi, xv) (TGL_W(wi) * (xv))
+#define TGL_DOT(wi, xi) (TGL_W(wi) * TGL_X(xi))
 #define TGL_STEP 1u
 #endif
-#define TGL_DOT(wi, xi) TGL_DOTX(wi, TGL_X(xi))
 
 void main()
 {

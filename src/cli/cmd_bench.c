@@ -11,9 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#define now_s tgl_bench_now
 
 #define TRY(call)                                                                                 \
     do {                                                                                          \
@@ -35,10 +32,10 @@ static double host_add(const float *a, const float *x, float *y, size_t n, int r
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = tgl_bench_now();
         for (size_t i = 0; i < n; i++)
             y[i] = a[i] + x[i];
-        double t = now_s() - t0;
+        double t = tgl_bench_now() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -49,12 +46,12 @@ static double host_sum(const float *a, size_t n, int reps)
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = tgl_bench_now();
         float s = 0;
         for (size_t i = 0; i < n; i++)
             s += a[i];
         sink = s;
-        double t = now_s() - t0;
+        double t = tgl_bench_now() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -64,7 +61,7 @@ static double host_softmax(const float *a, float *y, size_t rows, size_t cols, i
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = tgl_bench_now();
         for (size_t i = 0; i < rows; i++) {
             const float *x = a + i * cols;
             float *o = y + i * cols, m = -INFINITY, s = 0;
@@ -75,7 +72,7 @@ static double host_softmax(const float *a, float *y, size_t rows, size_t cols, i
             for (size_t j = 0; j < cols; j++)
                 o[j] /= s;
         }
-        double t = now_s() - t0;
+        double t = tgl_bench_now() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -114,11 +111,11 @@ static tgl_status time_device(tgl_backend *b, int w, const bufs *u, const cfg *c
     for (int r = 0; !st && r < c->reps; r++) {
         if ((st = tgl_synchronize(b)))
             break;
-        double t0 = now_s();
+        double t0 = tgl_bench_now();
         for (int i = 0; !st && i < c->iters; i++)
             st = issue(b, w, u, c);
         if (!st && !(st = tgl_synchronize(b))) {
-            double t = (now_s() - t0) / c->iters;
+            double t = (tgl_bench_now() - t0) / c->iters;
             *best = t < *best ? t : *best;
         }
     }

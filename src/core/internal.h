@@ -49,6 +49,26 @@ typedef struct tgl__gemm {
     size_t stride_a, stride_b, stride_c;
 } tgl__gemm;
 
+/* Elements from the first to one past the last element of `batch` rows x cols matrices with
+ * row stride ld, `stride` elements apart (0 when empty). Validated products do not overflow. */
+static inline size_t tgl__matrix_span(size_t rows, size_t cols, size_t ld, size_t stride, size_t batch)
+{
+    return rows && cols && batch ? (batch - 1) * stride + (rows - 1) * ld + cols : 0;
+}
+
+/* The spans of an mc x kc slice of op(A) and a kc x nc slice of op(B), over bc products. */
+static inline size_t tgl__gemm_span_a(const tgl__gemm *g, size_t mc, size_t kc, size_t bc)
+{
+    return g->trans_a ? tgl__matrix_span(kc, mc, g->lda, g->stride_a, bc)
+                      : tgl__matrix_span(mc, kc, g->lda, g->stride_a, bc);
+}
+
+static inline size_t tgl__gemm_span_b(const tgl__gemm *g, size_t kc, size_t nc, size_t bc)
+{
+    return g->trans_b ? tgl__matrix_span(nc, kc, g->ldb, g->stride_b, bc)
+                      : tgl__matrix_span(kc, nc, g->ldb, g->stride_b, bc);
+}
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {

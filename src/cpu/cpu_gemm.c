@@ -5,12 +5,6 @@
 
 #include <stdlib.h>
 
-/* Elements spanned by `batch` stored matrices (see tgl_gemm_batched). */
-static size_t span(size_t rows, size_t cols, size_t ld, size_t stride, size_t batch)
-{
-    return rows && cols ? (batch - 1) * stride + (rows - 1) * ld + cols : 0;
-}
-
 /* One product, f32 in and out. acc holds a row of C in double; the k loop is outside the j
  * loop so that B is read along its rows when it is not transposed. No term is skipped, so
  * 0 * inf gives NaN here as it does on GL. */
@@ -60,9 +54,8 @@ static float *widen(const uint16_t *h, size_t n)
  * gaps between C's rows belong to the caller). */
 static tgl_status gemm_f16(tgl_backend *b, const tgl__gemm *g, double *acc)
 {
-    size_t na = g->k ? span(g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k, g->lda, g->stride_a, g->batch) : 0;
-    size_t nb = g->k ? span(g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n, g->ldb, g->stride_b, g->batch) : 0;
-    size_t nc = span(g->m, g->n, g->ldc, g->stride_c, g->batch);
+    size_t na = tgl__gemm_span_a(g, g->m, g->k, g->batch), nb = tgl__gemm_span_b(g, g->k, g->n, g->batch);
+    size_t nc = tgl__matrix_span(g->m, g->n, g->ldc, g->stride_c, g->batch);
     uint16_t *ch = tgl_cpu_at(g->c);
     float *a = g->k ? widen(tgl_cpu_at(g->a), na) : NULL, *bm = g->k ? widen(tgl_cpu_at(g->b), nb) : NULL;
     float *c = widen(ch, nc);

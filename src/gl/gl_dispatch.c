@@ -83,13 +83,11 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 
 tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad)
 {
-    return tgl_gl_window_aligned(b, v, bytes, writes, tgl_gl_of(b)->limits.ssbo_align, pad);
+    return tgl_gl_window_aligned(v, bytes, writes, tgl_gl_of(b)->limits.ssbo_align, pad);
 }
 
-tgl_gl_binding tgl_gl_window_aligned(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t align,
-                                     size_t *pad)
+tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size_t align, size_t *pad)
 {
-    (void)b;
     tgl_gl_buffer *buf = v.buf;
     size_t base = v.offset - v.offset % align;
     size_t want = (v.offset - base + bytes + 15) / 16 * 16;

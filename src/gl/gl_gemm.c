@@ -12,8 +12,8 @@
 
 /* Which kernel and launch shape a product gets. */
 typedef struct gemm_kernel {
-    int tiled, textures;
     const tgl_gl_gemm_config *cfg;
+    int textures;           /* A and B through buffer textures (reg kernel, k > 0) */
     size_t tile_m, tile_n; /* C elements per workgroup */
 } gemm_kernel;
 
@@ -24,21 +24,6 @@ typedef struct gemm_part {
 
 enum { F_TRANS_A = 1, F_TRANS_B = 2, F_F16 = 4, F_A_VEC4 = 8, F_B_VEC4 = 16, F_C_VEC4 = 32, F_BETA_ZERO = 64,
        F_TEX = 128, F_ALL = 255 };
-
-static size_t span_of(size_t rows, size_t cols, size_t ld, size_t stride, size_t batch)
-{
-    return rows && cols ? (batch - 1) * stride + (rows - 1) * ld + cols : 0;
-}
-
-static size_t span_a(const tgl__gemm *g, size_t mc, size_t kc, size_t bc)
-{
-    return g->trans_a ? span_of(kc, mc, g->lda, g->stride_a, bc) : span_of(mc, kc, g->lda, g->stride_a, bc);
-}
-
-static size_t span_b(const tgl__gemm *g, size_t kc, size_t nc, size_t bc)
-{
-    return g->trans_b ? span_of(nc, kc, g->ldb, g->stride_b, bc) : span_of(kc, nc, g->ldb, g->stride_b, bc);
-}
 
 /* Halves a chunk length, keeping multiples of 4 (so vec4 alignment survives the cut). */
 static size_t halve(size_t x)
@@ -66,11 +51,11 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
             p->nc = (size_t)l->wg_count[0] * kn->tile_n;
         else if (ceil_div(p->mc, kn->tile_m) > l->wg_count[1])
             p->mc = (size_t)l->wg_count[1] * kn->tile_m;
-        else if (span_a(g, p->mc, p->kc, p->bc) > max)
+        else if (tgl__gemm_span_a(g, p->mc, p->kc, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->kc ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
-        else if (span_b(g, p->kc, p->nc, p->bc) > max)
+        else if (tgl__gemm_span_b(g, p->kc, p->nc, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc)) : p->nc >= p->kc ? (p->nc = halve(p->nc)) : (p->kc = halve(p->kc));
-        else if (span_of(p->mc, p->nc, g->ldc, g->stride_c, p->bc) > max)
+        else if (tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->nc ? (p->mc = halve(p->mc)) : (p->nc = halve(p->nc));
         else
             return;
@@ -84,8 +69,14 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0);
     if (cfg->tiled)
-        return (gemm_kernel){1, 0, cfg, cfg->bm, cfg->bn};
-    return (gemm_kernel){0, cfg->textures && g->k > 0, cfg, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x};
+        return (gemm_kernel){cfg, 0, cfg->bm, cfg->bn};
+    return (gemm_kernel){cfg, cfg->textures && g->k > 0, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x};
+}
+
+/* Invocations per workgroup of a configuration's kernel. */
+static uint32_t group_size(const tgl_gl_gemm_config *cfg)
+{
+    return cfg->tiled ? (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn) : cfg->wg_x * cfg->wg_y;
 }
 
 static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, size_t size)
@@ -93,8 +84,7 @@ static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, s
     int n;
     if (cfg->tiled)
         n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn,
-                     (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn));
+                     "#define THREADS %u\n", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg));
     else
         n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n", cfg->wg_x,
                      cfg->wg_y, cfg->tm, cfg->tn);
@@ -119,14 +109,14 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     size_t pad_a = 0, pad_b = 0, pad_c = 0;
     tgl_gl_binding bind[3];
     bind[2] = tgl_gl_window(b, (tgl__view){g->c.buf, g->c.offset + c_el * es},
-                            span_of(p->mc, p->nc, g->ldc, g->stride_c, p->bc) * es, 1, &pad_c);
+                            tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) * es, 1, &pad_c);
     if (p->kc) {
         const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
         size_t align = kn->textures && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
-        bind[0] = tgl_gl_window_aligned(b, (tgl__view){g->a.buf, g->a.offset + a_el * es},
-                                        span_a(g, p->mc, p->kc, p->bc) * es, 0, align, &pad_a);
-        bind[1] = tgl_gl_window_aligned(b, (tgl__view){g->b.buf, g->b.offset + b_el * es},
-                                        span_b(g, p->kc, p->nc, p->bc) * es, 0, align, &pad_b);
+        bind[0] = tgl_gl_window_aligned((tgl__view){g->a.buf, g->a.offset + a_el * es},
+                                        tgl__gemm_span_a(g, p->mc, p->kc, p->bc) * es, 0, align, &pad_a);
+        bind[1] = tgl_gl_window_aligned((tgl__view){g->b.buf, g->b.offset + b_el * es},
+                                        tgl__gemm_span_b(g, p->kc, p->nc, p->bc) * es, 0, align, &pad_b);
     } else {
         /* k == 0: A and B are never read; any live buffer fills their bindings. */
         bind[0] = bind[1] = bind[2];
@@ -152,8 +142,8 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     char defines[256];
     gemm_defines(kn->cfg, f, defines, sizeof defines);
     GLuint prog;
-    uint32_t wg = kn->tiled ? (kn->cfg->bm / kn->cfg->tm) * (kn->cfg->bn / kn->cfg->tn) : kn->cfg->wg_x * kn->cfg->wg_y;
-    tgl_status st = tgl_gl_program_get_wg(b, kn->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines, wg, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, kn->cfg->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines,
+                                          group_size(kn->cfg), &prog);
     if (st)
         return st;
     const GLuint u[] = {(GLuint)p->mc, (GLuint)p->nc, (GLuint)p->kc, (GLuint)g->lda, (GLuint)g->ldb, (GLuint)g->ldc,

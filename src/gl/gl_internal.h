@@ -154,8 +154,7 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
  * allows, so vec4 views of it are whole. */
 tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad);
 /* The same with the window's start aligned to `align` (a power of two, at least the SSBO one). */
-tgl_gl_binding tgl_gl_window_aligned(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t align,
-                                     size_t *pad);
+tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size_t align, size_t *pad);
 /* Largest element count whose window fits GL_MAX_SHADER_STORAGE_BLOCK_SIZE. */
 size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
 /* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */

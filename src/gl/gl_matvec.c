@@ -31,11 +31,11 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
                          cols);
 
     size_t pad_x;
-    tgl_gl_binding xb = tgl_gl_window_aligned(b, x, cols * F32, 0, align, &pad_x);
+    tgl_gl_binding xb = tgl_gl_window_aligned(x, cols * F32, 0, align, &pad_x);
     for (size_t r0 = 0; r0 < rows; r0 += per) {
         size_t nr = rows - r0 < per ? rows - r0 : per, pad_w, pad_y;
         tgl_gl_binding bind[3] = {
-            tgl_gl_window_aligned(b, (tgl__view){w.buf, w.offset + r0 * cols * F32}, nr * cols * F32, 0, align,
+            tgl_gl_window_aligned((tgl__view){w.buf, w.offset + r0 * cols * F32}, nr * cols * F32, 0, align,
                                   &pad_w),
             xb,
             tgl_gl_window(b, (tgl__view){y.buf, y.offset + r0 * F32}, nr * F32, 1, &pad_y),
