@@ -364,6 +364,50 @@ TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batc
 TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, tgl_ptr out, size_t table_rows,
                                    size_t cols, size_t n_ids);
 
+/* ---- attention and convolution (f32) ----------------------------------------------------- */
+
+/* Scaled dot-product attention: o = softmax(scale * q k^T + mask) v per (batch, head).
+ * q: [batch, heads, seq_q, head_dim], k and v: [batch, heads, seq_kv, head_dim], o like q.
+ * causal: query i sees key j iff j <= i + (seq_kv - seq_q) (bottom-right aligned, so a single
+ * decode query sees the whole cache; equals the usual mask when seq_q == seq_kv). A query that
+ * sees no key (causal with seq_kv < seq_q) gets a row of zeros. scale must be finite; seq_kv == 0
+ * gives zeros; batch, heads, seq_q or head_dim 0 is a no-op. o must not overlap q, k or v.
+ * GL runs one fused pass with an online softmax (no seq_q x seq_kv matrix in memory) and, for
+ * seq_q <= 4, a split pass over the keys that keeps the device busy on long caches.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (scale not finite, size overflow, o overlapping an input),
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: head_dim > 256). */
+TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
+                                 size_t heads, size_t seq_q, size_t seq_kv, size_t head_dim, float scale,
+                                 int causal);
+/* tgl_attention over a KV cache: k and v are [batch, heads, kv_capacity, head_dim] of which the
+ * first seq_kv positions of each head are used (kv_capacity >= seq_kv), so a decoder appends
+ * to its cache and attends without repacking it. tgl_attention is this with kv_capacity ==
+ * seq_kv. Errors: as tgl_attention, and TGL_ERR_INVALID_ARGUMENT for kv_capacity < seq_kv. */
+TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
+                                    size_t heads, size_t seq_q, size_t seq_kv, size_t kv_capacity,
+                                    size_t head_dim, float scale, int causal);
+
+/* 2-D convolution (cross-correlation, as in every deep-learning framework). input: NCHW
+ * [batch, in_channels, in_h, in_w]; filter: OIHW [out_channels, in_channels / groups, kernel_h,
+ * kernel_w]; bias: [out_channels] or 0; output: NCHW [batch, out_channels, out_h, out_w] with
+ * out_h = (in_h + 2 pad_h - dilation_h (kernel_h - 1) - 1) / stride_h + 1 (likewise w).
+ * Output channel o of group g = o / (out_channels / groups) reads input channels
+ * g * in_channels / groups ... (g + 1) * in_channels / groups - 1; groups == in_channels ==
+ * out_channels is a depthwise convolution. Zero strides, dilations and groups mean 1. */
+typedef struct tgl_conv2d_desc {
+    size_t batch, in_channels, in_h, in_w, out_channels, kernel_h, kernel_w;
+    size_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups; /* 0 -> 1 (pads 0) */
+} tgl_conv2d_desc;
+/* The output's spatial size. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, kernel 0, the dilated
+ * kernel larger than the padded input, channels not divisible by groups, size overflow). */
+TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_h, size_t *out_w);
+/* Runs the convolution; batch, channels 0 are no-ops. output must not overlap input, filter or
+ * bias. GL runs it as an implicit GEMM (filter x on-the-fly im2col, nothing materialized); the
+ * CPU backend as direct loops with double sums.
+ * Errors: as tgl_conv2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER. */
+TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,
+                              tgl_ptr bias, tgl_ptr output);
+
 #ifdef __cplusplus
 }
 #endif

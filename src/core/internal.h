@@ -69,6 +69,33 @@ static inline size_t tgl__gemm_span_b(const tgl__gemm *g, size_t kc, size_t nc, 
                       : tgl__matrix_span(kc, nc, g->ldb, g->stride_b, bc);
 }
 
+/* A validated attention call (see tgl_attention_kv): every size > 0 except seq_kv, which may
+ * be 0 (then k and v are empty views and o becomes zeros). k and v hold kv_cap positions per
+ * (batch, head), of which the first seq_kv are used. */
+typedef struct tgl__attention {
+    tgl__view q, k, v, o;
+    size_t batch, heads, seq_q, seq_kv, kv_cap, head_dim;
+    float scale;
+    int causal;
+} tgl__attention;
+
+/* The last key query i sees plus one (0: none); i < seq_q. */
+static inline size_t tgl__attention_keys(const tgl__attention *a, size_t i)
+{
+    if (!a->causal)
+        return a->seq_kv;
+    size_t end = i + 1 + a->seq_kv; /* i + (seq_kv - seq_q) + 1, kept unsigned */
+    return end <= a->seq_q ? 0 : end - a->seq_q < a->seq_kv ? end - a->seq_q : a->seq_kv;
+}
+
+/* A validated convolution: d has strides, dilations and groups >= 1; every size > 0; bias.buf
+ * is NULL without a bias. */
+typedef struct tgl__conv2d {
+    tgl_conv2d_desc d;
+    size_t out_h, out_w;
+    tgl__view in, filter, bias, out;
+} tgl__conv2d;
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
@@ -112,6 +139,8 @@ typedef struct tgl__vtable {
     tgl_status (*gemm)(tgl_backend *b, const tgl__gemm *g);
     /* y = W x; rows > 0, cols may be 0 (y = 0). */
     tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
+    tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
+    tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
 } tgl__vtable;
 
 /* The row-wise op kinds behind vtable->rows. */

@@ -127,6 +127,8 @@ static const tgl__vtable cpu_vtable = {
     .map = tgl_cpu_map,
     .gemm = tgl_cpu_gemm,
     .matvec = tgl_cpu_matvec,
+    .attention = tgl_cpu_attention,
+    .conv2d = tgl_cpu_conv2d,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

@@ -27,5 +27,7 @@ tgl_status tgl_cpu_map(tgl_backend *b, const tgl_expr *e, const tgl__view *input
                        size_t n);
 tgl_status tgl_cpu_gemm(tgl_backend *b, const tgl__gemm *g);
 tgl_status tgl_cpu_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
+tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a);
+tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c);
 
 #endif

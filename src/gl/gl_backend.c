@@ -91,6 +91,8 @@ static const tgl__vtable gl_vtable = {
     .map = tgl_gl_map,
     .gemm = tgl_gl_gemm,
     .matvec = tgl_gl_matvec,
+    .attention = tgl_gl_attention,
+    .conv2d = tgl_gl_conv2d,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)
@@ -99,6 +101,7 @@ tgl_status tgl_gl_open(tgl_backend *b)
     if (!gl)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_open: no host memory for the GL backend");
     b->impl = gl;
+    gl->conv2d_config = -1;
     tgl_status st = tgl_egl_create(b, &gl->egl);
     if (st == TGL_OK) {
         copy_gl_string(gl->gl_version, sizeof gl->gl_version, GL_VERSION);

@@ -101,6 +101,7 @@ typedef struct tgl_gl {
     tgl_gl_buffer *scratch;     /* temporaries of multi-pass ops (reduction partials) */
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
     GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
+    int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
     int fault;
     GLenum fault_error;
@@ -197,6 +198,13 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g);
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
 void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
+void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *c);
+void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* Test hook: the number of conv2d kernel configurations, and forcing one (-1: by shape). */
+size_t tgl_gl_conv2d_config_count(void);
+void tgl_gl_test_force_conv2d(tgl_backend *b, int config);
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx);
 

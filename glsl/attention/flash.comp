@@ -1,0 +1,102 @@
+#version 430
+// Fused attention with an online softmax (see common/attention_io.glsl): no score matrix in
+// memory. A workgroup takes BQ = THREADS / TPR query rows of one (batch, head) block
+// (workgroup y); TPR invocations share a row, each holding DT of its dims of q (pre-scaled)
+// and of the output accumulator. Keys and values stream through shared memory in blocks of
+// BKV; per block each row's scores are computed (partial dots summed across the TPR
+// invocations through shared memory), then the running max m, the sum l and the accumulator
+// are rescaled once and the block's values added. The loop stops at the last key the
+// workgroup's last row sees, so a causal mask skips the blocks above the diagonal.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef TPR
+#define TPR 1
+#define DT 64
+#define BKV 32
+#define THREADS 64
+#endif
+#define DP (TPR * DT) // head dims a workgroup covers (u_d <= DP)
+#define DV (DT / 4)   // vec4s of one invocation's slice
+#define BQ (THREADS / TPR)
+#include "common/math.glsl"
+#include "common/attention_io.glsl"
+
+layout(local_size_x = THREADS) in;
+
+shared vec4 s_k[BKV][DP / 4];
+shared vec4 s_v[BKV][DP / 4];
+#if TPR > 1
+shared float s_part[THREADS][BKV]; // partial dots of invocation tid
+#endif
+
+void main()
+{
+    uint tid = gl_LocalInvocationIndex, r = tid / uint(TPR), t = tid % uint(TPR);
+    uint bh = gl_WorkGroupID.y, row0 = gl_WorkGroupID.x * uint(BQ);
+    uint i = min(row0 + r, u_seq_q - 1u); // rows past the end compute row seq_q - 1 unseen
+    uint q_row = u_q_off + (bh * u_seq_q + i) * u_d;
+    uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
+    uint keys = attention_keys(i);
+    uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // causal: the most any row sees
+
+    vec4 q[DV], o[DV];
+    for (uint c = 0u; c < uint(DV); c++) {
+        q[c] = q_load4(q_row, (t * uint(DV) + c) * 4u) * u_scale;
+        o[c] = vec4(0.0);
+    }
+    float m = -tgl_inf(), l = 0.0;
+
+    for (uint j0 = 0u; j0 < wg_keys; j0 += uint(BKV)) {
+        barrier(); // every invocation is done with the previous block
+        for (uint e = tid; e < uint(BKV * DP / 4); e += uint(THREADS)) {
+            uint jj = e / uint(DP / 4), c4 = e % uint(DP / 4), j = j0 + jj;
+            s_k[jj][c4] = j < u_seq_kv ? k_load4(k_rows + j * u_d, c4 * 4u) : vec4(0.0);
+            s_v[jj][c4] = j < u_seq_kv ? v_load4(v_rows + j * u_d, c4 * 4u) : vec4(0.0);
+        }
+        memoryBarrierShared();
+        barrier();
+
+        float s[BKV];
+        for (uint jj = 0u; jj < uint(BKV); jj++) {
+            vec4 acc = vec4(0.0);
+            for (uint c = 0u; c < uint(DV); c++)
+                acc += q[c] * s_k[jj][t * uint(DV) + c];
+            s[jj] = (acc.x + acc.y) + (acc.z + acc.w);
+        }
+#if TPR > 1
+        for (uint jj = 0u; jj < uint(BKV); jj++)
+            s_part[tid][jj] = s[jj];
+        memoryBarrierShared();
+        barrier();
+        for (uint jj = 0u; jj < uint(BKV); jj++) {
+            float tot = 0.0;
+            for (uint u = 0u; u < uint(TPR); u++)
+                tot += s_part[r * uint(TPR) + u][jj];
+            s[jj] = tot;
+        }
+#endif
+        float m_new = m;
+        for (uint jj = 0u; jj < uint(BKV); jj++)
+            if (j0 + jj < keys)
+                m_new = max(m_new, s[jj]);
+        if (m_new != -tgl_inf()) { // else this row sees none of these keys
+            float corr = m == -tgl_inf() ? 0.0 : exp(m - m_new);
+            l *= corr;
+            for (uint c = 0u; c < uint(DV); c++)
+                o[c] *= corr;
+            for (uint jj = 0u; jj < uint(BKV); jj++) {
+                float p = j0 + jj < keys ? exp(s[jj] - m_new) : 0.0;
+                l += p;
+                for (uint c = 0u; c < uint(DV); c++)
+                    o[c] += p * s_v[jj][t * uint(DV) + c];
+            }
+            m = m_new;
+        }
+    }
+
+    if (row0 + r >= u_seq_q)
+        return;
+    uint o_row = u_o_off + (bh * u_seq_q + i) * u_d;
+    float inv = l > 0.0 ? 1.0 / l : 0.0; // a row that sees no key is zeros
+    for (uint c = 0u; c < uint(DV); c++)
+        o_store4(o_row, (t * uint(DV) + c) * 4u, o[c] * inv);
+}

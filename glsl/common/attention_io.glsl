@@ -1,0 +1,68 @@
+// Operands and uniforms of the attention kernels (attention/*.comp). Bindings: 0 q, 1 k,
+// 2 v (read), 3 o (written), as [rows, u_d] with a (batch, head) block of u_seq_q query rows
+// and of u_kv_cap key/value rows (the first u_seq_kv used). With VEC4, u_d and every window
+// offset are multiples of 4 and rows load as vec4s; otherwise element by element.
+#ifdef VEC4
+layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
+layout(std430, binding = 1) readonly buffer K { vec4 k_mem[]; };
+layout(std430, binding = 2) readonly buffer V { vec4 v_mem[]; };
+layout(std430, binding = 3) writeonly buffer O { vec4 o_mem[]; };
+#else
+layout(std430, binding = 0) readonly buffer Q { float q_mem[]; };
+layout(std430, binding = 1) readonly buffer K { float k_mem[]; };
+layout(std430, binding = 2) readonly buffer V { float v_mem[]; };
+layout(std430, binding = 3) writeonly buffer O { float o_mem[]; };
+#endif
+
+layout(location = 0) uniform uint u_seq_q;
+layout(location = 1) uniform uint u_seq_kv;
+layout(location = 2) uniform uint u_kv_cap;
+layout(location = 3) uniform uint u_d;
+layout(location = 4) uniform uint u_causal;
+layout(location = 5) uniform uint u_q_off;
+layout(location = 6) uniform uint u_k_off;
+layout(location = 7) uniform uint u_v_off;
+layout(location = 8) uniform uint u_o_off;
+layout(location = 9) uniform float u_scale;
+
+// Keys query row i of its (batch, head) block sees: [0, attention_keys(i)) (bottom-right
+// aligned causal mask; see tgl_attention).
+uint attention_keys(uint i)
+{
+    if (u_causal == 0u)
+        return u_seq_kv;
+    uint end = i + 1u + u_seq_kv; // i + (seq_kv - seq_q) + 1 without going negative
+    return end <= u_seq_q ? 0u : min(end - u_seq_q, u_seq_kv);
+}
+
+// Elements dim .. dim+3 of the row starting at element `row` (dim a multiple of 4); 0 past u_d.
+#ifdef VEC4
+#define TGL_ATTN_LOAD4(NAME, MEM)                                                  \
+    vec4 NAME(uint row, uint dim) { return dim < u_d ? MEM[(row + dim) >> 2u] : vec4(0.0); }
+#else
+#define TGL_ATTN_LOAD4(NAME, MEM)                                                  \
+    vec4 NAME(uint row, uint dim)                                                  \
+    {                                                                              \
+        vec4 r = vec4(0.0);                                                        \
+        for (uint c = 0u; c < 4u; c++)                                             \
+            if (dim + c < u_d)                                                     \
+                r[c] = MEM[row + dim + c];                                         \
+        return r;                                                                  \
+    }
+#endif
+TGL_ATTN_LOAD4(q_load4, q_mem)
+TGL_ATTN_LOAD4(k_load4, k_mem)
+TGL_ATTN_LOAD4(v_load4, v_mem)
+
+// Writes elements dim .. dim+3 of the output row (those below u_d).
+void o_store4(uint row, uint dim, vec4 x)
+{
+#ifdef VEC4
+    if (dim < u_d)
+        o_mem[(row + dim) >> 2u] = x;
+#else
+    for (uint c = 0u; c < 4u; c++)
+        if (dim + c < u_d)
+            o_mem[row + dim + c] = x[c];
+#endif
+}

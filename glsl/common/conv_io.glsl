@@ -1,0 +1,85 @@
+// Operands, uniforms and index arithmetic of the conv2d kernels (conv/*.comp), which see a
+// convolution group as the implicit GEMM out[m, col] = sum_kk filter[m, kk] * im2col[kk, col]:
+//   m   output channel within the group (rows, u_ocg of them)
+//   kk  (input channel within the group, ky, kx), K = u_icg * u_kh * u_kw
+//   col (image of the chunk, output y, output x), u_cols = images * u_oh * u_ow
+// im2col is never stored: its elements are read from the input, 0 in the padding. Bindings:
+// 0 input, 1 filter (also buffer textures on units 0 and 1 with TEX), 2 bias (HAS_BIAS),
+// 3 output. Workgroup z is the group.
+#if defined(TEX) && defined(TGL_ES)
+#extension GL_EXT_texture_buffer : require
+#endif
+#ifdef TEX
+layout(binding = 0) uniform highp samplerBuffer in_tex;
+layout(binding = 1) uniform highp samplerBuffer f_tex;
+float in_at(uint i) { return texelFetch(in_tex, int(i)).x; }
+float f_at(uint i) { return texelFetch(f_tex, int(i)).x; }
+#else
+layout(std430, binding = 0) readonly buffer Input { float in_mem[]; };
+layout(std430, binding = 1) readonly buffer Filter { float f_mem[]; };
+float in_at(uint i) { return in_mem[i]; }
+float f_at(uint i) { return f_mem[i]; }
+#endif
+#ifdef HAS_BIAS
+layout(std430, binding = 2) readonly buffer Bias { float bias_mem[]; };
+#endif
+layout(std430, binding = 3) writeonly buffer Output { float out_mem[]; };
+
+layout(location = 0) uniform uint u_c;    // input channels (all groups)
+layout(location = 1) uniform uint u_h;
+layout(location = 2) uniform uint u_w;
+layout(location = 3) uniform uint u_oc;   // output channels (all groups)
+layout(location = 4) uniform uint u_oh;
+layout(location = 5) uniform uint u_ow;
+layout(location = 6) uniform uint u_kh;
+layout(location = 7) uniform uint u_kw;
+layout(location = 8) uniform uint u_sh;
+layout(location = 9) uniform uint u_sw;
+layout(location = 10) uniform uint u_ph;
+layout(location = 11) uniform uint u_pw;
+layout(location = 12) uniform uint u_dh;
+layout(location = 13) uniform uint u_dw;
+layout(location = 14) uniform uint u_icg;
+layout(location = 15) uniform uint u_ocg;
+layout(location = 16) uniform uint u_cols;
+layout(location = 17) uniform uint u_in_off;
+layout(location = 18) uniform uint u_f_off;
+layout(location = 19) uniform uint u_b_off;
+layout(location = 20) uniform uint u_out_off;
+
+// Where column `col`'s receptive field starts: the image's first element of the group's first
+// channel (base), and the top-left input coordinate (signed: padding makes it negative).
+struct conv_col {
+    uint base;
+    int y0, x0;
+};
+
+conv_col conv_column(uint col, uint group)
+{
+    uint ohw = u_oh * u_ow, img = col / ohw, p = col - img * ohw, y = p / u_ow, x = p - y * u_ow;
+    conv_col c;
+    c.base = u_in_off + (img * u_c + group * u_icg) * u_h * u_w;
+    c.y0 = int(y * u_sh) - int(u_ph);
+    c.x0 = int(x * u_sw) - int(u_pw);
+    return c;
+}
+
+// im2col[kk, col] for a column from conv_column (0 in the padding).
+float conv_im2col(conv_col c, uint kk)
+{
+    uint khw = u_kh * u_kw, ic = kk / khw, r = kk - ic * khw, ky = r / u_kw, kx = r - ky * u_kw;
+    int iy = c.y0 + int(ky * u_dh), ix = c.x0 + int(kx * u_dw);
+    if (iy < 0 || ix < 0 || uint(iy) >= u_h || uint(ix) >= u_w)
+        return 0.0;
+    return in_at(c.base + (ic * u_h + uint(iy)) * u_w + uint(ix));
+}
+
+// Writes out[m, col] (+ bias) for row m of the group.
+void conv_store(uint group, uint m, uint col, float v)
+{
+    uint ohw = u_oh * u_ow, img = col / ohw, p = col - img * ohw, oc = group * u_ocg + m;
+#ifdef HAS_BIAS
+    v += bias_mem[u_b_off + oc];
+#endif
+    out_mem[u_out_off + (img * u_oc + oc) * ohw + p] = v;
+}

@@ -1,0 +1,102 @@
+#version 430
+// conv2d as an implicit GEMM through shared memory, for GPUs (see common/conv_io.glsl): a
+// workgroup computes a BM x BN tile of one group's output (channels x output pixels), stepping
+// over K in BK-deep slabs of the filter and of the on-the-fly im2col staged in shared memory.
+// Each invocation holds TM x TN results as (TM/4) x (TN/4) blocks of 4x4 strided across the
+// tile, as in gemm/gemm_tiled.comp. The host keeps THREADS a multiple of BN, so each
+// invocation stages one fixed im2col column and decodes its receptive field once.
+#extension GL_GOOGLE_include_directive : enable
+#ifndef BM
+#define BM 64
+#define BN 64
+#define BK 16
+#define TM 4
+#define TN 4
+#define THREADS 256
+#endif
+#include "common/conv_io.glsl"
+
+#define TX (BN / TN)
+#define TY (BM / TM)
+#define RM (TM / 4)
+#define RN (TN / 4)
+#define A_FETCH (BM * BK / THREADS)
+#define B_FETCH (BN * BK / THREADS)
+
+layout(local_size_x = THREADS) in;
+
+shared vec4 s_a[BK][BM / 4]; // s_a[q][i / 4][i % 4] = filter(tile row i, slab kk q)
+shared vec4 s_b[BK][BN / 4]; // s_b[q][j / 4][j % 4] = im2col(slab kk q, tile column j)
+
+float r_a[A_FETCH], r_b[B_FETCH];
+
+void fetch(uint group, uint i_tile, uint k0, uint k, uint tid, conv_col col, bool col_ok)
+{
+    for (uint l = 0u; l < uint(A_FETCH); l++) {
+        uint e = tid + l * uint(THREADS), i = e / uint(BK), q = e % uint(BK);
+        uint gi = i_tile + i, kk = k0 + q;
+        r_a[l] = gi < u_ocg && kk < k ? f_at(u_f_off + ((group * u_ocg + gi) * k + kk)) : 0.0;
+    }
+    for (uint l = 0u; l < uint(B_FETCH); l++) {
+        uint kk = k0 + tid / uint(BN) + l * uint(THREADS / BN);
+        r_b[l] = col_ok && kk < k ? conv_im2col(col, kk) : 0.0;
+    }
+}
+
+void stage(uint tid)
+{
+    for (uint l = 0u; l < uint(A_FETCH); l++) {
+        uint e = tid + l * uint(THREADS), i = e / uint(BK), q = e % uint(BK);
+        s_a[q][i >> 2u][i & 3u] = r_a[l];
+    }
+    uint j = tid % uint(BN);
+    for (uint l = 0u; l < uint(B_FETCH); l++)
+        s_b[tid / uint(BN) + l * uint(THREADS / BN)][j >> 2u][j & 3u] = r_b[l];
+}
+
+void main()
+{
+    uint tid = gl_LocalInvocationIndex, tx = tid % uint(TX), ty = tid / uint(TX);
+    uint i_tile = gl_WorkGroupID.y * uint(BM), j_tile = gl_WorkGroupID.x * uint(BN);
+    uint group = gl_WorkGroupID.z, k = u_icg * u_kh * u_kw;
+    uint my_col = j_tile + tid % uint(BN);
+    bool col_ok = my_col < u_cols;
+    conv_col col = conv_column(col_ok ? my_col : 0u, group);
+
+    mat4 acc[RM * RN];
+    for (uint s = 0u; s < uint(RM * RN); s++)
+        acc[s] = mat4(0.0);
+
+    fetch(group, i_tile, 0u, k, tid, col, col_ok);
+    for (uint k0 = 0u; k0 < k; k0 += uint(BK)) {
+        stage(tid);
+        memoryBarrierShared();
+        barrier();
+        if (k0 + uint(BK) < k)
+            fetch(group, i_tile, k0 + uint(BK), k, tid, col, col_ok);
+        for (uint q = 0u; q < uint(BK); q++) {
+            vec4 av[RM], bv[RN];
+            for (uint s = 0u; s < uint(RM); s++)
+                av[s] = s_a[q][s * uint(TY) + ty];
+            for (uint u = 0u; u < uint(RN); u++)
+                bv[u] = s_b[q][u * uint(TX) + tx];
+            for (uint s = 0u; s < uint(RM); s++)
+                for (uint u = 0u; u < uint(RN); u++)
+                    acc[s * uint(RN) + u] += outerProduct(bv[u], av[s]);
+        }
+        barrier(); // the slab is read by all before the next one overwrites it
+    }
+
+    for (uint s = 0u; s < uint(RM); s++)
+        for (uint u = 0u; u < uint(RN); u++)
+            for (uint c = 0u; c < 4u; c++) {
+                uint j = j_tile + (u * uint(TX) + tx) * 4u + c;
+                if (j >= u_cols)
+                    break;
+                for (uint r = 0u; r < 4u; r++) {
+                    uint i = i_tile + (s * uint(TY) + ty) * 4u + r;
+                    if (i < u_ocg)
+                        conv_store(group, i, j, acc[s * uint(RN) + u][r][c]);
+                }
+            }
+}

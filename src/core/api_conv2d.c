@@ -1,0 +1,89 @@
+/* tgl_conv2d_output_size and tgl_conv2d: checks, then the backend. */
+#include "validate.h"
+
+/* Fills zero strides, dilations and groups with 1 and computes the output size. b may be NULL
+ * (tgl_conv2d_output_size records the message as the thread's open error then). */
+static tgl_status normalize(tgl_backend *b, const tgl_conv2d_desc *in, tgl_conv2d_desc *d, size_t *oh, size_t *ow)
+{
+    if (!in)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "desc: NULL");
+    *d = *in;
+    size_t *ones[] = {&d->stride_h, &d->stride_w, &d->dilation_h, &d->dilation_w, &d->groups};
+    for (size_t i = 0; i < sizeof ones / sizeof ones[0]; i++)
+        if (*ones[i] == 0)
+            *ones[i] = 1;
+    if (d->kernel_h == 0 || d->kernel_w == 0)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "kernel: %zu x %zu is empty", d->kernel_h, d->kernel_w);
+    if (d->in_h == 0 || d->in_w == 0)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "input: %zu x %zu is empty", d->in_h, d->in_w);
+    if (d->in_channels % d->groups || d->out_channels % d->groups)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "groups: %zu does not divide in_channels %zu and "
+                         "out_channels %zu", d->groups, d->in_channels, d->out_channels);
+    const size_t limit = (size_t)1 << 40; /* keeps the arithmetic below far from overflow */
+    if (d->in_h > limit || d->in_w > limit || d->pad_h > limit || d->pad_w > limit || d->kernel_h > limit ||
+        d->kernel_w > limit || d->dilation_h > limit || d->dilation_w > limit)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "desc: a spatial size exceeds 2^40");
+    size_t span_h = d->dilation_h * (d->kernel_h - 1) + 1, span_w = d->dilation_w * (d->kernel_w - 1) + 1;
+    size_t padded_h = d->in_h + 2 * d->pad_h, padded_w = d->in_w + 2 * d->pad_w;
+    if (span_h > padded_h || span_w > padded_w)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "kernel: the dilated kernel (%zu x %zu) is larger than the "
+                         "padded input (%zu x %zu)", span_h, span_w, padded_h, padded_w);
+    *oh = (padded_h - span_h) / d->stride_h + 1;
+    *ow = (padded_w - span_w) / d->stride_w + 1;
+    return TGL_OK;
+}
+
+TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_h, size_t *out_w)
+{
+    tgl_conv2d_desc n;
+    size_t oh, ow;
+    if (!out_h || !out_w)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "out_h, out_w: NULL");
+    tgl_status st = normalize(NULL, d, &n, &oh, &ow);
+    if (st)
+        return st;
+    *out_h = oh, *out_w = ow;
+    return TGL_OK;
+}
+
+/* Elements of a 4-D tensor, without overflow (also in bytes). */
+static tgl_status count4(tgl_backend *b, const char *arg, size_t a, size_t c, size_t h, size_t w, size_t *out)
+{
+    tgl_status st;
+    size_t x;
+    if ((st = tgl__mul(b, arg, a, c, &x)) || (st = tgl__mul(b, arg, x, h, &x)) || (st = tgl__mul(b, arg, x, w, out)) ||
+        (st = tgl__mul(b, arg, *out, sizeof(float), &x)))
+        return st;
+    return TGL_OK;
+}
+
+TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter,
+                              tgl_ptr bias, tgl_ptr output)
+{
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    tgl__conv2d c = {0};
+    if ((st = normalize(b, desc, &c.d, &c.out_h, &c.out_w)))
+        return st;
+    const tgl_conv2d_desc *d = &c.d;
+    if (d->batch == 0 || d->in_channels == 0 || d->out_channels == 0)
+        return TGL_OK;
+    size_t n_in, n_f, n_out;
+    const size_t F = sizeof(float);
+    if ((st = count4(b, "input", d->batch, d->in_channels, d->in_h, d->in_w, &n_in)) ||
+        (st = count4(b, "filter", d->out_channels, d->in_channels / d->groups, d->kernel_h, d->kernel_w, &n_f)) ||
+        (st = count4(b, "output", d->batch, d->out_channels, c.out_h, c.out_w, &n_out)) ||
+        (st = tgl__resolve_array(b, "input", input, n_in, F, &c.in)) ||
+        (st = tgl__resolve_array(b, "filter", filter, n_f, F, &c.filter)) ||
+        (st = tgl__resolve_array(b, "output", output, n_out, F, &c.out)) ||
+        (st = tgl__check_disjoint(b, "input", c.in, n_in * F, c.out, n_out * F)) ||
+        (st = tgl__check_disjoint(b, "filter", c.filter, n_f * F, c.out, n_out * F)))
+        return st;
+    if (bias && ((st = tgl__resolve_array(b, "bias", bias, d->out_channels, F, &c.bias)) ||
+                 (st = tgl__check_disjoint(b, "bias", c.bias, d->out_channels * F, c.out, n_out * F))))
+        return st;
+    if (!b->vt->conv2d)
+        return tgl__unsupported(b, "tgl_conv2d");
+    return tgl__leave(b, b->vt->conv2d(b, &c));
+}

@@ -1,0 +1,206 @@
+/* GL driver of tgl_attention (glsl/attention/): the fused flash kernel for most shapes, and for
+ * few query rows (decode) a split over chunks of keys followed by a merge, so one query row
+ * still spreads over the device. (batch, head) blocks are processed in slabs whose windows fit
+ * the SSBO block limit and whose grids fit the workgroup-count limits. */
+#include "gl_internal.h"
+
+#include <stdio.h>
+
+#define F32 sizeof(float)
+#define FLASH_THREADS 64u
+#define DECODE_THREADS 128u
+#define DECODE_CHUNK 256u   /* keys per decode workgroup (CH in decode.comp) */
+#define DECODE_MAX_ROWS 4u  /* seq_q up to this takes the decode path */
+#define MAX_HEAD_DIM 256u
+
+/* Head dims an invocation holds (DT) and invocations per row (TPR) of the flash kernel. */
+typedef struct flash_shape {
+    unsigned tpr, dt, bkv;
+} flash_shape;
+
+static flash_shape flash_shape_for(size_t d)
+{
+    if (d <= 16)
+        return (flash_shape){1, 16, 0};
+    if (d <= 32)
+        return (flash_shape){1, 32, 0};
+    if (d <= 64)
+        return (flash_shape){1, 64, 0};
+    return (flash_shape){d <= 128 ? 2 : 4, 64, 0};
+}
+
+static size_t flash_shared_bytes(flash_shape s)
+{
+    return 2u * s.bkv * s.tpr * s.dt * F32 + (s.tpr > 1 ? FLASH_THREADS * s.bkv * F32 : 0);
+}
+
+static void flash_defines(char *out, size_t size, flash_shape s, int vec4)
+{
+    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define BKV %u\n#define THREADS %u\n%s", s.tpr, s.dt, s.bkv,
+             FLASH_THREADS, vec4 ? "#define VEC4\n" : "");
+}
+
+/* Padded head dims of the decode kernels: the smallest of 16, 32, 64, 128, 256 holding d. */
+static unsigned decode_dp(size_t d)
+{
+    unsigned dp = 16;
+    while (dp < d)
+        dp *= 2;
+    return dp;
+}
+
+static void decode_defines(char *out, size_t size, unsigned dp, int vec4)
+{
+    snprintf(out, size, "#define DP %u\n#define CH %u\n%s", dp, DECODE_CHUNK, vec4 ? "#define VEC4\n" : "");
+}
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* The windows of (batch, head) blocks bh0 .. bh0 + n - 1: bindings 0 q, 1 k, 2 v, 3 o, their
+ * offsets inside the windows in elements, and whether everything is vec4-aligned. */
+typedef struct slab {
+    tgl_gl_binding bind[4];
+    size_t pad[4];
+    int vec4;
+} slab;
+
+static slab bind_slab(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+{
+    slab s;
+    size_t d = a->head_dim, nq = n * a->seq_q * d, nkv = ((n - 1) * a->kv_cap + a->seq_kv) * d;
+    size_t q_at = bh0 * a->seq_q * d * F32, kv_at = bh0 * a->kv_cap * d * F32;
+    s.bind[0] = tgl_gl_window(b, (tgl__view){a->q.buf, a->q.offset + q_at}, nq * F32, 0, &s.pad[0]);
+    s.bind[3] = tgl_gl_window(b, (tgl__view){a->o.buf, a->o.offset + q_at}, nq * F32, 1, &s.pad[3]);
+    if (a->seq_kv) {
+        s.bind[1] = tgl_gl_window(b, (tgl__view){a->k.buf, a->k.offset + kv_at}, nkv * F32, 0, &s.pad[1]);
+        s.bind[2] = tgl_gl_window(b, (tgl__view){a->v.buf, a->v.offset + kv_at}, nkv * F32, 0, &s.pad[2]);
+    } else { /* never read: q's window fills the bindings */
+        s.bind[1] = s.bind[2] = s.bind[0];
+        s.pad[1] = s.pad[2] = s.pad[0];
+    }
+    s.vec4 = d % 4 == 0;
+    for (int i = 0; i < 4; i++) {
+        s.pad[i] /= F32;
+        s.vec4 &= s.pad[i] % 4 == 0;
+    }
+    return s;
+}
+
+/* Uniforms 0-9 of common/attention_io.glsl. */
+static void set_uniforms(GLuint prog, const tgl__attention *a, const slab *s)
+{
+    const GLuint u[] = {(GLuint)a->seq_q, (GLuint)a->seq_kv, (GLuint)a->kv_cap, (GLuint)a->head_dim,
+                        (GLuint)a->causal, (GLuint)s->pad[0], (GLuint)s->pad[1], (GLuint)s->pad[2], (GLuint)s->pad[3]};
+    for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
+        glProgramUniform1ui(prog, i, u[i]);
+    glProgramUniform1f(prog, 9, a->scale);
+}
+
+static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    flash_shape fs = flash_shape_for(a->head_dim);
+    for (fs.bkv = 32; fs.bkv > 8 && flash_shared_bytes(fs) > l->shared_memory; fs.bkv /= 2)
+        ;
+    slab s = bind_slab(b, a, bh0, n);
+    char defines[128];
+    flash_defines(defines, sizeof defines, fs, s.vec4);
+    GLuint prog;
+    tgl_status st = tgl_gl_program_get_wg(b, "attention/flash", defines, FLASH_THREADS, &prog);
+    if (st)
+        return st;
+    set_uniforms(prog, a, &s);
+    return tgl_gl_dispatch_grid(b, prog, s.bind, 4, (uint32_t)ceil_div(a->seq_q, FLASH_THREADS / fs.tpr),
+                                (uint32_t)n, 1);
+}
+
+static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+{
+    size_t chunks = a->seq_kv ? ceil_div(a->seq_kv, DECODE_CHUNK) : 1, rows = n * a->seq_q;
+    unsigned dp = decode_dp(a->head_dim);
+    size_t part_bytes = rows * chunks * (dp + 4) * F32;
+    tgl_gl_buffer *scratch;
+    tgl_status st = tgl_gl_scratch(b, part_bytes, &scratch);
+    if (st)
+        return st;
+    slab s = bind_slab(b, a, bh0, n);
+    tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
+                              {.buf = scratch, .bytes = part_bytes, .writes = 1}};
+    char defines[96];
+    decode_defines(defines, sizeof defines, dp, s.vec4);
+    GLuint prog;
+    if ((st = tgl_gl_program_get_wg(b, "attention/decode", defines, DECODE_THREADS, &prog)))
+        return st;
+    set_uniforms(prog, a, &s);
+    glProgramUniform1ui(prog, 10, (GLuint)chunks);
+    /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
+    bind[3].writes = 0;
+    if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)chunks, (uint32_t)rows, 1)))
+        return st;
+
+    decode_defines(defines, sizeof defines, dp, 0);
+    if ((st = tgl_gl_program_get_wg(b, "attention/decode_combine", defines, 64, &prog)))
+        return st;
+    glProgramUniform1ui(prog, 0, (GLuint)rows);
+    glProgramUniform1ui(prog, 3, (GLuint)a->head_dim);
+    glProgramUniform1ui(prog, 8, (GLuint)s.pad[3]);
+    glProgramUniform1ui(prog, 10, (GLuint)chunks);
+    bind[3].writes = 1;
+    bind[4].writes = 0;
+    return tgl_gl_dispatch(b, prog, bind, 5, rows);
+}
+
+tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    if (a->head_dim > MAX_HEAD_DIM)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: head_dim %zu exceeds the GL kernels' %u",
+                         a->head_dim, MAX_HEAD_DIM);
+    int decode = a->seq_q <= DECODE_MAX_ROWS;
+    /* (batch, head) blocks per slab: the windows and the grid must fit. */
+    size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
+    size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
+    size_t chunks = a->seq_kv ? ceil_div(a->seq_kv, DECODE_CHUNK) : 1;
+    size_t per_part = decode ? a->seq_q * chunks * (decode_dp(d) + 4) : 0;
+    size_t per = per_q > per_kv ? per_q : per_kv;
+    if (per_part > per)
+        per = per_part;
+    size_t n = per ? max / per : bh;
+    size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
+    if (n > grid)
+        n = grid;
+    if (n == 0 || (decode ? chunks > l->wg_count[0] : ceil_div(a->seq_q, FLASH_THREADS) > l->wg_count[0]))
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: one (batch, head) block (%zu queries, %zu keys of "
+                         "%zu dims) exceeds the device's SSBO block or workgroup-count limits", a->seq_q,
+                         a->kv_cap, d);
+    for (size_t bh0 = 0; bh0 < bh; bh0 += n) {
+        size_t nc = bh - bh0 < n ? bh - bh0 : n;
+        tgl_status st = decode ? run_decode(b, a, bh0, nc) : run_flash(b, a, bh0, nc);
+        if (st)
+            return st;
+    }
+    return TGL_OK;
+}
+
+void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    char defines[128];
+    static const size_t dims[] = {16, 32, 64, 128, 256};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        for (int vec4 = 0; vec4 < 2; vec4++) {
+            flash_shape fs = flash_shape_for(dims[i]);
+            for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2) {
+                flash_defines(defines, sizeof defines, fs, vec4);
+                fn(ctx, "attention/flash", defines);
+            }
+            decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
+            fn(ctx, "attention/decode", defines);
+            if (!vec4) {
+                decode_defines(defines, sizeof defines, decode_dp(dims[i]), 0);
+                fn(ctx, "attention/decode_combine", defines);
+            }
+        }
+}

@@ -1,0 +1,282 @@
+/* tgl_attention and tgl_attention_kv on GL compared with the CPU oracle: causal and not, the
+ * issue's grid of seq_q x seq_kv x head_dim x scale, scores of +-100, KV caches with spare
+ * capacity, unaligned operands, rows that see no key, slabs forced by a small SSBO limit,
+ * poisoned outputs with guards; and the error cases. */
+#include "testing.h"
+#include "gl/gl_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 8
+
+typedef tgt_pair pair;
+
+static int setup(void **state)
+{
+    return tgt_pair_setup(state, 0xA77E);
+}
+
+static int teardown(void **state)
+{
+    return tgt_pair_teardown(state);
+}
+
+typedef struct acase {
+    size_t batch, heads, seq_q, seq_kv, cap, d;
+    float scale;
+    int causal;
+    size_t front; /* floats before each operand: 1 makes every window unaligned */
+} acase;
+
+typedef struct inputs {
+    float *q, *k, *v;
+    size_t nq, nkv;
+} inputs;
+
+/* q, k, v uniform in [-1, 1]. With `magnitude`, each key row is a query row of its head (sign
+ * alternating) plus noise, and q is rescaled so that the largest |scale * q.k| is exactly
+ * `magnitude`: scores of that size really occur, with both signs. */
+static inputs make_inputs(tgt_rng *r, const acase *c, float magnitude)
+{
+    inputs in;
+    in.nq = c->batch * c->heads * c->seq_q * c->d;
+    in.nkv = c->batch * c->heads * c->cap * c->d;
+    in.q = malloc((in.nq + 1) * sizeof(float));
+    in.k = malloc((in.nkv + 1) * sizeof(float));
+    in.v = malloc((in.nkv + 1) * sizeof(float));
+    for (size_t i = 0; i < in.nq; i++)
+        in.q[i] = tgt_uniform(r, -1, 1);
+    for (size_t i = 0; i < in.nkv; i++) {
+        in.k[i] = tgt_uniform(r, -1, 1);
+        in.v[i] = tgt_uniform(r, -1, 1);
+    }
+    if (magnitude > 0) {
+        double top = 0;
+        for (size_t bh = 0; bh < c->batch * c->heads; bh++) {
+            const float *q = in.q + bh * c->seq_q * c->d;
+            float *k = in.k + bh * c->cap * c->d;
+            for (size_t j = 0; j < c->seq_kv; j++)
+                for (size_t e = 0; e < c->d; e++)
+                    k[j * c->d + e] = (j % 2 ? -1.0f : 1.0f) * q[(j % c->seq_q) * c->d + e] + 0.1f * k[j * c->d + e];
+            for (size_t i = 0; i < c->seq_q; i++)
+                for (size_t j = 0; j < c->seq_kv; j++) {
+                    double dot = 0;
+                    for (size_t e = 0; e < c->d; e++)
+                        dot += (double)q[i * c->d + e] * k[j * c->d + e];
+                    if (fabs(dot * c->scale) > top)
+                        top = fabs(dot * c->scale);
+                }
+        }
+        float f = top > 0 ? (float)(magnitude / top) : 1.0f;
+        for (size_t i = 0; i < in.nq; i++)
+            in.q[i] *= f;
+    }
+    return in;
+}
+
+static void free_inputs(inputs *in)
+{
+    free(in->q);
+    free(in->k);
+    free(in->v);
+}
+
+static tgl_ptr upload(tgl_backend *b, const float *x, size_t n, size_t front)
+{
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, (n + front) * sizeof(float), &p));
+    TGT_OK(b, tgl_copy_htod(b, p + front * sizeof(float), x, n * sizeof(float)));
+    return p;
+}
+
+/* Runs c on b; returns front + nq + GUARD floats of the (poisoned beforehand) output. */
+static float *run_on(tgl_backend *b, const acase *c, const inputs *in)
+{
+    size_t f = c->front * sizeof(float), total = c->front + in->nq + GUARD;
+    tgl_ptr q = upload(b, in->q, in->nq, c->front), k = upload(b, in->k, in->nkv, c->front),
+            v = upload(b, in->v, in->nkv, c->front), o;
+    float *host = malloc(total * sizeof(float));
+    tgt_poison(host, total);
+    TGT_OK(b, tgl_alloc(b, total * sizeof(float), &o));
+    TGT_OK(b, tgl_copy_htod(b, o, host, total * sizeof(float)));
+    TGT_OK(b, tgl_attention_kv(b, q + f, k + f, v + f, o + f, c->batch, c->heads, c->seq_q, c->seq_kv, c->cap,
+                               c->d, c->scale, c->causal));
+    TGT_OK(b, tgl_copy_dtoh(b, host, o, total * sizeof(float)));
+    TGT_OK(b, tgl_free(b, q));
+    TGT_OK(b, tgl_free(b, k));
+    TGT_OK(b, tgl_free(b, v));
+    TGT_OK(b, tgl_free(b, o));
+    return host;
+}
+
+static double check_case(pair *p, tgl_backend *gl, const acase *c, float magnitude, double tol)
+{
+    inputs in = make_inputs(&p->rng, c, magnitude);
+    float *got = run_on(gl, c, &in), *want = run_on(p->cpu, c, &in);
+    char what[200];
+    snprintf(what, sizeof what, "b=%zu h=%zu seq_q=%zu seq_kv=%zu cap=%zu d=%zu scale=%g causal=%d front=%zu mag=%g",
+             c->batch, c->heads, c->seq_q, c->seq_kv, c->cap, c->d, (double)c->scale, c->causal, c->front,
+             (double)magnitude);
+    size_t total = c->front + in.nq + GUARD;
+    for (size_t e = 0; e < total; e++)
+        if ((e < c->front || e >= c->front + in.nq) && tgt_first_unpoisoned(got + e, 1) == 0)
+            fail_msg("%s: element %zd outside o was written", what, (ptrdiff_t)e - (ptrdiff_t)c->front);
+    double nmse = tgt_nmse(got + c->front, want + c->front, in.nq);
+    if (!(nmse <= tol))
+        fail_msg("%s: NMSE %.3g > %.3g", what, nmse, tol);
+    free(got);
+    free(want);
+    free_inputs(&in);
+    return nmse;
+}
+
+/* The issue's grid: causal or not x seq_q {1, 7, 128} x seq_kv {1, 33, 600} x head_dim {1, 64,
+ * 80, 256} x scale {1/sqrt(d), 1}; ordinary inputs, then scores of about +-100. */
+static void test_attention_grid(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    static const size_t sq[] = {1, 7, 128}, skv[] = {1, 33, 600}, dims[] = {1, 64, 80, 256};
+    double worst[2] = {0, 0};
+    for (int causal = 0; causal < 2; causal++)
+        for (size_t a = 0; a < 3; a++)
+            for (size_t bkv = 0; bkv < 3; bkv++)
+                for (size_t dd = 0; dd < 4; dd++)
+                    for (int unit = 0; unit < 2; unit++)
+                        for (int large = 0; large < 2; large++) {
+                            size_t d = dims[dd];
+                            acase c = {1, 2, sq[a], skv[bkv], skv[bkv], d,
+                                       unit ? 1.0f : 1.0f / sqrtf((float)d), causal, 0};
+                            double e = check_case(p, p->gl, &c, large ? 100.0f : 0.0f, large ? 1e-7 : 1e-9);
+                            if (e > worst[large])
+                                worst[large] = e;
+                        }
+    print_message("attention grid: worst NMSE %.3g (ordinary), %.3g (scores +-100)\n", worst[0], worst[1]);
+}
+
+/* Several batches and heads, KV caches with spare capacity, odd head dims and unaligned
+ * windows (the element-by-element kernels), prefill and decode. */
+static void test_attention_layouts(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    static const acase cases[] = {
+        {3, 5, 9, 20, 20, 24, 0.2f, 1, 0},   {2, 3, 1, 300, 512, 64, 0.125f, 1, 0},
+        {2, 3, 4, 300, 301, 64, 0.125f, 1, 1}, {2, 2, 17, 17, 40, 33, 0.3f, 1, 1},
+        {1, 4, 64, 64, 64, 128, 0.09f, 0, 1}, {2, 1, 3, 1000, 1000, 7, 0.5f, 0, 0},
+        {1, 2, 70, 130, 160, 16, 0.25f, 1, 0}, {1, 1, 2, 2049, 2049, 256, 0.0625f, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_case(p, p->gl, &cases[i], 0, 1e-9);
+}
+
+/* Causal with seq_kv < seq_q: the first seq_q - seq_kv rows see no key and are exactly zero;
+ * seq_kv == 0 makes every row zero. */
+static void test_attention_rows_without_keys(void **state)
+{
+    pair *p = *state;
+    tgl_backend *backends[2] = {p->cpu, p->gl};
+    for (int bi = 0; bi < 2; bi++) {
+        tgl_backend *b = backends[bi];
+        if (!b)
+            continue;
+        for (size_t seq_kv = 0; seq_kv <= 3; seq_kv += 3) {
+            acase c = {1, 2, 7, seq_kv, seq_kv, 8, 0.5f, 1, 0};
+            inputs in = make_inputs(&p->rng, &c, 0);
+            float *o = run_on(b, &c, &in);
+            for (size_t h = 0; h < 2; h++)
+                for (size_t i = 0; i < 7; i++)
+                    for (size_t e = 0; e < 8; e++) {
+                        float x = o[(h * 7 + i) * 8 + e];
+                        int blind = i < 7 - seq_kv;
+                        if (blind ? x != 0.0f : !(fabsf(x) > 0.0f && fabsf(x) <= 1.0f))
+                            fail_msg("%s seq_kv=%zu: head %zu row %zu dim %zu is %g", tgl_backend_name(b), seq_kv,
+                                     h, i, e, (double)x);
+                    }
+            free(o);
+            free_inputs(&in);
+        }
+    }
+}
+
+/* A tiny SSBO limit cuts the (batch, head) blocks into several slabs on both paths. */
+static void test_attention_slabs(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 16384, NULL);
+    static const acase cases[] = {{3, 4, 9, 40, 40, 16, 0.3f, 1, 1}, {2, 5, 1, 300, 310, 8, 0.3f, 0, 0}};
+    for (size_t i = 0; i < 2; i++)
+        check_case(p, gl, &cases[i], 0, 1e-9);
+    /* One block larger than the limit cannot be cut further. */
+    acase big = {1, 1, 1, 4096, 4096, 16, 0.3f, 0, 0};
+    inputs in = make_inputs(&p->rng, &big, 0);
+    tgl_ptr q = upload(gl, in.q, in.nq, 0), k = upload(gl, in.k, in.nkv, 0), v = upload(gl, in.v, in.nkv, 0), o;
+    TGT_OK(gl, tgl_alloc(gl, in.nq * sizeof(float), &o));
+    TGT_EXPECT(gl, tgl_attention(gl, q, k, v, o, 1, 1, 1, 4096, 16, 0.3f, 0), TGL_ERR_UNSUPPORTED);
+    free_inputs(&in);
+    tgl_close(gl);
+}
+
+static void test_attention_errors(void **state)
+{
+    pair *p = *state;
+    tgl_backend *backends[2] = {p->cpu, p->gl};
+    for (int bi = 0; bi < 2; bi++) {
+        tgl_backend *b = backends[bi];
+        if (!b)
+            continue;
+        tgl_ptr q, k, v, o, big;
+        const size_t n = 2 * 3 * 4 * 8; /* batch 2, heads 3, seq 4, d 8 */
+        TGT_OK(b, tgl_alloc(b, n * sizeof(float), &q));
+        TGT_OK(b, tgl_alloc(b, n * sizeof(float), &k));
+        TGT_OK(b, tgl_alloc(b, n * sizeof(float), &v));
+        TGT_OK(b, tgl_alloc(b, n * sizeof(float), &o));
+        TGT_OK(b, tgl_alloc(b, 2 * 257 * sizeof(float), &big));
+        TGT_OK(b, tgl_fill(b, o, 3.0f, n));
+        TGT_EXPECT(b, tgl_attention(b, q, k, v, o, 2, 3, 4, 4, 8, NAN, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_attention(b, q, k, v, o, 2, 3, 4, 4, 8, INFINITY, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_attention_kv(b, q, k, v, o, 2, 3, 4, 4, 3, 8, 1.0f, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_attention(b, q, k, v, q, 2, 3, 4, 4, 8, 1.0f, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_attention(b, q, k, v, k + 4, 2, 3, 4, 4, 4, 1.0f, 1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_attention(b, q, k, v, o, 2, 3, 4, 5, 8, 1.0f, 1), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_attention_kv(b, q, k, v, o, 2, 3, 4, 4, 5, 8, 1.0f, 0), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_attention(b, q + 2, k, v, o, 2, 3, 3, 4, 8, 1.0f, 0), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_attention(b, q, k, v, 12345, 2, 3, 4, 4, 8, 1.0f, 0), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_attention(b, q, k, v, o, SIZE_MAX / 2, 3, 4, 4, 8, 1.0f, 0), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(NULL, tgl_attention(NULL, q, k, v, o, 2, 3, 4, 4, 8, 1.0f, 0), TGL_ERR_INVALID_ARGUMENT);
+        /* Size 0 is a no-op that touches nothing, even with pointers that are not checked. */
+        TGT_OK(b, tgl_attention(b, 0, 0, 0, 0, 0, 3, 4, 4, 8, 1.0f, 0));
+        TGT_OK(b, tgl_attention(b, 0, 0, 0, 0, 2, 3, 4, 4, 0, 1.0f, 0));
+        if (b == p->gl)
+            TGT_EXPECT(b, tgl_attention(b, big, big, big, big + 257 * sizeof(float), 1, 1, 1, 1, 257, 1.0f, 0),
+                       TGL_ERR_UNSUPPORTED);
+        float host[2 * 3 * 4 * 8];
+        TGT_OK(b, tgl_copy_dtoh(b, host, o, sizeof host));
+        for (size_t i = 0; i < n; i++)
+            if (host[i] != 3.0f)
+                fail_msg("%s: a failed call changed o[%zu] to %g", tgl_backend_name(b), i, (double)host[i]);
+        TGT_OK(b, tgl_free(b, q));
+        TGT_OK(b, tgl_free(b, k));
+        TGT_OK(b, tgl_free(b, v));
+        TGT_OK(b, tgl_free(b, o));
+        TGT_OK(b, tgl_free(b, big));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_attention_grid),  cmocka_unit_test(test_attention_layouts),
+        cmocka_unit_test(test_attention_rows_without_keys), cmocka_unit_test(test_attention_slabs),
+        cmocka_unit_test(test_attention_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,290 @@
+/* tgl_conv2d on GL compared with the CPU oracle over stride / padding / dilation / groups
+ * combinations and odd sizes (1x1 and 7x7 kernels, 1x1 inputs, 1 and 3 channels, depthwise),
+ * with every GL kernel configuration, unaligned operands, image slabs forced by a small SSBO
+ * limit and poisoned outputs with guards; tgl_conv2d_output_size; the error cases. */
+#include "testing.h"
+#include "gl/gl_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 8
+
+typedef tgt_pair pair;
+
+static int setup(void **state)
+{
+    return tgt_pair_setup(state, 0xC0712D);
+}
+
+static int teardown(void **state)
+{
+    return tgt_pair_teardown(state);
+}
+
+typedef struct ccase {
+    tgl_conv2d_desc d;
+    int bias;
+    size_t front; /* floats before each operand */
+} ccase;
+
+typedef struct operands {
+    float *in, *f, *bias;
+    size_t n_in, n_f, n_out, oh, ow;
+} operands;
+
+static operands make_operands(tgt_rng *r, const ccase *c)
+{
+    operands o;
+    const tgl_conv2d_desc *d = &c->d;
+    size_t groups = d->groups ? d->groups : 1;
+    if (tgl_conv2d_output_size(d, &o.oh, &o.ow))
+        fail_msg("output size: %s", tgl_last_error(NULL));
+    o.n_in = d->batch * d->in_channels * d->in_h * d->in_w;
+    o.n_f = d->out_channels * (d->in_channels / groups) * d->kernel_h * d->kernel_w;
+    o.n_out = d->batch * d->out_channels * o.oh * o.ow;
+    o.in = malloc((o.n_in + 1) * sizeof(float));
+    o.f = malloc((o.n_f + 1) * sizeof(float));
+    o.bias = malloc((d->out_channels + 1) * sizeof(float));
+    for (size_t i = 0; i < o.n_in; i++)
+        o.in[i] = tgt_uniform(r, -1, 1);
+    for (size_t i = 0; i < o.n_f; i++)
+        o.f[i] = tgt_uniform(r, -1, 1);
+    for (size_t i = 0; i < d->out_channels; i++)
+        o.bias[i] = tgt_uniform(r, -1, 1);
+    return o;
+}
+
+static void free_operands(operands *o)
+{
+    free(o->in);
+    free(o->f);
+    free(o->bias);
+}
+
+static tgl_ptr upload(tgl_backend *b, const float *x, size_t n, size_t front)
+{
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, (n + front) * sizeof(float), &p));
+    TGT_OK(b, tgl_copy_htod(b, p + front * sizeof(float), x, n * sizeof(float)));
+    return p;
+}
+
+static float *run_on(tgl_backend *b, const ccase *c, const operands *o)
+{
+    size_t fr = c->front * sizeof(float), total = c->front + o->n_out + GUARD;
+    tgl_ptr in = upload(b, o->in, o->n_in, c->front), f = upload(b, o->f, o->n_f, c->front);
+    tgl_ptr bias = c->bias ? upload(b, o->bias, c->d.out_channels, c->front) : 0, out;
+    float *host = malloc(total * sizeof(float));
+    tgt_poison(host, total);
+    TGT_OK(b, tgl_alloc(b, total * sizeof(float), &out));
+    TGT_OK(b, tgl_copy_htod(b, out, host, total * sizeof(float)));
+    TGT_OK(b, tgl_conv2d(b, &c->d, in + fr, f + fr, bias ? bias + fr : 0, out + fr));
+    TGT_OK(b, tgl_copy_dtoh(b, host, out, total * sizeof(float)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, f));
+    TGT_OK(b, tgl_free(b, bias));
+    TGT_OK(b, tgl_free(b, out));
+    return host;
+}
+
+static void describe(const ccase *c, char *out, size_t size)
+{
+    const tgl_conv2d_desc *d = &c->d;
+    snprintf(out, size, "n=%zu c=%zu %zux%zu oc=%zu k=%zux%zu s=%zu,%zu p=%zu,%zu dil=%zu,%zu g=%zu bias=%d front=%zu",
+             d->batch, d->in_channels, d->in_h, d->in_w, d->out_channels, d->kernel_h, d->kernel_w, d->stride_h,
+             d->stride_w, d->pad_h, d->pad_w, d->dilation_h, d->dilation_w, d->groups, c->bias, c->front);
+}
+
+static double check_case(pair *p, tgl_backend *gl, const ccase *c, const char *config)
+{
+    operands o = make_operands(&p->rng, c);
+    float *got = run_on(gl, c, &o), *want = run_on(p->cpu, c, &o);
+    char what[256];
+    describe(c, what, sizeof what);
+    size_t total = c->front + o.n_out + GUARD;
+    for (size_t e = 0; e < total; e++)
+        if ((e < c->front || e >= c->front + o.n_out) && tgt_first_unpoisoned(got + e, 1) == 0)
+            fail_msg("%s [%s]: element %zd outside the output was written", what, config,
+                     (ptrdiff_t)e - (ptrdiff_t)c->front);
+    double nmse = tgt_nmse(got + c->front, want + c->front, o.n_out);
+    if (!(nmse <= 1e-9))
+        fail_msg("%s [%s]: NMSE %.3g > 1e-9", what, config, nmse);
+    free(got);
+    free(want);
+    free_operands(&o);
+    return nmse;
+}
+
+#define D(n, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, g) {n, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, g}
+static const ccase cases[] = {
+    {D(2, 3, 9, 11, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0},    /* 3x3 pad 1, 3 channels */
+    {D(1, 1, 7, 7, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0), 0, 1},     /* 1x1, 1 channel, zero fields -> 1 */
+    {D(2, 5, 1, 1, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1), 1, 0},     /* input 1x1 */
+    {D(1, 3, 1, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1},     /* input 1x1, 3x3 kernel inside padding */
+    {D(2, 3, 23, 19, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1), 1, 0},   /* 7x7 stride 2 (a ResNet stem) */
+    {D(1, 4, 13, 17, 6, 3, 5, 3, 2, 2, 1, 2, 3, 2), 0, 1},   /* rectangular, dilated, 2 groups */
+    {D(2, 6, 10, 10, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6), 1, 0},   /* depthwise */
+    {D(1, 8, 9, 9, 16, 3, 3, 2, 1, 0, 2, 2, 1, 8), 1, 1},    /* grouped, channel multiplier 2 */
+    {D(3, 20, 12, 12, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0}, /* 40 output channels: tiled on GPUs */
+    {D(1, 16, 8, 8, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1), 0, 0},  /* 160: the large tile */
+    {D(2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1}, /* the benchmark's layer, smaller */
+    {D(1, 3, 5, 6, 3, 5, 6, 1, 1, 0, 0, 1, 1, 3), 0, 0},     /* kernel == input: 1x1 output */
+    {D(1, 2, 4, 4, 2, 2, 2, 4, 4, 0, 0, 1, 1, 1), 1, 0},     /* stride past the input */
+};
+
+/* Every case on the kernel the shape picks, then on every configuration. */
+static void test_conv2d_cases(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    double worst = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double e = check_case(p, p->gl, &cases[i], "by shape");
+        worst = e > worst ? e : worst;
+    }
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    for (size_t cfg = 0; cfg < tgl_gl_conv2d_config_count(); cfg++) {
+        char name[32];
+        snprintf(name, sizeof name, "config %zu", cfg);
+        tgl_gl_test_force_conv2d(gl, (int)cfg);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            double e = check_case(p, gl, &cases[i], name);
+            worst = e > worst ? e : worst;
+        }
+    }
+    tgl_close(gl);
+    print_message("conv2d cases: worst NMSE %.3g\n", worst);
+}
+
+/* Random descriptors: every parameter drawn, then kept only when the output size is valid. */
+static void test_conv2d_random(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgt_rng *r = &p->rng;
+    int done = 0;
+    while (done < 60) {
+        size_t groups = 1 + tgt_below(r, 3);
+        ccase c = {{1 + tgt_below(r, 3), groups * (1 + tgt_below(r, 4)), 1 + tgt_below(r, 12), 1 + tgt_below(r, 12),
+                    groups * (1 + tgt_below(r, 6)), 1 + tgt_below(r, 5), 1 + tgt_below(r, 5), 1 + tgt_below(r, 3),
+                    1 + tgt_below(r, 3), tgt_below(r, 3), tgt_below(r, 3), 1 + tgt_below(r, 2), 1 + tgt_below(r, 2),
+                    groups},
+                   (int)tgt_below(r, 2), tgt_below(r, 2)};
+        size_t oh, ow;
+        if (tgl_conv2d_output_size(&c.d, &oh, &ow))
+            continue;
+        check_case(p, p->gl, &c, "by shape");
+        done++;
+    }
+}
+
+/* A small SSBO limit cuts the batch into slabs of images. */
+static void test_conv2d_slabs(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 4096, NULL);
+    ccase c = {D(7, 3, 10, 10, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1}; /* 1200 bytes per image */
+    check_case(p, gl, &c, "4 KiB SSBO limit");
+    ccase too_big = {D(1, 3, 30, 30, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1), 0, 0};
+    operands o = make_operands(&p->rng, &too_big);
+    tgl_ptr in = upload(gl, o.in, o.n_in, 0), f = upload(gl, o.f, o.n_f, 0), out;
+    TGT_OK(gl, tgl_alloc(gl, o.n_out * sizeof(float), &out));
+    TGT_EXPECT(gl, tgl_conv2d(gl, &too_big.d, in, f, 0, out), TGL_ERR_UNSUPPORTED);
+    free_operands(&o);
+    tgl_close(gl);
+}
+
+static void test_conv2d_output_size(void **state)
+{
+    (void)state;
+    size_t oh = 0, ow = 0;
+    tgl_conv2d_desc d = D(1, 3, 224, 224, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1);
+    assert_int_equal(tgl_conv2d_output_size(&d, &oh, &ow), TGL_OK);
+    assert_int_equal(oh, 112);
+    assert_int_equal(ow, 112);
+    tgl_conv2d_desc e = D(1, 1, 10, 9, 1, 3, 2, 0, 3, 0, 1, 2, 0, 0); /* zeros mean 1 */
+    assert_int_equal(tgl_conv2d_output_size(&e, &oh, &ow), TGL_OK);
+    assert_int_equal(oh, 6); /* (10 - 5) / 1 + 1 */
+    assert_int_equal(ow, 4); /* (9 + 2 - 2) / 3 + 1 */
+    static const tgl_conv2d_desc bad[] = {
+        D(1, 3, 4, 4, 8, 5, 5, 1, 1, 0, 0, 1, 1, 1),   /* kernel larger than the input */
+        D(1, 3, 4, 4, 8, 3, 3, 1, 1, 0, 0, 2, 2, 1),   /* dilated kernel (5x5) larger */
+        D(1, 4, 8, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 4),   /* out_channels not divisible */
+        D(1, 6, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4),   /* in_channels not divisible */
+        D(1, 3, 8, 8, 4, 0, 3, 1, 1, 1, 1, 1, 1, 1),   /* empty kernel */
+        D(1, 3, 0, 8, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1),   /* empty input */
+        D(1, 3, 8, (size_t)1 << 62, 4, 1, 1, 1, 1, 0, 0, 1, 1, 1), /* absurd size */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        oh = ow = 77;
+        if (tgl_conv2d_output_size(&bad[i], &oh, &ow) != TGL_ERR_INVALID_ARGUMENT || oh != 77 || ow != 77 ||
+            !tgl_last_error(NULL)[0])
+            fail_msg("bad descriptor %zu accepted or left no message", i);
+    }
+    assert_int_equal(tgl_conv2d_output_size(NULL, &oh, &ow), TGL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(tgl_conv2d_output_size(&d, NULL, &ow), TGL_ERR_INVALID_ARGUMENT);
+}
+
+static void test_conv2d_errors(void **state)
+{
+    pair *p = *state;
+    tgl_backend *backends[2] = {p->cpu, p->gl};
+    for (int bi = 0; bi < 2; bi++) {
+        tgl_backend *b = backends[bi];
+        if (!b)
+            continue;
+        tgl_conv2d_desc d = D(2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1); /* output 2x4x6x6 */
+        tgl_ptr in, f, bias, out;
+        TGT_OK(b, tgl_alloc(b, 2 * 3 * 36 * sizeof(float), &in));
+        TGT_OK(b, tgl_alloc(b, 4 * 3 * 9 * sizeof(float), &f));
+        TGT_OK(b, tgl_alloc(b, 4 * sizeof(float), &bias));
+        TGT_OK(b, tgl_alloc(b, 2 * 4 * 36 * sizeof(float), &out));
+        TGT_OK(b, tgl_fill(b, out, 5.0f, 2 * 4 * 36));
+        tgl_conv2d_desc bad = d;
+        bad.groups = 2;
+        TGT_EXPECT(b, tgl_conv2d(b, &bad, in, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        bad = d, bad.kernel_h = 9;
+        TGT_EXPECT(b, tgl_conv2d(b, &bad, in, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_conv2d(b, NULL, in, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        bad = d, bad.in_channels = 4;
+        TGT_EXPECT(b, tgl_conv2d(b, &bad, in, f, bias, out), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_conv2d(b, &d, in, f, bias + 4, out), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_conv2d(b, &d, in, f, bias, 999), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_conv2d(b, &d, out, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_conv2d(b, &d, in, f, bias, in), TGL_ERR_INVALID_POINTER); /* in is smaller than out */
+        bad = d, bad.batch = 1; /* so the misaligned input still fits its allocation */
+        TGT_EXPECT(b, tgl_conv2d(b, &bad, in + 2, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(NULL, tgl_conv2d(NULL, &d, in, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        bad = d, bad.batch = 0; /* no-ops */
+        TGT_OK(b, tgl_conv2d(b, &bad, 0, 0, 0, 0));
+        bad = d, bad.out_channels = 0;
+        TGT_OK(b, tgl_conv2d(b, &bad, 0, 0, 0, 0));
+        float host[2 * 4 * 36];
+        TGT_OK(b, tgl_copy_dtoh(b, host, out, sizeof host));
+        for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+            if (host[i] != 5.0f)
+                fail_msg("%s: a failed call changed output[%zu] to %g", tgl_backend_name(b), i, (double)host[i]);
+        TGT_OK(b, tgl_free(b, in));
+        TGT_OK(b, tgl_free(b, f));
+        TGT_OK(b, tgl_free(b, bias));
+        TGT_OK(b, tgl_free(b, out));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv2d_cases),       cmocka_unit_test(test_conv2d_random),
+        cmocka_unit_test(test_conv2d_slabs),       cmocka_unit_test(test_conv2d_output_size),
+        cmocka_unit_test(test_conv2d_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
