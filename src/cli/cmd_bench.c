@@ -151,10 +151,14 @@ int tgl_cmd_bench(int argc, char **argv)
     cfg c = {4u << 20, 16u << 20, 4096, 1024, 20, 5};
     if (argc >= 2 && !strcmp(argv[1], "gemm"))
         return tgl_cmd_bench_gemm(argc, argv);
+    if (argc >= 2 && (!strcmp(argv[1], "attention") || !strcmp(argv[1], "conv2d")))
+        return tgl_cmd_bench_model(argc, argv);
     if (argc < 2 || strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
         fprintf(stderr, "usage: tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n"
                         "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
-                        "                           [--no-cpu]\n");
+                        "                           [--no-cpu]\n"
+                        "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
+                        "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n");
         return 2;
     }
     tgl_backend *b = NULL;

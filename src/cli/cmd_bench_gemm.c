@@ -4,11 +4,11 @@
  * OpenBLAS (the CPU's own limit, all cores) is loaded at run time when installed
  * (libopenblas0), so the library and the command do not depend on it. Device figures are the
  * best of 3 runs of back-to-back calls closed by one tgl_synchronize, after a warm-up call. */
+#include "bench_blas.h"
 #include "bench_clock.h"
 #include "commands.h"
 #include "tensorgl.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,29 +20,6 @@ typedef struct job {
     int kind;
     size_t m, n, k, batch;
 } job;
-
-/* CBLAS entry points, by their ABI (enum arguments are ints). */
-typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
-                         float *, int);
-typedef void (*sgemv_fn)(int, int, int, int, float, const float *, int, const float *, int, float, float *, int);
-enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111 };
-
-typedef struct blas {
-    void *lib;
-    sgemm_fn sgemm;
-    sgemv_fn sgemv;
-} blas;
-
-static blas load_blas(void)
-{
-    blas o = {0};
-    o.lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (o.lib) {
-        *(void **)&o.sgemm = dlsym(o.lib, "cblas_sgemm");
-        *(void **)&o.sgemv = dlsym(o.lib, "cblas_sgemv");
-    }
-    return o;
-}
 
 static double flops(const job *j)
 {
@@ -125,7 +102,7 @@ static tgl_status time_backend(tgl_backend *b, const job *j, int quick, double *
 }
 
 /* Seconds per call of the same work through OpenBLAS (0 when it is missing or has no f16). */
-static double time_blas(const blas *o, const job *j)
+static double time_blas(const tgl_blas *o, const job *j)
 {
     if (!o->sgemm || !o->sgemv || j->kind == HGEMM)
         return 0;
@@ -140,9 +117,9 @@ static double time_blas(const blas *o, const job *j)
         double t0 = tgl_bench_now();
         for (size_t t = 0; t < (j->kind == MATVEC ? 1 : j->batch); t++) {
             if (j->kind == MATVEC)
-                o->sgemv(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, (int)j->m, (int)j->k, 1, a, (int)j->k, bm, 1, 0, c, 1);
+                o->sgemv(TGL_CBLAS_ROW_MAJOR, TGL_CBLAS_NO_TRANS, (int)j->m, (int)j->k, 1, a, (int)j->k, bm, 1, 0, c, 1);
             else
-                o->sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)j->m, (int)j->n, (int)j->k, 1,
+                o->sgemm(TGL_CBLAS_ROW_MAJOR, TGL_CBLAS_NO_TRANS, TGL_CBLAS_NO_TRANS, (int)j->m, (int)j->n, (int)j->k, 1,
                          a + t * j->m * j->k, (int)j->k, bm + t * j->k * j->n, (int)j->n, 0, c + t * j->m * j->n,
                          (int)j->n);
         }
@@ -219,7 +196,7 @@ int tgl_cmd_bench_gemm(int argc, char **argv)
         tgl_close(dev);
         return 1;
     }
-    blas o = load_blas();
+    tgl_blas o = tgl_blas_load();
     struct tgl_device_info info;
     tgl_device_info(dev, &info);
     printf("tensorgl bench gemm: %s (%s, %s); references: the CPU backend%s, %s\n", info.backend, info.renderer,
@@ -271,7 +248,6 @@ int tgl_cmd_bench_gemm(int argc, char **argv)
     }
     tgl_close(cpu);
     tgl_close(dev);
-    if (o.lib)
-        dlclose(o.lib);
+    tgl_blas_unload(&o);
     return rc;
 }

@@ -7,4 +7,6 @@ int tgl_cmd_version(int argc, char **argv);
 int tgl_cmd_bench(int argc, char **argv);
 /* `tensorgl bench gemm` (called by tgl_cmd_bench). */
 int tgl_cmd_bench_gemm(int argc, char **argv);
+/* `tensorgl bench attention` and `tensorgl bench conv2d` (called by tgl_cmd_bench). */
+int tgl_cmd_bench_model(int argc, char **argv);
 #endif

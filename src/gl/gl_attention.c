@@ -67,16 +67,19 @@ typedef struct slab {
     int vec4;
 } slab;
 
-static slab bind_slab(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+static slab bind_slab(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, size_t align)
 {
     slab s;
+    (void)b;
     size_t d = a->head_dim, nq = n * a->seq_q * d, nkv = ((n - 1) * a->kv_cap + a->seq_kv) * d;
     size_t q_at = bh0 * a->seq_q * d * F32, kv_at = bh0 * a->kv_cap * d * F32;
-    s.bind[0] = tgl_gl_window(b, (tgl__view){a->q.buf, a->q.offset + q_at}, nq * F32, 0, &s.pad[0]);
-    s.bind[3] = tgl_gl_window(b, (tgl__view){a->o.buf, a->o.offset + q_at}, nq * F32, 1, &s.pad[3]);
+    s.bind[0] = tgl_gl_window_aligned((tgl__view){a->q.buf, a->q.offset + q_at}, nq * F32, 0, align, &s.pad[0]);
+    s.bind[3] = tgl_gl_window_aligned((tgl__view){a->o.buf, a->o.offset + q_at}, nq * F32, 1, align, &s.pad[3]);
     if (a->seq_kv) {
-        s.bind[1] = tgl_gl_window(b, (tgl__view){a->k.buf, a->k.offset + kv_at}, nkv * F32, 0, &s.pad[1]);
-        s.bind[2] = tgl_gl_window(b, (tgl__view){a->v.buf, a->v.offset + kv_at}, nkv * F32, 0, &s.pad[2]);
+        s.bind[1] = tgl_gl_window_aligned((tgl__view){a->k.buf, a->k.offset + kv_at}, nkv * F32, 0, align,
+                                          &s.pad[1]);
+        s.bind[2] = tgl_gl_window_aligned((tgl__view){a->v.buf, a->v.offset + kv_at}, nkv * F32, 0, align,
+                                          &s.pad[2]);
     } else { /* never read: q's window fills the bindings */
         s.bind[1] = s.bind[2] = s.bind[0];
         s.pad[1] = s.pad[2] = s.pad[0];
@@ -105,7 +108,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     flash_shape fs = flash_shape_for(a->head_dim);
     for (fs.bkv = 32; fs.bkv > 8 && flash_shared_bytes(fs) > l->shared_memory; fs.bkv /= 2)
         ;
-    slab s = bind_slab(b, a, bh0, n);
+    slab s = bind_slab(b, a, bh0, n, l->ssbo_align);
     char defines[128];
     flash_defines(defines, sizeof defines, fs, s.vec4);
     GLuint prog;
@@ -117,6 +120,40 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
                                 (uint32_t)n, 1);
 }
 
+/* Query rows per invocation of flash_reg, measured on llvmpipe (LLVM 15, 2 cores) with BKV = 16
+ * keys per step: head dims up to 64 take 8 rows (batch 1, 8 heads, seq 512, d 64: 13 ms, against
+ * 16-21 ms for 4x4, 4x16, 8x8, 16x8, 8x32, 4x32; but 7.6 s to compile, once per process); 128
+ * take 4; 256 take 1 (seq 128 x 600 keys: 16 ms, against 25 ms with 2 rows and 54 ms with 4,
+ * whose accumulators spill). Decode-sized calls take 1: repeated rows would only waste work. */
+static unsigned reg_rows(size_t seq_q, unsigned dp)
+{
+    return seq_q < 4 || dp >= 256 ? 1 : dp == 128 ? 4 : 8;
+}
+
+static void reg_defines(char *out, size_t size, unsigned rq, unsigned dp, int vec4)
+{
+    snprintf(out, size, "#define RQ %u\n#define BKV 16\n#define DP %u\n%s", rq, dp, vec4 ? "#define VEC4\n" : "");
+}
+
+static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t align = l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+    slab s = bind_slab(b, a, bh0, n, align);
+    for (int i = 0; i < 3; i++)
+        s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;
+    unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
+    char defines[96];
+    reg_defines(defines, sizeof defines, rq, dp, s.vec4);
+    GLuint prog;
+    tgl_status st = tgl_gl_program_get_wg(b, "attention/flash_reg", defines, 64, &prog);
+    if (st)
+        return st;
+    set_uniforms(prog, a, &s);
+    glProgramUniform1ui(prog, 10, (GLuint)n);
+    return tgl_gl_dispatch(b, prog, s.bind, 4, ceil_div(n * ceil_div(a->seq_q, rq), 64));
+}
+
 static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
 {
     size_t chunks = a->seq_kv ? ceil_div(a->seq_kv, DECODE_CHUNK) : 1, rows = n * a->seq_q;
@@ -126,7 +163,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     tgl_status st = tgl_gl_scratch(b, part_bytes, &scratch);
     if (st)
         return st;
-    slab s = bind_slab(b, a, bh0, n);
+    slab s = bind_slab(b, a, bh0, n, tgl_gl_of(b)->limits.ssbo_align);
     tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
     char defines[96];
@@ -159,7 +196,15 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (a->head_dim > MAX_HEAD_DIM)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: head_dim %zu exceeds the GL kernels' %u",
                          a->head_dim, MAX_HEAD_DIM);
-    int decode = a->seq_q <= DECODE_MAX_ROWS;
+    /* llvmpipe (the renderers whose GEMM reads through buffer textures) takes flash_reg. */
+    int path = tgl_gl_of(b)->attention_path;
+    if (path < 0 || path > TGL_GL_ATTENTION_DECODE)
+        path = l->gemm.textures && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
+               : a->seq_q <= DECODE_MAX_ROWS                ? TGL_GL_ATTENTION_DECODE
+                                                            : TGL_GL_ATTENTION_FLASH;
+    if (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels)
+        path = TGL_GL_ATTENTION_FLASH;
+    int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
     size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
@@ -168,6 +213,8 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     size_t per = per_q > per_kv ? per_q : per_kv;
     if (per_part > per)
         per = per_part;
+    if (reg && l->texture_buffer_texels < max)
+        max = (size_t)l->texture_buffer_texels;
     size_t n = per ? max / per : bh;
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
@@ -178,11 +225,16 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                          a->kv_cap, d);
     for (size_t bh0 = 0; bh0 < bh; bh0 += n) {
         size_t nc = bh - bh0 < n ? bh - bh0 : n;
-        tgl_status st = decode ? run_decode(b, a, bh0, nc) : run_flash(b, a, bh0, nc);
+        tgl_status st = reg ? run_reg(b, a, bh0, nc) : decode ? run_decode(b, a, bh0, nc) : run_flash(b, a, bh0, nc);
         if (st)
             return st;
     }
     return TGL_OK;
+}
+
+void tgl_gl_test_force_attention(tgl_backend *b, int path)
+{
+    tgl_gl_of(b)->attention_path = path;
 }
 
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
@@ -198,6 +250,11 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
             }
             decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
             fn(ctx, "attention/decode", defines);
+            for (size_t seq_q = 1; seq_q <= 4; seq_q += 3) {
+                unsigned dp = decode_dp(dims[i]);
+                reg_defines(defines, sizeof defines, reg_rows(seq_q, dp), dp, vec4);
+                fn(ctx, "attention/flash_reg", defines);
+            }
             if (!vec4) {
                 decode_defines(defines, sizeof defines, decode_dp(dims[i]), 0);
                 fn(ctx, "attention/decode_combine", defines);

@@ -102,6 +102,7 @@ tgl_status tgl_gl_open(tgl_backend *b)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_open: no host memory for the GL backend");
     b->impl = gl;
     gl->conv2d_config = -1;
+    gl->attention_path = -1;
     tgl_status st = tgl_egl_create(b, &gl->egl);
     if (st == TGL_OK) {
         copy_gl_string(gl->gl_version, sizeof gl->gl_version, GL_VERSION);

@@ -102,6 +102,7 @@ typedef struct tgl_gl {
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
     GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
+    int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
     int fault;
     GLenum fault_error;
@@ -202,6 +203,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *c);
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* The attention kernels: flash_reg (llvmpipe), flash (shared memory), decode + combine. */
+enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE };
+/* Test hook: forces an attention path (-1: by device and shape). */
+void tgl_gl_test_force_attention(tgl_backend *b, int path);
 /* Test hook: the number of conv2d kernel configurations, and forcing one (-1: by shape). */
 size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);

@@ -141,7 +141,11 @@ static void test_attention_grid(void **state)
     if (!p->gl)
         skip();
     static const size_t sq[] = {1, 7, 128}, skv[] = {1, 33, 600}, dims[] = {1, 64, 80, 256};
+    static const char *const paths[] = {"flash_reg", "flash", "decode"};
     double worst[2] = {0, 0};
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    for (int path = 0; path < 3; path++) {
+    tgl_gl_test_force_attention(gl, path);
     for (int causal = 0; causal < 2; causal++)
         for (size_t a = 0; a < 3; a++)
             for (size_t bkv = 0; bkv < 3; bkv++)
@@ -151,11 +155,15 @@ static void test_attention_grid(void **state)
                             size_t d = dims[dd];
                             acase c = {1, 2, sq[a], skv[bkv], skv[bkv], d,
                                        unit ? 1.0f : 1.0f / sqrtf((float)d), causal, 0};
-                            double e = check_case(p, p->gl, &c, large ? 100.0f : 0.0f, large ? 1e-7 : 1e-9);
+                            double e = check_case(p, gl, &c, large ? 100.0f : 0.0f, large ? 1e-7 : 1e-9);
                             if (e > worst[large])
                                 worst[large] = e;
                         }
-    print_message("attention grid: worst NMSE %.3g (ordinary), %.3g (scores +-100)\n", worst[0], worst[1]);
+    print_message("attention grid, %s: worst NMSE %.3g (ordinary), %.3g (scores +-100)\n", paths[path],
+                  worst[0], worst[1]);
+    worst[0] = worst[1] = 0;
+    }
+    tgl_close(gl);
 }
 
 /* Several batches and heads, KV caches with spare capacity, odd head dims and unaligned
@@ -171,8 +179,13 @@ static void test_attention_layouts(void **state)
         {1, 4, 64, 64, 64, 128, 0.09f, 0, 1}, {2, 1, 3, 1000, 1000, 7, 0.5f, 0, 0},
         {1, 2, 70, 130, 160, 16, 0.25f, 1, 0}, {1, 1, 2, 2049, 2049, 256, 0.0625f, 1, 0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_case(p, p->gl, &cases[i], 0, 1e-9);
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    for (int path = -1; path < 3; path++) { /* the device's choice, then each kernel */
+        tgl_gl_test_force_attention(gl, path);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_case(p, gl, &cases[i], 0, 1e-9);
+    }
+    tgl_close(gl);
 }
 
 /* Causal with seq_kv < seq_q: the first seq_q - seq_kv rows see no key and are exactly zero;
@@ -213,8 +226,12 @@ static void test_attention_slabs(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 16384, NULL);
     static const acase cases[] = {{3, 4, 9, 40, 40, 16, 0.3f, 1, 1}, {2, 5, 1, 300, 310, 8, 0.3f, 0, 0}};
-    for (size_t i = 0; i < 2; i++)
-        check_case(p, gl, &cases[i], 0, 1e-9);
+    for (int path = 0; path < 3; path++) {
+        tgl_gl_test_force_attention(gl, path);
+        for (size_t i = 0; i < 2; i++)
+            check_case(p, gl, &cases[i], 0, 1e-9);
+    }
+    tgl_gl_test_force_attention(gl, -1);
     /* One block larger than the limit cannot be cut further. */
     acase big = {1, 1, 1, 4096, 4096, 16, 0.3f, 0, 0};
     inputs in = make_inputs(&p->rng, &big, 0);

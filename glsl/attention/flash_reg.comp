@@ -1,0 +1,138 @@
+#version 430
+// Fused attention without shared memory, for llvmpipe (see attention/flash.comp for the
+// method): a barrier there switches every coroutine of the workgroup and each shared or SSBO
+// load is a loop over the SIMD lanes, while buffer-texture fetches are gathers. So each
+// invocation takes RQ query rows of one (batch, head) block and walks the keys BKV at a time,
+// fetching q, k and v through buffer textures (RGBA32F with VEC4, else R32F); every k and v
+// fetch serves RQ rows and every q fetch BKV keys, like the register-blocked GEMM. The output
+// accumulator (RQ x DP floats) lives in registers. Workgroups are 1-D over (block, row group).
+#extension GL_GOOGLE_include_directive : enable
+#if defined(TGL_ES)
+#extension GL_EXT_texture_buffer : require
+#endif
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#ifndef RQ
+#define RQ 4
+#define BKV 4
+#define DP 64
+#endif
+#define D4 (DP / 4)
+#include "common/math.glsl"
+#include "common/index.glsl"
+
+layout(local_size_x = TGL_WG_SIZE) in;
+layout(binding = 0) uniform highp samplerBuffer q_tex;
+layout(binding = 1) uniform highp samplerBuffer k_tex;
+layout(binding = 2) uniform highp samplerBuffer v_tex;
+layout(std430, binding = 3) writeonly buffer O { float o_mem[]; };
+
+layout(location = 0) uniform uint u_seq_q;
+layout(location = 1) uniform uint u_seq_kv;
+layout(location = 2) uniform uint u_kv_cap;
+layout(location = 3) uniform uint u_d;
+layout(location = 4) uniform uint u_causal;
+layout(location = 5) uniform uint u_q_off;
+layout(location = 6) uniform uint u_k_off;
+layout(location = 7) uniform uint u_v_off;
+layout(location = 8) uniform uint u_o_off;
+layout(location = 9) uniform float u_scale;
+layout(location = 10) uniform uint u_blocks; // (batch, head) blocks in this dispatch
+
+uint attention_keys(uint i)
+{
+    if (u_causal == 0u)
+        return u_seq_kv;
+    uint end = i + 1u + u_seq_kv;
+    return end <= u_seq_q ? 0u : min(end - u_seq_q, u_seq_kv);
+}
+
+// Elements dim .. dim+3 of the row starting at element `row`; 0 past u_d.
+vec4 fetch4(highp samplerBuffer t, uint row, uint dim)
+{
+#ifdef VEC4
+    return dim < u_d ? texelFetch(t, int((row + dim) >> 2u)) : vec4(0.0);
+#else
+    vec4 r = vec4(0.0);
+    for (uint c = 0u; c < 4u; c++)
+        if (dim + c < u_d)
+            r[c] = texelFetch(t, int(row + dim + c)).x;
+    return r;
+#endif
+}
+
+void main()
+{
+    uint groups = (u_seq_q + uint(RQ) - 1u) / uint(RQ), inv = tgl_global_index();
+    uint bh = inv / groups, i0 = (inv - bh * groups) * uint(RQ);
+    if (bh >= u_blocks)
+        return;
+    uint q_rows = u_q_off + bh * u_seq_q * u_d;
+    uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
+    uint row[RQ], keys[RQ];
+    float m[RQ], l[RQ];
+    vec4 o[RQ][D4];
+    for (uint r = 0u; r < uint(RQ); r++) {
+        row[r] = min(i0 + r, u_seq_q - 1u); // rows past the end repeat the last one, unstored
+        keys[r] = attention_keys(row[r]);
+        m[r] = -tgl_inf();
+        l[r] = 0.0;
+        for (uint c = 0u; c < uint(D4); c++)
+            o[r][c] = vec4(0.0);
+    }
+    uint all_keys = keys[RQ - 1];
+
+    for (uint j0 = 0u; j0 < all_keys; j0 += uint(BKV)) {
+        uint kr[BKV];
+        for (uint k = 0u; k < uint(BKV); k++)
+            kr[k] = min(j0 + k, u_seq_kv - 1u) * u_d; // keys past the end: fetched, weighted 0
+        vec4 acc[RQ][BKV];
+        for (uint r = 0u; r < uint(RQ); r++)
+            for (uint k = 0u; k < uint(BKV); k++)
+                acc[r][k] = vec4(0.0);
+        for (uint c = 0u; c < uint(D4); c++) {
+            vec4 kv[BKV];
+            for (uint k = 0u; k < uint(BKV); k++)
+                kv[k] = fetch4(k_tex, k_rows + kr[k], c * 4u);
+            for (uint r = 0u; r < uint(RQ); r++) {
+                vec4 qv = fetch4(q_tex, q_rows + row[r] * u_d, c * 4u);
+                for (uint k = 0u; k < uint(BKV); k++)
+                    acc[r][k] += qv * kv[k];
+            }
+        }
+        float p[RQ][BKV];
+        for (uint r = 0u; r < uint(RQ); r++) {
+            float s[BKV], m_new = m[r];
+            for (uint k = 0u; k < uint(BKV); k++) {
+                s[k] = u_scale * ((acc[r][k].x + acc[r][k].y) + (acc[r][k].z + acc[r][k].w));
+                if (j0 + k < keys[r])
+                    m_new = max(m_new, s[k]);
+            }
+            float corr = m[r] == -tgl_inf() || m_new == -tgl_inf() ? 0.0 : exp(m[r] - m_new);
+            l[r] *= corr;
+            for (uint c = 0u; c < uint(D4); c++)
+                o[r][c] *= corr;
+            for (uint k = 0u; k < uint(BKV); k++) {
+                p[r][k] = j0 + k < keys[r] ? exp(s[k] - m_new) : 0.0;
+                l[r] += p[r][k];
+            }
+            m[r] = m_new;
+        }
+        for (uint c = 0u; c < uint(D4); c++)
+            for (uint k = 0u; k < uint(BKV); k++) {
+                vec4 vv = fetch4(v_tex, v_rows + kr[k], c * 4u);
+                for (uint r = 0u; r < uint(RQ); r++)
+                    o[r][c] += p[r][k] * vv;
+            }
+    }
+
+    for (uint r = 0u; r < uint(RQ) && i0 + r < u_seq_q; r++) {
+        float inv_l = l[r] > 0.0 ? 1.0 / l[r] : 0.0; // a row that sees no key is zeros
+        uint at = u_o_off + (bh * u_seq_q + i0 + r) * u_d;
+        for (uint c = 0u; c < uint(D4); c++)
+            for (uint e = 0u; e < 4u; e++)
+                if (c * 4u + e < u_d)
+                    o_mem[at + c * 4u + e] = o[r][c][e] * inv_l;
+    }
+}
