@@ -5,8 +5,15 @@ timed with CUDA events.
   gemm: sgemm per size with TF32 off (cuBLAS FP32), f16 gemm at the largest size, batched
         gemm, and matvec (GB/s of W), the shapes of `tensorgl bench gemm`
 
+  attention: scaled_dot_product_attention in f32 (non-causal, causal, one decode query), the
+        shapes of `tensorgl bench attention`
+  conv2d: torch.nn.functional.conv2d in f32 with TF32 off (dense and depthwise), the shape of
+        `tensorgl bench conv2d`
+
 usage: python3 bench/torch_reference.py [ops] [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]
        python3 bench/torch_reference.py gemm [--sizes N,N,...] [--batched BxN] [--matvec ROWSxCOLS]
+       python3 bench/torch_reference.py attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]
+       python3 bench/torch_reference.py conv2d [--shape N,C,H,W,O,K,PAD]
 """
 import argparse
 
@@ -62,8 +69,62 @@ def gemm_suite(argv):
     print(f"{'matvec':<13} {f'{r}x{c}':<16} {4 * r * c / ms / 1e6:12.2f} GB/s    {ms:10.3f} ms")
 
 
+def attention_suite(argv):
+    import torch.nn.functional as F
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--shape", default="8,16,2048,64")
+    p.add_argument("--causal", default="8,16,2048,64")
+    p.add_argument("--decode", default="8,32,8192,128")
+    a = p.parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, f32, TF32 off")
+
+    def run(name, shape, causal, decode=False):
+        b, h, s, d = (int(v) for v in shape.split(","))
+        sq = 1 if decode else s
+        q = torch.rand(b, h, sq, d, device=dev) - 0.5
+        k, v = torch.rand(b, h, s, d, device=dev) - 0.5, torch.rand(b, h, s, d, device=dev) - 0.5
+        # a single decode query sees the whole cache: no mask needed (bottom-right alignment)
+        ms = best_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal and not decode), 20)
+        pairs = sq * (sq + 1) / 2 + sq * (s - sq) if causal and not decode else sq * s
+        print(f"{name:<34} {ms:12.3f} ms {4 * b * h * pairs * d / ms / 1e6:12.1f} GFLOP/s"
+              + (f"   ({2 * b * h * s * d * 4 / ms / 1e6:.1f} GB/s of K and V)" if decode else ""))
+
+    run(f"sdpa {a.shape}", a.shape, False)
+    run(f"sdpa causal {a.causal}", a.causal, True)
+    run(f"sdpa decode {a.decode}", a.decode, True, decode=True)
+
+
+def conv2d_suite(argv):
+    import torch.nn.functional as F
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--shape", default="32,64,56,56,64,3,1")
+    a = p.parse_args(argv)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, f32, TF32 off")
+    n, c, h, w, o, k, pad = (int(v) for v in a.shape.split(","))
+    x = torch.rand(n, c, h, w, device=dev)
+    for name, groups, oc in (("dense", 1, o), ("depthwise", c, c)):
+        f = torch.rand(oc, c // groups, k, k, device=dev)
+        bias = torch.rand(oc, device=dev)
+        ms = best_ms(lambda: F.conv2d(x, f, bias, padding=pad, groups=groups), 20)
+        oh = h + 2 * pad - k + 1
+        flop = 2 * n * oc * oh * (w + 2 * pad - k + 1) * (c // groups) * k * k
+        print(f"{name + ' ' + a.shape:<34} {ms:12.3f} ms {flop / ms / 1e6:12.1f} GFLOP/s")
+
+
 def main():
     import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "attention":
+        return attention_suite(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "conv2d":
+        return conv2d_suite(sys.argv[2:])
 
     if len(sys.argv) > 1 and sys.argv[1] == "gemm":
         return gemm_suite(sys.argv[2:])
