@@ -117,6 +117,8 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     size_t ci = gl->conv2d_config >= 0 && (size_t)gl->conv2d_config < N_CONFIGS ? (size_t)gl->conv2d_config
                                                                                  : choose(l, ocg);
     const conv_config *cfg = &configs[ci];
+    if (cfg->tex && !l->texture_buffer_texels) /* a forced texture variant on ES: its SSBO twin */
+        cfg = cfg->tm == 4 ? &configs[5] : &configs[2];
     size_t max = tgl_gl_max_window_elems(l, F32);
     if (cfg->tex && l->texture_buffer_texels < max)
         max = (size_t)l->texture_buffer_texels;
