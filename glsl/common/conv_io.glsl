@@ -64,10 +64,21 @@ conv_col conv_column(uint col, uint group)
     return c;
 }
 
-// im2col[kk, col] for a column from conv_column (0 in the padding).
+// x / d for x < 2^22: float(x) is exact and the float quotient (GLSL allows 2.5 ulp) is then off
+// by less than 1, so one correction step either way makes it exact. A float estimate corrected so
+// is several times cheaper than an integer division on GPUs (this runs for every im2col element).
+uint conv_div(uint x, uint d)
+{
+    uint q = uint(float(x) / float(d));
+    q -= q * d > x ? 1u : 0u;
+    q += (q + 1u) * d <= x ? 1u : 0u;
+    return q;
+}
+
+// im2col[kk, col] for a column from conv_column (0 in the padding); kk < 2^22 (the host checks).
 float conv_im2col(conv_col c, uint kk)
 {
-    uint khw = u_kh * u_kw, ic = kk / khw, r = kk - ic * khw, ky = r / u_kw, kx = r - ky * u_kw;
+    uint khw = u_kh * u_kw, ic = conv_div(kk, khw), r = kk - ic * khw, ky = conv_div(r, u_kw), kx = r - ky * u_kw;
     int iy = c.y0 + int(ky * u_dh), ix = c.x0 + int(kx * u_dw);
     if (iy < 0 || ix < 0 || uint(iy) >= u_h || uint(ix) >= u_w)
         return 0.0;

@@ -132,11 +132,11 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
         nb = grid_nb;
     if (nb > d->batch)
         nb = d->batch;
-    if (nb == 0 || n_f > max || k > UINT32_MAX || d->groups > l->wg_count[2] ||
+    if (nb == 0 || n_f > max || k > ((size_t)1 << 22) || d->groups > l->wg_count[2] ||
         ceil_div(ocg, tile_m(cfg)) > l->wg_count[1])
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_conv2d: one image (%zu input, %zu output elements), the "
-                         "filter (%zu) or %zu groups exceed the device's SSBO block or workgroup limits", img_in,
-                         img_out, n_f, d->groups);
+                         "filter (%zu; 2^22 per output channel at most) or %zu groups exceed the device's SSBO "
+                         "block or workgroup limits", img_in, img_out, n_f, d->groups);
     char defines[192];
     conv_defines(cfg, cv->bias.buf != NULL, defines, sizeof defines);
     GLuint prog;
