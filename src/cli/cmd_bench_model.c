@@ -90,13 +90,13 @@ static tgl_status unfused(tgl_backend *b, const void *ctx)
 
 static tgl_status attn_alloc(tgl_backend *b, attn *a, int with_scores)
 {
-    size_t bh = a->batch * a->heads;
+    size_t nq = a->batch * a->heads * a->seq_q * a->d, nkv = a->batch * a->heads * a->seq_kv * a->d;
     tgl_status st;
-    if ((st = alloc_pattern(b, bh * a->seq_q * a->d, 1, &a->q)) || (st = alloc_pattern(b, bh * a->seq_kv * a->d, 2, &a->k)) ||
-        (st = alloc_pattern(b, bh * a->seq_kv * a->d, 3, &a->v)) || (st = tgl_alloc(b, bh * a->seq_q * a->d * 4, &a->o)))
+    if ((st = alloc_pattern(b, nq, 1, &a->q)) || (st = alloc_pattern(b, nkv, 2, &a->k)) ||
+        (st = alloc_pattern(b, nkv, 3, &a->v)) || (st = tgl_alloc(b, nq * sizeof(float), &a->o)))
         return st;
     if (with_scores)
-        st = tgl_alloc(b, bh * a->seq_q * a->seq_kv * sizeof(float), &a->scores);
+        st = tgl_alloc(b, a->batch * a->heads * a->seq_q * a->seq_kv * sizeof(float), &a->scores);
     return st;
 }
 

@@ -60,11 +60,6 @@ static void decode_defines(char *out, size_t size, unsigned dp, int vec4)
     snprintf(out, size, "#define DP %u\n#define CH %u\n%s", dp, DECODE_CHUNK, vec4 ? "#define VEC4\n" : "");
 }
 
-static size_t ceil_div(size_t a, size_t b)
-{
-    return (a + b - 1) / b;
-}
-
 /* The windows of (batch, head) blocks bh0 .. bh0 + n - 1: bindings 0 q, 1 k, 2 v, 3 o, their
  * offsets inside the windows in elements, and whether everything is vec4-aligned. */
 typedef struct slab {
@@ -73,10 +68,9 @@ typedef struct slab {
     int vec4;
 } slab;
 
-static slab bind_slab(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, size_t align)
+static slab bind_slab(const tgl__attention *a, size_t bh0, size_t n, size_t align)
 {
     slab s;
-    (void)b;
     size_t d = a->head_dim, nq = n * a->seq_q * d, nkv = ((n - 1) * a->kv_cap + a->seq_kv) * d;
     size_t q_at = bh0 * a->seq_q * d * F32, kv_at = bh0 * a->kv_cap * d * F32;
     s.bind[0] = tgl_gl_window_aligned((tgl__view){a->q.buf, a->q.offset + q_at}, nq * F32, 0, align, &s.pad[0]);
@@ -115,7 +109,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     fs.threads = flash_threads(l);
     for (fs.bkv = 32; fs.bkv > 8 && flash_shared_bytes(fs) > l->shared_memory; fs.bkv /= 2)
         ;
-    slab s = bind_slab(b, a, bh0, n, l->ssbo_align);
+    slab s = bind_slab(a, bh0, n, l->ssbo_align);
     char defines[128];
     flash_defines(defines, sizeof defines, fs, s.vec4);
     GLuint prog;
@@ -123,7 +117,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     if (st)
         return st;
     set_uniforms(prog, a, &s);
-    return tgl_gl_dispatch_grid(b, prog, s.bind, 4, (uint32_t)ceil_div(a->seq_q, fs.threads / fs.tpr),
+    return tgl_gl_dispatch_grid(b, prog, s.bind, 4, (uint32_t)tgl_gl_ceil_div(a->seq_q, fs.threads / fs.tpr),
                                 (uint32_t)n, 1);
 }
 
@@ -146,7 +140,7 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t align = l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
-    slab s = bind_slab(b, a, bh0, n, align);
+    slab s = bind_slab(a, bh0, n, align);
     for (int i = 0; i < 3; i++)
         s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;
     unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
@@ -158,19 +152,19 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
         return st;
     set_uniforms(prog, a, &s);
     glProgramUniform1ui(prog, 10, (GLuint)n);
-    return tgl_gl_dispatch(b, prog, s.bind, 4, ceil_div(n * ceil_div(a->seq_q, rq), 64));
+    return tgl_gl_dispatch(b, prog, s.bind, 4, tgl_gl_ceil_div(n * tgl_gl_ceil_div(a->seq_q, rq), 64));
 }
 
 static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
 {
-    size_t chunks = a->seq_kv ? ceil_div(a->seq_kv, DECODE_CHUNK) : 1, rows = n * a->seq_q;
+    size_t chunks = a->seq_kv ? tgl_gl_ceil_div(a->seq_kv, DECODE_CHUNK) : 1, rows = n * a->seq_q;
     unsigned dp = decode_dp(a->head_dim);
     size_t part_bytes = rows * chunks * (dp + 4) * F32;
     tgl_gl_buffer *scratch;
     tgl_status st = tgl_gl_scratch(b, part_bytes, &scratch);
     if (st)
         return st;
-    slab s = bind_slab(b, a, bh0, n, tgl_gl_of(b)->limits.ssbo_align);
+    slab s = bind_slab(a, bh0, n, tgl_gl_of(b)->limits.ssbo_align);
     tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
     char defines[96];
@@ -215,7 +209,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
     size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
-    size_t chunks = a->seq_kv ? ceil_div(a->seq_kv, DECODE_CHUNK) : 1;
+    size_t chunks = a->seq_kv ? tgl_gl_ceil_div(a->seq_kv, DECODE_CHUNK) : 1;
     size_t per_part = decode ? a->seq_q * chunks * (decode_dp(d) + 4) : 0;
     size_t per = per_q > per_kv ? per_q : per_kv;
     if (per_part > per)
@@ -226,7 +220,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
         n = grid;
-    if (n == 0 || (decode ? chunks > l->wg_count[0] : ceil_div(a->seq_q, 32) > l->wg_count[0]))
+    if (n == 0 || (decode ? chunks > l->wg_count[0] : tgl_gl_ceil_div(a->seq_q, 32) > l->wg_count[0]))
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: one (batch, head) block (%zu queries, %zu keys of "
                          "%zu dims) exceeds the device's SSBO block or workgroup-count limits", a->seq_q,
                          a->kv_cap, d);

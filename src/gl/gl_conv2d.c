@@ -70,11 +70,6 @@ static void conv_defines(const conv_config *c, int bias, char *out, size_t size)
         snprintf(out + n, size - (size_t)n, "#define HAS_BIAS\n");
 }
 
-static size_t ceil_div(size_t a, size_t b)
-{
-    return (a + b - 1) / b;
-}
-
 static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_config *cfg, GLuint prog, size_t n0,
                            size_t nb)
 {
@@ -95,8 +90,7 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
     else
         bind[2] = bind[1]; /* unused binding: any live read-only window */
     if (cfg->tex)
-        bind[0].texture_format = bind[1].texture_format = GL_R32F;
-    bind[2].texture_format = 0;
+        bind[0].texture_format = bind[1].texture_format = GL_R32F; /* bind[2] was copied before */
     size_t cols = nb * cv->out_h * cv->out_w;
     const size_t u[] = {d->in_channels, d->in_h, d->in_w, d->out_channels, cv->out_h, cv->out_w, d->kernel_h,
                         d->kernel_w, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dilation_h, d->dilation_w,
@@ -104,8 +98,9 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
                         pad[1] / F32, pad[2] / F32, pad[3] / F32};
     for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
         glProgramUniform1ui(prog, i, (GLuint)u[i]);
-    return tgl_gl_dispatch_grid(b, prog, bind, 4, (uint32_t)ceil_div(cols, tile_n(cfg)),
-                                (uint32_t)ceil_div(d->out_channels / d->groups, tile_m(cfg)), (uint32_t)d->groups);
+    return tgl_gl_dispatch_grid(b, prog, bind, 4, (uint32_t)tgl_gl_ceil_div(cols, tile_n(cfg)),
+                                (uint32_t)tgl_gl_ceil_div(d->out_channels / d->groups, tile_m(cfg)),
+                                (uint32_t)d->groups);
 }
 
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
@@ -133,7 +128,7 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     if (nb > d->batch)
         nb = d->batch;
     if (nb == 0 || n_f > max || k > ((size_t)1 << 22) || d->groups > l->wg_count[2] ||
-        ceil_div(ocg, tile_m(cfg)) > l->wg_count[1])
+        tgl_gl_ceil_div(ocg, tile_m(cfg)) > l->wg_count[1])
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_conv2d: one image (%zu input, %zu output elements), the "
                          "filter (%zu; 2^22 per output channel at most) or %zu groups exceed the device's SSBO "
                          "block or workgroup limits", img_in, img_out, n_f, d->groups);

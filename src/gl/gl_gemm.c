@@ -32,11 +32,6 @@ static size_t halve(size_t x)
     return h > 4 ? (h + 3) / 4 * 4 : (h ? h : 1);
 }
 
-static size_t ceil_div(size_t a, size_t b)
-{
-    return (a + b - 1) / b;
-}
-
 /* Chunk lengths such that every window and grid dimension fits. */
 static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, gemm_part *p)
 {
@@ -47,9 +42,9 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
     for (;;) {
         if (p->bc > l->wg_count[2])
             p->bc = l->wg_count[2];
-        else if (ceil_div(p->nc, kn->tile_n) > l->wg_count[0])
+        else if (tgl_gl_ceil_div(p->nc, kn->tile_n) > l->wg_count[0])
             p->nc = (size_t)l->wg_count[0] * kn->tile_n;
-        else if (ceil_div(p->mc, kn->tile_m) > l->wg_count[1])
+        else if (tgl_gl_ceil_div(p->mc, kn->tile_m) > l->wg_count[1])
             p->mc = (size_t)l->wg_count[1] * kn->tile_m;
         else if (tgl__gemm_span_a(g, p->mc, p->kc, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->kc ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
@@ -153,8 +148,8 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
         glProgramUniform1ui(prog, i, u[i]);
     glProgramUniform1f(prog, 12, g->alpha);
     glProgramUniform1f(prog, 13, beta);
-    return tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)ceil_div(p->nc, kn->tile_n),
-                                (uint32_t)ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
+    return tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n),
+                                (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
 }
 
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)

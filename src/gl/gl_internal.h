@@ -108,6 +108,12 @@ typedef struct tgl_gl {
     GLenum fault_error;
 } tgl_gl;
 
+/* Workgroups (or tiles) of size b covering a items. */
+static inline size_t tgl_gl_ceil_div(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
+
 static inline tgl_gl *tgl_gl_of(tgl_backend *b)
 {
     return (tgl_gl *)b->impl;
