@@ -3,9 +3,9 @@
 //   m   output channel within the group (rows, u_ocg of them)
 //   kk  (input channel within the group, ky, kx), K = u_icg * u_kh * u_kw
 //   col (image of the chunk, output y, output x), u_cols = images * u_oh * u_ow
-// im2col is never stored: its elements are read from the input, 0 in the padding. Bindings:
-// 0 input, 1 filter (also buffer textures on units 0 and 1 with TEX), 2 bias (HAS_BIAS),
-// 3 output. Workgroup z is the group.
+// im2col is never stored: its elements are read from the input (conv_tap), 0 in the padding.
+// Bindings: 0 input, 1 filter (also buffer textures on units 0 and 1 with TEX), 2 bias
+// (HAS_BIAS), 3 output. Workgroup z is the group.
 #if defined(TEX) && defined(TGL_ES)
 #extension GL_EXT_texture_buffer : require
 #endif
@@ -66,7 +66,8 @@ conv_col conv_column(uint col, uint group)
 
 // x / d for x < 2^22: float(x) is exact and the float quotient (GLSL allows 2.5 ulp) is then off
 // by less than 1, so one correction step either way makes it exact. A float estimate corrected so
-// is several times cheaper than an integer division on GPUs (this runs for every im2col element).
+// is several times cheaper than an integer division on GPUs; kernels split kk once per run of
+// consecutive rows and then step with conv_next.
 uint conv_div(uint x, uint d)
 {
     uint q = uint(float(x) / float(d));
@@ -75,14 +76,36 @@ uint conv_div(uint x, uint d)
     return q;
 }
 
-// im2col[kk, col] for a column from conv_column (0 in the padding); kk < 2^22 (the host checks).
-float conv_im2col(conv_col c, uint kk)
+// im2col at input channel ic (within the group) and kernel tap (ky, kx) of a column from
+// conv_column: 0 in the padding.
+float conv_tap(conv_col c, uint ic, uint ky, uint kx)
 {
-    uint khw = u_kh * u_kw, ic = conv_div(kk, khw), r = kk - ic * khw, ky = conv_div(r, u_kw), kx = r - ky * u_kw;
     int iy = c.y0 + int(ky * u_dh), ix = c.x0 + int(kx * u_dw);
     if (iy < 0 || ix < 0 || uint(iy) >= u_h || uint(ix) >= u_w)
         return 0.0;
     return in_at(c.base + (ic * u_h + uint(iy)) * u_w + uint(ix));
+}
+
+// Splits kk < 2^22 (the host checks) into (input channel, ky, kx).
+uvec3 conv_split(uint kk)
+{
+    uint khw = u_kh * u_kw, ic = conv_div(kk, khw), r = kk - ic * khw, ky = conv_div(r, u_kw);
+    return uvec3(ic, ky, r - ky * u_kw);
+}
+
+// The (input channel, ky, kx) after t: kx runs fastest, then ky, then the channel.
+uvec3 conv_next(uvec3 t)
+{
+    t.z++;
+    if (t.z == u_kw) {
+        t.z = 0u;
+        t.y++;
+        if (t.y == u_kh) {
+            t.y = 0u;
+            t.x++;
+        }
+    }
+    return t;
 }
 
 // Writes out[m, col] (+ bias) for row m of the group.

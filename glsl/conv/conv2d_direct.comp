@@ -32,10 +32,11 @@ void main()
     float acc[TM * TN];
     for (uint e = 0u; e < uint(TM * TN); e++)
         acc[e] = 0.0;
-    for (uint kk = 0u; kk < k; kk++) {
+    uvec3 t = uvec3(0u); // (input channel, ky, kx) of kk, stepped rather than divided
+    for (uint kk = 0u; kk < k; kk++, t = conv_next(t)) {
         float x[TN];
         for (uint c = 0u; c < uint(TN); c++)
-            x[c] = conv_im2col(cols[c], kk);
+            x[c] = conv_tap(cols[c], t.x, t.y, t.z);
         for (uint r = 0u; r < uint(TM); r++) {
             float f = f_at(frow[r] + kk);
             for (uint c = 0u; c < uint(TN); c++)

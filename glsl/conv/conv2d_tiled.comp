@@ -4,7 +4,8 @@
 // over K in BK-deep slabs of the filter and of the on-the-fly im2col staged in shared memory.
 // Each invocation holds TM x TN results as (TM/4) x (TN/4) blocks of 4x4 strided across the
 // tile, as in gemm/gemm_tiled.comp. The host keeps THREADS a multiple of BN, so each
-// invocation stages one fixed im2col column and decodes its receptive field once.
+// invocation stages one fixed im2col column (its receptive field decoded once) and B_FETCH
+// consecutive rows of it per slab, stepping (channel, ky, kx) instead of dividing per element.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef BM
 #define BM 64
@@ -37,9 +38,11 @@ void fetch(uint group, uint i_tile, uint k0, uint k, uint tid, conv_col col, boo
         uint gi = i_tile + i, kk = k0 + q;
         r_a[l] = gi < u_ocg && kk < k ? f_at(u_f_off + ((group * u_ocg + gi) * k + kk)) : 0.0;
     }
-    for (uint l = 0u; l < uint(B_FETCH); l++) {
-        uint kk = k0 + tid / uint(BN) + l * uint(THREADS / BN);
-        r_b[l] = col_ok && kk < k ? conv_im2col(col, kk) : 0.0;
+    uint kk = k0 + tid / uint(BN) * uint(B_FETCH);
+    uvec3 t = conv_split(kk);
+    for (uint l = 0u; l < uint(B_FETCH); l++, kk++) {
+        r_b[l] = col_ok && kk < k ? conv_tap(col, t.x, t.y, t.z) : 0.0;
+        t = conv_next(t);
     }
 }
 
@@ -49,9 +52,9 @@ void stage(uint tid)
         uint e = tid + l * uint(THREADS), i = e / uint(BK), q = e % uint(BK);
         s_a[q][i >> 2u][i & 3u] = r_a[l];
     }
-    uint j = tid % uint(BN);
+    uint j = tid % uint(BN), q0 = tid / uint(BN) * uint(B_FETCH);
     for (uint l = 0u; l < uint(B_FETCH); l++)
-        s_b[tid / uint(BN) + l * uint(THREADS / BN)][j >> 2u][j & 3u] = r_b[l];
+        s_b[q0 + l][j >> 2u][j & 3u] = r_b[l];
 }
 
 void main()
