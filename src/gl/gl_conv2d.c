@@ -20,7 +20,9 @@ typedef struct conv_config {
 
 /* H100, 3x3 64 -> 64 channels, 56x56, batch 32 (BM,BN,BK,TM,TN: ms): 64,64,16,4,4: 0.615;
  * 64,128,16,4,8: 0.636; 64,256,8,4,8: 0.649; 64,128,8,4,8: 0.670; 64,64,8,4,4: 0.723;
- * 64,64,32,4,4: 0.802; 32,128,16,4,4: 0.840; 128,64,8,8,4: 1.070; 128,128,16,8,8: 1.157.
+ * 64,64,32,4,4: 0.802; 32,128,16,4,4: 0.840; 128,64,8,8,4: 1.070; 128,128,16,8,8: 1.157. With
+ * im2col stepping instead of dividing: 64,64,16,4,4: 0.583; 64,128,16,4,8 and 64,256,8,4,8:
+ * 0.584; 64,64,32,4,4: 0.771; 64,256,16,8,8: 0.817; 64,128,16,8,8: 0.941; 64,128,16,8,4: 1.285.
  * Tiled entries keep THREADS = (BM/TM)(BN/TN) a multiple of BN and BM*BK, BN*BK multiples of
  * THREADS (see conv2d_tiled.comp). */
 static const conv_config configs[] = {
