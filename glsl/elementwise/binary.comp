@@ -8,6 +8,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/texel.glsl"
 #include "common/math.glsl"
 
 #include "common/binary_ops.glsl"
@@ -19,8 +20,17 @@
 #endif
 
 layout(local_size_x = TGL_WG_SIZE) in;
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer a_tex;
+layout(binding = 1) uniform highp samplerBuffer b_tex;
+#define A_AT(i) TGL_READ(a_tex, i)
+#define B_AT(i) TGL_READ(b_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer SrcA { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer SrcB { ELEM b[]; };
+#define A_AT(i) a[i]
+#define B_AT(i) b[i]
+#endif
 layout(std430, binding = 2) writeonly buffer Dst { ELEM y[]; };
 layout(location = 0) uniform uint u_n;
 layout(location = 1) uniform uint u_a_off;
@@ -36,6 +46,6 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
-        y[u_y_off + i] = BINARY(a[u_a_off + i], b[u_b_off + i]);
+        y[u_y_off + i] = BINARY(A_AT(u_a_off + i), B_AT(u_b_off + i));
     }
 }

@@ -9,6 +9,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/texel.glsl"
 
 #ifdef TGL_VEC4
 #define ELEM vec4
@@ -17,7 +18,13 @@
 #endif
 
 layout(local_size_x = TGL_WG_SIZE) in;
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer x_tex;
+#define X_AT(i) TGL_READ(x_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
+#define X_AT(i) x[i]
+#endif
 layout(std430, binding = 1) buffer Dst { ELEM y[]; };
 layout(location = 0) uniform uint u_n;
 layout(location = 1) uniform uint u_x_off;
@@ -34,7 +41,7 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
-        ELEM ax = u_alpha * x[u_x_off + i];
+        ELEM ax = u_alpha * X_AT(u_x_off + i);
         y[u_y_off + i] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i];
     }
 }

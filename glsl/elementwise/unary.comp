@@ -10,6 +10,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/texel.glsl"
 #include "common/math.glsl"
 
 #if defined(OP_NEG)
@@ -57,7 +58,13 @@
 #endif
 
 layout(local_size_x = TGL_WG_SIZE) in;
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer x_tex;
+#define X_AT(i) TGL_READ(x_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
+#define X_AT(i) x[i]
+#endif
 layout(std430, binding = 1) writeonly buffer Dst { ELEM y[]; };
 layout(location = 0) uniform uint u_n;      // elements in this dispatch
 layout(location = 1) uniform uint u_x_off;  // window offsets, in ELEM units
@@ -72,6 +79,6 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
-        y[u_y_off + i] = UNARY(x[u_x_off + i]);
+        y[u_y_off + i] = UNARY(X_AT(u_x_off + i));
     }
 }

@@ -5,7 +5,8 @@
 // common/math.glsl plus the helpers here. Inputs sit at bindings 0..MAP_INPUTS-1 with their
 // offsets at locations 1..MAP_INPUTS; the output at binding MAP_INPUTS, its offset at
 // location MAP_INPUTS + 1 (the element-wise runner's layout). TGL_VEC4 and TGL_ITEMS as in
-// elementwise/unary.comp.
+// elementwise/unary.comp. TGL_TEX (only with at most 4 inputs, the texture units the
+// dispatcher binds) reads the inputs through buffer textures (common/texel.glsl).
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -15,6 +16,7 @@
 #endif
 #include "common/index.glsl"
 #include "common/math.glsl"
+#include "common/texel.glsl"
 
 #ifndef MAP_EXPR // only for standalone validation of this file
 #define MAP_INPUTS 2
@@ -32,24 +34,44 @@
 
 layout(local_size_x = TGL_WG_SIZE) in;
 #if MAP_INPUTS > 0
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer in0_tex;
+#define X0 TGL_READ(in0_tex, u_off0 + i)
+#else
 layout(std430, binding = 0) readonly buffer In0 { ELEM in0[]; };
-layout(location = 1) uniform uint u_off0;
 #define X0 in0[u_off0 + i]
 #endif
+layout(location = 1) uniform uint u_off0;
+#endif
 #if MAP_INPUTS > 1
+#ifdef TGL_TEX
+layout(binding = 1) uniform highp samplerBuffer in1_tex;
+#define X1 TGL_READ(in1_tex, u_off1 + i)
+#else
 layout(std430, binding = 1) readonly buffer In1 { ELEM in1[]; };
-layout(location = 2) uniform uint u_off1;
 #define X1 in1[u_off1 + i]
 #endif
+layout(location = 2) uniform uint u_off1;
+#endif
 #if MAP_INPUTS > 2
+#ifdef TGL_TEX
+layout(binding = 2) uniform highp samplerBuffer in2_tex;
+#define X2 TGL_READ(in2_tex, u_off2 + i)
+#else
 layout(std430, binding = 2) readonly buffer In2 { ELEM in2[]; };
-layout(location = 3) uniform uint u_off2;
 #define X2 in2[u_off2 + i]
 #endif
+layout(location = 3) uniform uint u_off2;
+#endif
 #if MAP_INPUTS > 3
+#ifdef TGL_TEX
+layout(binding = 3) uniform highp samplerBuffer in3_tex;
+#define X3 TGL_READ(in3_tex, u_off3 + i)
+#else
 layout(std430, binding = 3) readonly buffer In3 { ELEM in3[]; };
-layout(location = 4) uniform uint u_off3;
 #define X3 in3[u_off3 + i]
+#endif
+layout(location = 4) uniform uint u_off3;
 #endif
 #if MAP_INPUTS > 4
 layout(std430, binding = 4) readonly buffer In4 { ELEM in4[]; };

@@ -25,24 +25,45 @@ static const char *const binary_defines[TGL_BINARY_COUNT] = {
     "#define OP_MAX\n", "#define OP_MIN\n", "#define OP_POW\n",
 };
 
-/* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory). */
-static char *defines_for(const char *prefix, int vec4, uint32_t items)
+/* Whether `kernel` reads its nv - 1 inputs through buffer textures here: the device's
+ * element-wise kernels do (l->elementwise_textures), the kernel has a TGL_TEX variant
+ * (common/texel.glsl), and each input gets one of the texture units the dispatcher binds. */
+static int reads_textures(const tgl_gl_limits *l, const char *kernel, int nv)
 {
-    size_t size = strlen(prefix) + 64;
+    return l->elementwise_textures && nv - 1 <= TGL_GL_MAX_TEXTURE_BINDINGS &&
+           (!strcmp(kernel, "elementwise/unary") || !strcmp(kernel, "elementwise/binary") ||
+            !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map"));
+}
+
+/* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory). */
+static char *defines_for(const char *prefix, int vec4, int tex, uint32_t items)
+{
+    size_t size = strlen(prefix) + 96;
     char *out = malloc(size);
     if (out)
-        snprintf(out, size, "%s%s", prefix, vec4 ? "#define TGL_VEC4\n" : "");
+        snprintf(out, size, "%s%s%s", prefix, vec4 ? "#define TGL_VEC4\n" : "", tex ? "#define TGL_TEX\n" : "");
     if (out && items > 1)
         snprintf(out + strlen(out), size - strlen(out), "#define TGL_ITEMS %u\n", items);
     return out;
 }
 
+/* The alignment of the windows' starts: texture views need the texture offset alignment too. */
+static size_t window_align(const tgl_gl_limits *l)
+{
+    return l->texture_align > l->ssbo_align ? (size_t)l->texture_align : (size_t)l->ssbo_align;
+}
+
 /* Elements one dispatch may cover: every window (alignment pad + data + vec4 rounding) stays
  * within the SSBO block limit, the scalar variant's workgroups fit the 2-D grid, and indices
  * stay far from uint overflow. */
-static size_t chunk_elements(const tgl_gl_limits *l)
+static size_t chunk_elements(const tgl_gl_limits *l, int tex)
 {
     uint64_t n = tgl_gl_max_window_elems(l, F32) / 4 * 4;
+    if (tex) { /* one texel per element in the scalar variant; room for the larger alignment pad */
+        if (l->texture_buffer_texels < n)
+            n = l->texture_buffer_texels / 4 * 4;
+        n = n > l->texture_align ? (n - l->texture_align) / 4 * 4 : 0;
+    }
     uint64_t grid = (uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size / 4 * 4;
     return (size_t)(n < grid ? n : grid);
 }
@@ -56,14 +77,18 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
 {
     tgl_gl_binding bind[MAX_OPERANDS];
     GLuint pad[MAX_OPERANDS];
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    int tex = reads_textures(l, kernel, nv);
+    size_t align = tex ? window_align(l) : l->ssbo_align;
     for (int i = 0; i < nv; i++) {
         size_t pad_bytes;
-        bind[i] = tgl_gl_window(b, (tgl__view){v[i].buf, v[i].offset + start * F32}, count * F32, i == nv - 1,
-                                &pad_bytes);
+        bind[i] = tgl_gl_window_aligned((tgl__view){v[i].buf, v[i].offset + start * F32}, count * F32, i == nv - 1,
+                                        align, &pad_bytes);
+        if (tex && i < nv - 1)
+            bind[i].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
         pad[i] = (GLuint)(pad_bytes / F32);
     }
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    char *defines = defines_for(prefix, vec4, l->items_per_invocation);
+    char *defines = defines_for(prefix, vec4, tex, l->items_per_invocation);
     if (!defines)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for its defines", kernel);
     GLuint program;
@@ -90,7 +115,8 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
                                   int nv, size_t n, const float *params, int nparams)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t chunk = chunk_elements(l);
+    int tex = reads_textures(l, kernel, nv);
+    size_t chunk = chunk_elements(l, tex), align = tex ? window_align(l) : l->ssbo_align;
     if (chunk == 0)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "the device's SSBO block limit (%llu bytes) is too small",
                          (unsigned long long)l->max_ssbo_block);
@@ -98,7 +124,7 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
         size_t count = n - start < chunk ? n - start : chunk;
         int vec4 = count >= 4;
         for (int i = 0; i < nv; i++)
-            if ((v[i].offset + start * F32) % l->ssbo_align % 16)
+            if ((v[i].offset + start * F32) % align % 16)
                 vec4 = 0;
         size_t body = vec4 ? count / 4 * 4 : 0;
         tgl_status st = TGL_OK;
@@ -140,16 +166,18 @@ tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx)
 {
-    for (int vec4 = 0; vec4 <= 1; vec4++) {
-        char *d = defines_for("", vec4, 1);
+    for (int variant = 0; variant < 4; variant++) {
+        int vec4 = variant & 1, tex = variant >> 1;
+        char *d = defines_for("", vec4, tex, 1);
         if (d) {
-            fn(ctx, "elementwise/fill", d);
+            if (!tex)
+                fn(ctx, "elementwise/fill", d);
             fn(ctx, "elementwise/scale_add", d);
         }
         free(d);
         for (int op = 0; op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
             int unary = op < TGL_UNARY_COUNT;
-            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], vec4, 1);
+            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], vec4, tex, 1);
             if (dv)
                 fn(ctx, unary ? "elementwise/unary" : "elementwise/binary", dv);
             free(dv);

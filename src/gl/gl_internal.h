@@ -51,6 +51,7 @@ typedef struct tgl_gl_limits {
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
+    int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 /* Every GEMM configuration the table holds (for `tensorgl kernels`): entry 0 is the register

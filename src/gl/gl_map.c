@@ -99,4 +99,6 @@ void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *d
     /* Generated per expression; the standalone defaults exercise every helper, scalar and vec4. */
     fn(ctx, "map/map", "");
     fn(ctx, "map/map", "#define TGL_VEC4\n");
+    fn(ctx, "map/map", "#define TGL_TEX\n");
+    fn(ctx, "map/map", "#define TGL_VEC4\n#define TGL_TEX\n");
 }

@@ -2,6 +2,7 @@
  * the casts), with the oracle itself pinned to hand-worked IEEE cases; odd offsets and lengths
  * with guard elements, in place, beta == 0 with NaN in y, and the error cases. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,9 +45,8 @@ static void fill_and_scale_on(tgl_backend *b, size_t n, size_t front, float valu
     free(host);
 }
 
-static void test_fill_and_scale_add(void **state)
+static void fill_and_scale_add_all(pair *p)
 {
-    pair *p = *state;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         float *x = malloc((n + 1) * sizeof(float)), *y = malloc((n + 1) * sizeof(float));
@@ -77,6 +77,22 @@ static void test_fill_and_scale_add(void **state)
         free(x);
         free(y);
     }
+}
+
+/* scale_add reads x through buffer textures where the device's element-wise kernels do: both
+ * ways are compared. */
+static void test_fill_and_scale_add(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_gl_limits *l = &tgl_gl_of(p->gl)->limits;
+    int saved = l->elementwise_textures;
+    for (int tex = 0; tex < 2; tex++) {
+        l->elementwise_textures = tex && l->texture_buffer_texels;
+        fill_and_scale_add_all(p);
+    }
+    l->elementwise_textures = saved;
 }
 
 /* Casts `n` elements starting `front` elements into allocations with 8 guard elements after. */

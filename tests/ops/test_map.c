@@ -3,6 +3,7 @@
  * 30+ malformed expressions rejected with a message naming the position and what was expected,
  * on both backends, without touching the output. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,9 +68,8 @@ static const char *const good[] = {
     "clamp(pow(a, c), 0.1, max(b, 1.5)) + select(c, sqrt(a), -sqrt(b))",
 };
 
-static void test_expressions(void **state)
+static void expressions_all(pair *p)
 {
-    pair *p = *state;
     const size_t sizes[] = {1, 7, 4099, 100003};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
@@ -100,6 +100,22 @@ static void test_expressions(void **state)
         for (size_t k = 0; k < 8; k++)
             free(in[k]);
     }
+}
+
+/* With inputs through buffer textures (up to 4 inputs, where the device's element-wise kernels
+ * use them) and through SSBOs. */
+static void test_expressions(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_gl_limits *l = &tgl_gl_of(p->gl)->limits;
+    int saved = l->elementwise_textures;
+    for (int tex = 0; tex < 2; tex++) {
+        l->elementwise_textures = tex && l->texture_buffer_texels;
+        expressions_all(p);
+    }
+    l->elementwise_textures = saved;
 }
 
 static const struct { const char *expr; size_t ni; const char *says; } bad[] = {

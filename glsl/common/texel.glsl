@@ -1,0 +1,12 @@
+// TGL_TEX variants of the element-wise kernels read their inputs through buffer textures over
+// the same buffer ranges (texture unit = binding index; RGBA32F with TGL_VEC4, else R32F):
+// llvmpipe fetches texels with gathers, while each SSBO load is a loop over its SIMD lanes.
+// TGL_READ(t, i) is element (or vec4) i of texture t.
+#if defined(TGL_TEX) && defined(TGL_ES)
+#extension GL_EXT_texture_buffer : require
+#endif
+#ifdef TGL_VEC4
+#define TGL_READ(t, i) texelFetch(t, int(i))
+#else
+#define TGL_READ(t, i) texelFetch(t, int(i)).x
+#endif
