@@ -1,4 +1,5 @@
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -172,4 +173,23 @@ void tgt_env_restore(void)
             unsetenv(saved[nsaved].name);
         free(saved[nsaved].old);
     }
+}
+
+tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front)
+{
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, (n + front) * sizeof(float), &p));
+    TGT_OK(b, tgl_copy_htod(b, p + front * sizeof(float), x, n * sizeof(float)));
+    return p;
+}
+
+void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void *ctx)
+{
+    tgl_gl_limits *l = &tgl_gl_of(gl)->limits;
+    int device_choice = l->elementwise_textures;
+    for (int tex = 0; tex < 2; tex++) {
+        l->elementwise_textures = tex && l->texture_buffer_texels;
+        fn(ctx);
+    }
+    l->elementwise_textures = device_choice;
 }

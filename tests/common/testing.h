@@ -66,6 +66,13 @@ void tgt_poison(float *p, size_t n);
 /* Index of the first element that is not the poison, or n. */
 size_t tgt_first_unpoisoned(const float *p, size_t n);
 
+/* n floats of x uploaded `front` floats into a fresh allocation of front + n floats. */
+tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front);
+
+/* Calls fn(ctx) with gl's element-wise kernels reading through SSBOs, then (where the device
+ * has buffer textures) through buffer textures, and restores the device's own choice. */
+void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void *ctx);
+
 /* Environment changes for one test, undone by tgt_env_restore. */
 void tgt_setenv(const char *name, const char *value);
 void tgt_env_restore(void);

@@ -84,20 +84,12 @@ static void free_inputs(inputs *in)
     free(in->v);
 }
 
-static tgl_ptr upload(tgl_backend *b, const float *x, size_t n, size_t front)
-{
-    tgl_ptr p;
-    TGT_OK(b, tgl_alloc(b, (n + front) * sizeof(float), &p));
-    TGT_OK(b, tgl_copy_htod(b, p + front * sizeof(float), x, n * sizeof(float)));
-    return p;
-}
-
 /* Runs c on b; returns front + nq + GUARD floats of the (poisoned beforehand) output. */
 static float *run_on(tgl_backend *b, const acase *c, const inputs *in)
 {
     size_t f = c->front * sizeof(float), total = c->front + in->nq + GUARD;
-    tgl_ptr q = upload(b, in->q, in->nq, c->front), k = upload(b, in->k, in->nkv, c->front),
-            v = upload(b, in->v, in->nkv, c->front), o;
+    tgl_ptr q = tgt_upload(b, in->q, in->nq, c->front), k = tgt_upload(b, in->k, in->nkv, c->front),
+            v = tgt_upload(b, in->v, in->nkv, c->front), o;
     float *host = malloc(total * sizeof(float));
     tgt_poison(host, total);
     TGT_OK(b, tgl_alloc(b, total * sizeof(float), &o));
@@ -235,7 +227,7 @@ static void test_attention_slabs(void **state)
     /* One block larger than the limit cannot be cut further. */
     acase big = {1, 1, 1, 4096, 4096, 16, 0.3f, 0, 0};
     inputs in = make_inputs(&p->rng, &big, 0);
-    tgl_ptr q = upload(gl, in.q, in.nq, 0), k = upload(gl, in.k, in.nkv, 0), v = upload(gl, in.v, in.nkv, 0), o;
+    tgl_ptr q = tgt_upload(gl, in.q, in.nq, 0), k = tgt_upload(gl, in.k, in.nkv, 0), v = tgt_upload(gl, in.v, in.nkv, 0), o;
     TGT_OK(gl, tgl_alloc(gl, in.nq * sizeof(float), &o));
     TGT_EXPECT(gl, tgl_attention(gl, q, k, v, o, 1, 1, 1, 4096, 16, 0.3f, 0), TGL_ERR_UNSUPPORTED);
     free_inputs(&in);

@@ -64,19 +64,11 @@ static void free_operands(operands *o)
     free(o->bias);
 }
 
-static tgl_ptr upload(tgl_backend *b, const float *x, size_t n, size_t front)
-{
-    tgl_ptr p;
-    TGT_OK(b, tgl_alloc(b, (n + front) * sizeof(float), &p));
-    TGT_OK(b, tgl_copy_htod(b, p + front * sizeof(float), x, n * sizeof(float)));
-    return p;
-}
-
 static float *run_on(tgl_backend *b, const ccase *c, const operands *o)
 {
     size_t fr = c->front * sizeof(float), total = c->front + o->n_out + GUARD;
-    tgl_ptr in = upload(b, o->in, o->n_in, c->front), f = upload(b, o->f, o->n_f, c->front);
-    tgl_ptr bias = c->bias ? upload(b, o->bias, c->d.out_channels, c->front) : 0, out;
+    tgl_ptr in = tgt_upload(b, o->in, o->n_in, c->front), f = tgt_upload(b, o->f, o->n_f, c->front);
+    tgl_ptr bias = c->bias ? tgt_upload(b, o->bias, c->d.out_channels, c->front) : 0, out;
     float *host = malloc(total * sizeof(float));
     tgt_poison(host, total);
     TGT_OK(b, tgl_alloc(b, total * sizeof(float), &out));
@@ -195,7 +187,7 @@ static void test_conv2d_slabs(void **state)
     check_case(p, gl, &c, "4 KiB SSBO limit");
     ccase too_big = {D(1, 3, 30, 30, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1), 0, 0};
     operands o = make_operands(&p->rng, &too_big);
-    tgl_ptr in = upload(gl, o.in, o.n_in, 0), f = upload(gl, o.f, o.n_f, 0), out;
+    tgl_ptr in = tgt_upload(gl, o.in, o.n_in, 0), f = tgt_upload(gl, o.f, o.n_f, 0), out;
     TGT_OK(gl, tgl_alloc(gl, o.n_out * sizeof(float), &out));
     TGT_EXPECT(gl, tgl_conv2d(gl, &too_big.d, in, f, 0, out), TGL_ERR_UNSUPPORTED);
     free_operands(&o);

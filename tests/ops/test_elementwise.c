@@ -163,23 +163,9 @@ static void compare(pair *p, const run_args *ra, double threshold, const char *n
     free(want);
 }
 
-/* Runs fn with the element-wise kernels reading through buffer textures and through SSBOs
- * (where the device has buffer textures), then restores the device's choice. */
-static void with_and_without_textures(pair *p, void (*fn)(pair *p))
+static void unary_all(void *ctx)
 {
-    if (!p->gl)
-        skip();
-    tgl_gl_limits *l = &tgl_gl_of(p->gl)->limits;
-    int saved = l->elementwise_textures;
-    for (int tex = 0; tex < 2; tex++) {
-        l->elementwise_textures = tex && l->texture_buffer_texels;
-        fn(p);
-    }
-    l->elementwise_textures = saved;
-}
-
-static void unary_all(pair *p)
-{
+    pair *p = ctx;
     for (int op = 0; op < TGL_UNARY_COUNT; op++) {
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             size_t n = sizes[s];
@@ -194,13 +180,18 @@ static void unary_all(pair *p)
     }
 }
 
+/* Each test runs with the inputs read through SSBOs and through buffer textures. */
 static void test_unary_all(void **state)
 {
-    with_and_without_textures(*state, unary_all);
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgt_with_and_without_textures(p->gl, unary_all, p);
 }
 
-static void binary_all(pair *p)
+static void binary_all(void *ctx)
 {
+    pair *p = ctx;
     for (int op = 0; op < TGL_BINARY_COUNT; op++) {
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             size_t n = sizes[s];
@@ -218,7 +209,10 @@ static void binary_all(pair *p)
 
 static void test_binary_all(void **state)
 {
-    with_and_without_textures(*state, binary_all);
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgt_with_and_without_textures(p->gl, binary_all, p);
 }
 
 /* Tiny SSBO and grid limits force many chunks and 2-D grids on any device, and 3 elements per

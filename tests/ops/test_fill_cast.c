@@ -2,7 +2,6 @@
  * the casts), with the oracle itself pinned to hand-worked IEEE cases; odd offsets and lengths
  * with guard elements, in place, beta == 0 with NaN in y, and the error cases. */
 #include "testing.h"
-#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,8 +44,9 @@ static void fill_and_scale_on(tgl_backend *b, size_t n, size_t front, float valu
     free(host);
 }
 
-static void fill_and_scale_add_all(pair *p)
+static void fill_and_scale_add_all(void *ctx)
 {
+    pair *p = ctx;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         float *x = malloc((n + 1) * sizeof(float)), *y = malloc((n + 1) * sizeof(float));
@@ -86,13 +86,7 @@ static void test_fill_and_scale_add(void **state)
     pair *p = *state;
     if (!p->gl)
         skip();
-    tgl_gl_limits *l = &tgl_gl_of(p->gl)->limits;
-    int saved = l->elementwise_textures;
-    for (int tex = 0; tex < 2; tex++) {
-        l->elementwise_textures = tex && l->texture_buffer_texels;
-        fill_and_scale_add_all(p);
-    }
-    l->elementwise_textures = saved;
+    tgt_with_and_without_textures(p->gl, fill_and_scale_add_all, p);
 }
 
 /* Casts `n` elements starting `front` elements into allocations with 8 guard elements after. */

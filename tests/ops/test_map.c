@@ -3,7 +3,6 @@
  * 30+ malformed expressions rejected with a message naming the position and what was expected,
  * on both backends, without touching the output. */
 #include "testing.h"
-#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,8 +67,9 @@ static const char *const good[] = {
     "clamp(pow(a, c), 0.1, max(b, 1.5)) + select(c, sqrt(a), -sqrt(b))",
 };
 
-static void expressions_all(pair *p)
+static void expressions_all(void *ctx)
 {
+    pair *p = ctx;
     const size_t sizes[] = {1, 7, 4099, 100003};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
@@ -109,13 +109,7 @@ static void test_expressions(void **state)
     pair *p = *state;
     if (!p->gl)
         skip();
-    tgl_gl_limits *l = &tgl_gl_of(p->gl)->limits;
-    int saved = l->elementwise_textures;
-    for (int tex = 0; tex < 2; tex++) {
-        l->elementwise_textures = tex && l->texture_buffer_texels;
-        expressions_all(p);
-    }
-    l->elementwise_textures = saved;
+    tgt_with_and_without_textures(p->gl, expressions_all, p);
 }
 
 static const struct { const char *expr; size_t ni; const char *says; } bad[] = {
