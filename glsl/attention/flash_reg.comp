@@ -7,9 +7,6 @@
 // fetch serves RQ rows and every q fetch BKV keys, like the register-blocked GEMM. The output
 // accumulator (RQ x DP floats) lives in registers. Workgroups are 1-D over (block, row group).
 #extension GL_GOOGLE_include_directive : enable
-#if defined(TGL_ES)
-#extension GL_EXT_texture_buffer : require
-#endif
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -19,48 +16,13 @@
 #define DP 64
 #endif
 #define D4 (DP / 4)
+#define TEX // q, k, v through buffer textures (first: it may carry an #extension line)
+#include "common/attention_io.glsl"
 #include "common/math.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x = TGL_WG_SIZE) in;
-layout(binding = 0) uniform highp samplerBuffer q_tex;
-layout(binding = 1) uniform highp samplerBuffer k_tex;
-layout(binding = 2) uniform highp samplerBuffer v_tex;
-layout(std430, binding = 3) writeonly buffer O { float o_mem[]; };
-
-layout(location = 0) uniform uint u_seq_q;
-layout(location = 1) uniform uint u_seq_kv;
-layout(location = 2) uniform uint u_kv_cap;
-layout(location = 3) uniform uint u_d;
-layout(location = 4) uniform uint u_causal;
-layout(location = 5) uniform uint u_q_off;
-layout(location = 6) uniform uint u_k_off;
-layout(location = 7) uniform uint u_v_off;
-layout(location = 8) uniform uint u_o_off;
-layout(location = 9) uniform float u_scale;
 layout(location = 10) uniform uint u_blocks; // (batch, head) blocks in this dispatch
-
-uint attention_keys(uint i)
-{
-    if (u_causal == 0u)
-        return u_seq_kv;
-    uint end = i + 1u + u_seq_kv;
-    return end <= u_seq_q ? 0u : min(end - u_seq_q, u_seq_kv);
-}
-
-// Elements dim .. dim+3 of the row starting at element `row`; 0 past u_d.
-vec4 fetch4(highp samplerBuffer t, uint row, uint dim)
-{
-#ifdef VEC4
-    return dim < u_d ? texelFetch(t, int((row + dim) >> 2u)) : vec4(0.0);
-#else
-    vec4 r = vec4(0.0);
-    for (uint c = 0u; c < 4u; c++)
-        if (dim + c < u_d)
-            r[c] = texelFetch(t, int(row + dim + c)).x;
-    return r;
-#endif
-}
 
 void main()
 {
@@ -94,9 +56,9 @@ void main()
         for (uint c = 0u; c < uint(D4); c++) {
             vec4 kv[BKV];
             for (uint k = 0u; k < uint(BKV); k++)
-                kv[k] = fetch4(k_tex, k_rows + kr[k], c * 4u);
+                kv[k] = k_load4(k_rows + kr[k], c * 4u);
             for (uint r = 0u; r < uint(RQ); r++) {
-                vec4 qv = fetch4(q_tex, q_rows + row[r] * u_d, c * 4u);
+                vec4 qv = q_load4(q_rows + row[r] * u_d, c * 4u);
                 for (uint k = 0u; k < uint(BKV); k++)
                     acc[r][k] += qv * kv[k];
             }
@@ -121,7 +83,7 @@ void main()
         }
         for (uint c = 0u; c < uint(D4); c++)
             for (uint k = 0u; k < uint(BKV); k++) {
-                vec4 vv = fetch4(v_tex, v_rows + kr[k], c * 4u);
+                vec4 vv = v_load4(v_rows + kr[k], c * 4u);
                 for (uint r = 0u; r < uint(RQ); r++)
                     o[r][c] += p[r][k] * vv;
             }
@@ -131,8 +93,6 @@ void main()
         float inv_l = l[r] > 0.0 ? 1.0 / l[r] : 0.0; // a row that sees no key is zeros
         uint at = u_o_off + (bh * u_seq_q + i0 + r) * u_d;
         for (uint c = 0u; c < uint(D4); c++)
-            for (uint e = 0u; e < 4u; e++)
-                if (c * 4u + e < u_d)
-                    o_mem[at + c * 4u + e] = o[r][c][e] * inv_l;
+            o_store4(at, c * 4u, o[r][c] * inv_l);
     }
 }

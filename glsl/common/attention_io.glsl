@@ -1,16 +1,29 @@
 // Operands and uniforms of the attention kernels (attention/*.comp). Bindings: 0 q, 1 k,
 // 2 v (read), 3 o (written), as [rows, u_d] with a (batch, head) block of u_seq_q query rows
 // and of u_kv_cap key/value rows (the first u_seq_kv used). With VEC4, u_d and every window
-// offset are multiples of 4 and rows load as vec4s; otherwise element by element.
-#ifdef VEC4
+// offset are multiples of 4 and rows load as vec4s; otherwise element by element. With TEX,
+// q, k and v are read through buffer textures instead of SSBOs.
+#if defined(TEX) && defined(TGL_ES)
+#extension GL_EXT_texture_buffer : require
+#endif
+#ifdef TEX
+// q, k and v through buffer textures over the same ranges (texture units 0-2; RGBA32F with
+// VEC4, else R32F): llvmpipe gathers texels, while each SSBO load loops over its SIMD lanes.
+layout(binding = 0) uniform highp samplerBuffer q_tex;
+layout(binding = 1) uniform highp samplerBuffer k_tex;
+layout(binding = 2) uniform highp samplerBuffer v_tex;
+#elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
 layout(std430, binding = 1) readonly buffer K { vec4 k_mem[]; };
 layout(std430, binding = 2) readonly buffer V { vec4 v_mem[]; };
-layout(std430, binding = 3) writeonly buffer O { vec4 o_mem[]; };
 #else
 layout(std430, binding = 0) readonly buffer Q { float q_mem[]; };
 layout(std430, binding = 1) readonly buffer K { float k_mem[]; };
 layout(std430, binding = 2) readonly buffer V { float v_mem[]; };
+#endif
+#ifdef VEC4
+layout(std430, binding = 3) writeonly buffer O { vec4 o_mem[]; };
+#else
 layout(std430, binding = 3) writeonly buffer O { float o_mem[]; };
 #endif
 
@@ -36,23 +49,37 @@ uint attention_keys(uint i)
 }
 
 // Elements dim .. dim+3 of the row starting at element `row` (dim a multiple of 4); 0 past u_d.
+// READ(i) is vec4 i (VEC4) or element i of the operand.
 #ifdef VEC4
-#define TGL_ATTN_LOAD4(NAME, MEM)                                                  \
-    vec4 NAME(uint row, uint dim) { return dim < u_d ? MEM[(row + dim) >> 2u] : vec4(0.0); }
+#define TGL_ATTN_LOAD4(NAME, READ)                                                 \
+    vec4 NAME(uint row, uint dim) { return dim < u_d ? READ((row + dim) >> 2u) : vec4(0.0); }
 #else
-#define TGL_ATTN_LOAD4(NAME, MEM)                                                  \
+#define TGL_ATTN_LOAD4(NAME, READ)                                                 \
     vec4 NAME(uint row, uint dim)                                                  \
     {                                                                              \
         vec4 r = vec4(0.0);                                                        \
         for (uint c = 0u; c < 4u; c++)                                             \
             if (dim + c < u_d)                                                     \
-                r[c] = MEM[row + dim + c];                                         \
+                r[c] = READ(row + dim + c);                                        \
         return r;                                                                  \
     }
 #endif
-TGL_ATTN_LOAD4(q_load4, q_mem)
-TGL_ATTN_LOAD4(k_load4, k_mem)
-TGL_ATTN_LOAD4(v_load4, v_mem)
+#if defined(TEX) && defined(VEC4)
+#define Q_READ(i) texelFetch(q_tex, int(i))
+#define K_READ(i) texelFetch(k_tex, int(i))
+#define V_READ(i) texelFetch(v_tex, int(i))
+#elif defined(TEX)
+#define Q_READ(i) texelFetch(q_tex, int(i)).x
+#define K_READ(i) texelFetch(k_tex, int(i)).x
+#define V_READ(i) texelFetch(v_tex, int(i)).x
+#else
+#define Q_READ(i) q_mem[i]
+#define K_READ(i) k_mem[i]
+#define V_READ(i) v_mem[i]
+#endif
+TGL_ATTN_LOAD4(q_load4, Q_READ)
+TGL_ATTN_LOAD4(k_load4, K_READ)
+TGL_ATTN_LOAD4(v_load4, V_READ)
 
 // Writes elements dim .. dim+3 of the output row (those below u_d).
 void o_store4(uint row, uint dim, vec4 x)

@@ -15,7 +15,7 @@ static tgl_status blocks_span(tgl_backend *b, const char *arg, size_t n, size_t 
     if (lead + used < lead)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: size overflows", arg);
     rows = used ? lead + used : 0;
-    if ((st = tgl__mul(b, arg, rows, head_dim, out)) || (st = tgl__mul(b, arg, *out, sizeof(float), &lead)))
+    if ((st = tgl__mul(b, arg, rows, head_dim, out)) || (st = tgl__mul(b, arg, *out, sizeof(float), &(size_t){0})))
         return st;
     return TGL_OK;
 }
