@@ -3,13 +3,16 @@
 #   make check           install missing packages, build, validate kernels, run the tests
 #   make check SANITIZE=1  the same under ASan + UBSan (in build/sanitize/)
 #   make demo            install missing packages, build and run the demo
-#   make install PREFIX=/usr/local DESTDIR=
+#   make bench           install missing packages (OpenBLAS too), run `tensorgl bench` (build/bench.json)
+#   make install PREFIX=/usr/local DESTDIR=    (make uninstall removes exactly what it installed)
+#   make check-install   stage an install, build docs/examples/ against it with pkg-config, run them
 #   make deps            install the missing Debian packages only
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 
 VERSION_OF = $(shell sed -n 's/^\#define TGL_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/tensorgl.h)
@@ -18,7 +21,9 @@ VERSION := $(MAJOR).$(call VERSION_OF,MINOR).$(call VERSION_OF,PATCH)
 SONAME  := libtensorgl.so.$(MAJOR)
 
 DEPS := libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri \
-        libcmocka-dev glslang-tools
+        libcmocka-dev glslang-tools pkgconf
+# What `make bench` adds: OpenBLAS, the CPU's own limit, as the GEMM family's reference.
+BENCH_DEPS := libopenblas0
 
 ifeq ($(SANITIZE),1)
 BUILD    ?= build/sanitize
@@ -48,7 +53,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo tests install uninstall clean
+.PHONY: all deps check demo bench tests install uninstall check-install clean
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -111,26 +116,39 @@ demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/demo
 	$(BUILD)/demo
 
-$(BUILD)/tensorgl.pc: Makefile include/tensorgl.h
-	@mkdir -p $(@D)
-	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: tensorgl\nDescription: %s\nVersion: %s\nLibs: -L$${libdir} -ltensorgl\nLibs.private: %s\nRequires.private: epoxy\nCflags: -I$${includedir}\n' \
-	    '$(PREFIX)' '$(LIBDIR)' '$(INCLUDEDIR)' \
-	    'Tensor operations as OpenGL compute shaders, with a CPU reference backend' \
-	    '$(VERSION)' '-lm -lpthread' > $@
+# The standard set on every available backend: the table on stdout, the figures in JSON, and
+# (where python3 is installed) the chart drawn from them.
+bench: deps
+	@scripts/install-deps.sh $(BENCH_DEPS)
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/tensorgl bench --json $(BUILD)/bench.json
+	@if command -v python3 >/dev/null; then python3 bench/chart.py $(BUILD)/bench.json $(BUILD)/bench.svg; fi
 
-install: all $(BUILD)/tensorgl.pc
+# tensorgl.pc is written at install time, so it always names this install's PREFIX/LIBDIR.
+install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/tensorgl.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(BUILD)/libtensorgl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtensorgl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtensorgl.so
 	install -m 644 $(BUILD)/libtensorgl.a $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(BUILD)/tensorgl.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: tensorgl\nDescription: %s\nVersion: %s\nLibs: -L$${libdir} -ltensorgl\nLibs.private: %s\nRequires.private: epoxy\nCflags: -I$${includedir}\n' \
+	    '$(PREFIX)' '$(LIBDIR)' '$(INCLUDEDIR)' \
+	    'Tensor operations as OpenGL compute shaders, with a CPU reference backend' \
+	    '$(VERSION)' '-lm -lpthread' > $(DESTDIR)$(LIBDIR)/pkgconfig/tensorgl.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/tensorgl.pc
 	install -m 755 $(BUILD)/tensorgl $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/tensorgl.1 $(DESTDIR)$(MANDIR)/man1/
 
+# Exactly the files install wrote (directories stay: they may hold other packages' files).
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/tensorgl.h $(DESTDIR)$(LIBDIR)/libtensorgl.* \
-	    $(DESTDIR)$(LIBDIR)/pkgconfig/tensorgl.pc $(DESTDIR)$(BINDIR)/tensorgl
+	rm -f $(DESTDIR)$(INCLUDEDIR)/tensorgl.h $(DESTDIR)$(LIBDIR)/libtensorgl.so.$(VERSION) \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libtensorgl.so $(DESTDIR)$(LIBDIR)/libtensorgl.a \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/tensorgl.pc $(DESTDIR)$(BINDIR)/tensorgl $(DESTDIR)$(MANDIR)/man1/tensorgl.1
+
+check-install: deps
+	scripts/check-install.sh
 
 clean:
 	rm -rf build

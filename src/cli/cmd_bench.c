@@ -1,4 +1,5 @@
-/* `tensorgl bench ops`: times element-wise add, a 1-D sum and row softmax on the default backend
+/* `tensorgl bench` dispatch (no subcommand: the standard set, cmd_bench_suite.c) and
+ * `tensorgl bench ops`: times element-wise add, a 1-D sum and row softmax on the default backend
  * (TGL_BACKEND picks it), each against a plain single-threaded C loop doing the same work on the
  * host in the same run, and prints both figures and their ratio; then the fused expression
  * sqrt(a*b + c) through tgl_map against the same three ops run separately, on the backend. Each figure is the best of a
@@ -149,12 +150,16 @@ static void report(const char *what, double t_dev, double t_host, double bytes, 
 int tgl_cmd_bench(int argc, char **argv)
 {
     cfg c = {4u << 20, 16u << 20, 4096, 1024, 20, 5};
-    if (argc >= 2 && !strcmp(argv[1], "gemm"))
+    if (argc < 2 || !strncmp(argv[1], "--", 2))
+        return tgl_cmd_bench_suite(argc, argv);
+    if (!strcmp(argv[1], "gemm"))
         return tgl_cmd_bench_gemm(argc, argv);
-    if (argc >= 2 && (!strcmp(argv[1], "attention") || !strcmp(argv[1], "conv2d")))
+    if (!strcmp(argv[1], "attention") || !strcmp(argv[1], "conv2d"))
         return tgl_cmd_bench_model(argc, argv);
-    if (argc < 2 || strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
-        fprintf(stderr, "usage: tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n"
+    if (strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
+        fprintf(stderr, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
+                        "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
+                        "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n"
                         "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
                         "                           [--no-cpu]\n"
                         "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"

@@ -5,6 +5,8 @@ int tgl_cmd_info(int argc, char **argv);
 int tgl_cmd_kernels(int argc, char **argv);
 int tgl_cmd_version(int argc, char **argv);
 int tgl_cmd_bench(int argc, char **argv);
+/* `tensorgl bench [--ops ...]`: the standard set in one table (called by tgl_cmd_bench). */
+int tgl_cmd_bench_suite(int argc, char **argv);
 /* `tensorgl bench gemm` (called by tgl_cmd_bench). */
 int tgl_cmd_bench_gemm(int argc, char **argv);
 /* `tensorgl bench attention` and `tensorgl bench conv2d` (called by tgl_cmd_bench). */

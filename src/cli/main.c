@@ -11,7 +11,8 @@ static const struct {
 } commands[] = {
     {"info", tgl_cmd_info, "print the device, its EGL path and limits (exit 1 when none is usable)"},
     {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
-    {"bench", tgl_cmd_bench, "bench ops|gemm: time ops against a host reference (C loop, CPU backend, OpenBLAS) in the same run"},
+    {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
+                   "            bench ops|gemm|attention|conv2d: focused comparisons (bench --help)"},
     {"version", tgl_cmd_version, "print the library version"},
 };
 

@@ -1,0 +1,344 @@
+/* The standard benchmark set (bench_suite.h): per op, its three sizes, what it needs and
+ * moves, and the call. Sizes are picked so that the large one is a real workload on a GPU while
+ * the CPU backend (the double-precision oracle) still finishes it in seconds. */
+#include "bench_suite.h"
+
+#include <stdio.h>
+
+const char *const tgl_bench_size_names[BENCH_SIZES] = {"small", "medium", "large"};
+
+#define F4 4.0 /* bytes per f32 */
+
+static void buf(bench_spec *s, size_t count, bench_fill fill, size_t range)
+{
+    s->bufs[s->n_bufs++] = (bench_buf){count, fill, range};
+}
+
+/* ---- element-wise: p = {n} ------------------------------------------------------------ */
+
+static void spec_n(const size_t *p, bench_spec *s, int inputs, double bytes_per_elem)
+{
+    snprintf(s->shape, sizeof s->shape, "%zu", p[0]);
+    for (int i = 0; i <= inputs; i++)
+        buf(s, p[0], BENCH_F32, 0);
+    s->bytes = bytes_per_elem * (double)p[0];
+}
+
+static void spec_unary(const size_t *p, bench_spec *s) { spec_n(p, s, 1, 2 * F4); }
+static void spec_binary(const size_t *p, bench_spec *s) { spec_n(p, s, 2, 3 * F4); }
+static void spec_map(const size_t *p, bench_spec *s) { spec_n(p, s, 3, 4 * F4); }
+static void spec_scale_add(const size_t *p, bench_spec *s) { spec_n(p, s, 1, 3 * F4); }
+static void spec_fill(const size_t *p, bench_spec *s) { spec_n(p, s, 0, F4); }
+static void spec_sum(const size_t *p, bench_spec *s)
+{
+    spec_n(p, s, 1, F4);
+    s->bufs[1].count = 1;
+}
+
+static void spec_cast(const size_t *p, bench_spec *s)
+{
+    spec_n(p, s, 1, F4 + 2);
+    s->bufs[1].fill = BENCH_F16;
+}
+
+static tgl_status run_unary(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_unary(b, TGL_UNARY_GELU, u[0], u[1], p[0]);
+}
+
+static tgl_status run_binary(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_binary(b, TGL_BINARY_ADD, u[0], u[1], u[2], p[0]);
+}
+
+static tgl_status run_map(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_map(b, "sqrt(a*b + c)", u, 3, u[3], p[0]);
+}
+
+static tgl_status run_scale_add(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_scale_add(b, 0.5f, u[0], 0.25f, u[1], p[0]);
+}
+
+static tgl_status run_fill(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_fill(b, u[0], 1.5f, p[0]);
+}
+
+static tgl_status run_cast(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_cast_f32_f16(b, u[0], u[1], p[0]);
+}
+
+static tgl_status run_sum(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_reduce(b, TGL_REDUCE_SUM, u[0], u[1], p, 1, 0);
+}
+
+/* ---- rows x cols: p = {rows, cols} ---------------------------------------------------- */
+
+static void spec_rows(const size_t *p, bench_spec *s, size_t out_count, double bytes)
+{
+    snprintf(s->shape, sizeof s->shape, "%zux%zu", p[0], p[1]);
+    buf(s, p[0] * p[1], BENCH_F32, 0);
+    buf(s, out_count, BENCH_F32, 0);
+    s->bytes = bytes;
+}
+
+static void spec_row_op(const size_t *p, bench_spec *s) { spec_rows(p, s, p[0] * p[1], 2 * F4 * p[0] * p[1]); }
+static void spec_argmax(const size_t *p, bench_spec *s) { spec_rows(p, s, p[0], F4 * p[0] * (p[1] + 1)); }
+
+static void spec_norm_weights(const size_t *p, bench_spec *s)
+{
+    spec_row_op(p, s);
+    buf(s, p[1], BENCH_F32, 0); /* weight / gamma */
+    buf(s, p[1], BENCH_F32, 0); /* beta */
+}
+
+static void spec_broadcast(const size_t *p, bench_spec *s)
+{
+    spec_rows(p, s, p[0] * p[1], (2.0 * p[0] + 1) * p[1] * F4);
+    buf(s, p[1], BENCH_F32, 0);
+}
+
+static tgl_status run_softmax(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_softmax(b, u[0], u[1], p[0], p[1]);
+}
+
+static tgl_status run_rmsnorm(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_rmsnorm(b, u[0], u[2], u[1], p[0], p[1], 1e-5f);
+}
+
+static tgl_status run_layernorm(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_layernorm(b, u[0], u[2], u[3], u[1], p[0], p[1], 1e-5f);
+}
+
+static tgl_status run_argmax(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_argmax(b, u[0], u[1], p, 2, 1);
+}
+
+static tgl_status run_permute(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    static const size_t perm[2] = {1, 0};
+    return tgl_permute(b, u[0], u[1], p, 2, perm);
+}
+
+/* A bias row added to every row: [rows, cols] + [cols]. */
+static tgl_status run_broadcast(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_binary_broadcast(b, TGL_BINARY_ADD, u[0], p, 2, u[2], p + 1, 1, u[1]);
+}
+
+/* ---- LLM kernels ------------------------------------------------------------------------ */
+
+/* p = {batch, seq, heads, head_dim} */
+static void spec_rope(const size_t *p, bench_spec *s)
+{
+    size_t n = p[0] * p[1] * p[2] * p[3];
+    snprintf(s->shape, sizeof s->shape, "%zux%zux%zux%zu", p[0], p[1], p[2], p[3]);
+    buf(s, n, BENCH_F32, 0);
+    buf(s, n, BENCH_F32, 0);
+    s->bytes = 2 * F4 * (double)n;
+}
+
+static tgl_status run_rope(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_rope(b, u[0], u[1], p[0], p[1], p[2], p[3], 0, 10000.0f, TGL_ROPE_NEOX);
+}
+
+/* p = {table_rows, cols, n_ids} */
+static void spec_gather(const size_t *p, bench_spec *s)
+{
+    snprintf(s->shape, sizeof s->shape, "%zu of %zux%zu", p[2], p[0], p[1]);
+    buf(s, p[0] * p[1], BENCH_F32, 0);
+    buf(s, p[2], BENCH_IDS, p[0]);
+    buf(s, p[2] * p[1], BENCH_F32, 0);
+    s->bytes = 2 * F4 * (double)p[2] * p[1] + F4 * p[2];
+}
+
+static tgl_status run_gather(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_gather_rows(b, u[0], u[1], u[2], p[0], p[1], p[2]);
+}
+
+/* ---- GEMM family ------------------------------------------------------------------------ */
+
+/* p = {m, n, k, batch} (batch 1 for the single products) */
+static void spec_gemm_elems(const size_t *p, bench_spec *s, bench_fill fill)
+{
+    if (p[3] > 1)
+        snprintf(s->shape, sizeof s->shape, "%zu x %zux%zux%zu", p[3], p[0], p[1], p[2]);
+    else
+        snprintf(s->shape, sizeof s->shape, "%zux%zux%zu", p[0], p[1], p[2]);
+    buf(s, p[3] * p[0] * p[2], fill, 0);
+    buf(s, p[3] * p[2] * p[1], fill, 0);
+    buf(s, p[3] * p[0] * p[1], fill, 0);
+    s->flops = 2.0 * p[0] * p[1] * p[2] * p[3];
+}
+
+static void spec_gemm(const size_t *p, bench_spec *s) { spec_gemm_elems(p, s, BENCH_F32); }
+static void spec_gemm_f16(const size_t *p, bench_spec *s) { spec_gemm_elems(p, s, BENCH_F16); }
+
+static tgl_status run_gemm(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, p[0], p[1], p[2], 1, u[0], p[2], u[1], p[1], 0, u[2], p[1]);
+}
+
+static tgl_status run_gemm_f16(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_gemm_f16(b, TGL_NO_TRANS, TGL_NO_TRANS, p[0], p[1], p[2], 1, u[0], p[2], u[1], p[1], 0, u[2], p[1]);
+}
+
+static tgl_status run_batched(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_gemm_batched(b, TGL_NO_TRANS, TGL_NO_TRANS, p[0], p[1], p[2], 1, u[0], p[2], p[0] * p[2], u[1], p[1],
+                            p[2] * p[1], 0, u[2], p[1], p[0] * p[1], p[3]);
+}
+
+/* OpenBLAS runs every product of the batch (gemm and gemm_f16: f32 sgemm of the same size). */
+static int blas_gemm(const tgl_blas *o, const size_t *p, float *const *h)
+{
+    if (!o->sgemm)
+        return 0;
+    for (size_t t = 0; t < p[3]; t++)
+        o->sgemm(TGL_CBLAS_ROW_MAJOR, TGL_CBLAS_NO_TRANS, TGL_CBLAS_NO_TRANS, (int)p[0], (int)p[1], (int)p[2], 1,
+                 h[0] + t * p[0] * p[2], (int)p[2], h[1] + t * p[2] * p[1], (int)p[1], 0, h[2] + t * p[0] * p[1],
+                 (int)p[1]);
+    return 1;
+}
+
+/* p = {rows, cols}; the rate is GB/s of W streamed, what bounds a decode step. */
+static void spec_matvec(const size_t *p, bench_spec *s)
+{
+    snprintf(s->shape, sizeof s->shape, "%zux%zu", p[0], p[1]);
+    buf(s, p[0] * p[1], BENCH_F32, 0);
+    buf(s, p[1], BENCH_F32, 0);
+    buf(s, p[0], BENCH_F32, 0);
+    s->bytes = F4 * (double)p[0] * p[1];
+}
+
+static tgl_status run_matvec(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_matvec(b, p[0], p[1], u[0], u[1], u[2]);
+}
+
+static int blas_matvec(const tgl_blas *o, const size_t *p, float *const *h)
+{
+    if (!o->sgemv)
+        return 0;
+    o->sgemv(TGL_CBLAS_ROW_MAJOR, TGL_CBLAS_NO_TRANS, (int)p[0], (int)p[1], 1, h[0], (int)p[1], h[1], 1, 0, h[2], 1);
+    return 1;
+}
+
+/* ---- attention and convolution ------------------------------------------------------------ */
+
+/* p = {batch, heads, seq_q, seq_kv, head_dim, causal}. Causal work counts only the visible
+ * (query, key) pairs (bottom-right aligned), so causal and full rates compare. */
+static void spec_attention(const size_t *p, bench_spec *s)
+{
+    size_t bh = p[0] * p[1], sq = p[2], skv = p[3], d = p[4];
+    snprintf(s->shape, sizeof s->shape, "%zux%zux%zux%zux%zu%s", p[0], p[1], sq, skv, d, p[5] ? " causal" : "");
+    buf(s, bh * sq * d, BENCH_F32, 0);
+    buf(s, bh * skv * d, BENCH_F32, 0);
+    buf(s, bh * skv * d, BENCH_F32, 0);
+    buf(s, bh * sq * d, BENCH_F32, 0);
+    double pairs = 0;
+    for (size_t i = 0; i < sq; i++) {
+        double seen = (double)i + (double)skv - (double)sq + 1; /* keys 0 .. i + skv - sq */
+        pairs += !p[5] ? (double)skv : seen > 0 ? seen : 0;
+    }
+    s->flops = 4.0 * (double)bh * pairs * (double)d;
+}
+
+/* A decode step: one query per head over a long cache; the rate is GB/s of K and V read. */
+static void spec_decode(const size_t *p, bench_spec *s)
+{
+    spec_attention(p, s);
+    s->bytes = 2 * F4 * (double)(p[0] * p[1] * p[3] * p[4]);
+    s->flops = 0;
+}
+
+static tgl_status run_attention(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_attention(b, u[0], u[1], u[2], u[3], p[0], p[1], p[2], p[3], p[4], 0.125f, (int)p[5]);
+}
+
+/* p = {batch, in_channels, height, width, out_channels, kernel, pad}, stride 1. */
+static tgl_conv2d_desc conv_desc(const size_t *p)
+{
+    return (tgl_conv2d_desc){.batch = p[0], .in_channels = p[1], .in_h = p[2], .in_w = p[3],
+                             .out_channels = p[4], .kernel_h = p[5], .kernel_w = p[5], .pad_h = p[6], .pad_w = p[6]};
+}
+
+static void spec_conv2d(const size_t *p, bench_spec *s)
+{
+    tgl_conv2d_desc d = conv_desc(p);
+    size_t oh = 0, ow = 0;
+    tgl_conv2d_output_size(&d, &oh, &ow);
+    snprintf(s->shape, sizeof s->shape, "%zux%zux%zux%zu->%zu k%zu", p[0], p[1], p[2], p[3], p[4], p[5]);
+    buf(s, p[0] * p[1] * p[2] * p[3], BENCH_F32, 0);
+    buf(s, p[4] * p[1] * p[5] * p[5], BENCH_F32, 0);
+    buf(s, p[4], BENCH_F32, 0);
+    buf(s, p[0] * p[4] * oh * ow, BENCH_F32, 0);
+    s->flops = 2.0 * p[0] * p[4] * oh * ow * p[1] * p[5] * p[5];
+}
+
+static tgl_status run_conv2d(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_conv2d_desc d = conv_desc(p);
+    return tgl_conv2d(b, &d, u[0], u[1], u[2], u[3]);
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+/* N3: the three sizes; P: one size's parameters (a parenthesized list that may hold commas). */
+#define P(...) __VA_ARGS__
+#define N3(a, b, c) {{a}, {b}, {c}}
+const bench_op tgl_bench_ops[] = {
+    {"unary_gelu", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_unary, NULL},
+    {"binary_add", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_binary, run_binary, NULL},
+    {"map_sqrt_ab_c", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_map, run_map, NULL},
+    {"scale_add", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_scale_add, run_scale_add, NULL},
+    {"fill", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_fill, NULL},
+    {"cast_f32_f16", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_cast, run_cast, NULL},
+    {"binary_broadcast", "shape", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_broadcast,
+     run_broadcast, NULL},
+    {"permute", "shape", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_row_op, run_permute,
+     NULL},
+    {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL},
+    {"argmax", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_argmax, run_argmax,
+     NULL},
+    {"softmax", "normalization", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_row_op,
+     run_softmax, NULL},
+    {"rmsnorm", "normalization", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_norm_weights,
+     run_rmsnorm, NULL},
+    {"layernorm", "normalization", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_norm_weights,
+     run_layernorm, NULL},
+    {"rope", "llm", "batch,seq,heads,head_dim", N3(P(1, 128, 8, 64), P(1, 512, 32, 128), P(1, 2048, 32, 128)),
+     spec_rope, run_rope, NULL},
+    {"gather_rows", "llm", "table_rows,cols,n_ids", N3(P(8192, 1024, 16), P(8192, 1024, 512), P(8192, 1024, 8192)),
+     spec_gather, run_gather, NULL},
+    {"gemm", "gemm", "m,n,k,batch", N3(P(128, 128, 128, 1), P(512, 512, 512, 1), P(1024, 1024, 1024, 1)),
+     spec_gemm, run_gemm, blas_gemm},
+    {"gemm_f16", "gemm", "m,n,k,batch", N3(P(128, 128, 128, 1), P(512, 512, 512, 1), P(1024, 1024, 1024, 1)),
+     spec_gemm_f16, run_gemm_f16, blas_gemm},
+    {"gemm_batched", "gemm", "m,n,k,batch", N3(P(64, 64, 64, 16), P(128, 128, 128, 32), P(256, 256, 256, 64)),
+     spec_gemm, run_batched, blas_gemm},
+    {"matvec", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(8192, 8192)), spec_matvec, run_matvec,
+     blas_matvec},
+    {"attention", "attention", "batch,heads,seq_q,seq_kv,head_dim,causal",
+     N3(P(1, 8, 128, 128, 64, 1), P(1, 8, 512, 512, 64, 1), P(1, 16, 1024, 1024, 64, 1)), spec_attention,
+     run_attention, NULL},
+    {"attention_decode", "attention", "batch,heads,seq_q,seq_kv,head_dim,causal",
+     N3(P(1, 8, 1, 512, 64, 1), P(1, 32, 1, 2048, 128, 1), P(1, 32, 1, 8192, 128, 1)), spec_decode,
+     run_attention, NULL},
+    {"conv2d", "conv", "batch,in_channels,height,width,out_channels,kernel,pad",
+     N3(P(1, 16, 32, 32, 16, 3, 1), P(1, 64, 56, 56, 64, 3, 1), P(4, 64, 56, 56, 64, 3, 1)), spec_conv2d,
+     run_conv2d, NULL},
+};
+const size_t tgl_bench_op_count = sizeof tgl_bench_ops / sizeof tgl_bench_ops[0];

@@ -1,0 +1,75 @@
+/* The standard benchmark set behind `tensorgl bench` (the table): every op family at a small, a
+ * medium and a large size, described as data so that the runner (cmd_bench_suite.c), the
+ * report (bench_report.c) and the PyTorch reference script (bench/gpu_reference.py, which reads
+ * the JSON's parameters) all see the same cases. */
+#ifndef TGL_CLI_BENCH_SUITE_H
+#define TGL_CLI_BENCH_SUITE_H
+#include "bench_blas.h"
+#include "tensorgl.h"
+
+#include <stddef.h>
+
+enum { BENCH_SMALL, BENCH_MEDIUM, BENCH_LARGE, BENCH_SIZES };
+enum { BENCH_MAX_PARAMS = 8, BENCH_MAX_BUFS = 5 };
+
+/* How a buffer is filled before timing: uniform f32 in [-1, 1], the same as f16, or int32 row
+ * ids in [0, range). */
+typedef enum { BENCH_F32, BENCH_F16, BENCH_IDS } bench_fill;
+
+typedef struct bench_buf {
+    size_t count; /* elements */
+    bench_fill fill;
+    size_t range; /* BENCH_IDS only */
+} bench_buf;
+
+/* What one case needs and does, derived from the op's parameters. */
+typedef struct bench_spec {
+    char shape[64];     /* human-readable, e.g. "1024x1024x1024" */
+    bench_buf bufs[BENCH_MAX_BUFS];
+    int n_bufs;
+    double flops;       /* the work, when the rate is GFLOP/s ... */
+    double bytes;       /* ... else the bytes the op must move, for GB/s */
+} bench_spec;
+
+typedef struct bench_op {
+    const char *name;   /* what --ops selects, and the JSON's "op" */
+    const char *family; /* the chart groups ops by family */
+    const char *params; /* names of p[0..], comma-separated, for the JSON */
+    size_t sizes[BENCH_SIZES][BENCH_MAX_PARAMS];
+    void (*spec)(const size_t *p, bench_spec *s);
+    tgl_status (*issue)(tgl_backend *b, const size_t *p, const tgl_ptr *buf);
+    /* The same work through OpenBLAS on host copies of the buffers, or NULL where OpenBLAS has
+     * no counterpart. Returns 0 when the needed entry point is missing. */
+    int (*blas)(const tgl_blas *o, const size_t *p, float *const *buf);
+} bench_op;
+
+extern const bench_op tgl_bench_ops[];
+extern const size_t tgl_bench_op_count;
+extern const char *const tgl_bench_size_names[BENCH_SIZES];
+
+/* One measured row of the table. */
+typedef struct bench_result {
+    const bench_op *op;
+    int size;
+    bench_spec spec;
+    const char *backend; /* "gl", "cpu" or "openblas" */
+    double median, min, max; /* seconds per call */
+    int repeats, iters;
+    const char *error;   /* non-NULL: the backend could not run it (e.g. unsupported) */
+} bench_result;
+
+typedef struct bench_context {
+    char renderer[2][512]; /* gl, cpu: what each backend ran on ("" when not run) */
+    char version[64];
+    char date[32];
+    int blas;              /* OpenBLAS was loaded */
+} bench_context;
+
+/* The rate of a result in its unit (GFLOP/s or GB/s) and that unit. */
+double tgl_bench_rate(const bench_result *r, const char **unit);
+/* The table on stdout: every result, with the ratio to the CPU backend and to OpenBLAS. */
+void tgl_bench_print_table(const bench_context *c, const bench_result *r, size_t n);
+/* The raw figures as JSON; 0 on success, -1 with errno when the file cannot be written. */
+int tgl_bench_write_json(const char *path, const bench_context *c, const bench_result *r, size_t n);
+
+#endif

@@ -1,0 +1,304 @@
+/* `tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]`:
+ * the standard set (bench_ops.c) on every available backend, plus OpenBLAS for the gemm family,
+ * in one table. Per case and backend: one warm-up call (kernels compile), one timed call to
+ * size the runs, then `repeat` runs of as many back-to-back calls as fill ~50 ms, each closed
+ * by one tgl_synchronize; the table shows the median and the min-max of the runs' per-call
+ * times. Progress goes to stderr. */
+#include "bench_clock.h"
+#include "bench_suite.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { B_GL, B_CPU, B_BLAS, B_COUNT };
+static const char *const backend_names[B_COUNT] = {"gl", "cpu", "openblas"};
+
+typedef struct args {
+    const char *ops, *json;
+    int sizes[BENCH_SIZES], backends[B_COUNT], repeat;
+} args;
+
+/* 1 when `name` (or, for ops, its family) is an item of the comma-separated list. */
+static int listed(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t item = strcspn(p, ",");
+        if (item == len && !strncmp(p, name, len))
+            return 1;
+        p += item + (p[item] == ',');
+    }
+    return 0;
+}
+
+/* Every item of the list must name one of `names` (or, with ops, an op or a family). */
+static int list_valid(const char *list, const char *const *names, size_t n, int ops)
+{
+    for (const char *p = list; *p;) {
+        size_t item = strcspn(p, ","), ok = 0;
+        for (size_t i = 0; i < n && !ok; i++) {
+            const char *name = ops ? tgl_bench_ops[i].name : names[i];
+            ok = (strlen(name) == item && !strncmp(p, name, item)) ||
+                 (ops && strlen(tgl_bench_ops[i].family) == item && !strncmp(p, tgl_bench_ops[i].family, item));
+        }
+        if (!ok || !item)
+            return 0;
+        p += item + (p[item] == ',');
+    }
+    return 1;
+}
+
+static int parse(int argc, char **argv, args *a)
+{
+    const char *sizes = "small,medium,large", *backends = "gl,cpu,openblas";
+    a->repeat = 5;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            return 0;
+        if (!strcmp(argv[i], "--ops"))
+            a->ops = v;
+        else if (!strcmp(argv[i], "--sizes"))
+            sizes = v;
+        else if (!strcmp(argv[i], "--backend"))
+            backends = v;
+        else if (!strcmp(argv[i], "--json"))
+            a->json = v;
+        else if (!strcmp(argv[i], "--repeat"))
+            a->repeat = atoi(v);
+        else
+            return 0;
+        i++;
+    }
+    if ((a->ops && !list_valid(a->ops, NULL, tgl_bench_op_count, 1)) ||
+        !list_valid(sizes, tgl_bench_size_names, BENCH_SIZES, 0) || !list_valid(backends, backend_names, B_COUNT, 0) ||
+        a->repeat < 1 || a->repeat > 1000)
+        return 0;
+    for (int s = 0; s < BENCH_SIZES; s++)
+        a->sizes[s] = listed(sizes, tgl_bench_size_names[s]);
+    for (int k = 0; k < B_COUNT; k++)
+        a->backends[k] = listed(backends, backend_names[k]);
+    return 1;
+}
+
+/* Who runs a case: a backend (b != NULL, device buffers) or OpenBLAS (host buffers). */
+typedef struct runner {
+    tgl_backend *b;
+    const tgl_blas *blas;
+    const bench_op *op;
+    const size_t *p;
+    tgl_ptr dev[BENCH_MAX_BUFS];
+    float *host[BENCH_MAX_BUFS];
+} runner;
+
+static tgl_status call(const runner *r)
+{
+    if (r->b)
+        return r->op->issue(r->b, r->p, r->dev);
+    return r->op->blas(r->blas, r->p, r->host) ? TGL_OK : TGL_ERR_UNSUPPORTED;
+}
+
+static tgl_status finish(const runner *r)
+{
+    return r->b ? tgl_synchronize(r->b) : TGL_OK;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static tgl_status measure(const runner *r, int repeat, bench_result *out)
+{
+    tgl_status st;
+    if ((st = call(r)) || (st = finish(r))) /* warm-up: compiles, faults pages in */
+        return st;
+    double t0 = tgl_bench_now();
+    if ((st = call(r)) || (st = finish(r)))
+        return st;
+    double once = tgl_bench_now() - t0;
+    int iters = once > 0 ? (int)(0.05 / once) : 1000;
+    iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
+    if (once > 1.0 && repeat > 3) /* the CPU backend on large cases: keep the run in minutes */
+        repeat = 3;
+    double t[1000];
+    for (int k = 0; k < repeat; k++) {
+        t0 = tgl_bench_now();
+        for (int i = 0; i < iters; i++)
+            if ((st = call(r)))
+                return st;
+        if ((st = finish(r)))
+            return st;
+        t[k] = (tgl_bench_now() - t0) / iters;
+    }
+    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    out->median = repeat % 2 ? t[repeat / 2] : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);
+    out->min = t[0];
+    out->max = t[repeat - 1];
+    out->repeats = repeat;
+    out->iters = iters;
+    return TGL_OK;
+}
+
+/* Deterministic inputs: uniform in [-1, 1], or row ids in [0, range). */
+static void fill_host(float *h, const bench_buf *u, unsigned *seed)
+{
+    for (size_t i = 0; i < u->count; i++) {
+        *seed = *seed * 1664525u + 1013904223u;
+        if (u->fill == BENCH_IDS)
+            ((int32_t *)h)[i] = (int32_t)((*seed >> 8) % u->range);
+        else
+            h[i] = (float)(*seed >> 8) / 8388608.0f - 1.0f;
+    }
+}
+
+/* Allocates and fills the case's buffers on r->b (f16 ones through tgl_cast_f32_f16), or on the
+ * host for OpenBLAS. */
+static tgl_status setup(runner *r, const bench_spec *s)
+{
+    unsigned seed = 12345;
+    for (int i = 0; i < s->n_bufs; i++) {
+        const bench_buf *u = &s->bufs[i];
+        size_t count = u->count ? u->count : 1;
+        float *h = malloc(count * sizeof(float));
+        if (!h)
+            return TGL_ERR_OUT_OF_MEMORY;
+        fill_host(h, u, &seed);
+        if (!r->b) {
+            r->host[i] = h;
+            continue;
+        }
+        size_t es = u->fill == BENCH_F16 ? 2 : 4;
+        tgl_ptr tmp = 0;
+        tgl_status st = tgl_alloc(r->b, count * es, &r->dev[i]);
+        if (!st && u->fill == BENCH_F16) {
+            if (!(st = tgl_alloc(r->b, count * 4, &tmp)) && !(st = tgl_copy_htod(r->b, tmp, h, count * 4)))
+                st = tgl_cast_f32_f16(r->b, tmp, r->dev[i], count);
+            if (!st)
+                st = tgl_synchronize(r->b);
+            tgl_free(r->b, tmp);
+        } else if (!st) {
+            st = tgl_copy_htod(r->b, r->dev[i], h, count * 4);
+        }
+        free(h);
+        if (st)
+            return st;
+    }
+    return TGL_OK;
+}
+
+static void teardown(runner *r)
+{
+    for (int i = 0; i < BENCH_MAX_BUFS; i++) {
+        if (r->b && r->dev[i])
+            tgl_free(r->b, r->dev[i]);
+        free(r->host[i]);
+        r->dev[i] = 0;
+        r->host[i] = NULL;
+    }
+}
+
+static void describe(tgl_backend *b, char *out, size_t len)
+{
+    struct tgl_device_info info;
+    if (!tgl_device_info(b, &info))
+        snprintf(out, len, "%s (%s %s)", info.renderer, info.api, info.version);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
+                    "  --ops      ops or families, comma-separated (default: all):\n            ");
+    for (size_t i = 0; i < tgl_bench_op_count; i++)
+        fprintf(f, "%s%s", tgl_bench_ops[i].name, i + 1 < tgl_bench_op_count ? "," : "\n");
+    fprintf(f, "  --sizes    small,medium,large (default: all)\n"
+                    "  --backend  gl,cpu,openblas (default: all available; openblas runs the gemm family)\n"
+                    "  --repeat   timed runs per case, 1..1000 (default 5)\n"
+                    "  --json     also write the raw figures to FILE\n");
+}
+
+int tgl_cmd_bench_suite(int argc, char **argv)
+{
+    args a = {0};
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (!parse(argc, argv, &a)) {
+        usage(stderr);
+        return 2;
+    }
+    bench_context ctx = {0};
+    snprintf(ctx.version, sizeof ctx.version, "%d.%d.%d", TGL_VERSION_MAJOR, TGL_VERSION_MINOR, TGL_VERSION_PATCH);
+    time_t now = time(NULL);
+    strftime(ctx.date, sizeof ctx.date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+
+    tgl_backend *be[2] = {NULL, NULL};
+    for (int k = B_GL; k <= B_CPU; k++) {
+        tgl_options o = {.kind = k == B_GL ? TGL_BACKEND_GL : TGL_BACKEND_CPU};
+        if (a.backends[k] && tgl_open(&o, &be[k])) {
+            fprintf(stderr, "tensorgl bench: no %s backend: %s\n", backend_names[k], tgl_last_error(NULL));
+            be[k] = NULL;
+        }
+        if (be[k])
+            describe(be[k], ctx.renderer[k], sizeof ctx.renderer[k]);
+    }
+    tgl_blas blas = a.backends[B_BLAS] ? tgl_blas_load() : (tgl_blas){0};
+    ctx.blas = blas.sgemm != NULL;
+
+    size_t total = 0, done = 0, n = 0;
+    for (size_t i = 0; i < tgl_bench_op_count; i++)
+        for (int s = 0; s < BENCH_SIZES; s++)
+            total += (!a.ops || listed(a.ops, tgl_bench_ops[i].name) || listed(a.ops, tgl_bench_ops[i].family)) &&
+                     a.sizes[s];
+    bench_result *res = calloc(total * B_COUNT + 1, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "tensorgl bench: out of memory\n");
+        return 1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < tgl_bench_op_count; i++) {
+        const bench_op *op = &tgl_bench_ops[i];
+        if (a.ops && !listed(a.ops, op->name) && !listed(a.ops, op->family))
+            continue;
+        for (int s = 0; s < BENCH_SIZES; s++) {
+            if (!a.sizes[s])
+                continue;
+            fprintf(stderr, "[%zu/%zu] %s %s\n", ++done, total, op->name, tgl_bench_size_names[s]);
+            for (int k = 0; k < B_COUNT; k++) {
+                if ((k < B_BLAS && !be[k]) || (k == B_BLAS && (!ctx.blas || !op->blas)))
+                    continue;
+                runner r = {k < B_BLAS ? be[k] : NULL, &blas, op, op->sizes[s], {0}, {NULL}};
+                bench_result *x = &res[n++];
+                *x = (bench_result){.op = op, .size = s, .backend = backend_names[k]};
+                op->spec(r.p, &x->spec);
+                tgl_status st = setup(&r, &x->spec);
+                if (!st)
+                    st = measure(&r, a.repeat, x);
+                teardown(&r);
+                if (st == TGL_ERR_UNSUPPORTED) {
+                    x->error = "unsupported";
+                } else if (st) {
+                    x->error = tgl_status_string(st);
+                    fprintf(stderr, "tensorgl bench: %s %s on %s: %s: %s\n", op->name, tgl_bench_size_names[s],
+                            backend_names[k], tgl_status_string(st), r.b ? tgl_last_error(r.b) : "");
+                    rc = 1;
+                }
+            }
+        }
+    }
+    tgl_bench_print_table(&ctx, res, n);
+    if (a.json && tgl_bench_write_json(a.json, &ctx, res, n)) {
+        fprintf(stderr, "tensorgl bench: cannot write %s\n", a.json);
+        rc = 1;
+    }
+    free(res);
+    tgl_blas_unload(&blas);
+    tgl_close(be[B_GL]);
+    tgl_close(be[B_CPU]);
+    return rc;
+}
