@@ -110,6 +110,7 @@ endif
 check: deps
 	@$(MAKE) --no-print-directory all tests
 	scripts/validate-kernels.sh $(BUILD)
+	scripts/api-reference.sh --check
 	scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
 demo: deps

@@ -93,20 +93,26 @@ typedef struct tgl_options {
  *   no display, no GL >= 4.3 core / ES 3.1 context, no compute shaders),
  *   TGL_ERR_OUT_OF_MEMORY, TGL_ERR_IO (TGL_LOG cannot be opened). tgl_last_error(NULL) gives
  *   the detail of the calling thread's last failed tgl_open.
- * Thread safety: any thread; the backend then belongs to one thread at a time. */
+ * Thread safety: any thread; the backend then belongs to one thread at a time.
+ * Example: tgl_options o = {.kind = TGL_BACKEND_CPU}; tgl_backend *b;
+ *          if (tgl_open(&o, &b)) puts(tgl_last_error(NULL)); */
 TGL_API tgl_status tgl_open(const tgl_options *opts, tgl_backend **out);
 
-/* Waits for pending work, frees every allocation and the context. NULL-safe. */
+/* Waits for pending work, frees every allocation and the context. NULL-safe.
+ * Example: tgl_close(b); b = NULL; */
 TGL_API void tgl_close(tgl_backend *b);
 
-/* "gl" or "cpu" ("" for NULL). */
+/* "gl" or "cpu" ("" for NULL).
+ * Example: printf("running on %s\n", tgl_backend_name(b)); */
 TGL_API const char *tgl_backend_name(const tgl_backend *b);
 
-/* A static English description of s; "unknown status" for values outside the enum. */
+/* A static English description of s; "unknown status" for values outside the enum.
+ * Example: fprintf(stderr, "%s: %s\n", tgl_status_string(st), tgl_last_error(b)); */
 TGL_API const char *tgl_status_string(tgl_status s);
 
 /* Detail of the last failure on b (or, for b == NULL, of the calling thread's last failed
- * tgl_open). "" when nothing failed. The string stays valid until the next call on b. */
+ * tgl_open). "" when nothing failed. The string stays valid until the next call on b.
+ * Example: if (tgl_alloc(b, bytes, &p)) fprintf(stderr, "alloc: %s\n", tgl_last_error(b)); */
 TGL_API const char *tgl_last_error(const tgl_backend *b);
 
 /* What the backend runs on and the limits ops depend on. A struct tag without a typedef, like
@@ -136,11 +142,14 @@ struct tgl_device_info {
     uint32_t reduce_workgroup_size;    /* ... of kernels that reduce within a workgroup */
 };
 
-/* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL). */
+/* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL).
+ * Example: struct tgl_device_info info; tgl_device_info(b, &info);
+ *          printf("%s on %s\n", info.api, info.renderer); */
 TGL_API tgl_status tgl_device_info(tgl_backend *b, struct tgl_device_info *info);
 
 /* Log sink for messages (KHR_debug output, warnings). level: 0 debug, 1 info, 2 warning, 3 error.
- * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide. */
+ * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide.
+ * Example: tgl_set_log_callback(my_log, my_state); ... tgl_set_log_callback(NULL, NULL); */
 typedef void (*tgl_log_fn)(void *user, int level, const char *message);
 TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);
 
@@ -149,24 +158,28 @@ TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);
 /* Allocates bytes of device memory; *out is the allocation's base address. bytes == 0 gives
  * *out == 0 (null) and TGL_OK. Contents are undefined until written.
  * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bytes over 2^38), TGL_ERR_OUT_OF_MEMORY (the
- * device or the handle table is full; earlier allocations keep their data). */
+ * device or the handle table is full; earlier allocations keep their data).
+ * Example: tgl_ptr x; tgl_status st = tgl_alloc(b, n * sizeof(float), &x); */
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out);
 
 /* Frees an allocation. p must be a base address from tgl_alloc; 0 is a no-op.
  * Pending work that uses p completes first. Errors: TGL_ERR_INVALID_POINTER (not a base
- * address, freed already, or from another backend). */
+ * address, freed already, or from another backend).
+ * Example: tgl_free(b, x); x = 0; */
 TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p);
 
 /* Copies bytes between host and device or within the device. Every range must lie inside one
  * allocation. dtoh waits for the work that writes src. dtod ranges must not overlap.
  * Errors: TGL_ERR_INVALID_ARGUMENT (host pointer NULL, dtod ranges overlap),
- *   TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the allocation's end). */
+ *   TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the allocation's end).
+ * Example: tgl_copy_htod(b, x, host_in, n * 4); ...; tgl_copy_dtoh(b, host_out, y, n * 4); */
 TGL_API tgl_status tgl_copy_htod(tgl_backend *b, tgl_ptr dst, const void *src, size_t bytes);
 TGL_API tgl_status tgl_copy_dtoh(tgl_backend *b, void *dst, tgl_ptr src, size_t bytes);
 TGL_API tgl_status tgl_copy_dtod(tgl_backend *b, tgl_ptr dst, tgl_ptr src, size_t bytes);
 
 /* Waits until every queued op and copy has finished (at most TGL_SYNC_TIMEOUT_MS).
- * Errors: TGL_ERR_TIMEOUT, TGL_ERR_DEVICE_LOST. */
+ * Errors: TGL_ERR_TIMEOUT, TGL_ERR_DEVICE_LOST.
+ * Example: tgl_status st = tgl_synchronize(b);  // TGL_ERR_TIMEOUT: the work is still running */
 TGL_API tgl_status tgl_synchronize(tgl_backend *b);
 
 /* ---- element-wise ops (f32) ------------------------------------------------------------ */
@@ -184,16 +197,19 @@ typedef enum { TGL_BINARY_ADD, TGL_BINARY_SUB, TGL_BINARY_MUL, TGL_BINARY_DIV,
 /* out[i] = op(in[i]) for i < n. out may equal in (in place) but must not partially overlap it.
  * Semantics are those of C's float functions (docs/ops.md lists each op's formula).
  * Errors: TGL_ERR_INVALID_ARGUMENT (op out of range, misaligned or partially overlapping
- *   operands), TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the end). */
+ *   operands), TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the end).
+ * Example: tgl_unary(b, TGL_UNARY_GELU, x, x, n);  // in place */
 TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_ptr out, size_t n);
 
 /* out[i] = a[i] op bb[i] for i < n. MAX and MIN return NaN when either input is NaN; POW
  * follows C's powf (negative bases with integer exponents included).
- * out may equal a or bb but must not partially overlap either. Errors: as tgl_unary. */
+ * out may equal a or bb but must not partially overlap either. Errors: as tgl_unary.
+ * Example: tgl_binary(b, TGL_BINARY_MUL, x, y, out, n); */
 TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_ptr bb,
                               tgl_ptr out, size_t n);
 
-/* Names of ops ("exp", "add", ...); NULL for values out of range. */
+/* Names of ops ("exp", "add", ...); NULL for values out of range.
+ * Example: puts(tgl_unary_name(TGL_UNARY_SILU));  // "silu" */
 TGL_API const char *tgl_unary_name(tgl_unary_op op);
 TGL_API const char *tgl_binary_name(tgl_binary_op op);
 
@@ -218,14 +234,18 @@ TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inpu
 /* The NumPy broadcast of two shapes (dims aligned from the right; each pair equal or one of
  * them 1): writes max(a_ndim, b_ndim) dims to out_shape (room for TGL_MAX_DIMS) and their
  * count to *out_ndim. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim outside 1..8, shapes that
- * do not broadcast, naming the first dim that clashes). */
+ * do not broadcast, naming the first dim that clashes).
+ * Example: size_t s[TGL_MAX_DIMS], nd;
+ *          tgl_broadcast_shape((size_t[]){8, 1, 5}, 3, (size_t[]){4, 5}, 2, s, &nd);  // 8x4x5 */
 TGL_API tgl_status tgl_broadcast_shape(const size_t *a_shape, size_t a_ndim, const size_t *b_shape,
                                        size_t b_ndim, size_t *out_shape, size_t *out_ndim);
 
 /* out = a op bb with NumPy broadcasting; out has the broadcast shape (tgl_broadcast_shape).
  * out may equal an input that is not broadcast (same shape) but must not otherwise overlap a
  * or bb. Errors: TGL_ERR_INVALID_ARGUMENT (shapes that do not broadcast, bad op, overlap),
- * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: an input larger than the SSBO block limit). */
+ * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: an input larger than the SSBO block limit).
+ * Example: tgl_binary_broadcast(b, TGL_BINARY_ADD, x, (size_t[]){rows, cols}, 2,
+ *                               bias, (size_t[]){cols}, 1, out); */
 TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_ptr a, const size_t *a_shape,
                                         size_t a_ndim, tgl_ptr bb, const size_t *b_shape, size_t b_ndim,
                                         tgl_ptr out);
@@ -233,7 +253,8 @@ TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_pt
 /* Transposes axes: out has shape[perm[0]], ..., shape[perm[ndim-1]], and out[i0, ..., ik] =
  * in at the coordinates those indices name. perm must hold each of 0..ndim-1 once; out must not
  * overlap in. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim, perm not a permutation, overlap),
- * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: input larger than the SSBO block limit). */
+ * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: input larger than the SSBO block limit).
+ * Example: tgl_permute(b, x, xt, (size_t[]){rows, cols}, 2, (size_t[]){1, 0});  // transpose */
 TGL_API tgl_status tgl_permute(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape, size_t ndim,
                                const size_t *perm);
 
@@ -250,24 +271,28 @@ typedef enum { TGL_REDUCE_SUM, TGL_REDUCE_MEAN, TGL_REDUCE_MAX, TGL_REDUCE_MIN,
  * error. out must not overlap in.
  * Errors: TGL_ERR_INVALID_ARGUMENT (shape NULL, ndim 0 or over 8, axis >= ndim, op out of range,
  *   element count overflow, max/min of an empty axis, overlap), TGL_ERR_INVALID_POINTER,
- *   TGL_ERR_UNSUPPORTED (GL: one slice along the axis exceeds the SSBO block limit). */
+ *   TGL_ERR_UNSUPPORTED (GL: one slice along the axis exceeds the SSBO block limit).
+ * Example: tgl_reduce(b, TGL_REDUCE_MEAN, x, means, (size_t[]){rows, cols}, 2, 1);  // mean of each row */
 TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_ptr out,
                               const size_t *shape, size_t ndim, size_t axis);
 
 /* Index (int32) of the largest / smallest element along `axis`; the first one on ties. NaN counts
  * as larger than every number for argmax and smaller for argmin (the first NaN wins). The axis
- * length must be 1..2^31-1. Errors: as tgl_reduce; an empty axis is TGL_ERR_INVALID_ARGUMENT. */
+ * length must be 1..2^31-1. Errors: as tgl_reduce; an empty axis is TGL_ERR_INVALID_ARGUMENT.
+ * Example: tgl_argmax(b, logits, ids, (size_t[]){batch, vocab}, 2, 1);  // ids: batch int32 */
 TGL_API tgl_status tgl_argmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape,
                               size_t ndim, size_t axis);
 TGL_API tgl_status tgl_argmin(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape,
                               size_t ndim, size_t axis);
 TGL_API const char *tgl_reduce_name(tgl_reduce_op op);
 
-/* out[i] = value for i < n. Errors: TGL_ERR_INVALID_ARGUMENT (misaligned), TGL_ERR_INVALID_POINTER. */
+/* out[i] = value for i < n. Errors: TGL_ERR_INVALID_ARGUMENT (misaligned), TGL_ERR_INVALID_POINTER.
+ * Example: tgl_fill(b, x, 0.0f, n); */
 TGL_API tgl_status tgl_fill(tgl_backend *b, tgl_ptr out, float value, size_t n);
 
 /* y[i] = alpha * x[i] + beta * y[i] for i < n; with beta == 0, y's old contents are ignored (NaN
- * in y does not leak). y may equal x but must not partially overlap it. Errors: as tgl_binary. */
+ * in y does not leak). y may equal x but must not partially overlap it. Errors: as tgl_binary.
+ * Example: tgl_scale_add(b, -lr, grad, 1.0f, w, n);  // w -= lr * grad */
 TGL_API tgl_status tgl_scale_add(tgl_backend *b, float alpha, tgl_ptr x, float beta, tgl_ptr y, size_t n);
 
 /* ---- casts (IEEE binary16 storage: 2 bytes per element, 2-byte aligned) ----------------- */
@@ -276,9 +301,11 @@ TGL_API tgl_status tgl_scale_add(tgl_backend *b, float alpha, tgl_ptr x, float b
  * subnormal give +-0, NaN stays NaN (quiet, sign and top payload bits kept). Elements outside
  * [out, out + 2n) are never written, even when they share a 32-bit word with the output.
  * in and out must not overlap. Errors: TGL_ERR_INVALID_ARGUMENT (misaligned, overlap),
- * TGL_ERR_INVALID_POINTER. */
+ * TGL_ERR_INVALID_POINTER.
+ * Example: tgl_cast_f32_f16(b, x, x16, n);  // x16: n * 2 bytes */
 TGL_API tgl_status tgl_cast_f32_f16(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n);
-/* f16 -> f32, exact (subnormals included; NaN payloads kept). Errors: as tgl_cast_f32_f16. */
+/* f16 -> f32, exact (subnormals included; NaN payloads kept). Errors: as tgl_cast_f32_f16.
+ * Example: tgl_cast_f16_f32(b, x16, x, n); */
 TGL_API tgl_status tgl_cast_f16_f32(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n);
 
 /* ---- row-wise normalization (f32, rows x cols, row-major) -------------------------------- */
@@ -286,16 +313,20 @@ TGL_API tgl_status tgl_cast_f16_f32(tgl_backend *b, tgl_ptr in, tgl_ptr out, siz
 /* out = exp(x - max) / sum(exp(x - max)) per row: numerically stable (rows of +-1e4 stay
  * finite). out may equal in exactly. rows or cols 0 is a no-op.
  * Errors: TGL_ERR_INVALID_ARGUMENT (size overflow, partial overlap), TGL_ERR_INVALID_POINTER,
- *   TGL_ERR_UNSUPPORTED (GL: a row longer than the SSBO block limit). */
+ *   TGL_ERR_UNSUPPORTED (GL: a row longer than the SSBO block limit).
+ * Example: tgl_softmax(b, scores, probs, rows, cols); */
 TGL_API tgl_status tgl_softmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t rows, size_t cols);
-/* out = x - max - log(sum(exp(x - max))) per row. As tgl_softmax otherwise. */
+/* out = x - max - log(sum(exp(x - max))) per row. As tgl_softmax otherwise.
+ * Example: tgl_log_softmax(b, logits, logp, batch, vocab); */
 TGL_API tgl_status tgl_log_softmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t rows, size_t cols);
 /* out = x / sqrt(mean(x^2) + eps) * weight per row; weight: cols floats, or 0 for none.
- * eps must be finite and >= 0. out may equal in exactly, and must not overlap weight. */
+ * eps must be finite and >= 0. out may equal in exactly, and must not overlap weight.
+ * Example: tgl_rmsnorm(b, x, weight, y, tokens, dim, 1e-5f); */
 TGL_API tgl_status tgl_rmsnorm(tgl_backend *b, tgl_ptr in, tgl_ptr weight, tgl_ptr out, size_t rows,
                                size_t cols, float eps);
 /* out = (x - mean) / sqrt(var + eps) * gamma + beta per row, var the biased variance;
- * gamma and beta: cols floats each, or 0 for none. As tgl_rmsnorm otherwise. */
+ * gamma and beta: cols floats each, or 0 for none. As tgl_rmsnorm otherwise.
+ * Example: tgl_layernorm(b, x, gamma, beta, y, tokens, dim, 1e-5f); */
 TGL_API tgl_status tgl_layernorm(tgl_backend *b, tgl_ptr in, tgl_ptr gamma, tgl_ptr beta, tgl_ptr out,
                                  size_t rows, size_t cols, float eps);
 
@@ -312,7 +343,8 @@ typedef enum { TGL_NO_TRANS = 0, TGL_TRANS = 1 } tgl_transpose;
  * Errors: TGL_ERR_INVALID_ARGUMENT (bad transpose flag, ld smaller than the row length, size
  *   overflow, C overlapping A or B), TGL_ERR_INVALID_POINTER (unknown pointer, or a matrix
  *   reaching past its allocation: the last element of A is at ((rows - 1) * lda + cols - 1)).
- * Thread safety: as every call on b. */
+ * Thread safety: as every call on b.
+ * Example: tgl_gemm(b, TGL_NO_TRANS, TGL_TRANS, m, n, k, 1.0f, a, k, w, k, 0.0f, c, n);  // C = A W^T, W n x k */
 TGL_API tgl_status tgl_gemm(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
                             float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
                             size_t ldc);
@@ -322,21 +354,25 @@ TGL_API tgl_status tgl_gemm(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, 
  * products (allowed for A and B only). The products' C matrices must not share an element:
  * either one after the other (stride_c >= (m - 1) * ldc + n) or side by side within the rows
  * (stride_c >= n and (batch - 1) * stride_c + n <= ldc, e.g. attention heads in one row).
- * Otherwise as tgl_gemm; batch == 0 is a no-op. */
+ * Otherwise as tgl_gemm; batch == 0 is a no-op.
+ * Example: tgl_gemm_batched(b, TGL_NO_TRANS, TGL_NO_TRANS, m, n, k, 1.0f, a, k, m * k,
+ *                           w, n, 0, 0.0f, c, n, m * n, batch);  // W shared */
 TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n,
                                     size_t k, float alpha, tgl_ptr a, size_t lda, size_t stride_a, tgl_ptr bm,
                                     size_t ldb, size_t stride_b, float beta, tgl_ptr c, size_t ldc,
                                     size_t stride_c, size_t batch);
 
 /* tgl_gemm with A, B and C stored as IEEE binary16 (2 bytes per element, pointers 2-byte
- * aligned); products and sums are f32, the result is rounded to nearest even once. */
+ * aligned); products and sums are f32, the result is rounded to nearest even once.
+ * Example: tgl_gemm_f16(b, TGL_NO_TRANS, TGL_NO_TRANS, m, n, k, 1.0f, a16, k, b16, n, 0.0f, c16, n); */
 TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
                                 float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
                                 size_t ldc);
 
 /* y[rows] = W[rows x cols] * x[cols], W row-major and dense (f32). cols == 0 gives y = 0.
  * y must not overlap W or x.
- * Errors: TGL_ERR_INVALID_ARGUMENT (overlap, size overflow), TGL_ERR_INVALID_POINTER. */
+ * Errors: TGL_ERR_INVALID_ARGUMENT (overlap, size overflow), TGL_ERR_INVALID_POINTER.
+ * Example: tgl_matvec(b, vocab, dim, w_out, hidden, logits); */
 TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr w, tgl_ptr x, tgl_ptr y);
 
 /* ---- LLM kernels ----------------------------------------------------------------------- */
@@ -352,7 +388,8 @@ typedef enum {
  * pos_offset from the host (double precision) and adds s * frequency in f32 for token s of the
  * call, reduced mod 2 pi before sin/cos: accuracy does not depend on pos_offset.
  * Errors: TGL_ERR_INVALID_ARGUMENT (odd head_dim, bad theta or mode, size overflow, partial
- *   overlap), TGL_ERR_INVALID_POINTER. */
+ *   overlap), TGL_ERR_INVALID_POINTER.
+ * Example: tgl_rope(b, q, q, 1, seq, heads, 64, past_len, 10000.0f, TGL_ROPE_NEOX);  // in place */
 TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batch, size_t seq, size_t heads,
                             size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
 
@@ -360,7 +397,8 @@ TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batc
  * ids int32. Every id is checked first: one outside [0, table_rows) fails the call with
  * TGL_ERR_INVALID_ARGUMENT naming its position and value, and nothing is written. (So this call
  * waits for the ids, and for the work that writes them.) out must not overlap table or ids.
- * Errors: TGL_ERR_INVALID_ARGUMENT, TGL_ERR_INVALID_POINTER. */
+ * Errors: TGL_ERR_INVALID_ARGUMENT, TGL_ERR_INVALID_POINTER.
+ * Example: tgl_gather_rows(b, embedding, token_ids, x, vocab, dim, n_tokens); */
 TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, tgl_ptr out, size_t table_rows,
                                    size_t cols, size_t n_ids);
 
@@ -375,14 +413,16 @@ TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, t
  * GL runs one fused pass with an online softmax (no seq_q x seq_kv matrix in memory) and, for
  * seq_q <= 4, a split pass over the keys that keeps the device busy on long caches.
  * Errors: TGL_ERR_INVALID_ARGUMENT (scale not finite, size overflow, o overlapping an input),
- *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: head_dim > 256). */
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: head_dim > 256).
+ * Example: tgl_attention(b, q, k, v, o, 1, heads, seq, seq, 64, 0.125f, 1);  // causal self-attention */
 TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
                                  size_t heads, size_t seq_q, size_t seq_kv, size_t head_dim, float scale,
                                  int causal);
 /* tgl_attention over a KV cache: k and v are [batch, heads, kv_capacity, head_dim] of which the
  * first seq_kv positions of each head are used (kv_capacity >= seq_kv), so a decoder appends
  * to its cache and attends without repacking it. tgl_attention is this with kv_capacity ==
- * seq_kv. Errors: as tgl_attention, and TGL_ERR_INVALID_ARGUMENT for kv_capacity < seq_kv. */
+ * seq_kv. Errors: as tgl_attention, and TGL_ERR_INVALID_ARGUMENT for kv_capacity < seq_kv.
+ * Example: tgl_attention_kv(b, q, kc, vc, o, 1, heads, 1, past + 1, max_seq, 64, 0.125f, 1);  // a decode step */
 TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
                                     size_t heads, size_t seq_q, size_t seq_kv, size_t kv_capacity,
                                     size_t head_dim, float scale, int causal);
@@ -399,12 +439,14 @@ typedef struct tgl_conv2d_desc {
     size_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups; /* 0 -> 1 (pads 0) */
 } tgl_conv2d_desc;
 /* The output's spatial size. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, kernel 0, the dilated
- * kernel larger than the padded input, channels not divisible by groups, size overflow). */
+ * kernel larger than the padded input, channels not divisible by groups, size overflow).
+ * Example: size_t oh, ow; tgl_conv2d_output_size(&d, &oh, &ow);  // 224x224, k 7, stride 2, pad 3: 112x112 */
 TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_h, size_t *out_w);
 /* Runs the convolution; batch, channels 0 are no-ops. output must not overlap input, filter or
  * bias. GL runs it as an implicit GEMM (filter x on-the-fly im2col, nothing materialized); the
  * CPU backend as direct loops with double sums.
- * Errors: as tgl_conv2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER. */
+ * Errors: as tgl_conv2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER.
+ * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,
                               tgl_ptr bias, tgl_ptr output);
 

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The standard set on an NVIDIA machine with PyTorch as the reference column.
+
+Runs `tensorgl bench --json` (GL, and the CPU backend with --with-cpu), then, for every GL case
+in that JSON, the same op on the same shapes and parameters in PyTorch (f32; TF32 off for
+matmul and cuDNN, so both compute in FP32), timed like tensorgl times itself: one warm-up call,
+one call to size the runs, then --repeat runs of as many back-to-back calls as fill ~50 ms,
+measured with CUDA events; median, min and max per call. Writes the merged JSON (PyTorch rows
+have backend "torch"), prints the comparison, and draws the chart with bench/chart.py.
+
+    python3 bench/gpu_reference.py [--tensorgl build/tensorgl] [--ops LIST] [--sizes LIST]
+        [--repeat N] [--with-cpu] [--out build/bench-gpu.json] [--svg build/bench-gpu.svg]
+
+PyTorch has no rope op: the reference is the usual eager form (precomputed cos/sin tables,
+two halves rotated, concatenated), as model code writes it. tgl_map's expression runs as the
+eager sqrt(a * b + c) a PyTorch user writes (three kernels)."""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chart  # noqa: E402
+
+
+def rand(*shape, dtype=torch.float32):
+    return (torch.rand(*shape, device="cuda") * 2 - 1).to(dtype)
+
+
+def make_case(op, p):
+    """A zero-argument callable running the op on fresh inputs shaped by the params p."""
+    if op in ("unary_gelu", "binary_add", "map_sqrt_ab_c", "scale_add", "fill", "cast_f32_f16", "reduce_sum"):
+        n = p["n"]
+        a, b, c, o = rand(n), rand(n), rand(n).abs(), rand(n)
+        o16 = torch.empty(n, device="cuda", dtype=torch.half)
+        return {
+            "unary_gelu": lambda: F.gelu(a, approximate="tanh"),
+            "binary_add": lambda: torch.add(a, b, out=o),
+            "map_sqrt_ab_c": lambda: torch.sqrt(a * b + c),
+            "scale_add": lambda: o.mul_(0.25).add_(a, alpha=0.5),
+            "fill": lambda: o.fill_(1.5),
+            "cast_f32_f16": lambda: o16.copy_(a),
+            "reduce_sum": lambda: torch.sum(a),
+        }[op]
+    if "rows" in p and op != "matvec":
+        r, c = p["rows"], p["cols"]
+        x, w, bias, o = rand(r, c), rand(c), rand(c), torch.empty(r, c, device="cuda")
+        if op == "rmsnorm" and hasattr(F, "rms_norm"):
+            return lambda: F.rms_norm(x, (c,), w, 1e-5)
+        return {
+            "binary_broadcast": lambda: torch.add(x, bias, out=o),
+            "permute": lambda: o.view(c, r).copy_(x.t()),
+            "argmax": lambda: torch.argmax(x, dim=1),
+            "softmax": lambda: torch.softmax(x, dim=1),
+            "rmsnorm": lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w,
+            "layernorm": lambda: F.layer_norm(x, (c,), w, bias, 1e-5),
+        }[op]
+    if op == "rope":
+        b, s, h, d = p["batch"], p["seq"], p["heads"], p["head_dim"]
+        x = rand(b, s, h, d)
+        inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2, device="cuda").float() / d))
+        ang = torch.arange(s, device="cuda").float()[:, None] * inv[None, :]
+        cos, sin = ang.cos()[None, :, None, :], ang.sin()[None, :, None, :]
+
+        def rope():
+            x1, x2 = x[..., : d // 2], x[..., d // 2:]
+            return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+        return rope
+    if op == "gather_rows":
+        table = rand(p["table_rows"], p["cols"])
+        ids = torch.randint(0, p["table_rows"], (p["n_ids"],), device="cuda")
+        o = torch.empty(p["n_ids"], p["cols"], device="cuda")
+        return lambda: torch.index_select(table, 0, ids, out=o)
+    if op in ("gemm", "gemm_f16", "gemm_batched"):
+        m, n, k, bt = p["m"], p["n"], p["k"], p["batch"]
+        dt = torch.half if op == "gemm_f16" else torch.float32
+        if op == "gemm_batched":
+            a, b, o = rand(bt, m, k), rand(bt, k, n), torch.empty(bt, m, n, device="cuda")
+            return lambda: torch.bmm(a, b, out=o)
+        a, b, o = rand(m, k, dtype=dt), rand(k, n, dtype=dt), torch.empty(m, n, device="cuda", dtype=dt)
+        return lambda: torch.mm(a, b, out=o)
+    if op == "matvec":
+        w, x, o = rand(p["rows"], p["cols"]), rand(p["cols"]), torch.empty(p["rows"], device="cuda")
+        return lambda: torch.mv(w, x, out=o)
+    if op in ("attention", "attention_decode"):
+        b, h, sq, skv, d = p["batch"], p["heads"], p["seq_q"], p["seq_kv"], p["head_dim"]
+        q, k, v = rand(b, h, sq, d), rand(b, h, skv, d), rand(b, h, skv, d)
+        # PyTorch's is_causal aligns top-left; tensorgl's bottom-right. They agree when
+        # seq_q == seq_kv, and a single decode query sees the whole cache (no mask).
+        causal = bool(p["causal"]) and sq > 1
+        if causal and sq != skv:
+            raise ValueError("causal with seq_q != seq_kv has no is_causal equivalent")
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.125)
+    if op == "conv2d":
+        x = rand(p["batch"], p["in_channels"], p["height"], p["width"])
+        w = rand(p["out_channels"], p["in_channels"], p["kernel"], p["kernel"])
+        bias = rand(p["out_channels"])
+        return lambda: F.conv2d(x, w, bias, padding=p["pad"])
+    raise KeyError(op)
+
+
+def time_case(fn, repeat):
+    fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    torch.cuda.synchronize()
+    once = s.elapsed_time(e) / 1e3
+    iters = max(1, min(1000, int(0.05 / once))) if once > 0 else 1000
+    times = []
+    for _ in range(repeat):
+        s.record()
+        for _ in range(iters):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) / 1e3 / iters)
+    times.sort()
+    mid = len(times) // 2
+    median = times[mid] if len(times) % 2 else 0.5 * (times[mid - 1] + times[mid])
+    return median, times[0], times[-1], iters
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tensorgl", default="build/tensorgl")
+    ap.add_argument("--ops")
+    ap.add_argument("--sizes")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--with-cpu", action="store_true", help="also run tensorgl's CPU backend")
+    ap.add_argument("--out", default="build/bench-gpu.json")
+    ap.add_argument("--svg", default="build/bench-gpu.svg")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    cmd = [a.tensorgl, "bench", "--backend", "gl,cpu" if a.with_cpu else "gl", "--repeat", str(a.repeat),
+           "--json", a.out]
+    if a.ops:
+        cmd += ["--ops", a.ops]
+    if a.sizes:
+        cmd += ["--sizes", a.sizes]
+    print("$", " ".join(cmd), file=sys.stderr)
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    with open(a.out) as f:
+        data = json.load(f)
+
+    torch_rows = []
+    for r in data["results"]:
+        if r["backend"] != "gl":
+            continue
+        row = {k: r[k] for k in ("op", "family", "size", "shape", "params", "flops", "bytes", "unit")}
+        row["backend"] = "torch"
+        try:
+            median, lo, hi, iters = time_case(make_case(r["op"], r["params"]), a.repeat)
+            work = r["flops"] if r["flops"] > 0 else r["bytes"]
+            row.update(median_s=median, min_s=lo, max_s=hi, repeats=a.repeat, iters=iters, rate=work / median / 1e9)
+        except (KeyError, ValueError, RuntimeError) as e:
+            row["error"] = f"{type(e).__name__}: {e}"
+        torch_rows.append(row)
+        torch.cuda.empty_cache()
+    data["results"] += torch_rows
+    data["devices"]["torch"] = (f"torch {torch.__version__}, CUDA {torch.version.cuda}, "
+                                f"{torch.cuda.get_device_name()}, f32, TF32 off")
+    with open(a.out, "w") as f:
+        json.dump(data, f, indent=1)
+
+    gl = {(r["op"], r["size"]): r for r in data["results"] if r["backend"] == "gl" and not r.get("error")}
+    print(f"tensorgl {data['version']} GL: {data['devices']['gl']}")
+    print(f"reference: {data['devices']['torch']}")
+    print(f"{'op':<17} {'size':<6} {'shape':<28} {'gl ms':>10} {'torch ms':>10} {'gl rate':>12} "
+          f"{'torch rate':>12} {'unit':<8} {'gl/torch speed':>14}")
+    ratios = []
+    for t in torch_rows:
+        g = gl.get((t["op"], t["size"]))
+        if not g:
+            continue
+        if t.get("error"):
+            print(f"{t['op']:<17} {t['size']:<6} {t['shape']:<28} {g['median_s'] * 1e3:10.4g} {t['error']}")
+            continue
+        ratio = t["median_s"] / g["median_s"]
+        ratios.append(ratio)
+        print(f"{t['op']:<17} {t['size']:<6} {t['shape']:<28} {g['median_s'] * 1e3:10.4g} "
+              f"{t['median_s'] * 1e3:10.4g} {g['rate']:12.4g} {t['rate']:12.4g} {t['unit']:<8} {ratio:13.2f}x")
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        print(f"geometric mean of gl/torch speed over {len(ratios)} cases: {geo:.2f}x")
+    with open(a.svg, "w") as f:
+        f.write(chart.draw(data, "tensorgl GL vs PyTorch on an NVIDIA GPU (rate, log scale; higher is faster)"))
+    print(f"wrote {a.out} and {a.svg}")
+
+
+if __name__ == "__main__":
+    main()
