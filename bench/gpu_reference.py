@@ -34,11 +34,16 @@ def rand(*shape, dtype=torch.float32):
 
 def make_case(op, p):
     """A zero-argument callable running the op on fresh inputs shaped by the params p."""
-    if op in ("unary_gelu", "binary_add", "map_sqrt_ab_c", "scale_add", "fill", "cast_f32_f16", "reduce_sum"):
+    if "n" in p:
         n = p["n"]
         a, b, c, o = rand(n), rand(n), rand(n).abs(), rand(n)
-        o16 = torch.empty(n, device="cuda", dtype=torch.half)
+        o16, a16 = torch.empty(n, device="cuda", dtype=torch.half), rand(n, dtype=torch.half)
+        host = torch.rand(n)  # pageable, as tensorgl's host arrays are
         return {
+            "cast_f16_f32": lambda: o.copy_(a16),
+            "copy_htod": lambda: o.copy_(host),
+            "copy_dtoh": lambda: host.copy_(a),
+            "copy_dtod": lambda: o.copy_(a),
             "unary_gelu": lambda: F.gelu(a, approximate="tanh"),
             "binary_add": lambda: torch.add(a, b, out=o),
             "map_sqrt_ab_c": lambda: torch.sqrt(a * b + c),
@@ -56,6 +61,9 @@ def make_case(op, p):
             "binary_broadcast": lambda: torch.add(x, bias, out=o),
             "permute": lambda: o.view(c, r).copy_(x.t()),
             "argmax": lambda: torch.argmax(x, dim=1),
+            "argmin": lambda: torch.argmin(x, dim=1),
+            "reduce_max_rows": lambda: torch.amax(x, dim=1),
+            "log_softmax": lambda: torch.log_softmax(x, dim=1),
             "softmax": lambda: torch.softmax(x, dim=1),
             "rmsnorm": lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w,
             "layernorm": lambda: F.layer_norm(x, (c,), w, bias, 1e-5),

@@ -76,6 +76,37 @@ static tgl_status run_sum(tgl_backend *b, const size_t *p, const tgl_ptr *u)
     return tgl_reduce(b, TGL_REDUCE_SUM, u[0], u[1], p, 1, 0);
 }
 
+static void spec_cast_back(const size_t *p, bench_spec *s)
+{
+    spec_n(p, s, 1, F4 + 2);
+    s->bufs[0].fill = BENCH_F16;
+}
+
+static tgl_status run_cast_back(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_cast_f16_f32(b, u[0], u[1], p[0]);
+}
+
+/* ---- transfers: p = {n floats} ----------------------------------------------------------- */
+
+static void spec_transfer(const size_t *p, bench_spec *s) { spec_n(p, s, 0, F4); }
+static void spec_copy_dtod(const size_t *p, bench_spec *s) { spec_n(p, s, 1, 2 * F4); }
+
+static tgl_status run_htod(tgl_backend *b, const size_t *p, const tgl_ptr *u, float *const *h)
+{
+    return tgl_copy_htod(b, u[0], h[0], p[0] * sizeof(float));
+}
+
+static tgl_status run_dtoh(tgl_backend *b, const size_t *p, const tgl_ptr *u, float *const *h)
+{
+    return tgl_copy_dtoh(b, h[0], u[0], p[0] * sizeof(float));
+}
+
+static tgl_status run_dtod(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_copy_dtod(b, u[1], u[0], p[0] * sizeof(float));
+}
+
 /* ---- rows x cols: p = {rows, cols} ---------------------------------------------------- */
 
 static void spec_rows(const size_t *p, bench_spec *s, size_t out_count, double bytes)
@@ -120,6 +151,22 @@ static tgl_status run_layernorm(tgl_backend *b, const size_t *p, const tgl_ptr *
 static tgl_status run_argmax(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 {
     return tgl_argmax(b, u[0], u[1], p, 2, 1);
+}
+
+static tgl_status run_argmin(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_argmin(b, u[0], u[1], p, 2, 1);
+}
+
+/* The largest element of each row (reduction over the last axis). */
+static tgl_status run_max_rows(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_reduce(b, TGL_REDUCE_MAX, u[0], u[1], p, 2, 1);
+}
+
+static tgl_status run_log_softmax(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_log_softmax(b, u[0], u[1], p[0], p[1]);
 }
 
 static tgl_status run_permute(tgl_backend *b, const size_t *p, const tgl_ptr *u)
@@ -300,45 +347,55 @@ static tgl_status run_conv2d(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 #define P(...) __VA_ARGS__
 #define N3(a, b, c) {{a}, {b}, {c}}
 const bench_op tgl_bench_ops[] = {
-    {"unary_gelu", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_unary, NULL},
-    {"binary_add", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_binary, run_binary, NULL},
-    {"map_sqrt_ab_c", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_map, run_map, NULL},
-    {"scale_add", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_scale_add, run_scale_add, NULL},
-    {"fill", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_fill, NULL},
-    {"cast_f32_f16", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_cast, run_cast, NULL},
+    {"unary_gelu", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_unary, NULL, NULL},
+    {"binary_add", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_binary, run_binary, NULL, NULL},
+    {"map_sqrt_ab_c", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_map, run_map, NULL, NULL},
+    {"scale_add", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_scale_add, run_scale_add, NULL, NULL},
+    {"fill", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_fill, NULL, NULL},
+    {"cast_f32_f16", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_cast, run_cast, NULL, NULL},
+    {"cast_f16_f32", "elementwise", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_cast_back, run_cast_back, NULL, NULL},
+    {"copy_htod", "transfer", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_transfer, NULL, NULL, run_htod},
+    {"copy_dtoh", "transfer", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_transfer, NULL, NULL, run_dtoh},
+    {"copy_dtod", "transfer", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_copy_dtod, run_dtod, NULL, NULL},
     {"binary_broadcast", "shape", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_broadcast,
-     run_broadcast, NULL},
+     run_broadcast, NULL, NULL},
     {"permute", "shape", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_row_op, run_permute,
-     NULL},
-    {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL},
+     NULL, NULL},
+    {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},
     {"argmax", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_argmax, run_argmax,
-     NULL},
+     NULL, NULL},
+    {"argmin", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_argmax, run_argmin,
+     NULL, NULL},
+    {"reduce_max_rows", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_argmax,
+     run_max_rows, NULL, NULL},
     {"softmax", "normalization", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_row_op,
-     run_softmax, NULL},
+     run_softmax, NULL, NULL},
+    {"log_softmax", "normalization", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_row_op,
+     run_log_softmax, NULL, NULL},
     {"rmsnorm", "normalization", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_norm_weights,
-     run_rmsnorm, NULL},
+     run_rmsnorm, NULL, NULL},
     {"layernorm", "normalization", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_norm_weights,
-     run_layernorm, NULL},
+     run_layernorm, NULL, NULL},
     {"rope", "llm", "batch,seq,heads,head_dim", N3(P(1, 128, 8, 64), P(1, 512, 32, 128), P(1, 2048, 32, 128)),
-     spec_rope, run_rope, NULL},
+     spec_rope, run_rope, NULL, NULL},
     {"gather_rows", "llm", "table_rows,cols,n_ids", N3(P(8192, 1024, 16), P(8192, 1024, 512), P(8192, 1024, 8192)),
-     spec_gather, run_gather, NULL},
+     spec_gather, run_gather, NULL, NULL},
     {"gemm", "gemm", "m,n,k,batch", N3(P(128, 128, 128, 1), P(512, 512, 512, 1), P(1024, 1024, 1024, 1)),
-     spec_gemm, run_gemm, blas_gemm},
+     spec_gemm, run_gemm, blas_gemm, NULL},
     {"gemm_f16", "gemm", "m,n,k,batch", N3(P(128, 128, 128, 1), P(512, 512, 512, 1), P(1024, 1024, 1024, 1)),
-     spec_gemm_f16, run_gemm_f16, blas_gemm},
+     spec_gemm_f16, run_gemm_f16, blas_gemm, NULL},
     {"gemm_batched", "gemm", "m,n,k,batch", N3(P(64, 64, 64, 16), P(128, 128, 128, 32), P(256, 256, 256, 64)),
-     spec_gemm, run_batched, blas_gemm},
+     spec_gemm, run_batched, blas_gemm, NULL},
     {"matvec", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(8192, 8192)), spec_matvec, run_matvec,
-     blas_matvec},
+     blas_matvec, NULL},
     {"attention", "attention", "batch,heads,seq_q,seq_kv,head_dim,causal",
      N3(P(1, 8, 128, 128, 64, 1), P(1, 8, 512, 512, 64, 1), P(1, 16, 1024, 1024, 64, 1)), spec_attention,
-     run_attention, NULL},
+     run_attention, NULL, NULL},
     {"attention_decode", "attention", "batch,heads,seq_q,seq_kv,head_dim,causal",
      N3(P(1, 8, 1, 512, 64, 1), P(1, 32, 1, 2048, 128, 1), P(1, 32, 1, 8192, 128, 1)), spec_decode,
-     run_attention, NULL},
+     run_attention, NULL, NULL},
     {"conv2d", "conv", "batch,in_channels,height,width,out_channels,kernel,pad",
      N3(P(1, 16, 32, 32, 16, 3, 1), P(1, 64, 56, 56, 64, 3, 1), P(4, 64, 56, 56, 64, 3, 1)), spec_conv2d,
-     run_conv2d, NULL},
+     run_conv2d, NULL, NULL},
 };
 const size_t tgl_bench_op_count = sizeof tgl_bench_ops / sizeof tgl_bench_ops[0];

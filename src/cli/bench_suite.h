@@ -41,6 +41,8 @@ typedef struct bench_op {
     /* The same work through OpenBLAS on host copies of the buffers, or NULL where OpenBLAS has
      * no counterpart. Returns 0 when the needed entry point is missing. */
     int (*blas)(const tgl_blas *o, const size_t *p, float *const *buf);
+    /* Instead of issue, for the transfers: host holds host arrays of the buffers' sizes. */
+    tgl_status (*transfer)(tgl_backend *b, const size_t *p, const tgl_ptr *buf, float *const *host);
 } bench_op;
 
 extern const bench_op tgl_bench_ops[];

@@ -97,7 +97,7 @@ typedef struct runner {
 static tgl_status call(const runner *r)
 {
     if (r->b)
-        return r->op->issue(r->b, r->p, r->dev);
+        return r->op->transfer ? r->op->transfer(r->b, r->p, r->dev, r->host) : r->op->issue(r->b, r->p, r->dev);
     return r->op->blas(r->blas, r->p, r->host) ? TGL_OK : TGL_ERR_UNSUPPORTED;
 }
 
@@ -168,10 +168,9 @@ static tgl_status setup(runner *r, const bench_spec *s)
         if (!h)
             return TGL_ERR_OUT_OF_MEMORY;
         fill_host(h, u, &seed);
-        if (!r->b) {
-            r->host[i] = h;
+        r->host[i] = h; /* OpenBLAS's operands, or the transfer ops' host side */
+        if (!r->b)
             continue;
-        }
         size_t es = u->fill == BENCH_F16 ? 2 : 4;
         tgl_ptr tmp = 0;
         tgl_status st = tgl_alloc(r->b, count * es, &r->dev[i]);
@@ -184,7 +183,6 @@ static tgl_status setup(runner *r, const bench_spec *s)
         } else if (!st) {
             st = tgl_copy_htod(r->b, r->dev[i], h, count * 4);
         }
-        free(h);
         if (st)
             return st;
     }
