@@ -15,7 +15,7 @@ from xml.sax.saxutils import escape
 
 COLORS = {"gl": "#1f77b4", "cpu": "#ff7f0e", "openblas": "#2ca02c", "torch": "#d62728"}
 ORDER = ["gl", "torch", "openblas", "cpu"]
-BAR_H, GAP, LABEL_W, PLOT_W, RIGHT_W = 11, 8, 250, 560, 120
+BAR_H, GAP, LABEL_W, PLOT_W, RIGHT_W = 11, 8, 290, 560, 130
 
 
 def load(path):
@@ -24,6 +24,10 @@ def load(path):
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         sys.exit(f"chart: {path}: not a tensorgl bench JSON file")
     return data
+
+
+def fmt(v):
+    return f"{v:,.0f}" if v >= 1000 else f"{v:.3g}"
 
 
 def groups(results):
@@ -39,18 +43,20 @@ def groups(results):
 
 def draw(data, title):
     panels = groups(data["results"])
-    rates = [r["rate"] for _, cases in panels for _, by in cases for r in by.values()]
-    if not rates:
+    if not panels:
         sys.exit("chart: no measured results in the file")
-    lo = 10 ** math.floor(math.log10(min(rates)))
-    hi = 10 ** math.ceil(math.log10(max(rates)))
-    span = math.log10(hi) - math.log10(lo)
-
-    def x_of(v):
-        return LABEL_W + PLOT_W * (math.log10(v) - math.log10(lo)) / span
 
     out, y = [], 60
     for family, cases in panels:
+        # each panel has its own decades, so a family of GB/s ops is not squeezed by GFLOP/s ones
+        rates = [r["rate"] for _, by in cases for r in by.values()]
+        lo = 10 ** math.floor(math.log10(min(rates)))
+        hi = 10 ** max(math.ceil(math.log10(max(rates))), math.log10(lo) + 1)
+        span = math.log10(hi) - math.log10(lo)
+
+        def x_of(v):
+            return LABEL_W + PLOT_W * (math.log10(v) - math.log10(lo)) / span
+
         out.append(f'<text x="10" y="{y + 14}" font-weight="bold" font-size="14">{escape(family)}</text>')
         y += 24
         top = y
@@ -66,7 +72,7 @@ def draw(data, title):
                            f'fill="{COLORS.get(b, "#7f7f7f")}"><title>{escape(b)}: {r["rate"]:.4g} '
                            f'{escape(r["unit"])}, median {r["median_s"] * 1e3:.4g} ms</title></rect>')
                 out.append(f'<text x="{LABEL_W + w + 4:.1f}" y="{y + BAR_H - 2}" font-size="9">'
-                           f'{r["rate"]:.3g} {escape(r["unit"])}</text>')
+                           f'{fmt(r["rate"])} {escape(r["unit"])}</text>')
                 y += BAR_H
             y += GAP
         # decade grid lines for this panel
@@ -74,7 +80,7 @@ def draw(data, title):
             gx = x_of(10 ** e)
             out.append(f'<line x1="{gx:.1f}" y1="{top - 4}" x2="{gx:.1f}" y2="{y - GAP}" stroke="#ccc" '
                        f'stroke-dasharray="2,2"/>')
-            out.append(f'<text x="{gx:.1f}" y="{y + 6}" font-size="9" text-anchor="middle">{10 ** e:g}</text>')
+            out.append(f'<text x="{gx:.1f}" y="{y + 6}" font-size="9" text-anchor="middle">{fmt(10 ** e)}</text>')
         y += 22
     legend = "".join(
         f'<rect x="{LABEL_W + i * 110}" y="34" width="12" height="10" fill="{COLORS[b]}"/>'
