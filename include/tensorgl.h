@@ -76,7 +76,9 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  *   flags  <- TGL_DEBUG=1 sets TGL_FLAG_DEBUG
  * Further variables read by tgl_open: TGL_API=gl|gles (which GL API to try first),
  * TGL_MAX_TASKS (dispatches between flushes), TGL_SYNC_TIMEOUT_MS (tgl_synchronize's limit),
- * TGL_LOG=path (append log lines to a file instead of stderr). */
+ * TGL_LOG=path (append log lines to a file instead of stderr), TGL_CACHE_DIR=dir (where linked
+ * programs are kept between runs; default $XDG_CACHE_HOME/tensorgl or ~/.cache/tensorgl; empty
+ * turns the cache off). */
 typedef struct tgl_options {
     tgl_backend_kind kind;
     int device;

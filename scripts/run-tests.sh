@@ -5,6 +5,9 @@ set -u
 build=$1
 shift
 mkdir -p "$build/tests"
+# Program binaries go under the build tree, not the user's cache (an explicit TGL_CACHE_DIR,
+# empty included, is kept).
+export TGL_CACHE_DIR="${TGL_CACHE_DIR-$build/program-cache}"
 log="$build/tests/last-run.log"
 : > "$log"
 crashed=0

@@ -23,7 +23,7 @@ static void usage(FILE *f)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "  %-9s %s\n", "help", "print this list");
     fprintf(f, "\nenvironment: TGL_BACKEND=auto|gl|cpu TGL_DEVICE=N TGL_API=auto|gl|gles TGL_DEBUG=1\n"
-               "             TGL_MAX_TASKS=N TGL_SYNC_TIMEOUT_MS=N TGL_LOG=FILE (see README.md)\n");
+               "             TGL_MAX_TASKS=N TGL_SYNC_TIMEOUT_MS=N TGL_LOG=FILE TGL_CACHE_DIR=DIR (see README.md)\n");
 }
 
 int main(int argc, char **argv)

@@ -70,6 +70,30 @@ static tgl_status resolve_api(tgl__config *cfg)
     return TGL_OK;
 }
 
+/* TGL_CACHE_DIR, or $XDG_CACHE_HOME/tensorgl, or $HOME/.cache/tensorgl; TGL_CACHE_DIR set to ""
+ * turns the disk cache off, as does a default path that does not fit. */
+static tgl_status resolve_cache_dir(tgl__config *cfg)
+{
+    const char *dir = getenv("TGL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (dir) {
+        if (strlen(dir) >= sizeof cfg->cache_dir)
+            return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_CACHE_DIR: path longer than %zu bytes",
+                             sizeof cfg->cache_dir - 1);
+        tgl__strlcpy(cfg->cache_dir, dir, sizeof cfg->cache_dir);
+        return TGL_OK;
+    }
+    if (xdg && *xdg == '/')
+        n = snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s/tensorgl", xdg);
+    else if (home && *home == '/')
+        n = snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s/.cache/tensorgl", home);
+    else
+        n = 0;
+    if (n <= 0 || (size_t)n >= sizeof cfg->cache_dir)
+        cfg->cache_dir[0] = '\0';
+    return TGL_OK;
+}
+
 tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
 {
     *cfg = (tgl__config){0};
@@ -114,5 +138,5 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     if (gemm && strlen(gemm) >= sizeof cfg->gemm)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: longer than %zu bytes", sizeof cfg->gemm - 1);
     tgl__strlcpy(cfg->gemm, gemm, sizeof cfg->gemm);
-    return TGL_OK;
+    return resolve_cache_dir(cfg);
 }

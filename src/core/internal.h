@@ -26,6 +26,7 @@ typedef struct tgl__config {
     unsigned sync_timeout_ms;
     char log_path[512];
     char gemm[64];      /* TGL_GEMM: the GL backend's GEMM kernel override, "" for the table's */
+    char cache_dir[1024]; /* program binaries on disk; "" = no disk cache */
 } tgl__config;
 
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]

@@ -111,6 +111,8 @@ tgl_status tgl_gl_open(tgl_backend *b)
         copy_gl_string(gl->renderer, sizeof gl->renderer, GL_RENDERER);
         gl->has_reset_query = reset_query_available(&gl->egl);
         st = tgl_gl_limits_query(b, &gl->limits);
+        if (!st)
+            tgl_gl_disk_cache_init(b, &gl->disk);
     }
     if (st) {
         tgl_egl_destroy(&gl->egl);

@@ -85,6 +85,24 @@ typedef struct tgl_gl_programs {
     size_t count, cap;
 } tgl_gl_programs;
 
+/* ---- program binaries on disk (gl_disk_cache.c) ---- */
+typedef struct tgl_gl_disk_cache {
+    int enabled;          /* a directory is configured and the driver has a binary format */
+    int write_failed;     /* logged once */
+    char dir[1024];
+    char identity[640];   /* what a binary is valid for: library version, API, vendor, renderer, version */
+    unsigned long hits, stores, rejected; /* counters for tests and debugging */
+} tgl_gl_disk_cache;
+/* Enables the cache when b->config.cache_dir is set and the driver can save binaries. */
+void tgl_gl_disk_cache_init(tgl_backend *b, tgl_gl_disk_cache *c);
+/* 1 with *out a linked program when a valid binary of `source` is on disk; 0 otherwise (absent,
+ * damaged, stale or refused by the driver: the caller compiles and stores a fresh one). */
+int tgl_gl_disk_cache_load(tgl_backend *b, const char *source, GLuint *out);
+/* Saves program's binary for `source` (write then rename); failures are logged once, not fatal. */
+void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program);
+/* Test hook: {hits, stores, rejected} since the backend opened. */
+void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3]);
+
 /* ---- the backend ---- */
 #define TGL_GL_MAX_TEXTURE_BINDINGS 4
 enum { TGL_GL_FAULT_NONE = 0, TGL_GL_FAULT_GL_ERROR, TGL_GL_FAULT_RESET, TGL_GL_FAULT_TIMEOUT };
@@ -93,6 +111,7 @@ typedef struct tgl_gl {
     tgl_egl egl;
     tgl_gl_limits limits;
     tgl_gl_programs programs;
+    tgl_gl_disk_cache disk;
     char gl_version[128], glsl_version[64], vendor[128], renderer[256];
     int has_reset_query;
     uint64_t seq;               /* dispatches issued */

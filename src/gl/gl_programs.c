@@ -1,4 +1,5 @@
-/* Programs are compiled on first use and cached per (kernel, defines) for the backend's life. */
+/* Programs are built on first use (from the disk cache when it has them, gl_disk_cache.c) and
+ * kept per (kernel, workgroup size, defines) for the backend's life. */
 #include "gl_internal.h"
 
 #include <stdlib.h>
@@ -56,6 +57,8 @@ tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const c
         return st;
     }
     GLuint program = glCreateProgram();
+    if (tgl_gl_of(b)->disk.enabled)
+        glProgramParameteri(program, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
     glAttachShader(program, shader);
     glLinkProgram(program);
     glDetachShader(program, shader);
@@ -120,7 +123,10 @@ tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char 
         return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: source not embedded or no host memory", kernel);
     }
     GLuint program = 0;
-    tgl_status st = tgl_gl_program_from_source(b, kernel, source, &program);
+    tgl_status st = TGL_OK;
+    if (!tgl_gl_disk_cache_load(b, source, &program) &&
+        !(st = tgl_gl_program_from_source(b, kernel, source, &program)))
+        tgl_gl_disk_cache_store(b, source, program);
     free(source);
     if (!st && (st = remember(b, &gl->programs, key, program)))
         glDeleteProgram(program);

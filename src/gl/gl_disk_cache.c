@@ -1,0 +1,256 @@
+/* Linked programs saved on disk (glGetProgramBinary) so a later process skips the compile.
+ *
+ * A file is named by a 128-bit hash of what the binary depends on: the identity (library
+ * version, GL API, vendor, renderer and version string, which carries the driver version) and
+ * the program's complete source (version line, defines, workgroup size, kernel text). Its
+ * contents are never trusted: the header's magic, sizes, key and identity must match, a
+ * checksum must match the payload, and the driver must accept the binary (link status); a file
+ * failing any of these is ignored, and the rebuilt program replaces it. Files are written to a
+ * temporary name and renamed into place, so a concurrent reader sees the old file or the new
+ * one, never half of one. Failing to read or write the cache never fails an op: the program is
+ * compiled from source as without a cache. With TGL_DEBUG=1 each of these is logged. */
+#include "gl_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "TGLPBIN1"
+#define MAX_FILE_BYTES (64u << 20) /* larger than any program binary seen; a bigger file is damage */
+
+typedef struct file_header {
+    char magic[8];
+    uint32_t identity_bytes;
+    uint32_t format;     /* the GLenum glGetProgramBinary returned */
+    uint64_t key[2];
+    uint64_t binary_bytes;
+    uint64_t binary_sum; /* of the payload */
+} file_header;
+
+/* FNV-1a over bytes, continued from h, with a final avalanche so that nearby inputs spread. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static void key_of(const tgl_gl_disk_cache *c, const char *source, uint64_t key[2])
+{
+    /* Two independent chains (different offset bases): a 128-bit name. */
+    uint64_t a = hash_bytes(0xcbf29ce484222325ull, c->identity, strlen(c->identity) + 1);
+    uint64_t b = hash_bytes(0x84222325cbf29ce4ull ^ 0x9e3779b97f4a7c15ull, c->identity, strlen(c->identity) + 1);
+    key[0] = mix(hash_bytes(a, source, strlen(source)));
+    key[1] = mix(hash_bytes(b, source, strlen(source)) ^ 0x5851f42d4c957f2dull);
+}
+
+static int path_of(const tgl_gl_disk_cache *c, const uint64_t key[2], char *out, size_t size)
+{
+    int n = snprintf(out, size, "%s/%016llx%016llx.bin", c->dir, (unsigned long long)key[0],
+                     (unsigned long long)key[1]);
+    return n > 0 && (size_t)n < size;
+}
+
+/* mkdir -p, mode 0700 for what it creates. */
+static int make_dirs(const char *dir)
+{
+    char path[sizeof ((tgl_gl_disk_cache *)0)->dir];
+    tgl__strlcpy(path, dir, sizeof path); /* dir is a tgl_gl_disk_cache.dir: it fits */
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0700) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+void tgl_gl_disk_cache_init(tgl_backend *b, tgl_gl_disk_cache *c)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    memset(c, 0, sizeof *c);
+    if (!b->config.cache_dir[0])
+        return;
+    GLint formats = 0;
+    glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    if (formats <= 0) {
+        if (b->config.flags & TGL_FLAG_DEBUG)
+            tgl__log(b, TGL__LOG_DEBUG, "program cache off: the driver offers no program binary format");
+        return;
+    }
+    tgl__strlcpy(c->dir, b->config.cache_dir, sizeof c->dir);
+    snprintf(c->identity, sizeof c->identity, "tensorgl %d.%d.%d\n%s\n%s\n%s\n%s", TGL_VERSION_MAJOR,
+             TGL_VERSION_MINOR, TGL_VERSION_PATCH, gl->egl.es ? "OpenGL ES" : "OpenGL", gl->vendor, gl->renderer,
+             gl->gl_version);
+    c->enabled = 1;
+}
+
+/* Reads the whole file into a malloc'd buffer; NULL when absent, unreadable or implausible. */
+static unsigned char *read_file(const char *path, size_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    unsigned char *data = NULL;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof(file_header) &&
+        st.st_size <= (off_t)MAX_FILE_BYTES && (data = malloc((size_t)st.st_size))) {
+        size_t got = 0;
+        while (got < (size_t)st.st_size) {
+            ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        if (got != (size_t)st.st_size) {
+            free(data);
+            data = NULL;
+        }
+        *size = got;
+    }
+    close(fd);
+    return data;
+}
+
+int tgl_gl_disk_cache_load(tgl_backend *b, const char *source, GLuint *out)
+{
+    tgl_gl_disk_cache *c = &tgl_gl_of(b)->disk;
+    uint64_t key[2];
+    char path[sizeof c->dir + 48];
+    if (!c->enabled)
+        return 0;
+    key_of(c, source, key);
+    if (!path_of(c, key, path, sizeof path))
+        return 0;
+    size_t size = 0;
+    unsigned char *data = read_file(path, &size);
+    if (!data)
+        return 0; /* absent: the common cold case, not a rejection */
+
+    file_header h;
+    memcpy(&h, data, sizeof h);
+    size_t id_len = strlen(c->identity);
+    /* Sizes first (the identity's length is checked before it positions anything), then the
+     * contents. */
+    int ok = !memcmp(h.magic, MAGIC, 8) && h.identity_bytes == id_len && h.key[0] == key[0] &&
+             h.key[1] == key[1] && size - sizeof h >= id_len && h.binary_bytes == size - sizeof h - id_len &&
+             h.binary_bytes > 0 && h.binary_bytes <= INT32_MAX;
+    const unsigned char *bin = data + sizeof h + id_len;
+    ok = ok && !memcmp(data + sizeof h, c->identity, id_len) &&
+         hash_bytes(0xcbf29ce484222325ull, bin, (size_t)h.binary_bytes) == h.binary_sum;
+    GLuint program = 0;
+    if (ok) {
+        program = glCreateProgram();
+        glProgramBinary(program, (GLenum)h.format, bin, (GLsizei)h.binary_bytes);
+        GLint linked = 0;
+        glGetProgramiv(program, GL_LINK_STATUS, &linked);
+        /* A driver that refuses the binary reports GL_INVALID_ENUM or an unlinked program. */
+        for (GLenum e; (e = glGetError()) != GL_NO_ERROR;)
+            linked = 0;
+        ok = program && linked;
+    }
+    free(data);
+    if (!ok) {
+        if (program)
+            glDeleteProgram(program);
+        c->rejected++;
+        if (b->config.flags & TGL_FLAG_DEBUG)
+            tgl__log(b, TGL__LOG_DEBUG, "program cache: ignoring %s (damaged, stale or refused by the driver)",
+                     path);
+        return 0;
+    }
+    c->hits++;
+    *out = program;
+    return 1;
+}
+
+static int write_all(int fd, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program)
+{
+    tgl_gl_disk_cache *c = &tgl_gl_of(b)->disk;
+    if (!c->enabled)
+        return;
+    GLint len = 0;
+    glGetProgramiv(program, GL_PROGRAM_BINARY_LENGTH, &len);
+    unsigned char *bin = len > 0 && (size_t)len <= MAX_FILE_BYTES ? malloc((size_t)len) : NULL;
+    GLsizei got = 0;
+    GLenum format = 0;
+    if (bin)
+        glGetProgramBinary(program, len, &got, &format, bin);
+    int gl_failed = 0;
+    for (GLenum e; (e = glGetError()) != GL_NO_ERROR;)
+        gl_failed = 1;
+    if (!bin || gl_failed || got <= 0) {
+        free(bin);
+        return;
+    }
+    file_header h = {.identity_bytes = (uint32_t)strlen(c->identity), .format = format,
+                     .binary_bytes = (uint64_t)got,
+                     .binary_sum = hash_bytes(0xcbf29ce484222325ull, bin, (size_t)got)};
+    memcpy(h.magic, MAGIC, 8);
+    key_of(c, source, h.key);
+
+    char path[sizeof c->dir + 48], tmp[sizeof path + 32];
+    static unsigned counter; /* distinct temporary names within the process */
+    int fd = -1, err = 0, ok = path_of(c, h.key, path, sizeof path) && !make_dirs(c->dir);
+    if (!ok)
+        err = errno;
+    if (ok) {
+        snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", path, (long)getpid(), counter++);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ok = fd >= 0 && !write_all(fd, &h, sizeof h) && !write_all(fd, c->identity, h.identity_bytes) &&
+             !write_all(fd, bin, (size_t)got);
+        if (fd >= 0 && close(fd))
+            ok = 0;
+        if (ok && rename(tmp, path))
+            ok = 0;
+        err = errno;
+        if (!ok && fd >= 0)
+            unlink(tmp);
+    }
+    free(bin);
+    if (ok) {
+        c->stores++;
+    } else if (!c->write_failed && (b->config.flags & TGL_FLAG_DEBUG)) { /* once per backend */
+        c->write_failed = 1;
+        tgl__log(b, TGL__LOG_DEBUG, "program cache: cannot write under %s: %s", c->dir, strerror(err));
+    }
+}
+
+void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3])
+{
+    const tgl_gl_disk_cache *c = &tgl_gl_of(b)->disk;
+    stats[0] = c->hits;
+    stats[1] = c->stores;
+    stats[2] = c->rejected;
+}

@@ -1,0 +1,280 @@
+/* The program cache on disk (TGL_CACHE_DIR): cold, warm, corrupted, truncated and foreign
+ * files, an unwritable directory, the cache turned off, and several processes filling one
+ * directory at once. In every case the op's result must be right; the counters (hits, stores,
+ * rejections) show which path ran. Skipped where the driver offers no program binary format. */
+#include "testing.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3]);
+enum { HITS, STORES, REJECTED };
+enum { N = 777 };
+
+static char self_path[4096];
+
+/* Opens a GL backend over `dir`, runs one op (compiling or loading its program), checks the
+ * result on the host, reads the counters and closes. 0 when the result was right. */
+static int run_op(const char *dir, unsigned long stats[3])
+{
+    tgt_setenv("TGL_CACHE_DIR", dir);
+    tgl_options o = {.kind = TGL_BACKEND_GL};
+    tgl_backend *b = NULL;
+    if (tgl_open(&o, &b))
+        return -1;
+    float x[N], y[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i / N - 0.5f;
+    tgl_ptr p = 0, q = 0;
+    int bad = tgl_alloc(b, sizeof x, &p) || tgl_alloc(b, sizeof y, &q) || tgl_copy_htod(b, p, x, sizeof x) ||
+              /* an expression of its own, so no other suite has put this program in the cache */
+              tgl_map(b, "exp(a) * 0.25 + a * a - 1.5", &p, 1, q, N) || tgl_copy_dtoh(b, y, q, sizeof y);
+    for (int i = 0; !bad && i < N; i++)
+        bad = fabsf(y[i] - (expf(x[i]) * 0.25f + x[i] * x[i] - 1.5f)) > 1e-5f;
+    tgl_gl_test_cache_stats(b, stats);
+    tgl_close(b);
+    return bad;
+}
+
+/* Runs run_op and asserts it was right; returns the counters. */
+static void run_ok(const char *dir, unsigned long stats[3])
+{
+    int rc = run_op(dir, stats);
+    if (rc < 0)
+        skip(); /* no GL context at all */
+    assert_int_equal(rc, 0);
+}
+
+static char *fresh_dir(void)
+{
+    char *dir = strdup("/tmp/tgl-cache-test-XXXXXX");
+    assert_non_null(dir);
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+static void remove_dir(char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+/* Calls fn on every file of dir; returns how many. */
+static int each_file(const char *dir, void (*fn)(const char *path))
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[512];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        fn(path);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* A cold run that stores, or a skip when this driver cannot save program binaries. */
+static char *cold_dir(void)
+{
+    char *dir = fresh_dir();
+    unsigned long st[3];
+    run_ok(dir, st);
+    if (st[STORES] == 0) {
+        remove_dir(dir);
+        print_message("the driver offers no program binary format (Mesa: is its shader cache off?)\n");
+        skip();
+    }
+    assert_int_equal(st[HITS], 0);
+    assert_int_equal(st[REJECTED], 0);
+    return dir;
+}
+
+static void test_cold_then_warm(void **state)
+{
+    (void)state;
+    char *dir = cold_dir();
+    unsigned long st[3];
+    run_ok(dir, st);
+    assert_true(st[HITS] >= 1);
+    assert_int_equal(st[STORES], 0);
+    assert_int_equal(st[REJECTED], 0);
+    remove_dir(dir);
+}
+
+/* Damages every file with `damage`, then checks: right result, the damage noticed, the file
+ * rebuilt (the next run loads it again). */
+static void damaged(void (*damage)(const char *path))
+{
+    char *dir = cold_dir();
+    assert_true(each_file(dir, damage) >= 1);
+    unsigned long st[3];
+    run_ok(dir, st);
+    assert_true(st[REJECTED] >= 1);
+    assert_true(st[STORES] >= 1);
+    run_ok(dir, st);
+    assert_true(st[HITS] >= 1);
+    assert_int_equal(st[REJECTED], 0);
+    remove_dir(dir);
+}
+
+static void flip_byte_at(const char *path, long from_end)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, from_end, from_end < 0 ? SEEK_END : SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_int_not_equal(c, EOF);
+    assert_int_equal(fseek(f, -1, SEEK_CUR), 0);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+}
+
+static void flip_payload(const char *path) { flip_byte_at(path, -7); }
+/* Byte 60 lies in the identity (library version, vendor, renderer, GL version) that follows the
+ * 48-byte header: as if the file came from another driver. */
+static void flip_identity(const char *path) { flip_byte_at(path, 60); }
+static void flip_magic(const char *path) { flip_byte_at(path, 0); }
+
+static void truncate_half(const char *path)
+{
+    struct stat s;
+    assert_int_equal(stat(path, &s), 0);
+    assert_int_equal(truncate(path, s.st_size / 2), 0);
+}
+
+static void test_corrupted_payload(void **state)
+{
+    (void)state;
+    damaged(flip_payload);
+}
+
+static void test_truncated(void **state)
+{
+    (void)state;
+    damaged(truncate_half);
+}
+
+static void test_other_renderer(void **state)
+{
+    (void)state;
+    damaged(flip_identity);
+}
+
+static void test_bad_magic(void **state)
+{
+    (void)state;
+    damaged(flip_magic);
+}
+
+/* A path under a regular file cannot be created, even by root. */
+static void test_unwritable_dir(void **state)
+{
+    (void)state;
+    char *dir = fresh_dir(), path[512];
+    snprintf(path, sizeof path, "%s/file", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    strcat(path, "/cache");
+    unsigned long st[3];
+    run_ok(path, st);
+    assert_int_equal(st[HITS], 0);
+    assert_int_equal(st[STORES], 0);
+    remove_dir(dir);
+}
+
+static void test_turned_off(void **state)
+{
+    (void)state;
+    unsigned long st[3];
+    run_ok("", st);
+    assert_int_equal(st[HITS] + st[STORES] + st[REJECTED], 0);
+}
+
+static void test_path_too_long(void **state)
+{
+    (void)state;
+    char path[1200];
+    memset(path, 'a', sizeof path - 1);
+    path[0] = '/';
+    path[sizeof path - 1] = '\0';
+    tgt_setenv("TGL_CACHE_DIR", path);
+    tgl_options o = {.kind = TGL_BACKEND_CPU};
+    tgl_backend *b = NULL;
+    assert_int_equal(tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
+    assert_null(b);
+    assert_non_null(strstr(tgl_last_error(NULL), "TGL_CACHE_DIR"));
+}
+
+/* Four processes fill one empty directory at once; each must get the right result, and the
+ * files they leave must all load. */
+static void test_concurrent_processes(void **state)
+{
+    (void)state;
+    char *dir = cold_dir(); /* also skips where binaries cannot be saved */
+    remove_dir(dir);
+    dir = fresh_dir();
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            /* A fresh image: no EGL or driver state inherited from this process. */
+            execl(self_path, self_path, "--child", dir, (char *)NULL);
+            _exit(127);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int status = 0;
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    unsigned long st[3];
+    run_ok(dir, st);
+    assert_true(st[HITS] >= 1);
+    assert_int_equal(st[REJECTED], 0);
+    remove_dir(dir);
+}
+
+static int restore_env(void **state)
+{
+    (void)state;
+    tgt_env_restore();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--child")) {
+        unsigned long st[3];
+        return run_op(argv[2], st) ? 1 : 0;
+    }
+    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    if (n > 0)
+        self_path[n] = '\0';
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_cold_then_warm, restore_env),
+        cmocka_unit_test_teardown(test_corrupted_payload, restore_env),
+        cmocka_unit_test_teardown(test_truncated, restore_env),
+        cmocka_unit_test_teardown(test_other_renderer, restore_env),
+        cmocka_unit_test_teardown(test_bad_magic, restore_env),
+        cmocka_unit_test_teardown(test_unwritable_dir, restore_env),
+        cmocka_unit_test_teardown(test_turned_off, restore_env),
+        cmocka_unit_test_teardown(test_path_too_long, restore_env),
+        cmocka_unit_test_teardown(test_concurrent_processes, restore_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
