@@ -1,6 +1,7 @@
 /* Memory on both backends: pointer arithmetic, every invalid-pointer case, bounds, size 0,
- * out of memory with earlier buffers intact, and 10,000 random alloc/free/copy rounds checked
- * against a host shadow. Each test runs once per backend (cmocka prestate = backend kind). */
+ * out of memory with earlier buffers intact, 10,000 random alloc/free/copy rounds checked
+ * against a host shadow, and device copies through each GL path. Each test runs once per
+ * backend (cmocka prestate = backend kind). */
 #include "testing.h"
 
 #include <stdlib.h>
@@ -186,6 +187,60 @@ static void test_out_of_memory(void **state)
     TGT_OK(b, tgl_free(b, keep));
 }
 
+void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
+
+/* tgl_copy_dtod through both GL paths (the copy kernel GPUs use, glCopyBufferSubData llvmpipe
+ * uses): word-aligned copies of many lengths and word offsets (vec4 body with a scalar tail,
+ * scalar only), words that are not floats (NaN payloads, all-ones), a copy right after a
+ * dispatch wrote its source, and unaligned copies, which always take glCopyBufferSubData. On
+ * the CPU backend the same copies run once. */
+static void test_dtod_paths(void **state)
+{
+    ctx *c = *state;
+    tgl_backend *b = c->b;
+    enum { WORDS = (1 << 18) + 3, ROOM = WORDS + 64 };
+    uint32_t *src = malloc(ROOM * 4), *back = malloc(ROOM * 4);
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed() ^ 0xD70D);
+    for (size_t i = 0; i < ROOM; i++)
+        src[i] = i % 5 == 0 ? 0x7fc01234u : i % 7 == 0 ? 0xffffffffu : (uint32_t)tgt_next(&r);
+    tgl_ptr p, q;
+    TGT_OK(b, tgl_alloc(b, ROOM * 4, &p));
+    TGT_OK(b, tgl_alloc(b, ROOM * 4, &q));
+    static const size_t lens[] = {1, 3, 4, 5, 17, 1023, 4096, WORDS};
+    for (int kernel = 0; kernel < (c->kind == TGL_BACKEND_GL ? 2 : 1); kernel++) {
+        if (c->kind == TGL_BACKEND_GL)
+            tgl_gl_test_force_copy_kernel(b, kernel);
+        TGT_OK(b, tgl_copy_htod(b, p, src, ROOM * 4));
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (size_t so = 0; so < 8; so += 3)
+                for (size_t d = 0; d < 6; d += 1 + (li & 1)) {
+                    size_t len = lens[li];
+                    TGT_OK(b, tgl_copy_dtod(b, q + d * 4, p + so * 4, len * 4));
+                    TGT_OK(b, tgl_copy_dtoh(b, back, q + d * 4, len * 4));
+                    if (memcmp(back, src + so, len * 4))
+                        fail_msg("%s: %zu words from word %zu to word %zu differ", kernel ? "kernel" : "glCopy",
+                                 len, so, d);
+                }
+        /* The source written by a pending dispatch. */
+        TGT_OK(b, tgl_fill(b, p + 8, 2.5f, 1000));
+        TGT_OK(b, tgl_copy_dtod(b, q, p + 8, 4000));
+        float f[1000];
+        TGT_OK(b, tgl_copy_dtoh(b, f, q, sizeof f));
+        for (int i = 0; i < 1000; i++)
+            assert_true(f[i] == 2.5f);
+        /* Unaligned: byte offsets and lengths. */
+        TGT_OK(b, tgl_copy_htod(b, p, src, ROOM * 4));
+        TGT_OK(b, tgl_copy_dtod(b, q + 1, p + 6, 4099));
+        TGT_OK(b, tgl_copy_dtoh(b, back, q + 1, 4099));
+        assert_memory_equal(back, (unsigned char *)src + 6, 4099);
+    }
+    TGT_OK(b, tgl_free(b, p));
+    TGT_OK(b, tgl_free(b, q));
+    free(src);
+    free(back);
+}
+
 /* 10,000 random rounds of alloc / free / htod / dtoh / dtod against a host shadow. */
 #define LIVE 48
 static void test_random_rounds(void **state)
@@ -258,6 +313,7 @@ int main(void)
         PER_BACKEND(test_roundtrip_and_offsets), PER_BACKEND(test_size_zero),
         PER_BACKEND(test_invalid_pointers),      PER_BACKEND(test_invalid_arguments),
         PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
+        PER_BACKEND(test_dtod_paths),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

@@ -79,6 +79,12 @@ tgl_status tgl_gl_download(tgl_backend *b, void *dst, tgl__view src, size_t byte
 
 tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t bytes)
 {
+    /* Word-aligned copies on GPUs: the copy kernel (see the per-renderer table in gl_limits.c).
+     * Its dispatch gets the barriers any dispatch gets. */
+    if (tgl_gl_of(b)->limits.copy_kernel && src.offset % 4 == 0 && dst.offset % 4 == 0 && bytes % 4 == 0) {
+        const tgl__view v[2] = {src, dst};
+        return tgl_gl_run_elementwise(b, "elementwise/copy", "", v, 2, bytes / 4, NULL, 0);
+    }
     tgl_gl_buffer *d = dst.buf, *s = src.buf;
     tgl_gl_before_transfer(b, s, 0);
     tgl_gl_before_transfer(b, d, 1);
@@ -89,4 +95,9 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
     glBindBuffer(GL_COPY_READ_BUFFER, 0);
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
     return tgl_gl_check(b, "tgl_copy_dtod (glCopyBufferSubData)");
+}
+
+void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on)
+{
+    tgl_gl_of(b)->limits.copy_kernel = on;
 }

@@ -170,8 +170,10 @@ void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const
         int vec4 = variant & 1, tex = variant >> 1;
         char *d = defines_for("", vec4, tex, 1);
         if (d) {
-            if (!tex)
+            if (!tex) {
                 fn(ctx, "elementwise/fill", d);
+                fn(ctx, "elementwise/copy", d);
+            }
             fn(ctx, "elementwise/scale_add", d);
         }
         free(d);

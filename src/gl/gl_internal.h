@@ -52,6 +52,7 @@ typedef struct tgl_gl_limits {
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
     int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
+    int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 /* Every GEMM configuration the table holds (for `tensorgl kernels`): entry 0 is the register
@@ -233,6 +234,9 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
 enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE };
 /* Test hook: forces an attention path (-1: by device and shape). */
 void tgl_gl_test_force_attention(tgl_backend *b, int path);
+/* Test hook: 1 sends word-aligned tgl_copy_dtod through the copy kernel, 0 through
+ * glCopyBufferSubData (the per-renderer choice is made at open). */
+void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
 /* Test hook: the number of conv2d kernel configurations, and forcing one (-1: by shape). */
 size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);

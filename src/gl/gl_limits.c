@@ -18,18 +18,22 @@
  * GPUs take the shared-memory tile. On the H100 (4096^3, TFLOP/s, f32 / f16): 128x128 BK 8
  * with 8x8: 23.1 / 1.2; BK 16: 22.6 / 2.0; BK 32: 15.6 / 2.1; 64x64 BK 16 4x4: 19.5 / 19.9;
  * 128x64 8x4: 16.9 / 20.9; 64x128 4x8: 19.0 / 24.8. f16 (packed loads) keeps its own column:
- * at 8x8 its kernel falls off a cliff there, most likely spilling registers. */
+ * at 8x8 its kernel falls off a cliff there, most likely spilling registers.
+ * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
+ * copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
+ * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel. */
 #define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex}
 #define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0}
 static const struct {
     const char *renderer_prefix;
     uint32_t elementwise, reducing, items;
     tgl_gl_gemm_config gemm, gemm_f16;
+    int copy_by_glcopy; /* tgl_copy_dtod through glCopyBufferSubData rather than a copy kernel */
 } wg_table[] = {
-    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1)},
-    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8)},
-    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4)},
-    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4)},
+    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0},
+    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0},
+    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0},
 };
 static const tgl_gl_gemm_config default_gemm = GEMM_TILED(64, 64, 16, 4, 4);
 static const tgl_gl_gemm_config fallback_gemm = GEMM_REG(8, 8, 4, 4, 0);
@@ -122,6 +126,7 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
 static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
+    int glcopy = 0;
     tgl_gl_gemm_config gemm = default_gemm, gemm_f16 = default_gemm;
     for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++) {
         if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix))) {
@@ -130,6 +135,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
             items = wg_table[i].items;
             gemm = wg_table[i].gemm;
             gemm_f16 = wg_table[i].gemm_f16;
+            glcopy = wg_table[i].copy_by_glcopy;
         }
     }
     /* A tile the device cannot hold (invocations, shared memory) falls back to the register
@@ -146,6 +152,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
     l->items_per_invocation = items;
+    l->copy_kernel = !glcopy;
     l->workgroup_size = clamp_pow2(ew, l);
     l->reduce_workgroup_size = clamp_pow2(red, l);
 }
