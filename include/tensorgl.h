@@ -158,7 +158,10 @@ TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);
 /* ---- memory ---------------------------------------------------------------------------- */
 
 /* Allocates bytes of device memory; *out is the allocation's base address. bytes == 0 gives
- * *out == 0 (null) and TGL_OK. Contents are undefined until written.
+ * *out == 0 (null) and TGL_OK. Contents are undefined until written (a reused pooled block
+ * holds whatever was there). GL: small allocations are carved from shared buffers and freed
+ * ones reused, so alloc/free in a loop creates no GL buffer after the first pass
+ * (tgl_memory_info shows what is held).
  * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bytes over 2^38), TGL_ERR_OUT_OF_MEMORY (the
  * device or the handle table is full; earlier allocations keep their data).
  * Example: tgl_ptr x; tgl_status st = tgl_alloc(b, n * sizeof(float), &x); */
@@ -178,6 +181,24 @@ TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p);
 TGL_API tgl_status tgl_copy_htod(tgl_backend *b, tgl_ptr dst, const void *src, size_t bytes);
 TGL_API tgl_status tgl_copy_dtoh(tgl_backend *b, void *dst, tgl_ptr src, size_t bytes);
 TGL_API tgl_status tgl_copy_dtod(tgl_backend *b, tgl_ptr dst, tgl_ptr src, size_t bytes);
+
+/* Memory accounting of a backend. A struct tag without a typedef, as tgl_device_info. */
+struct tgl_memory_info {
+    uint64_t in_use;           /* bytes of live allocations, as requested from tgl_alloc */
+    uint64_t peak;             /* the largest in_use since tgl_open */
+    uint64_t reserved;         /* bytes the backend holds: GL buffer objects, pooled ones included
+                                  (small allocations share buffers, freed large ones are kept for
+                                  reuse); on the CPU backend the live allocations' bytes */
+    uint64_t pooled;           /* of reserved, the bytes no live allocation uses */
+    uint64_t device_total;     /* the device's memory where the driver tells (GL_NVX_gpu_memory_info,
+                                  GL_ATI_meminfo), physical memory on the CPU backend; 0 = unknown */
+    uint64_t device_available; /* free device memory now, where the driver tells; 0 = unknown */
+};
+
+/* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL), TGL_ERR_DEVICE_LOST.
+ * Example: struct tgl_memory_info m; tgl_memory_info(b, &m);
+ *          printf("%llu MiB in use\n", (unsigned long long)(m.in_use >> 20)); */
+TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info);
 
 /* Waits until every queued op and copy has finished (at most TGL_SYNC_TIMEOUT_MS).
  * Errors: TGL_ERR_TIMEOUT, TGL_ERR_DEVICE_LOST.

@@ -187,6 +187,82 @@ static void test_out_of_memory(void **state)
     TGT_OK(b, tgl_free(b, keep));
 }
 
+/* tgl_memory_info and the GL pool: in_use and peak follow every alloc and free; 600 live
+ * allocations of mixed sizes (many share pooled GL buffers) each keep their own contents and
+ * serve an op; an alloc/free loop holds no more memory after its first pass (no GL buffer
+ * created: reserved stays put); the freed bytes show as pooled. */
+static void test_memory_info_and_pool(void **state)
+{
+    ctx *c = *state;
+    tgl_backend *b = c->b;
+    struct tgl_memory_info m;
+    TGT_EXPECT(b, tgl_memory_info(b, NULL), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(NULL, tgl_memory_info(NULL, &m), TGL_ERR_INVALID_ARGUMENT);
+    TGT_OK(b, tgl_memory_info(b, &m));
+    assert_int_equal(m.in_use, 0);
+    assert_true(m.device_total > 0 || c->kind == TGL_BACKEND_GL); /* llvmpipe does not tell */
+
+    enum { LIVE = 600 };
+    static tgl_ptr p[LIVE];
+    static size_t bytes[LIVE];
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed() ^ 0x9001);
+    uint64_t sum = 0;
+    for (int i = 0; i < LIVE; i++) {
+        bytes[i] = 4 * (1 + tgt_below(&r, i % 10 == 0 ? 300000 : 3000)); /* mostly pooled sizes */
+        TGT_OK(b, tgl_alloc(b, bytes[i], &p[i]));
+        sum += bytes[i];
+        TGT_OK(b, tgl_fill(b, p[i], (float)i, bytes[i] / 4));
+    }
+    TGT_OK(b, tgl_memory_info(b, &m));
+    assert_int_equal(m.in_use, sum);
+    assert_int_equal(m.peak, sum);
+    assert_true(m.reserved >= sum);
+    /* Neighbours in one GL buffer did not write over each other; an op on three of them too. */
+    for (int i = 0; i < LIVE; i++) {
+        float first, last;
+        TGT_OK(b, tgl_copy_dtoh(b, &first, p[i], 4));
+        TGT_OK(b, tgl_copy_dtoh(b, &last, p[i] + bytes[i] - 4, 4));
+        if (first != (float)i || last != (float)i)
+            fail_msg("allocation %d (%zu bytes) holds %g ... %g", i, bytes[i], first, last);
+    }
+    size_t n = bytes[1] < bytes[2] ? bytes[1] / 4 : bytes[2] / 4;
+    n = n < bytes[3] / 4 ? n : bytes[3] / 4;
+    TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, p[1], p[2], p[3], n));
+    float got;
+    TGT_OK(b, tgl_copy_dtoh(b, &got, p[3] + (n - 1) * 4, 4));
+    assert_true(got == 3.0f);
+
+    for (int i = 0; i < LIVE; i += 2) {
+        TGT_OK(b, tgl_free(b, p[i]));
+        sum -= bytes[i];
+    }
+    TGT_OK(b, tgl_memory_info(b, &m));
+    assert_int_equal(m.in_use, sum);
+    assert_true(m.peak > m.in_use);
+    if (c->kind == TGL_BACKEND_GL)
+        assert_true(m.pooled > 0);
+
+    /* A model loop: the same temporaries allocated and freed, pass after pass. */
+    uint64_t reserved_after_first = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < LIVE; i += 2)
+            TGT_OK(b, tgl_alloc(b, bytes[i], &p[i]));
+        for (int i = 0; i < LIVE; i += 2)
+            TGT_OK(b, tgl_free(b, p[i]));
+        TGT_OK(b, tgl_memory_info(b, &m));
+        if (pass == 0)
+            reserved_after_first = m.reserved;
+        else if (c->kind == TGL_BACKEND_GL)
+            assert_int_equal(m.reserved, reserved_after_first);
+    }
+    for (int i = 1; i < LIVE; i += 2)
+        TGT_OK(b, tgl_free(b, p[i]));
+    TGT_OK(b, tgl_memory_info(b, &m));
+    assert_int_equal(m.in_use, 0);
+    assert_true(m.pooled == m.reserved || c->kind == TGL_BACKEND_CPU); /* all of it kept for reuse */
+}
+
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
 
 /* tgl_copy_dtod through both GL paths (the copy kernel GPUs use, glCopyBufferSubData llvmpipe
@@ -313,7 +389,7 @@ int main(void)
         PER_BACKEND(test_roundtrip_and_offsets), PER_BACKEND(test_size_zero),
         PER_BACKEND(test_invalid_pointers),      PER_BACKEND(test_invalid_arguments),
         PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
-        PER_BACKEND(test_dtod_paths),
+        PER_BACKEND(test_dtod_paths),            PER_BACKEND(test_memory_info_and_pool),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

@@ -3,6 +3,8 @@
  * argument. */
 #include "validate.h"
 
+#include <string.h>
+
 #define F32 sizeof(float)
 
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
@@ -28,6 +30,9 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
         b->vt->buffer_destroy(b, buf);
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "no host memory to grow the handle table");
     }
+    b->mem_in_use += bytes;
+    if (b->mem_in_use > b->mem_peak)
+        b->mem_peak = b->mem_in_use;
     return TGL_OK;
 }
 
@@ -39,11 +44,28 @@ TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p)
     if (p == 0)
         return TGL_OK;
     void *buf;
+    uint64_t offset = 0, bytes = 0;
+    tgl__handles_lookup(&b->handles, p, 0, &buf, &offset, &bytes); /* its size, for the accounting */
     tgl__handle_result r = tgl__handles_remove(&b->handles, p, &buf);
     if (r != TGL__HANDLE_OK)
         return tgl__fail(b, TGL_ERR_INVALID_POINTER, "p (0x%llx): %s", (unsigned long long)p,
                          tgl__handle_result_string(r));
     b->vt->buffer_destroy(b, buf);
+    b->mem_in_use -= bytes;
+    return TGL_OK;
+}
+
+TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
+{
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    if (!info)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "info: NULL");
+    memset(info, 0, sizeof *info);
+    b->vt->memory_info(b, info);
+    info->in_use = b->mem_in_use;
+    info->peak = b->mem_peak;
     return TGL_OK;
 }
 

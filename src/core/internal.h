@@ -105,6 +105,8 @@ typedef struct tgl__vtable {
     tgl_status (*activate)(tgl_backend *b);
     void (*destroy)(tgl_backend *b);
     void (*device_info)(tgl_backend *b, struct tgl_device_info *info);
+    /* Fills reserved, pooled, device_total and device_available (in_use and peak are the core's). */
+    void (*memory_info)(tgl_backend *b, struct tgl_memory_info *info);
     tgl_status (*buffer_create)(tgl_backend *b, size_t bytes, void **out);
     void (*buffer_destroy)(tgl_backend *b, void *buf);
     tgl_status (*upload)(tgl_backend *b, tgl__view dst, const void *src, size_t bytes);
@@ -153,6 +155,7 @@ struct tgl_backend {
     tgl__handles handles;
     tgl__config config;
     int lost;                   /* sticky TGL_ERR_DEVICE_LOST */
+    uint64_t mem_in_use, mem_peak; /* bytes of live allocations as requested; the most since open */
     FILE *log_file;             /* TGL_LOG, or NULL for stderr */
     char fallback_reason[512];  /* why auto chose the CPU backend */
     char last_error[1024];

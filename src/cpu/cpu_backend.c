@@ -1,6 +1,6 @@
 /* The CPU reference backend: host memory and plain loops, synchronous. It is the oracle the
  * GL backend is tested against, so it stays obviously right rather than fast. */
-#define _DEFAULT_SOURCE /* sysconf(_SC_PHYS_PAGES) */
+#define _DEFAULT_SOURCE /* sysconf(_SC_PHYS_PAGES, _SC_AVPHYS_PAGES) */
 #include "../core/internal.h"
 #include "cpu_math.h"
 #include "cpu_ops.h"
@@ -34,6 +34,14 @@ static void cpu_device_info(tgl_backend *b, struct tgl_device_info *info)
     tgl__strlcpy(info->renderer, "host CPU (single-threaded reference loops)", sizeof info->renderer);
     tgl__strlcpy(info->egl_path, "none", sizeof info->egl_path);
     info->device_memory = physical_memory();
+}
+
+static void cpu_memory_info(tgl_backend *b, struct tgl_memory_info *info)
+{
+    long avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    info->reserved = b->mem_in_use; /* malloc'd per allocation; nothing pooled */
+    info->device_total = physical_memory();
+    info->device_available = avail > 0 && page > 0 ? (uint64_t)avail * (uint64_t)page : 0;
 }
 
 static tgl_status cpu_buffer_create(tgl_backend *b, size_t bytes, void **out)
@@ -107,6 +115,7 @@ static const tgl__vtable cpu_vtable = {
     .name = "cpu",
     .destroy = cpu_destroy,
     .device_info = cpu_device_info,
+    .memory_info = cpu_memory_info,
     .buffer_create = cpu_buffer_create,
     .buffer_destroy = cpu_buffer_destroy,
     .upload = cpu_upload,

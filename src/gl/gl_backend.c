@@ -22,7 +22,9 @@ static void gl_destroy(tgl_backend *b)
         return;
     if (gl->scratch)
         tgl_gl_buffer_destroy(b, gl->scratch);
-    if (tgl_egl_make_current(b, &gl->egl) == TGL_OK) {
+    int current = tgl_egl_make_current(b, &gl->egl) == TGL_OK;
+    tgl_gl_pool_fini(b, current);
+    if (current) {
         tgl_gl_programs_free(&gl->programs);
         for (int i = 0; i < TGL_GL_MAX_TEXTURE_BINDINGS; i++)
             if (gl->textures[i])
@@ -66,11 +68,20 @@ static int reset_query_available(const tgl_egl *e)
                  : v >= 45 || epoxy_has_gl_extension("GL_KHR_robustness");
 }
 
+static void gl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    tgl_gl_pool_stats(b, &info->reserved, &info->pooled);
+    info->device_total = gl->limits.memory_bytes;
+    info->device_available = tgl_gl_device_available_bytes();
+}
+
 static const tgl__vtable gl_vtable = {
     .name = "gl",
     .activate = gl_activate,
     .destroy = gl_destroy,
     .device_info = gl_device_info,
+    .memory_info = gl_memory_info,
     .buffer_create = tgl_gl_buffer_create,
     .buffer_destroy = tgl_gl_buffer_destroy,
     .upload = tgl_gl_upload,
@@ -111,8 +122,10 @@ tgl_status tgl_gl_open(tgl_backend *b)
         copy_gl_string(gl->renderer, sizeof gl->renderer, GL_RENDERER);
         gl->has_reset_query = reset_query_available(&gl->egl);
         st = tgl_gl_limits_query(b, &gl->limits);
-        if (!st)
+        if (!st) {
             tgl_gl_disk_cache_init(b, &gl->disk);
+            tgl_gl_pool_init(b);
+        }
     }
     if (st) {
         tgl_egl_destroy(&gl->egl);

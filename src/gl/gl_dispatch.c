@@ -40,7 +40,7 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 
     GLbitfield barriers = 0;
     for (int i = 0; i < nbind; i++) {
-        const tgl_gl_buffer *buf = bind[i].buf;
+        const tgl_gl_block *buf = bind[i].buf->block;
         uint64_t hazard = bind[i].writes ? buf->last_access : buf->last_write;
         if (hazard > gl->ssbo_barrier_seq)
             barriers |= GL_SHADER_STORAGE_BARRIER_BIT;
@@ -55,8 +55,8 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
             gl->texture_barrier_seq = gl->seq;
     }
     for (int i = 0; i < nbind; i++) {
-        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, bind[i].buf->name,
-                          (GLintptr)bind[i].offset, (GLsizeiptr)bind[i].bytes);
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, bind[i].buf->block->name,
+                          (GLintptr)(bind[i].buf->base + bind[i].offset), (GLsizeiptr)bind[i].bytes);
         if (bind[i].texture_format) {
             if (i >= TGL_GL_MAX_TEXTURE_BINDINGS)
                 return tgl__fail(b, TGL_ERR_INTERNAL, "buffer texture on binding %d", i);
@@ -64,8 +64,8 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
                 glGenTextures(1, &gl->textures[i]);
             glActiveTexture(GL_TEXTURE0 + (GLenum)i);
             glBindTexture(GL_TEXTURE_BUFFER, gl->textures[i]);
-            glTexBufferRange(GL_TEXTURE_BUFFER, bind[i].texture_format, bind[i].buf->name,
-                             (GLintptr)bind[i].offset, (GLsizeiptr)bind[i].bytes);
+            glTexBufferRange(GL_TEXTURE_BUFFER, bind[i].texture_format, bind[i].buf->block->name,
+                             (GLintptr)(bind[i].buf->base + bind[i].offset), (GLsizeiptr)bind[i].bytes);
         }
     }
     glUseProgram(program);
@@ -73,9 +73,9 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 
     gl->seq++;
     for (int i = 0; i < nbind; i++) {
-        bind[i].buf->last_access = gl->seq;
+        bind[i].buf->block->last_access = gl->seq;
         if (bind[i].writes)
-            bind[i].buf->last_write = gl->seq;
+            bind[i].buf->block->last_write = gl->seq;
     }
     count_task(b);
     return tgl_gl_check(b, "glDispatchCompute");
@@ -126,7 +126,7 @@ tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
 void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    uint64_t hazard = writes ? buf->last_access : buf->last_write;
+    uint64_t hazard = writes ? buf->block->last_access : buf->block->last_write;
     if (hazard > gl->update_barrier_seq) {
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
         gl->update_barrier_seq = gl->seq;

@@ -55,6 +55,8 @@ typedef struct tgl_gl_limits {
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
+/* Free device memory now where the driver tells (NVX, ATI); 0 = unknown. */
+uint64_t tgl_gl_device_available_bytes(void);
 /* Every GEMM configuration the table holds (for `tensorgl kernels`): entry 0 is the register
  * kernel that thin products and small devices use; NULL past the end. */
 const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i);
@@ -62,14 +64,44 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i);
  * (NULL keeps it), so tests reach the splitting code and every kernel on any device. */
 void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_gl_gemm_config *gemm);
 
-/* ---- buffers (gl_buffers.c) ---- */
-typedef struct tgl_gl_buffer {
+/* ---- buffers (gl_pool.c: allocation; gl_buffers.c: transfers) ---- */
+/* One GL buffer object. Barriers are tracked per block: allocations carved from one block share
+ * its sequence numbers (conservative: at worst an extra barrier). */
+typedef struct tgl_gl_block {
     GLuint name;
-    size_t bytes;           /* GL size: the user's size rounded up to 16 for vec4 windows */
+    size_t bytes;
     uint64_t last_write;    /* sequence number of the last dispatch that wrote it */
     uint64_t last_access;   /* ... that read or wrote it */
+} tgl_gl_block;
+
+/* One allocation (what the handle table holds): a range of a block. Views and bindings carry
+ * offsets relative to the allocation; `base` is added where GL is called. */
+typedef struct tgl_gl_buffer {
+    tgl_gl_block *block;
+    size_t base;            /* byte offset in the block: a multiple of every binding alignment */
+    size_t bytes;           /* usable size: at least the user's size rounded up to 16 */
+    int cls;                /* pool size class, or -1 for a block of its own */
+    struct tgl_gl_buffer *next; /* free-list or cache link while not in use */
 } tgl_gl_buffer;
 
+#define TGL_GL_POOL_CLASSES 11 /* 256 B .. 256 KiB */
+typedef struct tgl_gl_pool {
+    tgl_gl_buffer *free_chunks[TGL_GL_POOL_CLASSES];
+    tgl_gl_block *carving[TGL_GL_POOL_CLASSES]; /* the block each class carves new chunks from */
+    size_t carved[TGL_GL_POOL_CLASSES];
+    tgl_gl_block **blocks;  /* every pooled block, deleted at close */
+    size_t n_blocks, cap_blocks;
+    tgl_gl_buffer *cached;  /* freed large allocations kept for reuse */
+    uint64_t cached_bytes, reserved, live; /* bytes: cached; of all GL buffers; handed out */
+    uint32_t small_min;     /* the smallest class's size */
+    int small_ok, closing;
+} tgl_gl_pool;
+
+void tgl_gl_pool_init(tgl_backend *b);
+/* Deletes every GL buffer the pool holds (current: the context is current). */
+void tgl_gl_pool_fini(tgl_backend *b, int current);
+/* Bytes of GL buffers held, and how many of them no allocation uses. */
+void tgl_gl_pool_stats(tgl_backend *b, uint64_t *reserved, uint64_t *pooled);
 tgl_status tgl_gl_buffer_create(tgl_backend *b, size_t bytes, void **out);
 void tgl_gl_buffer_destroy(tgl_backend *b, void *buf);
 tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t bytes);
@@ -113,6 +145,7 @@ typedef struct tgl_gl {
     tgl_gl_limits limits;
     tgl_gl_programs programs;
     tgl_gl_disk_cache disk;
+    tgl_gl_pool pool;
     char gl_version[128], glsl_version[64], vendor[128], renderer[256];
     int has_reset_query;
     uint64_t seq;               /* dispatches issued */

@@ -67,7 +67,20 @@ static uint32_t clamp_pow2(uint32_t size, const tgl_gl_limits *l)
  * allocation larger than the device only fails later, at first use. Where the driver reports
  * its memory, allocations beyond it are refused up front. */
 #define TGL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX 0x9048
+#define TGL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX 0x9049
 #define TGL_VBO_FREE_MEMORY_ATI 0x87FB
+
+uint64_t tgl_gl_device_available_bytes(void)
+{
+    GLint kib[4] = {0};
+    if (epoxy_has_gl_extension("GL_NVX_gpu_memory_info"))
+        glGetIntegerv(TGL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX, kib);
+    else if (epoxy_has_gl_extension("GL_ATI_meminfo"))
+        glGetIntegerv(TGL_VBO_FREE_MEMORY_ATI, kib); /* [0]: free in the pool */
+    while (glGetError() != GL_NO_ERROR) /* a driver that refuses the query: unknown */
+        kib[0] = 0;
+    return kib[0] > 0 ? (uint64_t)kib[0] * 1024u : 0;
+}
 
 static uint64_t device_memory_bytes(void)
 {
