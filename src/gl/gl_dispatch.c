@@ -40,7 +40,7 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 
     GLbitfield barriers = 0;
     for (int i = 0; i < nbind; i++) {
-        const tgl_gl_block *buf = bind[i].buf->block;
+        const tgl_gl_buffer *buf = bind[i].buf;
         uint64_t hazard = bind[i].writes ? buf->last_access : buf->last_write;
         if (hazard > gl->ssbo_barrier_seq)
             barriers |= GL_SHADER_STORAGE_BARRIER_BIT;
@@ -73,9 +73,9 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 
     gl->seq++;
     for (int i = 0; i < nbind; i++) {
-        bind[i].buf->block->last_access = gl->seq;
+        bind[i].buf->last_access = gl->seq;
         if (bind[i].writes)
-            bind[i].buf->block->last_write = gl->seq;
+            bind[i].buf->last_write = gl->seq;
     }
     count_task(b);
     return tgl_gl_check(b, "glDispatchCompute");
@@ -126,7 +126,7 @@ tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
 void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    uint64_t hazard = writes ? buf->block->last_access : buf->block->last_write;
+    uint64_t hazard = writes ? buf->last_access : buf->last_write;
     if (hazard > gl->update_barrier_seq) {
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
         gl->update_barrier_seq = gl->seq;

@@ -65,21 +65,23 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i);
 void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_gl_gemm_config *gemm);
 
 /* ---- buffers (gl_pool.c: allocation; gl_buffers.c: transfers) ---- */
-/* One GL buffer object. Barriers are tracked per block: allocations carved from one block share
- * its sequence numbers (conservative: at worst an extra barrier). */
+/* One GL buffer object. */
 typedef struct tgl_gl_block {
     GLuint name;
     size_t bytes;
-    uint64_t last_write;    /* sequence number of the last dispatch that wrote it */
-    uint64_t last_access;   /* ... that read or wrote it */
 } tgl_gl_block;
 
 /* One allocation (what the handle table holds): a range of a block. Views and bindings carry
- * offsets relative to the allocation; `base` is added where GL is called. */
+ * offsets relative to the allocation; `base` is added where GL is called. Barriers are tracked
+ * per allocation: a range only ever belongs to one record (a freed chunk's record is what the
+ * next owner gets, sequence numbers included), so a dispatch still reading a range's previous
+ * owner is seen by its next one. */
 typedef struct tgl_gl_buffer {
     tgl_gl_block *block;
     size_t base;            /* byte offset in the block: a multiple of every binding alignment */
     size_t bytes;           /* usable size: at least the user's size rounded up to 16 */
+    uint64_t last_write;    /* sequence number of the last dispatch that wrote it */
+    uint64_t last_access;   /* ... that read or wrote it */
     int cls;                /* pool size class, or -1 for a block of its own */
     struct tgl_gl_buffer *next; /* free-list or cache link while not in use */
 } tgl_gl_buffer;

@@ -9,8 +9,8 @@
  *  - Large: a GL buffer of its own. A freed one is cached (up to a cap) and handed to a later
  *    request of the same size or up to 1/8 smaller; on GL_OUT_OF_MEMORY the cache is released
  *    and the creation retried once.
- * Blocks, and with them barrier tracking, are shared by the chunks they hold; everything is
- * deleted when the backend closes. */
+ * A chunk's record (with its barrier tracking) is reused with the chunk, so a queued dispatch
+ * on the previous owner is still seen. Everything is deleted when the backend closes. */
 #include "gl_internal.h"
 
 #include <stdlib.h>
