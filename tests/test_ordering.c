@@ -1,0 +1,121 @@
+/* Submission order: random sequences of uploads, downloads, device copies, element-wise ops and
+ * frees/allocs, run in lockstep on a GL backend and the CPU oracle, with every download
+ * compared. Each GL run flushes after every dispatch, every third, or every 64th
+ * (TGL_MAX_TASKS), so whatever the barrier and flush logic skips shows up as a stale read. */
+#include "testing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BUFS = 6, LEN = 4099, STEPS = 3000 };
+
+typedef struct side {
+    tgl_backend *b;
+    tgl_ptr p[BUFS];
+} side;
+
+static int same(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || a == b || fabsf(a - b) <= 1e-6f * fabsf(a);
+}
+
+static void check_equal(const float *gl, const float *cpu, size_t n, int step, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!same(gl[i], cpu[i]))
+            fail_msg("step %d (%s): element %zu is %g on GL, %g on the CPU (seed %llu)", step, what, i, gl[i],
+                     cpu[i], (unsigned long long)tgt_seed());
+}
+
+static void run(const char *max_tasks)
+{
+    tgt_setenv("TGL_MAX_TASKS", max_tasks);
+    side s[2] = {{tgt_open(TGL_BACKEND_GL), {0}}, {tgt_open(TGL_BACKEND_CPU), {0}}};
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed() ^ (uint64_t)atoi(max_tasks));
+    static float host[LEN], got[2][LEN];
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < BUFS; i++)
+            TGT_OK(s[k].b, tgl_alloc(s[k].b, LEN * sizeof(float), &s[k].p[i]));
+    for (int i = 0; i < LEN; i++)
+        host[i] = tgt_uniform(&r, -2, 2);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < BUFS; i++)
+            TGT_OK(s[k].b, tgl_copy_htod(s[k].b, s[k].p[i], host, sizeof host));
+
+    for (int step = 0; step < STEPS; step++) {
+        int a = (int)tgt_below(&r, BUFS), c = (int)tgt_below(&r, BUFS), d = (int)tgt_below(&r, BUFS);
+        size_t off = tgt_below(&r, LEN / 2), n = 1 + tgt_below(&r, LEN - off);
+        unsigned what = (unsigned)tgt_below(&r, 8);
+        for (int i = 0; what == 0 && i < (int)n; i++)
+            host[i] = tgt_uniform(&r, -2, 2);
+        float v = tgt_uniform(&r, -1, 1);
+        for (int k = 0; k < 2; k++) {
+            tgl_backend *b = s[k].b;
+            tgl_ptr A = s[k].p[a] + off * 4, C = s[k].p[c] + off * 4, D = s[k].p[d] + off * 4;
+            switch (what) {
+            case 0: TGT_OK(b, tgl_copy_htod(b, A, host, n * 4)); break;
+            case 1: TGT_OK(b, tgl_copy_dtoh(b, got[k], A, n * 4)); break;
+            case 2: /* device copy between different buffers (ranges may not overlap) */
+                if (a != c)
+                    TGT_OK(b, tgl_copy_dtod(b, C, A, n * 4));
+                break;
+            case 3: TGT_OK(b, tgl_unary(b, step % 2 ? TGL_UNARY_NEG : TGL_UNARY_ABS, A, A, n)); break;
+            case 4: TGT_OK(b, tgl_binary(b, step % 3 ? TGL_BINARY_MAX : TGL_BINARY_MUL, A, C, D, n)); break;
+            case 5: TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, A, C, A, n)); break;
+            case 6: TGT_OK(b, tgl_fill(b, D, v, n)); break;
+            default: /* free and reallocate: the pool hands the range to a new owner */
+                TGT_OK(b, tgl_free(b, s[k].p[a]));
+                TGT_OK(b, tgl_alloc(b, LEN * sizeof(float), &s[k].p[a]));
+                TGT_OK(b, tgl_fill(b, s[k].p[a], 0.5f, LEN));
+                break;
+            }
+        }
+        if (what == 1)
+            check_equal(got[0], got[1], n, step, "download");
+    }
+    for (int i = 0; i < BUFS; i++) {
+        TGT_OK(s[0].b, tgl_copy_dtoh(s[0].b, got[0], s[0].p[i], sizeof got[0]));
+        TGT_OK(s[1].b, tgl_copy_dtoh(s[1].b, got[1], s[1].p[i], sizeof got[1]));
+        check_equal(got[0], got[1], LEN, STEPS, "final contents");
+    }
+    tgl_close(s[0].b);
+    tgl_close(s[1].b);
+}
+
+static void test_flush_every_dispatch(void **state)
+{
+    (void)state;
+    run("1");
+}
+
+static void test_flush_every_third(void **state)
+{
+    (void)state;
+    run("3");
+}
+
+static void test_flush_every_64th(void **state)
+{
+    (void)state;
+    run("64");
+}
+
+static int restore_env(void **state)
+{
+    (void)state;
+    tgt_env_restore();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_flush_every_dispatch, restore_env),
+        cmocka_unit_test_teardown(test_flush_every_third, restore_env),
+        cmocka_unit_test_teardown(test_flush_every_64th, restore_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
