@@ -159,9 +159,9 @@ TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);
 
 /* Allocates bytes of device memory; *out is the allocation's base address. bytes == 0 gives
  * *out == 0 (null) and TGL_OK. Contents are undefined until written (a reused pooled block
- * holds whatever was there). GL: small allocations are carved from shared buffers and freed
- * ones reused, so alloc/free in a loop creates no GL buffer after the first pass
- * (tgl_memory_info shows what is held).
+ * holds whatever was there). GL on llvmpipe: small allocations share buffers and freed ones
+ * are reused, so alloc/free in a loop creates no GL buffer after the first pass
+ * (tgl_memory_info shows what is held); GPUs get a buffer per allocation.
  * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bytes over 2^38), TGL_ERR_OUT_OF_MEMORY (the
  * device or the handle table is full; earlier allocations keep their data).
  * Example: tgl_ptr x; tgl_status st = tgl_alloc(b, n * sizeof(float), &x); */

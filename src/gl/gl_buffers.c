@@ -9,7 +9,9 @@
 tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t bytes)
 {
     tgl_gl_buffer *buf = dst.buf;
-    tgl_gl_before_transfer(b, buf, 1);
+    tgl_status st = tgl_gl_before_transfer(b, buf, 1);
+    if (st)
+        return st;
     glBindBuffer(GL_COPY_WRITE_BUFFER, buf->block->name);
     glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)(buf->base + dst.offset), (GLsizeiptr)bytes, src);
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
@@ -19,7 +21,9 @@ tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t 
 tgl_status tgl_gl_download(tgl_backend *b, void *dst, tgl__view src, size_t bytes)
 {
     tgl_gl_buffer *buf = src.buf;
-    tgl_gl_before_transfer(b, buf, 0);
+    tgl_status pre = tgl_gl_before_transfer(b, buf, 0);
+    if (pre)
+        return pre;
     glBindBuffer(GL_COPY_READ_BUFFER, buf->block->name);
     const void *mapped = glMapBufferRange(GL_COPY_READ_BUFFER, (GLintptr)(buf->base + src.offset),
                                           (GLsizeiptr)bytes, GL_MAP_READ_BIT);
@@ -44,8 +48,9 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
         return tgl_gl_run_elementwise(b, "elementwise/copy", "", v, 2, bytes / 4, NULL, 0);
     }
     tgl_gl_buffer *d = dst.buf, *s = src.buf;
-    tgl_gl_before_transfer(b, s, 0);
-    tgl_gl_before_transfer(b, d, 1);
+    tgl_status st = tgl_gl_before_transfer(b, s, 0);
+    if (st || (st = tgl_gl_before_transfer(b, d, 1)))
+        return st;
     glBindBuffer(GL_COPY_READ_BUFFER, s->block->name);
     glBindBuffer(GL_COPY_WRITE_BUFFER, d->block->name);
     glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)(s->base + src.offset),

@@ -123,23 +123,37 @@ tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
     return TGL_OK;
 }
 
-void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)
+tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)
 {
     tgl_gl *gl = tgl_gl_of(b);
+    /* A buffer update (glBufferSubData, a copy's destination) must not overtake a queued
+     * dispatch that reads or writes the same buffer. GL_BUFFER_UPDATE_BARRIER_BIT orders it
+     * after shader writes only, and on the H100 uploads did overtake pending shader reads
+     * (tests/test_ordering.c: htod after a binary op read the buffer): so wait for the queued
+     * work. Models rarely upload into buffers in flight; the wait costs them nothing. */
+    if (writes && buf->last_access > gl->completed_seq)
+        return tgl_gl_wait_idle(b, "a transfer into a buffer in use");
     uint64_t hazard = writes ? buf->last_access : buf->last_write;
     if (hazard > gl->update_barrier_seq) {
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
         gl->update_barrier_seq = gl->seq;
     }
+    return TGL_OK;
 }
 
 tgl_status tgl_gl_finish(tgl_backend *b)
 {
+    return tgl_gl_wait_idle(b, "tgl_synchronize");
+}
+
+tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who)
+{
     tgl_gl *gl = tgl_gl_of(b);
+    uint64_t issued = gl->seq;
     GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     if (!fence) {
-        tgl_status st = tgl_gl_check(b, "tgl_synchronize (glFenceSync)");
-        return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "tgl_synchronize: glFenceSync returned 0");
+        tgl_status st = tgl_gl_check(b, "glFenceSync");
+        return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "%s: glFenceSync returned 0", who);
     }
     gl->since_flush = 0;
     GLuint64 timeout_ns = (GLuint64)b->config.sync_timeout_ms * 1000000u;
@@ -152,12 +166,15 @@ tgl_status tgl_gl_finish(tgl_backend *b)
     if (r == GL_TIMEOUT_EXPIRED) {
         tgl_status lost = tgl_gl_check_reset(b);
         return lost ? lost : tgl__fail(b, TGL_ERR_TIMEOUT,
-                                       "tgl_synchronize: work still running after %u ms "
-                                       "(TGL_SYNC_TIMEOUT_MS)", b->config.sync_timeout_ms);
+                                       "%s: work still running after %u ms "
+                                       "(TGL_SYNC_TIMEOUT_MS)", who, b->config.sync_timeout_ms);
     }
     if (r == GL_WAIT_FAILED) {
-        tgl_status st = tgl_gl_check(b, "tgl_synchronize (glClientWaitSync)");
-        return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "tgl_synchronize: glClientWaitSync failed");
+        tgl_status st = tgl_gl_check(b, "glClientWaitSync");
+        return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "%s: glClientWaitSync failed", who);
     }
-    return tgl_gl_check_reset(b);
+    tgl_status st = tgl_gl_check_reset(b);
+    if (!st)
+        gl->completed_seq = issued;
+    return st;
 }

@@ -53,6 +53,7 @@ typedef struct tgl_gl_limits {
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
     int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
+    int pool;                      /* small allocations share GL buffers, freed ones are reused */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 /* Free device memory now where the driver tells (NVX, ATI); 0 = unknown. */
@@ -151,6 +152,7 @@ typedef struct tgl_gl {
     char gl_version[128], glsl_version[64], vendor[128], renderer[256];
     int has_reset_query;
     uint64_t seq;               /* dispatches issued */
+    uint64_t completed_seq;     /* dispatches known to have finished (the last wait) */
     uint64_t ssbo_barrier_seq;  /* dispatches made visible to shaders by a barrier */
     uint64_t update_barrier_seq;/* ... to buffer updates, copies and maps */
     unsigned since_flush;
@@ -224,8 +226,12 @@ size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
 /* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */
 tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out);
 /* Barrier before a buffer update/copy/map touching buf (reads only, or also writes). */
-void tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes);
+/* Before a transfer touches buf: waits for queued dispatches on it when the transfer writes
+ * it, else issues the buffer-update barrier its pending writers need. */
+tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes);
 tgl_status tgl_gl_finish(tgl_backend *b);
+/* Waits (at most TGL_SYNC_TIMEOUT_MS) for everything queued; `who` names the caller in errors. */
+tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who);
 
 /* ---- ops ---- */
 tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n);

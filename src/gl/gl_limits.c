@@ -21,7 +21,13 @@
  * at 8x8 its kernel falls off a cliff there, most likely spilling registers.
  * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
  * copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
- * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel. */
+ * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel.
+ * The memory pool (gl_pool.c) is on for llvmpipe only. On the H100, carving small allocations
+ * out of shared GL buffers made the demo's 32 decode steps take 18-20 ms against 7.6-9.1 ms with
+ * a buffer per allocation (the driver synchronizes per buffer object), and reusing freed buffers
+ * gave wrong results: an in-place element-wise op on a reused buffer read back the data from
+ * before the op (tests/ops/test_elementwise.c, test_map.c; fine with fresh buffers). Until that
+ * is understood, GPUs create a buffer per allocation and delete it on free. */
 #define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex}
 #define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0}
 static const struct {
@@ -29,11 +35,12 @@ static const struct {
     uint32_t elementwise, reducing, items;
     tgl_gl_gemm_config gemm, gemm_f16;
     int copy_by_glcopy; /* tgl_copy_dtod through glCopyBufferSubData rather than a copy kernel */
+    int pool;           /* small allocations share GL buffers, freed ones are reused (gl_pool.c) */
 } wg_table[] = {
-    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1},
-    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0},
-    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0},
-    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0},
+    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1, 1},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0, 0},
+    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0},
+    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0},
 };
 static const tgl_gl_gemm_config default_gemm = GEMM_TILED(64, 64, 16, 4, 4);
 static const tgl_gl_gemm_config fallback_gemm = GEMM_REG(8, 8, 4, 4, 0);
@@ -139,7 +146,7 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
 static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
-    int glcopy = 0;
+    int glcopy = 0, pool = 0;
     tgl_gl_gemm_config gemm = default_gemm, gemm_f16 = default_gemm;
     for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++) {
         if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix))) {
@@ -149,6 +156,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
             gemm = wg_table[i].gemm;
             gemm_f16 = wg_table[i].gemm_f16;
             glcopy = wg_table[i].copy_by_glcopy;
+            pool = wg_table[i].pool;
         }
     }
     /* A tile the device cannot hold (invocations, shared memory) falls back to the register
@@ -166,6 +174,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->gemm_f16 = gemm_f16;
     l->items_per_invocation = items;
     l->copy_kernel = !glcopy;
+    l->pool = pool;
     l->workgroup_size = clamp_pow2(ew, l);
     l->reduce_workgroup_size = clamp_pow2(red, l);
 }

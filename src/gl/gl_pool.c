@@ -1,14 +1,15 @@
-/* Device memory for tgl_alloc: small allocations carved from shared GL buffers, freed large ones
- * kept for reuse, so an alloc/free loop (a model's temporaries) creates no GL buffer after
- * the first pass.
+/* Device memory for tgl_alloc where the per-renderer table turns the pool on (gl_limits.c:
+ * llvmpipe; GPUs get a buffer per allocation, deleted on free): small allocations carved from
+ * shared GL buffers, and freed buffers kept for reuse, so an alloc/free loop (a model's
+ * temporaries) creates no GL buffer after the first pass.
  *
- *  - Small (up to 256 KiB): power-of-two size classes from 256 bytes; each class carves chunks
- *    from 4 MiB blocks, and a freed chunk goes back to its class's free list. Chunk offsets are
- *    multiples of every binding alignment the device asks for, so windows computed relative to
- *    an allocation stay aligned in the block.
- *  - Large: a GL buffer of its own. A freed one is cached (up to a cap) and handed to a later
- *    request of the same size or up to 1/8 smaller; on GL_OUT_OF_MEMORY the cache is released
- *    and the creation retried once.
+ *  - Small (up to 256 KiB), when carving: power-of-two size classes from 256 bytes; each class
+ *    carves chunks from 4 MiB blocks, and a freed chunk goes back to its class's free list.
+ *    Chunk offsets are multiples of every binding alignment the device asks for, so windows
+ *    computed relative to an allocation stay aligned in the block.
+ *  - Otherwise a GL buffer of its own. A freed one is cached (up to a cap) and handed to a
+ *    later request of the same size or up to 1/8 smaller; on GL_OUT_OF_MEMORY the cache is
+ *    released and the creation retried once.
  * A chunk's record (with its barrier tracking) is reused with the chunk, so a queued dispatch
  * on the previous owner is still seen. Everything is deleted when the backend closes. */
 #include "gl_internal.h"
@@ -22,6 +23,8 @@
 
 static uint64_t cache_cap(const tgl_gl *gl)
 {
+    if (!gl->limits.pool)
+        return 0;
     uint64_t cap = (uint64_t)256 << 20, dev = gl->limits.memory_bytes;
     return dev && dev / 8 > cap ? (dev / 8 < ((uint64_t)1 << 30) ? dev / 8 : (uint64_t)1 << 30) : cap;
 }
@@ -212,7 +215,7 @@ void tgl_gl_pool_init(tgl_backend *b)
     p->small_min = SMALL_MIN;
     while (p->small_min < align && p->small_min < SMALL_MAX)
         p->small_min *= 2;
-    p->small_ok = align && p->small_min % align == 0;
+    p->small_ok = gl->limits.pool && align && p->small_min % align == 0;
 }
 
 void tgl_gl_pool_fini(tgl_backend *b, int current)
