@@ -2,7 +2,9 @@
 // Embedding lookup in two passes over the same bindings. CHECK_IDS: every id outside
 // [0, u_table_rows) lowers status[0] to its position (atomicMin), so the host learns the first
 // bad one. Otherwise (gather): if status[0] names a bad position nothing is written; else
-// out[k, :] = table[ids[k], :], one invocation per output element.
+// out[k, :] = table[ids[k], :] on a 2-D grid, x over a row's columns (vec4s with TGL_VEC4, where
+// the host saw cols and both windows' offsets in whole vec4s), y over the ids: no division per
+// element (llvmpipe runs integer division lane by lane).
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -13,10 +15,15 @@ layout(local_size_x = TGL_WG_SIZE) in;
 layout(std430, binding = 0) readonly buffer Ids { int ids[]; };
 layout(std430, binding = 1) buffer Status { uint status[]; };
 #ifndef CHECK_IDS
-layout(std430, binding = 2) readonly buffer Table { float table[]; };
-layout(std430, binding = 3) writeonly buffer Dst { float y[]; };
-layout(location = 3) uniform uint u_cols;
-layout(location = 4) uniform uint u_t_off;
+#ifdef TGL_VEC4
+#define ELEM vec4
+#else
+#define ELEM float
+#endif
+layout(std430, binding = 2) readonly buffer Table { ELEM table[]; };
+layout(std430, binding = 3) writeonly buffer Dst { ELEM y[]; };
+layout(location = 3) uniform uint u_cols;   // row length, in ELEMs
+layout(location = 4) uniform uint u_t_off;  // window offsets, in ELEMs
 layout(location = 5) uniform uint u_y_off;
 #endif
 layout(location = 0) uniform uint u_count;      // ids to check, or elements to gather
@@ -26,17 +33,17 @@ layout(location = 6) uniform uint u_first;      // position of ids[u_ids_off] in
 
 void main()
 {
+#ifdef CHECK_IDS
     uint i = tgl_global_index();
     if (i >= u_count)
         return;
-#ifdef CHECK_IDS
     int id = ids[u_ids_off + i];
     if (id < 0 || uint(id) >= u_table_rows)
         atomicMin(status[0], u_first + i);
 #else
-    if (status[0] != 0xFFFFFFFFu)
+    uint c = gl_GlobalInvocationID.x, k = gl_WorkGroupID.y;
+    if (c >= u_cols || status[0] != 0xFFFFFFFFu)
         return;
-    uint k = i / u_cols, c = i % u_cols;
-    y[u_y_off + i] = table[u_t_off + uint(ids[u_ids_off + k]) * u_cols + c];
+    y[u_y_off + k * u_cols + c] = table[u_t_off + uint(ids[u_ids_off + k]) * u_cols + c];
 #endif
 }

@@ -77,25 +77,31 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
                          "limit", table_n);
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     size_t per_ids = max_elems / cols < grid / cols ? max_elems / cols : grid / cols;
+    /* The gather's grid has one row of workgroups per id. */
+    size_t per_gather = per_ids < l->wg_count[1] ? per_ids : l->wg_count[1];
 
     tgl_gl_buffer *scratch;
     GLuint check, gather;
     const uint32_t none = 0xFFFFFFFFu;
+    size_t pad_t;
+    tgl_gl_binding tbind = tgl_gl_window(b, table, table_n * F32, 0, &pad_t);
+    /* vec4 rows where the row length and both windows' starts are whole vec4s. */
+    int vec4 = cols % 4 == 0 && pad_t % 16 == 0 && (out.offset % l->ssbo_align) % 16 == 0;
+    size_t unit = vec4 ? 4 : 1;
     tgl_status st = tgl_gl_scratch(b, 16, &scratch);
     if (st || (st = tgl_gl_upload(b, (tgl__view){scratch, 0}, &none, sizeof none)) ||
         (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CHECK_IDS\n", &check)) ||
-        (st = tgl_gl_program_get(b, "llm/gather_rows", "", &gather)))
+        (st = tgl_gl_program_get(b, "llm/gather_rows", vec4 ? "#define TGL_VEC4\n" : "", &gather)))
         return st;
-    size_t pad_t;
-    tgl_gl_binding tbind = tgl_gl_window(b, table, table_n * F32, 0, &pad_t);
     glProgramUniform1ui(check, 2, (GLuint)table_rows);
     glProgramUniform1ui(gather, 2, (GLuint)table_rows);
-    glProgramUniform1ui(gather, 3, (GLuint)cols);
-    glProgramUniform1ui(gather, 4, (GLuint)(pad_t / F32));
+    glProgramUniform1ui(gather, 3, (GLuint)(cols / unit));
+    glProgramUniform1ui(gather, 4, (GLuint)(pad_t / F32 / unit));
     /* Pass 1 over every id, then pass 2 only if none was bad. */
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t k0 = 0; k0 < n_ids; k0 += per_ids) {
-            size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i, pad_y;
+        size_t chunk = pass ? per_gather : per_ids;
+        for (size_t k0 = 0; k0 < n_ids; k0 += chunk) {
+            size_t nk = n_ids - k0 < chunk ? n_ids - k0 : chunk, pad_i, pad_y;
             tgl_gl_binding bind[4] = {
                 tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
                 {.buf = scratch, .bytes = 16, .writes = pass == 0},
@@ -103,13 +109,17 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
                 tgl_gl_window(b, (tgl__view){out.buf, out.offset + k0 * cols * F32}, nk * cols * F32, 1, &pad_y),
             };
             GLuint prog = pass ? gather : check;
-            size_t count = pass ? nk * cols : nk;
-            glProgramUniform1ui(prog, 0, (GLuint)count);
             glProgramUniform1ui(prog, 1, (GLuint)(pad_i / 4));
             glProgramUniform1ui(prog, 6, (GLuint)k0);
-            if (pass)
-                glProgramUniform1ui(prog, 5, (GLuint)(pad_y / F32));
-            if ((st = tgl_gl_dispatch(b, prog, bind, pass ? 4 : 2, (count + l->workgroup_size - 1) / l->workgroup_size)))
+            if (pass) {
+                glProgramUniform1ui(prog, 5, (GLuint)(pad_y / F32 / unit));
+                uint32_t gx = (uint32_t)tgl_gl_ceil_div(cols / unit, l->workgroup_size);
+                st = tgl_gl_dispatch_grid(b, prog, bind, 4, gx, (uint32_t)nk, 1);
+            } else {
+                glProgramUniform1ui(prog, 0, (GLuint)nk);
+                st = tgl_gl_dispatch(b, prog, bind, 2, (nk + l->workgroup_size - 1) / l->workgroup_size);
+            }
+            if (st)
                 return st;
         }
         if (pass == 0) {
@@ -132,4 +142,5 @@ void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *d
     fn(ctx, "llm/rope", "#define INTERLEAVED\n");
     fn(ctx, "llm/gather_rows", "#define CHECK_IDS\n");
     fn(ctx, "llm/gather_rows", "");
+    fn(ctx, "llm/gather_rows", "#define TGL_VEC4\n");
 }
