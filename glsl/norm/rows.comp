@@ -9,13 +9,21 @@
 #include "common/math.glsl"
 #include "common/reduce.glsl"
 #include "common/group.glsl"
+#include "common/texel.glsl"
 
 #if !defined(SOFTMAX) && !defined(LOG_SOFTMAX) && !defined(LAYERNORM) && !defined(RMSNORM)
 #define RMSNORM // no op chosen: only for standalone validation of this file
 #endif
 
 layout(local_size_x = TGL_WG_SIZE) in;
+// TGL_TEX: the row read through a buffer texture (common/texel.glsl), for llvmpipe.
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer x_tex;
+#define X_AT(i) TGL_READ(x_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
+#define X_AT(i) x[i]
+#endif
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
 #ifdef HAS_WEIGHT
 layout(std430, binding = 2) readonly buffer Weight { float w[]; };
@@ -45,37 +53,37 @@ void main()
 #if defined(SOFTMAX) || defined(LOG_SOFTMAX)
     float m = -tgl_inf();
     for (uint j = tid; j < u_cols; j += step)
-        m = max(m, x[xr + j]);
+        m = max(m, X_AT(xr + j));
     m = tgl_group_max(m);
     float s = 0.0;
     for (uint j = tid; j < u_cols; j += step)
-        s += exp(x[xr + j] - m);
+        s += exp(X_AT(xr + j) - m);
     s = tgl_group_sum(s);
 #ifdef SOFTMAX
     float inv = 1.0 / s;
     for (uint j = tid; j < u_cols; j += step)
-        y[yr + j] = exp(x[xr + j] - m) * inv;
+        y[yr + j] = exp(X_AT(xr + j) - m) * inv;
 #else
     float shift = m + log(s);
     for (uint j = tid; j < u_cols; j += step)
-        y[yr + j] = x[xr + j] - shift;
+        y[yr + j] = X_AT(xr + j) - shift;
 #endif
 #else // RMSNORM, LAYERNORM
     float mean = 0.0;
 #ifdef LAYERNORM
     float t = 0.0;
     for (uint j = tid; j < u_cols; j += step)
-        t += x[xr + j];
+        t += X_AT(xr + j);
     mean = tgl_group_sum(t) / float(u_cols);
 #endif
     float ss = 0.0;
     for (uint j = tid; j < u_cols; j += step) {
-        float d = x[xr + j] - mean;
+        float d = X_AT(xr + j) - mean;
         ss += d * d;
     }
     float inv = inversesqrt(tgl_group_sum(ss) / float(u_cols) + u_eps);
     for (uint j = tid; j < u_cols; j += step) {
-        float v = (x[xr + j] - mean) * inv;
+        float v = (X_AT(xr + j) - mean) * inv;
 #ifdef HAS_WEIGHT
         v *= w[u_w_off + j];
 #endif

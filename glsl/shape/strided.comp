@@ -3,20 +3,37 @@
 // u_shape) has coordinates c; it reads a[sum c_d * u_a_stride[d]] (and b likewise) and writes
 // BINARY(a, b), or a alone with COPY. A stride of 0 broadcasts. Serves tgl_binary_broadcast
 // (OP_* defines) and tgl_permute (COPY).
+// ROWS: a 2-D grid, x over the last dimension, y over the rows (u_start counts rows): only the
+// row index is split into coordinates, from the workgroup id, the same for a whole group, so
+// llvmpipe divides once per group instead of once per element and dimension.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
 #include "common/index.glsl"
 #include "common/math.glsl"
+#include "common/texel.glsl"
 #ifndef COPY
 #include "common/binary_ops.glsl"
 #endif
 
 layout(local_size_x = TGL_WG_SIZE) in;
+// TGL_TEX: the inputs through buffer textures (common/texel.glsl), for llvmpipe.
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer a_tex;
+#define A_AT(i) TGL_READ(a_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer SrcA { float a[]; };
+#define A_AT(i) a[i]
+#endif
 #ifndef COPY
+#ifdef TGL_TEX
+layout(binding = 1) uniform highp samplerBuffer b_tex;
+#define B_AT(i) TGL_READ(b_tex, i)
+#else
 layout(std430, binding = 1) readonly buffer SrcB { float b[]; };
+#define B_AT(i) b[i]
+#endif
 #endif
 layout(std430, binding = 2) writeonly buffer Dst { float y[]; };
 layout(location = 0) uniform uint u_n;
@@ -33,6 +50,17 @@ layout(location = 24) uniform uint u_b_stride[8];
 
 void main()
 {
+#ifdef ROWS
+    uint last = u_ndim - 1u, inner = u_shape[last], x = gl_GlobalInvocationID.x;
+    if (x >= inner)
+        return;
+    uint i = gl_WorkGroupID.y * inner + x, rest = u_start + gl_WorkGroupID.y;
+    uint ia = x * u_a_stride[last];
+#ifndef COPY
+    uint ib = x * u_b_stride[last];
+#endif
+    for (int d = int(last) - 1; d >= 0; d--) {
+#else
     uint i = tgl_global_index();
     if (i >= u_n)
         return;
@@ -41,6 +69,7 @@ void main()
     uint ib = 0u;
 #endif
     for (int d = int(u_ndim) - 1; d >= 0; d--) {
+#endif
         uint c = rest % u_shape[d];
         rest /= u_shape[d];
         ia += c * u_a_stride[d];
@@ -49,8 +78,8 @@ void main()
 #endif
     }
 #ifdef COPY
-    y[u_y_off + i] = a[u_a_off + ia];
+    y[u_y_off + i] = A_AT(u_a_off + ia);
 #else
-    y[u_y_off + i] = BINARY(a[u_a_off + ia], b[u_b_off + ib]);
+    y[u_y_off + i] = BINARY(A_AT(u_a_off + ia), B_AT(u_b_off + ib));
 #endif
 }

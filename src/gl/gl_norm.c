@@ -8,10 +8,10 @@
 
 static const char *const kind_defines[TGL__ROWS_COUNT] = {"SOFTMAX", "LOG_SOFTMAX", "RMSNORM", "LAYERNORM"};
 
-static void defines_for(char *out, size_t size, int kind, int weight, int bias)
+static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex)
 {
-    snprintf(out, size, "#define %s\n%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
-             bias ? "#define HAS_BIAS\n" : "");
+    snprintf(out, size, "#define %s\n%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
+             bias ? "#define HAS_BIAS\n" : "", tex ? "#define TGL_TEX\n" : "");
 }
 
 tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
@@ -20,11 +20,17 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     size_t max_elems = tgl_gl_max_window_elems(&tgl_gl_of(b)->limits, F32);
     if (cols > max_elems)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats exceeds the device's SSBO block limit", cols);
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    /* Rows read through a buffer texture where element-wise inputs are (llvmpipe). */
+    int tex = l->elementwise_textures && cols <= l->texture_buffer_texels;
     size_t per = max_elems / cols;
+    if (tex && per > l->texture_buffer_texels / cols)
+        per = l->texture_buffer_texels / cols;
     if (per > ((size_t)1 << 26))
         per = (size_t)1 << 26;
+    size_t in_align = tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
     char defines[96];
-    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL);
+    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex);
     GLuint prog;
     tgl_status st = tgl_gl_program_get_wg(b, "norm/rows", defines, tgl_gl_of(b)->limits.reduce_workgroup_size, &prog);
     if (st)
@@ -48,7 +54,8 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     for (size_t r0 = 0; r0 < rows; r0 += per) {
         size_t nr = rows - r0 < per ? rows - r0 : per;
         size_t off = r0 * cols * F32;
-        bind[0] = tgl_gl_window(b, (tgl__view){in.buf, in.offset + off}, nr * cols * F32, 0, &pad);
+        bind[0] = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + off}, nr * cols * F32, 0, in_align, &pad);
+        bind[0].texture_format = tex ? GL_R32F : 0;
         glProgramUniform1ui(prog, 2, (GLuint)(pad / F32));
         bind[1] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * cols * F32, 1, &pad);
         glProgramUniform1ui(prog, 3, (GLuint)(pad / F32));
@@ -64,9 +71,10 @@ void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *
     char defines[96];
     for (int kind = 0; kind < TGL__ROWS_COUNT; kind++) {
         int params = kind == TGL__ROWS_LAYERNORM ? 2 : kind == TGL__ROWS_RMSNORM ? 1 : 0;
-        for (int wb = 0; wb < (1 << params); wb++) {
-            defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1);
-            fn(ctx, "norm/rows", defines);
-        }
+        for (int wb = 0; wb < (1 << params); wb++)
+            for (int tex = 0; tex < 2; tex++) {
+                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, tex);
+                fn(ctx, "norm/rows", defines);
+            }
     }
 }

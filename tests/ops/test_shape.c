@@ -73,13 +73,16 @@ static float *randoms(tgt_rng *r, size_t n, int op)
     return x;
 }
 
-static void test_broadcast(void **state)
+/* Cases with a last dimension of 32 or more take GL's row-grid variant (ROWS in strided.comp),
+ * shorter ones the flat one; [70000, 32] + [32] needs more rows than one grid column holds. */
+static void broadcast_cases(void *ctx)
 {
-    pair *p = *state;
+    pair *p = ctx;
     static const struct { size_t an, a[8], bn, b[8]; } cases[] = {
         {3, {3, 1, 5}, 3, {1, 4, 1}}, {1, {7}, 3, {2, 3, 7}}, {1, {1}, 1, {1}}, {2, {2, 3}, 1, {3}},
         {2, {4, 1}, 2, {4, 6}}, {5, {2, 1, 3, 1, 2}, 5, {1, 5, 1, 4, 1}}, {3, {33, 1, 17}, 2, {100, 17}},
         {8, {2, 1, 2, 1, 2, 1, 2, 3}, 8, {1, 2, 1, 2, 1, 2, 1, 3}}, {2, {3, 0}, 1, {1}}, {3, {2, 3, 4}, 3, {2, 3, 4}},
+        {2, {64, 300}, 1, {300}}, {3, {5, 1, 257}, 2, {3, 1}}, {2, {70000, 32}, 1, {32}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t os[TGL_MAX_DIMS], on;
@@ -100,6 +103,12 @@ static void test_broadcast(void **state)
             free(a), free(b), free(g), free(w);
         }
     }
+}
+
+static void test_broadcast(void **state)
+{
+    pair *p = *state;
+    tgt_with_and_without_textures(p->gl, broadcast_cases, p);
     /* The oracle against a hand-built broadcast: [2,1] + [3] -> [2,3]. */
     const float a[2] = {10, 20}, b[3] = {1, 2, 3}, want[6] = {11, 12, 13, 21, 22, 23};
     size_t as[2] = {2, 1}, bs[1] = {3};
@@ -108,13 +117,15 @@ static void test_broadcast(void **state)
     free(got);
 }
 
-static void test_permute(void **state)
+/* Random permutations; the last ten trials have dimensions up to 80, so some outputs end in a
+ * dimension of 32 or more (GL's row-grid variant). */
+static void permute_trials(void *ctx)
 {
-    pair *p = *state;
-    for (int trial = 0; trial < 40; trial++) {
-        size_t ndim = 1 + tgt_below(&p->rng, trial < 30 ? 5 : 8), shape[8], perm[8];
+    pair *p = ctx;
+    for (int trial = 0; trial < 50; trial++) {
+        size_t ndim = 1 + tgt_below(&p->rng, trial < 30 ? 5 : trial < 40 ? 8 : 3), shape[8], perm[8];
         for (size_t d = 0; d < ndim; d++) {
-            shape[d] = 1 + tgt_below(&p->rng, ndim > 5 ? 3 : 9);
+            shape[d] = 1 + tgt_below(&p->rng, trial >= 40 ? 80 : ndim > 5 ? 3 : 9);
             perm[d] = d;
         }
         for (size_t d = ndim; d-- > 1;) { /* Fisher-Yates */
@@ -129,6 +140,12 @@ static void test_permute(void **state)
             fail_msg("permute trial %d (%zu dims, %zu elements): gl differs from cpu", trial, ndim, n);
         free(x), free(g), free(w);
     }
+}
+
+static void test_permute(void **state)
+{
+    pair *p = *state;
+    tgt_with_and_without_textures(p->gl, permute_trials, p);
     /* The oracle against a hand-built transpose: [2,3] -> [3,2]. */
     const float x[6] = {1, 2, 3, 4, 5, 6}, want[6] = {1, 4, 2, 5, 3, 6};
     size_t shape[2] = {2, 3}, perm[2] = {1, 0};
