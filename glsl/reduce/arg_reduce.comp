@@ -8,9 +8,17 @@
 #define TGL_WG_SIZE 64
 #endif
 #include "common/reduce.glsl"
+#include "common/texel.glsl"
 
 layout(local_size_x = TGL_WG_SIZE) in;
+// TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer x_tex;
+#define X_AT(i) TGL_READ(x_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
+#define X_AT(i) x[i]
+#endif
 layout(std430, binding = 1) writeonly buffer Dst { int y[]; };
 layout(location = 0) uniform uint u_len;
 layout(location = 1) uniform uint u_inner;
@@ -52,7 +60,7 @@ void main()
     float bv = 0.0;
     uint bi = NONE;
     for (uint j = tid; j < u_len; j += uint(TGL_WG_SIZE)) {
-        float v = x[base + j * u_inner];
+        float v = X_AT(base + j * u_inner);
         if (better(v, j, bv, bi)) {
             bv = v;
             bi = j;

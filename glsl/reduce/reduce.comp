@@ -10,6 +10,7 @@
 #endif
 #include "common/math.glsl"
 #include "common/reduce.glsl"
+#include "common/texel.glsl"
 
 #if defined(OP_PROD)
 #define IDENTITY 1.0
@@ -27,7 +28,14 @@
 #endif
 
 layout(local_size_x = TGL_WG_SIZE) in;
+// TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
+#ifdef TGL_TEX
+layout(binding = 0) uniform highp samplerBuffer x_tex;
+#define X_AT(i) TGL_READ(x_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
+#define X_AT(i) x[i]
+#endif
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
 layout(location = 0) uniform uint u_len;
 layout(location = 1) uniform uint u_inner;
@@ -57,7 +65,7 @@ void main()
     TGL_PRECISE float comp = 0.0; // Kahan: the low-order bits the running sum lost
 #endif
     for (uint j = j0 + tid; j < j1; j += uint(TGL_WG_SIZE)) {
-        float v = x[base + j * u_inner];
+        float v = X_AT(base + j * u_inner);
 #ifdef OP_SUM_COMPENSATED
         TGL_PRECISE float yv = v - comp;
         TGL_PRECISE float t = acc + yv;

@@ -35,10 +35,26 @@ typedef struct pass {
     float scale;
 } pass;
 
-static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *defines, const pass *p)
+/* Inputs are read through buffer textures where element-wise inputs are (llvmpipe), when the
+ * window fits the texel limit; windows then start at the texture alignment too. */
+static int use_textures(const tgl_gl_limits *l, size_t elems)
 {
+    return l->elementwise_textures && elems <= l->texture_buffer_texels;
+}
+
+static size_t src_align(const tgl_gl_limits *l, int tex)
+{
+    return tex && l->texture_align > l->ssbo_align ? (size_t)l->texture_align : (size_t)l->ssbo_align;
+}
+
+static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_defines_, const pass *p)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    int tex = use_textures(l, p->src.bytes / F32);
+    char defines[96];
+    snprintf(defines, sizeof defines, "%s%s", op_defines_, tex ? "#define TGL_TEX\n" : "");
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, kernel, defines, tgl_gl_of(b)->limits.reduce_workgroup_size, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, kernel, defines, l->reduce_workgroup_size, &prog);
     if (st)
         return st;
     glProgramUniform1ui(prog, 0, (GLuint)p->len);
@@ -51,7 +67,8 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *defin
         glProgramUniform1ui(prog, 3, (GLuint)p->splits);
         glProgramUniform1f(prog, 6, p->scale);
     }
-    const tgl_gl_binding bind[2] = {p->src, p->dst};
+    tgl_gl_binding bind[2] = {p->src, p->dst};
+    bind[0].texture_format = tex ? GL_R32F : 0;
     return tgl_gl_dispatch(b, prog, bind, 2, p->groups);
 }
 
@@ -91,10 +108,11 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
         p.chunk = (len + splits - 1) / splits;
         tgl__view src = {in.buf, in.offset + o0 * len * inner * F32};
         tgl__view dst = {out.buf, out.offset + o0 * inner * F32};
+        size_t align = src_align(&tgl_gl_of(b)->limits, use_textures(&tgl_gl_of(b)->limits, lines * len));
         if (len)
-            p.src = tgl_gl_window(b, src, lines * len * F32, 0, &p.src_pad);
+            p.src = tgl_gl_window_aligned(src, lines * len * F32, 0, align, &p.src_pad);
         else /* nothing to read: bind the output's window as a harmless source */
-            p.src = tgl_gl_window(b, dst, lines * F32, 0, &p.src_pad);
+            p.src = tgl_gl_window_aligned(dst, lines * F32, 0, align, &p.src_pad);
         if (splits == 1) {
             p.scale = scale;
             p.dst = tgl_gl_window(b, dst, lines * F32, 1, &p.dst_pad);
@@ -131,8 +149,9 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
     for (size_t o0 = 0; o0 < outer; o0 += per) {
         size_t no = outer - o0 < per ? outer - o0 : per;
         pass p = {.len = len, .inner = inner, .groups = no * inner};
-        p.src = tgl_gl_window(b, (tgl__view){in.buf, in.offset + o0 * len * inner * F32}, no * len * inner * F32,
-                              0, &p.src_pad);
+        size_t align = src_align(&tgl_gl_of(b)->limits, use_textures(&tgl_gl_of(b)->limits, no * len * inner));
+        p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + o0 * len * inner * F32},
+                                      no * len * inner * F32, 0, align, &p.src_pad);
         p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + o0 * inner * sizeof(int32_t)},
                               no * inner * sizeof(int32_t), 1, &p.dst_pad);
         if ((st = run_pass(b, "reduce/arg_reduce", defines, &p)))
@@ -143,8 +162,16 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
 
 void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++)
-        fn(ctx, "reduce/reduce", op_defines[op]);
-    fn(ctx, "reduce/arg_reduce", "#define ARG_MAX\n");
-    fn(ctx, "reduce/arg_reduce", "#define ARG_MIN\n");
+    static const char *const tex_defines[2] = {"", "#define TGL_TEX\n"};
+    char d[96];
+    for (int tex = 0; tex < 2; tex++) {
+        for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++) {
+            snprintf(d, sizeof d, "%s%s", op_defines[op], tex_defines[tex]);
+            fn(ctx, "reduce/reduce", d);
+        }
+        snprintf(d, sizeof d, "#define ARG_MAX\n%s", tex_defines[tex]);
+        fn(ctx, "reduce/arg_reduce", d);
+        snprintf(d, sizeof d, "#define ARG_MIN\n%s", tex_defines[tex]);
+        fn(ctx, "reduce/arg_reduce", d);
+    }
 }

@@ -117,9 +117,9 @@ static float *random_input(tgt_rng *r, int op, size_t total)
     return x;
 }
 
-static void test_random_shapes(void **state)
+static void random_shapes(void *ctx)
 {
-    pair *p = *state;
+    pair *p = ctx;
     static const size_t dims[] = {1, 2, 3, 7, 13, 33, 100};
     for (int op = ARGMIN; op < TGL_REDUCE_COUNT; op++) {
         for (int trial = 0; trial < 12; trial++) {
@@ -138,10 +138,18 @@ static void test_random_shapes(void **state)
     }
 }
 
-/* Long axes (two passes through the scratch buffer), strided axes, and empty ones. */
-static void test_long_strided_and_empty(void **state)
+/* Every op, axis and shape with the input read through buffer textures (llvmpipe's choice)
+ * and through SSBOs (GPUs'). */
+static void test_random_shapes(void **state)
 {
     pair *p = *state;
+    tgt_with_and_without_textures(p->gl, random_shapes, p);
+}
+
+/* Long axes (two passes through the scratch buffer), strided axes, and empty ones. */
+static void long_strided_and_empty(void *ctx)
+{
+    pair *p = ctx;
     const size_t shapes[][3] = {{3, 200003, 1}, {1, 65536, 1}, {2, 50001, 3}, {1000, 3, 77}, {5, 0, 4}, {0, 9, 2}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t total = shapes[s][0] * shapes[s][1] * shapes[s][2];
@@ -155,6 +163,12 @@ static void test_long_strided_and_empty(void **state)
             free(x);
         }
     }
+}
+
+static void test_long_strided_and_empty(void **state)
+{
+    pair *p = *state;
+    tgt_with_and_without_textures(p->gl, long_strided_and_empty, p);
 }
 
 /* The sum of 16M elements stays accurate against a double-precision reference. */
