@@ -8,7 +8,10 @@
 #endif
 #include "common/math.glsl"
 #include "common/reduce.glsl"
+#ifndef ROW_PER_INVOCATION
 #include "common/group.glsl"
+#endif
+#include "common/index.glsl"
 #include "common/texel.glsl"
 
 #if !defined(SOFTMAX) && !defined(LOG_SOFTMAX) && !defined(LAYERNORM) && !defined(RMSNORM)
@@ -41,24 +44,42 @@ layout(location = 3) uniform uint u_y_off;
 layout(location = 6) uniform float u_eps;
 #endif
 
+// ROW_PER_INVOCATION (llvmpipe): each invocation walks a whole row alone, with no barriers and
+// no shared memory (llvmpipe switches all of a group's coroutines at each barrier); the group
+// reductions then reduce nothing. The host keeps it to rows of at most 8192: llvmpipe stops an
+// invocation's loops after 65535 iterations in all (the passes over a longer row would pass it).
+#ifdef ROW_PER_INVOCATION
+#define ROW_INDEX tgl_global_index()
+#define FIRST 0u
+#define STEP 1u
+#define GROUP_SUM(v) (v)
+#define GROUP_MAX(v) (v)
+#else
+#define ROW_INDEX tgl_group_index()
+#define FIRST gl_LocalInvocationIndex
+#define STEP uint(TGL_WG_SIZE)
+#define GROUP_SUM(v) tgl_group_sum(v)
+#define GROUP_MAX(v) tgl_group_max(v)
+#endif
+
 void main()
 {
-    uint row = tgl_group_index();
+    uint row = ROW_INDEX;
     if (row >= u_rows)
-        return; // uniform across the workgroup
-    uint tid = gl_LocalInvocationIndex;
+        return; // uniform across the workgroup, or (per invocation) no barrier follows
+    uint tid = FIRST;
     uint xr = u_x_off + row * u_cols, yr = u_y_off + row * u_cols;
-    const uint step = uint(TGL_WG_SIZE);
+    const uint step = STEP;
 
 #if defined(SOFTMAX) || defined(LOG_SOFTMAX)
     float m = -tgl_inf();
     for (uint j = tid; j < u_cols; j += step)
         m = max(m, X_AT(xr + j));
-    m = tgl_group_max(m);
+    m = GROUP_MAX(m);
     float s = 0.0;
     for (uint j = tid; j < u_cols; j += step)
         s += exp(X_AT(xr + j) - m);
-    s = tgl_group_sum(s);
+    s = GROUP_SUM(s);
 #ifdef SOFTMAX
     float inv = 1.0 / s;
     for (uint j = tid; j < u_cols; j += step)
@@ -74,14 +95,14 @@ void main()
     float t = 0.0;
     for (uint j = tid; j < u_cols; j += step)
         t += X_AT(xr + j);
-    mean = tgl_group_sum(t) / float(u_cols);
+    mean = GROUP_SUM(t) / float(u_cols);
 #endif
     float ss = 0.0;
     for (uint j = tid; j < u_cols; j += step) {
         float d = X_AT(xr + j) - mean;
         ss += d * d;
     }
-    float inv = inversesqrt(tgl_group_sum(ss) / float(u_cols) + u_eps);
+    float inv = inversesqrt(GROUP_SUM(ss) / float(u_cols) + u_eps);
     for (uint j = tid; j < u_cols; j += step) {
         float v = (X_AT(xr + j) - mean) * inv;
 #ifdef HAS_WEIGHT

@@ -205,6 +205,15 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                                                             : TGL_GL_ATTENTION_FLASH;
     if (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels)
         path = TGL_GL_ATTENTION_FLASH;
+    /* llvmpipe ends an invocation's loops after l->loop_limit iterations in all, and flash_reg
+     * walks every key in one invocation: measured wrong beyond seq_kv x head_dim of 2^21 (2^20
+     * at head_dim 256), right below. Refused rather than wrong until the keys are split over
+     * dispatches there. */
+    if (l->loop_limit && a->seq_kv * (a->head_dim > 128 ? a->head_dim : 128) >= ((size_t)1 << 21))
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED,
+                         "tgl_attention: seq_kv %zu with head_dim %zu passes llvmpipe's loop limit (%u "
+                         "iterations per invocation); keep seq_kv x max(head_dim, 128) below 2^21 there",
+                         a->seq_kv, a->head_dim, l->loop_limit);
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;

@@ -170,6 +170,13 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     /* Where GEMM gathers texels (llvmpipe), element-wise inputs do too: add of 4M floats
      * 8.9 -> 14.9 GB/s there (the stores stay SSBO scatters). */
     l->elementwise_textures = gemm.textures;
+    /* ... and row-wise ops give each row one invocation, as its GEMM gives each invocation a
+     * register block: no barriers (softmax 4096x4096 there: see docs/performance.md). */
+    l->rows_per_invocation = gemm.textures;
+    /* gallivm counts every loop back-edge of an invocation against one limit of 65535 and then
+     * leaves the loops, silently (a softmax row of 65536 walked by one invocation came out
+     * wrong); kernels that walk long ranges in one invocation check this. */
+    l->loop_limit = !strncmp(renderer, "llvmpipe", 8) ? 65535u : 0u;
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
     l->items_per_invocation = items;

@@ -15,9 +15,17 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
     if (cols > max)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_matvec: a row of %zu floats exceeds the SSBO block limit",
                          cols);
-    int per_invocation = l->gemm.matvec_row_per_invocation, tex = l->gemm.textures;
+    /* A row per invocation walks cols / 4 vec4s in one invocation: beyond llvmpipe's loop limit
+     * (iterations per invocation, all loops together) long rows take a workgroup each. */
+    int per_invocation = l->gemm.matvec_row_per_invocation && (!l->loop_limit || cols / 4 < l->loop_limit / 2);
+    int tex = per_invocation && l->gemm.textures; /* the texture variants are per-invocation ones */
     size_t align = tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
     uint32_t wg = per_invocation ? l->workgroup_size : l->reduce_workgroup_size;
+    /* A workgroup per row: each invocation walks cols / wg elements, so under a loop limit long
+     * rows take wider groups (powers of two, for the tree sum). */
+    while (!per_invocation && l->loop_limit && cols / wg + 1 >= l->loop_limit / 2 && wg * 2 <= l->wg_invocations &&
+           wg * 2 <= l->wg_size[0])
+        wg *= 2;
     uint64_t groups_max = (uint64_t)l->wg_count[0] * l->wg_count[1];
     size_t per = max / cols;
     uint32_t rows_per_group = per_invocation ? wg : 1;

@@ -8,10 +8,14 @@
 
 static const char *const kind_defines[TGL__ROWS_COUNT] = {"SOFTMAX", "LOG_SOFTMAX", "RMSNORM", "LAYERNORM"};
 
-static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex)
+#define ROW_PER_INVOCATION_MAX 8192
+
+/* tex: rows read through a buffer texture; alone: one invocation per row (both llvmpipe's). */
+static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex, int alone)
 {
-    snprintf(out, size, "#define %s\n%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
-             bias ? "#define HAS_BIAS\n" : "", tex ? "#define TGL_TEX\n" : "");
+    snprintf(out, size, "#define %s\n%s%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
+             bias ? "#define HAS_BIAS\n" : "", tex ? "#define TGL_TEX\n" : "",
+             alone ? "#define ROW_PER_INVOCATION\n" : "");
 }
 
 tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
@@ -29,10 +33,22 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     if (per > ((size_t)1 << 26))
         per = (size_t)1 << 26;
     size_t in_align = tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
-    char defines[96];
-    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex);
+    /* One invocation per row (llvmpipe), for rows its loop limit lets one invocation walk: it
+     * ends a shader's loops after 65535 iterations in all, and a row takes up to four passes. */
+    int alone = l->rows_per_invocation && cols <= ROW_PER_INVOCATION_MAX;
+    uint32_t wg = alone ? l->workgroup_size : l->reduce_workgroup_size;
+    /* Each invocation walks up to four passes of cols / wg elements: under a loop limit
+     * (llvmpipe) long rows take wider groups (powers of two, for the tree sums). */
+    while (l->loop_limit && !alone && 4 * (cols / wg + 1) >= l->loop_limit && wg * 2 <= l->wg_invocations &&
+           wg * 2 <= l->wg_size[0])
+        wg *= 2;
+    if (l->loop_limit && !alone && 4 * (cols / wg + 1) >= l->loop_limit)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats passes the device's loop limit (%u iterations "
+                         "per invocation at %u invocations per row)", cols, l->loop_limit, wg);
+    char defines[128];
+    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone);
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, "norm/rows", defines, tgl_gl_of(b)->limits.reduce_workgroup_size, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, "norm/rows", defines, wg, &prog);
     if (st)
         return st;
     tgl_gl_binding bind[4];
@@ -60,7 +76,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         bind[1] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * cols * F32, 1, &pad);
         glProgramUniform1ui(prog, 3, (GLuint)(pad / F32));
         glProgramUniform1ui(prog, 1, (GLuint)nr);
-        if ((st = tgl_gl_dispatch(b, prog, bind, nbind, nr)))
+        if ((st = tgl_gl_dispatch(b, prog, bind, nbind, alone ? tgl_gl_ceil_div(nr, wg) : nr)))
             return st;
     }
     return TGL_OK;
@@ -68,12 +84,12 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
 
 void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[96];
+    char defines[128];
     for (int kind = 0; kind < TGL__ROWS_COUNT; kind++) {
         int params = kind == TGL__ROWS_LAYERNORM ? 2 : kind == TGL__ROWS_RMSNORM ? 1 : 0;
         for (int wb = 0; wb < (1 << params); wb++)
-            for (int tex = 0; tex < 2; tex++) {
-                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, tex);
+            for (int v = 0; v < 4; v++) {
+                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, v & 1, v >> 1);
                 fn(ctx, "norm/rows", defines);
             }
     }

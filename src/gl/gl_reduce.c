@@ -53,8 +53,18 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
     int tex = use_textures(l, p->src.bytes / F32);
     char defines[96];
     snprintf(defines, sizeof defines, "%s%s", op_defines_, tex ? "#define TGL_TEX\n" : "");
+    /* Each invocation walks span / wg elements of its line: under a loop limit (llvmpipe stops
+     * an invocation's loops after 65535 iterations) long lines take wider groups (powers of two,
+     * for the tree). */
+    size_t span = p->splits ? p->chunk : p->len;
+    uint32_t wg = l->reduce_workgroup_size;
+    while (l->loop_limit && span / wg + 1 >= l->loop_limit / 2 && wg * 2 <= l->wg_invocations && wg * 2 <= l->wg_size[0])
+        wg *= 2;
+    if (l->loop_limit && span / wg + 1 >= l->loop_limit / 2)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a line of %zu elements passes the device's loop limit (%u iterations "
+                         "per invocation)", span, l->loop_limit);
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, kernel, defines, l->reduce_workgroup_size, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, kernel, defines, wg, &prog);
     if (st)
         return st;
     glProgramUniform1ui(prog, 0, (GLuint)p->len);

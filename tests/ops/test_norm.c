@@ -107,7 +107,8 @@ static float *randoms(tgt_rng *r, size_t n, float lo, float hi)
 static void shapes_cases(void *ctx)
 {
     pair *p = ctx;
-    static const size_t shapes[][2] = {{1, 1}, {1, 7}, {3, 1}, {5, 4099}, {1000, 33}, {2, 100003}, {64, 1024}, {0, 5}, {4, 0}};
+    static const size_t shapes[][2] = {{1, 1}, {1, 7}, {3, 1}, {5, 4099}, {1000, 33}, {2, 100003}, {64, 1024}, {0, 5}, {4, 0},
+                                       {1, 300007}}; /* longer than llvmpipe's loop limit lets 8 invocations walk */
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t rows = shapes[s][0], cols = shapes[s][1];
         float *x = randoms(&p->rng, rows * cols, -6.0f, 6.0f);
