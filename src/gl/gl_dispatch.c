@@ -126,18 +126,19 @@ tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
 tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    /* A buffer update (glBufferSubData, a copy's destination) must not overtake a queued
-     * dispatch that reads or writes the same buffer. GL_BUFFER_UPDATE_BARRIER_BIT orders it
-     * after shader writes only, and on the H100 uploads did overtake pending shader reads
-     * (tests/test_ordering.c: htod after a binary op read the buffer): so wait for the queued
-     * work. Models rarely upload into buffers in flight; the wait costs them nothing. */
-    if (writes && buf->last_access > gl->completed_seq)
-        return tgl_gl_wait_idle(b, "a transfer into a buffer in use");
+    /* A transfer must not overtake a queued dispatch on the same buffer: an update (upload, a
+     * copy's destination) after one that reads or writes it, a read (download, a copy's
+     * source) after one that writes it. On the H100, GL_BUFFER_UPDATE_BARRIER_BIT alone let an
+     * upload overtake pending shader reads and, intermittently, a download miss the last
+     * dispatch's writes (tests/test_ordering.c), so wait for the queued work. A download waits
+     * for its data anyway; models rarely upload into buffers in flight. */
     uint64_t hazard = writes ? buf->last_access : buf->last_write;
-    if (hazard > gl->update_barrier_seq) {
+    if (hazard > gl->update_barrier_seq) { /* what the spec asks for, kept for other drivers */
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
         gl->update_barrier_seq = gl->seq;
     }
+    if (hazard > gl->completed_seq)
+        return tgl_gl_wait_idle(b, writes ? "a transfer into a buffer in use" : "a transfer from a buffer in use");
     return TGL_OK;
 }
 
