@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define TGL_VERSION_MAJOR 0
 #define TGL_VERSION_MINOR 1
@@ -472,6 +473,39 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
  * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,
                               tgl_ptr bias, tgl_ptr output);
+
+/* ---- tracing and profiling -------------------------------------------------------------- */
+
+/* Records every later call on b (memory, copies, synchronization, ops: function, arguments,
+ * status) and the contents of every buffer at the moment a call reads it, into a new file
+ * dir/PID-N-BACKEND.tgltrace (dir is created if missing; equal contents are stored once).
+ * Allocations that exist already enter the trace with their current contents. While tracing,
+ * new allocations start zeroed (so bytes no call wrote replay identically), and every call
+ * waits for the device to read its inputs back: results are unchanged, speed is not.
+ * TGL_TRACE=DIR does this from tgl_open. `tensorgl replay DIR` re-executes the trace
+ * (docs/trace-format.md describes the file). A write error stops the recording, is logged,
+ * and is reported by tgl_trace_stop; the calls themselves go on.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, already tracing, path too long), TGL_ERR_IO.
+ * Example: tgl_trace_start(b, "/tmp/run1");  ...  tgl_trace_stop(b); */
+TGL_API tgl_status tgl_trace_start(tgl_backend *b, const char *dir);
+/* Ends the recording and closes the file (tgl_close does this too).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (not tracing), TGL_ERR_IO (a write failed: the trace is
+ *   incomplete). */
+TGL_API tgl_status tgl_trace_stop(tgl_backend *b);
+
+/* Starts (or restarts, from zero) timing every call on b by kind. Each call is timed alone: the
+ * profiler waits for the device before and after it, and uses GL timer queries for the device
+ * time where the driver has them (not llvmpipe, whose queries do not time compute work), wall
+ * time otherwise. TGL_PROFILE=1 does this from tgl_open and prints the table to stderr at
+ * tgl_close. Errors: TGL_ERR_INVALID_ARGUMENT (NULL), TGL_ERR_OUT_OF_MEMORY.
+ * Example: tgl_profile_start(b);  ...  tgl_profile_report(b, stdout); */
+TGL_API tgl_status tgl_profile_start(tgl_backend *b);
+/* Prints the table so far to out: per call kind, calls, total and mean time, share of the
+ * total, GFLOP/s and GB/s (from the call's nominal work). Profiling goes on.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, or not profiling). */
+TGL_API tgl_status tgl_profile_report(tgl_backend *b, FILE *out);
+/* Stops profiling and drops the figures. Errors: TGL_ERR_INVALID_ARGUMENT (NULL). */
+TGL_API tgl_status tgl_profile_stop(tgl_backend *b);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@ static const struct {
     {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
     {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
                    "            bench ops|gemm|attention|conv2d: focused comparisons (bench --help)"},
+    {"replay", tgl_cmd_replay, "replay PATH [--backend gl|cpu] [--compare] [--until N]: re-run a trace\n"
+                   "            (TGL_TRACE=DIR records one) and name the first call that diverges"},
     {"version", tgl_cmd_version, "print the library version"},
 };
 
@@ -23,7 +25,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "  %-9s %s\n", "help", "print this list");
     fprintf(f, "\nenvironment: TGL_BACKEND=auto|gl|cpu TGL_DEVICE=N TGL_API=auto|gl|gles TGL_DEBUG=1\n"
-               "             TGL_MAX_TASKS=N TGL_SYNC_TIMEOUT_MS=N TGL_LOG=FILE TGL_CACHE_DIR=DIR (see README.md)\n");
+               "             TGL_MAX_TASKS=N TGL_SYNC_TIMEOUT_MS=N TGL_LOG=FILE TGL_CACHE_DIR=DIR\n"
+               "             TGL_TRACE=DIR TGL_PROFILE=1 (see README.md)\n");
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* Public memory and op entry points: each validates every argument once, then calls the
  * backend. Nothing reaches a backend that could make it change a buffer and then fail on an
  * argument. */
+#include "trace.h"
 #include "validate.h"
 
 #include <string.h>
@@ -9,6 +10,8 @@
 
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_ALLOC, bytes, out);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;
@@ -38,6 +41,8 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
 
 TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_FREE, p);
     /* Freeing after device loss is still allowed: it only releases host-side state. */
     if (!b)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "b: NULL backend");
@@ -71,6 +76,8 @@ TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
 
 TGL_API tgl_status tgl_copy_htod(tgl_backend *b, tgl_ptr dst, const void *src, size_t bytes)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_COPY_HTOD, dst, src, bytes);
     tgl_status st = tgl__enter(b);
     tgl__view d;
     if (st || bytes == 0)
@@ -84,6 +91,8 @@ TGL_API tgl_status tgl_copy_htod(tgl_backend *b, tgl_ptr dst, const void *src, s
 
 TGL_API tgl_status tgl_copy_dtoh(tgl_backend *b, void *dst, tgl_ptr src, size_t bytes)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_COPY_DTOH, dst, src, bytes);
     tgl_status st = tgl__enter(b);
     tgl__view s;
     if (st || bytes == 0)
@@ -97,6 +106,8 @@ TGL_API tgl_status tgl_copy_dtoh(tgl_backend *b, void *dst, tgl_ptr src, size_t 
 
 TGL_API tgl_status tgl_copy_dtod(tgl_backend *b, tgl_ptr dst, tgl_ptr src, size_t bytes)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_COPY_DTOD, dst, src, bytes);
     tgl_status st = tgl__enter(b);
     tgl__view d, s;
     if (st || bytes == 0)
@@ -111,12 +122,16 @@ TGL_API tgl_status tgl_copy_dtod(tgl_backend *b, tgl_ptr dst, tgl_ptr src, size_
 
 TGL_API tgl_status tgl_synchronize(tgl_backend *b)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_SYNCHRONIZE);
     tgl_status st = tgl__enter(b);
     return st ? st : tgl__leave(b, b->vt->synchronize(b));
 }
 
 TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_ptr out, size_t n)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_UNARY, op, in, out, n);
     tgl_status st = tgl__enter(b);
     tgl__view vi, vo;
     if (st)
@@ -137,6 +152,8 @@ TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_pt
 TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_ptr bb, tgl_ptr out,
                               size_t n)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_BINARY, op, a, bb, out, n);
     tgl_status st = tgl__enter(b);
     tgl__view va, vb, vo;
     if (st)

@@ -1,4 +1,5 @@
 /* tgl_attention and tgl_attention_kv: checks, then the backend. */
+#include "trace.h"
 #include "validate.h"
 
 #include <math.h>
@@ -24,6 +25,8 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
                                     size_t heads, size_t seq_q, size_t seq_kv, size_t kv_capacity,
                                     size_t head_dim, float scale, int causal)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_ATTENTION_KV, q, k, v, o, batch, heads, seq_q, seq_kv, kv_capacity, head_dim, scale, causal);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;
@@ -59,5 +62,7 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
 TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
                                  size_t heads, size_t seq_q, size_t seq_kv, size_t head_dim, float scale, int causal)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_ATTENTION, q, k, v, o, batch, heads, seq_q, seq_kv, head_dim, scale, causal);
     return tgl_attention_kv(b, q, k, v, o, batch, heads, seq_q, seq_kv, seq_kv, head_dim, scale, causal);
 }

@@ -1,4 +1,5 @@
 /* tgl_conv2d_output_size and tgl_conv2d: checks, then the backend. */
+#include "trace.h"
 #include "validate.h"
 
 /* Fills zero strides, dilations and groups with 1 and computes the output size. b may be NULL
@@ -60,6 +61,8 @@ static tgl_status count4(tgl_backend *b, const char *arg, size_t a, size_t c, si
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter,
                               tgl_ptr bias, tgl_ptr output)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_CONV2D, desc, input, filter, bias, output);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;

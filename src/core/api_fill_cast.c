@@ -1,4 +1,5 @@
 /* tgl_fill, tgl_scale_add and the f16 casts: checks, then the backend. */
+#include "trace.h"
 #include "validate.h"
 
 #define F32 sizeof(float)
@@ -6,6 +7,8 @@
 
 TGL_API tgl_status tgl_fill(tgl_backend *b, tgl_ptr out, float value, size_t n)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_FILL, out, value, n);
     tgl_status st = tgl__enter(b);
     tgl__view vo;
     if (st || n == 0 || (st = tgl__resolve_array(b, "out", out, n, F32, &vo)))
@@ -17,6 +20,8 @@ TGL_API tgl_status tgl_fill(tgl_backend *b, tgl_ptr out, float value, size_t n)
 
 TGL_API tgl_status tgl_scale_add(tgl_backend *b, float alpha, tgl_ptr x, float beta, tgl_ptr y, size_t n)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_SCALE_ADD, alpha, x, beta, y, n);
     tgl_status st = tgl__enter(b);
     tgl__view vx, vy;
     if (st || n == 0)
@@ -48,10 +53,14 @@ static tgl_status cast(tgl_backend *b, int to_f16, tgl_ptr in, tgl_ptr out, size
 
 TGL_API tgl_status tgl_cast_f32_f16(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_CAST_F32_F16, in, out, n);
     return cast(b, 1, in, out, n);
 }
 
 TGL_API tgl_status tgl_cast_f16_f32(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_CAST_F16_F32, in, out, n);
     return cast(b, 0, in, out, n);
 }

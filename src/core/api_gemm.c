@@ -1,4 +1,5 @@
 /* tgl_gemm, tgl_gemm_batched, tgl_gemm_f16 and tgl_matvec: checks, then the backend. */
+#include "trace.h"
 #include "validate.h"
 
 /* Elements from the first to one past the last element of a rows x cols matrix with row
@@ -99,6 +100,8 @@ TGL_API tgl_status tgl_gemm(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, 
                             float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
                             size_t ldc)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_GEMM, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = 1, .alpha = alpha,
                    .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc};
     return gemm_common(b, &g, a, bm, c);
@@ -108,6 +111,8 @@ TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose 
                                 float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
                                 size_t ldc)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_GEMM_F16, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .f16 = 1, .m = m, .n = n, .k = k, .batch = 1,
                    .alpha = alpha, .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc};
     return gemm_common(b, &g, a, bm, c);
@@ -118,6 +123,8 @@ TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transp
                                     size_t ldb, size_t stride_b, float beta, tgl_ptr c, size_t ldc,
                                     size_t stride_c, size_t batch)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_GEMM_BATCHED, ta, tb, m, n, k, alpha, a, lda, stride_a, bm, ldb, stride_b, beta, c, ldc, stride_c, batch);
     /* One product needs no strides: zero them so backends see one canonical form. */
     int one = batch == 1;
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = batch, .alpha = alpha,
@@ -128,6 +135,8 @@ TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transp
 
 TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr w, tgl_ptr x, tgl_ptr y)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_MATVEC, rows, cols, w, x, y);
     tgl_status st = tgl__enter(b);
     size_t wn;
     tgl__view vw = {0}, vx = {0}, vy;

@@ -1,4 +1,5 @@
 /* tgl_rope and tgl_gather_rows: checks, then the backend. */
+#include "trace.h"
 #include "validate.h"
 
 #include <math.h>
@@ -8,6 +9,8 @@
 TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batch, size_t seq, size_t heads,
                             size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_ROPE, in, out, batch, seq, heads, head_dim, pos_offset, theta, mode);
     tgl_status st = tgl__enter(b);
     size_t n = 0;
     tgl__view vi, vo;
@@ -38,6 +41,8 @@ TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batc
 TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, tgl_ptr out, size_t table_rows,
                                    size_t cols, size_t n_ids)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_GATHER_ROWS, table, ids, out, table_rows, cols, n_ids);
     tgl_status st = tgl__enter(b);
     size_t table_n = 0, out_n = 0;
     tgl__view vt, vi, vo;

@@ -1,5 +1,6 @@
 /* tgl_map: parse the expression (even when n is 0, so a bad one is always reported), check
  * the inputs it names, then hand the tree to the backend. */
+#include "trace.h"
 #include "validate.h"
 
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inputs, size_t n_inputs, tgl_ptr out,
                            size_t n)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_MAP, expr, inputs, n_inputs, out, n);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;

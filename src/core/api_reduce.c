@@ -1,4 +1,5 @@
 /* tgl_reduce, tgl_argmax, tgl_argmin: shape checks, then the backend sees [outer, len, inner]. */
+#include "trace.h"
 #include "validate.h"
 
 #define F32 sizeof(float)
@@ -53,6 +54,8 @@ static tgl_status resolve_io(tgl_backend *b, const reduce_shape *r, tgl_ptr in, 
 TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_ptr out,
                               const size_t *shape, size_t ndim, size_t axis)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_REDUCE, op, in, out, shape, ndim, axis);
     tgl_status st = tgl__enter(b);
     reduce_shape r;
     tgl__view vi, vo;
@@ -98,11 +101,15 @@ static tgl_status arg_reduce(tgl_backend *b, int want_max, tgl_ptr in, tgl_ptr o
 TGL_API tgl_status tgl_argmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape, size_t ndim,
                               size_t axis)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_ARGMAX, in, out, shape, ndim, axis);
     return arg_reduce(b, 1, in, out, shape, ndim, axis);
 }
 
 TGL_API tgl_status tgl_argmin(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape, size_t ndim,
                               size_t axis)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_ARGMIN, in, out, shape, ndim, axis);
     return arg_reduce(b, 0, in, out, shape, ndim, axis);
 }

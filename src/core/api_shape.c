@@ -1,4 +1,5 @@
 /* tgl_broadcast_shape, tgl_binary_broadcast, tgl_permute: shape algebra, then vtable->strided. */
+#include "trace.h"
 #include "validate.h"
 
 #define F32 sizeof(float)
@@ -78,6 +79,8 @@ TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_pt
                                         size_t a_ndim, tgl_ptr bb, const size_t *b_shape, size_t b_ndim,
                                         tgl_ptr out)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_BINARY_BROADCAST, op, a, a_shape, a_ndim, bb, b_shape, b_ndim, out);
     tgl_status st = tgl__enter(b);
     tgl__strided s = {0};
     tgl__view va, vb, vo;
@@ -105,6 +108,8 @@ TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_pt
 TGL_API tgl_status tgl_permute(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape, size_t ndim,
                                const size_t *perm)
 {
+    if (tgl__hooked(b))
+        return tgl__hook_call(b, TGL__FN_PERMUTE, in, out, shape, ndim, perm);
     tgl_status st = tgl__enter(b);
     tgl__strided s = {0};
     tgl__view vi, vo;

@@ -138,5 +138,13 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     if (gemm && strlen(gemm) >= sizeof cfg->gemm)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: longer than %zu bytes", sizeof cfg->gemm - 1);
     tgl__strlcpy(cfg->gemm, gemm, sizeof cfg->gemm);
+    const char *trace = getenv("TGL_TRACE");
+    if (trace && strlen(trace) >= sizeof cfg->trace_dir)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_TRACE: path longer than %zu bytes",
+                         sizeof cfg->trace_dir - 1);
+    tgl__strlcpy(cfg->trace_dir, trace, sizeof cfg->trace_dir);
+    if ((st = env_uint("TGL_PROFILE", 0, 1, 0, &v)))
+        return st;
+    cfg->profile = (int)v;
     return resolve_cache_dir(cfg);
 }

@@ -135,6 +135,13 @@ void tgl__handles_each(const tgl__handles *h, void (*fn)(void *ctx, void *buf), 
             fn(ctx, h->slots[i].buf);
 }
 
+void tgl__handles_each_live(const tgl__handles *h, void (*fn)(void *ctx, uint64_t p, uint64_t bytes), void *ctx)
+{
+    for (uint32_t i = 0; i < h->count; i++)
+        if (h->slots[i].buf)
+            fn(ctx, encode(h, i, h->slots[i].gen), h->slots[i].bytes);
+}
+
 const char *tgl__handle_result_string(tgl__handle_result r)
 {
     switch (r) {

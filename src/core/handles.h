@@ -51,6 +51,8 @@ tgl__handle_result tgl__handles_lookup(const tgl__handles *h, uint64_t p, uint64
 tgl__handle_result tgl__handles_remove(tgl__handles *h, uint64_t p, void **buf);
 /* Calls fn for every live buffer (used by tgl_close). */
 void tgl__handles_each(const tgl__handles *h, void (*fn)(void *ctx, void *buf), void *ctx);
+/* Calls fn with every live allocation's base pointer and size, in slot order (tracing). */
+void tgl__handles_each_live(const tgl__handles *h, void (*fn)(void *ctx, uint64_t p, uint64_t bytes), void *ctx);
 const char *tgl__handle_result_string(tgl__handle_result r);
 
 #endif

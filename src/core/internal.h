@@ -14,6 +14,9 @@ typedef struct tgl__view {
     size_t offset;
 } tgl__view;
 
+typedef struct tgl__trace tgl__trace;
+typedef struct tgl__profile tgl__profile;
+
 /* What tgl_open resolved from tgl_options and the environment. */
 typedef enum { TGL__API_ANY = 0, TGL__API_GL, TGL__API_GLES } tgl__api;
 typedef struct tgl__config {
@@ -27,6 +30,8 @@ typedef struct tgl__config {
     char log_path[512];
     char gemm[64];      /* TGL_GEMM: the GL backend's GEMM kernel override, "" for the table's */
     char cache_dir[1024]; /* program binaries on disk; "" = no disk cache */
+    char trace_dir[1024]; /* TGL_TRACE: record every call into a trace file there; "" = off */
+    int profile;          /* TGL_PROFILE=1: time every call, print the table at tgl_close */
 } tgl__config;
 
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]
@@ -113,6 +118,10 @@ typedef struct tgl__vtable {
     tgl_status (*download)(tgl_backend *b, void *dst, tgl__view src, size_t bytes);
     tgl_status (*copy)(tgl_backend *b, tgl__view dst, tgl__view src, size_t bytes);
     tgl_status (*synchronize)(tgl_backend *b);
+    /* Optional device timer for the profiler: the device time of the work issued between
+     * timer_begin and timer_end (which waits for it). Left NULL where no timer measures it. */
+    tgl_status (*timer_begin)(tgl_backend *b);
+    tgl_status (*timer_end)(tgl_backend *b, double *seconds);
     tgl_status (*unary)(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n);
     tgl_status (*binary)(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb,
                          tgl__view out, size_t n);
@@ -158,6 +167,9 @@ struct tgl_backend {
     uint64_t mem_in_use, mem_peak; /* bytes of live allocations as requested; the most since open */
     FILE *log_file;             /* TGL_LOG, or NULL for stderr */
     char fallback_reason[512];  /* why auto chose the CPU backend */
+    struct tgl__trace *trace;   /* recording (TGL_TRACE, tgl_trace_start), or NULL */
+    struct tgl__profile *profile; /* timing per call kind (TGL_PROFILE, tgl_profile_start), or NULL */
+    int hook_busy;              /* the hook is making its own calls: do not record or time them */
     char last_error[1024];
 };
 
@@ -171,6 +183,10 @@ void tgl__log(tgl_backend *b, int level, const char *fmt, ...) __attribute__((fo
 
 /* Fills *cfg from opts and the environment. Returns TGL_ERR_INVALID_ARGUMENT with a message. */
 tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg);
+
+/* tgl_open without TGL_TRACE (replay opens its backend this way: replaying a trace must not
+ * record another into the directory it reads). */
+tgl_status tgl__open_untraced(const tgl_options *opts, tgl_backend **out);
 
 /* Bounded string copy that always terminates (dst_size > 0). */
 void tgl__strlcpy(char *dst, const char *src, size_t dst_size);

@@ -1,5 +1,5 @@
 /* tgl_open / tgl_close and the calls that describe a backend. */
-#include "internal.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +13,10 @@ static void destroy_buffer(void *ctx, void *buf)
 
 static void backend_free(tgl_backend *b)
 {
+    if (b->trace)
+        tgl__trace_end(b);
+    if (b->profile)
+        tgl__profile_end(b, b->config.profile); /* TGL_PROFILE=1: the table at tgl_close */
     if (b->vt) {
         tgl__handles_each(&b->handles, destroy_buffer, b);
         b->vt->destroy(b);
@@ -41,7 +45,19 @@ static tgl_status open_kind(tgl_backend *b)
     return st;
 }
 
-TGL_API tgl_status tgl_open(const tgl_options *opts, tgl_backend **out)
+/* Starts what TGL_TRACE and TGL_PROFILE ask for; a trace that cannot start fails the open
+ * (the user asked for a record and would not get one). */
+static tgl_status start_hooks(tgl_backend *b, int trace)
+{
+    tgl_status st = TGL_OK;
+    if (trace && b->config.trace_dir[0])
+        st = tgl__trace_begin(b, b->config.trace_dir);
+    if (!st && b->config.profile)
+        st = tgl__profile_begin(b);
+    return st;
+}
+
+static tgl_status open_backend(const tgl_options *opts, int trace, tgl_backend **out)
 {
     if (!out)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "out: NULL");
@@ -61,6 +77,8 @@ TGL_API tgl_status tgl_open(const tgl_options *opts, tgl_backend **out)
         return tgl__fail(NULL, TGL_ERR_IO, "TGL_LOG=%s: %s", cfg.log_path, strerror(err));
     }
     st = open_kind(b);
+    if (!st)
+        st = start_hooks(b, trace);
     if (st) {
         tgl__fail(NULL, st, "%s", b->last_error);
         backend_free(b);
@@ -68,6 +86,16 @@ TGL_API tgl_status tgl_open(const tgl_options *opts, tgl_backend **out)
     }
     *out = b;
     return TGL_OK;
+}
+
+TGL_API tgl_status tgl_open(const tgl_options *opts, tgl_backend **out)
+{
+    return open_backend(opts, 1, out);
+}
+
+tgl_status tgl__open_untraced(const tgl_options *opts, tgl_backend **out)
+{
+    return open_backend(opts, 0, out);
 }
 
 TGL_API void tgl_close(tgl_backend *b)

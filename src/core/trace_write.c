@@ -1,0 +1,433 @@
+/* The trace writer: one file per traced backend, a header, then DATA records (buffer and host
+ * contents, each distinct content once) and CALL records (docs/trace-format.md). A write error
+ * stops the recording (logged, reported by tgl_trace_stop) and never the program's calls. */
+#include "trace.h"
+#include "trace_format.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define OFFSET_MASK (TGL__MAX_ALLOC_BYTES - 1)
+
+/* One allocation the trace knows, by id (the order of the tgl_alloc calls). */
+typedef struct trace_alloc {
+    uint64_t base, bytes;
+    int live;
+} trace_alloc;
+
+/* A distinct content already written, by hash. */
+typedef struct data_slot {
+    uint64_t h[2];
+    uint32_t id; /* TGL__TRACE_NONE: empty slot */
+} data_slot;
+
+struct tgl__trace {
+    FILE *f;
+    char path[1100];
+    int failed;
+    uint32_t n_data;
+    data_slot *data;
+    size_t data_cap; /* power of two */
+    trace_alloc *allocs;
+    uint32_t n_allocs, allocs_cap;
+    uint32_t *by_base; /* open addressing over allocs, keyed by base pointer; NONE = empty */
+    size_t by_base_cap;
+    uint8_t *scratch;
+    size_t scratch_cap;
+    /* Snapshot ids of the current call: per argument, and per tgl_map input. */
+    uint32_t snap[TGL__CALL_MAX_ARGS];
+    uint32_t list_snap[TGL_EXPR_MAX_INPUTS];
+    uint32_t htod_data;
+    uint64_t calls;
+};
+
+static atomic_uint trace_serial;
+
+static void trace_fail(tgl_backend *b, const char *what)
+{
+    tgl__trace *t = b->trace;
+    if (!t->failed)
+        tgl__log(b, TGL__LOG_ERROR, "trace %s: %s failed (%s); recording stopped", t->path, what, strerror(errno));
+    t->failed = 1;
+}
+
+static size_t hash_u64(uint64_t v)
+{
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdull;
+    return (size_t)(v ^ (v >> 33));
+}
+
+/* The allocation id whose base pointer is `base`, or NONE. */
+static uint32_t alloc_find(const tgl__trace *t, uint64_t base)
+{
+    if (!t->by_base_cap)
+        return TGL__TRACE_NONE;
+    for (size_t i = hash_u64(base) & (t->by_base_cap - 1);; i = (i + 1) & (t->by_base_cap - 1)) {
+        uint32_t id = t->by_base[i];
+        if (id == TGL__TRACE_NONE || t->allocs[id].base == base)
+            return id;
+    }
+}
+
+static int by_base_insert(tgl__trace *t, uint32_t id)
+{
+    if ((size_t)(t->n_allocs + 1) * 2 > t->by_base_cap) {
+        size_t cap = t->by_base_cap ? t->by_base_cap * 2 : 64;
+        uint32_t *m = malloc(cap * sizeof *m);
+        if (!m)
+            return -1;
+        memset(m, 0xff, cap * sizeof *m);
+        free(t->by_base);
+        t->by_base = m;
+        t->by_base_cap = cap;
+        for (uint32_t k = 0; k < t->n_allocs; k++) {
+            if (k == id)
+                continue;
+            size_t i = hash_u64(t->allocs[k].base) & (cap - 1);
+            while (m[i] != TGL__TRACE_NONE)
+                i = (i + 1) & (cap - 1);
+            m[i] = k;
+        }
+    }
+    size_t i = hash_u64(t->allocs[id].base) & (t->by_base_cap - 1);
+    while (t->by_base[i] != TGL__TRACE_NONE && t->allocs[t->by_base[i]].base != t->allocs[id].base)
+        i = (i + 1) & (t->by_base_cap - 1);
+    t->by_base[i] = id; /* a base reused after a full generation wrap now names the newer allocation */
+    return 0;
+}
+
+/* Registers a new allocation; returns its id or NONE when out of host memory. */
+static uint32_t alloc_add(tgl__trace *t, uint64_t base, uint64_t bytes)
+{
+    if (t->n_allocs == t->allocs_cap) {
+        uint32_t cap = t->allocs_cap ? t->allocs_cap * 2 : 64;
+        trace_alloc *a = realloc(t->allocs, cap * sizeof *a);
+        if (!a)
+            return TGL__TRACE_NONE;
+        t->allocs = a;
+        t->allocs_cap = cap;
+    }
+    uint32_t id = t->n_allocs;
+    t->allocs[id] = (trace_alloc){base, bytes, 1};
+    if (by_base_insert(t, id))
+        return TGL__TRACE_NONE;
+    t->n_allocs++;
+    return id;
+}
+
+static void write_record(tgl_backend *b, uint32_t type, const void *head, size_t head_len, const void *body,
+                         size_t body_len)
+{
+    tgl__trace *t = b->trace;
+    tgl__bytes h = {0};
+    tgl__bytes_u32(&h, type);
+    tgl__bytes_u32(&h, 0);
+    tgl__bytes_u64(&h, (uint64_t)head_len + body_len);
+    if (h.failed || fwrite(h.data, 1, h.len, t->f) != h.len || fwrite(head, 1, head_len, t->f) != head_len ||
+        (body_len && fwrite(body, 1, body_len, t->f) != body_len))
+        trace_fail(b, "write");
+    tgl__bytes_free(&h);
+}
+
+/* The data id of `n` bytes, writing a DATA record the first time this content is seen. */
+static uint32_t put_data(tgl_backend *b, const void *bytes, size_t n)
+{
+    tgl__trace *t = b->trace;
+    uint64_t h[2];
+    tgl__content_hash(bytes, n, h);
+    if ((size_t)(t->n_data + 1) * 2 > t->data_cap) {
+        size_t cap = t->data_cap ? t->data_cap * 2 : 256;
+        data_slot *d = malloc(cap * sizeof *d);
+        if (!d) {
+            trace_fail(b, "host allocation");
+            return TGL__TRACE_NONE;
+        }
+        for (size_t i = 0; i < cap; i++)
+            d[i].id = TGL__TRACE_NONE;
+        for (size_t k = 0; k < t->data_cap; k++) {
+            if (t->data[k].id == TGL__TRACE_NONE)
+                continue;
+            size_t i = (size_t)t->data[k].h[0] & (cap - 1);
+            while (d[i].id != TGL__TRACE_NONE)
+                i = (i + 1) & (cap - 1);
+            d[i] = t->data[k];
+        }
+        free(t->data);
+        t->data = d;
+        t->data_cap = cap;
+    }
+    size_t i = (size_t)h[0] & (t->data_cap - 1);
+    for (; t->data[i].id != TGL__TRACE_NONE; i = (i + 1) & (t->data_cap - 1))
+        if (t->data[i].h[0] == h[0] && t->data[i].h[1] == h[1])
+            return t->data[i].id;
+    uint8_t head[16];
+    for (int k = 0; k < 8; k++) {
+        head[k] = (uint8_t)(h[0] >> (8 * k));
+        head[8 + k] = (uint8_t)(h[1] >> (8 * k));
+    }
+    write_record(b, TGL__REC_DATA, head, sizeof head, bytes, n);
+    t->data[i] = (data_slot){{h[0], h[1]}, t->n_data};
+    return t->n_data++;
+}
+
+/* Reads the whole allocation p points into and returns its data id (NONE when p names no live
+ * allocation the trace knows, or the read fails). */
+static uint32_t snapshot(tgl_backend *b, tgl_ptr p)
+{
+    tgl__trace *t = b->trace;
+    if (!p)
+        return TGL__TRACE_NONE;
+    uint32_t id = alloc_find(t, p & ~OFFSET_MASK);
+    if (id == TGL__TRACE_NONE || !t->allocs[id].live)
+        return TGL__TRACE_NONE;
+    size_t n = (size_t)t->allocs[id].bytes;
+    if (n > t->scratch_cap) {
+        uint8_t *s = realloc(t->scratch, n);
+        if (!s) {
+            trace_fail(b, "host allocation for a snapshot");
+            return TGL__TRACE_NONE;
+        }
+        t->scratch = s;
+        t->scratch_cap = n;
+    }
+    if (tgl_copy_dtoh(b, t->scratch, t->allocs[id].base, n) != TGL_OK)
+        return TGL__TRACE_NONE;
+    return put_data(b, t->scratch, n);
+}
+
+void tgl__trace_before(tgl_backend *b, const tgl__call *c)
+{
+    tgl__trace *t = b->trace;
+    if (t->failed)
+        return;
+    const char *sig = tgl__fn_signature(c->fn);
+    for (size_t i = 0; sig[i]; i++) {
+        const tgl__arg *a = &c->args[i];
+        t->snap[i] = TGL__TRACE_NONE;
+        if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X')
+            t->snap[i] = snapshot(b, a->u);
+        if (sig[i] == 'L' && a->ptr && a->u <= TGL_EXPR_MAX_INPUTS)
+            for (size_t k = 0; k < a->u; k++)
+                t->list_snap[k] = snapshot(b, ((const tgl_ptr *)a->ptr)[k]);
+    }
+    t->htod_data = TGL__TRACE_NONE;
+    if (c->fn == TGL__FN_COPY_HTOD && c->args[1].ptr) {
+        /* Only a copy the call will make is read here: an invalid destination fails the call
+         * before it reads the host memory, and must not make the trace read it either. */
+        tgl_ptr dst = c->args[0].u;
+        size_t bytes = (size_t)c->args[2].u;
+        uint32_t id = dst ? alloc_find(t, dst & ~OFFSET_MASK) : TGL__TRACE_NONE;
+        uint64_t off = dst & OFFSET_MASK;
+        if (id != TGL__TRACE_NONE && t->allocs[id].live && bytes && off <= t->allocs[id].bytes &&
+            bytes <= t->allocs[id].bytes - off)
+            t->htod_data = put_data(b, c->args[1].ptr, bytes);
+    }
+}
+
+static void put_ptr(const tgl__trace *t, tgl__bytes *o, tgl_ptr p)
+{
+    uint32_t id = p ? alloc_find(t, p & ~OFFSET_MASK) : TGL__TRACE_NONE;
+    if (!p) {
+        tgl__bytes_u8(o, TGL__PTR_NULL);
+    } else if (id != TGL__TRACE_NONE) {
+        tgl__bytes_u8(o, TGL__PTR_ALLOC);
+        tgl__bytes_u32(o, id);
+        tgl__bytes_u64(o, p & OFFSET_MASK);
+    } else {
+        tgl__bytes_u8(o, TGL__PTR_RAW);
+        tgl__bytes_u64(o, p);
+    }
+}
+
+/* Encodes a size array: present flag, count, then the values when there are at most
+ * TGL_MAX_DIMS (more is an error the call reports before reading the array). */
+static void put_sizes(tgl__bytes *o, const size_t *v, size_t n)
+{
+    tgl__bytes_u8(o, v != NULL);
+    tgl__bytes_u64(o, n);
+    if (v && n <= TGL_MAX_DIMS)
+        for (size_t k = 0; k < n; k++)
+            tgl__bytes_u64(o, v[k]);
+}
+
+static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, uint32_t alloc_id)
+{
+    const char *sig = tgl__fn_signature(c->fn);
+    size_t last_count = 0;
+    for (size_t i = 0; sig[i]; i++) {
+        const tgl__arg *a = &c->args[i];
+        tgl__bytes_u8(o, (uint8_t)sig[i]);
+        switch (sig[i]) {
+        case 'e': case 'z': tgl__bytes_u64(o, a->u); break;
+        case 'f': tgl__bytes_u32(o, (uint32_t)a->u); break;
+        case 'S': put_sizes(o, a->ptr, (size_t)a->u); last_count = (size_t)a->u; break;
+        case 'q': put_sizes(o, a->ptr, last_count); break;
+        case 'L':
+            tgl__bytes_u8(o, a->ptr != NULL);
+            tgl__bytes_u64(o, a->u);
+            if (a->ptr && a->u <= TGL_EXPR_MAX_INPUTS)
+                for (size_t k = 0; k < a->u; k++) {
+                    put_ptr(t, o, ((const tgl_ptr *)a->ptr)[k]);
+                    tgl__bytes_u32(o, t->list_snap[k]);
+                }
+            break;
+        case 's': {
+            size_t n = a->ptr ? strnlen(a->ptr, TGL__TRACE_EXPR_MAX) : 0;
+            tgl__bytes_u8(o, a->ptr != NULL);
+            tgl__bytes_u32(o, (uint32_t)n);
+            tgl__bytes_put(o, a->ptr, n);
+            break;
+        }
+        case 'c': {
+            const tgl_conv2d_desc *d = a->ptr;
+            const size_t f[TGL__CONV2D_FIELDS] = {
+                d ? d->batch : 0, d ? d->in_channels : 0, d ? d->in_h : 0, d ? d->in_w : 0,
+                d ? d->out_channels : 0, d ? d->kernel_h : 0, d ? d->kernel_w : 0, d ? d->stride_h : 0,
+                d ? d->stride_w : 0, d ? d->pad_h : 0, d ? d->pad_w : 0, d ? d->dilation_h : 0,
+                d ? d->dilation_w : 0, d ? d->groups : 0};
+            tgl__bytes_u8(o, d != NULL);
+            for (size_t k = 0; k < TGL__CONV2D_FIELDS; k++)
+                tgl__bytes_u64(o, f[k]);
+            break;
+        }
+        case 'D': tgl__bytes_u8(o, a->ptr != NULL); tgl__bytes_u32(o, t->htod_data); break;
+        case 'H': tgl__bytes_u8(o, a->ptr != NULL); break;
+        case 'A': tgl__bytes_u8(o, a->ptr != NULL); tgl__bytes_u32(o, alloc_id); break;
+        default: /* device pointers; those read carry their allocation's snapshot */
+            put_ptr(t, o, a->u);
+            if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X')
+                tgl__bytes_u32(o, t->snap[i]);
+            break;
+        }
+    }
+}
+
+static void write_call(tgl_backend *b, const tgl__call *c, tgl_status st, uint32_t alloc_id)
+{
+    tgl__trace *t = b->trace;
+    tgl__bytes o = {0};
+    tgl__bytes_u32(&o, (uint32_t)c->fn);
+    tgl__bytes_u32(&o, (uint32_t)(int32_t)st);
+    tgl__bytes_u32(&o, (uint32_t)strlen(tgl__fn_signature(c->fn)));
+    encode_args(t, &o, c, alloc_id);
+    if (o.failed)
+        trace_fail(b, "host allocation for a record");
+    else
+        write_record(b, TGL__REC_CALL, o.data, o.len, NULL, 0);
+    tgl__bytes_free(&o);
+    t->calls++;
+}
+
+void tgl__trace_after(tgl_backend *b, const tgl__call *c, tgl_status st)
+{
+    tgl__trace *t = b->trace;
+    if (t->failed)
+        return;
+    uint32_t alloc_id = TGL__TRACE_NONE;
+    if (c->fn == TGL__FN_ALLOC && st == TGL_OK && c->args[1].ptr && *(const tgl_ptr *)c->args[1].ptr) {
+        tgl_ptr p = *(const tgl_ptr *)c->args[1].ptr;
+        tgl__zero_alloc(b, p, (size_t)c->args[0].u);
+        if ((alloc_id = alloc_add(t, p, c->args[0].u)) == TGL__TRACE_NONE)
+            trace_fail(b, "host allocation for the allocation table");
+    }
+    write_call(b, c, st, alloc_id);
+    if (c->fn == TGL__FN_FREE && st == TGL_OK && c->args[0].u) {
+        uint32_t id = alloc_find(t, c->args[0].u);
+        if (id != TGL__TRACE_NONE)
+            t->allocs[id].live = 0;
+    }
+}
+
+/* Allocations made before the recording started enter it as an alloc and an upload of what
+ * they hold now. */
+static void adopt_live(void *ctx, uint64_t p, uint64_t bytes)
+{
+    tgl_backend *b = ctx;
+    tgl__trace *t = b->trace;
+    if (t->failed)
+        return;
+    uint32_t id = alloc_add(t, p, bytes);
+    if (id == TGL__TRACE_NONE) {
+        trace_fail(b, "host allocation for the allocation table");
+        return;
+    }
+    tgl_ptr out = p;
+    tgl__call alloc = {.fn = TGL__FN_ALLOC, .args = {{.u = bytes}, {.ptr = &out}}};
+    write_call(b, &alloc, TGL_OK, id);
+    t->htod_data = snapshot(b, p);
+    tgl__call load = {.fn = TGL__FN_COPY_HTOD, .args = {{.u = p}, {.ptr = t->scratch}, {.u = bytes}}};
+    write_call(b, &load, t->htod_data == TGL__TRACE_NONE ? TGL_ERR_IO : TGL_OK, TGL__TRACE_NONE);
+}
+
+static void trace_free(tgl__trace *t)
+{
+    if (t->f)
+        fclose(t->f);
+    free(t->data);
+    free(t->allocs);
+    free(t->by_base);
+    free(t->scratch);
+    free(t);
+}
+
+tgl_status tgl__trace_begin(tgl_backend *b, const char *dir)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return tgl__fail(b, TGL_ERR_IO, "trace directory %s: %s", dir, strerror(errno));
+    tgl__trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_trace_start: no host memory");
+    int n = snprintf(t->path, sizeof t->path, "%s/%ld-%u-%s%s", dir, (long)getpid(),
+                     atomic_fetch_add(&trace_serial, 1u), b->vt->name, TGL__TRACE_SUFFIX);
+    if (n < 0 || (size_t)n >= sizeof t->path) {
+        free(t);
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "dir: path too long");
+    }
+    if (!(t->f = fopen(t->path, "wbx"))) {
+        tgl_status st = tgl__fail(b, TGL_ERR_IO, "trace file %s: %s", t->path, strerror(errno));
+        free(t);
+        return st;
+    }
+    struct tgl_device_info info;
+    tgl_device_info(b, &info);
+    char text[TGL__TRACE_INFO_MAX];
+    int len = snprintf(text, sizeof text, "tensorgl %d.%d.%d\nbackend %s\nrenderer %s\nversion %s\n",
+                       TGL_VERSION_MAJOR, TGL_VERSION_MINOR, TGL_VERSION_PATCH, info.backend, info.renderer,
+                       info.version);
+    tgl__bytes h = {0};
+    tgl__bytes_put(&h, TGL__TRACE_MAGIC, 8);
+    tgl__bytes_u32(&h, TGL__TRACE_VERSION);
+    tgl__bytes_u32(&h, (uint32_t)len);
+    tgl__bytes_put(&h, text, (size_t)len);
+    int bad = h.failed || fwrite(h.data, 1, h.len, t->f) != h.len;
+    tgl__bytes_free(&h);
+    if (bad) {
+        tgl_status st = tgl__fail(b, TGL_ERR_IO, "trace file %s: cannot write the header", t->path);
+        trace_free(t);
+        return st;
+    }
+    b->trace = t;
+    b->hook_busy = 1;
+    tgl__handles_each_live(&b->handles, adopt_live, b);
+    b->hook_busy = 0;
+    tgl__log(b, TGL__LOG_INFO, "tracing to %s", t->path);
+    return TGL_OK;
+}
+
+tgl_status tgl__trace_end(tgl_backend *b)
+{
+    tgl__trace *t = b->trace;
+    b->trace = NULL;
+    int failed = t->failed || fclose(t->f) != 0;
+    t->f = NULL;
+    tgl__log(b, TGL__LOG_INFO, "trace %s: %llu calls, %u distinct contents", t->path,
+             (unsigned long long)t->calls, t->n_data);
+    tgl_status st = failed ? tgl__fail(b, TGL_ERR_IO, "trace %s is incomplete: a write failed", t->path) : TGL_OK;
+    trace_free(t);
+    return st;
+}

@@ -1,0 +1,488 @@
+/* Tracing and replay: a run with every op family recorded on each backend replays on both with
+ * --compare and agrees; tracing leaves results bit for bit unchanged; an edited snapshot makes
+ * replay name the call that produced it; and damaged or hostile traces (truncated at every
+ * length, flipped bits, huge counts and sizes, wrong versions, freed allocations) each end in
+ * a clear error, never a crash (CI runs this suite under ASan and UBSan). */
+#include "testing.h"
+#include "core/trace.h"
+#include "core/trace_format.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { N = 96, ROWS = 6, COLS = 16 };
+
+/* Outputs the workload reads back, to compare traced and untraced runs. */
+typedef struct outputs {
+    float ew[N], mapped[N], bcast[ROWS * COLS], perm[ROWS * COLS], red[ROWS], gemm[ROWS * ROWS];
+    float soft[ROWS * COLS], norm[ROWS * COLS], rope[ROWS * COLS], gathered[3 * COLS], attn[2 * 4 * 8];
+    float conv[2 * 3 * 3 * 4], back[N], scaled[N];
+    int32_t arg[ROWS];
+    uint16_t half[N];
+} outputs;
+
+static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
+{
+    tgl_ptr p = 0;
+    assert_int_equal(tgl_alloc(b, bytes, &p), TGL_OK);
+    assert_int_equal(tgl_copy_htod(b, p, x, bytes), TGL_OK);
+    return p;
+}
+
+static tgl_ptr fresh(tgl_backend *b, size_t bytes)
+{
+    tgl_ptr p = 0;
+    assert_int_equal(tgl_alloc(b, bytes, &p), TGL_OK);
+    return p;
+}
+
+#define OK(call) assert_int_equal((call), TGL_OK)
+
+/* Every op family once, at small awkward sizes, plus a rejected call and a freed buffer. */
+static void workload(tgl_backend *b, uint64_t seed, outputs *o)
+{
+    tgt_rng r;
+    tgt_rng_init(&r, seed);
+    float x[N], y[N], m[ROWS * COLS];
+    for (int i = 0; i < N; i++) {
+        x[i] = tgt_uniform(&r, -2.0f, 2.0f);
+        y[i] = tgt_uniform(&r, 0.5f, 3.0f);
+    }
+    for (int i = 0; i < ROWS * COLS; i++)
+        m[i] = tgt_uniform(&r, -1.0f, 1.0f);
+    tgl_ptr px = upload(b, x, sizeof x), py = upload(b, y, sizeof y), pm = upload(b, m, sizeof m);
+    tgl_ptr t = fresh(b, sizeof x), u = fresh(b, sizeof x);
+
+    OK(tgl_unary(b, TGL_UNARY_TANH, px, t, N));
+    OK(tgl_binary(b, TGL_BINARY_MUL, t, py, t, N)); /* in place */
+    OK(tgl_copy_dtoh(b, o->ew, t, sizeof o->ew));
+    OK(tgl_map(b, "sqrt(a*a + b) - c", (tgl_ptr[]){px, py, t}, 3, u, N));
+    OK(tgl_copy_dtoh(b, o->mapped, u, sizeof o->mapped));
+    OK(tgl_scale_add(b, 0.5f, px, -2.0f, u, N));
+    OK(tgl_copy_dtoh(b, o->scaled, u, sizeof o->scaled));
+
+    tgl_ptr row = upload(b, x, COLS * sizeof(float)), q = fresh(b, sizeof m);
+    OK(tgl_binary_broadcast(b, TGL_BINARY_ADD, pm, (size_t[]){ROWS, COLS}, 2, row, (size_t[]){COLS}, 1, q));
+    OK(tgl_copy_dtoh(b, o->bcast, q, sizeof o->bcast));
+    OK(tgl_permute(b, pm, q, (size_t[]){ROWS, COLS}, 2, (size_t[]){1, 0}));
+    OK(tgl_copy_dtoh(b, o->perm, q, sizeof o->perm));
+    tgl_ptr red = fresh(b, ROWS * sizeof(float)), arg = fresh(b, ROWS * sizeof(int32_t));
+    OK(tgl_reduce(b, TGL_REDUCE_SUM, pm, red, (size_t[]){ROWS, COLS}, 2, 1));
+    OK(tgl_argmax(b, pm, arg, (size_t[]){ROWS, COLS}, 2, 1));
+    OK(tgl_copy_dtoh(b, o->red, red, sizeof o->red));
+    OK(tgl_copy_dtoh(b, o->arg, arg, sizeof o->arg));
+
+    tgl_ptr c = fresh(b, ROWS * ROWS * sizeof(float));
+    OK(tgl_fill(b, c, 1.0f, ROWS * ROWS));
+    OK(tgl_gemm(b, TGL_NO_TRANS, TGL_TRANS, ROWS, ROWS, COLS, 0.5f, pm, COLS, pm, COLS, 1.0f, c, ROWS));
+    OK(tgl_copy_dtoh(b, o->gemm, c, sizeof o->gemm));
+    OK(tgl_softmax(b, pm, q, ROWS, COLS));
+    OK(tgl_copy_dtoh(b, o->soft, q, sizeof o->soft));
+    OK(tgl_rmsnorm(b, pm, row, q, ROWS, COLS, 1e-5f));
+    OK(tgl_copy_dtoh(b, o->norm, q, sizeof o->norm));
+    OK(tgl_rope(b, pm, q, 1, ROWS, 1, COLS, 3, 10000.0f, TGL_ROPE_NEOX));
+    OK(tgl_copy_dtoh(b, o->rope, q, sizeof o->rope));
+    int32_t ids[3] = {4, 0, 4};
+    tgl_ptr pid = upload(b, ids, sizeof ids), g = fresh(b, sizeof o->gathered);
+    OK(tgl_gather_rows(b, pm, pid, g, ROWS, COLS, 3));
+    OK(tgl_copy_dtoh(b, o->gathered, g, sizeof o->gathered));
+
+    /* Attention over x (2 heads x 4 queries x 8) and a conv2d over the start of y. */
+    tgl_ptr att = fresh(b, sizeof o->attn);
+    OK(tgl_attention(b, px, py, px, att, 1, 2, 4, 4, 8, 0.35f, 1));
+    OK(tgl_copy_dtoh(b, o->attn, att, sizeof o->attn));
+    tgl_conv2d_desc d = {.batch = 2, .in_channels = 2, .in_h = 4, .in_w = 5, .out_channels = 3, .kernel_h = 2,
+                         .kernel_w = 2};
+    tgl_ptr conv = fresh(b, sizeof o->conv);
+    OK(tgl_conv2d(b, &d, py, px, 0, conv));
+    OK(tgl_copy_dtoh(b, o->conv, conv, sizeof o->conv));
+
+    tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
+    OK(tgl_cast_f32_f16(b, px, h, N));
+    OK(tgl_cast_f16_f32(b, h, back, N));
+    OK(tgl_copy_dtoh(b, o->half, h, sizeof o->half));
+    OK(tgl_copy_dtod(b, u, back, sizeof x));
+    OK(tgl_copy_dtoh(b, o->back, u, sizeof o->back));
+
+    /* The program's own errors are part of the record too. */
+    assert_int_equal(tgl_unary(b, (tgl_unary_op)999, px, t, N), TGL_ERR_INVALID_ARGUMENT);
+    OK(tgl_free(b, t));
+    assert_int_equal(tgl_unary(b, TGL_UNARY_EXP, t, u, N), TGL_ERR_INVALID_POINTER);
+    OK(tgl_synchronize(b));
+}
+
+/* A new empty directory under /tmp. */
+static void temp_dir(char *dir, size_t size)
+{
+    snprintf(dir, size, "/tmp/tgl-trace-test-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[1200];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+/* The one trace file in dir. */
+static void trace_file(const char *dir, char *path, size_t size)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, TGL__TRACE_SUFFIX)) {
+            snprintf(path, size, "%s/%s", dir, e->d_name);
+            found++;
+        }
+    if (d)
+        closedir(d);
+    assert_int_equal(found, 1);
+}
+
+static tgl_status replay(const char *path, tgl_backend_kind kind, int compare)
+{
+    tgl__replay_opts o = {.kind = kind, .compare = compare, .max_bytes = 64u << 20};
+    return tgl__replay(path, &o);
+}
+
+/* Records the workload on `kind` (checking the results equal an untraced run's, bit for bit)
+ * and replays it on the CPU and GL backends with compare. */
+static void record_and_replay(tgl_backend_kind kind)
+{
+    uint64_t seed = tgt_seed();
+    static outputs plain, traced;
+    tgl_backend *b = tgt_open(kind);
+    workload(b, seed, &plain);
+    tgl_close(b);
+
+    char dir[64], path[1200];
+    temp_dir(dir, sizeof dir);
+    b = tgt_open(kind);
+    tgl_ptr early = upload(b, (float[]){1, 2, 3}, 12); /* made before the trace starts */
+    OK(tgl_trace_start(b, dir));
+    assert_int_equal(tgl_trace_start(b, dir), TGL_ERR_INVALID_ARGUMENT);
+    OK(tgl_unary(b, TGL_UNARY_SQUARE, early, early, 3));
+    workload(b, seed, &traced);
+    OK(tgl_trace_stop(b));
+    assert_int_equal(tgl_trace_stop(b), TGL_ERR_INVALID_ARGUMENT);
+    tgl_close(b);
+    assert_memory_equal(&plain, &traced, sizeof plain);
+
+    trace_file(dir, path, sizeof path);
+    tgl_status st = replay(path, TGL_BACKEND_CPU, 1);
+    assert_int_equal(st, TGL_OK);
+    tgl_options o = {.kind = TGL_BACKEND_GL};
+    if (tgl_open(&o, &b) == TGL_OK) { /* GL replay where a device exists */
+        tgl_close(b);
+        st = replay(path, TGL_BACKEND_GL, 1);
+        if (st)
+            fail_msg("GL replay: %s", tgl_last_error(NULL));
+    }
+    assert_int_equal(replay(dir, TGL_BACKEND_CPU, 0), TGL_OK); /* a directory, without compare */
+    remove_dir(dir);
+}
+
+static void test_record_cpu_replay_both(void **state)
+{
+    (void)state;
+    record_and_replay(TGL_BACKEND_CPU);
+}
+
+static void test_record_gl_replay_both(void **state)
+{
+    (void)state;
+    tgl_close(tgt_open(TGL_BACKEND_GL)); /* skips without a display */
+    record_and_replay(TGL_BACKEND_GL);
+}
+
+/* ---- the file, read back for editing ---- */
+
+typedef struct blob {
+    uint8_t *data;
+    size_t size;
+} blob;
+
+static blob slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    blob bl = {.size = (size_t)ftell(f)};
+    rewind(f);
+    bl.data = malloc(bl.size ? bl.size : 1);
+    assert_non_null(bl.data);
+    assert_int_equal(fread(bl.data, 1, bl.size, f), bl.size);
+    fclose(f);
+    return bl;
+}
+
+static void spill(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+/* Byte offset of the k-th record (0-based) of `type` (0: any), or 0 when there is none. */
+static size_t record_at(const blob *bl, uint32_t type, int k)
+{
+    size_t pos = 16 + tgl__le32(bl->data + 12);
+    while (pos + 16 <= bl->size) {
+        if ((!type || tgl__le32(bl->data + pos) == type) && k-- == 0)
+            return pos;
+        pos += 16 + (size_t)tgl__le64(bl->data + pos + 8);
+    }
+    return 0;
+}
+
+/* A small CPU trace: alloc x, y; x <- data; y = exp(x); read y back; free x; a rejected call
+ * on the freed x. */
+static void small_trace(char *dir, size_t dsize, char *path, size_t psize)
+{
+    temp_dir(dir, dsize);
+    tgl_backend *b = tgt_open(TGL_BACKEND_CPU);
+    OK(tgl_trace_start(b, dir));
+    float x[8] = {0, 1, 2, 3, -1, -2, 0.5f, 7}, y[8];
+    tgl_ptr px = upload(b, x, sizeof x), py = fresh(b, sizeof y);
+    OK(tgl_unary(b, TGL_UNARY_EXP, px, py, 8));
+    OK(tgl_copy_dtoh(b, y, py, sizeof y));
+    OK(tgl_reduce(b, TGL_REDUCE_MAX, py, px, (size_t[]){2, 4}, 2, 1));
+    OK(tgl_free(b, px));
+    assert_int_equal(tgl_unary(b, TGL_UNARY_EXP, px, py, 8), TGL_ERR_INVALID_POINTER);
+    tgl_close(b); /* ends the trace */
+    trace_file(dir, path, psize);
+}
+
+/* Editing the snapshot of exp's output (the second distinct content) makes replay name
+ * tgl_unary as the call that diverges. */
+static void test_edited_snapshot_names_the_op(void **state)
+{
+    (void)state;
+    char dir[64], path[1200];
+    small_trace(dir, sizeof dir, path, sizeof path);
+    assert_int_equal(replay(path, TGL_BACKEND_CPU, 1), TGL_OK);
+    blob bl = slurp(path);
+    size_t at = record_at(&bl, TGL__REC_DATA, 1);
+    assert_true(at > 0);
+    float v;
+    memcpy(&v, bl.data + at + 32 + 4 * 3, 4); /* exp(3) */
+    assert_true(fabsf(v - expf(3.0f)) < 1e-4f);
+    v *= 1.01f;
+    memcpy(bl.data + at + 32 + 4 * 3, &v, 4);
+    spill(path, bl.data, bl.size);
+    assert_int_equal(replay(path, TGL_BACKEND_CPU, 1), TGL_ERR_INTERNAL);
+    const char *msg = tgl_last_error(NULL);
+    printf("replay: %s\n", msg);
+    assert_non_null(strstr(msg, "tgl_unary"));
+    assert_non_null(strstr(msg, "diverges"));
+    assert_int_equal(replay(path, TGL_BACKEND_CPU, 0), TGL_OK); /* without compare it just runs */
+    free(bl.data);
+    remove_dir(dir);
+}
+
+/* Writes bl with one change and replays it; the status must be one of the clean outcomes. */
+static tgl_status replay_variant(const char *path, const blob *bl, size_t size)
+{
+    spill(path, bl->data, size);
+    tgl_status st = replay(path, TGL_BACKEND_CPU, 1);
+    if (st != TGL_OK && st != TGL_ERR_IO && st != TGL_ERR_INTERNAL)
+        fail_msg("replay -> %s: %s", tgl_status_string(st), tgl_last_error(NULL));
+    if (st)
+        assert_true(strlen(tgl_last_error(NULL)) > 0);
+    return st;
+}
+
+static void test_truncated_at_every_length(void **state)
+{
+    (void)state;
+    char dir[64], path[1200];
+    small_trace(dir, sizeof dir, path, sizeof path);
+    blob bl = slurp(path);
+    int ok = 0, io = 0;
+    for (size_t n = 0; n < bl.size; n++) {
+        tgl_status st = replay_variant(path, &bl, n);
+        ok += st == TGL_OK;
+        io += st == TGL_ERR_IO;
+    }
+    printf("%zu truncations: %d replay a shorter run, %d are errors\n", bl.size, ok, io);
+    assert_true(io > 0);
+    free(bl.data);
+    remove_dir(dir);
+}
+
+static void test_flipped_bits(void **state)
+{
+    (void)state;
+    char dir[64], path[1200];
+    small_trace(dir, sizeof dir, path, sizeof path);
+    blob bl = slurp(path);
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed() ^ 0xf11b);
+    int outcome[3] = {0};
+    for (size_t pos = 0; pos < bl.size; pos++) {
+        uint8_t bit = (uint8_t)(1u << tgt_below(&r, 8));
+        bl.data[pos] ^= bit;
+        tgl_status st = replay_variant(path, &bl, bl.size);
+        outcome[st == TGL_OK ? 0 : st == TGL_ERR_IO ? 1 : 2]++;
+        bl.data[pos] ^= bit;
+    }
+    printf("%zu flipped bits: %d replay, %d damaged-trace errors, %d divergences\n", bl.size, outcome[0], outcome[1],
+           outcome[2]);
+    assert_true(outcome[1] > 0 && outcome[2] > 0);
+    free(bl.data);
+    remove_dir(dir);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> (8 * k));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Checks the replay fails with TGL_ERR_IO and a message containing `want`. */
+static void expect_io(const char *path, const blob *bl, const char *want)
+{
+    tgl_status st = replay_variant(path, bl, bl->size);
+    const char *msg = tgl_last_error(NULL);
+    printf("%s\n", msg);
+    assert_int_equal(st, TGL_ERR_IO);
+    assert_non_null(strstr(msg, want));
+}
+
+static void test_hostile_fields(void **state)
+{
+    (void)state;
+    char dir[64], path[1200];
+    small_trace(dir, sizeof dir, path, sizeof path);
+    blob orig = slurp(path), bl = {malloc(orig.size), orig.size};
+    assert_non_null(bl.data);
+#define RESET() memcpy(bl.data, orig.data, orig.size)
+
+    RESET();
+    put32(bl.data + 8, 2);
+    expect_io(path, &bl, "version 2");
+    RESET();
+    bl.data[0] = 'X';
+    expect_io(path, &bl, "not a tensorgl trace");
+    RESET();
+    put32(bl.data + 12, 0xfffffff0u);
+    expect_io(path, &bl, "description");
+
+    size_t first = record_at(&orig, 0, 0), call = record_at(&orig, TGL__REC_CALL, 0);
+    size_t data = record_at(&orig, TGL__REC_DATA, 0);
+    RESET();
+    put64(bl.data + first + 8, (uint64_t)1 << 62); /* a record claiming 4 EiB */
+    expect_io(path, &bl, "truncated");
+    RESET();
+    put32(bl.data + first, 77);
+    expect_io(path, &bl, "record type 77");
+    RESET();
+    put64(bl.data + data + 8, 3); /* data shorter than its hash */
+    expect_io(path, &bl, "shorter than its 16-byte hash");
+    RESET();
+    put32(bl.data + call + 16, 4000); /* call number */
+    expect_io(path, &bl, "not a traced function");
+    RESET();
+    put32(bl.data + call + 24, 9); /* argument count of tgl_alloc */
+    expect_io(path, &bl, "takes 2 arguments");
+    RESET();
+    put64(bl.data + call + 16 + 12 + 1, (uint64_t)1 << 60); /* tgl_alloc of 2^60 bytes */
+    expect_io(path, &bl, "limit");
+    RESET();
+    put64(bl.data + call + 16 + 12 + 1, (uint64_t)1 << 20); /* bigger than its snapshots */
+    expect_io(path, &bl, "bytes where");
+
+    /* The reduce's shape count (its S argument) made huge: the values no longer fit. */
+    size_t reduce = record_at(&orig, TGL__REC_CALL, 5);
+    assert_int_equal(tgl__le32(orig.data + reduce + 16), TGL__FN_REDUCE);
+    size_t s_at = reduce + 16 + 12 + 9 + 14 + 14; /* e(9) i(14+4) o(14) */
+    s_at += 4;
+    assert_int_equal(orig.data[s_at], 'S');
+    RESET();
+    put64(bl.data + s_at + 2, (uint64_t)1 << 60);
+    expect_io(path, &bl, "tgl_reduce");
+
+    /* The last call used a freed allocation and failed; claiming it succeeded is refused. */
+    size_t last = 0, k = 0, at;
+    while ((at = record_at(&orig, TGL__REC_CALL, (int)k++)))
+        last = at;
+    assert_int_equal(tgl__le32(orig.data + last + 16), TGL__FN_UNARY);
+    RESET();
+    put32(bl.data + last + 20, 0);
+    expect_io(path, &bl, "freed by call");
+    /* ... and a snapshot pointing past the data records read so far. */
+    RESET();
+    put32(bl.data + last + 16 + 12 + 9 + 14, 999);
+    expect_io(path, &bl, "only");
+
+    /* A file that ends right after the header is an empty, valid trace. */
+    spill(path, orig.data, first);
+    assert_int_equal(replay(path, TGL_BACKEND_CPU, 1), TGL_OK);
+    free(orig.data);
+    free(bl.data);
+    remove_dir(dir);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(tgl_trace_start(NULL, "/tmp"), TGL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(tgl_trace_stop(NULL), TGL_ERR_INVALID_ARGUMENT);
+    tgl_backend *b = tgt_open(TGL_BACKEND_CPU);
+    assert_int_equal(tgl_trace_start(b, NULL), TGL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(tgl_trace_start(b, "/proc/no-such-dir/x"), TGL_ERR_IO);
+    printf("%s\n", tgl_last_error(b));
+    tgl_close(b);
+    assert_int_equal(replay("/tmp/no-such-trace.tgltrace", TGL_BACKEND_CPU, 1), TGL_ERR_IO);
+    char dir[64];
+    temp_dir(dir, sizeof dir);
+    assert_int_equal(replay(dir, TGL_BACKEND_CPU, 1), TGL_ERR_IO); /* holds no trace */
+    assert_non_null(strstr(tgl_last_error(NULL), "no *.tgltrace"));
+    /* TGL_TRACE=DIR from tgl_open. */
+    tgt_setenv("TGL_TRACE", dir);
+    b = tgt_open(TGL_BACKEND_CPU);
+    tgl_ptr p = fresh(b, 64);
+    OK(tgl_fill(b, p, 2.0f, 16));
+    tgl_close(b);
+    tgt_env_restore();
+    char path[1200];
+    trace_file(dir, path, sizeof path);
+    assert_int_equal(replay(dir, TGL_BACKEND_CPU, 1), TGL_OK);
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_record_cpu_replay_both),
+        cmocka_unit_test(test_record_gl_replay_both),
+        cmocka_unit_test(test_edited_snapshot_names_the_op),
+        cmocka_unit_test(test_truncated_at_every_length),
+        cmocka_unit_test(test_flipped_bits),
+        cmocka_unit_test(test_hostile_fields),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
