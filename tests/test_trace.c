@@ -1,4 +1,4 @@
-/* Tracing and replay: a run with every op family recorded on each backend replays on both with
+/* Tracing, replay and profiling: a run with every op family recorded on each backend replays on both with
  * --compare and agrees; tracing leaves results bit for bit unchanged; an edited snapshot makes
  * replay name the call that produced it; and damaged or hostile traces (truncated at every
  * length, flipped bits, huge counts and sizes, wrong versions, freed allocations) each end in
@@ -473,6 +473,56 @@ static void test_errors(void **state)
     remove_dir(dir);
 }
 
+/* The profiler counts calls and errors per kind and prints one row per kind used. */
+static void profile_on(tgl_backend_kind kind)
+{
+    tgl_backend *b = tgt_open(kind);
+    assert_int_equal(tgl_profile_report(b, stdout), TGL_ERR_INVALID_ARGUMENT); /* not started */
+    OK(tgl_profile_start(b));
+    tgl_ptr x = fresh(b, 64 * 64 * sizeof(float)), y = fresh(b, 64 * 64 * sizeof(float));
+    OK(tgl_fill(b, x, 0.5f, 64 * 64));
+    for (int i = 0; i < 3; i++)
+        OK(tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, 64, 64, 64, 1.0f, x, 64, x, 64, 0.0f, y, 64));
+    assert_int_equal(tgl_unary(b, (tgl_unary_op)999, x, y, 8), TGL_ERR_INVALID_ARGUMENT);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    OK(tgl_profile_report(b, f));
+    char text[4096] = {0};
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    printf("%.*s", (int)n, text);
+    const char *row = strstr(text, "\ntgl_gemm ");
+    assert_non_null(row);
+    unsigned calls = 0, errors = 1;
+    double total = 0;
+    assert_int_equal(sscanf(row, " tgl_gemm %u %u %lf", &calls, &errors, &total), 3);
+    assert_int_equal(calls, 3);
+    assert_int_equal(errors, 0);
+    assert_true(total > 0.0);
+    row = strstr(text, "\ntgl_unary ");
+    assert_non_null(row);
+    assert_int_equal(sscanf(row, " tgl_unary %u %u", &calls, &errors), 2);
+    assert_int_equal(errors, 1);
+    assert_null(strstr(text, "tgl_softmax"));
+    OK(tgl_profile_stop(b));
+    assert_int_equal(tgl_profile_report(b, stdout), TGL_ERR_INVALID_ARGUMENT);
+    tgl_close(b);
+}
+
+static void test_profile_cpu(void **state)
+{
+    (void)state;
+    profile_on(TGL_BACKEND_CPU);
+}
+
+static void test_profile_gl(void **state)
+{
+    (void)state;
+    tgl_close(tgt_open(TGL_BACKEND_GL));
+    profile_on(TGL_BACKEND_GL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +533,8 @@ int main(void)
         cmocka_unit_test(test_flipped_bits),
         cmocka_unit_test(test_hostile_fields),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_profile_cpu),
+        cmocka_unit_test(test_profile_gl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,8 @@ static void gl_destroy(tgl_backend *b)
         for (int i = 0; i < TGL_GL_MAX_TEXTURE_BINDINGS; i++)
             if (gl->textures[i])
                 glDeleteTextures(1, &gl->textures[i]);
+        if (gl->timer_query)
+            glDeleteQueries(1, &gl->timer_query);
     }
     tgl_egl_destroy(&gl->egl);
     free(gl);
@@ -88,6 +90,8 @@ static const tgl__vtable gl_vtable = {
     .download = tgl_gl_download,
     .copy = tgl_gl_copy,
     .synchronize = tgl_gl_finish,
+    .timer_begin = tgl_gl_timer_begin,
+    .timer_end = tgl_gl_timer_end,
     .unary = tgl_gl_unary,
     .binary = tgl_gl_binary,
     .reduce = tgl_gl_reduce,

@@ -57,6 +57,7 @@ typedef struct tgl_gl_limits {
                                       stops its loops after 65535); 0 = no limit known */
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
     int pool;                      /* small allocations share GL buffers, freed ones are reused */
+    int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 /* Free device memory now where the driver tells (NVX, ATI); 0 = unknown. */
@@ -162,6 +163,7 @@ typedef struct tgl_gl {
     tgl_gl_buffer *scratch;     /* temporaries of multi-pass ops (reduction partials) */
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
     GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
+    GLuint timer_query;         /* the profiler's GL_TIME_ELAPSED query (lazily) */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
     int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
@@ -179,6 +181,10 @@ static inline tgl_gl *tgl_gl_of(tgl_backend *b)
 {
     return (tgl_gl *)b->impl;
 }
+
+/* ---- the profiler's device timer (gl_timer.c) ---- */
+tgl_status tgl_gl_timer_begin(tgl_backend *b);
+tgl_status tgl_gl_timer_end(tgl_backend *b, double *seconds);
 
 /* ---- errors (gl_errors.c) ---- */
 /* Drains glGetError; maps what it finds to a status naming `what`. Detects context loss. */

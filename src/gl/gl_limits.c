@@ -1,6 +1,7 @@
 /* Device limits, and the workgroup size chosen from them and the renderer. */
 #include "gl_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Workgroup sizes per renderer: for element-wise kernels, and for kernels that reduce within a
@@ -177,6 +178,9 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * leaves the loops, silently (a softmax row of 65536 walked by one invocation came out
      * wrong); kernels that walk long ranges in one invocation check this. */
     l->loop_limit = !strncmp(renderer, "llvmpipe", 8) ? 65535u : 0u;
+    /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
+    const char *force = getenv("TGL_PROFILE_TIMER");
+    l->timer_queries = force && *force ? *force == '1' : strncmp(renderer, "llvmpipe", 8) != 0;
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
     l->items_per_invocation = items;
@@ -217,6 +221,8 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         return tgl__fail(b, TGL_ERR_NO_DEVICE, "no compute shaders: the driver reports zero SSBO or "
                          "workgroup limits");
     pick_workgroup_sizes(tgl_gl_of(b)->renderer, l);
+    if (tgl_gl_of(b)->egl.es)
+        l->timer_queries = 0; /* GL_TIME_ELAPSED is an extension there (EXT_disjoint_timer_query) */
     return b->config.gemm[0] ? parse_gemm_override(b, b->config.gemm, l) : TGL_OK;
 }
 
