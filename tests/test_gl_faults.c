@@ -179,12 +179,54 @@ static void test_debug_context_messages(void **state)
     assert_non_null(strstr(log_text, "void main() { nope(); }"));
 }
 
+/* TGL_DEBUG=1's barrier audit: quiet on correct ordering, and a dispatch that reads what the
+ * previous one touched with the barrier withheld (test hook) fails with TGL_ERR_INTERNAL and an
+ * error in the log; so does a download of what a dispatch wrote. */
+static void test_debug_barrier_audit(void **state)
+{
+    (void)state;
+    tgt_setenv("TGL_DEBUG", "1");
+    log_count = 0;
+    log_text[0] = '\0';
+    tgl_set_log_callback(capture, NULL);
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    float x[64], y[64];
+    for (int i = 0; i < 64; i++)
+        x[i] = (float)i;
+    tgl_ptr p = 0, q = 0;
+    TGT_OK(b, tgl_alloc(b, sizeof x, &p));
+    TGT_OK(b, tgl_alloc(b, sizeof x, &q));
+    TGT_OK(b, tgl_copy_htod(b, p, x, sizeof x));
+    TGT_OK(b, tgl_unary(b, TGL_UNARY_NEG, p, q, 64));
+    TGT_OK(b, tgl_unary(b, TGL_UNARY_ABS, q, p, 64)); /* reads q: the barrier goes out */
+    TGT_OK(b, tgl_copy_dtoh(b, y, p, sizeof y));
+    assert_float_equal(y[5], 5.0f, 0.0f);
+    /* q was read by the last dispatch: writing it again needs the barrier (write after read). */
+    tgl_gl_test_skip_barriers(b, 1);
+    TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_NEG, p, q, 64), TGL_ERR_INTERNAL);
+    assert_non_null(strstr(tgl_last_error(b), "barrier audit"));
+    /* A download of what a dispatch just wrote needs the buffer-update barrier. */
+    tgl_gl_test_skip_barriers(b, 0);
+    TGT_OK(b, tgl_unary(b, TGL_UNARY_NEG, p, q, 64));
+    tgl_gl_test_skip_barriers(b, 1);
+    TGT_EXPECT(b, tgl_copy_dtoh(b, y, q, sizeof y), TGL_ERR_INTERNAL);
+    tgl_gl_test_skip_barriers(b, 0);
+    TGT_OK(b, tgl_copy_dtoh(b, y, q, sizeof y));
+    assert_float_equal(y[5], -5.0f, 0.0f);
+    TGT_OK(b, tgl_synchronize(b));
+    tgl_set_log_callback(NULL, NULL);
+    tgl_close(b);
+    tgt_env_restore();
+    assert_non_null(strstr(log_text, "barrier audit"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shader_failure),        cmocka_unit_test(test_device_lost_is_sticky),
         cmocka_unit_test(test_synchronize_timeout),   cmocka_unit_test(test_unexpected_gl_error),
         cmocka_unit_test(test_unsupported_op),        cmocka_unit_test(test_debug_context_messages),
+        cmocka_unit_test(test_debug_barrier_audit),
     };
     unsetenv("TGL_DEBUG");
     return cmocka_run_group_tests_name("gl error paths", tests, NULL, NULL);

@@ -48,12 +48,18 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
             barriers |= GL_TEXTURE_FETCH_BARRIER_BIT;
     }
     if (barriers) {
-        glMemoryBarrier(barriers);
+        if (!gl->test_skip_barriers) {
+            glMemoryBarrier(barriers);
+            tgl_gl_audit_barrier(b, barriers);
+        }
         if (barriers & GL_SHADER_STORAGE_BARRIER_BIT)
             gl->ssbo_barrier_seq = gl->seq;
         if (barriers & GL_TEXTURE_FETCH_BARRIER_BIT)
             gl->texture_barrier_seq = gl->seq;
     }
+    tgl_status st = tgl_gl_audit_dispatch(b, bind, nbind);
+    if (st)
+        return st;
     for (int i = 0; i < nbind; i++) {
         glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, bind[i].buf->block->name,
                           (GLintptr)(bind[i].buf->base + bind[i].offset), (GLsizeiptr)bind[i].bytes);
@@ -134,12 +140,18 @@ tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes
      * for its data anyway; models rarely upload into buffers in flight. */
     uint64_t hazard = writes ? buf->last_access : buf->last_write;
     if (hazard > gl->update_barrier_seq) { /* what the spec asks for, kept for other drivers */
-        glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+        if (!gl->test_skip_barriers) {
+            glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+            tgl_gl_audit_barrier(b, GL_BUFFER_UPDATE_BARRIER_BIT);
+        }
         gl->update_barrier_seq = gl->seq;
     }
-    if (hazard > gl->completed_seq)
-        return tgl_gl_wait_idle(b, writes ? "a transfer into a buffer in use" : "a transfer from a buffer in use");
-    return TGL_OK;
+    if (hazard > gl->completed_seq && !gl->test_skip_barriers) {
+        tgl_status st = tgl_gl_wait_idle(b, writes ? "a transfer into a buffer in use" : "a transfer from a buffer in use");
+        if (st)
+            return st;
+    }
+    return tgl_gl_audit_transfer(b, buf, writes);
 }
 
 tgl_status tgl_gl_finish(tgl_backend *b)

@@ -59,6 +59,17 @@ tgl_status tgl_gl_check(tgl_backend *b, const char *what)
     return tgl__fail(b, TGL_ERR_INTERNAL, "%s: unexpected %s (0x%04x)", what, gl_error_name(first), first);
 }
 
+void tgl_gl_test_skip_barriers(tgl_backend *b, int skip)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    gl->test_skip_barriers = skip;
+    if (!skip) { /* back to the barriers really issued, so the next hazards get theirs */
+        gl->ssbo_barrier_seq = gl->audit.ssbo;
+        gl->texture_barrier_seq = gl->audit.texture;
+        gl->update_barrier_seq = gl->audit.update;
+    }
+}
+
 void tgl_gl_test_inject(tgl_backend *b, int fault, GLenum error)
 {
     tgl_gl *gl = tgl_gl_of(b);

@@ -164,6 +164,12 @@ typedef struct tgl_gl {
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
     GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
     GLuint timer_query;         /* the profiler's GL_TIME_ELAPSED query (lazily) */
+    /* TGL_DEBUG's barrier audit (gl_barrier_audit.c): the dispatch numbers covered by the
+     * barriers actually issued, per kind. */
+    struct {
+        uint64_t ssbo, texture, update, violations;
+    } audit;
+    int test_skip_barriers;     /* test hook: decide barriers but do not issue them */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
     int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
@@ -193,6 +199,8 @@ tgl_status tgl_gl_check(tgl_backend *b, const char *what);
 tgl_status tgl_gl_check_reset(tgl_backend *b);
 /* Test hook: makes the next check report `fault` (for a GL error, `error` is the code). */
 void tgl_gl_test_inject(tgl_backend *b, int fault, GLenum error);
+/* Test hook: barriers are decided as usual but not issued (the audit must catch it). */
+void tgl_gl_test_skip_barriers(tgl_backend *b, int skip);
 
 /* ---- kernel sources and programs (gl_source.c, gl_programs.c) ---- */
 #include "kernel_variants.h"
@@ -241,6 +249,13 @@ tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes
 tgl_status tgl_gl_finish(tgl_backend *b);
 /* Waits (at most TGL_SYNC_TIMEOUT_MS) for everything queued; `who` names the caller in errors. */
 tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who);
+
+/* ---- TGL_DEBUG=1 barrier audit (gl_barrier_audit.c) ---- */
+/* Records a glMemoryBarrier really issued. */
+void tgl_gl_audit_barrier(tgl_backend *b, GLbitfield bits);
+/* TGL_ERR_INTERNAL (logged) when a binding or transfer meets an unguarded hazard. */
+tgl_status tgl_gl_audit_dispatch(tgl_backend *b, const tgl_gl_binding *bind, int nbind);
+tgl_status tgl_gl_audit_transfer(tgl_backend *b, const tgl_gl_buffer *buf, int writes);
 
 /* ---- ops ---- */
 tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n);
