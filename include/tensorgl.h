@@ -79,7 +79,9 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  * TGL_MAX_TASKS (dispatches between flushes), TGL_SYNC_TIMEOUT_MS (tgl_synchronize's limit),
  * TGL_LOG=path (append log lines to a file instead of stderr), TGL_CACHE_DIR=dir (where linked
  * programs are kept between runs; default $XDG_CACHE_HOME/tensorgl or ~/.cache/tensorgl; empty
- * turns the cache off). */
+ * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the live allocations: tgl_alloc past it
+ * fails with TGL_ERR_OUT_OF_MEMORY), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
+ * (tgl_profile_start, and the table on stderr at tgl_close). */
 typedef struct tgl_options {
     tgl_backend_kind kind;
     int device;

@@ -188,6 +188,40 @@ static void test_out_of_memory(void **state)
     TGT_OK(b, tgl_free(b, keep));
 }
 
+/* TGL_MAX_MEMORY: allocating until the budget refuses gives TGL_ERR_OUT_OF_MEMORY; every earlier
+ * buffer keeps its data; after a free the next allocation fits again. */
+static void test_memory_budget(void **state)
+{
+    tgl_backend_kind kind = ((ctx *)*state)->kind;
+    tgt_setenv("TGL_MAX_MEMORY", "1000000");
+    tgl_backend *b = tgt_open(kind);
+    tgt_env_restore();
+    enum { CHUNK = 96 * 1024, MOST = 1000000 / CHUNK };
+    static unsigned char data[MOST + 1][CHUNK];
+    tgl_ptr p[MOST + 1] = {0};
+    size_t n = 0;
+    tgl_status st;
+    for (;;) {
+        assert_true(n <= MOST);
+        for (size_t i = 0; i < CHUNK; i++)
+            data[n][i] = (unsigned char)(i * 7 + n);
+        if ((st = tgl_alloc(b, CHUNK, &p[n])))
+            break;
+        TGT_OK(b, tgl_copy_htod(b, p[n], data[n], CHUNK));
+        n++;
+    }
+    assert_int_equal(st, TGL_ERR_OUT_OF_MEMORY);
+    assert_int_equal(n, MOST);
+    assert_non_null(strstr(tgl_last_error(b), "TGL_MAX_MEMORY"));
+    for (size_t k = 0; k < n; k++)
+        expect_contents(b, p[k], data[k], CHUNK);
+    TGT_OK(b, tgl_free(b, p[0]));
+    TGT_OK(b, tgl_alloc(b, CHUNK, &p[0]));
+    TGT_OK(b, tgl_copy_dtod(b, p[0], p[1], CHUNK));
+    expect_contents(b, p[0], data[1], CHUNK);
+    tgl_close(b);
+}
+
 /* tgl_memory_info and the GL pool: in_use and peak follow every alloc and free; 600 live
  * allocations of mixed sizes (where the device pools, many share GL buffers) each keep their
  * own contents and serve an op; an alloc/free loop holds no more memory after its first pass
@@ -395,6 +429,7 @@ int main(void)
         PER_BACKEND(test_invalid_pointers),      PER_BACKEND(test_invalid_arguments),
         PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
         PER_BACKEND(test_dtod_paths),            PER_BACKEND(test_memory_info_and_pool),
+        PER_BACKEND(test_memory_budget),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

@@ -23,6 +23,11 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
     if ((uint64_t)bytes > TGL__MAX_ALLOC_BYTES)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "bytes: %zu exceeds the largest allocation (2^%d)",
                          bytes, TGL__OFFSET_BITS);
+    if (b->config.max_memory && bytes > b->config.max_memory - (b->mem_in_use < b->config.max_memory
+                                                                   ? b->mem_in_use : b->config.max_memory))
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
+                         "tgl_alloc: %zu bytes would take the live allocations (%llu bytes) past TGL_MAX_MEMORY "
+                         "(%llu)", bytes, (unsigned long long)b->mem_in_use, (unsigned long long)b->config.max_memory);
     if (b->handles.live >= TGL__MAX_SLOTS)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "handle table full: %u live allocations",
                          b->handles.live);

@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,5 +147,8 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     if ((st = env_uint("TGL_PROFILE", 0, 1, 0, &v)))
         return st;
     cfg->profile = (int)v;
+    if ((st = env_uint("TGL_MAX_MEMORY", 0, ULONG_MAX, 0, &v)))
+        return st;
+    cfg->max_memory = v;
     return resolve_cache_dir(cfg);
 }

@@ -32,6 +32,7 @@ typedef struct tgl__config {
     char cache_dir[1024]; /* program binaries on disk; "" = no disk cache */
     char trace_dir[1024]; /* TGL_TRACE: record every call into a trace file there; "" = off */
     int profile;          /* TGL_PROFILE=1: time every call, print the table at tgl_close */
+    uint64_t max_memory;  /* TGL_MAX_MEMORY: bytes of live allocations allowed; 0 = no budget */
 } tgl__config;
 
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]
