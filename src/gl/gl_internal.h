@@ -39,6 +39,11 @@ typedef struct tgl_gl_gemm_config {
     int textures;                  /* reg: read A and B through buffer textures */
 } tgl_gl_gemm_config;
 
+/* The memory pool's modes: a GL buffer per allocation, deleted on free; freed buffers kept and
+ * handed to later allocations of about their size; and small allocations carved from shared
+ * buffers as well. */
+enum { TGL_GL_POOL_OFF = 0, TGL_GL_POOL_REUSE = 1, TGL_GL_POOL_CARVE = 2 };
+
 typedef struct tgl_gl_limits {
     uint64_t max_ssbo_block;
     uint64_t ssbo_align;
@@ -56,7 +61,7 @@ typedef struct tgl_gl_limits {
     uint32_t loop_limit;           /* loop iterations an invocation may run in all (llvmpipe
                                       stops its loops after 65535); 0 = no limit known */
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
-    int pool;                      /* small allocations share GL buffers, freed ones are reused */
+    int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
     int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);

@@ -215,7 +215,7 @@ void tgl_gl_pool_init(tgl_backend *b)
     p->small_min = SMALL_MIN;
     while (p->small_min < align && p->small_min < SMALL_MAX)
         p->small_min *= 2;
-    p->small_ok = gl->limits.pool && align && p->small_min % align == 0;
+    p->small_ok = gl->limits.pool >= TGL_GL_POOL_CARVE && align && p->small_min % align == 0;
 }
 
 void tgl_gl_pool_fini(tgl_backend *b, int current)
