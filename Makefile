@@ -53,7 +53,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo bench tests install uninstall check-install clean
+.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -124,6 +124,31 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/tensorgl bench --json $(BUILD)/bench.json
 	@if command -v python3 >/dev/null; then python3 bench/chart.py $(BUILD)/bench.json $(BUILD)/bench.svg; fi
+
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) over a clang build of the library with ASan + UBSan
+# in build/fuzz/. `make fuzz` runs each for FUZZ_TIME seconds on its corpus (tests/fuzz/corpus/NAME,
+# new finds go to build/fuzz/corpus-NAME) and prints libFuzzer's final statistics.
+FUZZ_TIME  ?= 60
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZERS    := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+fuzz-build: deps
+	@scripts/install-deps.sh clang
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang CFLAGS="-O1 -g" \
+	    SANFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build/fuzz/libtensorgl.a
+	@$(MAKE) --no-print-directory $(FUZZERS)
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libtensorgl.a
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iinclude -Isrc \
+	    -o $@ $< build/fuzz/libtensorgl.a $(LIBS)
+
+fuzz: fuzz-build
+	@for f in $(FUZZERS); do name=$${f##*/fuzz_}; mkdir -p build/fuzz/corpus-$$name; \
+	    echo "== $$f ($(FUZZ_TIME) s)"; \
+	    ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	    $$f -max_total_time=$(FUZZ_TIME) -timeout=60 -artifact_prefix=build/fuzz/$$name- -rss_limit_mb=4096 -print_final_stats=1 \
+	        build/fuzz/corpus-$$name tests/fuzz/corpus/$$name > build/fuzz/$$name.log 2>&1; rc=$$?; \
+	    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]' build/fuzz/$$name.log; \
+	    if [ $$rc -ne 0 ]; then tail -60 build/fuzz/$$name.log; exit 1; fi; done
 
 # tensorgl.pc is written at install time, so it always names this install's PREFIX/LIBDIR.
 install: all

@@ -51,8 +51,6 @@ tgl_status tgl__reader_open(tgl__trace_reader *r, const char *path)
         return BAD(r, "cannot read the description");
     r->info[info_len] = '\0';
     r->pos = sizeof head + info_len;
-    if (!(r->payload = malloc(TGL__TRACE_CALL_MAX)))
-        return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "trace reader: no host memory");
     return TGL_OK;
 }
 
@@ -266,7 +264,14 @@ tgl_status tgl__reader_next(tgl__trace_reader *r, tgl__rcall *rc, int *done)
         } else if (type == TGL__REC_CALL) {
             if (len > TGL__TRACE_CALL_MAX)
                 return BAD(r, "call record of %llu bytes (at most %u)", (unsigned long long)len, TGL__TRACE_CALL_MAX);
-            if (!read_exact(r, r->payload, (size_t)len))
+            if (len > r->payload_cap) { /* grown to the largest call record seen (<= 1 MiB) */
+                uint8_t *p = realloc(r->payload, (size_t)len);
+                if (!p)
+                    return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "trace reader: no host memory");
+                r->payload = p;
+                r->payload_cap = (size_t)len;
+            }
+            if (len && !read_exact(r, r->payload, (size_t)len))
                 return BAD(r, "cannot read the call record");
             cursor c = {r->payload, (size_t)len, 0};
             if ((st = decode_call(r, &c, rc)))

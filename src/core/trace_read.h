@@ -41,6 +41,7 @@ typedef struct tgl__trace_reader {
     uint64_t *data_at, *data_len; /* per data id: file offset and length of the contents */
     uint32_t n_data, data_cap;
     uint8_t *payload;
+    size_t payload_cap;
 } tgl__trace_reader;
 
 /* Opens path and checks the header. */

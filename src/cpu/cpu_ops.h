@@ -4,9 +4,11 @@
 
 #include "../core/internal.h"
 
+/* NULL for an absent operand (an optional weight): NULL + 0 is undefined behaviour in C (clang's
+ * UBSan reports it; the API fuzzer found it). */
 static inline void *tgl_cpu_at(tgl__view v)
 {
-    return (char *)v.buf + v.offset;
+    return v.buf ? (char *)v.buf + v.offset : NULL;
 }
 
 tgl_status tgl_cpu_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,

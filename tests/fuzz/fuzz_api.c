@@ -1,0 +1,303 @@
+/* libFuzzer harness: random call sequences, mostly with bad arguments, on the public API.
+ *
+ * The input is a program: each step takes an opcode byte and argument bytes and makes one
+ * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
+ * softmax, rmsnorm, gemm, permute, gather, cast) on up to 8 allocations, with pointers that
+ * are sometimes null, made up, stale, misaligned or past the end, sizes that overflow and
+ * enums out of range. Oracle:
+ *  - a call that fails must change no byte of any live allocation (checked by reading every
+ *    allocation back before and after) and must leave a message;
+ *  - with TGL_FUZZ_GL=1 every call is made on a GL backend too: the statuses must match, and
+ *    after each successful call every live allocation must agree with the CPU backend's
+ *    (bit for bit for copies, within 1e-3 relative per element for math; values the CPU makes
+ *    non-finite or huge are reset on both sides so one overflow does not end the comparison).
+ * The CPU-only mode runs ~10^4 steps a second; the GL mode ~10^2 on llvmpipe. */
+#include "tensorgl.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SLOTS = 8, MAX_BYTES = 4096, STEPS = 64 };
+
+typedef struct side {
+    tgl_backend *b;
+    tgl_ptr p[SLOTS];
+    size_t bytes[SLOTS];
+    tgl_ptr stale[SLOTS]; /* the last freed pointer of each slot */
+} side;
+
+typedef struct input {
+    const uint8_t *d;
+    size_t left;
+} input;
+
+static uint8_t byte(input *in)
+{
+    if (!in->left)
+        return 0;
+    in->left--;
+    return *in->d++;
+}
+
+static size_t small(input *in, size_t limit)
+{
+    return (size_t)byte(in) % (limit + 1);
+}
+
+static side cpu, gl;
+static int use_gl;
+static uint8_t before[2][SLOTS][MAX_BYTES], after[SLOTS][MAX_BYTES];
+
+static void open_side(side *s, tgl_backend_kind kind)
+{
+    tgl_options o = {.kind = kind};
+    if (tgl_open(&o, &s->b))
+        abort();
+}
+
+/* A pointer argument: usually a slot plus an offset, sometimes something wrong. */
+static tgl_ptr pick_ptr(input *in, const side *s)
+{
+    uint8_t k = byte(in), slot = byte(in) % SLOTS;
+    size_t off = (size_t)byte(in) * 4;
+    switch (k % 16) {
+    case 0: return 0;
+    case 1: return s->stale[slot] ? s->stale[slot] + off : 0;
+    case 2: return ((uint64_t)byte(in) << 56) | off; /* made up */
+    case 3: return s->p[slot] ? s->p[slot] + off + 1 : 0; /* misaligned */
+    case 4: return s->p[slot] ? s->p[slot] + s->bytes[slot] : 0; /* at the end */
+    default: return s->p[slot] ? s->p[slot] + (k % 3 ? 0 : off % (s->bytes[slot] + 1)) : 0;
+    }
+}
+
+static size_t pick_count(input *in)
+{
+    uint8_t k = byte(in);
+    if (k == 255)
+        return SIZE_MAX / 2 + byte(in); /* overflows every byte count */
+    if (k == 254)
+        return 0;
+    return (size_t)k * 4 + small(in, 3);
+}
+
+static void snapshot(side *s, uint8_t out[SLOTS][MAX_BYTES])
+{
+    for (int i = 0; i < SLOTS; i++)
+        if (s->p[i] && tgl_copy_dtoh(s->b, out[i], s->p[i], s->bytes[i]))
+            abort();
+}
+
+/* A failed call must have left every live allocation of s as `was`. */
+static void unchanged(side *s, uint8_t was[SLOTS][MAX_BYTES])
+{
+    if (!tgl_last_error(s->b)[0])
+        abort(); /* a failure without a message */
+    snapshot(s, after);
+    for (int i = 0; i < SLOTS; i++)
+        if (s->p[i] && memcmp(was[i], after[i], s->bytes[i]))
+            abort(); /* a failed call changed a buffer */
+}
+
+/* One call on side s, its arguments read from a copy of the input (so both sides see the
+ * same bytes). */
+static tgl_status call(side *s, input in, uint8_t op)
+{
+    tgl_backend *b = s->b;
+    int slot = byte(&in) % SLOTS;
+    switch (op % 17) {
+    case 0: {
+        size_t bytes = (size_t)(byte(&in) % 16 + 1) * 256;
+        if (s->p[slot])
+            return tgl_alloc(b, bytes, NULL); /* NULL out: rejected */
+        tgl_status st = tgl_alloc(b, bytes, &s->p[slot]);
+        s->bytes[slot] = st == TGL_OK ? bytes : 0;
+        if (st == TGL_OK) {
+            uint8_t fill[MAX_BYTES];
+            for (size_t i = 0; i < bytes; i += 4) { /* small finite floats */
+                float v = (float)((int)((i * 2654435761u) >> 24) - 128) / 32.0f;
+                memcpy(fill + i, &v, 4);
+            }
+            st = tgl_copy_htod(b, s->p[slot], fill, bytes);
+        }
+        return st;
+    }
+    case 1: {
+        tgl_ptr p = pick_ptr(&in, s);
+        tgl_status st = tgl_free(b, p);
+        for (int i = 0; st == TGL_OK && p && i < SLOTS; i++)
+            if (s->p[i] == p) {
+                s->stale[i] = p;
+                s->p[i] = 0;
+                s->bytes[i] = 0;
+            }
+        return st;
+    }
+    case 2: {
+        uint8_t host[MAX_BYTES];
+        for (size_t i = 0; i < sizeof host; i += 4) {
+            float v = (float)(int8_t)byte(&in) / 16.0f;
+            memcpy(host + i, &v, 4);
+        }
+        size_t n = small(&in, MAX_BYTES / 4) * 4;
+        return tgl_copy_htod(b, pick_ptr(&in, s), byte(&in) == 7 ? NULL : host, n);
+    }
+    case 3: {
+        uint8_t host[MAX_BYTES];
+        return tgl_copy_dtoh(b, host, pick_ptr(&in, s), small(&in, MAX_BYTES));
+    }
+    case 4: {
+        tgl_ptr d = pick_ptr(&in, s), src = pick_ptr(&in, s);
+        return tgl_copy_dtod(b, d, src, small(&in, MAX_BYTES));
+    }
+    case 5: {
+        int u = byte(&in) % (TGL_UNARY_COUNT + 2);
+        tgl_ptr x = pick_ptr(&in, s), y = byte(&in) & 1 ? x : pick_ptr(&in, s);
+        return tgl_unary(b, (tgl_unary_op)u, x, y, pick_count(&in));
+    }
+    case 6: {
+        int o = byte(&in) % (TGL_BINARY_COUNT + 1);
+        tgl_ptr x = pick_ptr(&in, s), y = pick_ptr(&in, s), z = byte(&in) & 1 ? x : pick_ptr(&in, s);
+        return tgl_binary(b, (tgl_binary_op)o, x, y, z, pick_count(&in));
+    }
+    case 7: return tgl_fill(b, pick_ptr(&in, s), (float)(int8_t)byte(&in), pick_count(&in));
+    case 8: {
+        tgl_ptr x = pick_ptr(&in, s), y = pick_ptr(&in, s);
+        return tgl_scale_add(b, 0.5f, x, (float)(byte(&in) % 3), y, pick_count(&in));
+    }
+    case 9: {
+        static const char *const exprs[] = {"a*b + c", "sqrt(abs(a)) - b", "select(a, b, c)", "clamp(a, -1, 1)",
+                                            "a +", "pow(a, 2) / (b*b + 1)", "z(a)", "gelu(a) * silu(b)"};
+        tgl_ptr list[3] = {pick_ptr(&in, s), pick_ptr(&in, s), pick_ptr(&in, s)};
+        const char *e = exprs[byte(&in) % 8];
+        return tgl_map(b, e, list, small(&in, 3), pick_ptr(&in, s), pick_count(&in));
+    }
+    case 10: case 11: {
+        size_t shape[TGL_MAX_DIMS] = {small(&in, 9), small(&in, 9), small(&in, 9), small(&in, 2)};
+        size_t ndim = small(&in, 4), axis = small(&in, 3);
+        tgl_ptr x = pick_ptr(&in, s), y = pick_ptr(&in, s);
+        if (op % 17 == 10)
+            return tgl_reduce(b, (tgl_reduce_op)(byte(&in) % (TGL_REDUCE_COUNT + 1)), x, y,
+                              byte(&in) == 3 ? NULL : shape, ndim, axis);
+        return tgl_argmax(b, x, y, shape, ndim, axis);
+    }
+    case 12: {
+        tgl_ptr x = pick_ptr(&in, s), y = byte(&in) & 1 ? x : pick_ptr(&in, s);
+        return tgl_softmax(b, x, y, small(&in, 16), small(&in, 40));
+    }
+    case 13: {
+        tgl_ptr x = pick_ptr(&in, s), w = byte(&in) & 1 ? 0 : pick_ptr(&in, s), y = pick_ptr(&in, s);
+        float eps = byte(&in) == 9 ? -1.0f : 1e-5f;
+        return tgl_rmsnorm(b, x, w, y, small(&in, 8), small(&in, 40), eps);
+    }
+    case 14: {
+        size_t m = small(&in, 12), n = small(&in, 12), k = small(&in, 12);
+        int ta = byte(&in) % 3, tb = byte(&in) % 2;
+        tgl_ptr x = pick_ptr(&in, s), y = pick_ptr(&in, s), z = pick_ptr(&in, s);
+        size_t lda = (ta ? m : k) + small(&in, 2), ldb = (tb ? k : n) + small(&in, 2), ldc = n + small(&in, 2);
+        return tgl_gemm(b, (tgl_transpose)ta, (tgl_transpose)tb, m, n, k, 1.0f, x, lda, y, ldb,
+                        (float)(byte(&in) % 2), z, ldc);
+    }
+    case 15: {
+        size_t shape[3] = {small(&in, 6) + 1, small(&in, 6) + 1, small(&in, 6)};
+        size_t perm[3] = {small(&in, 2), small(&in, 2), small(&in, 3)};
+        tgl_ptr x = pick_ptr(&in, s), y = pick_ptr(&in, s);
+        return tgl_permute(b, x, y, shape, 1 + small(&in, 2), perm);
+    }
+    default: {
+        tgl_ptr table = pick_ptr(&in, s), ids = pick_ptr(&in, s), y = pick_ptr(&in, s);
+        if (byte(&in) & 1)
+            return tgl_cast_f32_f16(b, table, y, pick_count(&in));
+        /* ids are whatever bytes the slot holds: mostly out of range, which must fail cleanly */
+        return tgl_gather_rows(b, table, ids, y, small(&in, 8), small(&in, 8), small(&in, 4));
+    }
+    }
+}
+
+/* Per element: equal bits, both NaN, or within 1e-3 relative (1e-5 absolute). */
+static int agree(const uint8_t *x, const uint8_t *y, size_t n)
+{
+    if (!memcmp(x, y, n))
+        return 1;
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+        float a, c;
+        memcpy(&a, x + i, 4);
+        memcpy(&c, y + i, 4);
+        if (isnan(a) && isnan(c))
+            continue;
+        if (!(fabsf(a - c) <= 1e-3f * fabsf(c) + 1e-5f))
+            return 0;
+    }
+    return 1;
+}
+
+/* Resets, on both sides, allocations where the CPU holds values too large or non-finite to
+ * compare (GL and the CPU may overflow a step apart). */
+static void tame(void)
+{
+    static const float zero[MAX_BYTES / 4];
+    for (int i = 0; i < SLOTS; i++) {
+        if (!cpu.p[i])
+            continue;
+        int wild = 0;
+        for (size_t k = 0; k + 4 <= cpu.bytes[i] && !wild; k += 4) {
+            float v;
+            memcpy(&v, before[0][i] + k, 4);
+            wild = !(fabsf(v) < 1e6f);
+        }
+        if (wild && (tgl_copy_htod(cpu.b, cpu.p[i], zero, cpu.bytes[i]) ||
+                     tgl_copy_htod(gl.b, gl.p[i], zero, gl.bytes[i])))
+            abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!cpu.b) {
+        const char *g = getenv("TGL_FUZZ_GL");
+        use_gl = g && *g == '1';
+        open_side(&cpu, TGL_BACKEND_CPU);
+        if (use_gl)
+            open_side(&gl, TGL_BACKEND_GL);
+    }
+    input in = {data, size};
+    for (int step = 0; step < STEPS && in.left; step++) {
+        uint8_t op = byte(&in);
+        input args = in;
+        snapshot(&cpu, before[0]);
+        if (use_gl)
+            snapshot(&gl, before[1]);
+        tgl_status st = call(&cpu, args, op);
+        if (use_gl && call(&gl, args, op) != st)
+            abort(); /* the backends disagree on whether the call is valid */
+        if (st != TGL_OK) {
+            unchanged(&cpu, before[0]);
+            if (use_gl)
+                unchanged(&gl, before[1]);
+        } else if (use_gl) {
+            snapshot(&cpu, before[0]);
+            snapshot(&gl, before[1]);
+            for (int i = 0; i < SLOTS; i++)
+                if (cpu.p[i] && !agree(before[1][i], before[0][i], cpu.bytes[i]))
+                    abort(); /* GL's result differs from the CPU oracle's */
+            tame();
+        }
+        /* Skip the bytes this step's arguments used (a fixed stride keeps steps aligned). */
+        for (int k = 0; k < 24; k++)
+            byte(&in);
+    }
+    /* Every input starts from empty backends. */
+    for (int i = 0; i < SLOTS; i++) {
+        tgl_free(cpu.b, cpu.p[i]);
+        cpu.p[i] = cpu.stale[i] = 0;
+        cpu.bytes[i] = 0;
+        if (use_gl) {
+            tgl_free(gl.b, gl.p[i]);
+            gl.p[i] = gl.stale[i] = 0;
+            gl.bytes[i] = 0;
+        }
+    }
+    return 0;
+}
