@@ -53,7 +53,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build
+.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build analyze check-valgrind
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -149,6 +149,24 @@ fuzz: fuzz-build
 	        build/fuzz/corpus-$$name tests/fuzz/corpus/$$name > build/fuzz/$$name.log 2>&1; rc=$$?; \
 	    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]' build/fuzz/$$name.log; \
 	    if [ $$rc -ne 0 ]; then tail -60 build/fuzz/$$name.log; exit 1; fi; done
+
+# Static analysis (cppcheck, clang-tidy with .clang-tidy): no finding allowed.
+analyze: deps
+	@scripts/install-deps.sh cppcheck clang-tidy
+	@$(MAKE) --no-print-directory $(BUILD)/gen/kernels.c
+	scripts/analyze.sh $(BUILD)
+
+# The suites' CPU parts under valgrind memcheck (GL is skipped: llvmpipe under valgrind would
+# take hours and its JIT is not ours to check).
+VALGRIND_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_open $(BUILD)/tests/test_trace
+check-valgrind: deps
+	@scripts/install-deps.sh valgrind
+	@$(MAKE) --no-print-directory $(VALGRIND_TESTS)
+	@for t in $(VALGRIND_TESTS); do echo "== valgrind $$t"; \
+	    TGL_TEST_CPU_ONLY=1 TGL_BACKEND=cpu valgrind -q --error-exitcode=1 --leak-check=full \
+	        --errors-for-leak-kinds=definite $$t > $(BUILD)/valgrind-$${t##*/}.log 2>&1 \
+	        || { tail -40 $(BUILD)/valgrind-$${t##*/}.log; exit 1; }; \
+	    grep -E '^\[  (PASSED|FAILED|SKIPPED)' $(BUILD)/valgrind-$${t##*/}.log; done
 
 # tensorgl.pc is written at install time, so it always names this install's PREFIX/LIBDIR.
 install: all

@@ -55,7 +55,7 @@ extern "C" {
     X(TGL_ERR_INTERNAL, -10, "internal error")
 
 typedef enum tgl_status {
-#define TGL__STATUS_ENUM(name, value, text) name = value,
+#define TGL__STATUS_ENUM(name, value, text) name = (value),
     TGL_STATUS_MAP(TGL__STATUS_ENUM)
 #undef TGL__STATUS_ENUM
 } tgl_status;

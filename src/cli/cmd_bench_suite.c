@@ -125,7 +125,7 @@ static tgl_status measure(const runner *r, int repeat, bench_result *out)
     iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
     if (once > 1.0 && repeat > 3) /* the CPU backend on large cases: keep the run in minutes */
         repeat = 3;
-    double t[1000];
+    double t[1000] = {0};
     for (int k = 0; k < repeat; k++) {
         t0 = tgl_bench_now();
         for (int i = 0; i < iters; i++)
@@ -149,9 +149,10 @@ static void fill_host(float *h, const bench_buf *u, unsigned *seed)
 {
     for (size_t i = 0; i < u->count; i++) {
         *seed = *seed * 1664525u + 1013904223u;
-        if (u->fill == BENCH_IDS)
-            ((int32_t *)h)[i] = (int32_t)((*seed >> 8) % u->range);
-        else
+        if (u->fill == BENCH_IDS) {
+            int32_t id = (int32_t)((*seed >> 8) % u->range);
+            memcpy(&h[i], &id, sizeof id); /* the buffer holds int32 ids, not floats */
+        } else
             h[i] = (float)(*seed >> 8) / 8388608.0f - 1.0f;
     }
 }

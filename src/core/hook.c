@@ -8,7 +8,7 @@
 static void capture(tgl__call *c, va_list ap)
 {
     const char *sig = tgl__fn_signature(c->fn);
-    for (size_t i = 0; sig[i] && i < TGL__CALL_MAX_ARGS; i++) {
+    for (size_t i = 0; i < TGL__CALL_MAX_ARGS && sig[i]; i++) {
         tgl__arg *a = &c->args[i];
         switch (sig[i]) {
         case 'e': a->u = (uint64_t)(int64_t)va_arg(ap, int); break;

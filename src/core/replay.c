@@ -360,8 +360,9 @@ static tgl_status replay_file(const char *path, const tgl__replay_opts *o)
 {
     replay p = {.o = o, .max_bytes = o->max_bytes ? o->max_bytes : default_max_bytes()};
     tgl__rcall *rc = malloc(sizeof *rc);
-    tgl_status st = rc ? tgl__reader_open(&p.r, path)
-                       : tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "replay: no host memory");
+    if (!rc)
+        return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "replay: no host memory");
+    tgl_status st = tgl__reader_open(&p.r, path);
     tgl_options opts = {.kind = o->kind};
     if (!st && !(st = tgl__open_untraced(&opts, &p.b))) {
         struct tgl_device_info info;
@@ -452,8 +453,10 @@ tgl_status tgl__replay(const char *path, const tgl__replay_opts *o)
     char **files;
     size_t n;
     tgl_status st = list_traces(path, &files, &n);
-    if (!st && n == 0)
+    if (!st && n == 0) {
+        free(files);
         return replay_file(path, o);
+    }
     tgl_status worst = st;
     for (size_t i = 0; i < n; i++) {
         if ((st = replay_file(files[i], o)) && !worst)

@@ -11,7 +11,7 @@ tgl_status tgl_cpu_map(tgl_backend *b, const tgl_expr *e, const tgl__view *input
     for (size_t k = 0; k < n_inputs; k++)
         x[k] = tgl_cpu_at(inputs[k]);
     float *y = tgl_cpu_at(out);
-    float v[TGL_EXPR_MAX_NODES];
+    float v[TGL_EXPR_MAX_NODES] = {0}; /* leaves read their unused argument slots too */
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < e->count; k++) {
             const tgl_expr_node *nd = &e->node[k];

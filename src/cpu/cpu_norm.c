@@ -8,6 +8,8 @@ static void row_op(int kind, const float *x, const float *w, const float *bias, 
                    double eps)
 {
     double a = 0, s = 0;
+    if (cols == 0)
+        return;
     if (kind == TGL__ROWS_SOFTMAX || kind == TGL__ROWS_LOG_SOFTMAX) {
         a = -INFINITY; /* the row's max */
         for (size_t j = 0; j < cols; j++)

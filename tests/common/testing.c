@@ -49,8 +49,18 @@ size_t tgt_below(tgt_rng *r, size_t n)
     return n ? (size_t)(tgt_next(r) % n) : 0;
 }
 
+int tgt_cpu_only(void)
+{
+    const char *v = getenv("TGL_TEST_CPU_ONLY");
+    return v && !strcmp(v, "1");
+}
+
 tgl_backend *tgt_open(tgl_backend_kind kind)
 {
+    if (kind == TGL_BACKEND_GL && tgt_cpu_only()) {
+        printf("TGL_TEST_CPU_ONLY=1: the GL part is skipped\n");
+        skip();
+    }
     tgl_options o = {.kind = kind};
     tgl_backend *b = NULL;
     tgl_status st = tgl_open(&o, &b);

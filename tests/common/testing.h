@@ -41,6 +41,9 @@ uint64_t tgt_next(tgt_rng *r);
 float tgt_uniform(tgt_rng *r, float lo, float hi);
 size_t tgt_below(tgt_rng *r, size_t n);
 
+/* TGL_TEST_CPU_ONLY=1 (the valgrind run): GL backends are skipped, the CPU parts run. */
+int tgt_cpu_only(void);
+
 /* Opens a backend of `kind` into *state; a GL backend is skipped only when no EGL display
  * exists at all, and any other GL failure fails the test. */
 tgl_backend *tgt_open(tgl_backend_kind kind);
