@@ -102,7 +102,7 @@ static tgl_status small_alloc(tgl_backend *b, int c, tgl_gl_buffer **out)
     if (!p->carving[c] || p->carved[c] + size > p->carving[c]->bytes) {
         if (p->n_blocks == p->cap_blocks) {
             size_t cap = p->cap_blocks ? 2 * p->cap_blocks : 16;
-            tgl_gl_block **blocks = realloc(p->blocks, cap * sizeof *blocks);
+            tgl_gl_block **blocks = realloc(p->blocks, cap * sizeof *blocks); // NOLINT(bugprone-sizeof-expression): an array of pointers
             if (!blocks) {
                 free(r);
                 return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_alloc: no host memory for the pool");

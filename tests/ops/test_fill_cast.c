@@ -66,7 +66,7 @@ static void fill_and_scale_add_all(void *ctx)
                 fail_msg("fill n=%zu front=%zu differs from the cpu (guards included)", n, front);
             for (size_t i = 0; i < total; i++) {
                 int inside = i >= front && i < front + n;
-                if (!inside && memcmp(&gs[i], &cs[i], 4))
+                if (!inside && memcmp(&gs[i], &cs[i], 4)) // NOLINT(bugprone-suspicious-memory-comparison): guards compare bit for bit
                     fail_msg("scale_add n=%zu: guard element %zu changed", n, i);
                 if (inside && !(fabsf(gs[i] - cs[i]) <= 1e-6f * fabsf(cs[i]) + 1e-6f))
                     fail_msg("scale_add n=%zu beta=%g in_place=%d: element %zu gl %g cpu %g", n, (double)beta,
