@@ -150,15 +150,22 @@ static void test_unsupported_op(void **state)
     tgl_close(b);
 }
 
-/* TGL_DEBUG=1 gives a debug context whose KHR_debug messages reach the log callback. */
-static void test_debug_context_messages(void **state)
+/* A GL backend opened with TGL_DEBUG=1, its log going to log_text (undo with
+ * tgl_set_log_callback(NULL, NULL) and tgt_env_restore()). */
+static tgl_backend *open_debug_capturing_log(void)
 {
-    (void)state;
     tgt_setenv("TGL_DEBUG", "1");
     log_count = 0;
     log_text[0] = '\0';
     tgl_set_log_callback(capture, NULL);
-    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    return tgt_open(TGL_BACKEND_GL);
+}
+
+/* TGL_DEBUG=1 gives a debug context whose KHR_debug messages reach the log callback. */
+static void test_debug_context_messages(void **state)
+{
+    (void)state;
+    tgl_backend *b = open_debug_capturing_log();
     struct tgl_device_info info;
     TGT_OK(b, tgl_device_info(b, &info));
     if (!info.debug) {
@@ -185,11 +192,7 @@ static void test_debug_context_messages(void **state)
 static void test_debug_barrier_audit(void **state)
 {
     (void)state;
-    tgt_setenv("TGL_DEBUG", "1");
-    log_count = 0;
-    log_text[0] = '\0';
-    tgl_set_log_callback(capture, NULL);
-    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    tgl_backend *b = open_debug_capturing_log();
     float x[64], y[64];
     for (int i = 0; i < 64; i++)
         x[i] = (float)i;

@@ -1,5 +1,5 @@
-/* The trace file format (docs/trace-format.md): constants, little-endian encoding into a
- * growable buffer, and the content hash that deduplicates buffer snapshots. */
+/* The trace file format (docs/trace-format.md): constants and little-endian encoding into a
+ * growable buffer. */
 #ifndef TGL_CORE_TRACE_FORMAT_H
 #define TGL_CORE_TRACE_FORMAT_H
 
@@ -41,9 +41,5 @@ static inline uint64_t tgl__le64(const uint8_t *p)
     return (uint64_t)tgl__le32(p) | (uint64_t)tgl__le32(p + 4) << 32;
 }
 
-/* A 128-bit content hash (two independent 64-bit lanes): the dedup key of snapshots. Not a
- * checksum the reader trusts: an edited snapshot replays as edited (that is how a replay is
- * told what to expect). */
-void tgl__content_hash(const void *data, size_t n, uint64_t out[2]);
 
 #endif

@@ -2,6 +2,7 @@
  * contents, each distinct content once) and CALL records (docs/trace-format.md). A write error
  * stops the recording (logged, reported by tgl_trace_stop) and never the program's calls. */
 #include "trace.h"
+#include "hash.h"
 #include "trace_format.h"
 
 #include <errno.h>
@@ -138,8 +139,11 @@ static void write_record(tgl_backend *b, uint32_t type, const void *head, size_t
 static uint32_t put_data(tgl_backend *b, const void *bytes, size_t n)
 {
     tgl__trace *t = b->trace;
+    /* The hash is a dedup key, not a checksum the reader trusts: an edited snapshot replays as
+     * edited (that is how a replay is told what to expect). */
+    static const uint64_t start[2];
     uint64_t h[2];
-    tgl__content_hash(bytes, n, h);
+    tgl__hash128(bytes, n, start, h);
     if ((size_t)(t->n_data + 1) * 2 > t->data_cap) {
         size_t cap = t->data_cap ? t->data_cap * 2 : 256;
         data_slot *d = malloc(cap * sizeof *d);

@@ -10,6 +10,7 @@
  * one, never half of one. Failing to read or write the cache never fails an op: the program is
  * compiled from source as without a cache. With TGL_DEBUG=1 each of these is logged. */
 #include "gl_internal.h"
+#include "../core/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,31 +32,22 @@ typedef struct file_header {
     uint64_t binary_sum; /* of the payload */
 } file_header;
 
-/* FNV-1a over bytes, continued from h, with a final avalanche so that nearby inputs spread. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
+/* The file's name: the hash of the identity, then of the source. */
 static void key_of(const tgl_gl_disk_cache *c, const char *source, uint64_t key[2])
 {
-    /* Two independent chains (different offset bases): a 128-bit name. */
-    uint64_t a = hash_bytes(0xcbf29ce484222325ull, c->identity, strlen(c->identity) + 1);
-    uint64_t b = hash_bytes(0x84222325cbf29ce4ull ^ 0x9e3779b97f4a7c15ull, c->identity, strlen(c->identity) + 1);
-    key[0] = mix(hash_bytes(a, source, strlen(source)));
-    key[1] = mix(hash_bytes(b, source, strlen(source)) ^ 0x5851f42d4c957f2dull);
+    static const uint64_t start[2];
+    uint64_t id[2];
+    tgl__hash128(c->identity, strlen(c->identity) + 1, start, id);
+    tgl__hash128(source, strlen(source), id, key);
+}
+
+/* The payload's checksum. */
+static uint64_t sum_of(const void *bin, size_t n)
+{
+    static const uint64_t start[2];
+    uint64_t h[2];
+    tgl__hash128(bin, n, start, h);
+    return h[0];
 }
 
 static int path_of(const tgl_gl_disk_cache *c, const uint64_t key[2], char *out, size_t size)
@@ -155,7 +147,7 @@ int tgl_gl_disk_cache_load(tgl_backend *b, const char *source, GLuint *out)
              h.binary_bytes > 0 && h.binary_bytes <= INT32_MAX;
     const unsigned char *bin = data + sizeof h + id_len;
     ok = ok && !memcmp(data + sizeof h, c->identity, id_len) &&
-         hash_bytes(0xcbf29ce484222325ull, bin, (size_t)h.binary_bytes) == h.binary_sum;
+         sum_of(bin, (size_t)h.binary_bytes) == h.binary_sum;
     GLuint program = 0;
     if (ok) {
         program = glCreateProgram();
@@ -216,7 +208,7 @@ void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program)
     }
     file_header h = {.identity_bytes = (uint32_t)strlen(c->identity), .format = format,
                      .binary_bytes = (uint64_t)got,
-                     .binary_sum = hash_bytes(0xcbf29ce484222325ull, bin, (size_t)got)};
+                     .binary_sum = sum_of(bin, (size_t)got)};
     memcpy(h.magic, MAGIC, 8);
     key_of(c, source, h.key);
 
