@@ -53,7 +53,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build analyze check-valgrind
+.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -149,6 +149,14 @@ fuzz: fuzz-build
 	        build/fuzz/corpus-$$name tests/fuzz/corpus/$$name > build/fuzz/$$name.log 2>&1; rc=$$?; \
 	    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]' build/fuzz/$$name.log; \
 	    if [ $$rc -ne 0 ]; then tail -60 build/fuzz/$$name.log; exit 1; fi; done
+
+# An add of 2^HUGE_LOG2 floats (default 29: 2 GiB per array) checked element by element; needs
+# ~6.5 GiB of memory, so it is not part of `make check`.
+HUGE_LOG2 ?= 29
+check-huge: deps
+	@$(MAKE) --no-print-directory $(BUILD)/libtensorgl.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/huge_add tests/huge/huge_add.c $(BUILD)/libtensorgl.a $(LIBS)
+	$(BUILD)/huge_add $(HUGE_LOG2)
 
 # Static analysis (cppcheck, clang-tidy with .clang-tidy): no finding allowed.
 analyze: deps
