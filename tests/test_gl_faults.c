@@ -103,6 +103,80 @@ static void test_device_lost_is_sticky(void **state)
     tgl_close(b);
 }
 
+/* A small model step: the calls a program makes, with their statuses. Returns the index of the
+ * first call that failed (its status in *st), or -1. */
+static int model_step(tgl_backend *b, tgl_ptr p[4], float *out, tgl_status *st)
+{
+    static float x[256];
+    for (int i = 0; i < 256; i++)
+        x[i] = (float)(i % 17) * 0.125f - 1.0f;
+    tgl_status s[] = {
+        tgl_alloc(b, sizeof x, &p[0]), tgl_alloc(b, sizeof x, &p[1]), tgl_alloc(b, sizeof x, &p[2]),
+        tgl_copy_htod(b, p[0], x, sizeof x),
+        tgl_gemm(b, TGL_NO_TRANS, TGL_TRANS, 16, 16, 16, 1.0f, p[0], 16, p[0], 16, 0.0f, p[1], 16),
+        tgl_softmax(b, p[1], p[2], 16, 16),
+        tgl_map(b, "a * b + 1", (tgl_ptr[]){p[1], p[2]}, 2, p[1], 256),
+        tgl_rmsnorm(b, p[1], 0, p[2], 16, 16, 1e-5f),
+        tgl_copy_dtod(b, p[1], p[2], sizeof x),
+        tgl_copy_dtoh(b, out, p[1], sizeof x),
+        tgl_synchronize(b),
+    };
+    for (int i = 0; i < (int)(sizeof s / sizeof s[0]); i++)
+        if (s[i] != TGL_OK) {
+            *st = s[i];
+            return i;
+        }
+    return -1;
+}
+
+/* TGL_FAULT=lose-context-after:N for every N a model step reaches: the first failing call says
+ * TGL_ERR_DEVICE_LOST, every later call returns it at once, tgl_free and tgl_close still work,
+ * and a new backend then runs the step and gets the result of a clean run. */
+static void test_device_lost_at_every_point(void **state)
+{
+    (void)state;
+    float clean[256], got[256];
+    tgl_ptr p[4] = {0};
+    tgl_status st = TGL_OK;
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    assert_int_equal(model_step(b, p, clean, &st), -1);
+    tgl_close(b);
+    int lost_points = 0;
+    for (unsigned n = 1;; n++) {
+        char fault[48];
+        snprintf(fault, sizeof fault, "lose-context-after:%u", n);
+        tgt_setenv("TGL_FAULT", fault);
+        b = tgt_open(TGL_BACKEND_GL);
+        tgt_env_restore();
+        memset(p, 0, sizeof p);
+        int at = model_step(b, p, got, &st);
+        if (at < 0) { /* the step needs fewer checks than n: done */
+            tgl_close(b);
+            break;
+        }
+        lost_points++;
+        if (st != TGL_ERR_DEVICE_LOST)
+            fail_msg("lose after %u checks: call %d returned %s (%s)", n, at, tgl_status_string(st), tgl_last_error(b));
+        double t0 = now_s();
+        tgl_ptr q[4] = {0};
+        TGT_EXPECT(b, tgl_alloc(b, 64, &q[0]), TGL_ERR_DEVICE_LOST);
+        TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p[0], p[0], 8), TGL_ERR_DEVICE_LOST);
+        TGT_EXPECT(b, tgl_copy_dtoh(b, got, p[0], 16), TGL_ERR_DEVICE_LOST);
+        TGT_EXPECT(b, tgl_synchronize(b), TGL_ERR_DEVICE_LOST);
+        assert_true(now_s() - t0 < 1.0);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(tgl_free(b, p[i]), TGL_OK);
+        tgl_close(b);
+        b = tgt_open(TGL_BACKEND_GL); /* a new backend works */
+        memset(p, 0, sizeof p);
+        assert_int_equal(model_step(b, p, got, &st), -1);
+        assert_memory_equal(got, clean, sizeof got);
+        tgl_close(b);
+    }
+    printf("context lost at %d different points of the step; each handled\n", lost_points);
+    assert_true(lost_points >= 5); /* not vacuous: llvmpipe's step checks for errors 8 times */
+}
+
 /* A synchronize that runs out of time says so; the work and the data survive it. */
 static void test_synchronize_timeout(void **state)
 {
@@ -229,7 +303,7 @@ int main(void)
         cmocka_unit_test(test_shader_failure),        cmocka_unit_test(test_device_lost_is_sticky),
         cmocka_unit_test(test_synchronize_timeout),   cmocka_unit_test(test_unexpected_gl_error),
         cmocka_unit_test(test_unsupported_op),        cmocka_unit_test(test_debug_context_messages),
-        cmocka_unit_test(test_debug_barrier_audit),
+        cmocka_unit_test(test_debug_barrier_audit),   cmocka_unit_test(test_device_lost_at_every_point),
     };
     unsetenv("TGL_DEBUG");
     return cmocka_run_group_tests_name("gl error paths", tests, NULL, NULL);

@@ -39,6 +39,10 @@ tgl_status tgl_gl_check_reset(tgl_backend *b)
 tgl_status tgl_gl_check(tgl_backend *b, const char *what)
 {
     tgl_gl *gl = tgl_gl_of(b);
+    if (gl->lose_after && --gl->lose_after == 0) { /* test hook: the context goes now */
+        gl->fault = TGL_GL_FAULT_GL_ERROR;
+        gl->fault_error = GL_CONTEXT_LOST;
+    }
     GLenum first = glGetError();
     if (gl->fault == TGL_GL_FAULT_GL_ERROR) {
         first = gl->fault_error;
@@ -57,6 +61,11 @@ tgl_status tgl_gl_check(tgl_backend *b, const char *what)
     if (lost)
         return lost;
     return tgl__fail(b, TGL_ERR_INTERNAL, "%s: unexpected %s (0x%04x)", what, gl_error_name(first), first);
+}
+
+void tgl_gl_test_lose_context_after(tgl_backend *b, unsigned checks)
+{
+    tgl_gl_of(b)->lose_after = checks;
 }
 
 void tgl_gl_test_skip_barriers(tgl_backend *b, int skip)

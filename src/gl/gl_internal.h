@@ -180,6 +180,7 @@ typedef struct tgl_gl {
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
     int fault;
     GLenum fault_error;
+    unsigned lose_after;        /* test hook: GL_CONTEXT_LOST at this many error checks from now */
 } tgl_gl;
 
 /* Workgroups (or tiles) of size b covering a items. */
@@ -204,6 +205,9 @@ tgl_status tgl_gl_check(tgl_backend *b, const char *what);
 tgl_status tgl_gl_check_reset(tgl_backend *b);
 /* Test hook: makes the next check report `fault` (for a GL error, `error` is the code). */
 void tgl_gl_test_inject(tgl_backend *b, int fault, GLenum error);
+/* Test hook (TGL_FAULT=lose-context-after:N in the test suites): the N-th GL error check from
+ * now reports GL_CONTEXT_LOST, as a driver does after a reset. */
+void tgl_gl_test_lose_context_after(tgl_backend *b, unsigned checks);
 /* Test hook: barriers are decided as usual but not issued (the audit must catch it). */
 void tgl_gl_test_skip_barriers(tgl_backend *b, int skip);
 

@@ -64,8 +64,15 @@ tgl_backend *tgt_open(tgl_backend_kind kind)
     tgl_options o = {.kind = kind};
     tgl_backend *b = NULL;
     tgl_status st = tgl_open(&o, &b);
-    if (st == TGL_OK)
+    if (st == TGL_OK) {
+        /* TGL_FAULT=lose-context-after:N: the test build's fault injection (the library reads no
+         * such variable; the hook is an internal symbol only the tests link). */
+        const char *fault = getenv("TGL_FAULT");
+        unsigned n;
+        if (fault && kind == TGL_BACKEND_GL && sscanf(fault, "lose-context-after:%u", &n) == 1)
+            tgl_gl_test_lose_context_after(b, n);
         return b;
+    }
     if (kind == TGL_BACKEND_GL && st == TGL_ERR_NO_DEVICE && !tgl_egl_display_exists()) {
         printf("no EGL display on this machine: %s\n", tgl_last_error(NULL));
         skip();
