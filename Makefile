@@ -53,7 +53,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge
+.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -157,6 +157,15 @@ check-huge: deps
 	@$(MAKE) --no-print-directory $(BUILD)/libtensorgl.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/huge_add tests/huge/huge_add.c $(BUILD)/libtensorgl.a $(LIBS)
 	$(BUILD)/huge_add $(HUGE_LOG2)
+
+# A randomized mix of every op, GL against the CPU oracle, for SOAK_SECONDS; checks results and
+# that resident memory does not grow after the warm-up (tests/soak/soak.c).
+SOAK_SECONDS ?= 1800
+soak: deps
+	@$(MAKE) --no-print-directory $(BUILD)/libtensorgl.a
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) -o $(BUILD)/soak tests/soak/soak.c $(TEST_COMMON) \
+	    $(BUILD)/libtensorgl.a -lcmocka $(LIBS)
+	$(BUILD)/soak $(SOAK_SECONDS)
 
 # Static analysis (cppcheck, clang-tidy with .clang-tidy): no finding allowed.
 analyze: deps
