@@ -7,6 +7,7 @@
 #   make install PREFIX=/usr/local DESTDIR=    (make uninstall removes exactly what it installed)
 #   make check-install   stage an install, build docs/examples/ against it with pkg-config, run them
 #   make deps            install the missing Debian packages only
+#   make analyze | check-valgrind | fuzz | soak | check-huge   reliability tools (docs/reliability.md)
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -132,7 +133,7 @@ FUZZ_TIME  ?= 60
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZERS    := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 fuzz-build: deps
-	@scripts/install-deps.sh clang
+	@scripts/install-deps.sh clang libclang-rt-dev  # libFuzzer and the sanitizer runtimes are only Recommends of clang
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang CFLAGS="-O1 -g" \
 	    SANFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build/fuzz/libtensorgl.a
 	@$(MAKE) --no-print-directory $(FUZZERS)

@@ -115,7 +115,8 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
         if ((st = env_uint("TGL_DEVICE", 0, 1023, 0, &v)))
             return st;
         cfg->device = (int)v;
-        cfg->device_explicit = getenv("TGL_DEVICE") && *getenv("TGL_DEVICE");
+        const char *dev = getenv("TGL_DEVICE"); /* read once: the environment may change in between */
+        cfg->device_explicit = dev && *dev;
     }
     cfg->flags = opts ? opts->flags : 0;
     if ((st = env_uint("TGL_DEBUG", 0, 1, 0, &v)))
