@@ -292,7 +292,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     memcpy(&g, before[1][i] + k, 4);
                     memcpy(&c, before[0][i] + k, 4);
                     fprintf(stderr, "fuzz_api: step %d (call kind %d, op byte %u): allocation %d element %zu: "
-                            "gl %.9g, cpu %.9g\n", step, op % 17, args.left ? args.d[1] : 0, i, k / 4, (double)g,
+                            "gl %.9g, cpu %.9g\n", step, op % 17, args.left ? (unsigned)args.d[1] : 0u, i, k / 4, (double)g,
                             (double)c);
                     abort(); /* GL's result differs from the CPU oracle's */
                 }

@@ -92,14 +92,14 @@ static void release(side s[2])
 /* Compares the outputs (out_bytes) as f32 with `limit` (NMSE), or bit for bit when limit < 0. */
 static void compare(side s[2], size_t out_bytes, double limit, int kind, const char *what)
 {
-    unsigned char *g = malloc(out_bytes), *c = malloc(out_bytes);
+    float *g = malloc(out_bytes), *c = malloc(out_bytes); /* out_bytes is a multiple of 4 */
     compared++;
     if (!g || !c || tgl_copy_dtoh(gl, g, s[0].out, out_bytes) || tgl_copy_dtoh(cpu, c, s[1].out, out_bytes)) {
         printf("soak: %s: read-back failed: %s\n", what, tgl_last_error(gl));
         mismatches++;
-    } else if (limit < 0 ? memcmp(g, c, out_bytes) != 0 : !(tgt_nmse((float *)g, (float *)c, out_bytes / 4) <= limit)) {
+    } else if (limit < 0 ? memcmp(g, c, out_bytes) != 0 : !(tgt_nmse(g, c, out_bytes / 4) <= limit)) {
         printf("soak: %s (%s) mismatch (NMSE %.3g, limit %.3g)\n", kind_names[kind], what,
-               tgt_nmse((float *)g, (float *)c, out_bytes / 4), limit);
+               tgt_nmse(g, c, out_bytes / 4), limit);
         mismatches++;
     }
     free(g);
