@@ -20,6 +20,17 @@ static int usage(FILE *f)
     return f == stdout ? 0 : 2;
 }
 
+/* A whole decimal number > 0 into *out; 0 when s is not one. */
+static int positive(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (!*s || *end || n == 0)
+        return 0;
+    *out = n;
+    return 1;
+}
+
 int tgl_cmd_replay(int argc, char **argv)
 {
     tgl__replay_opts o = {.kind = TGL_BACKEND_AUTO, .report = stdout};
@@ -41,17 +52,11 @@ int tgl_cmd_replay(int argc, char **argv)
             else if (strcmp(k, "auto"))
                 return usage(stderr);
         } else if (!strcmp(a, "--max-memory") && i + 1 < argc) {
-            char *end;
-            unsigned long long n = strtoull(argv[++i], &end, 10);
-            if (*end || n == 0)
+            if (!positive(argv[++i], &o.max_bytes))
                 return usage(stderr);
-            o.max_bytes = n;
         } else if (!strcmp(a, "--until") && i + 1 < argc) {
-            char *end;
-            unsigned long long n = strtoull(argv[++i], &end, 10);
-            if (*end || n == 0)
+            if (!positive(argv[++i], &o.until))
                 return usage(stderr);
-            o.until = n;
         } else if (a[0] != '-' && !path) {
             path = a;
         } else {

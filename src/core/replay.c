@@ -178,25 +178,28 @@ static tgl_status check_input(replay *p, const tgl__rcall *rc, uint32_t id, uint
     return TGL_OK;
 }
 
+/* Checks one read pointer's snapshot, if it carries one (`what` and `index` name it in errors). */
+static tgl_status check_snapshot(replay *p, const tgl__rcall *rc, const tgl__rptr *rp, const char *what,
+                                 size_t index)
+{
+    if (rp->tag != TGL__PTR_ALLOC || rp->data == TGL__TRACE_NONE)
+        return TGL_OK;
+    if (rp->alloc >= p->n_allocs || !p->allocs[rp->alloc].live)
+        return fail_at(p, "%s %zu carries a snapshot of allocation %u, which is not live", what, index, rp->alloc);
+    return check_input(p, rc, rp->alloc, rp->data);
+}
+
 /* Checks every snapshot the call carries. */
 static tgl_status check_inputs(replay *p, const tgl__rcall *rc)
 {
     const char *sig = tgl__fn_signature(rc->fn);
     tgl_status st = TGL_OK;
     for (size_t i = 0; !st && sig[i]; i++) {
-        if ((sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X') && rc->p[i].tag == TGL__PTR_ALLOC &&
-            rc->p[i].data != TGL__TRACE_NONE)
-            st = rc->p[i].alloc < p->n_allocs && p->allocs[rc->p[i].alloc].live
-                     ? check_input(p, rc, rc->p[i].alloc, rc->p[i].data)
-                     : fail_at(p, "argument %zu carries a snapshot of allocation %u, which is not live", i + 1,
-                               rc->p[i].alloc);
+        if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X')
+            st = check_snapshot(p, rc, &rc->p[i], "argument", i + 1);
         if (sig[i] == 'L' && rc->stored[i])
             for (size_t k = 0; !st && k < rc->u[i]; k++)
-                if (rc->list[k].tag == TGL__PTR_ALLOC && rc->list[k].data != TGL__TRACE_NONE)
-                    st = rc->list[k].alloc < p->n_allocs && p->allocs[rc->list[k].alloc].live
-                             ? check_input(p, rc, rc->list[k].alloc, rc->list[k].data)
-                             : fail_at(p, "input %zu carries a snapshot of allocation %u, which is not live", k + 1,
-                                       rc->list[k].alloc);
+                st = check_snapshot(p, rc, &rc->list[k], "input", k + 1);
     }
     return st;
 }
