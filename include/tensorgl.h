@@ -294,10 +294,10 @@ typedef enum { TGL_REDUCE_SUM, TGL_REDUCE_MEAN, TGL_REDUCE_MAX, TGL_REDUCE_MIN,
  * without that axis. Sums are accurate on long axes (compensated per thread, then a tree: NMSE
  * against a double-precision sum stays near 1e-14). MAX and MIN return NaN when the axis holds
  * one. An empty axis gives 0 (sum), 1 (prod) or NaN (mean); max and min of an empty axis are an
- * error. out must not overlap in.
+ * error. out must not overlap in. On GL, slices along the axis larger than the SSBO block limit
+ * are reduced piece by piece into out (a sum's pieces are added in order, each summed in a tree).
  * Errors: TGL_ERR_INVALID_ARGUMENT (shape NULL, ndim 0 or over 8, axis >= ndim, op out of range,
- *   element count overflow, max/min of an empty axis, overlap), TGL_ERR_INVALID_POINTER,
- *   TGL_ERR_UNSUPPORTED (GL: one slice along the axis exceeds the SSBO block limit).
+ *   element count overflow, max/min of an empty axis, overlap), TGL_ERR_INVALID_POINTER.
  * Example: tgl_reduce(b, TGL_REDUCE_MEAN, x, means, (size_t[]){rows, cols}, 2, 1);  // mean of each row */
 TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_ptr out,
                               const size_t *shape, size_t ndim, size_t axis);

@@ -3,6 +3,10 @@
 // Each invocation scans its strided share in ascending order, then the group combines
 // (value, index) pairs in a tree. NaN ranks above every number (ARG_MAX) or below (ARG_MIN),
 // and among equals the smaller index wins, so the result is the first extreme element.
+// ARG_CARRY (lines longer than the SSBO block limit, scanned piece by piece in order): indices
+// are counted from u_j_base, and with u_carry the best (value, index) of the earlier pieces,
+// held in best_v[] and y[], competes (and wins ties: its indices are smaller); the winner is
+// written back to both.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -19,7 +23,15 @@ layout(binding = 0) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
 #define X_AT(i) x[i]
 #endif
+#ifdef ARG_CARRY
+layout(std430, binding = 1) buffer Dst { int y[]; };
+layout(std430, binding = 2) buffer Best { float best_v[]; };
+layout(location = 2) uniform uint u_j_base;
+layout(location = 3) uniform uint u_carry;
+layout(location = 6) uniform uint u_v_off;
+#else
 layout(std430, binding = 1) writeonly buffer Dst { int y[]; };
+#endif
 layout(location = 0) uniform uint u_len;
 layout(location = 1) uniform uint u_inner;
 layout(location = 4) uniform uint u_x_off;
@@ -78,6 +90,18 @@ void main()
         memoryBarrierShared();
         barrier();
     }
-    if (tid == 0u)
+    if (tid == 0u) {
+#ifdef ARG_CARRY
+        float best = s_val[0];
+        uint at = s_idx[0] == NONE ? NONE : s_idx[0] + u_j_base;
+        if (u_carry != 0u && !better(best, at, best_v[u_v_off + g], uint(y[u_y_off + g]))) {
+            best = best_v[u_v_off + g];
+            at = uint(y[u_y_off + g]);
+        }
+        best_v[u_v_off + g] = best;
+        y[u_y_off + g] = int(at);
+#else
         y[u_y_off + g] = int(s_idx[0]);
+#endif
+    }
 }

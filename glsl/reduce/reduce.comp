@@ -4,6 +4,8 @@
 // y[g] * u_scale. With u_splits > 1 the host runs a second pass over the partials. Each
 // invocation accumulates a strided part of the chunk (compensated for sums), then the group
 // combines in a tree of shared-memory steps (TGL_WG_SIZE is a power of two).
+// REDUCE_CARRY (lines longer than the SSBO block limit, reduced piece by piece): y[g] already
+// holds the unscaled result of the line's earlier pieces and is combined in before the scale.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -36,7 +38,11 @@ layout(binding = 0) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
 #define X_AT(i) x[i]
 #endif
+#ifdef REDUCE_CARRY
+layout(std430, binding = 1) buffer Dst { float y[]; };
+#else
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
+#endif
 layout(location = 0) uniform uint u_len;
 layout(location = 1) uniform uint u_inner;
 layout(location = 2) uniform uint u_chunk;
@@ -84,6 +90,11 @@ void main()
         memoryBarrierShared();
         barrier();
     }
-    if (tid == 0u)
+    if (tid == 0u) {
+#ifdef REDUCE_CARRY
+        y[u_y_off + g] = COMBINE(y[u_y_off + g], s_val[0]) * u_scale;
+#else
         y[u_y_off + g] = s_val[0] * u_scale;
+#endif
+    }
 }

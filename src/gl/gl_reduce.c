@@ -3,7 +3,7 @@
  * One workgroup per output line when there are enough outputs to fill the device; otherwise
  * long lines are split into chunks reduced in parallel into the scratch buffer, and a second
  * pass combines the partials. The outer dimension is processed in slabs whose windows fit the
- * SSBO block limit. */
+ * SSBO block limit; lines whose slab does not fit are reduced piece by piece into the output. */
 #include "gl_internal.h"
 
 #include <math.h>
@@ -29,10 +29,13 @@ static size_t choose_splits(size_t len, size_t outputs)
 }
 
 typedef struct pass {
-    tgl_gl_binding src, dst;
-    size_t src_pad, dst_pad; /* bytes */
+    tgl_gl_binding src, dst, best;
+    size_t src_pad, dst_pad, best_pad; /* bytes */
     size_t len, inner, chunk, splits, groups;
     float scale;
+    const char *carry;  /* the carry variant's define, or NULL */
+    size_t j_base;      /* arg_reduce with carry: the piece's first index along the line */
+    int carry_in;       /* ... and whether earlier pieces' best competes */
 } pass;
 
 /* Inputs are read through buffer textures where element-wise inputs are (llvmpipe), when the
@@ -51,8 +54,8 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = use_textures(l, p->src.bytes / F32);
-    char defines[96];
-    snprintf(defines, sizeof defines, "%s%s", op_defines_, tex ? "#define TGL_TEX\n" : "");
+    char defines[128];
+    snprintf(defines, sizeof defines, "%s%s%s", op_defines_, p->carry ? p->carry : "", tex ? "#define TGL_TEX\n" : "");
     /* Each invocation walks span / wg elements of its line: under a loop limit (llvmpipe stops
      * an invocation's loops after 65535 iterations) long lines take wider groups (powers of two,
      * for the tree). */
@@ -77,96 +80,169 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
         glProgramUniform1ui(prog, 3, (GLuint)p->splits);
         glProgramUniform1f(prog, 6, p->scale);
     }
-    tgl_gl_binding bind[2] = {p->src, p->dst};
+    tgl_gl_binding bind[3] = {p->src, p->dst, p->best};
     bind[0].texture_format = tex ? GL_R32F : 0;
-    return tgl_gl_dispatch(b, prog, bind, 2, p->groups);
+    int nbind = 2;
+    if (!p->splits && p->carry) { /* arg_reduce.comp's carry */
+        glProgramUniform1ui(prog, 2, (GLuint)p->j_base);
+        glProgramUniform1ui(prog, 3, (GLuint)p->carry_in);
+        glProgramUniform1ui(prog, 6, (GLuint)(p->best_pad / F32));
+        nbind = 3;
+    }
+    return tgl_gl_dispatch(b, prog, bind, nbind, p->groups);
 }
 
-/* Outer indices per dispatch: whole [len, inner] slabs whose window fits the block limit. */
-static tgl_status slab_count(tgl_backend *b, size_t outer, size_t len, size_t inner, size_t *out)
+/* Outer indices per dispatch: whole [len, inner] slabs whose window fits the block limit
+ * (the caller has checked that one does). */
+static size_t slab_count(const tgl_gl_limits *l, size_t outer, size_t len, size_t inner)
 {
-    size_t max_elems = tgl_gl_max_window_elems(&tgl_gl_of(b)->limits, F32);
+    size_t max_elems = tgl_gl_max_window_elems(l, F32);
     size_t slab = len * inner;
-    if (slab > max_elems)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED,
-                         "a slice of %zu x %zu elements along the reduced axis exceeds the device's "
-                         "SSBO block limit (%zu elements)", len, inner, max_elems);
     size_t per = slab ? max_elems / slab : outer;
     /* Keep the workgroups of one dispatch well inside the grid. */
     size_t grid = (size_t)1 << 26;
     if (per * inner > grid)
         per = grid / inner ? grid / inner : 1;
-    *out = per < outer ? per : outer;
-    return TGL_OK;
+    return per < outer ? per : outer;
+}
+
+/* Lines too long for one window ([len, inner] slabs past the block limit) are taken piece by
+ * piece, in order: `rows` indices along the line at a time (whole rows of `inner`), or, when
+ * not even one row fits, one index at a time over `cols` columns. Each piece combines into
+ * the output (the carry variants), so nothing but the output is written. */
+typedef struct pieces {
+    size_t rows, cols;
+} pieces;
+
+static pieces long_line_pieces(const tgl_gl_limits *l, size_t inner)
+{
+    size_t max_elems = tgl_gl_max_window_elems(l, F32);
+    size_t grid = (size_t)1 << 26;
+    if (inner <= max_elems && inner <= grid)
+        return (pieces){max_elems / inner, inner};
+    return (pieces){1, max_elems < grid ? max_elems : grid};
+}
+
+/* Reduces `lines` = no * inner lines of [no, len, inner] at src into dst (splitting long lines
+ * into chunks reduced in parallel, with a second pass over the partials). */
+static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *carry, tgl__view src,
+                               tgl__view dst, size_t no, size_t len, size_t inner, float scale)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t lines = no * inner;
+    size_t splits = choose_splits(len, lines);
+    pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = NULL};
+    p.chunk = (len + splits - 1) / splits;
+    size_t align = src_align(l, use_textures(l, lines * len));
+    if (len)
+        p.src = tgl_gl_window_aligned(src, lines * len * F32, 0, align, &p.src_pad);
+    else /* nothing to read: bind the output's window as a harmless source */
+        p.src = tgl_gl_window_aligned(dst, lines * F32, 0, align, &p.src_pad);
+    if (splits == 1) {
+        p.scale = scale;
+        p.carry = carry;
+        p.dst = tgl_gl_window(b, dst, lines * F32, 1, &p.dst_pad);
+        return run_pass(b, "reduce/reduce", defines, &p);
+    }
+    tgl_gl_buffer *scratch;
+    tgl_status st = tgl_gl_scratch(b, lines * splits * F32, &scratch);
+    if (st)
+        return st;
+    p.scale = 1.0f;
+    p.dst = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32, .writes = 1};
+    p.dst_pad = 0;
+    if ((st = run_pass(b, "reduce/reduce", defines, &p)))
+        return st;
+    /* Second pass: each line's partials are contiguous. */
+    pass q = {.len = splits, .inner = 1, .chunk = splits, .splits = 1, .groups = lines, .scale = scale, .carry = carry};
+    q.src = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32};
+    q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
+    return run_pass(b, "reduce/reduce", defines, &q);
 }
 
 tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,
                          size_t len, size_t inner)
 {
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     const char *defines = op_defines[op];
     int mean = op == TGL_REDUCE_MEAN;
     float scale = !mean ? 1.0f : len ? (float)(1.0 / (double)len) : NAN;
-    size_t per;
-    tgl_status st = slab_count(b, outer, len, inner, &per);
-    if (st)
-        return st;
-    for (size_t o0 = 0; o0 < outer; o0 += per) {
-        size_t no = outer - o0 < per ? outer - o0 : per;
-        size_t lines = no * inner;
-        size_t splits = choose_splits(len, lines);
-        pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits};
-        p.chunk = (len + splits - 1) / splits;
-        tgl__view src = {in.buf, in.offset + o0 * len * inner * F32};
-        tgl__view dst = {out.buf, out.offset + o0 * inner * F32};
-        size_t align = src_align(&tgl_gl_of(b)->limits, use_textures(&tgl_gl_of(b)->limits, lines * len));
-        if (len)
-            p.src = tgl_gl_window_aligned(src, lines * len * F32, 0, align, &p.src_pad);
-        else /* nothing to read: bind the output's window as a harmless source */
-            p.src = tgl_gl_window_aligned(dst, lines * F32, 0, align, &p.src_pad);
-        if (splits == 1) {
-            p.scale = scale;
-            p.dst = tgl_gl_window(b, dst, lines * F32, 1, &p.dst_pad);
-            if ((st = run_pass(b, "reduce/reduce", defines, &p)))
+    tgl_status st;
+    if (len * inner <= tgl_gl_max_window_elems(l, F32)) {
+        size_t per = slab_count(l, outer, len, inner);
+        for (size_t o0 = 0; o0 < outer; o0 += per) {
+            size_t no = outer - o0 < per ? outer - o0 : per;
+            st = reduce_lines(b, defines, NULL, (tgl__view){in.buf, in.offset + o0 * len * inner * F32},
+                              (tgl__view){out.buf, out.offset + o0 * inner * F32}, no, len, inner, scale);
+            if (st)
                 return st;
-            continue;
         }
-        tgl_gl_buffer *scratch;
-        if ((st = tgl_gl_scratch(b, lines * splits * F32, &scratch)))
-            return st;
-        p.scale = 1.0f;
-        p.dst = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32, .writes = 1};
-        p.dst_pad = 0;
-        if ((st = run_pass(b, "reduce/reduce", defines, &p)))
-            return st;
-        /* Second pass: each line's partials are contiguous. */
-        pass q = {.len = splits, .inner = 1, .chunk = splits, .splits = 1, .groups = lines, .scale = scale};
-        q.src = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32};
-        q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
-        if ((st = run_pass(b, "reduce/reduce", defines, &q)))
-            return st;
+        return TGL_OK;
     }
+    /* Long lines: each piece's result is combined into the output; the mean's scale comes with
+     * the last piece. Sums stay accurate: each piece is summed in a tree, and a line has few
+     * pieces (its length over the block limit). */
+    pieces pc = long_line_pieces(l, inner);
+    for (size_t o = 0; o < outer; o++)
+        for (size_t c0 = 0; c0 < inner; c0 += pc.cols) {
+            size_t nc = inner - c0 < pc.cols ? inner - c0 : pc.cols;
+            for (size_t j0 = 0; j0 < len; j0 += pc.rows) {
+                size_t nj = len - j0 < pc.rows ? len - j0 : pc.rows;
+                tgl__view src = {in.buf, in.offset + ((o * len + j0) * inner + c0) * F32};
+                tgl__view dst = {out.buf, out.offset + (o * inner + c0) * F32};
+                st = reduce_lines(b, defines, j0 ? "#define REDUCE_CARRY\n" : NULL, src, dst, 1, nj, nc,
+                                  j0 + nj == len ? scale : 1.0f);
+                if (st)
+                    return st;
+            }
+        }
     return TGL_OK;
 }
 
 tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
                              size_t len, size_t inner)
 {
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     const char *defines = want_max ? "#define ARG_MAX\n" : "#define ARG_MIN\n";
-    size_t per;
-    tgl_status st = slab_count(b, outer, len, inner, &per);
-    if (st)
-        return st;
-    for (size_t o0 = 0; o0 < outer; o0 += per) {
-        size_t no = outer - o0 < per ? outer - o0 : per;
-        pass p = {.len = len, .inner = inner, .groups = no * inner};
-        size_t align = src_align(&tgl_gl_of(b)->limits, use_textures(&tgl_gl_of(b)->limits, no * len * inner));
-        p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + o0 * len * inner * F32},
-                                      no * len * inner * F32, 0, align, &p.src_pad);
-        p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + o0 * inner * sizeof(int32_t)},
-                              no * inner * sizeof(int32_t), 1, &p.dst_pad);
-        if ((st = run_pass(b, "reduce/arg_reduce", defines, &p)))
-            return st;
+    tgl_status st;
+    if (len * inner <= tgl_gl_max_window_elems(l, F32)) {
+        size_t per = slab_count(l, outer, len, inner);
+        for (size_t o0 = 0; o0 < outer; o0 += per) {
+            size_t no = outer - o0 < per ? outer - o0 : per;
+            pass p = {.len = len, .inner = inner, .groups = no * inner};
+            size_t align = src_align(l, use_textures(l, no * len * inner));
+            p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + o0 * len * inner * F32},
+                                          no * len * inner * F32, 0, align, &p.src_pad);
+            p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + o0 * inner * sizeof(int32_t)},
+                                  no * inner * sizeof(int32_t), 1, &p.dst_pad);
+            if ((st = run_pass(b, "reduce/arg_reduce", defines, &p)))
+                return st;
+        }
+        return TGL_OK;
     }
+    /* Long lines: pieces in order, the best (value, index) so far carried in the output and in
+     * the scratch buffer's values. */
+    pieces pc = long_line_pieces(l, inner);
+    tgl_gl_buffer *best;
+    if ((st = tgl_gl_scratch(b, pc.cols * F32, &best)))
+        return st;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t c0 = 0; c0 < inner; c0 += pc.cols) {
+            size_t nc = inner - c0 < pc.cols ? inner - c0 : pc.cols;
+            for (size_t j0 = 0; j0 < len; j0 += pc.rows) {
+                size_t nj = len - j0 < pc.rows ? len - j0 : pc.rows;
+                pass p = {.len = nj, .inner = nc, .groups = nc, .carry = "#define ARG_CARRY\n", .j_base = j0,
+                          .carry_in = j0 > 0};
+                size_t align = src_align(l, use_textures(l, nj * nc));
+                p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + ((o * len + j0) * inner + c0) * F32},
+                                              nj * nc * F32, 0, align, &p.src_pad);
+                p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + (o * inner + c0) * sizeof(int32_t)},
+                                      nc * sizeof(int32_t), 1, &p.dst_pad);
+                p.best = (tgl_gl_binding){.buf = best, .bytes = nc * F32, .writes = 1};
+                if ((st = run_pass(b, "reduce/arg_reduce", defines, &p)))
+                    return st;
+            }
+        }
     return TGL_OK;
 }
 
@@ -182,6 +258,15 @@ void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char
         snprintf(d, sizeof d, "#define ARG_MAX\n%s", tex_defines[tex]);
         fn(ctx, "reduce/arg_reduce", d);
         snprintf(d, sizeof d, "#define ARG_MIN\n%s", tex_defines[tex]);
+        fn(ctx, "reduce/arg_reduce", d);
+        /* the carry variants of long lines */
+        for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++) {
+            snprintf(d, sizeof d, "%s#define REDUCE_CARRY\n%s", op_defines[op], tex_defines[tex]);
+            fn(ctx, "reduce/reduce", d);
+        }
+        snprintf(d, sizeof d, "#define ARG_MAX\n#define ARG_CARRY\n%s", tex_defines[tex]);
+        fn(ctx, "reduce/arg_reduce", d);
+        snprintf(d, sizeof d, "#define ARG_MIN\n#define ARG_CARRY\n%s", tex_defines[tex]);
         fn(ctx, "reduce/arg_reduce", d);
     }
 }

@@ -1,8 +1,10 @@
 /* tgl_reduce and tgl_argmax/argmin on GL compared with the CPU oracle: random shapes of 1..4
  * dims reduced over every axis (sizes 1, primes, empty), long axes that take the two-pass path,
  * strided axes, a 16M-element sum against a double-precision reference, ties and NaN for the
- * arg ops, poisoned outputs with guards on both sides, and the error cases. */
+ * arg ops, lines longer than the SSBO block limit (a shrunk limit: piece by piece), poisoned
+ * outputs with guards on both sides, and the error cases. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -239,6 +241,47 @@ static void test_nan_and_ties(void **state)
             compare(p, op, x, shape, 2, axis);
 }
 
+/* Slabs past a 4 KiB SSBO limit (1016 floats here): lines taken in pieces of whole rows
+ * ([1, 5000, 1], [2, 700, 3], [1, 3000, 300]) or, when one row of `inner` does not fit
+ * ([3, 4, 2000]), one index at a time over column blocks; arg ops over ties and NaN that land
+ * in later pieces. */
+static void small_limit(void *ctx)
+{
+    pair *p = ctx;
+    const size_t shapes[][3] = {{1, 5000, 1}, {2, 700, 3}, {3, 4, 2000}, {1, 3000, 300}, {2, 1017, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t total = shapes[s][0] * shapes[s][1] * shapes[s][2];
+        for (int op = ARGMIN; op < TGL_REDUCE_COUNT; op++) {
+            float *x = random_input(&p->rng, op, total);
+            if (op == TGL_REDUCE_PROD) /* keep long products inside f32 range */
+                for (size_t i = 0; i < total; i++)
+                    x[i] = 1.0f + (x[i] - 1.0f) / 64.0f;
+            compare(p, op, x, shapes[s], 3, 1);
+            free(x);
+        }
+    }
+    /* NaN first in the second piece and again later: argmax and argmin give its first index. */
+    size_t n = 3000;
+    float *x = random_input(&p->rng, ARGMAX, n);
+    x[1500] = x[2500] = NAN;
+    compare(p, ARGMAX, x, &n, 1, 0);
+    compare(p, ARGMIN, x, &n, 1, 0);
+    compare(p, TGL_REDUCE_MAX, x, &n, 1, 0);
+    free(x);
+}
+
+static void test_past_block_limit(void **state)
+{
+    pair *p = *state, small = *p;
+    if (!p->gl)
+        skip();
+    small.gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(small.gl, 4096, NULL);
+    tgt_with_and_without_textures(small.gl, small_limit, &small);
+    tgl_close(small.gl);
+    p->rng = small.rng;
+}
+
 static void test_errors(void **state)
 {
     pair *p = *state;
@@ -279,7 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_shapes),     cmocka_unit_test(test_long_strided_and_empty),
         cmocka_unit_test(test_long_sum_accuracy), cmocka_unit_test(test_nan_and_ties),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_past_block_limit), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/reduce (gl vs cpu)", tests, setup, teardown);
 }
