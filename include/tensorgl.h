@@ -423,7 +423,9 @@ TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batc
  * ids int32. Every id is checked first: one outside [0, table_rows) fails the call with
  * TGL_ERR_INVALID_ARGUMENT naming its position and value, and nothing is written. (So this call
  * waits for the ids, and for the work that writes them.) out must not overlap table or ids.
- * Errors: TGL_ERR_INVALID_ARGUMENT, TGL_ERR_INVALID_POINTER.
+ * Tables larger than the GL SSBO block limit are read window by window.
+ * Errors: TGL_ERR_INVALID_ARGUMENT, TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: one row
+ *   longer than the SSBO block limit).
  * Example: tgl_gather_rows(b, embedding, token_ids, x, vocab, dim, n_tokens); */
 TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, tgl_ptr out, size_t table_rows,
                                    size_t cols, size_t n_ids);

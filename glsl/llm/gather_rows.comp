@@ -4,7 +4,9 @@
 // bad one. Otherwise (gather): if status[0] names a bad position nothing is written; else
 // out[k, :] = table[ids[k], :] on a 2-D grid, x over a row's columns (vec4s with TGL_VEC4, where
 // the host saw cols and both windows' offsets in whole vec4s), y over the ids: no division per
-// element (llvmpipe runs integer division lane by lane).
+// element (llvmpipe runs integer division lane by lane). A table larger than the SSBO block
+// limit is bound as windows of u_win_rows rows from row u_row0, one dispatch each: a gather
+// writes the rows whose id falls in its window.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -25,6 +27,8 @@ layout(std430, binding = 3) writeonly buffer Dst { ELEM y[]; };
 layout(location = 3) uniform uint u_cols;   // row length, in ELEMs
 layout(location = 4) uniform uint u_t_off;  // window offsets, in ELEMs
 layout(location = 5) uniform uint u_y_off;
+layout(location = 7) uniform uint u_row0;
+layout(location = 8) uniform uint u_win_rows;
 #endif
 layout(location = 0) uniform uint u_count;      // ids to check, or elements to gather
 layout(location = 1) uniform uint u_ids_off;
@@ -44,6 +48,8 @@ void main()
     uint c = gl_GlobalInvocationID.x, k = gl_WorkGroupID.y;
     if (c >= u_cols || status[0] != 0xFFFFFFFFu)
         return;
-    y[u_y_off + k * u_cols + c] = table[u_t_off + uint(ids[u_ids_off + k]) * u_cols + c];
+    uint r = uint(ids[u_ids_off + k]) - u_row0; // ids are checked: in [0, table rows)
+    if (r < u_win_rows)
+        y[u_y_off + k * u_cols + c] = table[u_t_off + r * u_cols + c];
 #endif
 }

@@ -71,21 +71,24 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t max_elems = tgl_gl_max_window_elems(l, F32);
-    size_t table_n = table_rows * cols;
-    if (table_n > max_elems || cols > max_elems)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_gather_rows: a table of %zu floats exceeds the SSBO block "
-                         "limit", table_n);
+    if (cols > max_elems)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_gather_rows: a row of %zu floats exceeds the SSBO block limit",
+                         cols);
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     size_t per_ids = max_elems / cols < grid / cols ? max_elems / cols : grid / cols;
     /* The gather's grid has one row of workgroups per id. */
     size_t per_gather = per_ids < l->wg_count[1] ? per_ids : l->wg_count[1];
+    /* Tables past the block limit are bound as windows of whole rows; each gather dispatch
+     * writes the ids that fall in its window. */
+    size_t win_rows = max_elems / cols < table_rows ? max_elems / cols : table_rows;
 
     tgl_gl_buffer *scratch;
     GLuint check, gather;
     const uint32_t none = 0xFFFFFFFFu;
     size_t pad_t;
-    tgl_gl_binding tbind = tgl_gl_window(b, table, table_n * F32, 0, &pad_t);
-    /* vec4 rows where the row length and both windows' starts are whole vec4s. */
+    tgl_gl_binding tbind = tgl_gl_window(b, table, win_rows * cols * F32, 0, &pad_t);
+    /* vec4 rows where the row length and both windows' starts are whole vec4s (every table
+     * window then starts as the first does, modulo 16 bytes). */
     int vec4 = cols % 4 == 0 && pad_t % 16 == 0 && (out.offset % l->ssbo_align) % 16 == 0;
     size_t unit = vec4 ? 4 : 1;
     tgl_status st = tgl_gl_scratch(b, 16, &scratch);
@@ -96,41 +99,47 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     glProgramUniform1ui(check, 2, (GLuint)table_rows);
     glProgramUniform1ui(gather, 2, (GLuint)table_rows);
     glProgramUniform1ui(gather, 3, (GLuint)(cols / unit));
-    glProgramUniform1ui(gather, 4, (GLuint)(pad_t / F32 / unit));
-    /* Pass 1 over every id, then pass 2 only if none was bad. */
-    for (int pass = 0; pass < 2; pass++) {
-        size_t chunk = pass ? per_gather : per_ids;
-        for (size_t k0 = 0; k0 < n_ids; k0 += chunk) {
-            size_t nk = n_ids - k0 < chunk ? n_ids - k0 : chunk, pad_i, pad_y;
+    /* Pass 1 checks every id; only if none was bad, pass 2 gathers, window by window. */
+    for (size_t k0 = 0; k0 < n_ids; k0 += per_ids) {
+        size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i;
+        tgl_gl_binding bind[2] = {
+            tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
+            {.buf = scratch, .bytes = 16, .writes = 1},
+        };
+        glProgramUniform1ui(check, 0, (GLuint)nk);
+        glProgramUniform1ui(check, 1, (GLuint)(pad_i / 4));
+        glProgramUniform1ui(check, 6, (GLuint)k0);
+        if ((st = tgl_gl_dispatch(b, check, bind, 2, (nk + l->workgroup_size - 1) / l->workgroup_size)))
+            return st;
+    }
+    uint32_t first_bad;
+    if ((st = read_status(b, scratch, &first_bad)))
+        return st;
+    if (first_bad != none) {
+        *bad_pos = first_bad;
+        st = tgl_gl_download(b, bad_id, (tgl__view){ids.buf, ids.offset + (size_t)first_bad * 4}, 4);
+        return st ? st : TGL_ERR_INVALID_ARGUMENT;
+    }
+    for (size_t r0 = 0; r0 < table_rows; r0 += win_rows) {
+        size_t nr = table_rows - r0 < win_rows ? table_rows - r0 : win_rows;
+        tbind = tgl_gl_window(b, (tgl__view){table.buf, table.offset + r0 * cols * F32}, nr * cols * F32, 0, &pad_t);
+        glProgramUniform1ui(gather, 4, (GLuint)(pad_t / F32 / unit));
+        glProgramUniform1ui(gather, 7, (GLuint)r0);
+        glProgramUniform1ui(gather, 8, (GLuint)nr);
+        for (size_t k0 = 0; k0 < n_ids; k0 += per_gather) {
+            size_t nk = n_ids - k0 < per_gather ? n_ids - k0 : per_gather, pad_i, pad_y;
             tgl_gl_binding bind[4] = {
                 tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
-                {.buf = scratch, .bytes = 16, .writes = pass == 0},
+                {.buf = scratch, .bytes = 16},
                 tbind,
                 tgl_gl_window(b, (tgl__view){out.buf, out.offset + k0 * cols * F32}, nk * cols * F32, 1, &pad_y),
             };
-            GLuint prog = pass ? gather : check;
-            glProgramUniform1ui(prog, 1, (GLuint)(pad_i / 4));
-            glProgramUniform1ui(prog, 6, (GLuint)k0);
-            if (pass) {
-                glProgramUniform1ui(prog, 5, (GLuint)(pad_y / F32 / unit));
-                uint32_t gx = (uint32_t)tgl_gl_ceil_div(cols / unit, l->workgroup_size);
-                st = tgl_gl_dispatch_grid(b, prog, bind, 4, gx, (uint32_t)nk, 1);
-            } else {
-                glProgramUniform1ui(prog, 0, (GLuint)nk);
-                st = tgl_gl_dispatch(b, prog, bind, 2, (nk + l->workgroup_size - 1) / l->workgroup_size);
-            }
-            if (st)
+            glProgramUniform1ui(gather, 1, (GLuint)(pad_i / 4));
+            glProgramUniform1ui(gather, 5, (GLuint)(pad_y / F32 / unit));
+            glProgramUniform1ui(gather, 6, (GLuint)k0);
+            uint32_t gx = (uint32_t)tgl_gl_ceil_div(cols / unit, l->workgroup_size);
+            if ((st = tgl_gl_dispatch_grid(b, gather, bind, 4, gx, (uint32_t)nk, 1)))
                 return st;
-        }
-        if (pass == 0) {
-            uint32_t first_bad;
-            if ((st = read_status(b, scratch, &first_bad)))
-                return st;
-            if (first_bad != none) {
-                *bad_pos = first_bad;
-                st = tgl_gl_download(b, bad_id, (tgl__view){ids.buf, ids.offset + (size_t)first_bad * 4}, 4);
-                return st ? st : TGL_ERR_INVALID_ARGUMENT;
-            }
         }
     }
     return TGL_OK;

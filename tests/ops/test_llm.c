@@ -1,7 +1,8 @@
 /* tgl_rope (both layouts, position offsets, long positions) and tgl_gather_rows on GL compared
  * with the CPU oracle, in place and with guards; bad ids rejected before anything is written;
- * the error cases. */
+ * tables past the SSBO block limit (a shrunk limit: bound window by window); the error cases. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -148,6 +149,44 @@ static void test_gather_rows(void **state)
     }
 }
 
+/* Under a 4 KiB SSBO limit (1016 floats) tables are bound as windows of whole rows: scalar and
+ * vec4 rows, ids spread over every window, guards intact; a single row past the limit is
+ * TGL_ERR_UNSUPPORTED. */
+static void test_gather_past_block_limit(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 4096, NULL);
+    const size_t shapes[][3] = {{600, 7, 500}, {300, 16, 400}, {2000, 1, 3000}, {127, 8, 1}};
+    for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
+        front = s % 2 ? 4 : 1;
+        size_t rows = shapes[s / 2][0], cols = shapes[s / 2][1], n_ids = shapes[s / 2][2];
+        float *table = malloc(rows * cols * sizeof(float));
+        int32_t *ids = malloc(n_ids * 4);
+        for (size_t i = 0; i < rows * cols; i++)
+            table[i] = tgt_uniform(&p->rng, -1, 1);
+        for (size_t k = 0; k < n_ids; k++)
+            ids[k] = (int32_t)tgt_below(&p->rng, rows);
+        ids[0] = (int32_t)rows - 1;
+        tgl_status sg, sc;
+        float *got = gather_on(gl, table, rows, cols, ids, n_ids, &sg);
+        float *want = gather_on(p->cpu, table, rows, cols, ids, n_ids, &sc);
+        assert_int_equal(sg, TGL_OK);
+        assert_int_equal(sc, TGL_OK);
+        if (memcmp(got, want, (front + n_ids * cols + GUARD) * sizeof(float)))
+            fail_msg("gather %zux%zu, %zu ids, 4 KiB limit: gl differs from cpu (guards included)", rows, cols, n_ids);
+        free(got), free(want), free(table), free(ids);
+    }
+    float row[1100] = {0};
+    int32_t id = 0;
+    tgl_status st;
+    free(gather_on(gl, row, 1, 1100, &id, 1, &st));
+    assert_int_equal(st, TGL_ERR_UNSUPPORTED);
+    tgl_close(gl);
+}
+
 static void test_errors(void **state)
 {
     pair *p = *state;
@@ -182,6 +221,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_gather_rows),
+        cmocka_unit_test(test_gather_past_block_limit),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/llm: rope, gather_rows (gl vs cpu)", tests, setup, teardown);
