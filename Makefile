@@ -151,13 +151,13 @@ fuzz: fuzz-build
 	    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]' build/fuzz/$$name.log; \
 	    if [ $$rc -ne 0 ]; then tail -60 build/fuzz/$$name.log; exit 1; fi; done
 
-# An add of 2^HUGE_LOG2 floats (default 29: 2 GiB per array) checked element by element; needs
+# Ops on 2^HUGE_LOG2 floats (default 29: 2 GiB per array) checked element by element; needs
 # ~6.5 GiB of memory, so it is not part of `make check`.
 HUGE_LOG2 ?= 29
 check-huge: deps
 	@$(MAKE) --no-print-directory $(BUILD)/libtensorgl.a
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/huge_add tests/huge/huge_add.c $(BUILD)/libtensorgl.a $(LIBS)
-	$(BUILD)/huge_add $(HUGE_LOG2)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/huge_ops tests/huge/huge_ops.c $(BUILD)/libtensorgl.a $(LIBS)
+	$(BUILD)/huge_ops $(HUGE_LOG2)
 
 # A randomized mix of every op, GL against the CPU oracle, for SOAK_SECONDS; checks results and
 # that resident memory does not grow after the warm-up (tests/soak/soak.c).

@@ -75,9 +75,12 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  *   kind   <- TGL_BACKEND=auto|gl|cpu   (auto: GL, falling back to CPU when no GL context works)
  *   device <- TGL_DEVICE=N              (index among EGL devices; 0 = first)
  *   flags  <- TGL_DEBUG=1 sets TGL_FLAG_DEBUG
- * Further variables read by tgl_open: TGL_API=gl|gles (which GL API to try first),
+ * Further variables read by tgl_open: TGL_API=gl|gles (which GL API to try first; without it,
+ * desktop GL 4.3 core and then ES 3.1, logging why when it falls back to ES),
  * TGL_MAX_TASKS (dispatches between flushes), TGL_SYNC_TIMEOUT_MS (tgl_synchronize's limit),
- * TGL_LOG=path (append log lines to a file instead of stderr), TGL_CACHE_DIR=dir (where linked
+ * TGL_MAX_DISPATCH_MS (GL: GEMM, attention and conv2d split so one dispatch holds about this many
+ * ms of work at a low estimate of the device's rate, inside display watchdogs; default 200, 0
+ * off), TGL_LOG=path (append log lines to a file instead of stderr), TGL_CACHE_DIR=dir (where linked
  * programs are kept between runs; default $XDG_CACHE_HOME/tensorgl or ~/.cache/tensorgl; empty
  * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the live allocations: tgl_alloc past it
  * fails with TGL_ERR_OUT_OF_MEMORY), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
@@ -269,7 +272,7 @@ TGL_API tgl_status tgl_broadcast_shape(const size_t *a_shape, size_t a_ndim, con
 /* out = a op bb with NumPy broadcasting; out has the broadcast shape (tgl_broadcast_shape).
  * out may equal an input that is not broadcast (same shape) but must not otherwise overlap a
  * or bb. Errors: TGL_ERR_INVALID_ARGUMENT (shapes that do not broadcast, bad op, overlap),
- * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: an input larger than the SSBO block limit).
+ * TGL_ERR_INVALID_POINTER.
  * Example: tgl_binary_broadcast(b, TGL_BINARY_ADD, x, (size_t[]){rows, cols}, 2,
  *                               bias, (size_t[]){cols}, 1, out); */
 TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_ptr a, const size_t *a_shape,
@@ -279,7 +282,7 @@ TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_pt
 /* Transposes axes: out has shape[perm[0]], ..., shape[perm[ndim-1]], and out[i0, ..., ik] =
  * in at the coordinates those indices name. perm must hold each of 0..ndim-1 once; out must not
  * overlap in. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim, perm not a permutation, overlap),
- * TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: input larger than the SSBO block limit).
+ * TGL_ERR_INVALID_POINTER.
  * Example: tgl_permute(b, x, xt, (size_t[]){rows, cols}, 2, (size_t[]){1, 0});  // transpose */
 TGL_API tgl_status tgl_permute(tgl_backend *b, tgl_ptr in, tgl_ptr out, const size_t *shape, size_t ndim,
                                const size_t *perm);

@@ -191,6 +191,60 @@ static void test_synchronize_timeout(void **state)
     tgl_close(b);
 }
 
+/* The same with real work: enough GEMMs queued for ~200 ms (sized from one timed first), then a
+ * 1 ms limit: the synchronize times out, the work goes on, and a later one with the limit back
+ * finds every result right (C = k * 0.5 * 0.25 = 128 exactly, each product overwriting C).
+ * (At most 2000 products: on the H100 one takes ~0.1 ms.)
+ * Skipped where the driver runs each dispatch before glDispatchCompute returns (llvmpipe). */
+static void test_synchronize_timeout_real(void **state)
+{
+    (void)state;
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    const size_t n = 1024;
+    tgl_ptr a, m, c;
+    TGT_OK(b, tgl_alloc(b, n * n * sizeof(float), &a));
+    TGT_OK(b, tgl_alloc(b, n * n * sizeof(float), &m));
+    TGT_OK(b, tgl_alloc(b, n * n * sizeof(float), &c));
+    TGT_OK(b, tgl_fill(b, a, 0.5f, n * n));
+    TGT_OK(b, tgl_fill(b, m, 0.25f, n * n));
+    TGT_OK(b, tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, n, n, n, 1.0f, a, n, m, n, 0.0f, c, n)); /* compiles */
+    TGT_OK(b, tgl_synchronize(b));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    TGT_OK(b, tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, n, n, n, 1.0f, a, n, m, n, 0.0f, c, n));
+    TGT_OK(b, tgl_synchronize(b));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double one = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    int reps = one > 0 ? (int)(0.2 / one) + 1 : 2000;
+    if (reps > 2000)
+        reps = 2000;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int r = 0; r < reps; r++)
+        TGT_OK(b, tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, n, n, n, 1.0f, a, n, m, n, 0.0f, c, n));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double queued = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (queued > 0.5 * reps * one) { /* llvmpipe runs a compute dispatch inside glDispatchCompute */
+        printf("%d gemms took %.0f ms to queue: this driver runs dispatches as they are issued, nothing to time "
+               "out\n", reps, queued * 1e3);
+        tgl_close(b);
+        skip();
+    }
+    unsigned keep = b->config.sync_timeout_ms;
+    b->config.sync_timeout_ms = 1;
+    tgl_status st = tgl_synchronize(b);
+    b->config.sync_timeout_ms = keep;
+    printf("%d gemms of 1024^3 (%.1f ms each) queued; a 1 ms synchronize: %s\n", reps, one * 1e3, tgl_status_string(st));
+    assert_int_equal(st, TGL_ERR_TIMEOUT);
+    TGT_OK(b, tgl_synchronize(b));
+    float *host = malloc(n * n * sizeof(float));
+    TGT_OK(b, tgl_copy_dtoh(b, host, c, n * n * sizeof(float)));
+    for (size_t i = 0; i < n * n; i++)
+        if (host[i] != 128.0f)
+            fail_msg("C[%zu] = %g after the timeout, expected 128", i, (double)host[i]);
+    free(host);
+    tgl_close(b);
+}
+
 /* An unexpected GL error is TGL_ERR_INTERNAL; the failed allocation leaves nothing behind.
  * (1 MiB: larger than what the pool carves from shared blocks, so it creates a GL buffer.) */
 static void test_unexpected_gl_error(void **state)
@@ -301,7 +355,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shader_failure),        cmocka_unit_test(test_device_lost_is_sticky),
-        cmocka_unit_test(test_synchronize_timeout),   cmocka_unit_test(test_unexpected_gl_error),
+        cmocka_unit_test(test_synchronize_timeout),   cmocka_unit_test(test_synchronize_timeout_real),
+        cmocka_unit_test(test_unexpected_gl_error),
         cmocka_unit_test(test_unsupported_op),        cmocka_unit_test(test_debug_context_messages),
         cmocka_unit_test(test_debug_barrier_audit),   cmocka_unit_test(test_device_lost_at_every_point),
     };

@@ -6,6 +6,9 @@
 // ROWS: a 2-D grid, x over the last dimension, y over the rows (u_start counts rows): only the
 // row index is split into coordinates, from the workgroup id, the same for a whole group, so
 // llvmpipe divides once per group instead of once per element and dimension.
+// BOX: operands larger than the SSBO block limit; the host runs boxes of the index space whose
+// windows fit, and u_shape is the box's extents: the output is written through u_y_stride too
+// (a box's outputs are not contiguous in general).
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -47,6 +50,12 @@ layout(location = 16) uniform uint u_a_stride[8];
 #ifndef COPY
 layout(location = 24) uniform uint u_b_stride[8];
 #endif
+#ifdef BOX
+layout(location = 32) uniform uint u_y_stride[8];
+#define Y_INDEX iy
+#else
+#define Y_INDEX i
+#endif
 
 void main()
 {
@@ -59,6 +68,9 @@ void main()
 #ifndef COPY
     uint ib = x * u_b_stride[last];
 #endif
+#ifdef BOX
+    uint iy = x * u_y_stride[last];
+#endif
     for (int d = int(last) - 1; d >= 0; d--) {
 #else
     uint i = tgl_global_index();
@@ -68,6 +80,9 @@ void main()
 #ifndef COPY
     uint ib = 0u;
 #endif
+#ifdef BOX
+    uint iy = 0u;
+#endif
     for (int d = int(u_ndim) - 1; d >= 0; d--) {
 #endif
         uint c = rest % u_shape[d];
@@ -76,10 +91,13 @@ void main()
 #ifndef COPY
         ib += c * u_b_stride[d];
 #endif
+#ifdef BOX
+        iy += c * u_y_stride[d];
+#endif
     }
 #ifdef COPY
-    y[u_y_off + i] = A_AT(u_a_off + ia);
+    y[u_y_off + Y_INDEX] = A_AT(u_a_off + ia);
 #else
-    y[u_y_off + i] = BINARY(A_AT(u_a_off + ia), B_AT(u_b_off + ib));
+    y[u_y_off + Y_INDEX] = BINARY(A_AT(u_a_off + ia), B_AT(u_b_off + ib));
 #endif
 }

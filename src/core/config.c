@@ -9,6 +9,9 @@
 
 #define DEFAULT_MAX_TASKS 64
 #define DEFAULT_SYNC_TIMEOUT_MS 60000
+/* Display watchdogs end a dispatch after about 2 s (Windows' TDR) to a few seconds (X with a
+ * monitor on NVIDIA); splitting heavy ops at ~200 ms of estimated work stays well inside. */
+#define DEFAULT_MAX_DISPATCH_MS 200
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -131,6 +134,9 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     if ((st = env_uint("TGL_SYNC_TIMEOUT_MS", 0, 86400000ul, DEFAULT_SYNC_TIMEOUT_MS, &v)))
         return st;
     cfg->sync_timeout_ms = (unsigned)v;
+    if ((st = env_uint("TGL_MAX_DISPATCH_MS", 0, 86400000ul, DEFAULT_MAX_DISPATCH_MS, &v)))
+        return st;
+    cfg->max_dispatch_ms = (unsigned)v;
     const char *log = getenv("TGL_LOG");
     if (log && strlen(log) >= sizeof cfg->log_path)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_LOG: path longer than %zu bytes",

@@ -27,6 +27,7 @@ typedef struct tgl__config {
     tgl__api api;
     unsigned max_tasks;
     unsigned sync_timeout_ms;
+    unsigned max_dispatch_ms; /* TGL_MAX_DISPATCH_MS: heavy ops split so one dispatch takes about this long at most; 0 = off */
     char log_path[512];
     char gemm[64];      /* TGL_GEMM: the GL backend's GEMM kernel override, "" for the table's */
     char cache_dir[1024]; /* program binaries on disk; "" = no disk cache */

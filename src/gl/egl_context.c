@@ -214,6 +214,10 @@ static int try_apis(tgl_backend *b, tgl_egl *e, EGLDisplay dpy, const char *step
         tgl__strlcpy(e->path, step, sizeof e->path);
         if (debug)
             enable_debug_output(b, e);
+        /* The automatic fallback says why it is not on desktop GL. */
+        if (es && b->config.api != TGL__API_GLES)
+            tgl__log(b, TGL__LOG_WARN, "desktop GL 4.3 core is not available (%s); running on OpenGL ES 3.1",
+                     n->len ? n->text : "no reason given");
         return 1;
     }
     return 0;

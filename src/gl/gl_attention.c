@@ -229,6 +229,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
         n = grid;
+    /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 4 seq_q seq_kv head_dim per block. */
+    double flops = tgl_gl_dispatch_flops(b), per_bh = 4.0 * (double)a->seq_q * (double)a->seq_kv * (double)d;
+    if (flops > 0 && per_bh > 0 && (double)n * per_bh > flops)
+        n = flops / per_bh >= 1.0 ? (size_t)(flops / per_bh) : 1;
     if (n == 0 || (decode ? chunks > l->wg_count[0] : tgl_gl_ceil_div(a->seq_q, 32) > l->wg_count[0]))
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: one (batch, head) block (%zu queries, %zu keys of "
                          "%zu dims) exceeds the device's SSBO block or workgroup-count limits", a->seq_q,

@@ -129,6 +129,10 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
         nb = grid_nb;
     if (nb > d->batch)
         nb = d->batch;
+    /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 2 k flops per output element. */
+    double flops = tgl_gl_dispatch_flops(b), per_img = 2.0 * (double)k * (double)img_out;
+    if (flops > 0 && per_img > 0 && (double)nb * per_img > flops)
+        nb = flops / per_img >= 1.0 ? (size_t)(flops / per_img) : 1;
     if (nb == 0 || n_f > max || k > ((size_t)1 << 22) || d->groups > l->wg_count[2] ||
         tgl_gl_ceil_div(ocg, tile_m(cfg)) > l->wg_count[1])
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_conv2d: one image (%zu input, %zu output elements), the "

@@ -102,6 +102,12 @@ tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size
     return (tgl_gl_binding){buf, base, want < room ? want : room, writes, 0};
 }
 
+double tgl_gl_dispatch_flops(tgl_backend *b)
+{
+    unsigned ms = b->config.max_dispatch_ms;
+    return ms ? tgl_gl_of(b)->limits.gflops_floor * 1e6 * ms : 0.0;
+}
+
 size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size)
 {
     uint64_t slack = l->ssbo_align + 16;

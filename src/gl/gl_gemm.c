@@ -2,7 +2,9 @@
  *
  * A product is cut into sub-products whose windows fit GL_MAX_SHADER_STORAGE_BLOCK_SIZE and
  * whose grids fit the workgroup-count limits (batches first, then the largest of m, n, k);
- * slices of k after the first accumulate into C with beta = 1. Each sub-product picks its
+ * slices of k after the first accumulate into C with beta = 1. Products whose work would keep
+ * one dispatch busy past TGL_MAX_DISPATCH_MS (estimated from the device's rate) are cut the
+ * same way, by whole tiles of C, so no dispatch runs into a watchdog. Each sub-product picks its
  * variant from the operands' alignment: an operand whose rows, offset and strides are
  * multiples of 4 elements loads as vec4s. */
 #include "gl_internal.h"
@@ -30,6 +32,33 @@ static size_t halve(size_t x)
 {
     size_t h = (x + 1) / 2;
     return h > 4 ? (h + 3) / 4 * 4 : (h ? h : 1);
+}
+
+/* Halves a chunk of C's rows or columns in whole tiles. */
+static size_t halve_tiles(size_t x, size_t tile)
+{
+    size_t h = tgl_gl_ceil_div(tgl_gl_ceil_div(x, tile), 2) * tile;
+    return h < x ? h : x;
+}
+
+/* Cuts the chunk until 2 m n k (per product, times the batch) fits `flops` (0: no bound):
+ * batches first, then C's larger side in whole tiles, then k. */
+static void bound_time(const gemm_kernel *kn, double flops, gemm_part *p)
+{
+    while (flops > 0 && 2.0 * (double)p->mc * (double)p->nc * (double)p->kc * (double)p->bc > flops) {
+        if (p->bc > 1)
+            p->bc = halve(p->bc);
+        else if (p->mc >= p->nc && p->mc > kn->tile_m)
+            p->mc = halve_tiles(p->mc, kn->tile_m);
+        else if (p->nc > kn->tile_n)
+            p->nc = halve_tiles(p->nc, kn->tile_n);
+        else if (p->mc > kn->tile_m)
+            p->mc = halve_tiles(p->mc, kn->tile_m);
+        else if (p->kc > 256)
+            p->kc = halve(p->kc);
+        else
+            break;
+    }
 }
 
 /* Chunk lengths such that every window and grid dimension fits. */
@@ -158,6 +187,7 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
     gemm_kernel kn = choose_kernel(l, g);
     gemm_part chunk;
     plan(l, g, &kn, &chunk);
+    bound_time(&kn, tgl_gl_dispatch_flops(b), &chunk);
     for (size_t t0 = 0; t0 < g->batch; t0 += chunk.bc)
         for (size_t i0 = 0; i0 < g->m; i0 += chunk.mc)
             for (size_t j0 = 0; j0 < g->n; j0 += chunk.nc)

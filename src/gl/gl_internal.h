@@ -63,6 +63,8 @@ typedef struct tgl_gl_limits {
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
     int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
     int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
+    double gflops_floor;           /* a low estimate of the device's f32 rate (GFLOP/s), for
+                                      splitting heavy ops into dispatches of bounded time */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 /* Free device memory now where the driver tells (NVX, ATI); 0 = unknown. */
@@ -247,6 +249,9 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad);
 /* The same with the window's start aligned to `align` (a power of two, at least the SSBO one). */
 tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size_t align, size_t *pad);
+/* Floating-point operations one dispatch may hold so that it runs for about TGL_MAX_DISPATCH_MS
+ * at most on this device (from limits.gflops_floor); 0 when there is no such bound. */
+double tgl_gl_dispatch_flops(tgl_backend *b);
 /* Largest element count whose window fits GL_MAX_SHADER_STORAGE_BLOCK_SIZE. */
 size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
 /* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Workgroup sizes per renderer: for element-wise kernels, and for kernels that reduce within a
  * workgroup (reductions, row-wise ops). llvmpipe runs a group's invocations as 8-wide SIMD
@@ -41,12 +42,18 @@ static const struct {
     tgl_gl_gemm_config gemm, gemm_f16;
     int copy_by_glcopy; /* tgl_copy_dtod through glCopyBufferSubData rather than a copy kernel */
     int pool;           /* TGL_GL_POOL_*: freed buffers reused, small allocations carved too (gl_pool.c) */
+    double gflops;      /* low estimate of the f32 GEMM rate; 0: LLVMPIPE_GFLOPS_PER_THREAD per thread */
 } wg_table[] = {
-    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1, TGL_GL_POOL_CARVE},
-    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0, 0},
-    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0},
-    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0},
+    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1, TGL_GL_POOL_CARVE, 0},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0, 0, 2000},
+    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 1000},
+    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 100},
 };
+/* Rates for splitting heavy ops by time (TGL_MAX_DISPATCH_MS), kept low on purpose: too low
+ * only costs a few more dispatches, too high lets one run past a watchdog. llvmpipe measured
+ * 26 GFLOP/s per thread (sgemm 1024^3, 2 threads); the H100 23,000. Unknown devices: 100. */
+#define LLVMPIPE_GFLOPS_PER_THREAD 8.0
+#define DEFAULT_GFLOPS 100.0
 static const tgl_gl_gemm_config default_gemm = GEMM_TILED(64, 64, 16, 4, 4);
 static const tgl_gl_gemm_config fallback_gemm = GEMM_REG(8, 8, 4, 4, 0);
 
@@ -152,6 +159,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
     int glcopy = 0, pool = 0;
+    double gflops = DEFAULT_GFLOPS;
     tgl_gl_gemm_config gemm = default_gemm, gemm_f16 = default_gemm;
     for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++) {
         if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix))) {
@@ -162,6 +170,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
             gemm_f16 = wg_table[i].gemm_f16;
             glcopy = wg_table[i].copy_by_glcopy;
             pool = wg_table[i].pool;
+            gflops = wg_table[i].gflops;
         }
     }
     /* A tile the device cannot hold (invocations, shared memory) falls back to the register
@@ -198,6 +207,12 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     else if (pool_env && !strcmp(pool_env, "carve"))
         pool = TGL_GL_POOL_CARVE;
     l->pool = pool;
+    if (gflops == 0.0) { /* llvmpipe: one rasterizer thread per core, or LP_NUM_THREADS */
+        const char *lp = getenv("LP_NUM_THREADS");
+        long threads = lp && *lp ? atol(lp) : sysconf(_SC_NPROCESSORS_ONLN);
+        gflops = LLVMPIPE_GFLOPS_PER_THREAD * (double)(threads > 1 ? threads : 1);
+    }
+    l->gflops_floor = gflops;
     l->workgroup_size = clamp_pow2(ew, l);
     l->reduce_workgroup_size = clamp_pow2(red, l);
 }

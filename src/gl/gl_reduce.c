@@ -204,8 +204,12 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     const char *defines = want_max ? "#define ARG_MAX\n" : "#define ARG_MIN\n";
+    /* One workgroup walks a whole line: under a loop limit (llvmpipe), longer lines than its
+     * widest group can walk take pieces too. */
+    uint32_t widest = l->wg_invocations < l->wg_size[0] ? l->wg_invocations : l->wg_size[0];
+    size_t walk = l->loop_limit ? (size_t)(l->loop_limit / 2 - 2) * widest : SIZE_MAX;
     tgl_status st;
-    if (len * inner <= tgl_gl_max_window_elems(l, F32)) {
+    if (len * inner <= tgl_gl_max_window_elems(l, F32) && len <= walk) {
         size_t per = slab_count(l, outer, len, inner);
         for (size_t o0 = 0; o0 < outer; o0 += per) {
             size_t no = outer - o0 < per ? outer - o0 : per;
@@ -223,6 +227,8 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
     /* Long lines: pieces in order, the best (value, index) so far carried in the output and in
      * the scratch buffer's values. */
     pieces pc = long_line_pieces(l, inner);
+    if (pc.rows > walk)
+        pc.rows = walk;
     tgl_gl_buffer *best;
     if ((st = tgl_gl_scratch(b, pc.cols * F32, &best)))
         return st;

@@ -1,6 +1,7 @@
 /* GL driver for the strided gather (glsl/shape/strided.comp): tgl_binary_broadcast and
  * tgl_permute. Inputs are bound whole; the output is processed in chunks that fit the SSBO
- * block limit and the grid. */
+ * block limit and the grid. Inputs past the block limit take the BOX variant: the index space
+ * is halved, axis by axis, into boxes whose every operand window fits, one dispatch each. */
 #include "gl_internal.h"
 
 #include <stdio.h>
@@ -10,10 +11,10 @@
 static const char *const op_names[TGL_BINARY_COUNT] = {"OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV",
                                                        "OP_MAX", "OP_MIN", "OP_POW"};
 
-static void defines_for(char *out, size_t size, int op, int rows, int tex)
+static void defines_for(char *out, size_t size, int op, int rows, int tex, int box)
 {
-    snprintf(out, size, "#define %s\n%s%s", op < 0 ? "COPY" : op_names[op], rows ? "#define ROWS\n" : "",
-             tex ? "#define TGL_TEX\n" : "");
+    snprintf(out, size, "#define %s\n%s%s%s", op < 0 ? "COPY" : op_names[op], rows ? "#define ROWS\n" : "",
+             tex ? "#define TGL_TEX\n" : "", box ? "#define BOX\n" : "");
 }
 
 /* Rows at least this long take the ROWS variant (a group per row piece); shorter ones would
@@ -28,13 +29,135 @@ static void set_uints(GLuint prog, GLint loc, const size_t *v, size_t n)
     glProgramUniform1uiv(prog, loc, TGL_MAX_DIMS, u);
 }
 
+/* The boxes of one call: the operands, their strides (the output's row-major) and the limits a
+ * box must keep. */
+typedef struct boxes {
+    tgl_backend *b;
+    int op, tex;
+    GLuint prog[2];    /* flat, ROWS */
+    tgl__view a, bb, out;
+    const tgl__strided *s;
+    size_t y_stride[TGL_MAX_DIMS];
+    size_t max_span, max_elems, align;
+} boxes;
+
+/* Elements from the box's first to its last element, with these strides. */
+static size_t box_span(const size_t *lo, const size_t *hi, const size_t *stride, size_t ndim)
+{
+    size_t span = 1;
+    for (size_t d = 0; d < ndim; d++)
+        span += (hi[d] - lo[d] - 1) * stride[d];
+    return span;
+}
+
+static size_t box_base(const size_t *lo, const size_t *stride, size_t ndim)
+{
+    size_t base = 0;
+    for (size_t d = 0; d < ndim; d++)
+        base += lo[d] * stride[d];
+    return base;
+}
+
+static tgl_status run_box(boxes *x, size_t *lo, size_t *hi)
+{
+    const tgl__strided *s = x->s;
+    const tgl_gl_limits *l = &tgl_gl_of(x->b)->limits;
+    size_t nd = s->ndim, n = 1, ext[TGL_MAX_DIMS];
+    for (size_t d = 0; d < nd; d++)
+        n *= ext[d] = hi[d] - lo[d];
+    size_t sa = box_span(lo, hi, s->a_stride, nd), sy = box_span(lo, hi, x->y_stride, nd);
+    size_t sb = x->op >= 0 ? box_span(lo, hi, s->b_stride, nd) : 0;
+    if (sa > x->max_span || sb > x->max_span || sy > x->max_span || n > x->max_elems) {
+        /* Halve the axis that spreads the box furthest in some operand. */
+        size_t best = nd, reach = 0;
+        for (size_t d = 0; d < nd; d++) {
+            size_t st = s->a_stride[d] > x->y_stride[d] ? s->a_stride[d] : x->y_stride[d];
+            if (x->op >= 0 && s->b_stride[d] > st)
+                st = s->b_stride[d];
+            if (ext[d] > 1 && (best == nd || (ext[d] - 1) * (st ? st : 1) > reach)) {
+                best = d;
+                reach = (ext[d] - 1) * (st ? st : 1);
+            }
+        }
+        if (best == nd)
+            return tgl__fail(x->b, TGL_ERR_INTERNAL, "strided box of one element exceeds the limits");
+        size_t keep = hi[best], mid = lo[best] + ext[best] / 2;
+        hi[best] = mid;
+        tgl_status st = run_box(x, lo, hi);
+        hi[best] = keep;
+        if (st)
+            return st;
+        keep = lo[best];
+        lo[best] = mid;
+        st = run_box(x, lo, hi);
+        lo[best] = keep;
+        return st;
+    }
+    size_t pad_a, pad_b = 0, pad_y;
+    tgl_gl_binding bind[3];
+    bind[0] = tgl_gl_window_aligned((tgl__view){x->a.buf, x->a.offset + box_base(lo, s->a_stride, nd) * F32},
+                                    sa * F32, 0, x->align, &pad_a);
+    bind[1] = x->op >= 0 ? tgl_gl_window_aligned((tgl__view){x->bb.buf, x->bb.offset + box_base(lo, s->b_stride, nd) * F32},
+                                                 sb * F32, 0, x->align, &pad_b)
+                         : bind[0];
+    bind[2] = tgl_gl_window(x->b, (tgl__view){x->out.buf, x->out.offset + box_base(lo, x->y_stride, nd) * F32}, sy * F32,
+                            1, &pad_y);
+    if (x->tex)
+        bind[0].texture_format = bind[1].texture_format = GL_R32F;
+    size_t inner = ext[nd - 1], gx = tgl_gl_ceil_div(inner, l->workgroup_size);
+    int rows = inner >= ROWS_MIN_INNER && gx <= l->wg_count[0] && n / inner <= l->wg_count[1];
+    GLuint prog = x->prog[rows];
+    glProgramUniform1ui(prog, 0, (GLuint)n);
+    glProgramUniform1ui(prog, 1, 0);
+    glProgramUniform1ui(prog, 3, (GLuint)(pad_a / F32));
+    glProgramUniform1ui(prog, 4, (GLuint)(pad_b / F32));
+    glProgramUniform1ui(prog, 5, (GLuint)(pad_y / F32));
+    set_uints(prog, 8, ext, nd);
+    return rows ? tgl_gl_dispatch_grid(x->b, prog, bind, 3, (uint32_t)gx, (uint32_t)(n / inner), 1)
+                : tgl_gl_dispatch(x->b, prog, bind, 3, (n + l->workgroup_size - 1) / l->workgroup_size);
+}
+
+static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    boxes x = {.b = b, .op = op, .a = a, .bb = bb, .out = out, .s = s};
+    x.max_span = tgl_gl_max_window_elems(l, F32);
+    /* Textures where element-wise kernels read them so (llvmpipe), when a whole window fits. */
+    x.tex = l->elementwise_textures && l->texture_buffer_texels >= x.max_span + l->texture_align;
+    x.align = x.tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+    size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
+    x.max_elems = grid < x.max_span ? grid : x.max_span;
+    for (size_t d = s->ndim, st = 1; d-- > 0;) {
+        x.y_stride[d] = st;
+        st *= s->shape[d];
+    }
+    for (int rows = 0; rows < 2; rows++) {
+        char defines[80];
+        defines_for(defines, sizeof defines, op, rows, x.tex, 1);
+        tgl_status st = tgl_gl_program_get(b, "shape/strided", defines, &x.prog[rows]);
+        if (st)
+            return st;
+        glProgramUniform1ui(x.prog[rows], 2, (GLuint)s->ndim);
+        set_uints(x.prog[rows], 16, s->a_stride, s->ndim);
+        set_uints(x.prog[rows], 32, x.y_stride, s->ndim);
+        if (op >= 0)
+            set_uints(x.prog[rows], 24, s->b_stride, s->ndim);
+    }
+    size_t lo[TGL_MAX_DIMS] = {0}, hi[TGL_MAX_DIMS];
+    for (size_t d = 0; d < s->ndim; d++)
+        hi[d] = s->shape[d];
+    return run_box(&x, lo, hi);
+}
+
 tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t max_elems = tgl_gl_max_window_elems(l, F32);
+    if (s->n_out == 0)
+        return TGL_OK;
+    /* (box indices are local to the box: outputs past 32-bit indices take boxes too) */
     if (s->n_a > max_elems || s->n_b > max_elems || s->n_out > (size_t)UINT32_MAX)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "an operand of %zu / %zu / %zu floats exceeds the device's SSBO "
-                         "block limit (%zu floats)", s->n_a, s->n_b, s->n_out, max_elems);
+        return strided_boxes(b, op, a, bb, out, s);
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     size_t chunk = max_elems < grid ? max_elems : grid;
     size_t inner = s->shape[s->ndim - 1], gx = tgl_gl_ceil_div(inner, l->workgroup_size);
@@ -46,8 +169,8 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
     /* Inputs through buffer textures where element-wise kernels read them so (llvmpipe). */
     int tex = l->elementwise_textures && s->n_a <= l->texture_buffer_texels && s->n_b <= l->texture_buffer_texels;
     size_t align = tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
-    char defines[64];
-    defines_for(defines, sizeof defines, op, rows, tex);
+    char defines[80];
+    defines_for(defines, sizeof defines, op, rows, tex, 0);
     GLuint prog;
     tgl_status st = tgl_gl_program_get(b, "shape/strided", defines, &prog);
     if (st)
@@ -83,10 +206,10 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
 
 void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[64];
-    for (int variant = 0; variant < 4; variant++)
+    char defines[80];
+    for (int variant = 0; variant < 8; variant++)
         for (int op = -1; op < TGL_BINARY_COUNT; op++) {
-            defines_for(defines, sizeof defines, op, variant & 1, variant >> 1);
+            defines_for(defines, sizeof defines, op, variant & 1, (variant >> 1) & 1, variant >> 2);
             fn(ctx, "shape/strided", defines);
         }
 }

@@ -279,6 +279,20 @@ static void test_past_block_limit(void **state)
     tgl_gl_test_set_limits(small.gl, 4096, NULL);
     tgt_with_and_without_textures(small.gl, small_limit, &small);
     tgl_close(small.gl);
+    /* A loop limit of 16 iterations per invocation (llvmpipe's is 65535): arg lines longer than
+     * the widest group can walk (6 x 1024 here) go in pieces too, at any block limit. */
+    small.gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_of(small.gl)->limits.loop_limit = 16;
+    const size_t shapes[][3] = {{1, 20000, 1}, {2, 7000, 3}};
+    for (size_t s = 0; s < 2; s++) {
+        size_t total = shapes[s][0] * shapes[s][1] * shapes[s][2];
+        float *x = random_input(&small.rng, ARGMAX, total);
+        x[total - 5] = NAN;
+        compare(&small, ARGMAX, x, shapes[s], 3, 1);
+        compare(&small, ARGMIN, x, shapes[s], 3, 1);
+        free(x);
+    }
+    tgl_close(small.gl);
     p->rng = small.rng;
 }
 

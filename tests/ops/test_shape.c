@@ -1,7 +1,9 @@
 /* tgl_binary_broadcast and tgl_permute on GL compared with the CPU oracle (and the oracle with
  * hand-built results), over shapes of 1..8 dims, poisoned outputs with guards, in place where
- * allowed; tgl_broadcast_shape and the error cases. */
+ * allowed; inputs past the SSBO block limit (a shrunk limit: boxes of the index space);
+ * tgl_broadcast_shape and the error cases. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,6 +156,58 @@ static void test_permute(void **state)
     free(got);
 }
 
+/* Under a 4 KiB SSBO limit (1016 floats) every case below has an input past it, so GL halves
+ * the index space into boxes: broadcasts with big inputs (one of them in place), transposes,
+ * a 3-D rotation, 8 dims, and shapes whose last dimension takes the row grid. */
+static void past_block_limit(void *ctx)
+{
+    pair *p = ctx;
+    static const struct { size_t an, a[8], bn, b[8]; } bc[] = {
+        {2, {40, 50}, 1, {50}}, {2, {40, 50}, 2, {40, 1}}, {3, {7, 1, 300}, 3, {1, 9, 300}}, {1, {5000}, 1, {5000}},
+    };
+    for (size_t c = 0; c < sizeof bc / sizeof bc[0]; c++) {
+        size_t os[TGL_MAX_DIMS], on;
+        TGT_OK(NULL, tgl_broadcast_shape(bc[c].a, bc[c].an, bc[c].b, bc[c].bn, os, &on));
+        size_t n_out = count(os, on);
+        int op = (int)(c % TGL_BINARY_COUNT), in_place = c == 0;
+        float *a = randoms(&p->rng, count(bc[c].a, bc[c].an), op), *b = randoms(&p->rng, count(bc[c].b, bc[c].bn), op);
+        float *g = run_on(p->gl, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place);
+        float *w = run_on(p->cpu, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place);
+        if (tgt_first_unpoisoned(g, 1) != 1 || tgt_first_unpoisoned(g + 1 + n_out, GUARD) != GUARD)
+            fail_msg("broadcast case %zu past a 4 KiB limit: guard overwritten", c);
+        double e = tgt_nmse(g + 1, w + 1, n_out);
+        if (!(e <= (op == TGL_BINARY_POW ? 1e-9 : 1e-10)))
+            fail_msg("broadcast case %zu %s past a 4 KiB limit: NMSE %.3g (seed %llu)", c, tgl_binary_name(op), e,
+                     (unsigned long long)tgt_seed());
+        free(a), free(b), free(g), free(w);
+    }
+    static const struct { size_t n, shape[8], perm[8]; } pc[] = {
+        {2, {100, 100}, {1, 0}}, {2, {3, 2000}, {1, 0}}, {3, {30, 40, 5}, {2, 0, 1}}, {3, {12, 9, 70}, {0, 2, 1}},
+        {8, {2, 3, 2, 4, 2, 3, 2, 5}, {7, 3, 0, 5, 1, 6, 2, 4}}, {2, {1, 1500}, {1, 0}},
+    };
+    for (size_t c = 0; c < sizeof pc / sizeof pc[0]; c++) {
+        size_t n = count(pc[c].shape, pc[c].n);
+        float *x = randoms(&p->rng, n, 0);
+        float *g = run_on(p->gl, 0, x, pc[c].shape, pc[c].n, NULL, NULL, 0, pc[c].perm, n, 0);
+        float *w = run_on(p->cpu, 0, x, pc[c].shape, pc[c].n, NULL, NULL, 0, pc[c].perm, n, 0);
+        if (memcmp(g, w, (1 + n + GUARD) * sizeof(float)))
+            fail_msg("permute case %zu past a 4 KiB limit: gl differs from cpu (guards included)", c);
+        free(x), free(g), free(w);
+    }
+}
+
+static void test_past_block_limit(void **state)
+{
+    pair *p = *state, small = *p;
+    if (!p->gl)
+        skip();
+    small.gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(small.gl, 4096, NULL);
+    tgt_with_and_without_textures(small.gl, past_block_limit, &small);
+    tgl_close(small.gl);
+    p->rng = small.rng;
+}
+
 static void test_errors(void **state)
 {
     pair *p = *state;
@@ -191,6 +245,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_broadcast),
         cmocka_unit_test(test_permute),
+        cmocka_unit_test(test_past_block_limit),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/shape: broadcast, permute (gl vs cpu)", tests, setup, teardown);
