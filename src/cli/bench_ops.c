@@ -119,6 +119,7 @@ static void spec_rows(const size_t *p, bench_spec *s, size_t out_count, double b
 
 static void spec_row_op(const size_t *p, bench_spec *s) { spec_rows(p, s, p[0] * p[1], 2 * F4 * p[0] * p[1]); }
 static void spec_argmax(const size_t *p, bench_spec *s) { spec_rows(p, s, p[0], F4 * p[0] * (p[1] + 1)); }
+static void spec_sum_cols(const size_t *p, bench_spec *s) { spec_rows(p, s, p[1], F4 * p[1] * (p[0] + 1)); }
 
 static void spec_norm_weights(const size_t *p, bench_spec *s)
 {
@@ -146,6 +147,12 @@ static tgl_status run_rmsnorm(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 static tgl_status run_layernorm(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 {
     return tgl_layernorm(b, u[0], u[2], u[3], u[1], p[0], p[1], 1e-5f);
+}
+
+/* Sums over axis 0 (columns): the strided reduction (bias gradients, batch sums). */
+static tgl_status run_sum_cols(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_reduce(b, TGL_REDUCE_SUM, u[0], u[1], p, 2, 0);
 }
 
 static tgl_status run_argmax(tgl_backend *b, const size_t *p, const tgl_ptr *u)
@@ -362,6 +369,8 @@ const bench_op tgl_bench_ops[] = {
     {"permute", "shape", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_row_op, run_permute,
      NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},
+    {"reduce_sum_cols", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_sum_cols,
+     run_sum_cols, NULL, NULL},
     {"argmax", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_argmax, run_argmax,
      NULL, NULL},
     {"argmin", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_argmax, run_argmin,

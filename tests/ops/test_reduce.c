@@ -183,13 +183,15 @@ static void test_random_shapes(void **state)
     tgt_with_and_without_textures(p->gl, random_shapes, p);
 }
 
-/* Long axes (two passes through the scratch buffer), strided axes, and empty ones. */
+/* Long axes (two passes through the scratch buffer), strided axes (also in chunks), and empty
+ * ones. */
 static void long_strided_and_empty(void *ctx)
 {
     pair *p = ctx;
     /* {1, 3000017, 1}: an arg-reduction line longer than llvmpipe's loop limit lets 8 invocations walk */
+    /* {1, 5000, 40}, {3, 1000, 33}: strided lines in chunks, partials combined by a second pass */
     const size_t shapes[][3] = {{3, 200003, 1}, {1, 65536, 1}, {2, 50001, 3}, {1000, 3, 77}, {5, 0, 4}, {0, 9, 2},
-                                {1, 3000017, 1}};
+                                {1, 3000017, 1}, {1, 5000, 40}, {3, 1000, 33}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t total = shapes[s][0] * shapes[s][1] * shapes[s][2];
         for (int op = ARGMIN; op < TGL_REDUCE_COUNT; op++) {
