@@ -63,7 +63,11 @@ static size_t count_wrong(tgl_ptr p, size_t n, float (*want)(size_t i, size_t n)
 
 static float want_sum(size_t i, size_t n) { (void)n; return (float)(i % COLS) + 0.5f; }
 static float want_zero(size_t i, size_t n) { (void)i, (void)n; return 0.0f; }
-static float want_transposed(size_t i, size_t n) { return (float)(i / (n / COLS)); }
+static float want_transposed(size_t i, size_t n)
+{
+    size_t row = i / (n / COLS); /* x^T is [COLS, n / COLS]: row j holds j everywhere */
+    return (float)row;
+}
 static float want_row(size_t i, size_t n) { (void)n; return (float)(i % COLS); }
 
 static void report(const char *what, double seconds, double gbytes, size_t wrong)
