@@ -147,40 +147,13 @@ static void report(const char *what, double t_dev, double t_host, double bytes, 
            bytes / t_dev / 1e9, t_host * 1e3, bytes / t_host / 1e9, backend, t_host / t_dev);
 }
 
-int tgl_cmd_bench(int argc, char **argv)
+/* The ops workloads on b with host arrays h, h2, h3 of `big` floats (h, h2 filled here). */
+static int run_ops(tgl_backend *b, const cfg *cp, const struct tgl_device_info *infop, float *h, float *h2, float *h3,
+                   size_t big)
 {
-    cfg c = {4u << 20, 16u << 20, 4096, 1024, 20, 5};
-    if (argc < 2 || !strncmp(argv[1], "--", 2))
-        return tgl_cmd_bench_suite(argc, argv);
-    if (!strcmp(argv[1], "gemm"))
-        return tgl_cmd_bench_gemm(argc, argv);
-    if (!strcmp(argv[1], "attention") || !strcmp(argv[1], "conv2d"))
-        return tgl_cmd_bench_model(argc, argv);
-    if (strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
-        fprintf(stderr, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
-                        "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
-                        "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n"
-                        "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
-                        "                           [--no-cpu]\n"
-                        "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
-                        "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n");
-        return 2;
-    }
-    tgl_backend *b = NULL;
-    tgl_status st = tgl_open(NULL, &b);
-    if (st) {
-        fprintf(stderr, "tensorgl bench: no device: %s\n", tgl_last_error(NULL));
-        return 1;
-    }
-    struct tgl_device_info info;
-    tgl_device_info(b, &info);
-    printf("tensorgl bench ops: %s (%s, %s); host reference: one C loop on this machine's CPU\n", info.backend,
-           info.renderer, info.version);
-
-    size_t big = c.add_n > c.sum_n ? c.add_n : c.sum_n;
-    if (c.sm_rows * c.sm_cols > big)
-        big = c.sm_rows * c.sm_cols;
-    float *h = malloc(big * sizeof(float)), *h2 = malloc(big * sizeof(float)), *h3 = malloc(big * sizeof(float));
+    cfg c = *cp;
+    const struct tgl_device_info info = *infop;
+    tgl_status st;
     for (size_t i = 0; i < big; i++)
         h[i] = (float)(i % 1000) * 0.001f, h2[i] = 1.0f - h[i];
     tgl_ptr a, x, y;
@@ -217,7 +190,49 @@ int tgl_cmd_bench(int argc, char **argv)
     tgl_free(b, a);
     tgl_free(b, x);
     tgl_free(b, y);
+    return 0;
+}
+
+int tgl_cmd_bench(int argc, char **argv)
+{
+    cfg c = {4u << 20, 16u << 20, 4096, 1024, 20, 5};
+    if (argc < 2 || !strncmp(argv[1], "--", 2))
+        return tgl_cmd_bench_suite(argc, argv);
+    if (!strcmp(argv[1], "gemm"))
+        return tgl_cmd_bench_gemm(argc, argv);
+    if (!strcmp(argv[1], "attention") || !strcmp(argv[1], "conv2d"))
+        return tgl_cmd_bench_model(argc, argv);
+    if (strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
+        fprintf(stderr, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
+                        "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
+                        "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n"
+                        "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
+                        "                           [--no-cpu]\n"
+                        "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
+                        "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n");
+        return 2;
+    }
+    tgl_backend *b = NULL;
+    tgl_status st = tgl_open(NULL, &b);
+    if (st) {
+        fprintf(stderr, "tensorgl bench: no device: %s\n", tgl_last_error(NULL));
+        return 1;
+    }
+    struct tgl_device_info info;
+    tgl_device_info(b, &info);
+    printf("tensorgl bench ops: %s (%s, %s); host reference: one C loop on this machine's CPU\n", info.backend,
+           info.renderer, info.version);
+
+    size_t big = c.add_n > c.sum_n ? c.add_n : c.sum_n;
+    if (c.sm_rows * c.sm_cols > big)
+        big = c.sm_rows * c.sm_cols;
+    float *h = malloc(big * sizeof(float)), *h2 = malloc(big * sizeof(float)), *h3 = malloc(big * sizeof(float));
+    int rc = 1;
+    if (h && h2 && h3)
+        rc = run_ops(b, &c, &info, h, h2, h3, big);
+    else
+        fprintf(stderr, "tensorgl bench: no host memory for 3 x %zu floats\n", big);
     tgl_close(b);
     free(h), free(h2), free(h3);
-    return 0;
+    return rc;
 }

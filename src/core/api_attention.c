@@ -39,7 +39,7 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
         return TGL_OK;
     tgl__attention a = {.batch = batch, .heads = heads, .seq_q = seq_q, .seq_kv = seq_kv, .kv_cap = kv_capacity,
                         .head_dim = head_dim, .scale = scale, .causal = causal != 0};
-    size_t bh, nq, nkv;
+    size_t bh = 0, nq = 0, nkv = 0;
     if ((st = tgl__mul(b, "batch x heads", batch, heads, &bh)) ||
         (st = blocks_span(b, "q", bh, seq_q, seq_q, head_dim, &nq)) ||
         (st = blocks_span(b, "k", bh, kv_capacity, seq_kv, head_dim, &nkv)) ||

@@ -57,7 +57,7 @@ TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_
     if (tgl__hooked(b))
         return tgl__hook_call(b, TGL__FN_REDUCE, op, in, out, shape, ndim, axis);
     tgl_status st = tgl__enter(b);
-    reduce_shape r;
+    reduce_shape r = {0};
     tgl__view vi, vo;
     if (st)
         return st;
@@ -82,7 +82,7 @@ static tgl_status arg_reduce(tgl_backend *b, int want_max, tgl_ptr in, tgl_ptr o
 {
     const char *fn = want_max ? "tgl_argmax" : "tgl_argmin";
     tgl_status st = tgl__enter(b);
-    reduce_shape r;
+    reduce_shape r = {0};
     tgl__view vi, vo;
     if (st || (st = check_shape(b, shape, ndim, axis, &r)))
         return st;

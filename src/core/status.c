@@ -39,7 +39,7 @@ void tgl__strlcpy(char *dst, const char *src, size_t dst_size)
     size_t n = src ? strlen(src) : 0;
     if (n >= dst_size)
         n = dst_size - 1;
-    if (n)
+    if (src && n)
         memcpy(dst, src, n);
     dst[n] = '\0';
 }

@@ -21,7 +21,7 @@ tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a)
         for (size_t i = 0; i < a->seq_q; i++) {
             const float *qi = q + (bh * a->seq_q + i) * d;
             float *oi = o + (bh * a->seq_q + i) * d;
-            size_t keys = tgl__attention_keys(a, i);
+            size_t keys = kb && vb ? tgl__attention_keys(a, i) : 0; /* k, v absent only when seq_kv is 0 */
             double mx = -INFINITY, sum = 0;
             for (size_t j = 0; j < keys; j++) {
                 double dot = 0;

@@ -155,7 +155,7 @@ int tgl_gl_disk_cache_load(tgl_backend *b, const char *source, GLuint *out)
         GLint linked = 0;
         glGetProgramiv(program, GL_LINK_STATUS, &linked);
         /* A driver that refuses the binary reports GL_INVALID_ENUM or an unlinked program. */
-        for (GLenum e; (e = glGetError()) != GL_NO_ERROR;)
+        while (glGetError() != GL_NO_ERROR)
             linked = 0;
         ok = program && linked;
     }
@@ -200,7 +200,7 @@ void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program)
     if (bin)
         glGetProgramBinary(program, len, &got, &format, bin);
     int gl_failed = 0;
-    for (GLenum e; (e = glGetError()) != GL_NO_ERROR;)
+    while (glGetError() != GL_NO_ERROR)
         gl_failed = 1;
     if (!bin || gl_failed || got <= 0) {
         free(bin);

@@ -86,7 +86,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     GLuint check, gather;
     const uint32_t none = 0xFFFFFFFFu;
     size_t pad_t;
-    tgl_gl_binding tbind = tgl_gl_window(b, table, win_rows * cols * F32, 0, &pad_t);
+    (void)tgl_gl_window(b, table, win_rows * cols * F32, 0, &pad_t); /* the first window's pad */
     /* vec4 rows where the row length and both windows' starts are whole vec4s (every table
      * window then starts as the first does, modulo 16 bytes). */
     int vec4 = cols % 4 == 0 && pad_t % 16 == 0 && (out.offset % l->ssbo_align) % 16 == 0;
@@ -122,7 +122,8 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     }
     for (size_t r0 = 0; r0 < table_rows; r0 += win_rows) {
         size_t nr = table_rows - r0 < win_rows ? table_rows - r0 : win_rows;
-        tbind = tgl_gl_window(b, (tgl__view){table.buf, table.offset + r0 * cols * F32}, nr * cols * F32, 0, &pad_t);
+        tgl_gl_binding tbind =
+            tgl_gl_window(b, (tgl__view){table.buf, table.offset + r0 * cols * F32}, nr * cols * F32, 0, &pad_t);
         glProgramUniform1ui(gather, 4, (GLuint)(pad_t / F32 / unit));
         glProgramUniform1ui(gather, 7, (GLuint)r0);
         glProgramUniform1ui(gather, 8, (GLuint)nr);

@@ -110,7 +110,7 @@ static tgl_status small_alloc(tgl_backend *b, int c, tgl_gl_buffer **out)
             p->blocks = blocks;
             p->cap_blocks = cap;
         }
-        tgl_gl_block *blk;
+        tgl_gl_block *blk = NULL;
         tgl_status st = block_new(b, BLOCK_BYTES, &blk);
         if (st == TGL_ERR_OUT_OF_MEMORY && p->cached) {
             release_cache(b, 1);
@@ -148,7 +148,7 @@ static tgl_status large_alloc(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
     tgl_gl_buffer *r = calloc(1, sizeof *r);
     if (!r)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_alloc: no host memory for the buffer record");
-    tgl_gl_block *blk;
+    tgl_gl_block *blk = NULL;
     tgl_status st = block_new(b, bytes, &blk);
     if (st == TGL_ERR_OUT_OF_MEMORY && p->cached) {
         release_cache(b, 1);
@@ -178,6 +178,8 @@ tgl_status tgl_gl_buffer_create(tgl_backend *b, size_t bytes, void **out)
     tgl_status st = c >= 0 ? small_alloc(b, c, &r) : large_alloc(b, rounded, &r);
     if (st)
         return st;
+    if (!r)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_alloc: the pool returned no buffer");
     gl->pool.live += r->bytes;
     *out = r;
     return TGL_OK;

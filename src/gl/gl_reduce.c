@@ -138,11 +138,13 @@ static pieces long_line_pieces(const tgl_gl_limits *l, size_t inner)
 static size_t cols_splits(const tgl_gl_limits *l, size_t no, size_t len, size_t inner)
 {
     size_t lines = no * inner;
+    if (lines == 0 || len == 0 || l->workgroup_size == 0)
+        return 0;
     size_t splits = lines >= COLS_TARGET_INVOCATIONS ? 1 : tgl_gl_ceil_div(COLS_TARGET_INVOCATIONS, lines);
-    if (splits > len / COLS_MIN_CHUNK)
+    if (splits == 0 || splits > len / COLS_MIN_CHUNK)
         splits = len / COLS_MIN_CHUNK ? len / COLS_MIN_CHUNK : 1;
     /* Under a loop limit (llvmpipe) an invocation walks at most about half of it. */
-    if (l->loop_limit && tgl_gl_ceil_div(len, splits) >= l->loop_limit / 2)
+    if (l->loop_limit > 4 && tgl_gl_ceil_div(len, splits) >= l->loop_limit / 2)
         splits = tgl_gl_ceil_div(len, l->loop_limit / 2 - 1);
     if (tgl_gl_ceil_div(inner, l->workgroup_size) > l->wg_count[0] || no * splits > l->wg_count[1])
         return 0;

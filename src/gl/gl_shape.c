@@ -62,7 +62,9 @@ static tgl_status run_box(boxes *x, size_t *lo, size_t *hi)
 {
     const tgl__strided *s = x->s;
     const tgl_gl_limits *l = &tgl_gl_of(x->b)->limits;
-    size_t nd = s->ndim, n = 1, ext[TGL_MAX_DIMS];
+    size_t nd = s->ndim, n = 1, ext[TGL_MAX_DIMS] = {0};
+    if (nd == 0 || nd > TGL_MAX_DIMS)
+        return tgl__fail(x->b, TGL_ERR_INTERNAL, "strided op of %zu dims", nd);
     for (size_t d = 0; d < nd; d++)
         n *= ext[d] = hi[d] - lo[d];
     size_t sa = box_span(lo, hi, s->a_stride, nd), sy = box_span(lo, hi, x->y_stride, nd);
@@ -143,7 +145,7 @@ static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view b
         if (op >= 0)
             set_uints(x.prog[rows], 24, s->b_stride, s->ndim);
     }
-    size_t lo[TGL_MAX_DIMS] = {0}, hi[TGL_MAX_DIMS];
+    size_t lo[TGL_MAX_DIMS] = {0}, hi[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < s->ndim; d++)
         hi[d] = s->shape[d];
     return run_box(&x, lo, hi);

@@ -152,12 +152,12 @@ static void test_malformed(void **state)
     /* Limits: deep nesting, long text, too many nodes, too many inputs. */
     char *deep = malloc(200);
     memset(deep, '(', 60);
-    strcpy(deep + 60, "a");
+    deep[60] = 'a';
     memset(deep + 61, ')', 60);
     deep[121] = '\0';
     expect_rejected(p->gl, deep, 1, "nests deeper than 32");
     memset(deep, '-', 100);
-    strcpy(deep + 100, "a");
+    memcpy(deep + 100, "a", 2);
     expect_rejected(p->cpu, deep, 1, "nests deeper than 32");
     free(deep);
     char *longer = malloc(10241);
