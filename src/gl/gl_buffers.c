@@ -15,7 +15,11 @@ tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t 
     glBindBuffer(GL_COPY_WRITE_BUFFER, buf->block->name);
     glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)(buf->base + dst.offset), (GLsizeiptr)bytes, src);
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-    return tgl_gl_check(b, "tgl_copy_htod (glBufferSubData)");
+    st = tgl_gl_check(b, "tgl_copy_htod (glBufferSubData)");
+    /* GPUs: the update must land before later work touches the buffer (gl_limits.c). */
+    if (!st && tgl_gl_of(b)->limits.upload_waits)
+        st = tgl_gl_wait_idle(b, "tgl_copy_htod");
+    return st;
 }
 
 tgl_status tgl_gl_download(tgl_backend *b, void *dst, tgl__view src, size_t bytes)

@@ -61,6 +61,7 @@ typedef struct tgl_gl_limits {
     uint32_t loop_limit;           /* loop iterations an invocation may run in all (llvmpipe
                                       stops its loops after 65535); 0 = no limit known */
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
+    int upload_waits;              /* tgl_copy_htod waits until its update has landed (GPUs) */
     int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
     int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
     double gflops_floor;           /* a low estimate of the device's f32 rate (GFLOP/s), for
