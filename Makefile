@@ -175,13 +175,14 @@ analyze: deps
 	scripts/analyze.sh $(BUILD)
 
 # The suites' CPU parts under valgrind memcheck (GL is skipped: llvmpipe under valgrind would
-# take hours and its JIT is not ours to check).
+# take hours and its JIT is not ours to check). tests/valgrind.supp holds the reports from
+# outside tensorgl (the dynamic loader).
 VALGRIND_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_open $(BUILD)/tests/test_trace
 check-valgrind: deps
 	@scripts/install-deps.sh valgrind
 	@$(MAKE) --no-print-directory $(VALGRIND_TESTS)
 	@for t in $(VALGRIND_TESTS); do echo "== valgrind $$t"; \
-	    TGL_TEST_CPU_ONLY=1 TGL_BACKEND=cpu valgrind -q --error-exitcode=1 --leak-check=full \
+	    TGL_TEST_CPU_ONLY=1 TGL_BACKEND=cpu valgrind -q --error-exitcode=1 --leak-check=full --suppressions=tests/valgrind.supp \
 	        --errors-for-leak-kinds=definite $$t > $(BUILD)/valgrind-$${t##*/}.log 2>&1 \
 	        || { tail -40 $(BUILD)/valgrind-$${t##*/}.log; exit 1; }; \
 	    grep -E '^\[  (PASSED|FAILED|SKIPPED)' $(BUILD)/valgrind-$${t##*/}.log; done
