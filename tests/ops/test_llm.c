@@ -105,6 +105,32 @@ static float *gather_on(tgl_backend *b, const float *table, size_t rows, size_t 
     return host;
 }
 
+/* A table of rows x cols in [-1, 1] and n_ids ids below rows (the first one the last row). */
+static void random_gather(tgt_rng *r, size_t rows, size_t cols, size_t n_ids, float **table, int32_t **ids)
+{
+    *table = malloc(rows * cols * sizeof(float));
+    *ids = malloc(n_ids * 4);
+    for (size_t i = 0; i < rows * cols; i++)
+        (*table)[i] = tgt_uniform(r, -1, 1);
+    for (size_t k = 0; k < n_ids; k++)
+        (*ids)[k] = (int32_t)tgt_below(r, rows);
+    (*ids)[0] = (int32_t)rows - 1;
+}
+
+/* The gather on gl and on the CPU oracle: both succeed and agree bit for bit, guards included. */
+static void expect_gather_agrees(pair *p, tgl_backend *gl, const float *table, size_t rows, size_t cols,
+                                 const int32_t *ids, size_t n_ids, const char *label)
+{
+    tgl_status sg, sc;
+    float *got = gather_on(gl, table, rows, cols, ids, n_ids, &sg);
+    float *want = gather_on(p->cpu, table, rows, cols, ids, n_ids, &sc);
+    assert_int_equal(sg, TGL_OK);
+    assert_int_equal(sc, TGL_OK);
+    if (memcmp(got, want, (front + n_ids * cols + GUARD) * sizeof(float)))
+        fail_msg("gather %zux%zu, %zu ids%s: gl differs from cpu (guards included)", rows, cols, n_ids, label);
+    free(got), free(want);
+}
+
 static void test_gather_rows(void **state)
 {
     pair *p = *state;
@@ -112,20 +138,10 @@ static void test_gather_rows(void **state)
     for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
         front = s % 2 ? 4 : 1;
         size_t rows = shapes[s / 2][0], cols = shapes[s / 2][1], n_ids = shapes[s / 2][2];
-        float *table = malloc(rows * cols * sizeof(float));
-        int32_t *ids = malloc(n_ids * 4);
-        for (size_t i = 0; i < rows * cols; i++)
-            table[i] = tgt_uniform(&p->rng, -1, 1);
-        for (size_t k = 0; k < n_ids; k++)
-            ids[k] = (int32_t)tgt_below(&p->rng, rows);
-        tgl_status sg, sc;
-        float *got = gather_on(p->gl, table, rows, cols, ids, n_ids, &sg);
-        float *want = gather_on(p->cpu, table, rows, cols, ids, n_ids, &sc);
-        assert_int_equal(sg, TGL_OK);
-        assert_int_equal(sc, TGL_OK);
-        if (memcmp(got, want, (front + n_ids * cols + GUARD) * sizeof(float)))
-            fail_msg("gather %zux%zu, %zu ids: gl differs from cpu (guards included)", rows, cols, n_ids);
-        free(got), free(want);
+        float *table;
+        int32_t *ids;
+        random_gather(&p->rng, rows, cols, n_ids, &table, &ids);
+        expect_gather_agrees(p, p->gl, table, rows, cols, ids, n_ids, "");
 
         /* A bad id (negative, or one past the end) fails the call and writes nothing. */
         size_t bad_at = n_ids / 2;
@@ -133,6 +149,7 @@ static void test_gather_rows(void **state)
             ids[bad_at] = kind ? (int32_t)rows : -3;
             tgl_backend *bk[2] = {p->gl, p->cpu};
             for (int k = 0; k < 2; k++) {
+                tgl_status sg;
                 float *out = gather_on(bk[k], table, rows, cols, ids, n_ids, &sg);
                 assert_int_equal(sg, TGL_ERR_INVALID_ARGUMENT);
                 char want_msg[64];
@@ -163,21 +180,11 @@ static void test_gather_past_block_limit(void **state)
     for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
         front = s % 2 ? 4 : 1;
         size_t rows = shapes[s / 2][0], cols = shapes[s / 2][1], n_ids = shapes[s / 2][2];
-        float *table = malloc(rows * cols * sizeof(float));
-        int32_t *ids = malloc(n_ids * 4);
-        for (size_t i = 0; i < rows * cols; i++)
-            table[i] = tgt_uniform(&p->rng, -1, 1);
-        for (size_t k = 0; k < n_ids; k++)
-            ids[k] = (int32_t)tgt_below(&p->rng, rows);
-        ids[0] = (int32_t)rows - 1;
-        tgl_status sg, sc;
-        float *got = gather_on(gl, table, rows, cols, ids, n_ids, &sg);
-        float *want = gather_on(p->cpu, table, rows, cols, ids, n_ids, &sc);
-        assert_int_equal(sg, TGL_OK);
-        assert_int_equal(sc, TGL_OK);
-        if (memcmp(got, want, (front + n_ids * cols + GUARD) * sizeof(float)))
-            fail_msg("gather %zux%zu, %zu ids, 4 KiB limit: gl differs from cpu (guards included)", rows, cols, n_ids);
-        free(got), free(want), free(table), free(ids);
+        float *table;
+        int32_t *ids;
+        random_gather(&p->rng, rows, cols, n_ids, &table, &ids);
+        expect_gather_agrees(p, gl, table, rows, cols, ids, n_ids, ", 4 KiB limit");
+        free(table), free(ids);
     }
     float row[1100] = {0};
     int32_t id = 0;
