@@ -74,4 +74,8 @@ void tgl_bench_print_table(const bench_context *c, const bench_result *r, size_t
 /* The raw figures as JSON; 0 on success, -1 with errno when the file cannot be written. */
 int tgl_bench_write_json(const char *path, const bench_context *c, const bench_result *r, size_t n);
 
+/* Runs every op of the set once at `size` on b (buffers made, filled, freed), as a program's
+ * first use of each kernel does; returns how many failed, with the failures on stderr. */
+int tgl_bench_first_use(tgl_backend *b, int size, int *ops_run);
+
 #endif

@@ -202,6 +202,8 @@ int tgl_cmd_bench(int argc, char **argv)
         return tgl_cmd_bench_gemm(argc, argv);
     if (!strcmp(argv[1], "attention") || !strcmp(argv[1], "conv2d"))
         return tgl_cmd_bench_model(argc, argv);
+    if (!strcmp(argv[1], "engine"))
+        return tgl_cmd_bench_engine(argc, argv);
     if (strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
         fprintf(stderr, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
                         "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
@@ -209,7 +211,9 @@ int tgl_cmd_bench(int argc, char **argv)
                         "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
                         "                           [--no-cpu]\n"
                         "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
-                        "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n");
+                        "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n"
+                        "       tensorgl bench engine [--round-trips N] [--chain N] [--transfer-mib N] [--allocs N]\n"
+                        "                             [--no-cache]\n");
         return 2;
     }
     tgl_backend *b = NULL;

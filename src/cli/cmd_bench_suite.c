@@ -201,6 +201,29 @@ static void teardown(runner *r)
     }
 }
 
+int tgl_bench_first_use(tgl_backend *b, int size, int *ops_run)
+{
+    int failed = 0;
+    *ops_run = 0;
+    for (size_t i = 0; i < tgl_bench_op_count; i++) {
+        const bench_op *op = &tgl_bench_ops[i];
+        runner r = {b, NULL, op, op->sizes[size], {0}, {NULL}};
+        bench_spec spec = {0};
+        op->spec(r.p, &spec);
+        tgl_status st = setup(&r, &spec);
+        if (!st && !(st = call(&r)))
+            st = finish(&r);
+        teardown(&r);
+        if (st) {
+            fprintf(stderr, "tensorgl bench: %s %s: %s: %s\n", op->name, tgl_bench_size_names[size],
+                    tgl_status_string(st), tgl_last_error(b));
+            failed++;
+        }
+        ++*ops_run;
+    }
+    return failed;
+}
+
 static void describe(tgl_backend *b, char *out, size_t len)
 {
     struct tgl_device_info info;

@@ -11,6 +11,8 @@ int tgl_cmd_bench_suite(int argc, char **argv);
 int tgl_cmd_bench_gemm(int argc, char **argv);
 /* `tensorgl bench attention` and `tensorgl bench conv2d` (called by tgl_cmd_bench). */
 int tgl_cmd_bench_model(int argc, char **argv);
+/* `tensorgl bench engine`: first use cold/warm, round trip, dependent chain, transfers, alloc/free. */
+int tgl_cmd_bench_engine(int argc, char **argv);
 /* `tensorgl replay PATH`: re-executes a trace, optionally comparing every call's inputs. */
 int tgl_cmd_replay(int argc, char **argv);
 #endif
