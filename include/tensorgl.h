@@ -73,7 +73,9 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
 
 /* Options for tgl_open. Zero means "default"; environment variables fill what is zero:
  *   kind   <- TGL_BACKEND=auto|gl|cpu   (auto: GL, falling back to CPU when no GL context works)
- *   device <- TGL_DEVICE=N              (index among EGL devices; 0 = first)
+ *   device <- TGL_DEVICE=N              (index among EGL devices; 0 = first; TGL_DEVICE=text
+ *                                        picks the first device whose name, driver or DRM node
+ *                                        contains it: see tgl_list_devices)
  *   flags  <- TGL_DEBUG=1 sets TGL_FLAG_DEBUG
  * Further variables read by tgl_open: TGL_API=gl|gles (which GL API to try first; without it,
  * desktop GL 4.3 core and then ES 3.1, logging why when it falls back to ES),
@@ -154,6 +156,31 @@ struct tgl_device_info {
  * Example: struct tgl_device_info info; tgl_device_info(b, &info);
  *          printf("%s on %s\n", info.api, info.renderer); */
 TGL_API tgl_status tgl_device_info(tgl_backend *b, struct tgl_device_info *info);
+
+/* One EGL device, as tgl_list_devices describes it. */
+struct tgl_device_entry {
+    int index;           /* what TGL_DEVICE=N and tgl_options.device take */
+    int software;        /* 1: a software renderer (EGL_MESA_device_software, e.g. llvmpipe) */
+    char name[256];      /* GL_RENDERER of a context made on it; "" when none could be made */
+    char driver[128];    /* the EGL driver's vendor string, e.g. "NVIDIA" or "Mesa Project" */
+    char api[16];        /* "OpenGL" (4.3 core or later), "OpenGL ES" (3.1 or later) or "" */
+    char version[128];   /* GL_VERSION of that context */
+    char drm_node[64];   /* DRM render node (or primary node) when the driver names one; else "" */
+    char problem[256];   /* why no usable context was made; "" when api is set */
+};
+
+/* Lists the EGL devices (EGL_EXT_device_enumeration): *count receives how many there are, and
+ * the first min(capacity, *count) are described into out. Each description opens a short-lived
+ * context on the device (a device that cannot make one is listed with its problem), so a call
+ * takes up to a few hundred ms per device; it does not touch any open backend, and the calling
+ * thread's current EGL context is restored. TGL_DEVICE takes an index or a text found
+ * (case-insensitively) in a device's name, driver or DRM node: `TGL_DEVICE=nvidia`.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (count NULL, capacity < 0, out NULL with capacity > 0),
+ *   TGL_ERR_NO_DEVICE (no EGL, or EGL cannot enumerate devices; the message says which).
+ * Thread safety: any thread.
+ * Example: struct tgl_device_entry d[8]; int n;
+ *          if (!tgl_list_devices(d, 8, &n)) printf("%d devices, first: %s\n", n, d[0].name); */
+TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, int *count);
 
 /* Log sink for messages (KHR_debug output, warnings). level: 0 debug, 1 info, 2 warning, 3 error.
  * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide.

@@ -193,6 +193,74 @@ static void test_two_gl_backends(void **state)
     tgl_close(y);
 }
 
+/* tgl_list_devices describes every EGL device; a device can then be chosen by a part of its
+ * name in any case, a text no device has fails an explicit GL request naming it, and a backend
+ * that is open while devices are listed keeps working. */
+static void test_list_and_choose_devices(void **state)
+{
+    (void)state;
+    int n = -1;
+    TGT_EXPECT(NULL, tgl_list_devices(NULL, 0, NULL), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(NULL, tgl_list_devices(NULL, -1, &n), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(NULL, tgl_list_devices(NULL, 1, &n), TGL_ERR_INVALID_ARGUMENT);
+    tgl_backend *open_one = tgt_open(TGL_BACKEND_GL);
+    tgl_ptr p;
+    float v[2] = {3, -4}, out[2];
+    TGT_OK(open_one, tgl_alloc(open_one, sizeof v, &p));
+    TGT_OK(open_one, tgl_copy_htod(open_one, p, v, sizeof v));
+
+    tgl_status st = tgl_list_devices(NULL, 0, &n);
+    if (st == TGL_ERR_NO_DEVICE) { /* a driver without EGL device enumeration */
+        assert_int_equal(n, 0);
+        assert_non_null(strstr(tgl_last_error(NULL), "enumerat"));
+        tgl_close(open_one);
+        skip(); // NOLINT(clang-analyzer-unix.Malloc): cmocka's skip() ends the test
+    }
+    TGT_OK(NULL, st);
+    assert_true(n >= 1);
+    struct tgl_device_entry d[4];
+    memset(d, 0x5a, sizeof d);
+    int again = 0;
+    TGT_OK(NULL, tgl_list_devices(d, 1, &again));
+    assert_int_equal(again, n);
+    assert_int_equal(d[0].index, 0);
+    assert_true(d[1].index == 0x5a5a5a5a); /* capacity 1: nothing written past it */
+    assert_true(d[0].api[0] ? d[0].problem[0] == '\0' && d[0].version[0] : d[0].problem[0] != '\0');
+
+    /* The open backend still runs, on its own context. */
+    TGT_OK(open_one, tgl_unary(open_one, TGL_UNARY_ABS, p, p, 2));
+    TGT_OK(open_one, tgl_copy_dtoh(open_one, out, p, sizeof out));
+    assert_true(out[0] == 3 && out[1] == 4);
+    tgl_close(open_one);
+
+    if (d[0].api[0]) {
+        /* Device 0 by a part of its name, in other case. */
+        char part[8] = {0};
+        for (int i = 0; i < 6 && d[0].name[i]; i++)
+            part[i] = (char)(d[0].name[i] >= 'a' && d[0].name[i] <= 'z' ? d[0].name[i] - 32 : d[0].name[i]);
+        tgt_setenv("TGL_DEVICE", part);
+        tgl_options o = {.kind = TGL_BACKEND_GL};
+        tgl_backend *b = NULL;
+        TGT_OK(NULL, tgl_open(&o, &b));
+        struct tgl_device_info info;
+        TGT_OK(b, tgl_device_info(b, &info));
+        assert_string_equal(info.renderer, d[0].name);
+        assert_non_null(strstr(info.egl_path, "EGL_EXT_platform_device"));
+        tgl_close(b);
+    }
+    tgt_setenv("TGL_DEVICE", "no-such-device-anywhere");
+    tgl_options o = {.kind = TGL_BACKEND_GL};
+    tgl_backend *b = (tgl_backend *)0x1;
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_NO_DEVICE);
+    assert_null(b);
+    assert_non_null(strstr(tgl_last_error(NULL), "TGL_DEVICE=no-such-device-anywhere"));
+    char long_name[200];
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    tgt_setenv("TGL_DEVICE", long_name);
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
+}
+
 /* TGL_MAX_TASKS=1 flushes after every dispatch; results do not depend on the policy. */
 static void test_flush_every_dispatch(void **state)
 {
@@ -223,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_gl_device_info),
         cmocka_unit_test(test_two_gl_backends),
         cmocka_unit_test_teardown(test_flush_every_dispatch, restore_env),
+        cmocka_unit_test_teardown(test_list_and_choose_devices, restore_env),
     };
     /* The tests set their own variables; start from none. */
     const char *vars[] = {"TGL_BACKEND", "TGL_DEVICE", "TGL_API", "TGL_LOG", "TGL_MAX_TASKS", "TGL_DEBUG"};

@@ -75,7 +75,8 @@ void tgl_bench_print_table(const bench_context *c, const bench_result *r, size_t
 int tgl_bench_write_json(const char *path, const bench_context *c, const bench_result *r, size_t n);
 
 /* Runs every op of the set once at `size` on b (buffers made, filled, freed), as a program's
- * first use of each kernel does; returns how many failed, with the failures on stderr. */
-int tgl_bench_first_use(tgl_backend *b, int size, int *ops_run);
+ * first use of each kernel does, timing each into seconds[tgl_bench_op_count]; returns how many
+ * failed, with the failures on stderr. */
+int tgl_bench_first_use(tgl_backend *b, int size, double *seconds);
 
 #endif

@@ -201,12 +201,12 @@ static void teardown(runner *r)
     }
 }
 
-int tgl_bench_first_use(tgl_backend *b, int size, int *ops_run)
+int tgl_bench_first_use(tgl_backend *b, int size, double *seconds)
 {
     int failed = 0;
-    *ops_run = 0;
     for (size_t i = 0; i < tgl_bench_op_count; i++) {
         const bench_op *op = &tgl_bench_ops[i];
+        double t0 = tgl_bench_now();
         runner r = {b, NULL, op, op->sizes[size], {0}, {NULL}};
         bench_spec spec = {0};
         op->spec(r.p, &spec);
@@ -219,7 +219,7 @@ int tgl_bench_first_use(tgl_backend *b, int size, int *ops_run)
                     tgl_status_string(st), tgl_last_error(b));
             failed++;
         }
-        ++*ops_run;
+        seconds[i] = tgl_bench_now() - t0;
     }
     return failed;
 }

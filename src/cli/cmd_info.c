@@ -53,3 +53,33 @@ int tgl_cmd_info(int argc, char **argv)
     tgl_close(b);
     return 0;
 }
+
+/* `tensorgl devices`: every EGL device with what a context on it reports. */
+int tgl_cmd_devices(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "usage: tensorgl devices\n");
+        return 2;
+    }
+    struct tgl_device_entry d[16];
+    int n = 0;
+    tgl_status st = tgl_list_devices(d, 16, &n);
+    if (st) {
+        fprintf(stderr, "tensorgl devices: %s: %s\n", tgl_status_string(st), tgl_last_error(NULL));
+        return 1;
+    }
+    printf("%d EGL device%s (TGL_DEVICE=N picks one by index, TGL_DEVICE=text by a part of its name, driver or "
+           "node):\n", n, n == 1 ? "" : "s");
+    for (int i = 0; i < n && i < 16; i++) {
+        printf("  %d: %s%s\n", d[i].index, d[i].name[0] ? d[i].name : "(no context)",
+               d[i].software ? " [software]" : "");
+        printf("     driver %s; %s%s%s\n", d[i].driver[0] ? d[i].driver : "?",
+               d[i].api[0] ? d[i].api : "not usable: ", d[i].api[0] ? " " : "",
+               d[i].api[0] ? d[i].version : d[i].problem);
+        printf("     DRM node %s\n", d[i].drm_node[0] ? d[i].drm_node : "not reported");
+    }
+    if (n > 16)
+        printf("  ... and %d more\n", n - 16);
+    return 0;
+}

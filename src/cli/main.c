@@ -10,6 +10,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"info", tgl_cmd_info, "print the device, its EGL path and limits (exit 1 when none is usable)"},
+    {"devices", tgl_cmd_devices, "list the EGL devices (name, driver, API, DRM node) that TGL_DEVICE chooses from"},
     {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
     {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
                    "            bench ops|gemm|attention|conv2d: focused comparisons (bench --help)"},
@@ -24,7 +25,7 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "  %-9s %s\n", "help", "print this list");
-    fprintf(f, "\nenvironment: TGL_BACKEND=auto|gl|cpu TGL_DEVICE=N TGL_API=auto|gl|gles TGL_DEBUG=1\n"
+    fprintf(f, "\nenvironment: TGL_BACKEND=auto|gl|cpu TGL_DEVICE=N|name TGL_API=auto|gl|gles TGL_DEBUG=1\n"
                "             TGL_MAX_TASKS=N TGL_SYNC_TIMEOUT_MS=N TGL_LOG=FILE TGL_CACHE_DIR=DIR\n"
                "             TGL_TRACE=DIR TGL_PROFILE=1 (see README.md)\n");
 }

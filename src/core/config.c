@@ -115,11 +115,20 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
         cfg->device = opts->device;
         cfg->device_explicit = 1;
     } else {
-        if ((st = env_uint("TGL_DEVICE", 0, 1023, 0, &v)))
-            return st;
-        cfg->device = (int)v;
-        const char *dev = getenv("TGL_DEVICE"); /* read once: the environment may change in between */
-        cfg->device_explicit = dev && *dev;
+        /* A number is an index; anything else is part of a device's name, driver or DRM node. */
+        const char *dev = getenv("TGL_DEVICE");
+        if (dev && *dev && strspn(dev, "0123456789") != strlen(dev)) {
+            if (strlen(dev) >= sizeof cfg->device_name)
+                return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE: a name of at most %zu characters",
+                                 sizeof cfg->device_name - 1);
+            tgl__strlcpy(cfg->device_name, dev, sizeof cfg->device_name);
+            cfg->device_explicit = 1;
+        } else {
+            if ((st = env_uint("TGL_DEVICE", 0, 1023, 0, &v)))
+                return st;
+            cfg->device = (int)v;
+            cfg->device_explicit = dev && *dev;
+        }
     }
     cfg->flags = opts ? opts->flags : 0;
     if ((st = env_uint("TGL_DEBUG", 0, 1, 0, &v)))

@@ -23,6 +23,7 @@ typedef struct tgl__config {
     tgl_backend_kind kind;
     int device;
     int device_explicit; /* TGL_DEVICE or opts->device chose it: no silent fallback to others */
+    char device_name[128]; /* TGL_DEVICE=text: the first EGL device whose description contains it */
     unsigned flags;
     tgl__api api;
     unsigned max_tasks;
@@ -196,5 +197,7 @@ void tgl__strlcpy(char *dst, const char *src, size_t dst_size);
 /* Backend constructors: fill b->vt and b->impl, or fail through tgl__fail(b, ...). */
 tgl_status tgl_cpu_open(tgl_backend *b);
 tgl_status tgl_gl_open(tgl_backend *b);
+/* tgl_list_devices after its argument checks (egl_context.c). */
+tgl_status tgl_gl_list_devices(struct tgl_device_entry *out, int capacity, int *count);
 
 #endif

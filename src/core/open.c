@@ -124,3 +124,15 @@ TGL_API tgl_status tgl_device_info(tgl_backend *b, struct tgl_device_info *info)
     b->vt->device_info(b, info);
     return TGL_OK;
 }
+
+TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, int *count)
+{
+    if (!count)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "tgl_list_devices: count: NULL");
+    *count = 0;
+    if (capacity < 0)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "tgl_list_devices: capacity %d is negative", capacity);
+    if (!out && capacity > 0)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "tgl_list_devices: out: NULL with capacity %d", capacity);
+    return tgl_gl_list_devices(out, capacity, count);
+}

@@ -6,6 +6,7 @@
  * every step that failed is named in the error, so "no GL context" says which rung broke. */
 #include "gl_internal.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -243,32 +244,164 @@ static int try_display(tgl_backend *b, tgl_egl *e, EGLDisplay dpy, const char *s
     return 0;
 }
 
+#ifndef EGL_DRM_RENDER_NODE_FILE_EXT
+#define EGL_DRM_RENDER_NODE_FILE_EXT 0x3377 /* EGL_EXT_device_drm_render_node */
+#endif
+
+/* 1 when the space-separated list holds the word. */
+static int has_word(const char *list, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *p = list; p && (p = strstr(p, word)) != NULL; p += len)
+        if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Fills d from the device's own strings and from a short-lived context on it (desktop GL 4.3
+ * core, else ES 3.1). The calling thread's current context and API are put back afterwards. */
+static void describe_device(EGLDeviceEXT dev, int index, struct tgl_device_entry *d)
+{
+    memset(d, 0, sizeof *d);
+    d->index = index;
+    const char *ext = eglQueryDeviceStringEXT(dev, EGL_EXTENSIONS);
+    d->software = ext && has_word(ext, "EGL_MESA_device_software");
+    const char *node = NULL;
+    if (ext && has_word(ext, "EGL_EXT_device_drm_render_node"))
+        node = eglQueryDeviceStringEXT(dev, EGL_DRM_RENDER_NODE_FILE_EXT);
+    if (!node && ext && has_word(ext, "EGL_EXT_device_drm"))
+        node = eglQueryDeviceStringEXT(dev, EGL_DRM_DEVICE_FILE_EXT);
+    tgl__strlcpy(d->drm_node, node ? node : "", sizeof d->drm_node);
+
+    EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, dev, NULL);
+    EGLint major = 0, minor = 0;
+    if (dpy == EGL_NO_DISPLAY || !display_acquire(dpy, &major, &minor)) {
+        snprintf(d->problem, sizeof d->problem, "no display (0x%x)", eglGetError());
+        return;
+    }
+    const char *vendor = eglQueryString(dpy, EGL_VENDOR);
+    tgl__strlcpy(d->driver, vendor ? vendor : "", sizeof d->driver);
+    EGLDisplay old_dpy = eglGetCurrentDisplay();
+    EGLContext old_ctx = eglGetCurrentContext();
+    EGLSurface old_draw = eglGetCurrentSurface(EGL_DRAW), old_read = eglGetCurrentSurface(EGL_READ);
+    EGLenum old_api = eglQueryAPI();
+    ladder_notes n = {{0}, 0};
+    if (!epoxy_has_egl_extension(dpy, "EGL_KHR_surfaceless_context"))
+        note(&n, "no EGL_KHR_surfaceless_context");
+    for (int es = 0; es <= 1 && !d->api[0] && !n.len; es++) {
+        int robust = 0;
+        EGLContext ctx = eglBindAPI(es ? EGL_OPENGL_ES_API : EGL_OPENGL_API)
+                             ? create_context(dpy, es, 0, &robust) : EGL_NO_CONTEXT;
+        if (ctx == EGL_NO_CONTEXT)
+            continue;
+        if (eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
+            const char *renderer = (const char *)glGetString(GL_RENDERER);
+            const char *version = (const char *)glGetString(GL_VERSION);
+            tgl__strlcpy(d->name, renderer ? renderer : "", sizeof d->name);
+            if (context_usable(es, &n, es ? "ES 3.1" : "GL 4.3 core")) {
+                tgl__strlcpy(d->api, es ? "OpenGL ES" : "OpenGL", sizeof d->api);
+                tgl__strlcpy(d->version, version ? version : "", sizeof d->version);
+            }
+            eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        }
+        eglDestroyContext(dpy, ctx);
+        if (!d->api[0] && es == 0)
+            n.len = 0, n.text[0] = '\0'; /* only the last API's reason is kept */
+    }
+    if (!d->api[0])
+        tgl__strlcpy(d->problem, n.len ? n.text : "no GL 4.3 core or ES 3.1 context", sizeof d->problem);
+    if (old_api != EGL_NONE)
+        eglBindAPI(old_api);
+    if (old_ctx != EGL_NO_CONTEXT)
+        eglMakeCurrent(old_dpy, old_draw, old_read, old_ctx);
+    display_release(dpy);
+}
+
+/* The EGL devices, or -1 with *why set when EGL cannot list them. */
+static int query_devices(EGLDeviceEXT *devices, int capacity, const char **why)
+{
+    EGLint count = 0;
+    if (!epoxy_has_egl()) {
+        *why = "no EGL: libEGL.so.1 could not be loaded";
+        return -1;
+    }
+    if (!client_ext("EGL_EXT_platform_device") ||
+        !(client_ext("EGL_EXT_device_enumeration") || client_ext("EGL_EXT_device_base"))) {
+        *why = "EGL offers no device enumeration (EGL_EXT_device_enumeration, EGL_EXT_platform_device)";
+        return -1;
+    }
+    if (!eglQueryDevicesEXT(capacity, devices, &count) || count < 0) {
+        *why = "eglQueryDevicesEXT failed";
+        return -1;
+    }
+    return count;
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+tgl_status tgl_gl_list_devices(struct tgl_device_entry *out, int capacity, int *count)
+{
+    EGLDeviceEXT devices[64];
+    const char *why = NULL;
+    int n = query_devices(devices, 64, &why);
+    if (n < 0)
+        return tgl__fail(NULL, TGL_ERR_NO_DEVICE, "tgl_list_devices: %s", why);
+    *count = n;
+    for (int i = 0; i < n && i < capacity; i++)
+        describe_device(devices[i], i, &out[i]);
+    return TGL_OK;
+}
+
 /* Step 1. Returns -1 when an explicitly chosen device cannot be had (no fallback then). */
 static int try_device_platform(tgl_backend *b, tgl_egl *e, ladder_notes *n)
 {
     const char *step = "EGL_EXT_platform_device";
     int want = b->config.device;
-    int must = b->config.device_explicit && want > 0;
-    if (!client_ext("EGL_EXT_platform_device") ||
-        !(client_ext("EGL_EXT_device_enumeration") || client_ext("EGL_EXT_device_base"))) {
-        note(n, "%s: not offered", step);
-        return must ? -1 : 0;
-    }
+    const char *name = b->config.device_name;
+    int must = b->config.device_explicit && (want > 0 || name[0]);
     EGLDeviceEXT devices[64];
-    EGLint count = 0;
-    if (!eglQueryDevicesEXT(64, devices, &count) || count <= 0) {
-        note(n, "%s: no EGL devices", step);
+    const char *why = NULL;
+    int count = query_devices(devices, 64, &why);
+    if (count <= 0) {
+        note(n, "%s: %s", step, count < 0 ? why : "no EGL devices");
         return must ? -1 : 0;
     }
-    if (want >= count) {
+    if (name[0]) {
+        /* TGL_DEVICE=text: the first device whose name, driver or DRM node contains it. */
+        want = -1;
+        for (int i = 0; i < count && want < 0; i++) {
+            struct tgl_device_entry d;
+            describe_device(devices[i], i, &d);
+            if (contains_nocase(d.name, name) || contains_nocase(d.driver, name) || contains_nocase(d.drm_node, name))
+                want = i;
+            else
+                note(n, "device %d (%s, %s%s%s) does not match", i, d.name[0] ? d.name : "no context",
+                     d.driver, d.drm_node[0] ? ", " : "", d.drm_node);
+        }
+        if (want < 0) {
+            note(n, "%s: no device matches TGL_DEVICE=%s", step, name);
+            return -1;
+        }
+    } else if (want >= count) {
         note(n, "%s: TGL_DEVICE=%d but only %d EGL device%s", step, want, (int)count,
              count == 1 ? "" : "s");
         return must ? -1 : 0;
     }
-    char name[64];
-    snprintf(name, sizeof name, "EGL_EXT_platform_device #%d of %d", want, (int)count);
+    char label[64];
+    snprintf(label, sizeof label, "EGL_EXT_platform_device #%d of %d", want, (int)count);
     EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, devices[want], NULL);
-    if (try_display(b, e, dpy, name, n))
+    if (try_display(b, e, dpy, label, n))
         return 1;
     return must ? -1 : 0;
 }

@@ -1,10 +1,16 @@
 /* Transfers between host and device and within the device (allocation is gl_pool.c).
- * Downloads map the buffer (glMapBufferRange), which both desktop GL and ES have. Offsets in
+ * Downloads, and uploads of 1 MiB or more, map the buffer (glMapBufferRange), which both
+ * desktop GL and ES have. Offsets in
  * views are relative to the allocation; its base in the GL buffer is added here. */
 #include "gl_internal.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+/* Uploads from this size on map the range and copy into it: on the H100, 256 MiB moved at
+ * 10.8-11.4 GB/s that way against 5.7-6.1 GB/s through glBufferSubData (which stages the data
+ * once more inside the driver); on llvmpipe both are a memcpy. Smaller ones keep glBufferSubData,
+ * whose cost does not include a map and unmap. */
+#define UPLOAD_MAP_BYTES ((size_t)1 << 20)
 
 tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t bytes)
 {
@@ -12,10 +18,27 @@ tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t 
     tgl_status st = tgl_gl_before_transfer(b, buf, 1);
     if (st)
         return st;
+    GLintptr at = (GLintptr)(buf->base + dst.offset);
     glBindBuffer(GL_COPY_WRITE_BUFFER, buf->block->name);
-    glBufferSubData(GL_COPY_WRITE_BUFFER, (GLintptr)(buf->base + dst.offset), (GLsizeiptr)bytes, src);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-    st = tgl_gl_check(b, "tgl_copy_htod (glBufferSubData)");
+    if (bytes >= UPLOAD_MAP_BYTES) {
+        void *mapped = glMapBufferRange(GL_COPY_WRITE_BUFFER, at, (GLsizeiptr)bytes, GL_MAP_WRITE_BIT);
+        GLboolean kept = GL_TRUE;
+        if (mapped) {
+            memcpy(mapped, src, bytes);
+            kept = glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+        }
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        st = tgl_gl_check(b, "tgl_copy_htod (glMapBufferRange)");
+        if (!st && !mapped)
+            st = tgl__fail(b, TGL_ERR_INTERNAL, "tgl_copy_htod: glMapBufferRange returned NULL");
+        /* GL_FALSE: the driver lost the mapped store's contents (GL 4.3, 6.3.1); copy again. */
+        if (!st && !kept)
+            st = tgl__fail(b, TGL_ERR_INTERNAL, "tgl_copy_htod: the driver dropped the mapped data; copy again");
+    } else {
+        glBufferSubData(GL_COPY_WRITE_BUFFER, at, (GLsizeiptr)bytes, src);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        st = tgl_gl_check(b, "tgl_copy_htod (glBufferSubData)");
+    }
     /* GPUs: the update must land before later work touches the buffer (gl_limits.c). */
     if (!st && tgl_gl_of(b)->limits.upload_waits)
         st = tgl_gl_wait_idle(b, "tgl_copy_htod");
