@@ -182,6 +182,40 @@ struct tgl_device_entry {
  *          if (!tgl_list_devices(d, 8, &n)) printf("%d devices, first: %s\n", n, d[0].name); */
 TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, int *count);
 
+/* The op families, for tgl_supports. TGL_OP_GEMM covers tgl_gemm and tgl_gemm_batched (and, with
+ * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention and tgl_attention_kv;
+ * TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. */
+typedef enum {
+    TGL_OP_UNARY, TGL_OP_BINARY, TGL_OP_BINARY_BROADCAST, TGL_OP_PERMUTE, TGL_OP_FILL, TGL_OP_SCALE_ADD,
+    TGL_OP_MAP, TGL_OP_CAST, TGL_OP_REDUCE, TGL_OP_ARG_REDUCE, TGL_OP_SOFTMAX, TGL_OP_LOG_SOFTMAX,
+    TGL_OP_RMSNORM, TGL_OP_LAYERNORM, TGL_OP_ROPE, TGL_OP_GATHER_ROWS, TGL_OP_GEMM, TGL_OP_MATVEC,
+    TGL_OP_ATTENTION, TGL_OP_CONV2D, TGL_OP_COUNT
+} tgl_op;
+
+/* Element types an op's data may have. */
+typedef enum { TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_COUNT } tgl_dtype;
+
+/* How a backend runs an op on data of a type (tgl_supports). */
+typedef enum {
+    TGL_SUPPORT_NONE = 0,      /* the call returns TGL_ERR_UNSUPPORTED on this backend and device */
+    TGL_SUPPORT_CONVERTED = 1, /* it runs, storing that type but computing in f32 or wider */
+    TGL_SUPPORT_NATIVE = 2     /* it runs with arithmetic in that type (f32: every op that takes f32) */
+} tgl_support;
+
+/* Whether b runs op on data of type dtype, asked before a call so that a caller can route the
+ * op elsewhere. It answers for the op as such: shape limits of the device (e.g. GL attention's
+ * head_dim <= 256, one row past the SSBO block limit) are reported by the call itself. f16
+ * exists for TGL_OP_GEMM (tgl_gemm_f16) and TGL_OP_CAST; other ops take f32 only. Neither
+ * backend computes in f16 today (f16 GEMM accumulates in f32, as its contract says), so f16
+ * answers CONVERTED where the op exists. `tensorgl info` prints the table.
+ * Returns TGL_SUPPORT_NONE for b NULL or op/dtype out of range.
+ * Example: if (tgl_supports(b, TGL_OP_GEMM, TGL_DTYPE_F16)) tgl_gemm_f16(b, ...); */
+TGL_API tgl_support tgl_supports(tgl_backend *b, tgl_op op, tgl_dtype dtype);
+/* "gemm", "softmax", ...; NULL out of range. Example: puts(tgl_op_name(TGL_OP_CONV2D)); */
+TGL_API const char *tgl_op_name(tgl_op op);
+/* "f32" or "f16"; NULL out of range. */
+TGL_API const char *tgl_dtype_name(tgl_dtype dtype);
+
 /* Log sink for messages (KHR_debug output, warnings). level: 0 debug, 1 info, 2 warning, 3 error.
  * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide.
  * Example: tgl_set_log_callback(my_log, my_state); ... tgl_set_log_callback(NULL, NULL); */

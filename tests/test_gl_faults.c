@@ -273,6 +273,8 @@ static void test_unsupported_op(void **state)
     lacking.unary = NULL;
     b->vt = &lacking;
     TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_EXP, p, p, 8), TGL_ERR_UNSUPPORTED);
+    assert_int_equal(tgl_supports(b, TGL_OP_UNARY, TGL_DTYPE_F32), TGL_SUPPORT_NONE); /* said before the call */
+    assert_int_equal(tgl_supports(b, TGL_OP_BINARY, TGL_DTYPE_F32), TGL_SUPPORT_NATIVE);
     b->vt = real;
     expect_data(b, p);
     tgl_close(b);

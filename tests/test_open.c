@@ -261,6 +261,48 @@ static void test_list_and_choose_devices(void **state)
     TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
 }
 
+/* tgl_supports on both backends: every op in f32, f16 for GEMM and casts (computed in f32),
+ * nothing for out-of-range arguments; every op and type has a distinct name. */
+static void test_supports(void **state)
+{
+    (void)state;
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL); /* first: it skips the test where GL is missing */
+    tgl_backend *be[2] = {tgt_open(TGL_BACKEND_CPU), gl};
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = be[k];
+        for (int op = 0; op < TGL_OP_COUNT; op++) {
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F32), TGL_SUPPORT_NATIVE);
+            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST;
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
+                             f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
+            assert_non_null(tgl_op_name((tgl_op)op));
+            for (int other = 0; other < op; other++)
+                assert_string_not_equal(tgl_op_name((tgl_op)op), tgl_op_name((tgl_op)other));
+        }
+        assert_int_equal(tgl_supports(b, TGL_OP_COUNT, TGL_DTYPE_F32), TGL_SUPPORT_NONE);
+        assert_int_equal(tgl_supports(b, (tgl_op)-1, TGL_DTYPE_F32), TGL_SUPPORT_NONE);
+        assert_int_equal(tgl_supports(b, TGL_OP_GEMM, TGL_DTYPE_COUNT), TGL_SUPPORT_NONE);
+    }
+    assert_int_equal(tgl_supports(NULL, TGL_OP_GEMM, TGL_DTYPE_F32), TGL_SUPPORT_NONE);
+    assert_null(tgl_op_name(TGL_OP_COUNT));
+    assert_string_equal(tgl_dtype_name(TGL_DTYPE_F16), "f16");
+    assert_null(tgl_dtype_name(TGL_DTYPE_COUNT));
+    /* What it says f16 GEMM does, it does: a product of halves, in f32, stored as halves. */
+    tgl_backend *b = be[1];
+    uint16_t h[3] = {0x3c00, 0x4000, 0}; /* 1.0, 2.0 */
+    tgl_ptr a, x, c;
+    TGT_OK(b, tgl_alloc(b, 2, &a));
+    TGT_OK(b, tgl_alloc(b, 2, &x));
+    TGT_OK(b, tgl_alloc(b, 2, &c));
+    TGT_OK(b, tgl_copy_htod(b, a, &h[0], 2));
+    TGT_OK(b, tgl_copy_htod(b, x, &h[1], 2));
+    TGT_OK(b, tgl_gemm_f16(b, TGL_NO_TRANS, TGL_NO_TRANS, 1, 1, 1, 1.0f, a, 1, x, 1, 0.0f, c, 1));
+    TGT_OK(b, tgl_copy_dtoh(b, &h[2], c, 2));
+    assert_int_equal(h[2], 0x4000);
+    tgl_close(be[0]);
+    tgl_close(be[1]);
+}
+
 /* TGL_MAX_TASKS=1 flushes after every dispatch; results do not depend on the policy. */
 static void test_flush_every_dispatch(void **state)
 {
@@ -292,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_two_gl_backends),
         cmocka_unit_test_teardown(test_flush_every_dispatch, restore_env),
         cmocka_unit_test_teardown(test_list_and_choose_devices, restore_env),
+        cmocka_unit_test(test_supports),
     };
     /* The tests set their own variables; start from none. */
     const char *vars[] = {"TGL_BACKEND", "TGL_DEVICE", "TGL_API", "TGL_LOG", "TGL_MAX_TASKS", "TGL_DEBUG"};

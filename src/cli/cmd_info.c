@@ -50,6 +50,13 @@ int tgl_cmd_info(int argc, char **argv)
         printf("memory:         %llu MiB\n", (unsigned long long)(i.device_memory >> 20));
     else
         printf("memory:         not reported by the driver\n");
+    /* What tgl_supports answers, so a caller can see what to route elsewhere. */
+    static const char *const how[] = {"-", "converted", "native"};
+    printf("ops (tgl_supports; f16 \"converted\": stored as f16, computed in f32):\n");
+    printf("  %-18s %-10s %s\n", "op", "f32", "f16");
+    for (int op = 0; op < TGL_OP_COUNT; op++)
+        printf("  %-18s %-10s %s\n", tgl_op_name((tgl_op)op), how[tgl_supports(b, (tgl_op)op, TGL_DTYPE_F32)],
+               how[tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16)]);
     tgl_close(b);
     return 0;
 }
