@@ -284,6 +284,10 @@ static void test_supports(void **state)
         assert_int_equal(tgl_supports(b, TGL_OP_GEMM, TGL_DTYPE_COUNT), TGL_SUPPORT_NONE);
     }
     assert_int_equal(tgl_supports(NULL, TGL_OP_GEMM, TGL_DTYPE_F32), TGL_SUPPORT_NONE);
+    /* tgl_warmup runs the same calls on both (the GL side, with its cache: test_program_cache). */
+    unsigned calls = 0;
+    TGT_OK(be[0], tgl_warmup(be[0], &calls));
+    assert_true(calls >= 100);
     assert_null(tgl_op_name(TGL_OP_COUNT));
     assert_string_equal(tgl_dtype_name(TGL_DTYPE_F16), "f16");
     assert_null(tgl_dtype_name(TGL_DTYPE_COUNT));

@@ -114,6 +114,48 @@ static void test_cold_then_warm(void **state)
     remove_dir(dir);
 }
 
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* tgl_warmup builds programs into an empty cache; a second backend's warmup then loads every
+ * one of them (hits, no stores), and an op afterwards finds its program already built. */
+static void test_warmup_fills_cache(void **state)
+{
+    (void)state;
+    char *dir = cold_dir(); /* one program from run_op, or a skip without binary formats */
+    int before = count_files(dir);
+    unsigned long st[3];
+    unsigned calls[2] = {0, 0};
+    for (int round = 0; round < 2; round++) {
+        tgl_options o = {.kind = TGL_BACKEND_GL};
+        tgl_backend *b = NULL;
+        TGT_OK(NULL, tgl_open(&o, &b));
+        TGT_OK(b, tgl_warmup(b, &calls[round]));
+        tgl_gl_test_cache_stats(b, st);
+        if (round == 0) {
+            assert_true(st[STORES] >= 50); /* every family's kernels, several variants each */
+            assert_int_equal(count_files(dir), before + (int)st[STORES]);
+        } else {
+            assert_int_equal(st[STORES], 0);
+            assert_true(st[HITS] >= 50);
+        }
+        assert_int_equal(st[REJECTED], 0);
+        tgl_close(b);
+    }
+    assert_true(calls[0] >= 100);
+    assert_int_equal(calls[0], calls[1]);
+    TGT_EXPECT(NULL, tgl_warmup(NULL, NULL), TGL_ERR_INVALID_ARGUMENT);
+    remove_dir(dir);
+}
+
 /* Damages every file with `damage`, then checks: right result, the damage noticed, the file
  * rebuilt (the next run loads it again). */
 static void damaged(void (*damage)(const char *path))
@@ -276,6 +318,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_turned_off, restore_env),
         cmocka_unit_test_teardown(test_path_too_long, restore_env),
         cmocka_unit_test_teardown(test_concurrent_processes, restore_env),
+        cmocka_unit_test_teardown(test_warmup_fills_cache, restore_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

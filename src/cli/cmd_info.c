@@ -1,8 +1,9 @@
-/* `tensorgl info` and `tensorgl version`. */
+/* `tensorgl info`, `tensorgl devices`, `tensorgl warmup` and `tensorgl version`. */
 #include "commands.h"
 #include "tensorgl.h"
 
 #include <stdio.h>
+#include <time.h>
 
 int tgl_cmd_version(int argc, char **argv)
 {
@@ -89,4 +90,33 @@ int tgl_cmd_devices(int argc, char **argv)
     if (n > 16)
         printf("  ... and %d more\n", n - 16);
     return 0;
+}
+
+/* `tensorgl warmup`: builds the kernels of the default device into the caches (tgl_warmup). */
+int tgl_cmd_warmup(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "usage: tensorgl warmup   (TGL_CACHE_DIR, TGL_DEVICE and TGL_API choose as for any program)\n");
+        return 2;
+    }
+    tgl_backend *b;
+    if (tgl_open(NULL, &b)) {
+        fprintf(stderr, "tensorgl warmup: no usable device: %s\n", tgl_last_error(NULL));
+        return 1;
+    }
+    struct tgl_device_info i;
+    tgl_device_info(b, &i);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    unsigned calls = 0;
+    tgl_status st = tgl_warmup(b, &calls);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (st)
+        fprintf(stderr, "tensorgl warmup: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
+    else
+        printf("warmed %u op calls on %s (%s %s) in %.0f ms\n", calls, i.renderer, i.api, i.version, ms);
+    tgl_close(b);
+    return st ? 1 : 0;
 }

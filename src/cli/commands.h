@@ -3,6 +3,7 @@
 /* Each subcommand gets argv from its own name on and returns the process exit code. */
 int tgl_cmd_info(int argc, char **argv);
 int tgl_cmd_devices(int argc, char **argv);
+int tgl_cmd_warmup(int argc, char **argv);
 int tgl_cmd_kernels(int argc, char **argv);
 int tgl_cmd_version(int argc, char **argv);
 int tgl_cmd_bench(int argc, char **argv);

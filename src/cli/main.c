@@ -11,6 +11,7 @@ static const struct {
 } commands[] = {
     {"info", tgl_cmd_info, "print the device, its EGL path and limits (exit 1 when none is usable)"},
     {"devices", tgl_cmd_devices, "list the EGL devices (name, driver, API, DRM node) that TGL_DEVICE chooses from"},
+    {"warmup", tgl_cmd_warmup, "build the device's kernels into the program and driver caches (tgl_warmup)"},
     {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
     {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
                    "            bench ops|gemm|attention|conv2d: focused comparisons (bench --help)"},

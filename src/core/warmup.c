@@ -1,0 +1,159 @@
+/* tgl_warmup: runs every op family once per kernel path an ordinary program takes, on small
+ * zero-filled tensors, so that the device's programs are built (and land in the program cache
+ * and the driver's shader cache) before the program needs them. It goes through the public
+ * calls, so what it builds is exactly what those calls pick on this device: the workgroup
+ * sizes, tile shapes and buffer-texture choices of the renderer table. */
+#include "internal.h"
+
+#include <string.h>
+
+#define WARM_FLOATS ((size_t)1 << 19) /* 2 MiB per scratch buffer: the largest case below fits */
+#define ODD 1027                      /* vec4 bodies and scalar tails both */
+
+typedef struct warm {
+    tgl_backend *b;
+    tgl_ptr x, y, z, w;
+    unsigned calls;
+    tgl_status st;
+} warm;
+
+/* Records one call's status; after the first failure the rest are skipped. */
+static void did(warm *c, tgl_status st)
+{
+    if (!c->st)
+        c->st = st;
+    c->calls += !st;
+}
+
+static void elementwise(warm *c)
+{
+    tgl_backend *b = c->b;
+    for (int op = 0; op < TGL_UNARY_COUNT && !c->st; op++)
+        did(c, tgl_unary(b, (tgl_unary_op)op, c->x, c->y, ODD));
+    for (int op = 0; op < TGL_BINARY_COUNT && !c->st; op++)
+        did(c, tgl_binary(b, (tgl_binary_op)op, c->x, c->y, c->z, ODD));
+    did(c, tgl_scale_add(b, 2.0f, c->x, 1.0f, c->y, ODD));
+    did(c, tgl_copy_dtod(b, c->y, c->x, ODD * sizeof(float)));
+    did(c, tgl_cast_f32_f16(b, c->x, c->z, ODD));
+    did(c, tgl_cast_f16_f32(b, c->z, c->y, ODD));
+    const size_t m[2] = {64, 64}, row[2] = {1, 64}, col[2] = {64, 1}, t3[3] = {4, 8, 16};
+    const size_t swap[2] = {1, 0}, rot[3] = {2, 0, 1};
+    did(c, tgl_binary_broadcast(b, TGL_BINARY_ADD, c->x, m, 2, c->y, row, 2, c->z));
+    did(c, tgl_binary_broadcast(b, TGL_BINARY_MUL, c->x, m, 2, c->y, col, 2, c->z));
+    did(c, tgl_permute(b, c->x, c->z, m, 2, swap));
+    did(c, tgl_permute(b, c->x, c->z, t3, 3, rot));
+}
+
+static void reductions(warm *c)
+{
+    tgl_backend *b = c->b;
+    /* Rows (inner 1), columns (inner >= 32), short strides, and one long line. */
+    const size_t rows[2] = {8, 1024}, cols[2] = {1024, 64}, mid[3] = {16, 8, 4}, line[1] = {65536};
+    for (int op = 0; op < TGL_REDUCE_COUNT && !c->st; op++) {
+        did(c, tgl_reduce(b, (tgl_reduce_op)op, c->x, c->y, rows, 2, 1));
+        did(c, tgl_reduce(b, (tgl_reduce_op)op, c->x, c->y, cols, 2, 0));
+        did(c, tgl_reduce(b, (tgl_reduce_op)op, c->x, c->y, mid, 3, 1));
+        did(c, tgl_reduce(b, (tgl_reduce_op)op, c->x, c->y, line, 1, 0));
+    }
+    for (int max = 0; max < 2; max++) {
+        tgl_status (*arg)(tgl_backend *, tgl_ptr, tgl_ptr, const size_t *, size_t, size_t) = max ? tgl_argmax
+                                                                                                   : tgl_argmin;
+        did(c, arg(b, c->x, c->y, rows, 2, 1));
+        did(c, arg(b, c->x, c->y, cols, 2, 0));
+        did(c, arg(b, c->x, c->y, line, 1, 0));
+    }
+}
+
+static void row_ops(warm *c)
+{
+    tgl_backend *b = c->b;
+    const size_t widths[2] = {100, 4096};
+    for (int i = 0; i < 2; i++) {
+        size_t r = 8, n = widths[i];
+        did(c, tgl_softmax(b, c->x, c->y, r, n));
+        did(c, tgl_log_softmax(b, c->x, c->y, r, n));
+        did(c, tgl_rmsnorm(b, c->x, 0, c->y, r, n, 1e-5f));
+        did(c, tgl_rmsnorm(b, c->x, c->w, c->y, r, n, 1e-5f));
+        did(c, tgl_layernorm(b, c->x, 0, 0, c->y, r, n, 1e-5f));
+        did(c, tgl_layernorm(b, c->x, c->w, c->w, c->y, r, n, 1e-5f));
+    }
+    did(c, tgl_rope(b, c->x, c->y, 1, 4, 2, 64, 0, 10000.0f, TGL_ROPE_NEOX));
+    did(c, tgl_rope(b, c->x, c->y, 1, 4, 2, 64, 0, 10000.0f, TGL_ROPE_INTERLEAVED));
+    /* z holds zeros: valid row ids. */
+    did(c, tgl_fill(b, c->z, 0.0f, 64));
+    did(c, tgl_gather_rows(b, c->x, c->z, c->y, 64, 64, 8));
+    did(c, tgl_gather_rows(b, c->x, c->z, c->y, 64, 3, 8));
+}
+
+static void products(warm *c)
+{
+    tgl_backend *b = c->b;
+    /* Sizes with rows of whole vec4s and without, every transpose pair, f32 and f16. */
+    const size_t sizes[2] = {64, 33};
+    for (int s = 0; s < 2; s++) {
+        size_t n = sizes[s];
+        for (int t = 0; t < 4 && !c->st; t++) {
+            tgl_transpose ta = t & 1 ? TGL_TRANS : TGL_NO_TRANS, tb = t & 2 ? TGL_TRANS : TGL_NO_TRANS;
+            did(c, tgl_gemm(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 0.0f, c->z, n));
+            did(c, tgl_gemm(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 1.0f, c->z, n));
+            did(c, tgl_gemm_f16(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 0.0f, c->z, n));
+        }
+        did(c, tgl_gemm_batched(b, TGL_NO_TRANS, TGL_NO_TRANS, n, n, n, 1.0f, c->x, n, n * n, c->y, n, 0, 0.0f,
+                                c->z, n, n * n, 4));
+        did(c, tgl_matvec(b, 64, n, c->x, c->y, c->z));
+    }
+    /* Attention at the common head sizes, prefill with and without the mask, and decode. */
+    const size_t dims[2] = {64, 128};
+    for (int i = 0; i < 2; i++) {
+        size_t d = dims[i];
+        float scale = d == 64 ? 0.125f : 0.08838835f;
+        did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 64, 64, d, scale, 0));
+        did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 64, 64, d, scale, 1));
+        did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 1, 256, d, scale, 1));
+    }
+    /* Convolutions: 3x3 at 64 and 128 channels, 1x1, depthwise, a 7x7 stride-2 stem. */
+    const tgl_conv2d_desc convs[] = {
+        {.batch = 1, .in_channels = 64, .in_h = 8, .in_w = 8, .out_channels = 64, .kernel_h = 3, .kernel_w = 3,
+         .pad_h = 1, .pad_w = 1},
+        {.batch = 1, .in_channels = 128, .in_h = 8, .in_w = 8, .out_channels = 128, .kernel_h = 3, .kernel_w = 3,
+         .pad_h = 1, .pad_w = 1},
+        {.batch = 1, .in_channels = 64, .in_h = 8, .in_w = 8, .out_channels = 64, .kernel_h = 1, .kernel_w = 1},
+        {.batch = 1, .in_channels = 64, .in_h = 8, .in_w = 8, .out_channels = 64, .kernel_h = 3, .kernel_w = 3,
+         .pad_h = 1, .pad_w = 1, .groups = 64},
+        {.batch = 1, .in_channels = 3, .in_h = 32, .in_w = 32, .out_channels = 16, .kernel_h = 7, .kernel_w = 7,
+         .stride_h = 2, .stride_w = 2, .pad_h = 3, .pad_w = 3},
+    };
+    for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
+        did(c, tgl_conv2d(b, &convs[i], c->x, c->y, i % 2 ? c->w : 0, c->z));
+}
+
+TGL_API tgl_status tgl_warmup(tgl_backend *b, unsigned *calls)
+{
+    if (calls)
+        *calls = 0;
+    if (!b)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "tgl_warmup: b: NULL");
+    warm c = {b, 0, 0, 0, 0, 0, TGL_OK};
+    tgl_ptr *bufs[4] = {&c.x, &c.y, &c.z, &c.w};
+    for (int i = 0; i < 4 && !c.st; i++)
+        if (!(c.st = tgl_alloc(b, WARM_FLOATS * sizeof(float), bufs[i])))
+            c.st = tgl_fill(b, *bufs[i], 0.0f, WARM_FLOATS);
+    if (!c.st)
+        elementwise(&c);
+    if (!c.st)
+        reductions(&c);
+    if (!c.st)
+        row_ops(&c);
+    if (!c.st)
+        products(&c);
+    if (!c.st)
+        c.st = tgl_synchronize(b);
+    char why[sizeof b->last_error];
+    tgl__strlcpy(why, b->last_error, sizeof why); /* the frees below must not hide it */
+    for (int i = 0; i < 4; i++)
+        if (*bufs[i])
+            tgl_free(b, *bufs[i]);
+    if (calls)
+        *calls = c.calls;
+    return c.st ? tgl__fail(b, c.st, "tgl_warmup: %s", why) : TGL_OK;
+}
