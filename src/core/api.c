@@ -12,7 +12,7 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
 {
     if (tgl__hooked(b))
         return tgl__hook_call(b, TGL__FN_ALLOC, bytes, out);
-    tgl_status st = tgl__enter(b);
+    tgl_status st = tgl__enter_host(b); /* buffer_create activates when it creates a buffer */
     if (st)
         return st;
     if (!out)

@@ -115,6 +115,7 @@ typedef struct tgl__vtable {
     void (*device_info)(tgl_backend *b, struct tgl_device_info *info);
     /* Fills reserved, pooled, device_total and device_available (in_use and peak are the core's). */
     void (*memory_info)(tgl_backend *b, struct tgl_memory_info *info);
+    /* Called without activate: activates itself before it touches the device. */
     tgl_status (*buffer_create)(tgl_backend *b, size_t bytes, void **out);
     void (*buffer_destroy)(tgl_backend *b, void *buf);
     tgl_status (*upload)(tgl_backend *b, tgl__view dst, const void *src, size_t bytes);

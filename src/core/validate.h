@@ -7,6 +7,9 @@
 
 /* Every call on a backend starts here: NULL backend, sticky device loss, activation. */
 tgl_status tgl__enter(tgl_backend *b);
+/* The same without activation, for calls whose backend side activates only when it needs the
+ * device (tgl_alloc: a pooled block needs no GL call, and each activation costs an EGL call). */
+tgl_status tgl__enter_host(tgl_backend *b);
 /* Marks the backend lost when a backend call reports it. */
 tgl_status tgl__leave(tgl_backend *b, tgl_status st);
 

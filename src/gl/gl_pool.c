@@ -32,6 +32,10 @@ static uint64_t cache_cap(const tgl_gl *gl)
 /* Creates one GL buffer object. */
 static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
 {
+    /* tgl_alloc does not activate the context (a pooled chunk needs no GL call): do it here. */
+    tgl_status st = tgl_egl_make_current(b, &tgl_gl_of(b)->egl);
+    if (st)
+        return st;
     tgl_gl_block *blk = calloc(1, sizeof *blk);
     if (!blk)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_alloc: no host memory for the buffer record");
@@ -40,7 +44,7 @@ static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, blk->name);
     glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)bytes, NULL, GL_DYNAMIC_COPY);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
-    tgl_status st = tgl_gl_check(b, "tgl_alloc (glBufferData)");
+    st = tgl_gl_check(b, "tgl_alloc (glBufferData)");
     if (st) {
         glDeleteBuffers(1, &blk->name);
         glGetError(); /* the delete of a failed buffer must not leak into the next check */
