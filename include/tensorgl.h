@@ -233,6 +233,22 @@ TGL_API const char *tgl_dtype_name(tgl_dtype dtype);
  * Example: unsigned n; if (!tgl_warmup(b, &n)) printf("%u kernels' calls warmed\n", n); */
 TGL_API tgl_status tgl_warmup(tgl_backend *b, unsigned *calls);
 
+/* Tunes the GEMM kernels' shapes for this device: times every candidate shape of the device's
+ * kind (shared-memory tiles on GPUs, register blocks on llvmpipe) on a size x size product in
+ * f32 and in f16, rejects any whose result differs from the current shape's, and keeps the
+ * fastest (a candidate must beat the current one by 3%). b uses the winners from then on, and
+ * they are saved next to the program cache (TGL_CACHE_DIR/tune-HASH.txt, HASH naming library
+ * version, API, vendor, renderer and driver version), where every later tgl_open on the same
+ * device reads them; TGL_GEMM overrides them. Without a cache directory nothing is saved.
+ *   size:   0 for the default (2048 on GPUs, 512 on llvmpipe), else 64..8192.
+ *   report: NULL, or where each candidate's GFLOP/s and the choice are printed.
+ * Takes seconds to a minute. `tensorgl tune` runs it.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (b NULL, size out of range, TGL_GEMM set),
+ *   TGL_ERR_UNSUPPORTED (the CPU backend: nothing to tune), TGL_ERR_IO (the file cannot be
+ *   written), TGL_ERR_OUT_OF_MEMORY, the ops' errors.
+ * Example: tgl_tune(b, 0, stdout); */
+TGL_API tgl_status tgl_tune(tgl_backend *b, size_t size, FILE *report);
+
 /* Log sink for messages (KHR_debug output, warnings). level: 0 debug, 1 info, 2 warning, 3 error.
  * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide.
  * Example: tgl_set_log_callback(my_log, my_state); ... tgl_set_log_callback(NULL, NULL); */

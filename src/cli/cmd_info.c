@@ -1,8 +1,10 @@
-/* `tensorgl info`, `tensorgl devices`, `tensorgl warmup` and `tensorgl version`. */
+/* `tensorgl info`, `devices`, `warmup`, `tune` and `version`. */
 #include "commands.h"
 #include "tensorgl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 int tgl_cmd_version(int argc, char **argv)
@@ -117,6 +119,37 @@ int tgl_cmd_warmup(int argc, char **argv)
         fprintf(stderr, "tensorgl warmup: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
     else
         printf("warmed %u op calls on %s (%s %s) in %.0f ms\n", calls, i.renderer, i.api, i.version, ms);
+    tgl_close(b);
+    return st ? 1 : 0;
+}
+
+/* `tensorgl tune [--size N]`: tgl_tune on the default device, its report on stdout. */
+int tgl_cmd_tune(int argc, char **argv)
+{
+    size_t size = 0;
+    if (argc == 3 && !strcmp(argv[1], "--size")) {
+        char *end;
+        unsigned long v = strtoul(argv[2], &end, 10);
+        if (*end || v < 64 || v > 8192) {
+            fprintf(stderr, "tensorgl tune: --size takes 64..8192\n");
+            return 2;
+        }
+        size = v;
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: tensorgl tune [--size N]   (saves under TGL_CACHE_DIR for later programs)\n");
+        return 2;
+    }
+    tgl_backend *b;
+    if (tgl_open(NULL, &b)) {
+        fprintf(stderr, "tensorgl tune: no usable device: %s\n", tgl_last_error(NULL));
+        return 1;
+    }
+    struct tgl_device_info i;
+    tgl_device_info(b, &i);
+    printf("tuning GEMM shapes on %s (%s %s)\n", i.renderer, i.api, i.version);
+    tgl_status st = tgl_tune(b, size, stdout);
+    if (st)
+        fprintf(stderr, "tensorgl tune: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
     tgl_close(b);
     return st ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 int tgl_cmd_info(int argc, char **argv);
 int tgl_cmd_devices(int argc, char **argv);
 int tgl_cmd_warmup(int argc, char **argv);
+int tgl_cmd_tune(int argc, char **argv);
 int tgl_cmd_kernels(int argc, char **argv);
 int tgl_cmd_version(int argc, char **argv);
 int tgl_cmd_bench(int argc, char **argv);

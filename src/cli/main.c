@@ -12,6 +12,7 @@ static const struct {
     {"info", tgl_cmd_info, "print the device, its EGL path and limits (exit 1 when none is usable)"},
     {"devices", tgl_cmd_devices, "list the EGL devices (name, driver, API, DRM node) that TGL_DEVICE chooses from"},
     {"warmup", tgl_cmd_warmup, "build the device's kernels into the program and driver caches (tgl_warmup)"},
+    {"tune", tgl_cmd_tune, "[--size N]: time the GEMM kernel shapes, keep the fastest for this device (tgl_tune)"},
     {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
     {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
                    "            bench ops|gemm|attention|conv2d: focused comparisons (bench --help)"},

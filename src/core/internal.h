@@ -157,6 +157,8 @@ typedef struct tgl__vtable {
     tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
+    /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */
+    tgl_status (*tune)(tgl_backend *b, size_t size, FILE *report);
 } tgl__vtable;
 
 /* The row-wise op kinds behind vtable->rows. */

@@ -1,9 +1,11 @@
-/* tgl_warmup: runs every op family once per kernel path an ordinary program takes, on small
+/* tgl_warmup and tgl_tune, the two calls that prepare a device for a program.
+ *
+ * tgl_warmup: runs every op family once per kernel path an ordinary program takes, on small
  * zero-filled tensors, so that the device's programs are built (and land in the program cache
  * and the driver's shader cache) before the program needs them. It goes through the public
  * calls, so what it builds is exactly what those calls pick on this device: the workgroup
  * sizes, tile shapes and buffer-texture choices of the renderer table. */
-#include "internal.h"
+#include "validate.h"
 
 #include <string.h>
 
@@ -156,4 +158,17 @@ TGL_API tgl_status tgl_warmup(tgl_backend *b, unsigned *calls)
     if (calls)
         *calls = c.calls;
     return c.st ? tgl__fail(b, c.st, "tgl_warmup: %s", why) : TGL_OK;
+}
+
+TGL_API tgl_status tgl_tune(tgl_backend *b, size_t size, FILE *report)
+{
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    if (size && (size < 64 || size > 8192))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "tgl_tune: size %zu outside 64..8192 (0: the default)", size);
+    if (!b->vt->tune)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_tune: the %s backend has no kernel shapes to tune",
+                         b->vt->name);
+    return tgl__leave(b, b->vt->tune(b, size, report));
 }

@@ -108,6 +108,7 @@ static const tgl__vtable gl_vtable = {
     .matvec = tgl_gl_matvec,
     .attention = tgl_gl_attention,
     .conv2d = tgl_gl_conv2d,
+    .tune = tgl_gl_tune,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)

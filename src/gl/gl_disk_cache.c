@@ -57,11 +57,14 @@ static int path_of(const tgl_gl_disk_cache *c, const uint64_t key[2], char *out,
     return n > 0 && (size_t)n < size;
 }
 
-/* mkdir -p, mode 0700 for what it creates. */
-static int make_dirs(const char *dir)
+int tgl_gl_make_dirs(const char *dir)
 {
     char path[sizeof ((tgl_gl_disk_cache *)0)->dir];
-    tgl__strlcpy(path, dir, sizeof path); /* dir is a tgl_gl_disk_cache.dir: it fits */
+    if (strlen(dir) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    tgl__strlcpy(path, dir, sizeof path);
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
@@ -75,7 +78,6 @@ static int make_dirs(const char *dir)
 
 void tgl_gl_disk_cache_init(tgl_backend *b, tgl_gl_disk_cache *c)
 {
-    tgl_gl *gl = tgl_gl_of(b);
     memset(c, 0, sizeof *c);
     if (!b->config.cache_dir[0])
         return;
@@ -89,10 +91,15 @@ void tgl_gl_disk_cache_init(tgl_backend *b, tgl_gl_disk_cache *c)
         return;
     }
     tgl__strlcpy(c->dir, b->config.cache_dir, sizeof c->dir);
-    snprintf(c->identity, sizeof c->identity, "tensorgl %d.%d.%d\n%s\n%s\n%s\n%s", TGL_VERSION_MAJOR,
-             TGL_VERSION_MINOR, TGL_VERSION_PATCH, gl->egl.es ? "OpenGL ES" : "OpenGL", gl->vendor, gl->renderer,
-             gl->gl_version);
+    tgl_gl_identity(b, c->identity, sizeof c->identity);
     c->enabled = 1;
+}
+
+void tgl_gl_identity(tgl_backend *b, char *out, size_t size)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    snprintf(out, size, "tensorgl %d.%d.%d\n%s\n%s\n%s\n%s", TGL_VERSION_MAJOR, TGL_VERSION_MINOR,
+             TGL_VERSION_PATCH, gl->egl.es ? "OpenGL ES" : "OpenGL", gl->vendor, gl->renderer, gl->gl_version);
 }
 
 /* Reads the whole file into a malloc'd buffer; NULL when absent, unreadable or implausible. */
@@ -214,7 +221,7 @@ void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program)
 
     char path[sizeof c->dir + 48], tmp[sizeof path + 32];
     static unsigned counter; /* distinct temporary names within the process */
-    int fd = -1, err = 0, ok = path_of(c, h.key, path, sizeof path) && !make_dirs(c->dir);
+    int fd = -1, err = 0, ok = path_of(c, h.key, path, sizeof path) && !tgl_gl_make_dirs(c->dir);
     if (!ok)
         err = errno;
     if (ok) {

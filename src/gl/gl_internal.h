@@ -68,6 +68,17 @@ typedef struct tgl_gl_limits {
                                       splitting heavy ops into dispatches of bounded time */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
+/* "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN" -> *out; 0 when malformed or beyond l's limits. */
+int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config *out);
+/* The inverse of tgl_gl_gemm_parse. */
+void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size);
+
+/* ---- tuning (gl_tune.c) ---- */
+/* Reads this device's tuning file from the cache directory into l->gemm / l->gemm_f16 when
+ * there is a valid one; a missing file changes nothing, a damaged one is logged and ignored. */
+void tgl_gl_tune_load(tgl_backend *b, tgl_gl_limits *l);
+/* tgl_tune for GL. */
+tgl_status tgl_gl_tune(tgl_backend *b, size_t size, FILE *report);
 /* Free device memory now where the driver tells (NVX, ATI); 0 = unknown. */
 uint64_t tgl_gl_device_available_bytes(void);
 /* Every GEMM configuration the table holds (for `tensorgl kernels`): entry 0 is the register
@@ -148,6 +159,11 @@ void tgl_gl_disk_cache_init(tgl_backend *b, tgl_gl_disk_cache *c);
 int tgl_gl_disk_cache_load(tgl_backend *b, const char *source, GLuint *out);
 /* Saves program's binary for `source` (write then rename); failures are logged once, not fatal. */
 void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program);
+/* What a saved binary or tuning result is valid for: library version, API, vendor, renderer
+ * and GL version (which names the driver's). */
+void tgl_gl_identity(tgl_backend *b, char *out, size_t size);
+/* mkdir -p, mode 0700 for what it creates; -1 with errno on failure. */
+int tgl_gl_make_dirs(const char *dir);
 /* Test hook: {hits, stores, rejected} since the backend opened. */
 void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3]);
 

@@ -130,9 +130,7 @@ static int tile_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l)
            (g->bm * g->bk) % (4 * threads) == 0 && (g->bn * g->bk) % (4 * threads) == 0;
 }
 
-/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN" replaces the table's choice (for
- * tuning). */
-static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
+int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config *out)
 {
     unsigned v[5];
     char tail;
@@ -145,12 +143,31 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
     } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 5) {
         g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation, 0};
         if (!tile_fits(&g, l))
-            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: tile %s does not fit this device (TM, TN, BK "
-                             "multiples of 4; BM*BK and BN*BK multiples of 4 invocations; limits)", s);
+            return 0;
     } else {
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or tiled:BM,BN,BK,TM,TN "
-                         "within the device's limits", s);
+        return 0;
     }
+    *out = g;
+    return 1;
+}
+
+void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size)
+{
+    if (g->tiled)
+        snprintf(out, size, "tiled:%u,%u,%u,%u,%u", g->bm, g->bn, g->bk, g->tm, g->tn);
+    else
+        snprintf(out, size, "reg:%u,%u,%u,%u", g->wg_x, g->wg_y, g->tm, g->tn);
+}
+
+/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN" replaces the table's choice, and any
+ * tuning result, for f32 and f16 (to measure a shape by hand). */
+static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
+{
+    tgl_gl_gemm_config g;
+    if (!tgl_gl_gemm_parse(s, l, &g))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or "
+                         "tiled:BM,BN,BK,TM,TN (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
+                         "invocations) within the device's limits", s);
     l->gemm = l->gemm_f16 = g;
     return TGL_OK;
 }
@@ -255,7 +272,10 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
     pick_workgroup_sizes(tgl_gl_of(b)->renderer, l);
     if (tgl_gl_of(b)->egl.es)
         l->timer_queries = 0; /* GL_TIME_ELAPSED is an extension there (EXT_disjoint_timer_query) */
-    return b->config.gemm[0] ? parse_gemm_override(b, b->config.gemm, l) : TGL_OK;
+    if (b->config.gemm[0])
+        return parse_gemm_override(b, b->config.gemm, l);
+    tgl_gl_tune_load(b, l); /* `tensorgl tune`'s winners for this device, where saved */
+    return TGL_OK;
 }
 
 void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_gl_gemm_config *gemm)
