@@ -108,7 +108,8 @@ static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, s
     int n;
     if (cfg->tiled)
         n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg));
+                     "#define THREADS %u\n%s", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg),
+                     cfg->unroll ? "#define NV_UNROLL\n" : "");
     else
         n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n", cfg->wg_x,
                      cfg->wg_y, cfg->tm, cfg->tn);

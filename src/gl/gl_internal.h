@@ -37,6 +37,7 @@ typedef struct tgl_gl_gemm_config {
     uint32_t wg_x, wg_y;
     int matvec_row_per_invocation; /* matvec: one row per invocation instead of per workgroup */
     int textures;                  /* reg: read A and B through buffer textures */
+    int unroll;                    /* tiled: ask NVIDIA's compiler to unroll every loop */
 } tgl_gl_gemm_config;
 
 /* The memory pool's modes: a GL buffer per allocation, deleted on free; freed buffers kept and
@@ -68,7 +69,7 @@ typedef struct tgl_gl_limits {
                                       splitting heavy ops into dispatches of bounded time */
 } tgl_gl_limits;
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
-/* "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN" -> *out; 0 when malformed or beyond l's limits. */
+/* "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll]" -> *out; 0 when malformed or beyond l's limits. */
 int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config *out);
 /* The inverse of tgl_gl_gemm_parse. */
 void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size);

@@ -19,8 +19,10 @@
  * with textures, 51 with textures and 8 x 8 in 16 x 4 groups (45-51 over the shapes tried).
  * GPUs take the shared-memory tile. On the H100 (4096^3, TFLOP/s, f32 / f16): 128x128 BK 8
  * with 8x8: 23.1 / 1.2; BK 16: 22.6 / 2.0; BK 32: 15.6 / 2.1; 64x64 BK 16 4x4: 19.5 / 19.9;
- * 128x64 8x4: 16.9 / 20.9; 64x128 4x8: 19.0 / 24.8. f16 (packed loads) keeps its own column:
- * at 8x8 its kernel falls off a cliff there, most likely spilling registers.
+ * 128x64 8x4: 16.9 / 20.9; 64x128 4x8: 19.0 / 24.8. With NVIDIA's unroll pragma (",unroll",
+ * 2026-11-22, bench gemm 4096^3): 128x128 BK 8: 25.1 / 23.0 (the f16 cliff was rolled loops
+ * spilling); BK 16: 24.9 / 22.8; 64x128 BK 16: 18.9 / 20.2; warps of 8 x 4 invocations and
+ * double-buffered slabs (one barrier per slab) gave nothing on top (24.8, 22.5).
  * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
  * copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
  * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel.
@@ -34,8 +36,9 @@
  * the llm, norm, memory and ordering suites pass; and reuse did not speed the demo up (decode
  * wall 9.5-11.5 ms against 10.4-11.2 ms). Until that is understood, GPUs create a buffer per
  * allocation and delete it on free. */
-#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex}
-#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0}
+#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0}
+#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0}
+#define GEMM_TILED_UNROLLED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1}
 static const struct {
     const char *renderer_prefix;
     uint32_t elementwise, reducing, items;
@@ -45,7 +48,7 @@ static const struct {
     double gflops;      /* low estimate of the f32 GEMM rate; 0: LLVMPIPE_GFLOPS_PER_THREAD per thread */
 } wg_table[] = {
     {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1, TGL_GL_POOL_CARVE, 0},
-    {"NVIDIA", 256, 256, 4, GEMM_TILED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0, 0, 2000},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED_UNROLLED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0, 0, 2000},
     {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 1000},
     {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 100},
 };
@@ -139,9 +142,12 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
         v[0] * v[1] <= l->wg_invocations && v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1] &&
         (v[2] == 4 || v[2] == 8) && (v[3] == 4 || v[3] == 8)) {
         g = (tgl_gl_gemm_config){0, 0, 0, 0, v[2], v[3], v[0], v[1], l->gemm.matvec_row_per_invocation,
-                                 l->texture_buffer_texels > 0};
-    } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 5) {
-        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation, 0};
+                                 l->texture_buffer_texels > 0, 0};
+    } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 5 ||
+               (sscanf(s, "tiled:%u,%u,%u,%u,%u,%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 6 &&
+                !strcmp(strrchr(s, ',') + 1, "unroll"))) {
+        int unroll = strstr(s, ",unroll") != NULL;
+        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation, 0, unroll};
         if (!tile_fits(&g, l))
             return 0;
     } else {
@@ -154,19 +160,19 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
 void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size)
 {
     if (g->tiled)
-        snprintf(out, size, "tiled:%u,%u,%u,%u,%u", g->bm, g->bn, g->bk, g->tm, g->tn);
+        snprintf(out, size, "tiled:%u,%u,%u,%u,%u%s", g->bm, g->bn, g->bk, g->tm, g->tn, g->unroll ? ",unroll" : "");
     else
         snprintf(out, size, "reg:%u,%u,%u,%u", g->wg_x, g->wg_y, g->tm, g->tn);
 }
 
-/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN" replaces the table's choice, and any
+/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll]" replaces the table's choice, and any
  * tuning result, for f32 and f16 (to measure a shape by hand). */
 static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
 {
     tgl_gl_gemm_config g;
     if (!tgl_gl_gemm_parse(s, l, &g))
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or "
-                         "tiled:BM,BN,BK,TM,TN (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
+                         "tiled:BM,BN,BK,TM,TN[,unroll] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
                          "invocations) within the device's limits", s);
     l->gemm = l->gemm_f16 = g;
     return TGL_OK;
