@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #define F32 sizeof(float)
 /* Splitting pays when there are fewer outputs than this many workgroups... */
@@ -56,12 +57,16 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = use_textures(l, p->src.bytes / F32);
-    char defines[128];
-    snprintf(defines, sizeof defines, "%s%s%s", op_defines_, p->carry ? p->carry : "", tex ? "#define TGL_TEX\n" : "");
+    /* Contiguous lines whose start, length and chunks are whole vec4s read vec4s (reduce.comp). */
+    int vec4 = !strcmp(kernel, "reduce/reduce") && p->inner == 1 && p->len % 4 == 0 && p->chunk % 4 == 0 &&
+               (p->src_pad / F32) % 4 == 0;
+    char defines[160];
+    snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tex ? "#define TGL_TEX\n" : "",
+             vec4 ? "#define TGL_VEC4\n" : "");
     /* Each invocation walks span / wg elements of its line: under a loop limit (llvmpipe stops
      * an invocation's loops after 65535 iterations) long lines take wider groups (powers of two,
      * for the tree). */
-    size_t span = p->splits ? p->chunk : p->len;
+    size_t span = (p->splits ? p->chunk : p->len) / (vec4 ? 4 : 1);
     uint32_t wg = l->reduce_workgroup_size;
     while (l->loop_limit && span / wg + 1 >= l->loop_limit / 2 && wg * 2 <= l->wg_invocations && wg * 2 <= l->wg_size[0])
         wg *= 2;
@@ -83,7 +88,7 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
         glProgramUniform1f(prog, 6, p->scale);
     }
     tgl_gl_binding bind[3] = {p->src, p->dst, p->best};
-    bind[0].texture_format = tex ? GL_R32F : 0;
+    bind[0].texture_format = tex ? (vec4 ? GL_RGBA32F : GL_R32F) : 0;
     int nbind = 2;
     if (!p->splits && p->carry) { /* arg_reduce.comp's carry */
         glProgramUniform1ui(prog, 2, (GLuint)p->j_base);
@@ -209,6 +214,8 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
     size_t splits = choose_splits(len, lines);
     pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = NULL};
     p.chunk = (len + splits - 1) / splits;
+    if (inner == 1 && len % 4 == 0)
+        p.chunk = (p.chunk + 3) / 4 * 4; /* whole vec4s per chunk (the last may be shorter or empty) */
     size_t align = src_align(l, use_textures(l, lines * len));
     if (len)
         p.src = tgl_gl_window_aligned(src, lines * len * F32, 0, align, &p.src_pad);
@@ -335,6 +342,10 @@ void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char
     for (int tex = 0; tex < 2; tex++) {
         for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++) {
             snprintf(d, sizeof d, "%s%s", op_defines[op], tex_defines[tex]);
+            fn(ctx, "reduce/reduce", d);
+            snprintf(d, sizeof d, "%s%s#define TGL_VEC4\n", op_defines[op], tex_defines[tex]);
+            fn(ctx, "reduce/reduce", d);
+            snprintf(d, sizeof d, "%s#define REDUCE_CARRY\n%s#define TGL_VEC4\n", op_defines[op], tex_defines[tex]);
             fn(ctx, "reduce/reduce", d);
         }
         snprintf(d, sizeof d, "#define ARG_MAX\n%s", tex_defines[tex]);
