@@ -19,21 +19,35 @@
 #endif
 
 layout(local_size_x = TGL_WG_SIZE) in;
+// TGL_VEC4 (u_cols and every operand's offset multiples of 4): each step takes a vec4 of the
+// row, and the lanes are folded before the group reductions (llvmpipe: a quarter of the texel
+// fetches, loop trips and scattered stores).
+#ifdef TGL_VEC4
+#define T vec4
+#define VW 4u
+#define HSUM(v) (((v).x + (v).y) + ((v).z + (v).w))
+#define HMAX(v) max(max((v).x, (v).y), max((v).z, (v).w))
+#else
+#define T float
+#define VW 1u
+#define HSUM(v) (v)
+#define HMAX(v) (v)
+#endif
 // TGL_TEX: the row read through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
 layout(binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
-layout(std430, binding = 0) readonly buffer Src { float x[]; };
+layout(std430, binding = 0) readonly buffer Src { T x[]; };
 #define X_AT(i) x[i]
 #endif
-layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
+layout(std430, binding = 1) writeonly buffer Dst { T y[]; };
 #ifdef HAS_WEIGHT
-layout(std430, binding = 2) readonly buffer Weight { float w[]; };
+layout(std430, binding = 2) readonly buffer Weight { T w[]; };
 layout(location = 4) uniform uint u_w_off;
 #endif
 #ifdef HAS_BIAS
-layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 3) readonly buffer Bias { T bias[]; };
 layout(location = 5) uniform uint u_b_off;
 #endif
 layout(location = 0) uniform uint u_cols;
@@ -68,48 +82,49 @@ void main()
     if (row >= u_rows)
         return; // uniform across the workgroup, or (per invocation) no barrier follows
     uint tid = FIRST;
-    uint xr = u_x_off + row * u_cols, yr = u_y_off + row * u_cols;
+    // Offsets and lengths in units of T.
+    uint n = u_cols / VW, xr = (u_x_off + row * u_cols) / VW, yr = (u_y_off + row * u_cols) / VW;
     const uint step = STEP;
 
 #if defined(SOFTMAX) || defined(LOG_SOFTMAX)
-    float m = -tgl_inf();
-    for (uint j = tid; j < u_cols; j += step)
-        m = max(m, X_AT(xr + j));
-    m = GROUP_MAX(m);
-    float s = 0.0;
-    for (uint j = tid; j < u_cols; j += step)
-        s += exp(X_AT(xr + j) - m);
-    s = GROUP_SUM(s);
+    T mv = T(-tgl_inf());
+    for (uint j = tid; j < n; j += step)
+        mv = max(mv, X_AT(xr + j));
+    float m = GROUP_MAX(HMAX(mv));
+    T sv = T(0.0);
+    for (uint j = tid; j < n; j += step)
+        sv += exp(X_AT(xr + j) - m);
+    float s = GROUP_SUM(HSUM(sv));
 #ifdef SOFTMAX
     float inv = 1.0 / s;
-    for (uint j = tid; j < u_cols; j += step)
+    for (uint j = tid; j < n; j += step)
         y[yr + j] = exp(X_AT(xr + j) - m) * inv;
 #else
     float shift = m + log(s);
-    for (uint j = tid; j < u_cols; j += step)
+    for (uint j = tid; j < n; j += step)
         y[yr + j] = X_AT(xr + j) - shift;
 #endif
 #else // RMSNORM, LAYERNORM
     float mean = 0.0;
 #ifdef LAYERNORM
-    float t = 0.0;
-    for (uint j = tid; j < u_cols; j += step)
+    T t = T(0.0);
+    for (uint j = tid; j < n; j += step)
         t += X_AT(xr + j);
-    mean = GROUP_SUM(t) / float(u_cols);
+    mean = GROUP_SUM(HSUM(t)) / float(u_cols);
 #endif
-    float ss = 0.0;
-    for (uint j = tid; j < u_cols; j += step) {
-        float d = X_AT(xr + j) - mean;
+    T ss = T(0.0);
+    for (uint j = tid; j < n; j += step) {
+        T d = X_AT(xr + j) - mean;
         ss += d * d;
     }
-    float inv = inversesqrt(GROUP_SUM(ss) / float(u_cols) + u_eps);
-    for (uint j = tid; j < u_cols; j += step) {
-        float v = (X_AT(xr + j) - mean) * inv;
+    float inv = inversesqrt(GROUP_SUM(HSUM(ss)) / float(u_cols) + u_eps);
+    for (uint j = tid; j < n; j += step) {
+        T v = (X_AT(xr + j) - mean) * inv;
 #ifdef HAS_WEIGHT
-        v *= w[u_w_off + j];
+        v *= w[u_w_off / VW + j];
 #endif
 #ifdef HAS_BIAS
-        v += bias[u_b_off + j];
+        v += bias[u_b_off / VW + j];
 #endif
         y[yr + j] = v;
     }

@@ -10,12 +10,19 @@ static const char *const kind_defines[TGL__ROWS_COUNT] = {"SOFTMAX", "LOG_SOFTMA
 
 #define ROW_PER_INVOCATION_MAX 8192
 
-/* tex: rows read through a buffer texture; alone: one invocation per row (both llvmpipe's). */
-static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex, int alone)
+/* tex: rows read through a buffer texture; alone: one invocation per row (both llvmpipe's);
+ * vec4: rows taken a vec4 at a time. */
+static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex, int alone, int vec4)
 {
-    snprintf(out, size, "#define %s\n%s%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
+    snprintf(out, size, "#define %s\n%s%s%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
              bias ? "#define HAS_BIAS\n" : "", tex ? "#define TGL_TEX\n" : "",
-             alone ? "#define ROW_PER_INVOCATION\n" : "");
+             alone ? "#define ROW_PER_INVOCATION\n" : "", vec4 ? "#define TGL_VEC4\n" : "");
+}
+
+/* A window's start inside its binding, in floats: vec4 views need a multiple of 4. */
+static int whole_vec4(size_t pad_bytes)
+{
+    return (pad_bytes / F32) % 4 == 0;
 }
 
 tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
@@ -45,25 +52,31 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     if (l->loop_limit && !alone && 4 * (cols / wg + 1) >= l->loop_limit)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats passes the device's loop limit (%u iterations "
                          "per invocation at %u invocations per row)", cols, l->loop_limit, wg);
-    char defines[128];
-    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone);
+    tgl_gl_binding bind[4];
+    int nbind = 2;
+    size_t pad, w_pad = 0, b_pad = 0, in_pad, out_pad;
+    if (w.buf)
+        bind[nbind++] = tgl_gl_window(b, w, cols * F32, 0, &w_pad);
+    if (bias.buf) {
+        if (!w.buf) /* bias sits at binding 3 whatever comes before it */
+            bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &b_pad);
+        bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &b_pad);
+    }
+    /* vec4 steps when the row length and every window's start are whole vec4s. Slabs start
+     * cols floats apart, so with cols % 4 == 0 every slab's windows keep the first one's. */
+    tgl_gl_window_aligned(in, cols * F32, 0, in_align, &in_pad);
+    tgl_gl_window(b, out, cols * F32, 1, &out_pad);
+    int vec4 = cols % 4 == 0 && whole_vec4(in_pad) && whole_vec4(out_pad) && whole_vec4(w_pad) && whole_vec4(b_pad);
+    char defines[160];
+    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4);
     GLuint prog;
     tgl_status st = tgl_gl_program_get_wg(b, "norm/rows", defines, wg, &prog);
     if (st)
         return st;
-    tgl_gl_binding bind[4];
-    int nbind = 2;
-    size_t pad;
-    if (w.buf) {
-        bind[nbind++] = tgl_gl_window(b, w, cols * F32, 0, &pad);
-        glProgramUniform1ui(prog, 4, (GLuint)(pad / F32));
-    }
-    if (bias.buf) {
-        if (!w.buf) /* bias sits at binding 3 whatever comes before it */
-            bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &pad);
-        bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &pad);
-        glProgramUniform1ui(prog, 5, (GLuint)(pad / F32));
-    }
+    if (w.buf)
+        glProgramUniform1ui(prog, 4, (GLuint)(w_pad / F32));
+    if (bias.buf)
+        glProgramUniform1ui(prog, 5, (GLuint)(b_pad / F32));
     if (kind >= TGL__ROWS_RMSNORM)
         glProgramUniform1f(prog, 6, eps);
     glProgramUniform1ui(prog, 0, (GLuint)cols);
@@ -71,10 +84,14 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         size_t nr = rows - r0 < per ? rows - r0 : per;
         size_t off = r0 * cols * F32;
         bind[0] = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + off}, nr * cols * F32, 0, in_align, &pad);
-        bind[0].texture_format = tex ? GL_R32F : 0;
+        bind[0].texture_format = tex ? (vec4 ? GL_RGBA32F : GL_R32F) : 0;
         glProgramUniform1ui(prog, 2, (GLuint)(pad / F32));
+        if (vec4 && !whole_vec4(pad))
+            return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
         bind[1] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * cols * F32, 1, &pad);
         glProgramUniform1ui(prog, 3, (GLuint)(pad / F32));
+        if (vec4 && !whole_vec4(pad))
+            return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
         glProgramUniform1ui(prog, 1, (GLuint)nr);
         if ((st = tgl_gl_dispatch(b, prog, bind, nbind, alone ? tgl_gl_ceil_div(nr, wg) : nr)))
             return st;
@@ -84,12 +101,12 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
 
 void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[128];
+    char defines[160];
     for (int kind = 0; kind < TGL__ROWS_COUNT; kind++) {
         int params = kind == TGL__ROWS_LAYERNORM ? 2 : kind == TGL__ROWS_RMSNORM ? 1 : 0;
         for (int wb = 0; wb < (1 << params); wb++)
-            for (int v = 0; v < 4; v++) {
-                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, v & 1, v >> 1);
+            for (int v = 0; v < 8; v++) {
+                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, v & 1, (v >> 1) & 1, v >> 2);
                 fn(ctx, "norm/rows", defines);
             }
     }
