@@ -59,6 +59,8 @@ typedef struct tgl_gl_limits {
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
     int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
     int rows_per_invocation;       /* row-wise ops: one invocation per row, no barriers */
+    int vec4_lines;                /* reductions and row-wise ops step through aligned rows
+                                      a vec4 at a time */
     uint32_t loop_limit;           /* loop iterations an invocation may run in all (llvmpipe
                                       stops its loops after 65535); 0 = no limit known */
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */

@@ -66,7 +66,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
      * cols floats apart, so with cols % 4 == 0 every slab's windows keep the first one's. */
     tgl_gl_window_aligned(in, cols * F32, 0, in_align, &in_pad);
     tgl_gl_window(b, out, cols * F32, 1, &out_pad);
-    int vec4 = cols % 4 == 0 && whole_vec4(in_pad) && whole_vec4(out_pad) && whole_vec4(w_pad) && whole_vec4(b_pad);
+    int vec4 = l->vec4_lines && cols % 4 == 0 && whole_vec4(in_pad) && whole_vec4(out_pad) && whole_vec4(w_pad) && whole_vec4(b_pad);
     char defines[160];
     defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4);
     GLuint prog;

@@ -58,8 +58,8 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = use_textures(l, p->src.bytes / F32);
     /* Contiguous lines whose start, length and chunks are whole vec4s read vec4s (reduce.comp). */
-    int vec4 = !strcmp(kernel, "reduce/reduce") && p->inner == 1 && p->len % 4 == 0 && p->chunk % 4 == 0 &&
-               (p->src_pad / F32) % 4 == 0;
+    int vec4 = l->vec4_lines && !strcmp(kernel, "reduce/reduce") && p->inner == 1 && p->len % 4 == 0 &&
+               p->chunk % 4 == 0 && (p->src_pad / F32) % 4 == 0;
     char defines[160];
     snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tex ? "#define TGL_TEX\n" : "",
              vec4 ? "#define TGL_VEC4\n" : "");
@@ -214,7 +214,7 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
     size_t splits = choose_splits(len, lines);
     pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = NULL};
     p.chunk = (len + splits - 1) / splits;
-    if (inner == 1 && len % 4 == 0)
+    if (l->vec4_lines && inner == 1 && len % 4 == 0)
         p.chunk = (p.chunk + 3) / 4 * 4; /* whole vec4s per chunk (the last may be shorter or empty) */
     size_t align = src_align(l, use_textures(l, lines * len));
     if (len)
