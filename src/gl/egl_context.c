@@ -285,10 +285,12 @@ static void describe_device(EGLDeviceEXT dev, int index, struct tgl_device_entry
     EGLContext old_ctx = eglGetCurrentContext();
     EGLSurface old_draw = eglGetCurrentSurface(EGL_DRAW), old_read = eglGetCurrentSurface(EGL_READ);
     EGLenum old_api = eglQueryAPI();
-    ladder_notes n = {{0}, 0};
-    if (!epoxy_has_egl_extension(dpy, "EGL_KHR_surfaceless_context"))
+    ladder_notes n = {{0}, 0}; /* why the last attempt failed */
+    int surfaceless = epoxy_has_egl_extension(dpy, "EGL_KHR_surfaceless_context");
+    if (!surfaceless)
         note(&n, "no EGL_KHR_surfaceless_context");
-    for (int es = 0; es <= 1 && !d->api[0] && !n.len; es++) {
+    /* Desktop GL 4.3 core first, then ES 3.1, as the ladder tries them. */
+    for (int es = 0; surfaceless && es <= 1 && !d->api[0]; es++) {
         int robust = 0;
         EGLContext ctx = eglBindAPI(es ? EGL_OPENGL_ES_API : EGL_OPENGL_API)
                              ? create_context(dpy, es, 0, &robust) : EGL_NO_CONTEXT;
@@ -298,15 +300,16 @@ static void describe_device(EGLDeviceEXT dev, int index, struct tgl_device_entry
             const char *renderer = (const char *)glGetString(GL_RENDERER);
             const char *version = (const char *)glGetString(GL_VERSION);
             tgl__strlcpy(d->name, renderer ? renderer : "", sizeof d->name);
-            if (context_usable(es, &n, es ? "ES 3.1" : "GL 4.3 core")) {
+            ladder_notes why = {{0}, 0};
+            if (context_usable(es, &why, es ? "ES 3.1" : "GL 4.3 core")) {
                 tgl__strlcpy(d->api, es ? "OpenGL ES" : "OpenGL", sizeof d->api);
                 tgl__strlcpy(d->version, version ? version : "", sizeof d->version);
+            } else {
+                n = why;
             }
             eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
         }
         eglDestroyContext(dpy, ctx);
-        if (!d->api[0] && es == 0)
-            n.len = 0, n.text[0] = '\0'; /* only the last API's reason is kept */
     }
     if (!d->api[0])
         tgl__strlcpy(d->problem, n.len ? n.text : "no GL 4.3 core or ES 3.1 context", sizeof d->problem);
