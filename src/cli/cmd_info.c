@@ -84,8 +84,10 @@ int tgl_cmd_devices(int argc, char **argv)
     for (int i = 0; i < n && i < 16; i++) {
         printf("  %d: %s%s\n", d[i].index, d[i].name[0] ? d[i].name : "(no context)",
                d[i].software ? " [software]" : "");
+        /* ES version strings start with "OpenGL ES" already; desktop ones with the number. */
+        int named = d[i].api[0] && !strncmp(d[i].version, d[i].api, strlen(d[i].api));
         printf("     driver %s; %s%s%s\n", d[i].driver[0] ? d[i].driver : "?",
-               d[i].api[0] ? d[i].api : "not usable: ", d[i].api[0] ? " " : "",
+               !d[i].api[0] ? "not usable: " : named ? "" : d[i].api, d[i].api[0] && !named ? " " : "",
                d[i].api[0] ? d[i].version : d[i].problem);
         printf("     DRM node %s\n", d[i].drm_node[0] ? d[i].drm_node : "not reported");
     }
