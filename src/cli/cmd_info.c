@@ -1,11 +1,11 @@
 /* `tensorgl info`, `devices`, `warmup`, `tune` and `version`. */
+#include "bench_clock.h"
 #include "commands.h"
 #include "tensorgl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 int tgl_cmd_version(int argc, char **argv)
 {
@@ -111,12 +111,10 @@ int tgl_cmd_warmup(int argc, char **argv)
     }
     struct tgl_device_info i;
     tgl_device_info(b, &i);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = tgl_bench_now();
     unsigned calls = 0;
     tgl_status st = tgl_warmup(b, &calls);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double ms = 1e3 * (tgl_bench_now() - t0);
     if (st)
         fprintf(stderr, "tensorgl warmup: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
     else

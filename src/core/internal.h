@@ -194,6 +194,9 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg);
  * record another into the directory it reads). */
 tgl_status tgl__open_untraced(const tgl_options *opts, tgl_backend **out);
 
+/* The monotonic clock, in seconds (profile.c). */
+double tgl__seconds(void);
+
 /* Bounded string copy that always terminates (dst_size > 0). */
 void tgl__strlcpy(char *dst, const char *src, size_t dst_size);
 

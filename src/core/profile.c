@@ -18,7 +18,7 @@ struct tgl__profile {
     double t0;
 };
 
-static double now_seconds(void)
+double tgl__seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -43,7 +43,7 @@ void tgl__profile_call_start(tgl_backend *b)
         tgl_synchronize(b); /* earlier work must not be charged to this call */
     if (p->device_timer && !b->lost && b->vt->timer_begin(b) != TGL_OK)
         p->device_timer = 0; /* the driver refused: wall time from here on */
-    p->t0 = now_seconds();
+    p->t0 = tgl__seconds();
 }
 
 void tgl__profile_call_end(tgl_backend *b, const tgl__call *c, tgl_status st)
@@ -57,7 +57,7 @@ void tgl__profile_call_end(tgl_backend *b, const tgl__call *c, tgl_status st)
     }
     if (!b->lost)
         tgl_synchronize(b);
-    double wall = now_seconds() - p->t0;
+    double wall = tgl__seconds() - p->t0;
     /* A timer that reads under a microsecond for a call that took milliseconds does not time
      * compute work (llvmpipe's reads ~0 ns for a 40 ms GEMM): wall time from here on. (A GPU's
      * reads microseconds for any dispatch; a first call's kernel compile is wall time only.) */

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_TUNE_FILE 4096
@@ -90,13 +89,6 @@ void tgl_gl_tune_load(tgl_backend *b, tgl_gl_limits *l)
         tgl__log(b, TGL__LOG_DEBUG, "GEMM shapes from %s", path);
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 typedef struct tune_run {
     tgl_backend *b;
     size_t n;
@@ -135,12 +127,12 @@ static tgl_status time_product(const tune_run *r, int calls, double *out)
         return st;
     double best = 1e30;
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now();
+        double t0 = tgl__seconds();
         for (int i = 0; i < calls && !st; i++)
             st = product(r);
         if (st || (st = tgl_synchronize(r->b)))
             return st;
-        double t = (now() - t0) / calls;
+        double t = (tgl__seconds() - t0) / calls;
         best = t < best ? t : best;
     }
     *out = best;
