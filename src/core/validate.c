@@ -1,14 +1,5 @@
 #include "validate.h"
 
-tgl_status tgl__enter(tgl_backend *b)
-{
-    if (!b)
-        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "b: NULL backend");
-    if (b->lost)
-        return tgl__fail(b, TGL_ERR_DEVICE_LOST, "the device was lost earlier; close this backend");
-    return b->vt->activate ? tgl__leave(b, b->vt->activate(b)) : TGL_OK;
-}
-
 tgl_status tgl__enter_host(tgl_backend *b)
 {
     if (!b)
@@ -16,6 +7,14 @@ tgl_status tgl__enter_host(tgl_backend *b)
     if (b->lost)
         return tgl__fail(b, TGL_ERR_DEVICE_LOST, "the device was lost earlier; close this backend");
     return TGL_OK;
+}
+
+tgl_status tgl__enter(tgl_backend *b)
+{
+    tgl_status st = tgl__enter_host(b);
+    if (st || !b->vt->activate)
+        return st;
+    return tgl__leave(b, b->vt->activate(b));
 }
 
 tgl_status tgl__leave(tgl_backend *b, tgl_status st)

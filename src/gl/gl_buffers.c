@@ -1,7 +1,7 @@
 /* Transfers between host and device and within the device (allocation is gl_pool.c).
  * Downloads, and uploads of 1 MiB or more, map the buffer (glMapBufferRange), which both
- * desktop GL and ES have. Offsets in
- * views are relative to the allocation; its base in the GL buffer is added here. */
+ * desktop GL and ES have. Offsets in views are relative to the allocation; its base in the GL
+ * buffer is added here. */
 #include "gl_internal.h"
 
 #include <string.h>

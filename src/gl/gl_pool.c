@@ -32,7 +32,8 @@ static uint64_t cache_cap(const tgl_gl *gl)
 /* Creates one GL buffer object. */
 static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
 {
-    /* tgl_alloc does not activate the context (a pooled chunk needs no GL call): do it here. */
+    /* tgl_alloc does not activate the context (a pooled chunk needs no GL call): a new buffer
+     * object does. */
     tgl_status st = tgl_egl_make_current(b, &tgl_gl_of(b)->egl);
     if (st)
         return st;
