@@ -21,13 +21,14 @@
 #define MAX_TUNE_FILE 4096
 
 /* Candidates: shared-memory tiles for GPUs (BM, BN, BK, TM, TN, and whether NVIDIA's compiler is
- * asked to unroll every loop), register blocks for llvmpipe
+ * asked to unroll every loop; only shapes whose slabs split evenly over the invocations, which
+ * gemm_tiled.comp needs), register blocks for llvmpipe
  * (WX, WY, TM, TN). Those a device cannot hold are skipped. */
 static const char *const tiled_candidates[] = {
-    "tiled:64,64,16,4,4",  "tiled:64,64,8,4,4",   "tiled:64,128,16,4,8", "tiled:64,128,8,4,8",
-    "tiled:128,64,16,8,4", "tiled:128,64,8,8,4",  "tiled:128,128,8,8,8", "tiled:128,128,16,8,8",
-    "tiled:64,256,8,4,8",  "tiled:32,128,16,4,4", "tiled:128,128,8,8,8,unroll", "tiled:128,128,16,8,8,unroll",
-    "tiled:64,128,16,4,8,unroll", "tiled:64,64,16,4,4,unroll",
+    "tiled:64,64,16,4,4",         "tiled:64,128,16,4,8",         "tiled:128,64,16,8,4",
+    "tiled:128,128,8,8,8",        "tiled:128,128,16,8,8",        "tiled:64,64,16,4,4,unroll",
+    "tiled:64,128,16,4,8,unroll", "tiled:128,64,16,8,4,unroll",  "tiled:128,128,8,8,8,unroll",
+    "tiled:128,128,16,8,8,unroll",
 };
 static const char *const reg_candidates[] = {
     "reg:16,4,8,8", "reg:8,8,8,8", "reg:8,4,8,8", "reg:32,2,8,8", "reg:64,1,8,8",
