@@ -397,6 +397,8 @@ static int bench_alloc(const engine_args *a, int gl)
 static int parse(int argc, char **argv, engine_args *a)
 {
     for (int i = 2; i < argc; i++) {
+        if (!argv[i])
+            return 0;
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         long n = v ? strtol(v, &end, 10) : 0;

@@ -161,7 +161,7 @@ static tgl_status tune_one(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, 
     size_t count = current.tiled ? sizeof tiled_candidates / sizeof *tiled_candidates
                                  : sizeof reg_candidates / sizeof *reg_candidates;
     double flops = 2.0 * (double)r->n * (double)r->n * (double)r->n;
-    double base_t;
+    double base_t = 0;
     tgl_status st = time_product(r, 2, &base_t); /* sizes the runs: ~50 ms each */
     int calls = base_t > 0 ? (int)(0.05 / base_t) : 4;
     calls = calls < 1 ? 1 : calls > 200 ? 200 : calls;
