@@ -338,31 +338,23 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
 void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     static const char *const tex_defines[2] = {"", "#define TGL_TEX\n"};
+    static const char *const carry_defines[2] = {"", "#define REDUCE_CARRY\n"}; /* long lines, in pieces */
     char d[96];
     for (int tex = 0; tex < 2; tex++) {
-        for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++) {
-            snprintf(d, sizeof d, "%s%s", op_defines[op], tex_defines[tex]);
-            fn(ctx, "reduce/reduce", d);
-            snprintf(d, sizeof d, "%s%s#define TGL_VEC4\n", op_defines[op], tex_defines[tex]);
-            fn(ctx, "reduce/reduce", d);
-            snprintf(d, sizeof d, "%s#define REDUCE_CARRY\n%s#define TGL_VEC4\n", op_defines[op], tex_defines[tex]);
-            fn(ctx, "reduce/reduce", d);
-        }
-        snprintf(d, sizeof d, "#define ARG_MAX\n%s", tex_defines[tex]);
-        fn(ctx, "reduce/arg_reduce", d);
-        snprintf(d, sizeof d, "#define ARG_MIN\n%s", tex_defines[tex]);
-        fn(ctx, "reduce/arg_reduce", d);
-        /* the carry variants of long lines, and the strided-line kernel */
-        for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++) {
-            snprintf(d, sizeof d, "%s#define REDUCE_CARRY\n%s", op_defines[op], tex_defines[tex]);
-            fn(ctx, "reduce/reduce", d);
-            fn(ctx, "reduce/reduce_cols", d);
-            snprintf(d, sizeof d, "%s%s", op_defines[op], tex_defines[tex]);
-            fn(ctx, "reduce/reduce_cols", d);
-        }
-        snprintf(d, sizeof d, "#define ARG_MAX\n#define ARG_CARRY\n%s", tex_defines[tex]);
-        fn(ctx, "reduce/arg_reduce", d);
-        snprintf(d, sizeof d, "#define ARG_MIN\n#define ARG_CARRY\n%s", tex_defines[tex]);
-        fn(ctx, "reduce/arg_reduce", d);
+        for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++)
+            for (int carry = 0; carry < 2; carry++) {
+                snprintf(d, sizeof d, "%s%s%s", op_defines[op], carry_defines[carry], tex_defines[tex]);
+                fn(ctx, "reduce/reduce", d);
+                fn(ctx, "reduce/reduce_cols", d); /* strided lines */
+                snprintf(d, sizeof d, "%s%s%s#define TGL_VEC4\n", op_defines[op], carry_defines[carry],
+                         tex_defines[tex]);
+                fn(ctx, "reduce/reduce", d); /* contiguous rows of whole vec4s (llvmpipe) */
+            }
+        for (int max = 0; max < 2; max++)
+            for (int carry = 0; carry < 2; carry++) {
+                snprintf(d, sizeof d, "#define %s\n%s%s", max ? "ARG_MAX" : "ARG_MIN",
+                         carry ? "#define ARG_CARRY\n" : "", tex_defines[tex]);
+                fn(ctx, "reduce/arg_reduce", d);
+            }
     }
 }
