@@ -5,6 +5,7 @@
 #   make demo            install missing packages, build and run the demo
 #   make bench           install missing packages (OpenBLAS too), run `tensorgl bench` (build/bench.json)
 #   make install PREFIX=/usr/local DESTDIR=    (make uninstall removes exactly what it installed)
+#   make spirv           build/tensorgl-spirv: every kernel variant as a SPIR-V module (TGL_SHADER=spirv)
 #   make check-install   stage an install, build docs/examples/ against it with pkg-config, run them
 #   make deps            install the missing Debian packages only
 #   make analyze | check-valgrind | fuzz | soak | check-huge   reliability tools (docs/reliability.md)
@@ -22,7 +23,7 @@ VERSION := $(MAJOR).$(call VERSION_OF,MINOR).$(call VERSION_OF,PATCH)
 SONAME  := libtensorgl.so.$(MAJOR)
 
 DEPS := libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri \
-        libcmocka-dev glslang-tools pkgconf
+        libcmocka-dev glslang-tools spirv-tools pkgconf
 # What `make bench` adds: OpenBLAS, the CPU's own limit, as the GEMM family's reference.
 BENCH_DEPS := libopenblas0
 
@@ -54,7 +55,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo bench tests install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak
+.PHONY: all deps check demo bench tests spirv install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -97,6 +98,13 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) $(BUILD)/libtensorgl.a tests/common/t
 
 tests: $(TEST_BIN)
 
+# The SPIR-V modules of TGL_SHADER=spirv (src/gl/gl_spirv.c), one per kernel variant; rebuilt
+# when the kernels or the library (which lists the variants) change.
+SPIRV_DIR := $(BUILD)/tensorgl-spirv
+spirv: $(SPIRV_DIR)/tensorgl-spirv.txt
+$(SPIRV_DIR)/tensorgl-spirv.txt: $(BUILD)/tensorgl scripts/build-spirv.sh
+	scripts/build-spirv.sh $(BUILD)
+
 # The demo links the shared library, as a user's program would.
 $(BUILD)/demo: examples/demo.c $(BUILD)/libtensorgl.so
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -ltensorgl -lm
@@ -109,7 +117,7 @@ check: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppre
 check: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 endif
 check: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory all tests spirv
 	scripts/validate-kernels.sh $(BUILD)
 	scripts/api-reference.sh --check
 	scripts/run-tests.sh $(BUILD) $(TEST_BIN)
@@ -188,7 +196,7 @@ check-valgrind: deps
 	    grep -E '^\[  (PASSED|FAILED|SKIPPED)' $(BUILD)/valgrind-$${t##*/}.log; done
 
 # tensorgl.pc is written at install time, so it always names this install's PREFIX/LIBDIR.
-install: all
+install: all spirv
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/tensorgl.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(BUILD)/libtensorgl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
@@ -203,12 +211,16 @@ install: all
 	install -m 755 $(BUILD)/tensorgl $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 644 docs/tensorgl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(LIBDIR)/tensorgl-spirv
+	cp $(SPIRV_DIR)/*.spv $(SPIRV_DIR)/tensorgl-spirv.txt $(DESTDIR)$(LIBDIR)/tensorgl-spirv/
+	chmod 644 $(DESTDIR)$(LIBDIR)/tensorgl-spirv/*
 
 # Exactly the files install wrote (directories stay: they may hold other packages' files).
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/tensorgl.h $(DESTDIR)$(LIBDIR)/libtensorgl.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libtensorgl.so $(DESTDIR)$(LIBDIR)/libtensorgl.a \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/tensorgl.pc $(DESTDIR)$(BINDIR)/tensorgl $(DESTDIR)$(MANDIR)/man1/tensorgl.1
+	rm -rf $(DESTDIR)$(LIBDIR)/tensorgl-spirv
 
 check-install: deps
 	scripts/check-install.sh

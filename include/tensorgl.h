@@ -86,7 +86,10 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  * programs are kept between runs; default $XDG_CACHE_HOME/tensorgl or ~/.cache/tensorgl; empty
  * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the live allocations: tgl_alloc past it
  * fails with TGL_ERR_OUT_OF_MEMORY), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
- * (tgl_profile_start, and the table on stderr at tgl_close). */
+ * (tgl_profile_start, and the table on stderr at tgl_close), TGL_SHADER=glsl|spirv (GL kernels
+ * from GLSL source, the default, or from the SPIR-V modules `make spirv` builds, through
+ * GL_ARB_gl_spirv: desktop GL only), TGL_SPIRV_DIR=dir (where those modules are; default
+ * tensorgl-spirv beside the shared library, where `make install` puts them). */
 typedef struct tgl_options {
     tgl_backend_kind kind;
     int device;
@@ -101,7 +104,10 @@ typedef struct tgl_options {
  * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bad kind, flags or environment value),
  *   TGL_ERR_NO_DEVICE (explicit GL request that failed; the message names the step: no EGL,
  *   no display, no GL >= 4.3 core / ES 3.1 context, no compute shaders),
- *   TGL_ERR_OUT_OF_MEMORY, TGL_ERR_IO (TGL_LOG cannot be opened). tgl_last_error(NULL) gives
+ *   TGL_ERR_OUT_OF_MEMORY, TGL_ERR_IO (TGL_LOG cannot be opened; TGL_SHADER=spirv without
+ *   modules in the directory), TGL_ERR_UNSUPPORTED (TGL_SHADER=spirv on OpenGL ES or a driver
+ *   without GL_ARB_gl_spirv). These two TGL_SHADER=spirv failures fail TGL_BACKEND_AUTO as well:
+ *   SPIR-V was asked for, and falling back to the CPU would hide the broken setup. tgl_last_error(NULL) gives
  *   the detail of the calling thread's last failed tgl_open.
  * Thread safety: any thread; the backend then belongs to one thread at a time.
  * Example: tgl_options o = {.kind = TGL_BACKEND_CPU}; tgl_backend *b;
@@ -150,6 +156,9 @@ struct tgl_device_info {
                                           (GL_NVX_gpu_memory_info, GL_ATI_meminfo), or physical
                                           memory for the CPU backend; 0 = unknown */
     uint32_t reduce_workgroup_size;    /* ... of kernels that reduce within a workgroup */
+    char shaders[16];                  /* what GL kernels are built from: "GLSL", or "SPIR-V"
+                                          (TGL_SHADER=spirv; tgl_map's kernels stay GLSL);
+                                          "" on CPU */
 };
 
 /* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL).

@@ -2,7 +2,8 @@
 # Stages `make install` into a temporary DESTDIR, builds every docs/examples/*.c out of the tree
 # against the staged copy with `pkg-config --cflags --libs tensorgl` only (shared, then static
 # with --static), runs each, checks the installed pieces (SONAME, symlinks, man page), then
-# checks that `make uninstall` removes every file install wrote.
+# runs the shared form again with TGL_SHADER=spirv (which must find the modules installed beside
+# the library), and checks that `make uninstall` removes every file install wrote.
 # Usage: scripts/check-install.sh   (from the repository root; the packages of `make deps`)
 set -euo pipefail
 stage=$(mktemp -d)
@@ -13,7 +14,10 @@ make --no-print-directory install DESTDIR="$stage" PREFIX="$prefix" >/dev/null
 lib="$stage$prefix/lib"
 
 echo "installed:"
-(cd "$stage" && find . \( -type f -o -type l \) | sort | sed 's/^\./  /')
+(cd "$stage" && find . \( -type f -o -type l \) -not -name '*.spv' | sort | sed 's/^\./  /')
+modules=$(find "$lib/tensorgl-spirv" -name '*.spv' | wc -l)
+echo "  ... and $modules SPIR-V modules in .$prefix/lib/tensorgl-spirv"
+[ "$modules" -gt 100 ] || { echo "check-install: too few SPIR-V modules ($modules)" >&2; exit 1; }
 soname=$(objdump -p "$lib/libtensorgl.so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libtensorgl.so.0" ] || { echo "check-install: SONAME is '$soname'" >&2; exit 1; }
 [ "$(readlink "$lib/libtensorgl.so")" = "$soname" ] || { echo "check-install: bad dev symlink" >&2; exit 1; }
@@ -36,6 +40,8 @@ for src in *.c; do
         "$lib/libtensorgl.a" $(pkg-config --static --libs-only-l tensorgl | sed 's/-ltensorgl//')
     echo "== docs/examples/$src (shared, installed copy)"
     LD_LIBRARY_PATH="$lib" "./$name"
+    echo "== docs/examples/$src (shared, kernels from the installed SPIR-V modules: TGL_SHADER=spirv)"
+    TGL_BACKEND=gl TGL_SHADER=spirv LD_LIBRARY_PATH="$lib" "./$name" >/dev/null
     echo "== docs/examples/$src (static)"
     "./$name-static" >/dev/null
     loaded=$(LD_LIBRARY_PATH="$lib" ldd "./$name")

@@ -94,6 +94,8 @@ int main(void)
     setenv("MESA_GL_VERSION_OVERRIDE", "4.2", 1);
     setenv("MESA_GLSL_VERSION_OVERRIDE", "420", 1);
     unsetenv("TGL_API"); /* the ladder's own choice is under test (CI also runs the suite with gles) */
+    /* The ladder lands on ES, which takes no SPIR-V (CI also runs the suite with TGL_SHADER=spirv). */
+    setenv("TGL_SHADER", "glsl", 1);
     tgl_set_log_callback(capture, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_auto_falls_back_to_es),

@@ -7,6 +7,7 @@
 // weighted values. The unnormalized output, m and l go to `part`; attention/decode_combine
 // merges a row's chunks. A chunk the row sees no key of records m = -inf, l = 0.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 128
 #endif
@@ -18,7 +19,7 @@
 #include "common/group.glsl"
 #include "common/attention_io.glsl"
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; }; // per (row, chunk): DP/4 + 1 vec4s
 layout(location = 10) uniform uint u_chunks;
 
@@ -41,7 +42,7 @@ void main()
     for (uint jj = tid; jj < n; jj += uint(TGL_WG_SIZE)) {
         uint k_row = k_rows + (j0 + jj) * u_d;
         vec4 acc = vec4(0.0);
-        for (uint c4 = 0u; c4 < uint(DP / 4); c4++)
+        TGL_UNROLL for (uint c4 = 0u; c4 < uint(DP / 4); c4++)
             acc += s_q[c4] * k_load4(k_row, c4 * 4u);
         float s = (acc.x + acc.y) + (acc.z + acc.w);
         s_p[jj] = s;

@@ -12,7 +12,7 @@
 #include "common/math.glsl"
 #include "common/index.glsl"
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 3) writeonly buffer O { float o_mem[]; };
 layout(std430, binding = 4) readonly buffer Part { vec4 part[]; };
 layout(location = 0) uniform uint u_rows;

@@ -8,6 +8,7 @@
 // are rescaled once and the block's values added. The loop stops at the last key the
 // workgroup's last row sees, so a causal mask skips the blocks above the diagonal.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TPR
 #define TPR 1
 #define DT 64
@@ -39,7 +40,7 @@ void main()
     uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // causal: the most any row sees
 
     vec4 q[DV], o[DV];
-    for (uint c = 0u; c < uint(DV); c++) {
+    TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) {
         q[c] = q_load4(q_row, (t * uint(DV) + c) * 4u) * u_scale;
         o[c] = vec4(0.0);
     }
@@ -56,37 +57,37 @@ void main()
         barrier();
 
         float s[BKV];
-        for (uint jj = 0u; jj < uint(BKV); jj++) {
+        TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++) {
             vec4 acc = vec4(0.0);
-            for (uint c = 0u; c < uint(DV); c++)
+            TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
                 acc += q[c] * s_k[jj][t * uint(DV) + c];
             s[jj] = (acc.x + acc.y) + (acc.z + acc.w);
         }
 #if TPR > 1
-        for (uint jj = 0u; jj < uint(BKV); jj++)
+        TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++)
             s_part[tid][jj] = s[jj];
         memoryBarrierShared();
         barrier();
-        for (uint jj = 0u; jj < uint(BKV); jj++) {
+        TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++) {
             float tot = 0.0;
-            for (uint u = 0u; u < uint(TPR); u++)
+            TGL_UNROLL for (uint u = 0u; u < uint(TPR); u++)
                 tot += s_part[r * uint(TPR) + u][jj];
             s[jj] = tot;
         }
 #endif
         float m_new = m;
-        for (uint jj = 0u; jj < uint(BKV); jj++)
+        TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++)
             if (j0 + jj < keys)
                 m_new = max(m_new, s[jj]);
         if (m_new != -tgl_inf()) { // else this row sees none of these keys
             float corr = m == -tgl_inf() ? 0.0 : exp(m - m_new);
             l *= corr;
-            for (uint c = 0u; c < uint(DV); c++)
+            TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
                 o[c] *= corr;
-            for (uint jj = 0u; jj < uint(BKV); jj++) {
+            TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++) {
                 float p = j0 + jj < keys ? exp(s[jj] - m_new) : 0.0;
                 l += p;
-                for (uint c = 0u; c < uint(DV); c++)
+                TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
                     o[c] += p * s_v[jj][t * uint(DV) + c];
             }
             m = m_new;
@@ -97,6 +98,6 @@ void main()
         return;
     uint o_row = u_o_off + (bh * u_seq_q + i) * u_d;
     float inv = l > 0.0 ? 1.0 / l : 0.0; // a row that sees no key is zeros
-    for (uint c = 0u; c < uint(DV); c++)
+    TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
         o_store4(o_row, (t * uint(DV) + c) * 4u, o[c] * inv);
 }

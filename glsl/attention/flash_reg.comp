@@ -7,6 +7,7 @@
 // fetch serves RQ rows and every q fetch BKV keys, like the register-blocked GEMM. The output
 // accumulator (RQ x DP floats) lives in registers. Workgroups are 1-D over (block, row group).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -21,7 +22,7 @@
 #include "common/math.glsl"
 #include "common/index.glsl"
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(location = 10) uniform uint u_blocks; // (batch, head) blocks in this dispatch
 
 void main()
@@ -35,56 +36,56 @@ void main()
     uint row[RQ], keys[RQ];
     float m[RQ], l[RQ];
     vec4 o[RQ][D4];
-    for (uint r = 0u; r < uint(RQ); r++) {
+    TGL_UNROLL for (uint r = 0u; r < uint(RQ); r++) {
         row[r] = min(i0 + r, u_seq_q - 1u); // rows past the end repeat the last one, unstored
         keys[r] = attention_keys(row[r]);
         m[r] = -tgl_inf();
         l[r] = 0.0;
-        for (uint c = 0u; c < uint(D4); c++)
+        TGL_UNROLL for (uint c = 0u; c < uint(D4); c++)
             o[r][c] = vec4(0.0);
     }
     uint all_keys = keys[RQ - 1];
 
     for (uint j0 = 0u; j0 < all_keys; j0 += uint(BKV)) {
         uint kr[BKV];
-        for (uint k = 0u; k < uint(BKV); k++)
+        TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++)
             kr[k] = min(j0 + k, u_seq_kv - 1u) * u_d; // keys past the end: fetched, weighted 0
         vec4 acc[RQ][BKV];
-        for (uint r = 0u; r < uint(RQ); r++)
-            for (uint k = 0u; k < uint(BKV); k++)
+        TGL_UNROLL for (uint r = 0u; r < uint(RQ); r++)
+            TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++)
                 acc[r][k] = vec4(0.0);
-        for (uint c = 0u; c < uint(D4); c++) {
+        TGL_UNROLL for (uint c = 0u; c < uint(D4); c++) {
             vec4 kv[BKV];
-            for (uint k = 0u; k < uint(BKV); k++)
+            TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++)
                 kv[k] = k_load4(k_rows + kr[k], c * 4u);
-            for (uint r = 0u; r < uint(RQ); r++) {
+            TGL_UNROLL for (uint r = 0u; r < uint(RQ); r++) {
                 vec4 qv = q_load4(q_rows + row[r] * u_d, c * 4u);
-                for (uint k = 0u; k < uint(BKV); k++)
+                TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++)
                     acc[r][k] += qv * kv[k];
             }
         }
         float p[RQ][BKV];
-        for (uint r = 0u; r < uint(RQ); r++) {
+        TGL_UNROLL for (uint r = 0u; r < uint(RQ); r++) {
             float s[BKV], m_new = m[r];
-            for (uint k = 0u; k < uint(BKV); k++) {
+            TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++) {
                 s[k] = u_scale * ((acc[r][k].x + acc[r][k].y) + (acc[r][k].z + acc[r][k].w));
                 if (j0 + k < keys[r])
                     m_new = max(m_new, s[k]);
             }
             float corr = m[r] == -tgl_inf() || m_new == -tgl_inf() ? 0.0 : exp(m[r] - m_new);
             l[r] *= corr;
-            for (uint c = 0u; c < uint(D4); c++)
+            TGL_UNROLL for (uint c = 0u; c < uint(D4); c++)
                 o[r][c] *= corr;
-            for (uint k = 0u; k < uint(BKV); k++) {
+            TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++) {
                 p[r][k] = j0 + k < keys[r] ? exp(s[k] - m_new) : 0.0;
                 l[r] += p[r][k];
             }
             m[r] = m_new;
         }
-        for (uint c = 0u; c < uint(D4); c++)
-            for (uint k = 0u; k < uint(BKV); k++) {
+        TGL_UNROLL for (uint c = 0u; c < uint(D4); c++)
+            TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++) {
                 vec4 vv = v_load4(v_rows + kr[k], c * 4u);
-                for (uint r = 0u; r < uint(RQ); r++)
+                TGL_UNROLL for (uint r = 0u; r < uint(RQ); r++)
                     o[r][c] += p[r][k] * vv;
             }
     }
@@ -92,7 +93,7 @@ void main()
     for (uint r = 0u; r < uint(RQ) && i0 + r < u_seq_q; r++) {
         float inv_l = l[r] > 0.0 ? 1.0 / l[r] : 0.0; // a row that sees no key is zeros
         uint at = u_o_off + (bh * u_seq_q + i0 + r) * u_d;
-        for (uint c = 0u; c < uint(D4); c++)
+        TGL_UNROLL for (uint c = 0u; c < uint(D4); c++)
             o_store4(at, c * 4u, o[r][c] * inv_l);
     }
 }

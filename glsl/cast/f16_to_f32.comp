@@ -9,7 +9,7 @@
 #include "common/index.glsl"
 #include "common/half.glsl"
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 0) readonly buffer Src { uint h[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uint y[]; };
 layout(location = 0) uniform uint u_n;

@@ -4,13 +4,14 @@
 // written back, so the neighbouring half outside the range keeps its value (no other
 // invocation touches that word). Data moves as uint bits so NaN payloads survive.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
 #include "common/index.glsl"
 #include "common/half.glsl"
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 0) readonly buffer Src { uint x[]; };
 layout(std430, binding = 1) buffer Dst { uint h[]; };
 layout(location = 0) uniform uint u_n;      // elements
@@ -24,7 +25,7 @@ void main()
     if (w >= words)
         return;
     uint word = 0u, keep = 0xFFFFFFFFu;
-    for (uint c = 0u; c < 2u; c++) {
+    TGL_UNROLL for (uint c = 0u; c < 2u; c++) {
         uint slot = 2u * w + c; // half index within the window
         if (slot < u_h_off || slot >= u_h_off + u_n)
             continue;

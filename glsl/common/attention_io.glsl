@@ -1,3 +1,4 @@
+#include "common/unroll.glsl"
 // Operands and uniforms of the attention kernels (attention/*.comp). Bindings: 0 q, 1 k,
 // 2 v (read), 3 o (written), as [rows, u_d] with a (batch, head) block of u_seq_q query rows
 // and of u_kv_cap key/value rows (the first u_seq_kv used). With VEC4, u_d and every window
@@ -9,9 +10,9 @@
 #ifdef TEX
 // q, k and v through buffer textures over the same ranges (texture units 0-2; RGBA32F with
 // VEC4, else R32F): llvmpipe gathers texels, while each SSBO load loops over its SIMD lanes.
-layout(binding = 0) uniform highp samplerBuffer q_tex;
-layout(binding = 1) uniform highp samplerBuffer k_tex;
-layout(binding = 2) uniform highp samplerBuffer v_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer q_tex;
+layout(location = 61, binding = 1) uniform highp samplerBuffer k_tex;
+layout(location = 62, binding = 2) uniform highp samplerBuffer v_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
 layout(std430, binding = 1) readonly buffer K { vec4 k_mem[]; };
@@ -58,7 +59,7 @@ uint attention_keys(uint i)
     vec4 NAME(uint row, uint dim)                                                  \
     {                                                                              \
         vec4 r = vec4(0.0);                                                        \
-        for (uint c = 0u; c < 4u; c++)                                             \
+        TGL_UNROLL for (uint c = 0u; c < 4u; c++)                                             \
             if (dim + c < u_d)                                                     \
                 r[c] = READ(row + dim + c);                                        \
         return r;                                                                  \
@@ -88,7 +89,7 @@ void o_store4(uint row, uint dim, vec4 x)
     if (dim < u_d)
         o_mem[(row + dim) >> 2u] = x;
 #else
-    for (uint c = 0u; c < 4u; c++)
+    TGL_UNROLL for (uint c = 0u; c < 4u; c++)
         if (dim + c < u_d)
             o_mem[row + dim + c] = x[c];
 #endif

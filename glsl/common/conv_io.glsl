@@ -10,8 +10,8 @@
 #extension GL_EXT_texture_buffer : require
 #endif
 #ifdef TEX
-layout(binding = 0) uniform highp samplerBuffer in_tex;
-layout(binding = 1) uniform highp samplerBuffer f_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer in_tex;
+layout(location = 61, binding = 1) uniform highp samplerBuffer f_tex;
 float in_at(uint i) { return texelFetch(in_tex, int(i)).x; }
 float f_at(uint i) { return texelFetch(f_tex, int(i)).x; }
 #else

@@ -14,8 +14,8 @@
 #ifdef TEX
 // A and B through buffer textures over the same ranges (texture units 0 and 1, formats R32F or
 // RGBA32F with VEC4, R16F / RGBA16F for F16): texels come back as floats.
-layout(binding = 0) uniform highp samplerBuffer a_tex;
-layout(binding = 1) uniform highp samplerBuffer b_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
+layout(location = 61, binding = 1) uniform highp samplerBuffer b_tex;
 #endif
 
 #ifndef TEX

@@ -2,6 +2,10 @@
 // the same buffer ranges (texture unit = binding index; RGBA32F with TGL_VEC4, else R32F):
 // llvmpipe fetches texels with gathers, while each SSBO load is a loop over its SIMD lanes.
 // TGL_READ(t, i) is element (or vec4) i of texture t.
+// Every buffer texture in the kernels is declared at uniform location 60 + its binding, above
+// the scalar uniforms (0..39): in a program linked from SPIR-V the linker gives an opaque
+// uniform without a location any free one, which can be the location of a scalar uniform the
+// module dropped as unused, and the host's glProgramUniform for it would then hit the sampler.
 #if defined(TGL_TEX) && defined(TGL_ES)
 #extension GL_EXT_texture_buffer : require
 #endif

@@ -6,6 +6,7 @@
 // (depthwise), where a GEMM tile would be mostly empty. Workgroup (x, y) = WG_X invocations
 // along the pixels, WG_Y along the channels; z = the group.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef WG_X
 #define WG_X 64
 #define WG_Y 1
@@ -23,23 +24,23 @@ void main()
     if (m0 >= u_ocg || j0 >= u_cols)
         return;
     conv_col cols[TN];
-    for (uint c = 0u; c < uint(TN); c++)
+    TGL_UNROLL for (uint c = 0u; c < uint(TN); c++)
         cols[c] = conv_column(min(j0 + c, u_cols - 1u), group); // past the edge: never stored
     uint frow[TM];
-    for (uint r = 0u; r < uint(TM); r++)
+    TGL_UNROLL for (uint r = 0u; r < uint(TM); r++)
         frow[r] = u_f_off + (group * u_ocg + min(m0 + r, u_ocg - 1u)) * k;
 
     float acc[TM * TN];
-    for (uint e = 0u; e < uint(TM * TN); e++)
+    TGL_UNROLL for (uint e = 0u; e < uint(TM * TN); e++)
         acc[e] = 0.0;
     uvec3 t = uvec3(0u); // (input channel, ky, kx) of kk, stepped rather than divided
     for (uint kk = 0u; kk < k; kk++, t = conv_next(t)) {
         float x[TN];
-        for (uint c = 0u; c < uint(TN); c++)
+        TGL_UNROLL for (uint c = 0u; c < uint(TN); c++)
             x[c] = conv_tap(cols[c], t.x, t.y, t.z);
-        for (uint r = 0u; r < uint(TM); r++) {
+        TGL_UNROLL for (uint r = 0u; r < uint(TM); r++) {
             float f = f_at(frow[r] + kk);
-            for (uint c = 0u; c < uint(TN); c++)
+            TGL_UNROLL for (uint c = 0u; c < uint(TN); c++)
                 acc[r * uint(TN) + c] += f * x[c];
         }
     }

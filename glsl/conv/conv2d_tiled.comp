@@ -7,6 +7,7 @@
 // invocation stages one fixed im2col column (its receptive field decoded once) and B_FETCH
 // consecutive rows of it per slab, stepping (channel, ky, kx) instead of dividing per element.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef BM
 #define BM 64
 #define BN 64
@@ -33,7 +34,7 @@ float r_a[A_FETCH], r_b[B_FETCH];
 
 void fetch(uint group, uint i_tile, uint k0, uint k, uint tid, conv_col col, bool col_ok)
 {
-    for (uint l = 0u; l < uint(A_FETCH); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH); l++) {
         uint e = tid + l * uint(THREADS), i = e / uint(BK), q = e % uint(BK);
         uint gi = i_tile + i, kk = k0 + q;
         r_a[l] = gi < u_ocg && kk < k ? f_at(u_f_off + ((group * u_ocg + gi) * k + kk)) : 0.0;
@@ -48,12 +49,12 @@ void fetch(uint group, uint i_tile, uint k0, uint k, uint tid, conv_col col, boo
 
 void stage(uint tid)
 {
-    for (uint l = 0u; l < uint(A_FETCH); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH); l++) {
         uint e = tid + l * uint(THREADS), i = e / uint(BK), q = e % uint(BK);
         s_a[q][i >> 2u][i & 3u] = r_a[l];
     }
     uint j = tid % uint(BN), q0 = tid / uint(BN) * uint(B_FETCH);
-    for (uint l = 0u; l < uint(B_FETCH); l++)
+    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++)
         s_b[q0 + l][j >> 2u][j & 3u] = r_b[l];
 }
 
@@ -67,7 +68,7 @@ void main()
     conv_col col = conv_column(col_ok ? my_col : 0u, group);
 
     mat4 acc[RM * RN];
-    for (uint s = 0u; s < uint(RM * RN); s++)
+    TGL_UNROLL for (uint s = 0u; s < uint(RM * RN); s++)
         acc[s] = mat4(0.0);
 
     fetch(group, i_tile, 0u, k, tid, col, col_ok);
@@ -77,26 +78,26 @@ void main()
         barrier();
         if (k0 + uint(BK) < k)
             fetch(group, i_tile, k0 + uint(BK), k, tid, col, col_ok);
-        for (uint q = 0u; q < uint(BK); q++) {
+        TGL_UNROLL for (uint q = 0u; q < uint(BK); q++) {
             vec4 av[RM], bv[RN];
-            for (uint s = 0u; s < uint(RM); s++)
+            TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
                 av[s] = s_a[q][s * uint(TY) + ty];
-            for (uint u = 0u; u < uint(RN); u++)
+            TGL_UNROLL for (uint u = 0u; u < uint(RN); u++)
                 bv[u] = s_b[q][u * uint(TX) + tx];
-            for (uint s = 0u; s < uint(RM); s++)
-                for (uint u = 0u; u < uint(RN); u++)
+            TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
+                TGL_UNROLL for (uint u = 0u; u < uint(RN); u++)
                     acc[s * uint(RN) + u] += outerProduct(bv[u], av[s]);
         }
         barrier(); // the slab is read by all before the next one overwrites it
     }
 
-    for (uint s = 0u; s < uint(RM); s++)
-        for (uint u = 0u; u < uint(RN); u++)
-            for (uint c = 0u; c < 4u; c++) {
+    TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
+        TGL_UNROLL for (uint u = 0u; u < uint(RN); u++)
+            TGL_UNROLL for (uint c = 0u; c < 4u; c++) {
                 uint j = j_tile + (u * uint(TX) + tx) * 4u + c;
                 if (j >= u_cols)
                     break;
-                for (uint r = 0u; r < 4u; r++) {
+                TGL_UNROLL for (uint r = 0u; r < 4u; r++) {
                     uint i = i_tile + (s * uint(TY) + ty) * 4u + r;
                     if (i < u_ocg)
                         conv_store(group, i, j, acc[s * uint(RN) + u][r][c]);

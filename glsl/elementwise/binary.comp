@@ -1,6 +1,7 @@
 #version 430
 // out[i] = a[i] op b[i]. One define picks the op (OP_ADD ... OP_POW); TGL_VEC4 as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -19,10 +20,10 @@
 #define ELEM float
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer a_tex;
-layout(binding = 1) uniform highp samplerBuffer b_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
+layout(location = 61, binding = 1) uniform highp samplerBuffer b_tex;
 #define A_AT(i) TGL_READ(a_tex, i)
 #define B_AT(i) TGL_READ(b_tex, i)
 #else
@@ -42,7 +43,7 @@ layout(location = 3) uniform uint u_y_off;
 void main()
 {
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
-    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+    TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
         if (i >= u_n)
             return;

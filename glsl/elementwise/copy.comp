@@ -3,6 +3,7 @@
 // payloads and non-float data survive): tgl_copy_dtod on GPUs, where this runs at memory
 // bandwidth while glCopyBufferSubData may not. TGL_VEC4 as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -17,7 +18,7 @@
 #define ELEM uint
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
 layout(std430, binding = 1) writeonly buffer Dst { ELEM y[]; };
 layout(location = 0) uniform uint u_n;      // words (uvec4s with TGL_VEC4) in this dispatch
@@ -27,7 +28,7 @@ layout(location = 2) uniform uint u_y_off;
 void main()
 {
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
-    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+    TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
         if (i >= u_n)
             return;

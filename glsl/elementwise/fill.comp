@@ -1,6 +1,7 @@
 #version 430
 // out[i] = u_value. TGL_VEC4 as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -15,7 +16,7 @@
 #define ELEM float
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 0) writeonly buffer Dst { ELEM y[]; };
 layout(location = 0) uniform uint u_n;
 layout(location = 1) uniform uint u_y_off;
@@ -26,7 +27,7 @@ layout(location = 8) uniform float u_value;
 void main()
 {
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
-    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+    TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
         if (i >= u_n)
             return;

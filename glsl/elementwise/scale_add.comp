@@ -2,6 +2,7 @@
 // y[i] = u_alpha * x[i] + u_beta * y[i]; with u_beta == 0 the old y is not read, so a NaN in it
 // cannot leak. TGL_VEC4 as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -17,9 +18,9 @@
 #define ELEM float
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
@@ -37,7 +38,7 @@ layout(location = 9) uniform float u_beta;
 void main()
 {
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
-    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+    TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
         if (i >= u_n)
             return;

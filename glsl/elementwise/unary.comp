@@ -3,6 +3,7 @@
 // invocation handle one vec4 (the host guarantees 16-byte-aligned windows and sends any tail
 // of 1..3 elements to the scalar variant).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -57,9 +58,9 @@
 #define ELEM float
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
@@ -75,7 +76,7 @@ layout(location = 2) uniform uint u_y_off;
 void main()
 {
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
-    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+    TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
         if (i >= u_n)
             return;

@@ -7,6 +7,7 @@
 // loses to this, and for thin products on GPUs. Workgroup (x, y) = (WG_X, WG_Y) blocks of
 // columns and rows, z = the product of the batch.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef WG_X
 #define WG_X 8
 #define WG_Y 8
@@ -37,7 +38,7 @@ mat4 load_a(uint base, uint i0, uint p)
                           a_at4(base + a_index(i0, p + 2u)), a_at4(base + a_index(i0, p + 3u))));
 #else
     mat4 y;
-    for (uint r = 0u; r < 4u; r++) {
+    TGL_UNROLL for (uint r = 0u; r < 4u; r++) {
         uint i = min(i0 + r, last);
         y[r] = vec4(a_at(base + a_index(i, p)), a_at(base + a_index(i, p + 1u)),
                     a_at(base + a_index(i, p + 2u)), a_at(base + a_index(i, p + 3u)));
@@ -62,7 +63,7 @@ mat4 load_b(uint base, uint p, uint j0)
     mat4 x;
     uint j1 = min(j0 + 1u, last), j2 = min(j0 + 2u, last), j3 = min(j0 + 3u, last);
     j0 = min(j0, last);
-    for (uint q = 0u; q < 4u; q++)
+    TGL_UNROLL for (uint q = 0u; q < 4u; q++)
         x[q] = vec4(b_at(base + b_index(p + q, j0)), b_at(base + b_index(p + q, j1)),
                     b_at(base + b_index(p + q, j2)), b_at(base + b_index(p + q, j3)));
     return x;
@@ -80,27 +81,27 @@ void main()
 
     // acc[s * RN + u][r] = row i0 + 4s + r, columns j0 + 4u ..; (X * Y)[r][c] = sum_q B(q, c) A(r, q).
     mat4 acc[RM * RN];
-    for (uint s = 0u; s < uint(RM * RN); s++)
+    TGL_UNROLL for (uint s = 0u; s < uint(RM * RN); s++)
         acc[s] = mat4(0.0);
     uint k4 = u_k & ~3u;
     for (uint p = 0u; p < k4; p += 4u) {
         mat4 x[RN], y[RM];
-        for (uint u = 0u; u < uint(RN); u++)
+        TGL_UNROLL for (uint u = 0u; u < uint(RN); u++)
             x[u] = load_b(b_base, p, j0 + 4u * u);
-        for (uint s = 0u; s < uint(RM); s++)
+        TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
             y[s] = load_a(a_base, i0 + 4u * s, p);
-        for (uint s = 0u; s < uint(RM); s++)
-            for (uint u = 0u; u < uint(RN); u++)
+        TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
+            TGL_UNROLL for (uint u = 0u; u < uint(RN); u++)
                 acc[s * uint(RN) + u] += x[u] * y[s];
     }
     uint last_i = u_m - 1u, last_j = u_n - 1u;
     for (uint p = k4; p < u_k; p++) {
-        for (uint s = 0u; s < uint(RM); s++) {
+        TGL_UNROLL for (uint s = 0u; s < uint(RM); s++) {
             uint i = i0 + 4u * s;
             vec4 a_col = vec4(a_at(a_base + a_index(min(i, last_i), p)), a_at(a_base + a_index(min(i + 1u, last_i), p)),
                               a_at(a_base + a_index(min(i + 2u, last_i), p)),
                               a_at(a_base + a_index(min(i + 3u, last_i), p)));
-            for (uint u = 0u; u < uint(RN); u++) {
+            TGL_UNROLL for (uint u = 0u; u < uint(RN); u++) {
                 uint j = j0 + 4u * u;
                 vec4 b_row = vec4(b_at(b_base + b_index(p, min(j, last_j))), b_at(b_base + b_index(p, min(j + 1u, last_j))),
                                   b_at(b_base + b_index(p, min(j + 2u, last_j))),
@@ -109,10 +110,10 @@ void main()
             }
         }
     }
-    for (uint s = 0u; s < uint(RM); s++)
-        for (uint u = 0u; u < uint(RN); u++) {
+    TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
+        TGL_UNROLL for (uint u = 0u; u < uint(RN); u++) {
             uint j = j0 + 4u * u;
-            for (uint r = 0u; r < 4u; r++) {
+            TGL_UNROLL for (uint r = 0u; r < 4u; r++) {
                 uint i = i0 + 4u * s + r;
                 if (i < u_m && j < u_n)
                     c_store(c_base + i * u_ldc + j, acc[s * uint(RN) + u][r], min(4u, u_n - j));

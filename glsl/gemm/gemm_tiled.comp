@@ -6,6 +6,7 @@
 // read neighbouring vec4s. Workgroup (x, y) = tile of columns and rows, z = the product of the
 // batch. Out-of-range elements of edge tiles load as 0 and are never stored.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef BM
 #define BM 64
 #define BN 64
@@ -53,17 +54,17 @@ float r_b[B_FETCH];
 void fetch_a(uint base, uint i_tile, uint k0, uint tid)
 {
 #if defined(A_VEC4) && !defined(TRANS_A)
-    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), i = e / uint(BK / 4), gi = i_tile + i, gp = k0 + (e % uint(BK / 4)) * 4u;
         r_a[l] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
     }
 #elif defined(A_VEC4)
-    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), gi = i_tile + (e % uint(BM / 4)) * 4u, gp = k0 + e / uint(BM / 4);
         r_a[l] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
     }
 #else
-    for (uint l = 0u; l < uint(A_FETCH); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH); l++) {
         uint e = tid + l * uint(THREADS);
 #ifdef TRANS_A
         uint q = e / uint(BM), i = e % uint(BM);
@@ -79,18 +80,18 @@ void fetch_a(uint base, uint i_tile, uint k0, uint tid)
 void store_a(uint tid)
 {
 #if defined(A_VEC4) && !defined(TRANS_A)
-    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), i = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u;
-        for (uint c = 0u; c < 4u; c++)
+        TGL_UNROLL for (uint c = 0u; c < 4u; c++)
             s_a[q + c][i >> 2u][i & 3u] = r_a[l][c];
     }
 #elif defined(A_VEC4)
-    for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS);
         s_a[e / uint(BM / 4)][e % uint(BM / 4)] = r_a[l];
     }
 #else
-    for (uint l = 0u; l < uint(A_FETCH); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH); l++) {
         uint e = tid + l * uint(THREADS);
 #ifdef TRANS_A
         uint q = e / uint(BM), i = e % uint(BM);
@@ -105,17 +106,17 @@ void store_a(uint tid)
 void fetch_b(uint base, uint j_tile, uint k0, uint tid)
 {
 #if defined(B_VEC4) && !defined(TRANS_B)
-    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), gj = j_tile + (e % uint(BN / 4)) * 4u, gp = k0 + e / uint(BN / 4);
         r_b[l] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
     }
 #elif defined(B_VEC4)
-    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), gj = j_tile + e / uint(BK / 4), gp = k0 + (e % uint(BK / 4)) * 4u;
         r_b[l] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
     }
 #else
-    for (uint l = 0u; l < uint(B_FETCH); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) {
         uint e = tid + l * uint(THREADS);
 #ifdef TRANS_B
         uint j = e / uint(BK), q = e % uint(BK);
@@ -131,18 +132,18 @@ void fetch_b(uint base, uint j_tile, uint k0, uint tid)
 void store_b(uint tid)
 {
 #if defined(B_VEC4) && !defined(TRANS_B)
-    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS);
         s_b[e / uint(BN / 4)][e % uint(BN / 4)] = r_b[l];
     }
 #elif defined(B_VEC4)
-    for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), j = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u;
-        for (uint c = 0u; c < 4u; c++)
+        TGL_UNROLL for (uint c = 0u; c < 4u; c++)
             s_b[q + c][j >> 2u][j & 3u] = r_b[l][c];
     }
 #else
-    for (uint l = 0u; l < uint(B_FETCH); l++) {
+    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) {
         uint e = tid + l * uint(THREADS);
 #ifdef TRANS_B
         uint j = e / uint(BK), q = e % uint(BK);
@@ -163,7 +164,7 @@ void main()
     uint c_base = u_c_off + t * u_stride_c;
 
     mat4 acc[RM * RN]; // acc[s * RN + u][r] = row r of block (s, u)
-    for (uint s = 0u; s < uint(RM * RN); s++)
+    TGL_UNROLL for (uint s = 0u; s < uint(RM * RN); s++)
         acc[s] = mat4(0.0);
 
     fetch_a(a_base, i_tile, 0u, tid);
@@ -177,25 +178,25 @@ void main()
             fetch_a(a_base, i_tile, k0 + uint(BK), tid);
             fetch_b(b_base, j_tile, k0 + uint(BK), tid);
         }
-        for (uint q = 0u; q < uint(BK); q++) {
+        TGL_UNROLL for (uint q = 0u; q < uint(BK); q++) {
             vec4 av[RM], bv[RN];
-            for (uint s = 0u; s < uint(RM); s++)
+            TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
                 av[s] = s_a[q][s * uint(TY) + ty];
-            for (uint u = 0u; u < uint(RN); u++)
+            TGL_UNROLL for (uint u = 0u; u < uint(RN); u++)
                 bv[u] = s_b[q][u * uint(TX) + tx];
-            for (uint s = 0u; s < uint(RM); s++)
-                for (uint u = 0u; u < uint(RN); u++)
+            TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
+                TGL_UNROLL for (uint u = 0u; u < uint(RN); u++)
                     acc[s * uint(RN) + u] += outerProduct(bv[u], av[s]);
         }
         barrier(); // the slab is read by all before the next one overwrites it
     }
 
-    for (uint s = 0u; s < uint(RM); s++)
-        for (uint u = 0u; u < uint(RN); u++) {
+    TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
+        TGL_UNROLL for (uint u = 0u; u < uint(RN); u++) {
             uint j = j_tile + (u * uint(TX) + tx) * 4u;
             if (j >= u_n)
                 continue;
-            for (uint r = 0u; r < 4u; r++) {
+            TGL_UNROLL for (uint r = 0u; r < 4u; r++) {
                 uint i = i_tile + (s * uint(TY) + ty) * 4u + r;
                 if (i < u_m)
                     c_store(c_base + i * u_ldc + j, acc[s * uint(RN) + u][r], min(4u, u_n - j));

@@ -14,13 +14,13 @@
 #include "common/group.glsl"
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 #if defined(TEX) && defined(TGL_ES)
 #extension GL_EXT_texture_buffer : require
 #endif
 #ifdef TEX
-layout(binding = 0) uniform highp samplerBuffer w_tex;
-layout(binding = 1) uniform highp samplerBuffer x_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer w_tex;
+layout(location = 61, binding = 1) uniform highp samplerBuffer x_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer MatW { vec4 w[]; };
 layout(std430, binding = 1) readonly buffer VecX { vec4 x[]; };

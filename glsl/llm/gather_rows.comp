@@ -13,7 +13,7 @@
 #endif
 #include "common/index.glsl"
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 0) readonly buffer Ids { int ids[]; };
 layout(std430, binding = 1) buffer Status { uint status[]; };
 #ifndef CHECK_IDS

@@ -12,7 +12,7 @@
 #include "common/index.glsl"
 #include "common/reduce.glsl"
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
 layout(std430, binding = 2) readonly buffer Freq { float freq[]; }; // inv_freq[half], phase[half]

@@ -8,6 +8,7 @@
 // elementwise/unary.comp. TGL_TEX (only with at most 4 inputs, the texture units the
 // dispatcher binds) reads the inputs through buffer textures (common/texel.glsl).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -32,10 +33,10 @@
 #endif
 #define TGL_NUM(bits) ELEM(uintBitsToFloat(bits))
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 #if MAP_INPUTS > 0
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer in0_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer in0_tex;
 #define X0 TGL_READ(in0_tex, u_off0 + i)
 #else
 layout(std430, binding = 0) readonly buffer In0 { ELEM in0[]; };
@@ -45,7 +46,7 @@ layout(location = 1) uniform uint u_off0;
 #endif
 #if MAP_INPUTS > 1
 #ifdef TGL_TEX
-layout(binding = 1) uniform highp samplerBuffer in1_tex;
+layout(location = 61, binding = 1) uniform highp samplerBuffer in1_tex;
 #define X1 TGL_READ(in1_tex, u_off1 + i)
 #else
 layout(std430, binding = 1) readonly buffer In1 { ELEM in1[]; };
@@ -55,7 +56,7 @@ layout(location = 2) uniform uint u_off1;
 #endif
 #if MAP_INPUTS > 2
 #ifdef TGL_TEX
-layout(binding = 2) uniform highp samplerBuffer in2_tex;
+layout(location = 62, binding = 2) uniform highp samplerBuffer in2_tex;
 #define X2 TGL_READ(in2_tex, u_off2 + i)
 #else
 layout(std430, binding = 2) readonly buffer In2 { ELEM in2[]; };
@@ -65,7 +66,7 @@ layout(location = 3) uniform uint u_off2;
 #endif
 #if MAP_INPUTS > 3
 #ifdef TGL_TEX
-layout(binding = 3) uniform highp samplerBuffer in3_tex;
+layout(location = 63, binding = 3) uniform highp samplerBuffer in3_tex;
 #define X3 TGL_READ(in3_tex, u_off3 + i)
 #else
 layout(std430, binding = 3) readonly buffer In3 { ELEM in3[]; };
@@ -110,7 +111,7 @@ vec4 tgl_select(vec4 c, vec4 x, vec4 y) { return mix(y, x, notEqual(c, vec4(0.0)
 void main()
 {
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
-    for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
+    TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
         if (i >= u_n)
             return;

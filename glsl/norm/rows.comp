@@ -18,7 +18,7 @@
 #define RMSNORM // no op chosen: only for standalone validation of this file
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 // TGL_VEC4 (u_cols and every operand's offset multiples of 4): each step takes a vec4 of the
 // row, and the lanes are folded before the group reductions (llvmpipe: a quarter of the texel
 // fetches, loop trips and scattered stores).
@@ -35,7 +35,7 @@ layout(local_size_x = TGL_WG_SIZE) in;
 #endif
 // TGL_TEX: the row read through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { T x[]; };

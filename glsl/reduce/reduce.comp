@@ -32,10 +32,10 @@
 #define COMBINE(a, b) ((a) + (b))
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 // TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #elif defined(TGL_VEC4)
 layout(std430, binding = 0) readonly buffer Src { vec4 x[]; };

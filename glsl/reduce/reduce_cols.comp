@@ -29,9 +29,9 @@
 #define COMBINE(a, b) ((a) + (b))
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { float x[]; };

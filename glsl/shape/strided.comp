@@ -20,10 +20,10 @@
 #include "common/binary_ops.glsl"
 #endif
 
-layout(local_size_x = TGL_WG_SIZE) in;
+#include "common/local_size.glsl"
 // TGL_TEX: the inputs through buffer textures (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-layout(binding = 0) uniform highp samplerBuffer a_tex;
+layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
 #define A_AT(i) TGL_READ(a_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer SrcA { float a[]; };
@@ -31,7 +31,7 @@ layout(std430, binding = 0) readonly buffer SrcA { float a[]; };
 #endif
 #ifndef COPY
 #ifdef TGL_TEX
-layout(binding = 1) uniform highp samplerBuffer b_tex;
+layout(location = 61, binding = 1) uniform highp samplerBuffer b_tex;
 #define B_AT(i) TGL_READ(b_tex, i)
 #else
 layout(std430, binding = 1) readonly buffer SrcB { float b[]; };

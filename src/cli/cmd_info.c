@@ -30,6 +30,8 @@ int tgl_cmd_info(int argc, char **argv)
     printf("version:        %s\n", i.version);
     if (i.glsl_version[0])
         printf("glsl:           %s\n", i.glsl_version);
+    if (i.shaders[0])
+        printf("kernels from:   %s\n", i.shaders);
     printf("vendor:         %s\n", i.vendor);
     printf("renderer:       %s\n", i.renderer);
     printf("egl path:       %s\n", i.egl_path);

@@ -1,6 +1,9 @@
 /* `tensorgl kernels`: lists every kernel variant the library can compile and, with --dump DIR,
- * writes each one's full source (as the driver receives it) for offline validation. */
+ * writes each one's full source (as the driver receives it) for offline validation, or with
+ * --api spirv the text `make spirv` compiles into SPIR-V modules, each file named by the hash
+ * the library looks its module up by (gl_spirv.c). */
 #include "commands.h"
+#include "core/hash.h"
 #include "gl/kernel_variants.h"
 
 #include <stdio.h>
@@ -9,7 +12,7 @@
 
 typedef struct dump_ctx {
     const char *dir;
-    int es;
+    tgl_gl_text flavour;
     int count, failed;
 } dump_ctx;
 
@@ -37,6 +40,8 @@ static void variant_name(char *out, size_t size, const char *kernel, const char 
 static void each(void *ctx_, const char *kernel, const char *defines)
 {
     dump_ctx *ctx = ctx_;
+    if (ctx->flavour == TGL_GL_TEXT_SPIRV && tgl_gl_spirv_excluded(kernel))
+        return;
     char name[256];
     variant_name(name, sizeof name, kernel, defines);
     ctx->count++;
@@ -44,9 +49,17 @@ static void each(void *ctx_, const char *kernel, const char *defines)
         printf("%s\n", name);
         return;
     }
-    char *src = tgl_gl_kernel_source(kernel, defines, ctx->es, 256);
+    char *src = tgl_gl_kernel_source(kernel, defines, ctx->flavour, 256, 1);
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s.comp", ctx->dir, name);
+    if (src && ctx->flavour == TGL_GL_TEXT_SPIRV) {
+        static const uint64_t start[2];
+        uint64_t h[2];
+        tgl__hash128(src, strlen(src), start, h);
+        snprintf(path, sizeof path, "%s/%016llx%016llx.comp", ctx->dir, (unsigned long long)h[0],
+                 (unsigned long long)h[1]);
+    } else {
+        snprintf(path, sizeof path, "%s/%s.comp", ctx->dir, name);
+    }
     FILE *f = src ? fopen(path, "w") : NULL;
     if (!f || fputs(src, f) < 0 || fclose(f)) {
         fprintf(stderr, "tensorgl kernels: cannot write %s\n", path);
@@ -63,19 +76,25 @@ int tgl_cmd_kernels(int argc, char **argv)
             ctx.dir = argv[++i];
         } else if (!strcmp(argv[i], "--api") && i + 1 < argc) {
             const char *api = argv[++i];
-            if (strcmp(api, "gl") && strcmp(api, "gles")) {
-                fprintf(stderr, "tensorgl kernels: --api takes gl or gles\n");
+            if (!strcmp(api, "gl")) {
+                ctx.flavour = TGL_GL_TEXT_GL;
+            } else if (!strcmp(api, "gles")) {
+                ctx.flavour = TGL_GL_TEXT_ES;
+            } else if (!strcmp(api, "spirv")) {
+                ctx.flavour = TGL_GL_TEXT_SPIRV;
+            } else {
+                fprintf(stderr, "tensorgl kernels: --api takes gl, gles or spirv\n");
                 return 2;
             }
-            ctx.es = !strcmp(api, "gles");
         } else {
-            fprintf(stderr, "usage: tensorgl kernels [--dump DIR] [--api gl|gles]\n");
+            fprintf(stderr, "usage: tensorgl kernels [--dump DIR] [--api gl|gles|spirv]\n");
             return 2;
         }
     }
     tgl_gl_each_variant(each, &ctx);
     if (ctx.dir)
-        printf("wrote %d kernel variants (%s) to %s\n", ctx.count - ctx.failed, ctx.es ? "ES 3.1" : "GL 4.3",
+        printf("wrote %d kernel variants (%s) to %s\n", ctx.count - ctx.failed,
+               ctx.flavour == TGL_GL_TEXT_ES ? "ES 3.1" : ctx.flavour == TGL_GL_TEXT_SPIRV ? "for SPIR-V" : "GL 4.3",
                ctx.dir);
     return ctx.failed ? 1 : 0;
 }

@@ -74,6 +74,20 @@ static tgl_status resolve_api(tgl__config *cfg)
     return TGL_OK;
 }
 
+/* TGL_SHADER=glsl|spirv and TGL_SPIRV_DIR (read by the GL backend only when spirv is chosen). */
+static tgl_status resolve_shader(tgl__config *cfg)
+{
+    const char *s = getenv("TGL_SHADER"), *dir = getenv("TGL_SPIRV_DIR");
+    if (s && *s && strcmp(s, "glsl") && strcmp(s, "spirv"))
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_SHADER=\"%s\": expected glsl or spirv", s);
+    cfg->spirv = s && !strcmp(s, "spirv");
+    if (dir && strlen(dir) >= sizeof cfg->spirv_dir)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_SPIRV_DIR: path longer than %zu bytes",
+                         sizeof cfg->spirv_dir - 1);
+    tgl__strlcpy(cfg->spirv_dir, dir, sizeof cfg->spirv_dir);
+    return TGL_OK;
+}
+
 /* TGL_CACHE_DIR, or $XDG_CACHE_HOME/tensorgl, or $HOME/.cache/tensorgl; TGL_CACHE_DIR set to ""
  * turns the disk cache off, as does a default path that does not fit. */
 static tgl_status resolve_cache_dir(tgl__config *cfg)
@@ -166,5 +180,7 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     if ((st = env_uint("TGL_MAX_MEMORY", 0, ULONG_MAX, 0, &v)))
         return st;
     cfg->max_memory = v;
+    if ((st = resolve_shader(cfg)))
+        return st;
     return resolve_cache_dir(cfg);
 }

@@ -35,6 +35,8 @@ typedef struct tgl__config {
     char trace_dir[1024]; /* TGL_TRACE: record every call into a trace file there; "" = off */
     int profile;          /* TGL_PROFILE=1: time every call, print the table at tgl_close */
     uint64_t max_memory;  /* TGL_MAX_MEMORY: bytes of live allocations allowed; 0 = no budget */
+    int spirv;            /* TGL_SHADER=spirv: kernels from prebuilt SPIR-V modules (gl_spirv.c) */
+    char spirv_dir[1024]; /* TGL_SPIRV_DIR: where the modules are; "" = next to the library */
 } tgl__config;
 
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]

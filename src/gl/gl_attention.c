@@ -93,13 +93,13 @@ static slab bind_slab(const tgl__attention *a, size_t bh0, size_t n, size_t alig
 }
 
 /* Uniforms 0-9 of common/attention_io.glsl. */
-static void set_uniforms(GLuint prog, const tgl__attention *a, const slab *s)
+static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, const slab *s)
 {
     const GLuint u[] = {(GLuint)a->seq_q, (GLuint)a->seq_kv, (GLuint)a->kv_cap, (GLuint)a->head_dim,
                         (GLuint)a->causal, (GLuint)s->pad[0], (GLuint)s->pad[1], (GLuint)s->pad[2], (GLuint)s->pad[3]};
     for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
-        glProgramUniform1ui(prog, i, u[i]);
-    glProgramUniform1f(prog, 9, a->scale);
+        tgl_gl_uniform_ui(b, prog, i, u[i]);
+    tgl_gl_uniform_f(b, prog, 9, a->scale);
 }
 
 static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
@@ -116,7 +116,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     tgl_status st = tgl_gl_program_get_wg(b, "attention/flash", defines, fs.threads, &prog);
     if (st)
         return st;
-    set_uniforms(prog, a, &s);
+    set_uniforms(b, prog, a, &s);
     return tgl_gl_dispatch_grid(b, prog, s.bind, 4, (uint32_t)tgl_gl_ceil_div(a->seq_q, fs.threads / fs.tpr),
                                 (uint32_t)n, 1);
 }
@@ -150,8 +150,8 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     tgl_status st = tgl_gl_program_get_wg(b, "attention/flash_reg", defines, 64, &prog);
     if (st)
         return st;
-    set_uniforms(prog, a, &s);
-    glProgramUniform1ui(prog, 10, (GLuint)n);
+    set_uniforms(b, prog, a, &s);
+    tgl_gl_uniform_ui(b, prog, 10, (GLuint)n);
     return tgl_gl_dispatch(b, prog, s.bind, 4, tgl_gl_ceil_div(n * tgl_gl_ceil_div(a->seq_q, rq), 64));
 }
 
@@ -172,8 +172,8 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     GLuint prog;
     if ((st = tgl_gl_program_get_wg(b, "attention/decode", defines, DECODE_THREADS, &prog)))
         return st;
-    set_uniforms(prog, a, &s);
-    glProgramUniform1ui(prog, 10, (GLuint)chunks);
+    set_uniforms(b, prog, a, &s);
+    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
     /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
     bind[3].writes = 0;
     if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)chunks, (uint32_t)rows, 1)))
@@ -182,10 +182,10 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     decode_defines(defines, sizeof defines, dp, 0);
     if ((st = tgl_gl_program_get_wg(b, "attention/decode_combine", defines, 64, &prog)))
         return st;
-    glProgramUniform1ui(prog, 0, (GLuint)rows);
-    glProgramUniform1ui(prog, 3, (GLuint)a->head_dim);
-    glProgramUniform1ui(prog, 8, (GLuint)s.pad[3]);
-    glProgramUniform1ui(prog, 10, (GLuint)chunks);
+    tgl_gl_uniform_ui(b, prog, 0, (GLuint)rows);
+    tgl_gl_uniform_ui(b, prog, 3, (GLuint)a->head_dim);
+    tgl_gl_uniform_ui(b, prog, 8, (GLuint)s.pad[3]);
+    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
     bind[3].writes = 1;
     bind[4].writes = 0;
     return tgl_gl_dispatch(b, prog, bind, 5, rows);

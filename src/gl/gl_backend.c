@@ -32,6 +32,7 @@ static void gl_destroy(tgl_backend *b)
         if (gl->timer_query)
             glDeleteQueries(1, &gl->timer_query);
     }
+    free(gl->spirv.active);
     tgl_egl_destroy(&gl->egl);
     free(gl);
     b->impl = NULL;
@@ -59,6 +60,7 @@ static void gl_device_info(tgl_backend *b, struct tgl_device_info *info)
     info->workgroup_size = l->workgroup_size;
     info->device_memory = l->memory_bytes;
     info->reduce_workgroup_size = l->reduce_workgroup_size;
+    tgl__strlcpy(info->shaders, gl->spirv.enabled ? "SPIR-V" : "GLSL", sizeof info->shaders);
 }
 
 static int reset_query_available(const tgl_egl *e)
@@ -129,8 +131,10 @@ tgl_status tgl_gl_open(tgl_backend *b)
         st = tgl_gl_limits_query(b, &gl->limits);
         if (!st) {
             tgl_gl_disk_cache_init(b, &gl->disk);
-            tgl_gl_pool_init(b);
+            st = tgl_gl_spirv_init(b, &gl->spirv);
         }
+        if (!st)
+            tgl_gl_pool_init(b);
     }
     if (st) {
         tgl_egl_destroy(&gl->egl);

@@ -24,9 +24,9 @@ tgl_status tgl_gl_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, 
         };
         size_t half_pad = to_f16 ? out_pad / 2 : in_pad / 2;
         size_t items = to_f16 ? (half_pad + count + 1) / 2 : count; /* words written, or floats */
-        glProgramUniform1ui(prog, 0, (GLuint)count);
-        glProgramUniform1ui(prog, 1, (GLuint)(to_f16 ? in_pad / 4 : half_pad));
-        glProgramUniform1ui(prog, 2, (GLuint)(to_f16 ? half_pad : out_pad / 4));
+        tgl_gl_uniform_ui(b, prog, 0, (GLuint)count);
+        tgl_gl_uniform_ui(b, prog, 1, (GLuint)(to_f16 ? in_pad / 4 : half_pad));
+        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(to_f16 ? half_pad : out_pad / 4));
         if ((st = tgl_gl_dispatch(b, prog, bind, 2, (items + l->workgroup_size - 1) / l->workgroup_size)))
             return st;
     }

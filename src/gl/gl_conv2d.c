@@ -99,7 +99,7 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
                         d->in_channels / d->groups, d->out_channels / d->groups, cols, pad[0] / F32,
                         pad[1] / F32, pad[2] / F32, pad[3] / F32};
     for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
-        glProgramUniform1ui(prog, i, (GLuint)u[i]);
+        tgl_gl_uniform_ui(b, prog, i, (GLuint)u[i]);
     return tgl_gl_dispatch_grid(b, prog, bind, 4, (uint32_t)tgl_gl_ceil_div(cols, tile_n(cfg)),
                                 (uint32_t)tgl_gl_ceil_div(d->out_channels / d->groups, tile_m(cfg)),
                                 (uint32_t)d->groups);

@@ -36,14 +36,12 @@ static int reads_textures(const tgl_gl_limits *l, const char *kernel, int nv)
 }
 
 /* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory). */
-static char *defines_for(const char *prefix, int vec4, int tex, uint32_t items)
+static char *defines_for(const char *prefix, int vec4, int tex)
 {
     size_t size = strlen(prefix) + 96;
     char *out = malloc(size);
     if (out)
         snprintf(out, size, "%s%s%s", prefix, vec4 ? "#define TGL_VEC4\n" : "", tex ? "#define TGL_TEX\n" : "");
-    if (out && items > 1)
-        snprintf(out + strlen(out), size - strlen(out), "#define TGL_ITEMS %u\n", items);
     return out;
 }
 
@@ -88,20 +86,20 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
             bind[i].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
         pad[i] = (GLuint)(pad_bytes / F32);
     }
-    char *defines = defines_for(prefix, vec4, tex, l->items_per_invocation);
+    char *defines = defines_for(prefix, vec4, tex);
     if (!defines)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for its defines", kernel);
     GLuint program;
-    tgl_status st = tgl_gl_program_get(b, kernel, defines, &program);
+    tgl_status st = tgl_gl_program_get_spec(b, kernel, defines, l->workgroup_size, l->items_per_invocation, &program);
     free(defines);
     if (st)
         return st;
     size_t items = vec4 ? count / 4 : count;
-    glProgramUniform1ui(program, 0, (GLuint)items);
+    tgl_gl_uniform_ui(b, program, 0, (GLuint)items);
     for (int i = 0; i < nv; i++)
-        glProgramUniform1ui(program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
+        tgl_gl_uniform_ui(b, program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
     for (int i = 0; i < nparams; i++)
-        glProgramUniform1f(program, 8 + i, params[i]);
+        tgl_gl_uniform_f(b, program, 8 + i, params[i]);
     uint64_t per_group = (uint64_t)l->workgroup_size * l->items_per_invocation;
     return tgl_gl_dispatch(b, program, bind, nv, (items + per_group - 1) / per_group);
 }
@@ -168,7 +166,7 @@ void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const
 {
     for (int variant = 0; variant < 4; variant++) {
         int vec4 = variant & 1, tex = variant >> 1;
-        char *d = defines_for("", vec4, tex, 1);
+        char *d = defines_for("", vec4, tex);
         if (d) {
             if (!tex) {
                 fn(ctx, "elementwise/fill", d);
@@ -179,7 +177,7 @@ void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const
         free(d);
         for (int op = 0; op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
             int unary = op < TGL_UNARY_COUNT;
-            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], vec4, tex, 1);
+            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], vec4, tex);
             if (dv)
                 fn(ctx, unary ? "elementwise/unary" : "elementwise/binary", dv);
             free(dv);

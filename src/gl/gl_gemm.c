@@ -175,9 +175,9 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
                         (GLuint)pad_a, (GLuint)pad_b, (GLuint)pad_c, (GLuint)g->stride_a, (GLuint)g->stride_b,
                         (GLuint)g->stride_c};
     for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
-        glProgramUniform1ui(prog, i, u[i]);
-    glProgramUniform1f(prog, 12, g->alpha);
-    glProgramUniform1f(prog, 13, beta);
+        tgl_gl_uniform_ui(b, prog, i, u[i]);
+    tgl_gl_uniform_f(b, prog, 12, g->alpha);
+    tgl_gl_uniform_f(b, prog, 13, beta);
     return tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n),
                                 (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
 }

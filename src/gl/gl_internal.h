@@ -170,6 +170,36 @@ int tgl_gl_make_dirs(const char *dir);
 /* Test hook: {hits, stores, rejected} since the backend opened. */
 void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3]);
 
+/* ---- kernels from SPIR-V modules (gl_spirv.c) ---- */
+typedef struct tgl_gl_spirv {
+    int enabled;          /* TGL_SHADER=spirv on a context with ARB_gl_spirv and a module directory */
+    char dir[1024];
+    unsigned long loaded, missing, rejected; /* programs from modules; variants without one; refused */
+    /* Indexed by program name: for a program from a module, bit 63 plus a bit per active
+     * uniform location; 0 for other programs (every location taken). */
+    uint64_t *active;
+    size_t active_cap;
+} tgl_gl_spirv;
+/* With TGL_SHADER=spirv: checks the context can take SPIR-V and the module directory is there
+ * (TGL_ERR_UNSUPPORTED, TGL_ERR_IO naming what is missing); otherwise leaves it disabled. */
+tgl_status tgl_gl_spirv_init(tgl_backend *b, tgl_gl_spirv *s);
+/* *found = 1 with *out a linked program built from the variant's module specialized to wg and
+ * items (or from the program cache); *found = 0 when there is no usable module, for the caller
+ * to build from GLSL. Errors only for a lost context or no host memory. */
+tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
+                                uint32_t items, GLuint *out, int *found);
+/* Test hook: {loaded, missing, rejected} since the backend opened. */
+void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[3]);
+
+/* Uniform setters for the kernels' explicit locations (all below 64). A program linked from
+ * SPIR-V has only its active uniforms: Mesa drops those a variant does not use, and a
+ * glProgramUniform on such a location is GL_INVALID_OPERATION. So for those programs a value
+ * for a location the program lacks (and the kernel cannot read) is skipped; GLSL programs keep
+ * every declared location and take every value. */
+void tgl_gl_uniform_ui(tgl_backend *b, GLuint prog, GLint loc, GLuint v);
+void tgl_gl_uniform_f(tgl_backend *b, GLuint prog, GLint loc, GLfloat v);
+void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLuint *v);
+
 /* ---- the backend ---- */
 #define TGL_GL_MAX_TEXTURE_BINDINGS 4
 enum { TGL_GL_FAULT_NONE = 0, TGL_GL_FAULT_GL_ERROR, TGL_GL_FAULT_RESET, TGL_GL_FAULT_TIMEOUT };
@@ -179,6 +209,7 @@ typedef struct tgl_gl {
     tgl_gl_limits limits;
     tgl_gl_programs programs;
     tgl_gl_disk_cache disk;
+    tgl_gl_spirv spirv;
     tgl_gl_pool pool;
     char gl_version[128], glsl_version[64], vendor[128], renderer[256];
     int has_reset_query;
@@ -241,6 +272,9 @@ tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const c
 /* The cached program of (kernel, defines) with the element-wise workgroup size, or with `wg`. */
 tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out);
 tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, GLuint *out);
+/* ... and `items` elements per invocation (TGL_ITEMS) for the element-wise kernels. */
+tgl_status tgl_gl_program_get_spec(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
+                                   uint32_t items, GLuint *out);
 void tgl_gl_programs_free(tgl_gl_programs *p);
 
 /* ---- dispatch (gl_dispatch.c) ---- */

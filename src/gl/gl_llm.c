@@ -40,9 +40,9 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
     if (st || (st = tgl_gl_program_get(b, "llm/rope", mode == TGL_ROPE_INTERLEAVED ? "#define INTERLEAVED\n" : "",
                                        &prog)))
         return st;
-    glProgramUniform1ui(prog, 3, (GLuint)head_dim);
-    glProgramUniform1ui(prog, 4, (GLuint)heads);
-    glProgramUniform1ui(prog, 5, (GLuint)seq);
+    tgl_gl_uniform_ui(b, prog, 3, (GLuint)head_dim);
+    tgl_gl_uniform_ui(b, prog, 4, (GLuint)heads);
+    tgl_gl_uniform_ui(b, prog, 5, (GLuint)seq);
     for (size_t r0 = 0; r0 < rows; r0 += per) {
         size_t nr = rows - r0 < per ? rows - r0 : per, pad_x, pad_y;
         size_t off = r0 * row_elems * F32, pairs = nr * row_elems / 2;
@@ -51,10 +51,10 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
             tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * row_elems * F32, 1, &pad_y),
             {.buf = freq, .bytes = 2 * half * F32},
         };
-        glProgramUniform1ui(prog, 0, (GLuint)pairs);
-        glProgramUniform1ui(prog, 1, (GLuint)(pad_x / F32));
-        glProgramUniform1ui(prog, 2, (GLuint)(pad_y / F32));
-        glProgramUniform1ui(prog, 6, (GLuint)(r0 % seq));
+        tgl_gl_uniform_ui(b, prog, 0, (GLuint)pairs);
+        tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_x / F32));
+        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_y / F32));
+        tgl_gl_uniform_ui(b, prog, 6, (GLuint)(r0 % seq));
         if ((st = tgl_gl_dispatch(b, prog, bind, 3, (pairs + l->workgroup_size - 1) / l->workgroup_size)))
             return st;
     }
@@ -96,9 +96,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CHECK_IDS\n", &check)) ||
         (st = tgl_gl_program_get(b, "llm/gather_rows", vec4 ? "#define TGL_VEC4\n" : "", &gather)))
         return st;
-    glProgramUniform1ui(check, 2, (GLuint)table_rows);
-    glProgramUniform1ui(gather, 2, (GLuint)table_rows);
-    glProgramUniform1ui(gather, 3, (GLuint)(cols / unit));
+    tgl_gl_uniform_ui(b, check, 2, (GLuint)table_rows);
+    tgl_gl_uniform_ui(b, gather, 2, (GLuint)table_rows);
+    tgl_gl_uniform_ui(b, gather, 3, (GLuint)(cols / unit));
     /* Pass 1 checks every id; only if none was bad, pass 2 gathers, window by window. */
     for (size_t k0 = 0; k0 < n_ids; k0 += per_ids) {
         size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i;
@@ -106,9 +106,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
             tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
             {.buf = scratch, .bytes = 16, .writes = 1},
         };
-        glProgramUniform1ui(check, 0, (GLuint)nk);
-        glProgramUniform1ui(check, 1, (GLuint)(pad_i / 4));
-        glProgramUniform1ui(check, 6, (GLuint)k0);
+        tgl_gl_uniform_ui(b, check, 0, (GLuint)nk);
+        tgl_gl_uniform_ui(b, check, 1, (GLuint)(pad_i / 4));
+        tgl_gl_uniform_ui(b, check, 6, (GLuint)k0);
         if ((st = tgl_gl_dispatch(b, check, bind, 2, (nk + l->workgroup_size - 1) / l->workgroup_size)))
             return st;
     }
@@ -124,9 +124,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         size_t nr = table_rows - r0 < win_rows ? table_rows - r0 : win_rows;
         tgl_gl_binding tbind =
             tgl_gl_window(b, (tgl__view){table.buf, table.offset + r0 * cols * F32}, nr * cols * F32, 0, &pad_t);
-        glProgramUniform1ui(gather, 4, (GLuint)(pad_t / F32 / unit));
-        glProgramUniform1ui(gather, 7, (GLuint)r0);
-        glProgramUniform1ui(gather, 8, (GLuint)nr);
+        tgl_gl_uniform_ui(b, gather, 4, (GLuint)(pad_t / F32 / unit));
+        tgl_gl_uniform_ui(b, gather, 7, (GLuint)r0);
+        tgl_gl_uniform_ui(b, gather, 8, (GLuint)nr);
         for (size_t k0 = 0; k0 < n_ids; k0 += per_gather) {
             size_t nk = n_ids - k0 < per_gather ? n_ids - k0 : per_gather, pad_i, pad_y;
             tgl_gl_binding bind[4] = {
@@ -135,9 +135,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
                 tbind,
                 tgl_gl_window(b, (tgl__view){out.buf, out.offset + k0 * cols * F32}, nk * cols * F32, 1, &pad_y),
             };
-            glProgramUniform1ui(gather, 1, (GLuint)(pad_i / 4));
-            glProgramUniform1ui(gather, 5, (GLuint)(pad_y / F32 / unit));
-            glProgramUniform1ui(gather, 6, (GLuint)k0);
+            tgl_gl_uniform_ui(b, gather, 1, (GLuint)(pad_i / 4));
+            tgl_gl_uniform_ui(b, gather, 5, (GLuint)(pad_y / F32 / unit));
+            tgl_gl_uniform_ui(b, gather, 6, (GLuint)k0);
             uint32_t gx = (uint32_t)tgl_gl_ceil_div(cols / unit, l->workgroup_size);
             if ((st = tgl_gl_dispatch_grid(b, gather, bind, 4, gx, (uint32_t)nk, 1)))
                 return st;

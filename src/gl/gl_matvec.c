@@ -58,11 +58,11 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         tgl_status st = tgl_gl_program_get_wg(b, "gemm/matvec", defines, wg, &prog);
         if (st)
             return st;
-        glProgramUniform1ui(prog, 0, (GLuint)nr);
-        glProgramUniform1ui(prog, 1, (GLuint)cols);
-        glProgramUniform1ui(prog, 2, (GLuint)(pad_w / F32));
-        glProgramUniform1ui(prog, 3, (GLuint)(pad_x / F32));
-        glProgramUniform1ui(prog, 4, (GLuint)(pad_y / F32));
+        tgl_gl_uniform_ui(b, prog, 0, (GLuint)nr);
+        tgl_gl_uniform_ui(b, prog, 1, (GLuint)cols);
+        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_w / F32));
+        tgl_gl_uniform_ui(b, prog, 3, (GLuint)(pad_x / F32));
+        tgl_gl_uniform_ui(b, prog, 4, (GLuint)(pad_y / F32));
         if ((st = tgl_gl_dispatch(b, prog, bind, 3, (nr + rows_per_group - 1) / rows_per_group)))
             return st;
     }

@@ -97,19 +97,42 @@ static tgl_status remember(tgl_backend *b, tgl_gl_programs *cache, const char *k
 
 tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out)
 {
-    return tgl_gl_program_get_wg(b, kernel, defines, tgl_gl_of(b)->limits.workgroup_size, out);
+    return tgl_gl_program_get_spec(b, kernel, defines, tgl_gl_of(b)->limits.workgroup_size, 1, out);
 }
 
 tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, GLuint *out)
 {
+    return tgl_gl_program_get_spec(b, kernel, defines, wg, 1, out);
+}
+
+/* From GLSL text: the program cache, else the compiler. */
+static tgl_status from_glsl(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, uint32_t items,
+                            GLuint *out)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    char *source = tgl_gl_kernel_source(kernel, defines, gl->egl.es ? TGL_GL_TEXT_ES : TGL_GL_TEXT_GL, wg, items);
+    if (!source)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: source not embedded or no host memory", kernel);
+    tgl_status st = TGL_OK;
+    if (!tgl_gl_disk_cache_load(b, source, out) && !(st = tgl_gl_program_from_source(b, kernel, source, out)))
+        tgl_gl_disk_cache_store(b, source, *out);
+    free(source);
+    return st;
+}
+
+tgl_status tgl_gl_program_get_spec(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
+                                   uint32_t items, GLuint *out)
+{
     tgl_gl *gl = tgl_gl_of(b);
     if (!defines)
         defines = "";
-    size_t size = strlen(kernel) + strlen(defines) + 16;
+    if (items < 1)
+        items = 1;
+    size_t size = strlen(kernel) + strlen(defines) + 32;
     char *key = malloc(size);
     if (!key)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for the cache key", kernel);
-    snprintf(key, size, "%s\n%u\n%s", kernel, wg, defines);
+    snprintf(key, size, "%s\n%u\n%u\n%s", kernel, wg, items, defines);
     for (size_t i = 0; i < gl->programs.count; i++) {
         if (!strcmp(gl->programs.items[i].key, key)) {
             *out = gl->programs.items[i].program;
@@ -117,17 +140,13 @@ tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char 
             return TGL_OK;
         }
     }
-    char *source = tgl_gl_kernel_source(kernel, defines, gl->egl.es, wg);
-    if (!source) {
-        free(key);
-        return tgl__fail(b, TGL_ERR_INTERNAL, "kernel %s: source not embedded or no host memory", kernel);
-    }
     GLuint program = 0;
+    int found = 0;
     tgl_status st = TGL_OK;
-    if (!tgl_gl_disk_cache_load(b, source, &program) &&
-        !(st = tgl_gl_program_from_source(b, kernel, source, &program)))
-        tgl_gl_disk_cache_store(b, source, program);
-    free(source);
+    if (gl->spirv.enabled)
+        st = tgl_gl_spirv_program(b, kernel, defines, wg, items, &program, &found);
+    if (!st && !found)
+        st = from_glsl(b, kernel, defines, wg, items, &program);
     if (!st && (st = remember(b, &gl->programs, key, program)))
         glDeleteProgram(program);
     free(key);

@@ -77,23 +77,23 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
     tgl_status st = tgl_gl_program_get_wg(b, kernel, defines, wg, &prog);
     if (st)
         return st;
-    glProgramUniform1ui(prog, 0, (GLuint)p->len);
-    glProgramUniform1ui(prog, 1, (GLuint)p->inner);
-    glProgramUniform1ui(prog, 4, (GLuint)(p->src_pad / F32));
-    glProgramUniform1ui(prog, 5, (GLuint)(p->dst_pad / 4));
-    glProgramUniform1ui(prog, 7, (GLuint)p->groups);
+    tgl_gl_uniform_ui(b, prog, 0, (GLuint)p->len);
+    tgl_gl_uniform_ui(b, prog, 1, (GLuint)p->inner);
+    tgl_gl_uniform_ui(b, prog, 4, (GLuint)(p->src_pad / F32));
+    tgl_gl_uniform_ui(b, prog, 5, (GLuint)(p->dst_pad / 4));
+    tgl_gl_uniform_ui(b, prog, 7, (GLuint)p->groups);
     if (p->splits) { /* reduce.comp only */
-        glProgramUniform1ui(prog, 2, (GLuint)p->chunk);
-        glProgramUniform1ui(prog, 3, (GLuint)p->splits);
-        glProgramUniform1f(prog, 6, p->scale);
+        tgl_gl_uniform_ui(b, prog, 2, (GLuint)p->chunk);
+        tgl_gl_uniform_ui(b, prog, 3, (GLuint)p->splits);
+        tgl_gl_uniform_f(b, prog, 6, p->scale);
     }
     tgl_gl_binding bind[3] = {p->src, p->dst, p->best};
     bind[0].texture_format = tex ? (vec4 ? GL_RGBA32F : GL_R32F) : 0;
     int nbind = 2;
     if (!p->splits && p->carry) { /* arg_reduce.comp's carry */
-        glProgramUniform1ui(prog, 2, (GLuint)p->j_base);
-        glProgramUniform1ui(prog, 3, (GLuint)p->carry_in);
-        glProgramUniform1ui(prog, 6, (GLuint)(p->best_pad / F32));
+        tgl_gl_uniform_ui(b, prog, 2, (GLuint)p->j_base);
+        tgl_gl_uniform_ui(b, prog, 3, (GLuint)p->carry_in);
+        tgl_gl_uniform_ui(b, prog, 6, (GLuint)(p->best_pad / F32));
         nbind = 3;
     }
     return tgl_gl_dispatch(b, prog, bind, nbind, p->groups);
@@ -168,13 +168,13 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
     tgl_status st = tgl_gl_program_get(b, "reduce/reduce_cols", d, &prog);
     if (st)
         return st;
-    glProgramUniform1ui(prog, 0, (GLuint)len);
-    glProgramUniform1ui(prog, 1, (GLuint)inner);
-    glProgramUniform1ui(prog, 2, (GLuint)tgl_gl_ceil_div(len, splits));
-    glProgramUniform1ui(prog, 3, (GLuint)splits);
-    glProgramUniform1ui(prog, 4, (GLuint)(src_pad / F32));
-    glProgramUniform1ui(prog, 5, (GLuint)(dst_pad / F32));
-    glProgramUniform1f(prog, 6, scale);
+    tgl_gl_uniform_ui(b, prog, 0, (GLuint)len);
+    tgl_gl_uniform_ui(b, prog, 1, (GLuint)inner);
+    tgl_gl_uniform_ui(b, prog, 2, (GLuint)tgl_gl_ceil_div(len, splits));
+    tgl_gl_uniform_ui(b, prog, 3, (GLuint)splits);
+    tgl_gl_uniform_ui(b, prog, 4, (GLuint)(src_pad / F32));
+    tgl_gl_uniform_ui(b, prog, 5, (GLuint)(dst_pad / F32));
+    tgl_gl_uniform_f(b, prog, 6, scale);
     tgl_gl_binding bind[2] = {src, dst};
     bind[0].texture_format = tex ? GL_R32F : 0;
     return tgl_gl_dispatch_grid(b, prog, bind, 2, (uint32_t)tgl_gl_ceil_div(inner, l->workgroup_size),

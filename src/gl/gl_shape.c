@@ -21,12 +21,12 @@ static void defines_for(char *out, size_t size, int op, int rows, int tex, int b
  * leave most of a group idle. */
 #define ROWS_MIN_INNER 32
 
-static void set_uints(GLuint prog, GLint loc, const size_t *v, size_t n)
+static void set_uints(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n)
 {
     GLuint u[TGL_MAX_DIMS] = {0};
     for (size_t i = 0; i < n; i++)
         u[i] = (GLuint)v[i];
-    glProgramUniform1uiv(prog, loc, TGL_MAX_DIMS, u);
+    tgl_gl_uniform_uiv(b, prog, loc, TGL_MAX_DIMS, u);
 }
 
 /* The boxes of one call: the operands, their strides (the output's row-major) and the limits a
@@ -109,12 +109,12 @@ static tgl_status run_box(boxes *x, size_t *lo, size_t *hi)
     size_t inner = ext[nd - 1], gx = tgl_gl_ceil_div(inner, l->workgroup_size);
     int rows = inner >= ROWS_MIN_INNER && gx <= l->wg_count[0] && n / inner <= l->wg_count[1];
     GLuint prog = x->prog[rows];
-    glProgramUniform1ui(prog, 0, (GLuint)n);
-    glProgramUniform1ui(prog, 1, 0);
-    glProgramUniform1ui(prog, 3, (GLuint)(pad_a / F32));
-    glProgramUniform1ui(prog, 4, (GLuint)(pad_b / F32));
-    glProgramUniform1ui(prog, 5, (GLuint)(pad_y / F32));
-    set_uints(prog, 8, ext, nd);
+    tgl_gl_uniform_ui(x->b, prog, 0, (GLuint)n);
+    tgl_gl_uniform_ui(x->b, prog, 1, 0);
+    tgl_gl_uniform_ui(x->b, prog, 3, (GLuint)(pad_a / F32));
+    tgl_gl_uniform_ui(x->b, prog, 4, (GLuint)(pad_b / F32));
+    tgl_gl_uniform_ui(x->b, prog, 5, (GLuint)(pad_y / F32));
+    set_uints(x->b, prog, 8, ext, nd);
     return rows ? tgl_gl_dispatch_grid(x->b, prog, bind, 3, (uint32_t)gx, (uint32_t)(n / inner), 1)
                 : tgl_gl_dispatch(x->b, prog, bind, 3, (n + l->workgroup_size - 1) / l->workgroup_size);
 }
@@ -139,11 +139,11 @@ static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view b
         tgl_status st = tgl_gl_program_get(b, "shape/strided", defines, &x.prog[rows]);
         if (st)
             return st;
-        glProgramUniform1ui(x.prog[rows], 2, (GLuint)s->ndim);
-        set_uints(x.prog[rows], 16, s->a_stride, s->ndim);
-        set_uints(x.prog[rows], 32, x.y_stride, s->ndim);
+        tgl_gl_uniform_ui(b, x.prog[rows], 2, (GLuint)s->ndim);
+        set_uints(b, x.prog[rows], 16, s->a_stride, s->ndim);
+        set_uints(b, x.prog[rows], 32, x.y_stride, s->ndim);
         if (op >= 0)
-            set_uints(x.prog[rows], 24, s->b_stride, s->ndim);
+            set_uints(b, x.prog[rows], 24, s->b_stride, s->ndim);
     }
     size_t lo[TGL_MAX_DIMS] = {0}, hi[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < s->ndim; d++)
@@ -184,20 +184,20 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
     bind[1] = op >= 0 ? tgl_gl_window_aligned(bb, s->n_b * F32, 0, align, &pad_b) : bind[0];
     if (tex)
         bind[0].texture_format = bind[1].texture_format = GL_R32F;
-    glProgramUniform1ui(prog, 2, (GLuint)s->ndim);
-    glProgramUniform1ui(prog, 3, (GLuint)(pad_a / F32));
-    set_uints(prog, 8, s->shape, s->ndim);
-    set_uints(prog, 16, s->a_stride, s->ndim);
+    tgl_gl_uniform_ui(b, prog, 2, (GLuint)s->ndim);
+    tgl_gl_uniform_ui(b, prog, 3, (GLuint)(pad_a / F32));
+    set_uints(b, prog, 8, s->shape, s->ndim);
+    set_uints(b, prog, 16, s->a_stride, s->ndim);
     if (op >= 0) {
-        glProgramUniform1ui(prog, 4, (GLuint)(pad_b / F32));
-        set_uints(prog, 24, s->b_stride, s->ndim);
+        tgl_gl_uniform_ui(b, prog, 4, (GLuint)(pad_b / F32));
+        set_uints(b, prog, 24, s->b_stride, s->ndim);
     }
     for (size_t start = 0; start < s->n_out; start += chunk) {
         size_t count = s->n_out - start < chunk ? s->n_out - start : chunk;
         bind[2] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + start * F32}, count * F32, 1, &pad_y);
-        glProgramUniform1ui(prog, 0, (GLuint)count);
-        glProgramUniform1ui(prog, 1, (GLuint)(rows ? start / inner : start));
-        glProgramUniform1ui(prog, 5, (GLuint)(pad_y / F32));
+        tgl_gl_uniform_ui(b, prog, 0, (GLuint)count);
+        tgl_gl_uniform_ui(b, prog, 1, (GLuint)(rows ? start / inner : start));
+        tgl_gl_uniform_ui(b, prog, 5, (GLuint)(pad_y / F32));
         st = rows ? tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)gx, (uint32_t)(count / inner), 1)
                   : tgl_gl_dispatch(b, prog, bind, 3, (count + l->workgroup_size - 1) / l->workgroup_size);
         if (st)

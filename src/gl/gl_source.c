@@ -100,7 +100,8 @@ static int splice(text *t, const tgl_kernel_file *f, int skip_version, int depth
     return 1;
 }
 
-char *tgl_gl_kernel_source(const char *name, const char *defines, int es, uint32_t wg_size)
+char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text flavour, uint32_t wg_size,
+                           uint32_t items)
 {
     char path[128];
     snprintf(path, sizeof path, "%s.comp", name);
@@ -116,9 +117,24 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, int es, uint32
         "#endif\n"
         "precision highp float;\nprecision highp int;\n#define TGL_ES 1\n";
     static const char gl_preamble[] = "#version 430 core\n";
+    /* SPIR-V: one module serves every workgroup size and item count, so both are
+     * specialization constants (0 and 1; gl_spirv.c sets them) instead of #defines; loops
+     * with constant trip counts carry an unroll hint (common/unroll.glsl). */
+    static const char spirv_preamble[] =
+        "#version 430 core\n#extension GL_EXT_control_flow_attributes : require\n#define TGL_SPIRV 1\n"
+        "#define TGL_UNROLL [[unroll]]\n"
+        "layout(constant_id = 0) const uint tgl_wg_size = 64u;\n"
+        "layout(constant_id = 1) const uint tgl_items = 1u;\n"
+        "#define TGL_WG_SIZE tgl_wg_size\n#define TGL_ITEMS tgl_items\n";
+    const char *preamble = flavour == TGL_GL_TEXT_ES ? es_preamble
+                           : flavour == TGL_GL_TEXT_SPIRV ? spirv_preamble : gl_preamble;
     text t = {0};
-    append_n(&t, es ? es_preamble : gl_preamble, strlen(es ? es_preamble : gl_preamble));
-    appendf(&t, "#define TGL_WG_SIZE %u\n", wg_size);
+    append_n(&t, preamble, strlen(preamble));
+    if (flavour != TGL_GL_TEXT_SPIRV) {
+        appendf(&t, "#define TGL_WG_SIZE %u\n", wg_size);
+        if (items > 1)
+            appendf(&t, "#define TGL_ITEMS %u\n", items);
+    }
     if (defines)
         append_n(&t, defines, strlen(defines));
     if (!splice(&t, f, 1, 0) || t.failed) {
