@@ -3,10 +3,11 @@
 # library can ask for, as `tensorgl kernels --dump --api spirv` writes it (each file named by
 # the hash the library looks it up by), compiled with glslangValidator -G (OpenGL SPIR-V) and
 # optimized with spirv-opt.
-# Usage: scripts/build-spirv.sh BUILD_DIR   (modules land in BUILD_DIR/tensorgl-spirv)
+# Usage: scripts/build-spirv.sh BUILD_DIR [OUT_DIR]   (BUILD_DIR/tensorgl dumps the variants;
+# the modules land in OUT_DIR, default BUILD_DIR/tensorgl-spirv)
 set -eu
 build=$1
-out="$build/tensorgl-spirv"
+out=${2:-$build/tensorgl-spirv}
 src="$build/kernels/spirv-src"
 rm -rf "$out" "$src"
 mkdir -p "$out" "$src"

@@ -8,6 +8,9 @@ mkdir -p "$build/tests"
 # Program binaries go under the build tree, not the user's cache (an explicit TGL_CACHE_DIR,
 # empty included, is kept).
 export TGL_CACHE_DIR="${TGL_CACHE_DIR-$build/program-cache}"
+# The SPIR-V modules every build directory shares (`make spirv`), for test_spirv and for
+# TGL_SHADER=spirv runs.
+export TGL_SPIRV_DIR="${TGL_SPIRV_DIR-$(cd "$(dirname "$0")/.." && pwd)/build/tensorgl-spirv}"
 log="$build/tests/last-run.log"
 : > "$log"
 crashed=0

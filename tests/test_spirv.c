@@ -3,8 +3,9 @@
  * workgroup size or item count differs from the modules' defaults (the specialization
  * constants); tgl_map's kernels, which have no module, come from GLSL; damaged modules are
  * refused and the ops stay right; a missing directory, an ES context and a bad TGL_SHADER fail
- * tgl_open with the reason. The modules are found through TGL_SPIRV_DIR when it is set, else in
- * BUILD/tensorgl-spirv beside this binary's BUILD/tests. Skipped without a GL context or where
+ * tgl_open with the reason. The modules are found through TGL_SPIRV_DIR when it is set (as
+ * scripts/run-tests.sh does), else in build/tensorgl-spirv above this binary's BUILD/tests
+ * (BUILD is build or build/sanitize). Skipped without a GL context or where
  * the driver has no GL_ARB_gl_spirv. */
 #include "testing.h"
 
@@ -280,6 +281,10 @@ int main(int argc, char **argv)
         if (slash)
             *slash = '\0';
         snprintf(modules, sizeof modules, "%s/tensorgl-spirv", n > 0 ? self : ".");
+        char manifest[sizeof modules + 32];
+        snprintf(manifest, sizeof manifest, "%s/tensorgl-spirv.txt", modules);
+        if (access(manifest, R_OK) && n > 0) /* build/sanitize/tests -> build/tensorgl-spirv */
+            snprintf(modules, sizeof modules, "%s/../tensorgl-spirv", self);
     }
     (void)argv;
     if (tgt_cpu_only()) {
