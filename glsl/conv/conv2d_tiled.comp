@@ -27,6 +27,12 @@
 
 layout(local_size_x = THREADS) in;
 
+#ifdef NV_UNROLL
+// As in gemm/gemm_tiled.comp: NVIDIA's compiler leaves some of these loops rolled. Unrolled, the
+// 64 x 256 tile ran the H100 benchmark layer in 0.533 ms against 0.584 rolled.
+#pragma optionNV(unroll all)
+#endif
+
 shared vec4 s_a[BK][BM / 4]; // s_a[q][i / 4][i % 4] = filter(tile row i, slab kk q)
 shared vec4 s_b[BK][BN / 4]; // s_b[q][j / 4][j % 4] = im2col(slab kk q, tile column j)
 

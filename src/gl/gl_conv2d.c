@@ -10,30 +10,41 @@
 
 #define F32 sizeof(float)
 
-/* A kernel configuration: tiled (BM x BN tiles, BK slabs, TM x TN per invocation) or direct
- * (TM x TN per invocation, WG_X x WG_Y invocations; tex: operands through buffer textures). */
+/* A kernel configuration: tiled (BM x BN tiles, BK slabs, TM x TN per invocation; unroll: ask
+ * NVIDIA's compiler to unroll every loop) or direct (TM x TN per invocation, WG_X x WG_Y
+ * invocations; tex: operands through buffer textures). */
 typedef struct conv_config {
     int tiled;
     unsigned bm, bn, bk, tm, tn, wg_x, wg_y;
-    int tex;
+    int tex, unroll;
 } conv_config;
 
-/* H100, 3x3 64 -> 64 channels, 56x56, batch 32 (BM,BN,BK,TM,TN: ms): 64,64,16,4,4: 0.615;
- * 64,128,16,4,8: 0.636; 64,256,8,4,8: 0.649; 64,128,8,4,8: 0.670; 64,64,8,4,4: 0.723;
- * 64,64,32,4,4: 0.802; 32,128,16,4,4: 0.840; 128,64,8,8,4: 1.070; 128,128,16,8,8: 1.157. With
- * im2col stepping instead of dividing: 64,64,16,4,4: 0.583; 64,128,16,4,8 and 64,256,8,4,8:
- * 0.584; 64,64,32,4,4: 0.771; 64,256,16,8,8: 0.817; 64,128,16,8,8: 0.941; 64,128,16,8,4: 1.285.
+/* H100, 3x3 64 -> 64 channels, 56x56, batch 32 (BM,BN,BK,TM,TN[,unroll]: ms), with im2col
+ * stepping: 64,256,16,4,8,unroll: 0.533; 64,256,8,8,4,unroll and 64,256,8,4,8,unroll: 0.544;
+ * 64,128,16,8,4,unroll: 0.559; 64,128,8,4,8,unroll: 0.577; 64,64,16,4,4: 0.583 (unrolled: 0.602);
+ * 64,256,8,4,8: 0.584; 64,128,16,4,8,unroll: 0.789; 128,128,16,8,8,unroll: 0.919;
+ * 128,256,8,8,8,unroll: 0.902; 128,128,8,8,8,unroll: 1.073. Staging filter rows across the
+ * invocations (fewer shared-memory bank conflicts, uncoalesced filter loads) lost: 0.692 against
+ * 0.544. The 64 x 256 tile wins while its grid fills the device: 128 -> 128 channels at 28x28 0.609
+ * ms against 0.739 for 128,128,8,8,8 and 0.732 for 64 x 64; but 256 -> 256 at 14x14 (100
+ * workgroups of 64 x 256) 0.836 against 0.655 for 64 x 64, and 64 -> 64 at 56x56, batch 8 (98
+ * workgroups) 0.222 against 0.195. Before the unrolled tiles, without stepping: 64,64,16,4,4:
+ * 0.615; 64,128,16,4,8: 0.636; 64,64,32,4,4: 0.802; 32,128,16,4,4: 0.840; 128,64,8,8,4: 1.070.
  * Tiled entries keep THREADS = (BM/TM)(BN/TN) a multiple of BN and BM*BK, BN*BK multiples of
  * THREADS (see conv2d_tiled.comp). */
 static const conv_config configs[] = {
-    {1, 128, 128, 8, 8, 8, 0, 0, 0}, /* GPUs, groups of >= 128 output channels */
-    {1, 64, 64, 16, 4, 4, 0, 0, 0},  /* GPUs, 16 .. 127 */
-    {0, 0, 0, 0, 1, 4, 64, 1, 0},    /* GPUs, fewer (depthwise) */
-    {0, 0, 0, 0, 4, 4, 16, 4, 1},    /* llvmpipe: 4 channels x 4 pixels, texel gathers */
-    {0, 0, 0, 0, 1, 4, 64, 1, 1},    /* llvmpipe, groups of < 4 channels */
-    {0, 0, 0, 0, 4, 4, 16, 4, 0},    /* devices without buffer textures */
+    {1, 64, 256, 16, 4, 8, 0, 0, 0, 1}, /* GPUs, groups of >= 16 output channels, enough tiles */
+    {1, 64, 64, 16, 4, 4, 0, 0, 0, 0},  /* GPUs, 16 or more channels, few tiles */
+    {0, 0, 0, 0, 1, 4, 64, 1, 0, 0},    /* GPUs, fewer (depthwise) */
+    {0, 0, 0, 0, 4, 4, 16, 4, 1, 0},    /* llvmpipe: 4 channels x 4 pixels, texel gathers */
+    {0, 0, 0, 0, 1, 4, 64, 1, 1, 0},    /* llvmpipe, groups of < 4 channels */
+    {0, 0, 0, 0, 4, 4, 16, 4, 0, 0},    /* devices without buffer textures */
 };
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
+
+/* The large tile needs about this many workgroups to beat the 64 x 64 one (measured on the H100,
+ * 132 multiprocessors: 196 won, 100 lost; see above). */
+#define LARGE_TILE_MIN_GROUPS 160
 
 static unsigned threads_of(const conv_config *c)
 {
@@ -50,10 +61,23 @@ static size_t tile_n(const conv_config *c)
     return c->tiled ? c->bn : (size_t)c->tn * c->wg_x;
 }
 
-static size_t choose(const tgl_gl_limits *l, size_t ocg)
+static int fits(const tgl_gl_limits *l, const conv_config *c)
 {
+    return threads_of(c) <= l->wg_invocations && threads_of(c) <= l->wg_size[0];
+}
+
+/* cols: the output pixels of all images (the implicit GEMM's columns). */
+static size_t choose(const tgl_gl_limits *l, size_t ocg, size_t groups, size_t cols)
+{
+    if (l->gemm.tiled && ocg >= 16) {
+        size_t large = tgl_gl_ceil_div(cols, tile_n(&configs[0])) * tgl_gl_ceil_div(ocg, tile_m(&configs[0])) * groups;
+        if (large >= LARGE_TILE_MIN_GROUPS && fits(l, &configs[0]))
+            return 0;
+        if (fits(l, &configs[1]))
+            return 1;
+    }
     if (l->gemm.tiled)
-        return ocg >= 128 ? 0 : ocg >= 16 ? 1 : 2;
+        return 2;
     if (l->gemm.textures && l->texture_buffer_texels)
         return ocg >= 4 ? 3 : 4;
     return ocg >= 4 ? 5 : 2;
@@ -64,7 +88,8 @@ static void conv_defines(const conv_config *c, int bias, char *out, size_t size)
     int n;
     if (c->tiled)
         n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c));
+                     "#define THREADS %u\n%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
+                     c->unroll ? "#define NV_UNROLL\n" : "");
     else
         n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n%s", c->wg_x,
                      c->wg_y, c->tm, c->tn, c->tex ? "#define TEX\n" : "");
@@ -111,8 +136,9 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     const tgl_gl_limits *l = &gl->limits;
     const tgl_conv2d_desc *d = &cv->d;
     size_t ocg = d->out_channels / d->groups;
+    size_t cols = d->batch * cv->out_h * cv->out_w;
     size_t ci = gl->conv2d_config >= 0 && (size_t)gl->conv2d_config < N_CONFIGS ? (size_t)gl->conv2d_config
-                                                                                 : choose(l, ocg);
+                                                                                 : choose(l, ocg, d->groups, cols);
     const conv_config *cfg = &configs[ci];
     if (cfg->tex && !l->texture_buffer_texels) /* a forced texture variant on ES: its SSBO twin */
         cfg = cfg->tm == 4 ? &configs[5] : &configs[2];

@@ -121,8 +121,9 @@ static const ccase cases[] = {
     {D(2, 6, 10, 10, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6), 1, 0},   /* depthwise */
     {D(1, 8, 9, 9, 16, 3, 3, 2, 1, 0, 2, 2, 1, 8), 1, 1},    /* grouped, channel multiplier 2 */
     {D(3, 20, 12, 12, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0}, /* 40 output channels: tiled on GPUs */
-    {D(1, 16, 8, 8, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1), 0, 0},  /* 160: the large tile */
+    {D(1, 16, 8, 8, 160, 1, 1, 1, 1, 0, 0, 1, 1, 1), 0, 0},  /* 160 channels: three tiles of rows */
     {D(2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1}, /* the benchmark's layer, smaller */
+    {D(1, 4, 205, 205, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0}, /* 165 tiles of 256 columns: large tile */
     {D(1, 3, 5, 6, 3, 5, 6, 1, 1, 0, 0, 1, 1, 3), 0, 0},     /* kernel == input: 1x1 output */
     {D(1, 2, 4, 4, 2, 2, 2, 4, 4, 0, 0, 1, 1, 1), 1, 0},     /* stride past the input */
 };
