@@ -40,13 +40,28 @@ shared vec4 s_b[BK][BN / 4]; // s_b[q][j / 4][j % 4] = B(slab k q, tile column j
 // 4 * THREADS).
 #define A_FETCH (BM * BK / THREADS)
 #define B_FETCH (BN * BK / THREADS)
+// Whole vec4s wait in registers as they were loaded: binary16 ones still packed (half the
+// registers; unpacked when staged), which kept the 128 x 256 f16 tile from spilling.
+#if defined(F16) && !defined(TEX)
+#define RAW4 uvec2
+#define RAW4_ZERO uvec2(0u)
+#define a_raw4(i) a_mem[(i) >> 2u]
+#define b_raw4(i) b_mem[(i) >> 2u]
+#define raw_unpack4(w) tgl_unpack4(w)
+#else
+#define RAW4 vec4
+#define RAW4_ZERO vec4(0.0)
+#define a_raw4(i) a_at4(i)
+#define b_raw4(i) b_at4(i)
+#define raw_unpack4(w) (w)
+#endif
 #ifdef A_VEC4
-vec4 r_a[A_FETCH / 4];
+RAW4 r_a[A_FETCH / 4];
 #else
 float r_a[A_FETCH];
 #endif
 #ifdef B_VEC4
-vec4 r_b[B_FETCH / 4];
+RAW4 r_b[B_FETCH / 4];
 #else
 float r_b[B_FETCH];
 #endif
@@ -56,12 +71,12 @@ void fetch_a(uint base, uint i_tile, uint k0, uint tid)
 #if defined(A_VEC4) && !defined(TRANS_A)
     TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), i = e / uint(BK / 4), gi = i_tile + i, gp = k0 + (e % uint(BK / 4)) * 4u;
-        r_a[l] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
+        r_a[l] = gi < u_m && gp < u_k ? a_raw4(base + a_index(gi, gp)) : RAW4_ZERO;
     }
 #elif defined(A_VEC4)
     TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), gi = i_tile + (e % uint(BM / 4)) * 4u, gp = k0 + e / uint(BM / 4);
-        r_a[l] = gi < u_m && gp < u_k ? a_at4(base + a_index(gi, gp)) : vec4(0.0);
+        r_a[l] = gi < u_m && gp < u_k ? a_raw4(base + a_index(gi, gp)) : RAW4_ZERO;
     }
 #else
     TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH); l++) {
@@ -82,13 +97,14 @@ void store_a(uint tid)
 #if defined(A_VEC4) && !defined(TRANS_A)
     TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), i = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u;
+        vec4 v = raw_unpack4(r_a[l]);
         TGL_UNROLL for (uint c = 0u; c < 4u; c++)
-            s_a[q + c][i >> 2u][i & 3u] = r_a[l][c];
+            s_a[q + c][i >> 2u][i & 3u] = v[c];
     }
 #elif defined(A_VEC4)
     TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS);
-        s_a[e / uint(BM / 4)][e % uint(BM / 4)] = r_a[l];
+        s_a[e / uint(BM / 4)][e % uint(BM / 4)] = raw_unpack4(r_a[l]);
     }
 #else
     TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH); l++) {
@@ -108,12 +124,12 @@ void fetch_b(uint base, uint j_tile, uint k0, uint tid)
 #if defined(B_VEC4) && !defined(TRANS_B)
     TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), gj = j_tile + (e % uint(BN / 4)) * 4u, gp = k0 + e / uint(BN / 4);
-        r_b[l] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
+        r_b[l] = gj < u_n && gp < u_k ? b_raw4(base + b_index(gp, gj)) : RAW4_ZERO;
     }
 #elif defined(B_VEC4)
     TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), gj = j_tile + e / uint(BK / 4), gp = k0 + (e % uint(BK / 4)) * 4u;
-        r_b[l] = gj < u_n && gp < u_k ? b_at4(base + b_index(gp, gj)) : vec4(0.0);
+        r_b[l] = gj < u_n && gp < u_k ? b_raw4(base + b_index(gp, gj)) : RAW4_ZERO;
     }
 #else
     TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) {
@@ -134,13 +150,14 @@ void store_b(uint tid)
 #if defined(B_VEC4) && !defined(TRANS_B)
     TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS);
-        s_b[e / uint(BN / 4)][e % uint(BN / 4)] = r_b[l];
+        s_b[e / uint(BN / 4)][e % uint(BN / 4)] = raw_unpack4(r_b[l]);
     }
 #elif defined(B_VEC4)
     TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH / 4); l++) {
         uint e = tid + l * uint(THREADS), j = e / uint(BK / 4), q = (e % uint(BK / 4)) * 4u;
+        vec4 v = raw_unpack4(r_b[l]);
         TGL_UNROLL for (uint c = 0u; c < 4u; c++)
-            s_b[q + c][j >> 2u][j & 3u] = r_b[l][c];
+            s_b[q + c][j >> 2u][j & 3u] = v[c];
     }
 #else
     TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) {

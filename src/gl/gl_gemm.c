@@ -86,9 +86,16 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
     }
 }
 
+/* Below this many workgroups a product takes the renderer's smaller tile (gemm_small): on the
+ * H100 (132 multiprocessors) 128 x 256 tiles beat 64 x 128 ones at 2048^3 (128 workgroups: 30.1
+ * against 22.9 TFLOP/s) and lost at 1024^3 (32: 7.9 against 15.7). */
+#define GEMM_SMALL_GRID 64
+
 static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
 {
     const tgl_gl_gemm_config *cfg = g->f16 ? &l->gemm_f16 : &l->gemm;
+    if (cfg->tiled && tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * g->batch < GEMM_SMALL_GRID)
+        cfg = &l->gemm_small;
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0);

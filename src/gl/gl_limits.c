@@ -22,7 +22,13 @@
  * 128x64 8x4: 16.9 / 20.9; 64x128 4x8: 19.0 / 24.8. With NVIDIA's unroll pragma (",unroll",
  * 2026-11-22, bench gemm 4096^3): 128x128 BK 8: 25.1 / 23.0 (the f16 cliff was rolled loops
  * spilling); BK 16: 24.9 / 22.8; 64x128 BK 16: 18.9 / 20.2; warps of 8 x 4 invocations and
- * double-buffered slabs (one barrier per slab) gave nothing on top (24.8, 22.5).
+ * double-buffered slabs (one barrier per slab) gave nothing on top (24.8, 22.5). Larger tiles,
+ * unrolled (2026-11-23, f32 / f16 with binary16 staged packed in registers): 128x256 BK 16 8x8:
+ * 31.2 / 21.8; 64x256 BK 16 8x8: 24.8 / 29.8; 64x128 BK 16 8x4: 28.0 / 21.0; 64x256 BK 32 8x4:
+ * 27.2 / 24.4; 128x256 BK 16 16x8: 20.2 / 20.4; 128x256 BK 32 8x8: 24.2 / 10.7; 256x128 BK 16
+ * 8x8: 14.5 / 14.9 (before the packed staging the f16 figures were 16.9 for 128x256 and 15.9 for
+ * 64x256). Large tiles starve small products: sgemm 1024^3 (32 workgroups of 128x256) ran 7.9
+ * TFLOP/s with 128x256, 8.9 with 128x128 and 15.7 with 64x128 8x4; hence gemm_small.
  * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
  * copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
  * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel.
@@ -43,14 +49,19 @@ static const struct {
     const char *renderer_prefix;
     uint32_t elementwise, reducing, items;
     tgl_gl_gemm_config gemm, gemm_f16;
+    tgl_gl_gemm_config gemm_small; /* f32 and f16 where gemm's tiles make few workgroups (gl_gemm.c) */
     int copy_by_glcopy; /* tgl_copy_dtod through glCopyBufferSubData rather than a copy kernel */
     int pool;           /* TGL_GL_POOL_*: freed buffers reused, small allocations carved too (gl_pool.c) */
     double gflops;      /* low estimate of the f32 GEMM rate; 0: LLVMPIPE_GFLOPS_PER_THREAD per thread */
 } wg_table[] = {
-    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1, TGL_GL_POOL_CARVE, 0},
-    {"NVIDIA", 256, 256, 4, GEMM_TILED_UNROLLED(128, 128, 8, 8, 8), GEMM_TILED(64, 128, 16, 4, 8), 0, 0, 2000},
-    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 1000},
-    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 100},
+    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1,
+     TGL_GL_POOL_CARVE, 0},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED_UNROLLED(128, 256, 16, 8, 8), GEMM_TILED_UNROLLED(64, 256, 16, 8, 8),
+     GEMM_TILED_UNROLLED(64, 128, 16, 8, 4), 0, 0, 2000},
+    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0,
+     0, 1000},
+    {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4),
+     GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 100},
 };
 /* Rates for splitting heavy ops by time (TGL_MAX_DISPATCH_MS), kept low on purpose: too low
  * only costs a few more dispatches, too high lets one run past a watchdog. llvmpipe measured
@@ -68,7 +79,9 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
     if (i == 1)
         return &default_gemm;
     i -= 2;
-    return i < 2 * n ? (i % 2 ? &wg_table[i / 2].gemm_f16 : &wg_table[i / 2].gemm) : NULL;
+    if (i >= 3 * n)
+        return NULL;
+    return i % 3 == 0 ? &wg_table[i / 3].gemm : i % 3 == 1 ? &wg_table[i / 3].gemm_f16 : &wg_table[i / 3].gemm_small;
 }
 #define DEFAULT_WG_SIZE 128
 
@@ -174,7 +187,7 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or "
                          "tiled:BM,BN,BK,TM,TN[,unroll] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
                          "invocations) within the device's limits", s);
-    l->gemm = l->gemm_f16 = g;
+    l->gemm = l->gemm_f16 = l->gemm_small = g;
     return TGL_OK;
 }
 
@@ -183,7 +196,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
     int glcopy = 0, pool = 0;
     double gflops = DEFAULT_GFLOPS;
-    tgl_gl_gemm_config gemm = default_gemm, gemm_f16 = default_gemm;
+    tgl_gl_gemm_config gemm = default_gemm, gemm_f16 = default_gemm, gemm_small = default_gemm;
     for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++) {
         if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix))) {
             ew = wg_table[i].elementwise;
@@ -191,6 +204,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
             items = wg_table[i].items;
             gemm = wg_table[i].gemm;
             gemm_f16 = wg_table[i].gemm_f16;
+            gemm_small = wg_table[i].gemm_small;
             glcopy = wg_table[i].copy_by_glcopy;
             pool = wg_table[i].pool;
             gflops = wg_table[i].gflops;
@@ -202,8 +216,10 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
         gemm = fallback_gemm;
     if (gemm_f16.tiled && !tile_fits(&gemm_f16, l))
         gemm_f16 = fallback_gemm;
+    if (gemm_small.tiled && !tile_fits(&gemm_small, l))
+        gemm_small = fallback_gemm;
     if (!l->texture_buffer_texels)
-        gemm.textures = gemm_f16.textures = 0;
+        gemm.textures = gemm_f16.textures = gemm_small.textures = 0;
     /* Where GEMM gathers texels (llvmpipe), element-wise inputs do too: add of 4M floats
      * 8.9 -> 14.9 GB/s there (the stores stay SSBO scatters). */
     l->elementwise_textures = gemm.textures;
@@ -223,6 +239,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->timer_queries = force && *force ? *force == '1' : strncmp(renderer, "llvmpipe", 8) != 0;
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
+    l->gemm_small = gemm_small;
     l->items_per_invocation = items;
     l->copy_kernel = !glcopy;
     /* On the H100 (driver 580) an update by glBufferSubData was sometimes lost when work on the
@@ -297,6 +314,6 @@ void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_g
         l->gemm = *gemm;
         if (!l->texture_buffer_texels)
             l->gemm.textures = 0;
-        l->gemm_f16 = l->gemm;
+        l->gemm_f16 = l->gemm_small = l->gemm;
     }
 }

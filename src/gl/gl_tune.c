@@ -28,7 +28,8 @@ static const char *const tiled_candidates[] = {
     "tiled:64,64,16,4,4",         "tiled:64,128,16,4,8",         "tiled:128,64,16,8,4",
     "tiled:128,128,8,8,8",        "tiled:128,128,16,8,8",        "tiled:64,64,16,4,4,unroll",
     "tiled:64,128,16,4,8,unroll", "tiled:128,64,16,8,4,unroll",  "tiled:128,128,8,8,8,unroll",
-    "tiled:128,128,16,8,8,unroll",
+    "tiled:128,128,16,8,8,unroll", "tiled:128,256,16,8,8,unroll", "tiled:64,256,16,8,8,unroll",
+    "tiled:64,128,16,8,4,unroll",
 };
 static const char *const reg_candidates[] = {
     "reg:16,4,8,8", "reg:8,8,8,8", "reg:8,4,8,8", "reg:32,2,8,8", "reg:64,1,8,8",

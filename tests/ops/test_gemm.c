@@ -251,8 +251,8 @@ static void test_gemm_random_large(void **state)
 }
 
 /* Both kernels whatever the device prefers: the register kernel in several block and
- * workgroup shapes, with SSBO loads and (where the API has them) buffer textures, and two tile
- * shapes. */
+ * workgroup shapes, with SSBO loads and (where the API has them) buffer textures, and the tile
+ * shapes of the renderer table. */
 static void test_gemm_each_kernel(void **state)
 {
     pair *p = *state;
@@ -266,6 +266,9 @@ static void test_gemm_each_kernel(void **state)
         {.tiled = 0, .wg_x = 16, .wg_y = 4, .tm = 8, .tn = 8, .matvec_row_per_invocation = 1, .textures = 1},
         {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4},
         {.tiled = 1, .bm = 128, .bn = 128, .bk = 8, .tm = 8, .tn = 8},
+        {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 8, .tn = 8, .unroll = 1},
+        {.tiled = 1, .bm = 64, .bn = 256, .bk = 16, .tm = 8, .tn = 8, .unroll = 1},
+        {.tiled = 1, .bm = 64, .bn = 128, .bk = 16, .tm = 8, .tn = 4, .unroll = 1},
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
@@ -280,6 +283,8 @@ static void test_gemm_each_kernel(void **state)
         gcase aligned = {.m = 130, .n = 132, .k = 68, .lda = 68, .ldb = 132, .ldc = 132, .alpha = 1, .beta = 0.5f,
                          .batch = 1};
         check_case(p, gl, &aligned, 1e-9);
+        aligned.f16 = 1; /* binary16 loaded as whole packed vec4s */
+        check_case(p, gl, &aligned, 1e-6);
         tgl_close(gl);
     }
 }
