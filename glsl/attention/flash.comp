@@ -32,7 +32,14 @@ shared float s_part[THREADS][BKV]; // partial dots of invocation tid
 void main()
 {
     uint tid = gl_LocalInvocationIndex, r = tid / uint(TPR), t = tid % uint(TPR);
-    uint bh = gl_WorkGroupID.y, row0 = gl_WorkGroupID.x * uint(BQ);
+    // Under a causal mask later rows see more keys. Workgroups start in the order of their linear
+    // index, so it is mapped heaviest first: (x, y) = (block of rows, (batch, head)) by the grid,
+    // but linear index L takes row block n_blocks - 1 - L / n_bh of block L % n_bh. The last to
+    // start are then the shortest, instead of the longest, and the device idles less at the end.
+    // (n_blocks * n_bh stays below the q window's element count: no overflow.)
+    uint n_blocks = gl_NumWorkGroups.x, n_bh = gl_NumWorkGroups.y;
+    uint lin = gl_WorkGroupID.x + gl_WorkGroupID.y * n_blocks;
+    uint bh = lin % n_bh, row0 = (n_blocks - 1u - lin / n_bh) * uint(BQ);
     uint i = min(row0 + r, u_seq_q - 1u); // rows past the end compute row seq_q - 1 unseen
     uint q_row = u_q_off + (bh * u_seq_q + i) * u_d;
     uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
