@@ -91,10 +91,20 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
  * against 22.9 TFLOP/s) and lost at 1024^3 (32: 7.9 against 15.7). */
 #define GEMM_SMALL_GRID 64
 
+/* Elements of C the tiles of a configuration cover (edge tiles whole). */
+static size_t covered(const tgl__gemm *g, const tgl_gl_gemm_config *cfg)
+{
+    return tgl_gl_ceil_div(g->m, cfg->bm) * cfg->bm * tgl_gl_ceil_div(g->n, cfg->bn) * cfg->bn;
+}
+
 static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
 {
     const tgl_gl_gemm_config *cfg = g->f16 ? &l->gemm_f16 : &l->gemm;
-    if (cfg->tiled && tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * g->batch < GEMM_SMALL_GRID)
+    /* The smaller tile also takes products the large one would cover a quarter more of than it
+     * does (n = 64 in 256-wide tiles: four times the work). */
+    if (cfg->tiled && l->gemm_small.tiled &&
+        (tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * g->batch < GEMM_SMALL_GRID ||
+         covered(g, cfg) * 4 > covered(g, &l->gemm_small) * 5))
         cfg = &l->gemm_small;
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
