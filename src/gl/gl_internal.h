@@ -220,6 +220,10 @@ typedef struct tgl_gl {
     uint64_t update_barrier_seq;/* ... to buffer updates, copies and maps */
     unsigned since_flush;
     tgl_gl_buffer *scratch;     /* temporaries of multi-pass ops (reduction partials) */
+    /* tgl_rope's frequency table and what it was made for (gl_llm.c); rope_dim 0: none. */
+    tgl_gl_buffer *rope_table;
+    size_t rope_dim, rope_pos;
+    float rope_theta;
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
     GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
     GLuint timer_query;         /* the profiler's GL_TIME_ELAPSED query (lazily) */

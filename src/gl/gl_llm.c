@@ -7,8 +7,49 @@
 #define F32 sizeof(float)
 
 /* The host computes each pair's frequency and its phase at pos_offset in double and uploads
- * them to the scratch buffer; rows are processed in slabs whose windows fit the SSBO block
- * limit. */
+ * them to a table buffer, kept for the next call with the same theta, head_dim and pos_offset
+ * (q and k of every layer at one decode step): on GPUs an upload waits for the device to go
+ * idle (limits.upload_waits), which made back-to-back ropes on the H100 take twice as long.
+ * Rows are processed in slabs whose windows fit the SSBO block limit. */
+/* The table for (head_dim, pos_offset, theta): inv_freq[half], then phase[half]. */
+static tgl_status rope_table(tgl_backend *b, size_t head_dim, size_t pos_offset, float theta, tgl_gl_buffer **out)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    size_t half = head_dim / 2;
+    if (gl->rope_table && gl->rope_dim == head_dim && gl->rope_pos == pos_offset && gl->rope_theta == theta) {
+        *out = gl->rope_table;
+        return TGL_OK;
+    }
+    gl->rope_dim = 0; /* until the new table is in place */
+    if (!gl->rope_table || gl->rope_table->bytes < 2 * half * F32) {
+        void *fresh;
+        tgl_status st = tgl_gl_buffer_create(b, 2 * half * F32, &fresh);
+        if (st)
+            return st;
+        /* GL keeps the old storage alive for dispatches already queued on it. */
+        if (gl->rope_table)
+            tgl_gl_buffer_destroy(b, gl->rope_table);
+        gl->rope_table = fresh;
+    }
+    float *table = malloc(2 * half * F32);
+    if (!table)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope: no host memory for %zu frequencies", half);
+    for (size_t i = 0; i < half; i++) {
+        double f = pow((double)theta, -2.0 * (double)i / (double)head_dim);
+        table[i] = (float)f;
+        table[half + i] = (float)fmod((double)pos_offset * f, 6.283185307179586);
+    }
+    tgl_status st = tgl_gl_upload(b, (tgl__view){gl->rope_table, 0}, table, 2 * half * F32);
+    free(table);
+    if (st)
+        return st;
+    gl->rope_dim = head_dim;
+    gl->rope_pos = pos_offset;
+    gl->rope_theta = theta;
+    *out = gl->rope_table;
+    return TGL_OK;
+}
+
 tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
                        size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode)
 {
@@ -23,19 +64,8 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
     if (per > grid_rows)
         per = grid_rows ? grid_rows : 1;
 
-    float *table = malloc(2 * half * F32); /* inv_freq[half], then phase[half] */
-    if (!table)
-        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope: no host memory for %zu frequencies", half);
-    for (size_t i = 0; i < half; i++) {
-        double f = pow((double)theta, -2.0 * (double)i / (double)head_dim);
-        table[i] = (float)f;
-        table[half + i] = (float)fmod((double)pos_offset * f, 6.283185307179586);
-    }
-    tgl_gl_buffer *freq;
-    tgl_status st = tgl_gl_scratch(b, 2 * half * F32, &freq);
-    if (!st)
-        st = tgl_gl_upload(b, (tgl__view){freq, 0}, table, 2 * half * F32);
-    free(table);
+    tgl_gl_buffer *freq = NULL;
+    tgl_status st = rope_table(b, head_dim, pos_offset, theta, &freq);
     GLuint prog;
     if (st || (st = tgl_gl_program_get(b, "llm/rope", mode == TGL_ROPE_INTERLEAVED ? "#define INTERLEAVED\n" : "",
                                        &prog)))

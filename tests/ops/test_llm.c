@@ -80,6 +80,47 @@ static void test_rope(void **state)
     }
 }
 
+/* GL keeps the last call's frequency table for the next call with the same head_dim, position
+ * and theta: calls queued back to back (no synchronize between them) that repeat, change and
+ * return to parameters, and grow the table, must each match the CPU backend. */
+static void test_rope_table_reuse(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    enum { JOBS = 8 };
+    const rope_job jobs[JOBS] = {
+        {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0},
+        {1, 3, 2, 16, 6, 10000.0f, TGL_ROPE_NEOX, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_INTERLEAVED, 0},
+        {1, 3, 2, 16, 5, 500000.0f, TGL_ROPE_NEOX, 0}, {1, 3, 2, 128, 5, 10000.0f, TGL_ROPE_NEOX, 0},
+        {1, 3, 2, 32, 5, 10000.0f, TGL_ROPE_NEOX, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0},
+    };
+    float *x[JOBS];
+    tgl_ptr in[JOBS], out[JOBS];
+    size_t n[JOBS];
+    for (size_t k = 0; k < JOBS; k++) {
+        const rope_job *j = &jobs[k];
+        n[k] = j->batch * j->seq * j->heads * j->dim;
+        x[k] = malloc(n[k] * sizeof(float));
+        for (size_t i = 0; i < n[k]; i++)
+            x[k][i] = tgt_uniform(&p->rng, -2.0f, 2.0f);
+        TGT_OK(p->gl, tgl_alloc(p->gl, n[k] * sizeof(float), &in[k]));
+        TGT_OK(p->gl, tgl_alloc(p->gl, n[k] * sizeof(float), &out[k]));
+        TGT_OK(p->gl, tgl_copy_htod(p->gl, in[k], x[k], n[k] * sizeof(float)));
+        TGT_OK(p->gl, tgl_rope(p->gl, in[k], out[k], j->batch, j->seq, j->heads, j->dim, j->pos, j->theta, j->mode));
+    }
+    for (size_t k = 0; k < JOBS; k++) {
+        float *got = malloc(n[k] * sizeof(float)), *want = rope_on(p->cpu, &jobs[k], x[k], n[k]);
+        TGT_OK(p->gl, tgl_copy_dtoh(p->gl, got, out[k], n[k] * sizeof(float)));
+        double e = tgt_nmse(got, want + 1, n[k]);
+        if (!(e <= 1e-9))
+            fail_msg("rope call %zu of a queued sequence: NMSE %.3g (seed %llu)", k, e, (unsigned long long)tgt_seed());
+        TGT_OK(p->gl, tgl_free(p->gl, in[k]));
+        TGT_OK(p->gl, tgl_free(p->gl, out[k]));
+        free(got), free(want), free(x[k]);
+    }
+}
+
 /* Table and output start `front` floats into their allocations: 1 keeps GL on scalar rows, 4
  * (16 bytes) lets it take vec4 rows when cols is a multiple of 4. */
 static size_t front = 1;
@@ -227,6 +268,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_rope_table_reuse),
         cmocka_unit_test(test_gather_rows),
         cmocka_unit_test(test_gather_past_block_limit),
         cmocka_unit_test(test_errors),
