@@ -116,23 +116,28 @@ size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size)
     return (size_t)(n < index_cap ? n : index_cap);
 }
 
-tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
+tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes)
 {
-    tgl_gl *gl = tgl_gl_of(b);
-    if (gl->scratch && gl->scratch->bytes >= bytes) {
-        *out = gl->scratch;
+    if (*slot && (*slot)->bytes >= bytes)
         return TGL_OK;
-    }
     void *fresh;
-    tgl_status st = tgl_gl_buffer_create(b, bytes < 65536 ? 65536 : bytes, &fresh);
+    tgl_status st = tgl_gl_buffer_create(b, bytes, &fresh);
     if (st)
         return st;
     /* GL keeps the old storage alive for dispatches already queued on it. */
-    if (gl->scratch)
-        tgl_gl_buffer_destroy(b, gl->scratch);
-    gl->scratch = fresh;
-    *out = fresh;
+    if (*slot)
+        tgl_gl_buffer_destroy(b, *slot);
+    *slot = fresh;
     return TGL_OK;
+}
+
+tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    tgl_status st = tgl_gl_grow(b, &gl->scratch, bytes < 65536 ? 65536 : bytes);
+    if (!st)
+        *out = gl->scratch;
+    return st;
 }
 
 tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes)

@@ -313,6 +313,9 @@ tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size
 double tgl_gl_dispatch_flops(tgl_backend *b);
 /* Largest element count whose window fits GL_MAX_SHADER_STORAGE_BLOCK_SIZE. */
 size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
+/* A buffer the backend keeps in *slot, replaced by a new one of `bytes` when smaller or absent
+ * (contents undefined then). */
+tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes);
 /* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */
 tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out);
 /* Barrier before a buffer update/copy/map touching buf (reads only, or also writes). */

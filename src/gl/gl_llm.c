@@ -11,6 +11,7 @@
  * (q and k of every layer at one decode step): on GPUs an upload waits for the device to go
  * idle (limits.upload_waits), which made back-to-back ropes on the H100 take twice as long.
  * Rows are processed in slabs whose windows fit the SSBO block limit. */
+
 /* The table for (head_dim, pos_offset, theta): inv_freq[half], then phase[half]. */
 static tgl_status rope_table(tgl_backend *b, size_t head_dim, size_t pos_offset, float theta, tgl_gl_buffer **out)
 {
@@ -21,16 +22,9 @@ static tgl_status rope_table(tgl_backend *b, size_t head_dim, size_t pos_offset,
         return TGL_OK;
     }
     gl->rope_dim = 0; /* until the new table is in place */
-    if (!gl->rope_table || gl->rope_table->bytes < 2 * half * F32) {
-        void *fresh;
-        tgl_status st = tgl_gl_buffer_create(b, 2 * half * F32, &fresh);
-        if (st)
-            return st;
-        /* GL keeps the old storage alive for dispatches already queued on it. */
-        if (gl->rope_table)
-            tgl_gl_buffer_destroy(b, gl->rope_table);
-        gl->rope_table = fresh;
-    }
+    tgl_status st = tgl_gl_grow(b, &gl->rope_table, 2 * half * F32);
+    if (st)
+        return st;
     float *table = malloc(2 * half * F32);
     if (!table)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope: no host memory for %zu frequencies", half);
@@ -39,7 +33,7 @@ static tgl_status rope_table(tgl_backend *b, size_t head_dim, size_t pos_offset,
         table[i] = (float)f;
         table[half + i] = (float)fmod((double)pos_offset * f, 6.283185307179586);
     }
-    tgl_status st = tgl_gl_upload(b, (tgl__view){gl->rope_table, 0}, table, 2 * half * F32);
+    st = tgl_gl_upload(b, (tgl__view){gl->rope_table, 0}, table, 2 * half * F32);
     free(table);
     if (st)
         return st;
