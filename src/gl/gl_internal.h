@@ -272,6 +272,10 @@ void tgl_gl_test_skip_barriers(tgl_backend *b, int skip);
 /* ---- kernel sources and programs (gl_source.c, gl_programs.c) ---- */
 #include "kernel_variants.h"
 
+/* Links a compiled compute shader into a new program and deletes the shader (GLSL source and
+ * SPIR-V modules alike); *linked: GL_LINK_STATUS (the program's info log says why not).
+ * retrievable: ask for a binary the program cache can save. */
+GLuint tgl_gl_link_shader(GLuint shader, int retrievable, GLint *linked);
 /* Compiles and links a compute program from full source; `label` names it in errors. */
 tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const char *source, GLuint *out);
 /* The cached program of (kernel, defines) with the element-wise workgroup size, or with `wg`. */

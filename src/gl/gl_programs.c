@@ -39,6 +39,20 @@ static tgl_status build_failed(tgl_backend *b, const char *label, const char *st
     return st;
 }
 
+GLuint tgl_gl_link_shader(GLuint shader, int retrievable, GLint *linked)
+{
+    GLuint program = glCreateProgram();
+    if (retrievable)
+        glProgramParameteri(program, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
+    glAttachShader(program, shader);
+    glLinkProgram(program);
+    glDetachShader(program, shader);
+    glDeleteShader(shader);
+    *linked = 0;
+    glGetProgramiv(program, GL_LINK_STATUS, linked);
+    return program;
+}
+
 /* Compiles and links one compute program. `label` names it in errors. */
 tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const char *source, GLuint *out)
 {
@@ -56,14 +70,7 @@ tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const c
         glDeleteShader(shader);
         return st;
     }
-    GLuint program = glCreateProgram();
-    if (tgl_gl_of(b)->disk.enabled)
-        glProgramParameteri(program, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
-    glAttachShader(program, shader);
-    glLinkProgram(program);
-    glDetachShader(program, shader);
-    glDeleteShader(shader);
-    glGetProgramiv(program, GL_LINK_STATUS, &ok);
+    GLuint program = tgl_gl_link_shader(shader, tgl_gl_of(b)->disk.enabled, &ok);
     if (!ok) {
         tgl_status st = build_failed(b, label, "link", program, 1, source);
         glDeleteProgram(program);

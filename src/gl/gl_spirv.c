@@ -163,12 +163,7 @@ static int build(const uint32_t *m, size_t words, unsigned ids, uint32_t wg, uin
         glDeleteShader(shader);
         return 0;
     }
-    GLuint program = glCreateProgram();
-    glAttachShader(program, shader);
-    glLinkProgram(program);
-    glDetachShader(program, shader);
-    glDeleteShader(shader);
-    glGetProgramiv(program, GL_LINK_STATUS, &ok);
+    GLuint program = tgl_gl_link_shader(shader, 0, &ok);
     if (!ok) {
         glGetProgramInfoLog(program, (GLsizei)why_size, NULL, why);
         glDeleteProgram(program);
