@@ -9,13 +9,6 @@
 
 int tgl_egl_display_exists(void);
 
-static int restore_env(void **state)
-{
-    (void)state;
-    tgt_env_restore();
-    return 0;
-}
-
 static void test_status_strings(void **state)
 {
     (void)state;
@@ -329,15 +322,15 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings),
-        cmocka_unit_test_teardown(test_env_selects_backend, restore_env),
-        cmocka_unit_test_teardown(test_bad_options, restore_env),
-        cmocka_unit_test_teardown(test_explicit_gl_failure_names_step, restore_env),
-        cmocka_unit_test_teardown(test_auto_fallback_keeps_reason, restore_env),
-        cmocka_unit_test_teardown(test_log_file_errors_are_io, restore_env),
+        cmocka_unit_test_teardown(test_env_selects_backend, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_bad_options, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_explicit_gl_failure_names_step, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_auto_fallback_keeps_reason, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_log_file_errors_are_io, tgt_env_teardown),
         cmocka_unit_test(test_gl_device_info),
         cmocka_unit_test(test_two_gl_backends),
-        cmocka_unit_test_teardown(test_flush_every_dispatch, restore_env),
-        cmocka_unit_test_teardown(test_list_and_choose_devices, restore_env),
+        cmocka_unit_test_teardown(test_flush_every_dispatch, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_list_and_choose_devices, tgt_env_teardown),
         cmocka_unit_test(test_supports),
     };
     /* The tests set their own variables; start from none. */

@@ -106,19 +106,12 @@ static void test_flush_every_64th(void **state)
     run("64");
 }
 
-static int restore_env(void **state)
-{
-    (void)state;
-    tgt_env_restore();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_flush_every_dispatch, restore_env),
-        cmocka_unit_test_teardown(test_flush_every_third, restore_env),
-        cmocka_unit_test_teardown(test_flush_every_64th, restore_env),
+        cmocka_unit_test_teardown(test_flush_every_dispatch, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_flush_every_third, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_flush_every_64th, tgt_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,13 +292,6 @@ static void test_concurrent_processes(void **state)
     remove_dir(dir);
 }
 
-static int restore_env(void **state)
-{
-    (void)state;
-    tgt_env_restore();
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--child")) {
@@ -312,16 +305,16 @@ int main(int argc, char **argv)
     if (n > 0)
         self_path[n] = '\0';
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_cold_then_warm, restore_env),
-        cmocka_unit_test_teardown(test_corrupted_payload, restore_env),
-        cmocka_unit_test_teardown(test_truncated, restore_env),
-        cmocka_unit_test_teardown(test_other_renderer, restore_env),
-        cmocka_unit_test_teardown(test_bad_magic, restore_env),
-        cmocka_unit_test_teardown(test_unwritable_dir, restore_env),
-        cmocka_unit_test_teardown(test_turned_off, restore_env),
-        cmocka_unit_test_teardown(test_path_too_long, restore_env),
-        cmocka_unit_test_teardown(test_concurrent_processes, restore_env),
-        cmocka_unit_test_teardown(test_warmup_fills_cache, restore_env),
+        cmocka_unit_test_teardown(test_cold_then_warm, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_corrupted_payload, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_truncated, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_other_renderer, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_bad_magic, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_unwritable_dir, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_turned_off, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_path_too_long, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_concurrent_processes, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_warmup_fills_cache, tgt_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

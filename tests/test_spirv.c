@@ -256,13 +256,6 @@ static void test_bad_values(void **state)
     tgl_close(b);
 }
 
-static int restore_env(void **state)
-{
-    (void)state;
-    tgt_env_restore();
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -288,15 +281,15 @@ int main(int argc, char **argv)
     }
     (void)argv;
     if (tgt_cpu_only()) {
-        const struct CMUnitTest cpu_tests[] = {cmocka_unit_test_teardown(test_bad_values, restore_env)};
+        const struct CMUnitTest cpu_tests[] = {cmocka_unit_test_teardown(test_bad_values, tgt_env_teardown)};
         return cmocka_run_group_tests(cpu_tests, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_ops_from_modules, restore_env),
-        cmocka_unit_test_teardown(test_damaged_modules, restore_env),
-        cmocka_unit_test_teardown(test_missing_directory, restore_env),
-        cmocka_unit_test_teardown(test_es_context, restore_env),
-        cmocka_unit_test_teardown(test_bad_values, restore_env),
+        cmocka_unit_test_teardown(test_ops_from_modules, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_damaged_modules, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_missing_directory, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_es_context, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_bad_values, tgt_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,6 +192,13 @@ void tgt_env_restore(void)
     }
 }
 
+int tgt_env_teardown(void **state)
+{
+    (void)state;
+    tgt_env_restore();
+    return 0;
+}
+
 tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front)
 {
     tgl_ptr p;

@@ -76,8 +76,10 @@ tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front);
  * has buffer textures) through buffer textures, and restores the device's own choice. */
 void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void *ctx);
 
-/* Environment changes for one test, undone by tgt_env_restore. */
+/* Environment changes for one test, undone by tgt_env_restore (tgt_env_teardown as a cmocka
+ * teardown). */
 void tgt_setenv(const char *name, const char *value);
 void tgt_env_restore(void);
+int tgt_env_teardown(void **state);
 
 #endif
