@@ -19,31 +19,34 @@ static unsigned flash_threads(const tgl_gl_limits *l)
 #define DECODE_MAX_ROWS 4u  /* seq_q up to this takes the decode path */
 #define MAX_HEAD_DIM 256u
 
-/* Head dims an invocation holds (DT) and invocations per row (TPR) of the flash kernel. */
+/* Head dims an invocation holds (DT) and invocations per row (TPR) of the flash kernel; with
+ * TPR > 1, shuffle: the row's partial dots are summed by subgroupShuffleXor instead of through
+ * shared memory (one barrier and TPR x BKV shared loads fewer per block of keys, and the
+ * shared memory left to the keys and values). */
 typedef struct flash_shape {
-    unsigned tpr, dt, bkv, threads;
+    unsigned tpr, dt, bkv, threads, shuffle;
 } flash_shape;
 
 static flash_shape flash_shape_for(size_t d)
 {
     if (d <= 16)
-        return (flash_shape){1, 16, 0, 0};
+        return (flash_shape){1, 16, 0, 0, 0};
     if (d <= 32)
-        return (flash_shape){1, 32, 0, 0};
+        return (flash_shape){1, 32, 0, 0, 0};
     if (d <= 64)
-        return (flash_shape){1, 64, 0, 0};
-    return (flash_shape){d <= 128 ? 2 : 4, 64, 0, 0};
+        return (flash_shape){1, 64, 0, 0, 0};
+    return (flash_shape){d <= 128 ? 2 : 4, 64, 0, 0, 0};
 }
 
 static size_t flash_shared_bytes(flash_shape s)
 {
-    return 2u * s.bkv * s.tpr * s.dt * F32 + (s.tpr > 1 ? s.threads * s.bkv * F32 : 0);
+    return 2u * s.bkv * s.tpr * s.dt * F32 + (s.tpr > 1 && !s.shuffle ? s.threads * s.bkv * F32 : 0);
 }
 
 static void flash_defines(char *out, size_t size, flash_shape s, int vec4)
 {
-    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define BKV %u\n#define THREADS %u\n%s", s.tpr, s.dt, s.bkv,
-             s.threads, vec4 ? "#define VEC4\n" : "");
+    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define BKV %u\n#define THREADS %u\n%s%s", s.tpr, s.dt,
+             s.bkv, s.threads, s.shuffle ? "#define SUBGROUP_XOR\n" : "", vec4 ? "#define VEC4\n" : "");
 }
 
 /* Padded head dims of the decode kernels: the smallest of 16, 32, 64, 128, 256 holding d. */
@@ -102,11 +105,14 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
     tgl_gl_uniform_f(b, prog, 9, a->scale);
 }
 
-static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, int shared_exchange)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     flash_shape fs = flash_shape_for(a->head_dim);
     fs.threads = flash_threads(l);
+    /* A row's TPR invocations are neighbours (tid / TPR), so with TPR a power of two dividing the
+     * subgroup size they share one subgroup. */
+    fs.shuffle = fs.tpr > 1 && !shared_exchange && l->subgroup_shuffle >= fs.tpr && l->subgroup_shuffle % fs.tpr == 0;
     for (fs.bkv = 32; fs.bkv > 8 && flash_shared_bytes(fs) > l->shared_memory; fs.bkv /= 2)
         ;
     slab s = bind_slab(a, bh0, n, l->ssbo_align);
@@ -199,7 +205,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                          a->head_dim, MAX_HEAD_DIM);
     /* llvmpipe (the renderers whose GEMM reads through buffer textures) takes flash_reg. */
     int path = tgl_gl_of(b)->attention_path;
-    if (path < 0 || path > TGL_GL_ATTENTION_DECODE)
+    if (path < 0 || path > TGL_GL_ATTENTION_FLASH_SHARED)
         path = l->gemm.textures && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
                : a->seq_q <= DECODE_MAX_ROWS                ? TGL_GL_ATTENTION_DECODE
                                                             : TGL_GL_ATTENTION_FLASH;
@@ -215,6 +221,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                          "iterations per invocation); keep seq_kv x max(head_dim, 128) below 2^21 there",
                          a->seq_kv, a->head_dim, l->loop_limit);
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
+    int shared_exchange = path == TGL_GL_ATTENTION_FLASH_SHARED;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
     size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
@@ -239,7 +246,9 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                          a->kv_cap, d);
     for (size_t bh0 = 0; bh0 < bh; bh0 += n) {
         size_t nc = bh - bh0 < n ? bh - bh0 : n;
-        tgl_status st = reg ? run_reg(b, a, bh0, nc) : decode ? run_decode(b, a, bh0, nc) : run_flash(b, a, bh0, nc);
+        tgl_status st = reg      ? run_reg(b, a, bh0, nc)
+                         : decode ? run_decode(b, a, bh0, nc)
+                                  : run_flash(b, a, bh0, nc, shared_exchange);
         if (st)
             return st;
     }
@@ -258,11 +267,12 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         for (int vec4 = 0; vec4 < 2; vec4++) {
             flash_shape fs = flash_shape_for(dims[i]);
-            for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
-                for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2) {
-                    flash_defines(defines, sizeof defines, fs, vec4);
-                    fn(ctx, "attention/flash", defines);
-                }
+            for (fs.shuffle = 0; fs.shuffle <= (fs.tpr > 1); fs.shuffle++)
+                for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
+                    for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2) {
+                        flash_defines(defines, sizeof defines, fs, vec4);
+                        fn(ctx, "attention/flash", defines);
+                    }
             decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
             fn(ctx, "attention/decode", defines);
             for (size_t seq_q = 1; seq_q <= 4; seq_q += 3) {

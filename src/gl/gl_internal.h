@@ -68,6 +68,8 @@ typedef struct tgl_gl_limits {
     int upload_waits;              /* tgl_copy_htod waits until its update has landed (GPUs) */
     int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
     int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
+    uint32_t subgroup_shuffle;     /* compute shaders have subgroupShuffleXor (GL_KHR_shader_subgroup)
+                                      over subgroups of this many invocations; 0 = not offered */
     double gflops_floor;           /* a low estimate of the device's f32 rate (GFLOP/s), for
                                       splitting heavy ops into dispatches of bounded time */
 } tgl_gl_limits;
@@ -375,8 +377,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *c);
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
-/* The attention kernels: flash_reg (llvmpipe), flash (shared memory), decode + combine. */
-enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE };
+/* The attention kernels: flash_reg (llvmpipe), flash (shared memory), decode + combine; the last
+ * is flash with the shared-memory exchange of partial dots even where subgroup shuffles would
+ * replace it (a test hook's path, to keep both forms covered on such devices). */
+enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE, TGL_GL_ATTENTION_FLASH_SHARED };
 /* Test hook: forces an attention path (-1: by device and shape). */
 void tgl_gl_test_force_attention(tgl_backend *b, int path);
 /* Test hook: 1 sends word-aligned tgl_copy_dtod through the copy kernel, 0 through

@@ -282,6 +282,14 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         l->wg_count[i] = count > 0 ? (uint32_t)count : 0;
     }
     l->memory_bytes = device_memory_bytes();
+    if (epoxy_has_gl_extension("GL_KHR_shader_subgroup")) {
+        GLint size = 0, stages = 0, features = 0;
+        glGetIntegerv(GL_SUBGROUP_SIZE_KHR, &size);
+        glGetIntegerv(GL_SUBGROUP_SUPPORTED_STAGES_KHR, &stages);
+        glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &features);
+        if ((stages & GL_COMPUTE_SHADER_BIT) && (features & GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR) && size > 0)
+            l->subgroup_shuffle = (uint32_t)size;
+    }
     /* Buffer textures are core in desktop GL; ES 3.1 has them only by extension, which the
      * kernels do not enable, so ES keeps SSBO loads. */
     if (!tgl_gl_of(b)->egl.es) {

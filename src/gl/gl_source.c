@@ -14,6 +14,8 @@ typedef struct text {
     char *p;
     size_t len, cap;
     int failed;
+    const char *before_code; /* emitted once, before the first line that is not a directive,
+                                comment or blank (ES: the precision statements) */
 } text;
 
 static void append_n(text *t, const char *s, size_t n)
@@ -56,6 +58,16 @@ static const tgl_kernel_file *find_file(const char *path)
     return NULL;
 }
 
+/* 1 for a line of GLSL code: not blank, not a preprocessor directive, not a // comment. */
+static int is_code(const char *line, size_t len)
+{
+    while (len && (*line == ' ' || *line == '\t')) {
+        line++;
+        len--;
+    }
+    return len && *line != '#' && !(len >= 2 && line[0] == '/' && line[1] == '/');
+}
+
 /* The quoted path of an `#include "..."` line, or 0 if the line is not one. */
 static int include_path(const char *line, size_t len, char *out, size_t out_size)
 {
@@ -91,6 +103,11 @@ static int splice(text *t, const tgl_kernel_file *f, int skip_version, int depth
                 return 0;
             appendf(t, "#line %d\n", line_no + 1);
         } else {
+            if (t->before_code && is_code(p, len)) {
+                append_n(t, t->before_code, strlen(t->before_code));
+                appendf(t, "#line %d\n", line_no);
+                t->before_code = NULL;
+            }
             append_n(t, p, len);
             append_n(t, "\n", 1);
         }
@@ -109,13 +126,16 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
     if (!f)
         return NULL;
     /* ES: `precise` keeps compensated sums from being simplified away; ES 3.1 has it only
-     * through gpu_shader5. */
+     * through gpu_shader5. The precision statements wait for the first line of code: ES
+     * wants a kernel's own #extension lines (attention/flash.comp's subgroup shuffles) before
+     * any statement, and NVIDIA's ES compiler refuses them after one. */
     static const char es_preamble[] =
         "#version 310 es\n"
         "#if defined(GL_EXT_gpu_shader5)\n#extension GL_EXT_gpu_shader5 : enable\n#define TGL_HAS_PRECISE 1\n"
         "#elif defined(GL_OES_gpu_shader5)\n#extension GL_OES_gpu_shader5 : enable\n#define TGL_HAS_PRECISE 1\n"
         "#endif\n"
-        "precision highp float;\nprecision highp int;\n#define TGL_ES 1\n";
+        "#define TGL_ES 1\n";
+    static const char es_precision[] = "precision highp float;\nprecision highp int;\n";
     static const char gl_preamble[] = "#version 430 core\n";
     /* SPIR-V: one module serves every workgroup size and item count, so both are
      * specialization constants (0 and 1; gl_spirv.c sets them) instead of #defines; loops
@@ -129,6 +149,8 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
     const char *preamble = flavour == TGL_GL_TEXT_ES ? es_preamble
                            : flavour == TGL_GL_TEXT_SPIRV ? spirv_preamble : gl_preamble;
     text t = {0};
+    if (flavour == TGL_GL_TEXT_ES)
+        t.before_code = es_precision;
     append_n(&t, preamble, strlen(preamble));
     if (flavour != TGL_GL_TEXT_SPIRV) {
         appendf(&t, "#define TGL_WG_SIZE %u\n", wg_size);

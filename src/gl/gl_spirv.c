@@ -233,8 +233,12 @@ void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, c
         glProgramUniform1uiv(prog, loc, n, v);
 }
 
-int tgl_gl_spirv_excluded(const char *kernel)
+int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
 {
+    /* Subgroup operations need SPIR-V 1.3; ARB_gl_spirv takes SPIR-V 1.0 (glslangValidator -G
+     * refuses them), so variants that shuffle are built from GLSL. */
+    if (defines && strstr(defines, "#define SUBGROUP_XOR"))
+        return 1;
     /* flash_reg keeps RQ x DP and RQ x BKV accumulators in arrays indexed by loop counters;
      * Mesa 22.3's GLSL compiler unrolls those loops and splits the arrays into registers, but
      * from SPIR-V llvmpipe spent over two minutes compiling one variant (1.5 s from GLSL), and
@@ -254,7 +258,7 @@ tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *
     if (wg > gl->limits.wg_invocations)
         return tgl__fail(b, TGL_ERR_SHADER, "kernel %s: a workgroup of %u invocations exceeds the device's %u",
                          kernel, wg, gl->limits.wg_invocations);
-    if (tgl_gl_spirv_excluded(kernel)) {
+    if (tgl_gl_spirv_excluded(kernel, defines)) {
         s->missing++;
         return TGL_OK;
     }

@@ -15,9 +15,9 @@ typedef enum { TGL_GL_TEXT_GL = 0, TGL_GL_TEXT_ES = 1, TGL_GL_TEXT_SPIRV = 2 } t
  * TGL_GL_TEXT_SPIRV. malloc'd; NULL for an unknown kernel. */
 char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text flavour, uint32_t wg_size,
                            uint32_t items);
-/* 1 for a kernel that has no SPIR-V module (`make spirv` skips it, TGL_SHADER=spirv builds it
+/* 1 for a kernel variant that has no SPIR-V module (`make spirv` skips it, TGL_SHADER=spirv builds it
  * from GLSL; gl_spirv.c says why). */
-int tgl_gl_spirv_excluded(const char *kernel);
+int tgl_gl_spirv_excluded(const char *kernel, const char *defines);
 /* Calls fn for every (kernel, defines) variant the op drivers can ask for. */
 void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 
