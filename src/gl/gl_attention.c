@@ -267,7 +267,7 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         for (int vec4 = 0; vec4 < 2; vec4++) {
             flash_shape fs = flash_shape_for(dims[i]);
-            for (fs.shuffle = 0; fs.shuffle <= (fs.tpr > 1); fs.shuffle++)
+            for (fs.shuffle = 0; fs.shuffle <= (fs.tpr > 1 ? 1u : 0u); fs.shuffle++)
                 for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
                     for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2) {
                         flash_defines(defines, sizeof defines, fs, vec4);
