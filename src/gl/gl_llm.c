@@ -107,7 +107,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     size_t win_rows = max_elems / cols < table_rows ? max_elems / cols : table_rows;
 
     tgl_gl_buffer *scratch;
-    GLuint check, gather;
+    GLuint clear, check, gather;
     const uint32_t none = 0xFFFFFFFFu;
     size_t pad_t;
     (void)tgl_gl_window(b, table, win_rows * cols * F32, 0, &pad_t); /* the first window's pad */
@@ -116,9 +116,18 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     int vec4 = cols % 4 == 0 && pad_t % 16 == 0 && (out.offset % l->ssbo_align) % 16 == 0;
     size_t unit = vec4 ? 4 : 1;
     tgl_status st = tgl_gl_scratch(b, 16, &scratch);
-    if (st || (st = tgl_gl_upload(b, (tgl__view){scratch, 0}, &none, sizeof none)) ||
+    if (st || (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CLEAR_STATUS\n", &clear)) ||
         (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CHECK_IDS\n", &check)) ||
         (st = tgl_gl_program_get(b, "llm/gather_rows", vec4 ? "#define TGL_VEC4\n" : "", &gather)))
+        return st;
+    /* The status word is set by a dispatch: an upload would wait for the device to go idle on
+     * GPUs (limits.upload_waits), on top of the status read below. */
+    size_t pad_first;
+    tgl_gl_binding clear_bind[2] = {
+        tgl_gl_window(b, ids, 4, 0, &pad_first), /* unread; binding 1 is the status word's */
+        {.buf = scratch, .bytes = 16, .writes = 1},
+    };
+    if ((st = tgl_gl_dispatch_grid(b, clear, clear_bind, 2, 1, 1, 1)))
         return st;
     tgl_gl_uniform_ui(b, check, 2, (GLuint)table_rows);
     tgl_gl_uniform_ui(b, gather, 2, (GLuint)table_rows);
@@ -174,6 +183,7 @@ void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *d
 {
     fn(ctx, "llm/rope", "");
     fn(ctx, "llm/rope", "#define INTERLEAVED\n");
+    fn(ctx, "llm/gather_rows", "#define CLEAR_STATUS\n");
     fn(ctx, "llm/gather_rows", "#define CHECK_IDS\n");
     fn(ctx, "llm/gather_rows", "");
     fn(ctx, "llm/gather_rows", "#define TGL_VEC4\n");
