@@ -8,7 +8,8 @@
 // stream through shared memory in blocks of BKV; per block each row's scores are computed
 // (partial dots summed across the TPR invocations), then the running max m, the sum l and the
 // accumulator are rescaled once and the block's values added. The loop stops at the last key
-// the workgroup's last row sees, so a causal mask skips the blocks above the diagonal.
+// the workgroup's last row sees, so a causal mask skips the blocks above the diagonal, and
+// blocks every row sees whole skip the mask tests. Scores are in base 2 (one exp2 each).
 // The partial dots are summed through shared memory, or with SUBGROUP_XOR by
 // subgroupShuffleXor, which the host sets only where a subgroup holds whole rows (TPR divides
 // the subgroup size; a row's invocations are neighbours).
@@ -37,6 +38,28 @@ shared vec4 s_v[BKV][DP / 4];
 shared float s_part[THREADS][BKV]; // partial dots of invocation tid
 #endif
 
+// One block of keys for the invocation's row: the running max m (base 2: q carries log2(e)),
+// the sum l and the accumulator rescaled once, then the block's weighted values added.
+// VISIBLE(jj) says whether key j0 + jj is visible to the row.
+#define SOFTMAX_STEP \
+    float m_new = m; \
+    TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++) \
+        if (VISIBLE(jj)) \
+            m_new = max(m_new, s[jj]); \
+    if (m_new != -tgl_inf()) { /* else this row sees none of these keys */ \
+        float corr = m == -tgl_inf() ? 0.0 : exp2(m - m_new); \
+        l *= corr; \
+        TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) \
+            o[c] *= corr; \
+        TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++) { \
+            float p = VISIBLE(jj) ? exp2(s[jj] - m_new) : 0.0; \
+            l += p; \
+            TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) \
+                o[c] += p * s_v[jj][c * uint(TPR) + t]; \
+        } \
+        m = m_new; \
+    }
+
 void main()
 {
     uint tid = gl_LocalInvocationIndex, r = tid / uint(TPR), t = tid % uint(TPR);
@@ -53,10 +76,11 @@ void main()
     uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
     uint keys = attention_keys(i);
     uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // causal: the most any row sees
+    uint wg_min_keys = attention_keys(row0);                           // ... and the fewest
 
     vec4 q[DV], o[DV];
     TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) {
-        q[c] = q_load4(q_row, (c * uint(TPR) + t) * 4u) * u_scale;
+        q[c] = q_load4(q_row, (c * uint(TPR) + t) * 4u) * (u_scale * 1.4426950408889634); // log2(e)
         o[c] = vec4(0.0);
     }
     float m = -tgl_inf(), l = 0.0;
@@ -102,22 +126,14 @@ void main()
             s[jj] = tot;
         }
 #endif
-        float m_new = m;
-        TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++)
-            if (j0 + jj < keys)
-                m_new = max(m_new, s[jj]);
-        if (m_new != -tgl_inf()) { // else this row sees none of these keys
-            float corr = m == -tgl_inf() ? 0.0 : exp(m - m_new);
-            l *= corr;
-            TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
-                o[c] *= corr;
-            TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++) {
-                float p = j0 + jj < keys ? exp(s[jj] - m_new) : 0.0;
-                l += p;
-                TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
-                    o[c] += p * s_v[jj][c * uint(TPR) + t];
-            }
-            m = m_new;
+        if (j0 + uint(BKV) <= wg_min_keys) { // uniform: every row sees the whole block
+#define VISIBLE(jj) true
+            SOFTMAX_STEP
+#undef VISIBLE
+        } else {
+#define VISIBLE(jj) (j0 + (jj) < keys)
+            SOFTMAX_STEP
+#undef VISIBLE
         }
     }
 

@@ -105,22 +105,51 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
     tgl_gl_uniform_f(b, prog, 9, a->scale);
 }
 
+/* attention/flash_shuffle for 32 < head_dim <= 64 where subgroups shuffle: two rows per
+ * invocation, each over two invocations, 32 keys per block (H100, 8 x 16 x 2048 x 64: 4.60 ms,
+ * causal 2.62, against flash.comp's 5.89 and 3.28; 16 keys: 4.77 and 2.69; docs/performance.md). */
+#define SHUFFLE_TPR 2u
+#define SHUFFLE_DT 32u
+#define SHUFFLE_RQ 2u
+#define SHUFFLE_BKV 32u
+
+static void shuffle_defines(char *out, size_t size, unsigned threads, int vec4)
+{
+    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define RQ %u\n#define BKV %u\n#define THREADS %u\n%s",
+             SHUFFLE_TPR, SHUFFLE_DT, SHUFFLE_RQ, SHUFFLE_BKV, threads, vec4 ? "#define VEC4\n" : "");
+}
+
+static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
+{
+    return l->subgroup_shuffle >= tpr && l->subgroup_shuffle % tpr == 0;
+}
+
 static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, int shared_exchange)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    slab s = bind_slab(a, bh0, n, l->ssbo_align);
+    char defines[128];
+    GLuint prog;
+    tgl_status st;
+    if (!shared_exchange && a->head_dim > 32 && a->head_dim <= SHUFFLE_TPR * SHUFFLE_DT &&
+        shuffles_rows(l, SHUFFLE_TPR)) {
+        unsigned threads = flash_threads(l);
+        shuffle_defines(defines, sizeof defines, threads, s.vec4);
+        if ((st = tgl_gl_program_get_wg(b, "attention/flash_shuffle", defines, threads, &prog)))
+            return st;
+        set_uniforms(b, prog, a, &s);
+        return tgl_gl_dispatch_grid(b, prog, s.bind, 4,
+                                    (uint32_t)tgl_gl_ceil_div(a->seq_q, threads / SHUFFLE_TPR * SHUFFLE_RQ), (uint32_t)n, 1);
+    }
     flash_shape fs = flash_shape_for(a->head_dim);
     fs.threads = flash_threads(l);
     /* A row's TPR invocations are neighbours (tid / TPR), so with TPR a power of two dividing the
      * subgroup size they share one subgroup. */
-    fs.shuffle = fs.tpr > 1 && !shared_exchange && l->subgroup_shuffle >= fs.tpr && l->subgroup_shuffle % fs.tpr == 0;
+    fs.shuffle = fs.tpr > 1 && !shared_exchange && shuffles_rows(l, fs.tpr);
     for (fs.bkv = 32; fs.bkv > 8 && flash_shared_bytes(fs) > l->shared_memory; fs.bkv /= 2)
         ;
-    slab s = bind_slab(a, bh0, n, l->ssbo_align);
-    char defines[128];
     flash_defines(defines, sizeof defines, fs, s.vec4);
-    GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, "attention/flash", defines, fs.threads, &prog);
-    if (st)
+    if ((st = tgl_gl_program_get_wg(b, "attention/flash", defines, fs.threads, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
     return tgl_gl_dispatch_grid(b, prog, s.bind, 4, (uint32_t)tgl_gl_ceil_div(a->seq_q, fs.threads / fs.tpr),
@@ -273,6 +302,11 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                         flash_defines(defines, sizeof defines, fs, vec4);
                         fn(ctx, "attention/flash", defines);
                     }
+            if (dims[i] == SHUFFLE_TPR * SHUFFLE_DT)
+                for (unsigned threads = 128; threads <= 256; threads *= 2) {
+                    shuffle_defines(defines, sizeof defines, threads, vec4);
+                    fn(ctx, "attention/flash_shuffle", defines);
+                }
             decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
             fn(ctx, "attention/decode", defines);
             for (size_t seq_q = 1; seq_q <= 4; seq_q += 3) {

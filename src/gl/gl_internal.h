@@ -377,9 +377,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *c);
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
-/* The attention kernels: flash_reg (llvmpipe), flash (shared memory), decode + combine; the last
- * is flash with the shared-memory exchange of partial dots even where subgroup shuffles would
- * replace it (a test hook's path, to keep both forms covered on such devices). */
+/* The attention kernels: flash_reg (llvmpipe), flash (shared memory; flash_shuffle or its
+ * SUBGROUP_XOR variants where subgroups shuffle), decode + combine; the last is flash.comp
+ * without subgroup operations even where the device has them (a test hook's path, to keep both
+ * forms covered on such devices). */
 enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE, TGL_GL_ATTENTION_FLASH_SHARED };
 /* Test hook: forces an attention path (-1: by device and shape). */
 void tgl_gl_test_force_attention(tgl_backend *b, int path);

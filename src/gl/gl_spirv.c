@@ -237,7 +237,7 @@ int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
 {
     /* Subgroup operations need SPIR-V 1.3; ARB_gl_spirv takes SPIR-V 1.0 (glslangValidator -G
      * refuses them), so variants that shuffle are built from GLSL. */
-    if (defines && strstr(defines, "#define SUBGROUP_XOR"))
+    if ((defines && strstr(defines, "#define SUBGROUP_XOR")) || !strcmp(kernel, "attention/flash_shuffle"))
         return 1;
     /* flash_reg keeps RQ x DP and RQ x BKV accumulators in arrays indexed by loop counters;
      * Mesa 22.3's GLSL compiler unrolls those loops and splits the arrays into registers, but
