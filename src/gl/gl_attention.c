@@ -124,14 +124,14 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
     return l->subgroup_shuffle >= tpr && l->subgroup_shuffle % tpr == 0;
 }
 
-static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, int shared_exchange)
+static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, int no_subgroups)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     slab s = bind_slab(a, bh0, n, l->ssbo_align);
     char defines[128];
     GLuint prog;
     tgl_status st;
-    if (!shared_exchange && a->head_dim > 32 && a->head_dim <= SHUFFLE_TPR * SHUFFLE_DT &&
+    if (!no_subgroups && a->head_dim > 32 && a->head_dim <= SHUFFLE_TPR * SHUFFLE_DT &&
         shuffles_rows(l, SHUFFLE_TPR)) {
         unsigned threads = flash_threads(l);
         shuffle_defines(defines, sizeof defines, threads, s.vec4);
@@ -145,7 +145,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     fs.threads = flash_threads(l);
     /* A row's TPR invocations are neighbours (tid / TPR), so with TPR a power of two dividing the
      * subgroup size they share one subgroup. */
-    fs.shuffle = fs.tpr > 1 && !shared_exchange && shuffles_rows(l, fs.tpr);
+    fs.shuffle = fs.tpr > 1 && !no_subgroups && shuffles_rows(l, fs.tpr);
     for (fs.bkv = 32; fs.bkv > 8 && flash_shared_bytes(fs) > l->shared_memory; fs.bkv /= 2)
         ;
     flash_defines(defines, sizeof defines, fs, s.vec4);
@@ -234,7 +234,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                          a->head_dim, MAX_HEAD_DIM);
     /* llvmpipe (the renderers whose GEMM reads through buffer textures) takes flash_reg. */
     int path = tgl_gl_of(b)->attention_path;
-    if (path < 0 || path > TGL_GL_ATTENTION_FLASH_SHARED)
+    if (path < 0 || path > TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS)
         path = l->gemm.textures && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
                : a->seq_q <= DECODE_MAX_ROWS                ? TGL_GL_ATTENTION_DECODE
                                                             : TGL_GL_ATTENTION_FLASH;
@@ -250,7 +250,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                          "iterations per invocation); keep seq_kv x max(head_dim, 128) below 2^21 there",
                          a->seq_kv, a->head_dim, l->loop_limit);
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
-    int shared_exchange = path == TGL_GL_ATTENTION_FLASH_SHARED;
+    int no_subgroups = path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
     size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
@@ -277,7 +277,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
         size_t nc = bh - bh0 < n ? bh - bh0 : n;
         tgl_status st = reg      ? run_reg(b, a, bh0, nc)
                          : decode ? run_decode(b, a, bh0, nc)
-                                  : run_flash(b, a, bh0, nc, shared_exchange);
+                                  : run_flash(b, a, bh0, nc, no_subgroups);
         if (st)
             return st;
     }

@@ -381,7 +381,7 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
  * SUBGROUP_XOR variants where subgroups shuffle), decode + combine; the last is flash.comp
  * without subgroup operations even where the device has them (a test hook's path, to keep both
  * forms covered on such devices). */
-enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE, TGL_GL_ATTENTION_FLASH_SHARED };
+enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE, TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS };
 /* Test hook: forces an attention path (-1: by device and shape). */
 void tgl_gl_test_force_attention(tgl_backend *b, int path);
 /* Test hook: 1 sends word-aligned tgl_copy_dtod through the copy kernel, 0 through
