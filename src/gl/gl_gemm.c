@@ -86,9 +86,12 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
     }
 }
 
-/* Below this many workgroups a product takes the renderer's smaller tile (gemm_small): on the
- * H100 (132 multiprocessors) 128 x 256 tiles beat 64 x 128 ones at 2048^3 (128 workgroups: 30.1
- * against 22.9 TFLOP/s) and lost at 1024^3 (32: 7.9 against 15.7). */
+/* Grids of the renderer's large tile shorter than GEMM_MEDIUM_GRID workgroups take its medium
+ * tile, and shorter than GEMM_SMALL_GRID its small one. On the H100 (132 multiprocessors,
+ * 2026-11-23, TFLOP/s; large 128 x 256, medium 128 x 128, small 64 x 128): 4096^3 (512 large
+ * workgroups) 43.9 large against 41.3 medium; 2048^3 (128) 39.4 large, 40.0 medium; 64 x 256^3
+ * batched (128) 24.9 large, 32.2 medium; 1024^3 (32) 10.1 large, 17.6 medium, 29.6 small. */
+#define GEMM_MEDIUM_GRID 256
 #define GEMM_SMALL_GRID 64
 
 /* Elements of C the tiles of a configuration cover (edge tiles whole). */
@@ -100,12 +103,17 @@ static size_t covered(const tgl__gemm *g, const tgl_gl_gemm_config *cfg)
 static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
 {
     const tgl_gl_gemm_config *cfg = g->f16 ? &l->gemm_f16 : &l->gemm;
-    /* The smaller tile also takes products the large one would cover a quarter more of than it
-     * does (n = 64 in 256-wide tiles: four times the work). */
-    if (cfg->tiled && l->gemm_small.tiled &&
-        (tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * g->batch < GEMM_SMALL_GRID ||
-         covered(g, cfg) * 4 > covered(g, &l->gemm_small) * 5))
-        cfg = &l->gemm_small;
+    if (cfg->tiled) {
+        size_t grid = tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * g->batch;
+        if (grid < GEMM_SMALL_GRID && l->gemm_small.tiled)
+            cfg = &l->gemm_small;
+        else if (grid < GEMM_MEDIUM_GRID && l->gemm_medium.tiled)
+            cfg = &l->gemm_medium;
+        /* The small tile also takes products the chosen one would cover a quarter more of than
+         * it does (n = 64 in 256-wide tiles: four times the work). */
+        if (l->gemm_small.tiled && covered(g, cfg) * 4 > covered(g, &l->gemm_small) * 5)
+            cfg = &l->gemm_small;
+    }
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0);
@@ -125,8 +133,8 @@ static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, s
     int n;
     if (cfg->tiled)
         n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n%s", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg),
-                     cfg->unroll ? "#define NV_UNROLL\n" : "");
+                     "#define THREADS %u\n%s%s", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg),
+                     cfg->unroll ? "#define NV_UNROLL\n" : "", cfg->double_slab ? "#define DOUBLE_SLAB\n" : "");
     else
         n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n", cfg->wg_x,
                      cfg->wg_y, cfg->tm, cfg->tn);
@@ -181,7 +189,7 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
         bind[1].texture_format = formats[g->f16][!!(f & F_B_VEC4)];
     }
 
-    char defines[256];
+    char defines[512]; /* gemm_defines writes at most ~250 bytes */
     gemm_defines(kn->cfg, f, defines, sizeof defines);
     GLuint prog;
     tgl_status st = tgl_gl_program_get_wg(b, kn->cfg->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines,
@@ -224,7 +232,7 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
 
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[256];
+    char defines[512]; /* gemm_defines writes at most ~250 bytes */
     const tgl_gl_gemm_config *cfg;
     for (size_t i = 0; (cfg = tgl_gl_gemm_table_entry(i)); i++) {
         int seen = 0; /* renderers sharing a configuration share its variants */

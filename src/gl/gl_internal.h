@@ -38,6 +38,7 @@ typedef struct tgl_gl_gemm_config {
     int matvec_row_per_invocation; /* matvec: one row per invocation instead of per workgroup */
     int textures;                  /* reg: read A and B through buffer textures */
     int unroll;                    /* tiled: ask NVIDIA's compiler to unroll every loop */
+    int double_slab;               /* tiled: two slabs in shared memory, one barrier per slab */
 } tgl_gl_gemm_config;
 
 /* The memory pool's modes: a GL buffer per allocation, deleted on free; freed buffers kept and
@@ -57,7 +58,8 @@ typedef struct tgl_gl_limits {
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
-    tgl_gl_gemm_config gemm_small;     /* both, where gemm's tiles would make too few workgroups */
+    tgl_gl_gemm_config gemm_medium;    /* both, where gemm's tiles would make a short grid */
+    tgl_gl_gemm_config gemm_small;     /* both, where they would make too few workgroups */
     int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
     int rows_per_invocation;       /* row-wise ops: one invocation per row, no barriers */
     int vec4_lines;                /* reductions and row-wise ops step through aligned rows

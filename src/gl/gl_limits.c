@@ -29,6 +29,12 @@
  * 8x8: 14.5 / 14.9 (before the packed staging the f16 figures were 16.9 for 128x256 and 15.9 for
  * 64x256). Large tiles starve small products: sgemm 1024^3 (32 workgroups of 128x256) ran 7.9
  * TFLOP/s with 128x256, 8.9 with 128x128 and 15.7 with 64x128 8x4; hence gemm_small.
+ * After the staging fixes in gemm_tiled.comp (2026-11-23: one branch per staged vec4, uniform
+ * over a warp, and no bounds tests inside the operands; 128x256 8x8 31.0 -> 42.0 TFLOP/s),
+ * 4096^3 f32 / f16: 128x256 BK 16 16x8 with two slabs 43.9 / 42.2, one slab 41.8 / 42.4; 8x8
+ * two slabs 31.9 / 14.2 (a slab index in a variable: 31.9 / 16.6); 128x128 BK 8 8x8 two slabs
+ * 41.3 / 39.8; 64x128 8x4 two slabs 38.8 / 38.3; 128x256 BK 32 16x8 37.8 / 39.9; 8x16 42.4 /
+ * 41.5; 256x128 16x8 two slabs 39.7 / 39.8. The medium and small tiles: see gl_gemm.c.
  * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
  * copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
  * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel.
@@ -42,26 +48,28 @@
  * the llm, norm, memory and ordering suites pass; and reuse did not speed the demo up (decode
  * wall 9.5-11.5 ms against 10.4-11.2 ms). Until that is understood, GPUs create a buffer per
  * allocation and delete it on free. */
-#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0}
-#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0}
-#define GEMM_TILED_UNROLLED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1}
+#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
+#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
+#define GEMM_TILED_UNROLLED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 0}
+#define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
 static const struct {
     const char *renderer_prefix;
     uint32_t elementwise, reducing, items;
     tgl_gl_gemm_config gemm, gemm_f16;
-    tgl_gl_gemm_config gemm_small; /* f32 and f16 where gemm's tiles make few workgroups (gl_gemm.c) */
+    tgl_gl_gemm_config gemm_medium, gemm_small; /* f32 and f16 where gemm's tiles make a short grid, or
+                                                   few workgroups (gl_gemm.c) */
     int copy_by_glcopy; /* tgl_copy_dtod through glCopyBufferSubData rather than a copy kernel */
     int pool;           /* TGL_GL_POOL_*: freed buffers reused, small allocations carved too (gl_pool.c) */
     double gflops;      /* low estimate of the f32 GEMM rate; 0: LLVMPIPE_GFLOPS_PER_THREAD per thread */
 } wg_table[] = {
-    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), 1,
-     TGL_GL_POOL_CARVE, 0},
-    {"NVIDIA", 256, 256, 4, GEMM_TILED_UNROLLED(128, 256, 16, 8, 8), GEMM_TILED_UNROLLED(64, 256, 16, 8, 8),
-     GEMM_TILED_UNROLLED(64, 128, 16, 8, 4), 0, 0, 2000},
-    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0,
-     0, 1000},
+    {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1),
+     GEMM_REG(16, 4, 8, 8, 1), 1, TGL_GL_POOL_CARVE, 0},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED_DOUBLE(128, 256, 16, 16, 8), GEMM_TILED_UNROLLED(128, 256, 16, 16, 8),
+     GEMM_TILED_DOUBLE(128, 128, 8, 8, 8), GEMM_TILED_DOUBLE(64, 128, 16, 8, 4), 0, 0, 2000},
+    {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4),
+     GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 1000},
     {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4),
-     GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 100},
+     GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 100},
 };
 /* Rates for splitting heavy ops by time (TGL_MAX_DISPATCH_MS), kept low on purpose: too low
  * only costs a few more dispatches, too high lets one run past a watchdog. llvmpipe measured
@@ -79,9 +87,14 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
     if (i == 1)
         return &default_gemm;
     i -= 2;
-    if (i >= 3 * n)
+    if (i >= 4 * n)
         return NULL;
-    return i % 3 == 0 ? &wg_table[i / 3].gemm : i % 3 == 1 ? &wg_table[i / 3].gemm_f16 : &wg_table[i / 3].gemm_small;
+    switch (i % 4) {
+    case 0: return &wg_table[i / 4].gemm;
+    case 1: return &wg_table[i / 4].gemm_f16;
+    case 2: return &wg_table[i / 4].gemm_medium;
+    default: return &wg_table[i / 4].gemm_small;
+    }
 }
 #define DEFAULT_WG_SIZE 128
 
@@ -141,7 +154,7 @@ static int tile_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l)
     if (!g->tm || !g->tn || g->tm % 4 || g->tn % 4 || !g->bk || g->bk % 4 || g->bm % g->tm || g->bn % g->tn)
         return 0;
     uint32_t threads = (g->bm / g->tm) * (g->bn / g->tn);
-    uint64_t shared = (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float);
+    uint64_t shared = (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float) * (g->double_slab ? 2 : 1);
     return threads <= l->wg_invocations && threads <= l->wg_size[0] && shared <= l->shared_memory &&
            (g->bm * g->bk) % (4 * threads) == 0 && (g->bn * g->bk) % (4 * threads) == 0;
 }
@@ -150,17 +163,28 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
 {
     unsigned v[5];
     char tail;
+    int used = 0;
     tgl_gl_gemm_config g = {0};
     if (sscanf(s, "reg:%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &tail) == 4 && v[0] && v[1] &&
         v[0] * v[1] <= l->wg_invocations && v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1] &&
         (v[2] == 4 || v[2] == 8) && (v[3] == 4 || v[3] == 8)) {
         g = (tgl_gl_gemm_config){0, 0, 0, 0, v[2], v[3], v[0], v[1], l->gemm.matvec_row_per_invocation,
-                                 l->texture_buffer_texels > 0, 0};
-    } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 5 ||
-               (sscanf(s, "tiled:%u,%u,%u,%u,%u,%c", &v[0], &v[1], &v[2], &v[3], &v[4], &tail) == 6 &&
-                !strcmp(strrchr(s, ',') + 1, "unroll"))) {
-        int unroll = strstr(s, ",unroll") != NULL;
-        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation, 0, unroll};
+                                 l->texture_buffer_texels > 0, 0, 0};
+    } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%n", &v[0], &v[1], &v[2], &v[3], &v[4], &used) == 5 && used > 0) {
+        /* then any of ",unroll" and ",double", each at most once */
+        int flags[2] = {0, 0};
+        static const char *const names[2] = {",unroll", ",double"};
+        for (const char *rest = s + used; *rest;) {
+            int known = 0;
+            for (int i = 0; i < 2 && !known; i++)
+                if (!flags[i] && !strncmp(rest, names[i], strlen(names[i])) &&
+                    (rest[strlen(names[i])] == ',' || !rest[strlen(names[i])]))
+                    flags[i] = 1, rest += strlen(names[i]), known = 1;
+            if (!known)
+                return 0;
+        }
+        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation, 0,
+                                 flags[0], flags[1]};
         if (!tile_fits(&g, l))
             return 0;
     } else {
@@ -173,21 +197,22 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
 void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size)
 {
     if (g->tiled)
-        snprintf(out, size, "tiled:%u,%u,%u,%u,%u%s", g->bm, g->bn, g->bk, g->tm, g->tn, g->unroll ? ",unroll" : "");
+        snprintf(out, size, "tiled:%u,%u,%u,%u,%u%s%s", g->bm, g->bn, g->bk, g->tm, g->tn, g->unroll ? ",unroll" : "",
+                 g->double_slab ? ",double" : "");
     else
         snprintf(out, size, "reg:%u,%u,%u,%u", g->wg_x, g->wg_y, g->tm, g->tn);
 }
 
-/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll]" replaces the table's choice, and any
+/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll][,double]" replaces the table's choice, and any
  * tuning result, for f32 and f16 (to measure a shape by hand). */
 static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
 {
     tgl_gl_gemm_config g;
     if (!tgl_gl_gemm_parse(s, l, &g))
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or "
-                         "tiled:BM,BN,BK,TM,TN[,unroll] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
+                         "tiled:BM,BN,BK,TM,TN[,unroll][,double] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
                          "invocations) within the device's limits", s);
-    l->gemm = l->gemm_f16 = l->gemm_small = g;
+    l->gemm = l->gemm_f16 = l->gemm_medium = l->gemm_small = g;
     return TGL_OK;
 }
 
@@ -196,7 +221,8 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
     int glcopy = 0, pool = 0;
     double gflops = DEFAULT_GFLOPS;
-    tgl_gl_gemm_config gemm = default_gemm, gemm_f16 = default_gemm, gemm_small = default_gemm;
+    tgl_gl_gemm_config gemm = default_gemm, gemm_f16 = default_gemm, gemm_medium = default_gemm,
+                       gemm_small = default_gemm;
     for (size_t i = 0; i < sizeof wg_table / sizeof wg_table[0]; i++) {
         if (!strncmp(renderer, wg_table[i].renderer_prefix, strlen(wg_table[i].renderer_prefix))) {
             ew = wg_table[i].elementwise;
@@ -204,6 +230,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
             items = wg_table[i].items;
             gemm = wg_table[i].gemm;
             gemm_f16 = wg_table[i].gemm_f16;
+            gemm_medium = wg_table[i].gemm_medium;
             gemm_small = wg_table[i].gemm_small;
             glcopy = wg_table[i].copy_by_glcopy;
             pool = wg_table[i].pool;
@@ -216,10 +243,12 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
         gemm = fallback_gemm;
     if (gemm_f16.tiled && !tile_fits(&gemm_f16, l))
         gemm_f16 = fallback_gemm;
+    if (gemm_medium.tiled && !tile_fits(&gemm_medium, l))
+        gemm_medium = fallback_gemm;
     if (gemm_small.tiled && !tile_fits(&gemm_small, l))
         gemm_small = fallback_gemm;
     if (!l->texture_buffer_texels)
-        gemm.textures = gemm_f16.textures = gemm_small.textures = 0;
+        gemm.textures = gemm_f16.textures = gemm_medium.textures = gemm_small.textures = 0;
     /* Where GEMM gathers texels (llvmpipe), element-wise inputs do too: add of 4M floats
      * 8.9 -> 14.9 GB/s there (the stores stay SSBO scatters). */
     l->elementwise_textures = gemm.textures;
@@ -239,6 +268,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->timer_queries = force && *force ? *force == '1' : strncmp(renderer, "llvmpipe", 8) != 0;
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
+    l->gemm_medium = gemm_medium;
     l->gemm_small = gemm_small;
     l->items_per_invocation = items;
     l->copy_kernel = !glcopy;
@@ -322,6 +352,6 @@ void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_g
         l->gemm = *gemm;
         if (!l->texture_buffer_texels)
             l->gemm.textures = 0;
-        l->gemm_f16 = l->gemm_small = l->gemm;
+        l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm;
     }
 }

@@ -29,7 +29,8 @@ static const char *const tiled_candidates[] = {
     "tiled:128,128,8,8,8",        "tiled:128,128,16,8,8",        "tiled:64,64,16,4,4,unroll",
     "tiled:64,128,16,4,8,unroll", "tiled:128,64,16,8,4,unroll",  "tiled:128,128,8,8,8,unroll",
     "tiled:128,128,16,8,8,unroll", "tiled:128,256,16,8,8,unroll", "tiled:64,256,16,8,8,unroll",
-    "tiled:64,128,16,8,4,unroll",
+    "tiled:64,128,16,8,4,unroll", "tiled:128,256,16,16,8,unroll", "tiled:128,256,16,16,8,unroll,double",
+    "tiled:128,256,16,8,8,unroll,double", "tiled:128,128,8,8,8,unroll,double", "tiled:128,128,16,8,8,unroll,double",
 };
 static const char *const reg_candidates[] = {
     "reg:16,4,8,8", "reg:8,8,8,8", "reg:8,4,8,8", "reg:32,2,8,8", "reg:64,1,8,8",
@@ -152,9 +153,30 @@ static double nmse(const float *x, const float *ref, size_t n)
     return den > 0 ? num / den : num;
 }
 
+static tgl_status tune_one_shape(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen);
+
 /* Times every candidate for one precision; leaves the winner in *chosen (the current choice
- * when nothing beats it). */
+ * when nothing beats it). What is tuned is the tile of large products; gl_gemm.c gives a
+ * product whose grid of those tiles is short the renderer's medium or small tile instead, so
+ * while timing, those are the candidate too (the tuning product is 2048^3: 128 workgroups of
+ * 128 x 256 would otherwise run the medium tile, whatever the candidate). */
 static tgl_status tune_one(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen)
+{
+    tgl_gl_limits *l = &tgl_gl_of(r->b)->limits;
+    const tgl_gl_gemm_config medium = l->gemm_medium, small = l->gemm_small;
+    tgl_status st = tune_one_shape(r, slot, report, chosen);
+    l->gemm_medium = medium;
+    l->gemm_small = small;
+    return st;
+}
+
+/* Sets the candidate for every product size (see tune_one). */
+static void set_candidate(tgl_gl_limits *l, tgl_gl_gemm_config *slot, const tgl_gl_gemm_config *g)
+{
+    *slot = l->gemm_medium = l->gemm_small = *g;
+}
+
+static tgl_status tune_one_shape(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen)
 {
     tgl_gl *gl = tgl_gl_of(r->b);
     const tgl_gl_gemm_config current = *slot;
@@ -163,6 +185,7 @@ static tgl_status tune_one(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, 
                                  : sizeof reg_candidates / sizeof *reg_candidates;
     double flops = 2.0 * (double)r->n * (double)r->n * (double)r->n;
     double base_t = 0;
+    set_candidate(&gl->limits, slot, &current);
     tgl_status st = time_product(r, 2, &base_t); /* sizes the runs: ~50 ms each */
     int calls = base_t > 0 ? (int)(0.05 / base_t) : 4;
     calls = calls < 1 ? 1 : calls > 200 ? 200 : calls;
@@ -184,12 +207,12 @@ static tgl_status tune_one(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, 
         }
         g.matvec_row_per_invocation = current.matvec_row_per_invocation;
         g.textures = current.textures;
-        *slot = g;
+        set_candidate(&gl->limits, slot, &g);
         double t = 0;
         st = time_product(r, calls, &t);
         if (!st)
             st = read_c(r, r->got);
-        *slot = current;
+        set_candidate(&gl->limits, slot, &current);
         if (st == TGL_ERR_SHADER || st == TGL_ERR_UNSUPPORTED) { /* this driver cannot build it */
             if (report)
                 fprintf(report, "  %-22s not built: %s\n", list[i], tgl_last_error(r->b));

@@ -269,10 +269,21 @@ static void test_gemm_each_kernel(void **state)
         {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 8, .tn = 8, .unroll = 1},
         {.tiled = 1, .bm = 64, .bn = 256, .bk = 16, .tm = 8, .tn = 8, .unroll = 1},
         {.tiled = 1, .bm = 64, .bn = 128, .bk = 16, .tm = 8, .tn = 4, .unroll = 1},
+        {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1},
+        {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1, .double_slab = 1},
+        {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .double_slab = 1},
+        /* slabs of 64 vec4s: staged without the warp-uniform mapping (kmajor_slot) */
+        {.tiled = 1, .bm = 32, .bn = 32, .bk = 8, .tm = 4, .tn = 4, .double_slab = 1},
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
-        tgl_gl_test_set_limits(gl, 0, &configs[i]);
+        const tgl_gl_gemm_config *g = &configs[i];
+        if (g->tiled && (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float) * (g->double_slab ? 2 : 1) >
+                            tgl_gl_of(gl)->limits.shared_memory) {
+            tgl_close(gl); /* more shared memory than this device has (llvmpipe: 32 KiB) */
+            continue;
+        }
+        tgl_gl_test_set_limits(gl, 0, g);
         for (int j = 0; j < 6; j++) {
             gcase c = random_case(&p->rng, 200);
             c.m += 32, c.n += 32; /* the tiled kernel takes products of at least 32 x 32 */
@@ -280,13 +291,48 @@ static void test_gemm_each_kernel(void **state)
             c.f16 = j == 5;
             check_case(p, gl, &c, c.f16 ? 1e-6 : 1e-9);
         }
-        gcase aligned = {.m = 130, .n = 132, .k = 68, .lda = 68, .ldb = 132, .ldc = 132, .alpha = 1, .beta = 0.5f,
-                         .batch = 1};
-        check_case(p, gl, &aligned, 1e-9);
-        aligned.f16 = 1; /* binary16 loaded as whole packed vec4s */
-        check_case(p, gl, &aligned, 1e-6);
+        /* every operand as whole vec4s, in each transpose (A, and B transposed, are staged
+         * along k and stored transposed in shared memory) */
+        for (int t = 0; t < 4; t++) {
+            gcase aligned = {.ta = t & 1, .tb = t >> 1, .m = 132, .n = 136, .k = 68, .ldc = 136, .alpha = 1,
+                             .beta = 0.5f, .batch = 1};
+            aligned.lda = aligned.ta ? aligned.m : aligned.k;
+            aligned.ldb = aligned.tb ? aligned.k : aligned.n;
+            check_case(p, gl, &aligned, 1e-9);
+            aligned.f16 = 1; /* binary16 loaded as whole packed vec4s */
+            check_case(p, gl, &aligned, 1e-6);
+        }
         tgl_close(gl);
     }
+}
+
+/* Kernel shapes as TGL_GEMM and tune files spell them: flags in either order, each once, and
+ * shapes the device cannot hold (double slabs count twice the shared memory) refused. */
+static void test_gemm_shape_strings(void **state)
+{
+    (void)state;
+    tgl_gl_limits l = {.wg_invocations = 1024, .wg_size = {1024, 1024, 64}, .shared_memory = 49152};
+    tgl_gl_gemm_config g;
+    char text[64];
+    assert_true(tgl_gl_gemm_parse("tiled:128,256,16,16,8,unroll,double", &l, &g));
+    assert_true(g.tiled && g.bm == 128 && g.bn == 256 && g.bk == 16 && g.tm == 16 && g.tn == 8 && g.unroll &&
+                g.double_slab);
+    tgl_gl_gemm_format(&g, text, sizeof text);
+    assert_string_equal(text, "tiled:128,256,16,16,8,unroll,double");
+    assert_true(tgl_gl_gemm_parse("tiled:64,64,16,4,4,double,unroll", &l, &g));
+    assert_true(g.unroll && g.double_slab);
+    assert_true(tgl_gl_gemm_parse("tiled:64,64,16,4,4,double", &l, &g));
+    assert_true(!g.unroll && g.double_slab);
+    assert_true(tgl_gl_gemm_parse("tiled:64,64,16,4,4", &l, &g));
+    assert_true(!g.unroll && !g.double_slab);
+    assert_true(tgl_gl_gemm_parse("tiled:128,256,32,8,8", &l, &g)); /* 48 KiB: fits once */
+    static const char *const bad[] = {
+        "tiled:128,256,32,8,8,double", /* 96 KiB */
+        "tiled:64,64,16,4,4,double,double", "tiled:64,64,16,4,4,doubl", "tiled:64,64,16,4,4,",
+        "tiled:64,64,16,4,4x", "tiled:64,64,16,4,4,unrolled", "tiled:64,64,16,4", "tiled:64,64,16,4,4,,unroll",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(tgl_gl_gemm_parse(bad[i], &l, &g));
 }
 
 /* A 4 KiB SSBO limit splits products over batches, rows, columns and k (accumulating k slices
@@ -497,7 +543,7 @@ int main(void)
         cmocka_unit_test(test_gemm_each_kernel),      cmocka_unit_test(test_gemm_split),
         cmocka_unit_test(test_gemm_batched),          cmocka_unit_test(test_gemm_f16),
         cmocka_unit_test(test_gemm_degenerate),       cmocka_unit_test(test_matvec),
-        cmocka_unit_test(test_gemm_errors),
+        cmocka_unit_test(test_gemm_errors),           cmocka_unit_test(test_gemm_shape_strings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
