@@ -59,9 +59,19 @@ void stage(uint tid)
         uint e = tid + l * uint(THREADS), i = e / uint(BK), q = e % uint(BK);
         s_a[q][i >> 2u][i & 3u] = r_a[l];
     }
-    uint j = tid % uint(BN), q0 = tid / uint(BN) * uint(B_FETCH);
-    TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++)
-        s_b[q0 + l][j >> 2u][j & 3u] = r_b[l];
+    // An invocation's column, and so the component it writes, is the same for every element it
+    // stages: one branch on it, where a component chosen at run time made NVIDIA's compiler
+    // branch per element (as in gemm/gemm_tiled.comp).
+    uint j = tid % uint(BN), q0 = tid / uint(BN) * uint(B_FETCH), x = j >> 2u, r = j & 3u;
+    if (r == 0u) {
+        TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) s_b[q0 + l][x].x = r_b[l];
+    } else if (r == 1u) {
+        TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) s_b[q0 + l][x].y = r_b[l];
+    } else if (r == 2u) {
+        TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) s_b[q0 + l][x].z = r_b[l];
+    } else {
+        TGL_UNROLL for (uint l = 0u; l < uint(B_FETCH); l++) s_b[q0 + l][x].w = r_b[l];
+    }
 }
 
 void main()
