@@ -32,7 +32,7 @@
  * After the staging fixes in gemm_tiled.comp (2026-11-23: one branch per staged vec4, uniform
  * over a warp, and no bounds tests inside the operands; 128x256 8x8 31.0 -> 42.0 TFLOP/s),
  * 4096^3 f32 / f16: 128x256 BK 16 16x8 with two slabs 43.9 / 42.2, one slab 41.8 / 42.4; 8x8
- * two slabs 31.9 / 14.2 (a slab index in a variable: 31.9 / 16.6); 128x128 BK 8 8x8 two slabs
+ * two slabs 31.9 / 14.2 (the slab index in a variable instead: 43.1 f32); 128x128 BK 8 8x8 two slabs
  * 41.3 / 39.8; 64x128 8x4 two slabs 38.8 / 38.3; 128x256 BK 32 16x8 37.8 / 39.9; 8x16 42.4 /
  * 41.5; 256x128 16x8 two slabs 39.7 / 39.8. The medium and small tiles: see gl_gemm.c.
  * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
