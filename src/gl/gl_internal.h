@@ -78,6 +78,8 @@ typedef struct tgl_gl_limits {
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 /* "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll]" -> *out; 0 when malformed or beyond l's limits. */
 int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config *out);
+/* Shared memory a tiled configuration's kernel declares (its slabs of A and B). */
+uint64_t tgl_gl_gemm_shared_bytes(const tgl_gl_gemm_config *g);
 /* The inverse of tgl_gl_gemm_parse. */
 void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size);
 

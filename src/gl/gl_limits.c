@@ -149,13 +149,18 @@ static uint64_t get_u64(GLenum pname)
 
 /* A tile the device runs: its invocations and shared memory within the limits, and every
  * invocation staging whole vec4s (see gemm_tiled.comp). */
+uint64_t tgl_gl_gemm_shared_bytes(const tgl_gl_gemm_config *g)
+{
+    return (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float) * (g->double_slab ? 2 : 1);
+}
+
 static int tile_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l)
 {
     if (!g->tm || !g->tn || g->tm % 4 || g->tn % 4 || !g->bk || g->bk % 4 || g->bm % g->tm || g->bn % g->tn)
         return 0;
     uint32_t threads = (g->bm / g->tm) * (g->bn / g->tn);
-    uint64_t shared = (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float) * (g->double_slab ? 2 : 1);
-    return threads <= l->wg_invocations && threads <= l->wg_size[0] && shared <= l->shared_memory &&
+    return threads <= l->wg_invocations && threads <= l->wg_size[0] &&
+           tgl_gl_gemm_shared_bytes(g) <= l->shared_memory &&
            (g->bm * g->bk) % (4 * threads) == 0 && (g->bn * g->bk) % (4 * threads) == 0;
 }
 

@@ -153,29 +153,13 @@ static double nmse(const float *x, const float *ref, size_t n)
     return den > 0 ? num / den : num;
 }
 
-static tgl_status tune_one_shape(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen);
-
-/* Times every candidate for one precision; leaves the winner in *chosen (the current choice
- * when nothing beats it). What is tuned is the tile of large products; gl_gemm.c gives a
- * product whose grid of those tiles is short the renderer's medium or small tile instead, so
- * while timing, those are the candidate too (the tuning product is 2048^3: 128 workgroups of
- * 128 x 256 would otherwise run the medium tile, whatever the candidate). */
-static tgl_status tune_one(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen)
-{
-    tgl_gl_limits *l = &tgl_gl_of(r->b)->limits;
-    const tgl_gl_gemm_config medium = l->gemm_medium, small = l->gemm_small;
-    tgl_status st = tune_one_shape(r, slot, report, chosen);
-    l->gemm_medium = medium;
-    l->gemm_small = small;
-    return st;
-}
-
 /* Sets the candidate for every product size (see tune_one). */
 static void set_candidate(tgl_gl_limits *l, tgl_gl_gemm_config *slot, const tgl_gl_gemm_config *g)
 {
     *slot = l->gemm_medium = l->gemm_small = *g;
 }
 
+/* tune_one's work, with the candidate set for every product size. */
 static tgl_status tune_one_shape(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen)
 {
     tgl_gl *gl = tgl_gl_of(r->b);
@@ -234,6 +218,21 @@ static tgl_status tune_one_shape(tune_run *r, tgl_gl_gemm_config *slot, FILE *re
     if (report)
         fprintf(report, "  -> %s (%.2fx the current shape's rate)\n", name, base_t / best_t);
     return TGL_OK;
+}
+
+/* Times every candidate for one precision; leaves the winner in *chosen (the current choice
+ * when nothing beats it). What is tuned is the tile of large products; gl_gemm.c gives a
+ * product whose grid of those tiles is short the renderer's medium or small tile instead, so
+ * while timing, those are the candidate too (the tuning product is 2048^3: 128 workgroups of
+ * 128 x 256 would otherwise run the medium tile, whatever the candidate). */
+static tgl_status tune_one(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen)
+{
+    tgl_gl_limits *l = &tgl_gl_of(r->b)->limits;
+    const tgl_gl_gemm_config medium = l->gemm_medium, small = l->gemm_small;
+    tgl_status st = tune_one_shape(r, slot, report, chosen);
+    l->gemm_medium = medium;
+    l->gemm_small = small;
+    return st;
 }
 
 /* Writes the two winners to the tuning file: a temporary file renamed into place. */

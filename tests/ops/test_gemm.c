@@ -278,8 +278,7 @@ static void test_gemm_each_kernel(void **state)
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
         const tgl_gl_gemm_config *g = &configs[i];
-        if (g->tiled && (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float) * (g->double_slab ? 2 : 1) >
-                            tgl_gl_of(gl)->limits.shared_memory) {
+        if (g->tiled && tgl_gl_gemm_shared_bytes(g) > tgl_gl_of(gl)->limits.shared_memory) {
             tgl_close(gl); /* more shared memory than this device has (llvmpipe: 32 KiB) */
             continue;
         }
