@@ -51,7 +51,10 @@ uint attention_keys(uint i)
 
 // Elements dim .. dim+3 of the row starting at element `row` (dim a multiple of 4); 0 past u_d.
 // READ(i) is vec4 i (VEC4) or element i of the operand.
-#ifdef VEC4
+#if defined(VEC4) && defined(D_EXACT)
+#define TGL_ATTN_LOAD4(NAME, READ)                                                 \
+    vec4 NAME(uint row, uint dim) { return READ((row + dim) >> 2u); }
+#elif defined(VEC4)
 #define TGL_ATTN_LOAD4(NAME, READ)                                                 \
     vec4 NAME(uint row, uint dim) { return dim < u_d ? READ((row + dim) >> 2u) : vec4(0.0); }
 #else

@@ -156,19 +156,34 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
                                 (uint32_t)n, 1);
 }
 
-/* Query rows per invocation of flash_reg, measured on llvmpipe (LLVM 15, 2 cores) with BKV = 16
- * keys per step: head dims up to 64 take 8 rows (batch 1, 8 heads, seq 512, d 64: 13 ms, against
- * 16-21 ms for 4x4, 4x16, 8x8, 16x8, 8x32, 4x32; but 7.6 s to compile, once per process); 128
- * take 4; 256 take 1 (seq 128 x 600 keys: 16 ms, against 25 ms with 2 rows and 54 ms with 4,
- * whose accumulators spill). Decode-sized calls take 1: repeated rows would only waste work. */
-static unsigned reg_rows(size_t seq_q, unsigned dp)
+/* Query rows per invocation of flash_reg and keys per step, measured on llvmpipe (LLVM 15, 2
+ * cores, 2026-11-23; `tensorgl bench attention`, batch 1, 8 heads, seq 512): every k and v fetch
+ * serves RQ rows, so more rows run faster until the unrolled kernel grows past what LLVM
+ * compiles quickly. d 64: 8 rows 8.5 ms (1 s to compile), 16 rows 7.0-7.8 ms (4.6 s), 32 rows
+ * 6.7-6.9 ms (32 s to compile: not taken). d 128: 8 rows 15.5 ms (4 s), 16 rows 14.7 (14 s).
+ * d 256 (seq 256): 8 rows 11.1 ms with 16 keys per step (4 keys: 1 row 37 ms, 4 rows 23.6, 8
+ * rows 22.7). Fewer than 16 query rows take 8, so
+ * small calls do not compile the big variant; decode-sized calls take 1 (repeated rows would
+ * only waste work). Keys per step: 4 (8 and 16 no faster at 16 rows, and slower to compile); 16
+ * for one row (decode: 1x32 heads, cache 4096, d 128: 12.1 ms against 17.5 with 4), and at d 256,
+ * where the loops over the head dimension stay rolled and their trips count against llvmpipe's
+ * loop limit at every step (see tgl_gl_attention). */
+#define REG_THREADS 32
+static unsigned reg_keys(unsigned rq, unsigned dp)
 {
-    return seq_q < 4 || dp >= 256 ? 1 : dp == 128 ? 4 : 8;
+    return rq == 1 || dp >= 256 ? 16 : 4;
 }
 
-static void reg_defines(char *out, size_t size, unsigned rq, unsigned dp, int vec4)
+static unsigned reg_rows(size_t seq_q, unsigned dp)
 {
-    snprintf(out, size, "#define RQ %u\n#define BKV 16\n#define DP %u\n%s", rq, dp, vec4 ? "#define VEC4\n" : "");
+    return seq_q < 4 ? 1 : seq_q >= 16 && dp <= 64 ? 16 : 8;
+}
+
+/* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. */
+static void reg_defines(char *out, size_t size, unsigned rq, unsigned dp, int vec4, int exact)
+{
+    snprintf(out, size, "#define RQ %u\n#define BKV %u\n#define DP %u\n%s%s", rq, reg_keys(rq, dp), dp,
+             vec4 ? "#define VEC4\n" : "", vec4 && exact ? "#define D_EXACT\n" : "");
 }
 
 static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
@@ -179,15 +194,15 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     for (int i = 0; i < 3; i++)
         s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;
     unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
-    char defines[96];
-    reg_defines(defines, sizeof defines, rq, dp, s.vec4);
+    char defines[128];
+    reg_defines(defines, sizeof defines, rq, dp, s.vec4, a->head_dim == dp);
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, "attention/flash_reg", defines, 64, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, "attention/flash_reg", defines, REG_THREADS, &prog);
     if (st)
         return st;
     set_uniforms(b, prog, a, &s);
     tgl_gl_uniform_ui(b, prog, 10, (GLuint)n);
-    return tgl_gl_dispatch(b, prog, s.bind, 4, tgl_gl_ceil_div(n * tgl_gl_ceil_div(a->seq_q, rq), 64));
+    return tgl_gl_dispatch(b, prog, s.bind, 4, tgl_gl_ceil_div(n * tgl_gl_ceil_div(a->seq_q, rq), REG_THREADS));
 }
 
 static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
@@ -241,14 +256,17 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels)
         path = TGL_GL_ATTENTION_FLASH;
     /* llvmpipe ends an invocation's loops after l->loop_limit iterations in all, and flash_reg
-     * walks every key in one invocation: measured wrong beyond seq_kv x head_dim of 2^21 (2^20
-     * at head_dim 256), right below. Refused rather than wrong until the keys are split over
-     * dispatches there. */
-    if (l->loop_limit && a->seq_kv * (a->head_dim > 128 ? a->head_dim : 128) >= ((size_t)1 << 21))
+     * walks every key in one invocation: right up to seq_kv 16383 at head dims up to 128
+     * (checked at 16000 for 1, 33, 64, 80 and 128); past 128 its loops over the head dimension
+     * stay rolled and count at every step: at 256 measured right at 7950 keys and wrong at 8000
+     * (and at 8191 before 2026-11-23, when this check let that through). Refused rather than
+     * wrong until the keys are split over dispatches there. */
+    size_t max_kv = a->head_dim > 128 ? 7680 : 16383;
+    if (l->loop_limit && a->seq_kv > max_kv)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED,
                          "tgl_attention: seq_kv %zu with head_dim %zu passes llvmpipe's loop limit (%u "
-                         "iterations per invocation); keep seq_kv x max(head_dim, 128) below 2^21 there",
-                         a->seq_kv, a->head_dim, l->loop_limit);
+                         "iterations per invocation); keep seq_kv at most %zu there",
+                         a->seq_kv, a->head_dim, l->loop_limit, max_kv);
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
     int no_subgroups = path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
@@ -309,9 +327,9 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 }
             decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
             fn(ctx, "attention/decode", defines);
-            for (size_t seq_q = 1; seq_q <= 4; seq_q += 3) {
+            for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned dp = decode_dp(dims[i]);
-                reg_defines(defines, sizeof defines, reg_rows(seq_q, dp), dp, vec4);
+                reg_defines(defines, sizeof defines, reg_rows(seq_q, dp), dp, vec4, dims[i] == dp);
                 fn(ctx, "attention/flash_reg", defines);
             }
             if (!vec4) {
