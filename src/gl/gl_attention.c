@@ -162,12 +162,12 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
  * compiles quickly. d 64: 8 rows 8.5 ms (1 s to compile), 16 rows 7.0-7.8 ms (4.6 s), 32 rows
  * 6.7-6.9 ms (32 s to compile: not taken). d 128: 8 rows 15.5 ms (4 s), 16 rows 14.7 (14 s).
  * d 256 (seq 256): 8 rows 11.1 ms with 16 keys per step (4 keys: 1 row 37 ms, 4 rows 23.6, 8
- * rows 22.7). Fewer than 16 query rows take 8, so
- * small calls do not compile the big variant; decode-sized calls take 1 (repeated rows would
- * only waste work). Keys per step: 4 (8 and 16 no faster at 16 rows, and slower to compile); 16
- * for one row (decode: 1x32 heads, cache 4096, d 128: 12.1 ms against 17.5 with 4), and at d 256,
- * where the loops over the head dimension stay rolled and their trips count against llvmpipe's
- * loop limit at every step (see tgl_gl_attention). */
+ * rows 22.7). Fewer than 16 query rows take 8, so small calls do not compile the big variant;
+ * decode-sized calls take 1 (repeated rows would only waste work). Keys per step: 4 (8 and 16
+ * no faster at 16 rows, and slower to compile); 16 for one row (decode: 1x32 heads, cache 4096,
+ * d 128: 12.1 ms against 17.5 with 4), and at d 256, where the loops over the head dimension
+ * stay rolled and their trips count against llvmpipe's loop limit at every step (see
+ * tgl_gl_attention). */
 #define REG_THREADS 32
 static unsigned reg_keys(unsigned rq, unsigned dp)
 {
