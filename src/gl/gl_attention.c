@@ -327,9 +327,13 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 }
             decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
             fn(ctx, "attention/decode", defines);
+            unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
-                unsigned dp = decode_dp(dims[i]);
-                reg_defines(defines, sizeof defines, reg_rows(seq_q, dp), dp, vec4, dims[i] == dp);
+                unsigned rq = reg_rows(seq_q, dp);
+                if (rq == last_rq)
+                    continue;
+                last_rq = rq;
+                reg_defines(defines, sizeof defines, rq, dp, vec4, dims[i] == dp);
                 fn(ctx, "attention/flash_reg", defines);
             }
             if (!vec4) {
