@@ -546,11 +546,11 @@ TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, t
  * sees no key (causal with seq_kv < seq_q) gets a row of zeros. scale must be finite; seq_kv == 0
  * gives zeros; batch, heads, seq_q or head_dim 0 is a no-op. o must not overlap q, k or v.
  * GL runs one fused pass with an online softmax (no seq_q x seq_kv matrix in memory) and, for
- * seq_q <= 4, a split pass over the keys that keeps the device busy on long caches.
+ * few query rows or (llvmpipe) keys past what one invocation may walk, a pass over chunks of
+ * keys and a merge, which keeps the device busy on long caches.
  * Errors: TGL_ERR_INVALID_ARGUMENT (scale not finite, size overflow, o overlapping an input),
- *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: head_dim > 256; on llvmpipe, whose loop
- *   limit one invocation's walk over the keys must stay under, seq_kv > 16383, or > 7680 with
- *   head_dim > 128).
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: head_dim > 256; one (batch, head) block
+ *   past the device's buffer-window limits).
  * Example: tgl_attention(b, q, k, v, o, 1, heads, seq, seq, 64, 0.125f, 1);  // causal self-attention */
 TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
                                  size_t heads, size_t seq_q, size_t seq_kv, size_t head_dim, float scale,

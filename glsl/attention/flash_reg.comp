@@ -31,10 +31,27 @@
 #include "common/local_size.glsl"
 layout(location = 10) uniform uint u_blocks; // (batch, head) blocks in this dispatch
 
+// SPLIT: the keys are cut into u_chunks chunks of u_chunk_keys (a multiple of BKV), each walked
+// by its own invocation, which writes its rows' unnormalised output and (m, l) for that chunk
+// to binding 4 in attention/decode_combine.comp's layout; that kernel then merges the chunks.
+// llvmpipe ends an invocation's loops after 65535 iterations in all, so this is how long key
+// sequences get through there; it also spreads one query row over more invocations.
+#ifdef SPLIT
+layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; };
+layout(location = 11) uniform uint u_chunks;
+layout(location = 12) uniform uint u_chunk_keys;
+#endif
+
 void main()
 {
     uint groups = (u_seq_q + uint(RQ) - 1u) / uint(RQ), inv = tgl_global_index();
-    uint bh = inv / groups, i0 = (inv - bh * groups) * uint(RQ);
+#ifdef SPLIT
+    // Invocations in (block, chunk, row group) order: neighbouring lanes walk the same keys.
+    uint g = inv % groups, bhc = inv / groups, bh = bhc / u_chunks, chunk = bhc - bh * u_chunks;
+    uint i0 = g * uint(RQ), first_key = chunk * u_chunk_keys;
+#else
+    uint bh = inv / groups, i0 = (inv - bh * groups) * uint(RQ), first_key = 0u;
+#endif
     if (bh >= u_blocks)
         return;
     uint q_rows = u_q_off + bh * u_seq_q * u_d;
@@ -55,8 +72,11 @@ void main()
         }
     }
     uint all_keys = keys[RQ - 1];
+#ifdef SPLIT
+    all_keys = min(all_keys, first_key + u_chunk_keys);
+#endif
 
-    for (uint j0 = 0u; j0 < all_keys; j0 += uint(BKV)) {
+    for (uint j0 = first_key; j0 < all_keys; j0 += uint(BKV)) {
         uint kr[BKV];
         TGL_UNROLL for (uint k = 0u; k < uint(BKV); k++)
             kr[k] = min(j0 + k, u_seq_kv - 1u) * u_d; // keys past the end: fetched, weighted 0
@@ -101,10 +121,19 @@ void main()
         }
     }
 
+#ifdef SPLIT
+    for (uint r = 0u; r < uint(RQ) && i0 + r < u_seq_q; r++) {
+        uint at = ((bh * u_seq_q + i0 + r) * u_chunks + chunk) * uint(D4 + 1);
+        TGL_UNROLL for (uint c = 0u; c < uint(D4); c++)
+            part[at + c] = o[r][c];
+        part[at + uint(D4)] = vec4(m[r] * 0.6931471805599453, l[r], 0.0, 0.0); // m back in e units
+    }
+#else
     for (uint r = 0u; r < uint(RQ) && i0 + r < u_seq_q; r++) {
         float inv_l = l[r] > 0.0 ? 1.0 / l[r] : 0.0; // a row that sees no key is zeros
         uint at = u_o_off + (bh * u_seq_q + i0 + r) * u_d;
         TGL_UNROLL for (uint c = 0u; c < uint(D4); c++)
             o_store4(at, c * 4u, o[r][c] * inv_l);
     }
+#endif
 }

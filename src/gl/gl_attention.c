@@ -1,7 +1,8 @@
 /* GL driver of tgl_attention (glsl/attention/): the fused flash kernel for most shapes, and for
  * few query rows (decode) a split over chunks of keys followed by a merge, so one query row
- * still spreads over the device. (batch, head) blocks are processed in slabs whose windows fit
- * the SSBO block limit and whose grids fit the workgroup-count limits. */
+ * still spreads over the device; on llvmpipe flash_reg, whose keys go in chunks merged the same
+ * way past its loop limit or where they fill idle cores. (batch, head) blocks are processed in
+ * slabs whose windows fit the SSBO block limit and whose grids fit the workgroup-count limits. */
 #include "gl_internal.h"
 
 #include <stdio.h>
@@ -169,6 +170,9 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
  * stay rolled and their trips count against llvmpipe's loop limit at every step (see
  * tgl_gl_attention). */
 #define REG_THREADS 32
+#define REG_CHUNK_KEYS 4096u /* a multiple of every keys-per-step reg_keys gives */
+#define REG_FILL 256u
+#define REG_MIN_CHUNK 512u
 static unsigned reg_keys(unsigned rq, unsigned dp)
 {
     return rq == 1 || dp >= 256 ? 16 : 4;
@@ -180,29 +184,64 @@ static unsigned reg_rows(size_t seq_q, unsigned dp)
 }
 
 /* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. */
-static void reg_defines(char *out, size_t size, unsigned rq, unsigned dp, int vec4, int exact)
+/* SPLIT: the keys cut into chunks (attention/flash_reg.comp). */
+static void reg_defines(char *out, size_t size, unsigned rq, unsigned dp, int vec4, int exact, int split)
 {
-    snprintf(out, size, "#define RQ %u\n#define BKV %u\n#define DP %u\n%s%s", rq, reg_keys(rq, dp), dp,
-             vec4 ? "#define VEC4\n" : "", vec4 && exact ? "#define D_EXACT\n" : "");
+    snprintf(out, size, "#define RQ %u\n#define BKV %u\n#define DP %u\n%s%s%s", rq, reg_keys(rq, dp), dp,
+             vec4 ? "#define VEC4\n" : "", vec4 && exact ? "#define D_EXACT\n" : "",
+             split ? "#define SPLIT\n" : "");
 }
 
-static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+/* Second pass of a split over keys: attention/decode_combine merges each of the `rows` query
+ * rows' chunks (binding 4, unnormalised output then (m, l) per chunk) into o (binding 3). */
+static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
+                                 const tgl__attention *a, size_t o_pad)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t align = l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
-    slab s = bind_slab(a, bh0, n, align);
-    for (int i = 0; i < 3; i++)
-        s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;
-    unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
-    char defines[128];
-    reg_defines(defines, sizeof defines, rq, dp, s.vec4, a->head_dim == dp);
+    char defines[96];
+    decode_defines(defines, sizeof defines, decode_dp(a->head_dim), 0);
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, "attention/flash_reg", defines, REG_THREADS, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, "attention/decode_combine", defines, 64, &prog);
     if (st)
         return st;
-    set_uniforms(b, prog, a, &s);
-    tgl_gl_uniform_ui(b, prog, 10, (GLuint)n);
-    return tgl_gl_dispatch(b, prog, s.bind, 4, tgl_gl_ceil_div(n * tgl_gl_ceil_div(a->seq_q, rq), REG_THREADS));
+    tgl_gl_uniform_ui(b, prog, 0, (GLuint)rows);
+    tgl_gl_uniform_ui(b, prog, 3, (GLuint)a->head_dim);
+    tgl_gl_uniform_ui(b, prog, 8, (GLuint)o_pad);
+    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
+    bind[3].writes = 1;
+    bind[4].writes = 0;
+    return tgl_gl_dispatch(b, prog, bind, 5, rows);
+}
+
+/* Keys one invocation may walk under llvmpipe's loop limit (see tgl_gl_attention). */
+static size_t walk_keys(size_t head_dim)
+{
+    return head_dim > 128 ? 7680 : 16383;
+}
+
+/* Keys per chunk for flash_reg, 0 for none: past llvmpipe's loop limit (see tgl_gl_attention),
+ * and where few invocations would leave cores idle (decode: one row per (batch, head)), chunks
+ * of at least REG_MIN_CHUNK keys towards REG_FILL invocations, taken when they at least double
+ * the workgroups. llvmpipe, 2 cores, `tensorgl bench attention --decode 1,32,4096,128`: 12.8-12.9
+ * ms in one workgroup, 6.8-7.7 in 8 chunks of 512 keys (fills of 512 and 1024 invocations and
+ * chunks of 256 keys were no faster); 1 x 8 heads x 1024 keys in 2 chunks, still one workgroup:
+ * 0.31 -> 0.39 ms, hence the doubling rule. */
+static size_t reg_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l)
+{
+    size_t keys = a->seq_kv;
+    if (!keys)
+        return 0;
+    int forced = l->loop_limit && keys > walk_keys(a->head_dim);
+    if (forced)
+        keys = REG_CHUNK_KEYS;
+    size_t inv = a->batch * a->heads * tgl_gl_ceil_div(a->seq_q, reg_rows(a->seq_q, decode_dp(a->head_dim)));
+    size_t chunks = tgl_gl_ceil_div(a->seq_kv, keys);
+    while (inv * chunks < REG_FILL && keys >= 2 * REG_MIN_CHUNK) {
+        keys = (keys / 2 + 15) / 16 * 16;
+        chunks = tgl_gl_ceil_div(a->seq_kv, keys);
+    }
+    if (!forced && tgl_gl_ceil_div(inv * chunks, REG_THREADS) < 2 * tgl_gl_ceil_div(inv, REG_THREADS))
+        return 0;
+    return keys < a->seq_kv ? keys : 0;
 }
 
 static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
@@ -228,17 +267,45 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     bind[3].writes = 0;
     if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)chunks, (uint32_t)rows, 1)))
         return st;
+    return combine_chunks(b, bind, rows, chunks, a, s.pad[3]);
+}
 
-    decode_defines(defines, sizeof defines, dp, 0);
-    if ((st = tgl_gl_program_get_wg(b, "attention/decode_combine", defines, 64, &prog)))
+/* flash_reg over blocks bh0 .. bh0 + n - 1; chunk_keys > 0 cuts the keys into chunks of that
+ * many (a multiple of the kernel's keys per step), merged by combine_chunks. */
+static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, size_t chunk_keys)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t align = l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+    slab s = bind_slab(a, bh0, n, align);
+    for (int i = 0; i < 3; i++)
+        s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;
+    unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
+    size_t chunks = chunk_keys ? tgl_gl_ceil_div(a->seq_kv, chunk_keys) : 1, rows = n * a->seq_q;
+    size_t part_bytes = rows * chunks * (dp + 4) * F32;
+    tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3], {0}};
+    tgl_status st;
+    if (chunk_keys) {
+        tgl_gl_buffer *scratch;
+        if ((st = tgl_gl_scratch(b, part_bytes, &scratch)))
+            return st;
+        bind[4] = (tgl_gl_binding){.buf = scratch, .bytes = part_bytes, .writes = 1};
+        bind[3].writes = 0; /* o is written by the merge, not by this pass */
+    }
+    char defines[128];
+    reg_defines(defines, sizeof defines, rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0);
+    GLuint prog;
+    if ((st = tgl_gl_program_get_wg(b, "attention/flash_reg", defines, REG_THREADS, &prog)))
         return st;
-    tgl_gl_uniform_ui(b, prog, 0, (GLuint)rows);
-    tgl_gl_uniform_ui(b, prog, 3, (GLuint)a->head_dim);
-    tgl_gl_uniform_ui(b, prog, 8, (GLuint)s.pad[3]);
-    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
-    bind[3].writes = 1;
-    bind[4].writes = 0;
-    return tgl_gl_dispatch(b, prog, bind, 5, rows);
+    set_uniforms(b, prog, a, &s);
+    tgl_gl_uniform_ui(b, prog, 10, (GLuint)n);
+    size_t invocations = n * tgl_gl_ceil_div(a->seq_q, rq) * chunks;
+    if (!chunk_keys)
+        return tgl_gl_dispatch(b, prog, bind, 4, tgl_gl_ceil_div(invocations, REG_THREADS));
+    tgl_gl_uniform_ui(b, prog, 11, (GLuint)chunks);
+    tgl_gl_uniform_ui(b, prog, 12, (GLuint)chunk_keys);
+    if ((st = tgl_gl_dispatch(b, prog, bind, 5, tgl_gl_ceil_div(invocations, REG_THREADS))))
+        return st;
+    return combine_chunks(b, bind, rows, chunks, a, s.pad[3]);
 }
 
 tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
@@ -256,24 +323,29 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels)
         path = TGL_GL_ATTENTION_FLASH;
     /* llvmpipe ends an invocation's loops after l->loop_limit iterations in all, and flash_reg
-     * walks every key in one invocation: right up to seq_kv 16383 at head dims up to 128
+     * walks a row's keys in one invocation: right up to seq_kv 16383 at head dims up to 128
      * (checked at 16000 for 1, 33, 64, 80 and 128); past 128 its loops over the head dimension
      * stay rolled and count at every step: at 256 measured right at 7950 keys and wrong at 8000
-     * (and at 8191 before 2026-11-23, when this check let that through). Refused rather than
-     * wrong until the keys are split over dispatches there. */
-    size_t max_kv = a->head_dim > 128 ? 7680 : 16383;
-    if (l->loop_limit && a->seq_kv > max_kv)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED,
-                         "tgl_attention: seq_kv %zu with head_dim %zu passes llvmpipe's loop limit (%u "
-                         "iterations per invocation); keep seq_kv at most %zu there",
-                         a->seq_kv, a->head_dim, l->loop_limit, max_kv);
+     * (and at 8191 before 2026-11-23, when the check let that through). Longer key sequences
+     * are cut into chunks of REG_CHUNK_KEYS, merged by a second pass (reg_chunk_keys). flash.comp
+     * (llvmpipe's ES contexts, which have no buffer textures here) walks them by blocks: with
+     * the bound lifted it went wrong at 1M keys of head_dim 16 (right at 500000 of 64), so past
+     * the same bound it gives way to the decode kernels, whose invocations walk 256 keys each. */
+    if (path != TGL_GL_ATTENTION_REG && l->loop_limit && a->seq_kv > walk_keys(a->head_dim))
+        path = TGL_GL_ATTENTION_DECODE;
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
+    size_t chunk_keys = tgl_gl_of(b)->attention_chunk_keys;
+    if (reg && !chunk_keys)
+        chunk_keys = reg_chunk_keys(a, l);
+    if (!reg || !a->seq_kv)
+        chunk_keys = 0;
     int no_subgroups = path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
     size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
-    size_t chunks = a->seq_kv ? tgl_gl_ceil_div(a->seq_kv, DECODE_CHUNK) : 1;
-    size_t per_part = decode ? a->seq_q * chunks * (decode_dp(d) + 4) : 0;
+    size_t chunk = decode ? DECODE_CHUNK : chunk_keys;
+    size_t chunks = a->seq_kv && chunk ? tgl_gl_ceil_div(a->seq_kv, chunk) : 1;
+    size_t per_part = decode || chunk_keys ? a->seq_q * chunks * (decode_dp(d) + 4) : 0;
     size_t per = per_q > per_kv ? per_q : per_kv;
     if (per_part > per)
         per = per_part;
@@ -293,7 +365,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
                          a->kv_cap, d);
     for (size_t bh0 = 0; bh0 < bh; bh0 += n) {
         size_t nc = bh - bh0 < n ? bh - bh0 : n;
-        tgl_status st = reg      ? run_reg(b, a, bh0, nc)
+        tgl_status st = reg      ? run_reg(b, a, bh0, nc, chunk_keys)
                          : decode ? run_decode(b, a, bh0, nc)
                                   : run_flash(b, a, bh0, nc, no_subgroups);
         if (st)
@@ -305,6 +377,11 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
 void tgl_gl_test_force_attention(tgl_backend *b, int path)
 {
     tgl_gl_of(b)->attention_path = path;
+}
+
+void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys)
+{
+    tgl_gl_of(b)->attention_chunk_keys = keys;
 }
 
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
@@ -333,8 +410,10 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 if (rq == last_rq)
                     continue;
                 last_rq = rq;
-                reg_defines(defines, sizeof defines, rq, dp, vec4, dims[i] == dp);
-                fn(ctx, "attention/flash_reg", defines);
+                for (int split = 0; split < 2; split++) {
+                    reg_defines(defines, sizeof defines, rq, dp, vec4, dims[i] == dp, split);
+                    fn(ctx, "attention/flash_reg", defines);
+                }
             }
             if (!vec4) {
                 decode_defines(defines, sizeof defines, decode_dp(dims[i]), 0);

@@ -241,6 +241,7 @@ typedef struct tgl_gl {
     int test_skip_barriers;     /* test hook: decide barriers but do not issue them */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
     int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
+    size_t attention_chunk_keys; /* 0: by device and shape; else flash_reg's keys per chunk (tests) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
     int fault;
     GLenum fault_error;
@@ -388,6 +389,9 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
 enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE, TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS };
 /* Test hook: forces an attention path (-1: by device and shape). */
 void tgl_gl_test_force_attention(tgl_backend *b, int path);
+/* Test hook: flash_reg cuts the keys into chunks of `keys` (a multiple of 16) merged by a second
+ * pass, as it does past llvmpipe's loop limit (0: only there). */
+void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys);
 /* Test hook: 1 sends word-aligned tgl_copy_dtod through the copy kernel, 0 through
  * glCopyBufferSubData (the per-renderer choice is made at open). */
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
