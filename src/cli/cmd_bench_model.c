@@ -49,15 +49,15 @@ static tgl_status time_calls(tgl_backend *b, issue_fn fn, const void *ctx, doubl
  * ratio. */
 static tgl_status time_pair(tgl_backend *b, issue_fn fa, issue_fn fb, const void *ctx, double *ta, double *tb)
 {
-    issue_fn fn[2] = {fa, fb};
     double *best[2] = {ta, tb};
     int iters[2];
     tgl_status st;
     for (int s = 0; s < 2; s++) {
-        if ((st = fn[s](b, ctx)) || (st = tgl_synchronize(b)))
+        issue_fn fn = s ? fb : fa;
+        if ((st = fn(b, ctx)) || (st = tgl_synchronize(b)))
             return st;
         double t0 = tgl_bench_now();
-        if ((st = fn[s](b, ctx)) || (st = tgl_synchronize(b)))
+        if ((st = fn(b, ctx)) || (st = tgl_synchronize(b)))
             return st;
         *best[s] = tgl_bench_now() - t0;
         iters[s] = *best[s] > 0 ? (int)(0.25 / *best[s]) : 100;
@@ -65,9 +65,10 @@ static tgl_status time_pair(tgl_backend *b, issue_fn fa, issue_fn fb, const void
     }
     for (int r = 0; r < 5; r++)
         for (int s = 0; s < 2; s++) {
+            issue_fn fn = s ? fb : fa;
             double t0 = tgl_bench_now();
             for (int i = 0; i < iters[s]; i++)
-                if ((st = fn[s](b, ctx)))
+                if ((st = fn(b, ctx)))
                     return st;
             if ((st = tgl_synchronize(b)))
                 return st;
