@@ -19,8 +19,9 @@
 
 typedef tgl_status (*issue_fn)(tgl_backend *b, const void *ctx);
 
-/* Seconds per call: warm-up, then the best of 3 runs of as many calls as fit in ~0.25 s. */
-static tgl_status time_calls(tgl_backend *b, issue_fn fn, const void *ctx, double *sec)
+/* Warm-up call, then one timed call: *sec gets its time and *iters how many calls fill ~0.25 s
+ * (1 to 100). */
+static tgl_status calibrate(tgl_backend *b, issue_fn fn, const void *ctx, double *sec, int *iters)
 {
     tgl_status st;
     if ((st = fn(b, ctx)) || (st = tgl_synchronize(b)))
@@ -29,19 +30,35 @@ static tgl_status time_calls(tgl_backend *b, issue_fn fn, const void *ctx, doubl
     if ((st = fn(b, ctx)) || (st = tgl_synchronize(b)))
         return st;
     *sec = tgl_bench_now() - t0;
-    int iters = *sec > 0 ? (int)(0.25 / *sec) : 100;
-    iters = iters < 1 ? 1 : iters > 100 ? 100 : iters;
-    for (int r = 0; r < 3; r++) {
-        t0 = tgl_bench_now();
-        for (int i = 0; i < iters; i++)
-            if ((st = fn(b, ctx)))
-                return st;
-        if ((st = tgl_synchronize(b)))
-            return st;
-        double t = (tgl_bench_now() - t0) / iters;
-        *sec = t < *sec ? t : *sec;
-    }
+    int n = *sec > 0 ? (int)(0.25 / *sec) : 100;
+    *iters = n < 1 ? 1 : n > 100 ? 100 : n;
     return TGL_OK;
+}
+
+/* One run of iters back-to-back calls closed by one tgl_synchronize; *best keeps the least
+ * seconds per call seen. */
+static tgl_status timed_run(tgl_backend *b, issue_fn fn, const void *ctx, int iters, double *best)
+{
+    tgl_status st;
+    double t0 = tgl_bench_now();
+    for (int i = 0; i < iters; i++)
+        if ((st = fn(b, ctx)))
+            return st;
+    if ((st = tgl_synchronize(b)))
+        return st;
+    double t = (tgl_bench_now() - t0) / iters;
+    *best = t < *best ? t : *best;
+    return TGL_OK;
+}
+
+/* Seconds per call: warm-up, then the best of 3 runs of as many calls as fit in ~0.25 s. */
+static tgl_status time_calls(tgl_backend *b, issue_fn fn, const void *ctx, double *sec)
+{
+    int iters;
+    tgl_status st = calibrate(b, fn, ctx, sec, &iters);
+    for (int r = 0; !st && r < 3; r++)
+        st = timed_run(b, fn, ctx, iters, sec);
+    return st;
 }
 
 /* time_calls for two ways of doing the same work, their timed runs alternated (5 rounds, the
@@ -49,33 +66,14 @@ static tgl_status time_calls(tgl_backend *b, issue_fn fn, const void *ctx, doubl
  * ratio. */
 static tgl_status time_pair(tgl_backend *b, issue_fn fa, issue_fn fb, const void *ctx, double *ta, double *tb)
 {
-    double *best[2] = {ta, tb};
-    int iters[2];
-    tgl_status st;
-    for (int s = 0; s < 2; s++) {
-        issue_fn fn = s ? fb : fa;
-        if ((st = fn(b, ctx)) || (st = tgl_synchronize(b)))
-            return st;
-        double t0 = tgl_bench_now();
-        if ((st = fn(b, ctx)) || (st = tgl_synchronize(b)))
-            return st;
-        *best[s] = tgl_bench_now() - t0;
-        iters[s] = *best[s] > 0 ? (int)(0.25 / *best[s]) : 100;
-        iters[s] = iters[s] < 1 ? 1 : iters[s] > 100 ? 100 : iters[s];
-    }
-    for (int r = 0; r < 5; r++)
-        for (int s = 0; s < 2; s++) {
-            issue_fn fn = s ? fb : fa;
-            double t0 = tgl_bench_now();
-            for (int i = 0; i < iters[s]; i++)
-                if ((st = fn(b, ctx)))
-                    return st;
-            if ((st = tgl_synchronize(b)))
-                return st;
-            double t = (tgl_bench_now() - t0) / iters[s];
-            *best[s] = t < *best[s] ? t : *best[s];
-        }
-    return TGL_OK;
+    int na, nb;
+    tgl_status st = calibrate(b, fa, ctx, ta, &na);
+    if (!st)
+        st = calibrate(b, fb, ctx, tb, &nb);
+    for (int r = 0; !st && r < 5; r++)
+        if (!(st = timed_run(b, fa, ctx, na, ta)))
+            st = timed_run(b, fb, ctx, nb, tb);
+    return st;
 }
 
 /* Allocates n floats holding a fixed pattern in [-0.5, 0.5). */
