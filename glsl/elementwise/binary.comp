@@ -10,6 +10,7 @@
 #endif
 #include "common/index.glsl"
 #include "common/texel.glsl"
+#include "common/wide_store.glsl"
 #include "common/math.glsl"
 
 #include "common/binary_ops.glsl"
@@ -32,7 +33,11 @@ layout(std430, binding = 1) readonly buffer SrcB { ELEM b[]; };
 #define A_AT(i) a[i]
 #define B_AT(i) b[i]
 #endif
+#ifdef TGL_WIDE
+layout(std430, binding = 2) writeonly buffer Dst { dvec4 y[]; };
+#else
 layout(std430, binding = 2) writeonly buffer Dst { ELEM y[]; };
+#endif
 layout(location = 0) uniform uint u_n;
 layout(location = 1) uniform uint u_a_off;
 layout(location = 2) uniform uint u_b_off;
@@ -42,6 +47,15 @@ layout(location = 3) uniform uint u_y_off;
 // stay coalesced; u_n counts in the same unit.
 void main()
 {
+#ifdef TGL_WIDE
+    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
+        uint i = 2u * (w + k);
+        vec4 lo = BINARY(A_AT(u_a_off + i), B_AT(u_b_off + i));
+        i++;
+        y[u_y_off / 2u + w + k] = tgl_wide(lo, BINARY(A_AT(u_a_off + i), B_AT(u_b_off + i)));
+    }
+#else
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
     TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
@@ -49,4 +63,5 @@ void main()
             return;
         y[u_y_off + i] = BINARY(A_AT(u_a_off + i), B_AT(u_b_off + i));
     }
+#endif
 }

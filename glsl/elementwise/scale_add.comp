@@ -11,6 +11,7 @@
 #endif
 #include "common/index.glsl"
 #include "common/texel.glsl"
+#include "common/wide_store.glsl"
 
 #ifdef TGL_VEC4
 #define ELEM vec4
@@ -26,7 +27,11 @@ layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
 #define X_AT(i) x[i]
 #endif
+#ifdef TGL_WIDE
+layout(std430, binding = 1) buffer Dst { dvec4 y[]; };
+#else
 layout(std430, binding = 1) buffer Dst { ELEM y[]; };
+#endif
 layout(location = 0) uniform uint u_n;
 layout(location = 1) uniform uint u_x_off;
 layout(location = 2) uniform uint u_y_off;
@@ -37,6 +42,19 @@ layout(location = 9) uniform float u_beta;
 // stay coalesced; u_n counts in the same unit.
 void main()
 {
+#ifdef TGL_WIDE
+    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
+        uint i = 2u * (w + k), at = u_y_off / 2u + w + k;
+        vec4 lo = u_alpha * X_AT(u_x_off + i), hi = u_alpha * X_AT(u_x_off + i + 1u);
+        if (u_beta != 0.0) { // uniform: the old y is read only when it counts
+            dvec4 old = y[at];
+            lo += u_beta * tgl_unwide(old, 0u);
+            hi += u_beta * tgl_unwide(old, 1u);
+        }
+        y[at] = tgl_wide(lo, hi);
+    }
+#else
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
     TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
@@ -45,4 +63,5 @@ void main()
         ELEM ax = u_alpha * X_AT(u_x_off + i);
         y[u_y_off + i] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i];
     }
+#endif
 }

@@ -12,6 +12,7 @@
 #endif
 #include "common/index.glsl"
 #include "common/texel.glsl"
+#include "common/wide_store.glsl"
 #include "common/math.glsl"
 
 #if defined(OP_NEG)
@@ -66,7 +67,11 @@ layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
 #define X_AT(i) x[i]
 #endif
+#ifdef TGL_WIDE
+layout(std430, binding = 1) writeonly buffer Dst { dvec4 y[]; };
+#else
 layout(std430, binding = 1) writeonly buffer Dst { ELEM y[]; };
+#endif
 layout(location = 0) uniform uint u_n;      // elements in this dispatch
 layout(location = 1) uniform uint u_x_off;  // window offsets, in ELEM units
 layout(location = 2) uniform uint u_y_off;
@@ -75,6 +80,15 @@ layout(location = 2) uniform uint u_y_off;
 // stay coalesced; u_n counts in the same unit.
 void main()
 {
+#ifdef TGL_WIDE
+    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
+        uint i = 2u * (w + k);
+        vec4 lo = UNARY(X_AT(u_x_off + i));
+        i++;
+        y[u_y_off / 2u + w + k] = tgl_wide(lo, UNARY(X_AT(u_x_off + i)));
+    }
+#else
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
     TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
@@ -82,4 +96,5 @@ void main()
             return;
         y[u_y_off + i] = UNARY(X_AT(u_x_off + i));
     }
+#endif
 }

@@ -18,6 +18,7 @@
 #include "common/index.glsl"
 #include "common/math.glsl"
 #include "common/texel.glsl"
+#include "common/wide_store.glsl"
 
 #ifndef MAP_EXPR // only for standalone validation of this file
 #define MAP_INPUTS 2
@@ -94,7 +95,11 @@ layout(std430, binding = 7) readonly buffer In7 { ELEM in7[]; };
 layout(location = 8) uniform uint u_off7;
 #define X7 in7[u_off7 + i]
 #endif
+#ifdef TGL_WIDE
+layout(std430, binding = MAP_OUT_BINDING) writeonly buffer Dst { dvec4 y[]; };
+#else
 layout(std430, binding = MAP_OUT_BINDING) writeonly buffer Dst { ELEM y[]; };
+#endif
 layout(location = 0) uniform uint u_n;
 layout(location = MAP_OUT_LOC) uniform uint u_y_off;
 
@@ -110,6 +115,15 @@ vec4 tgl_select(vec4 c, vec4 x, vec4 y) { return mix(y, x, notEqual(c, vec4(0.0)
 
 void main()
 {
+#ifdef TGL_WIDE
+    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
+        uint i = 2u * (w + k);
+        vec4 lo = MAP_EXPR;
+        i++;
+        y[u_y_off / 2u + w + k] = tgl_wide(lo, MAP_EXPR);
+    }
+#else
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
     TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
@@ -117,4 +131,5 @@ void main()
             return;
         y[u_y_off + i] = MAP_EXPR;
     }
+#endif
 }

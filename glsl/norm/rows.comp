@@ -13,6 +13,7 @@
 #endif
 #include "common/index.glsl"
 #include "common/texel.glsl"
+#include "common/wide_store.glsl"
 
 #if !defined(SOFTMAX) && !defined(LOG_SOFTMAX) && !defined(LAYERNORM) && !defined(RMSNORM)
 #define RMSNORM // no op chosen: only for standalone validation of this file
@@ -41,7 +42,11 @@ layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 0) readonly buffer Src { T x[]; };
 #define X_AT(i) x[i]
 #endif
+#ifdef TGL_WIDE
+layout(std430, binding = 1) writeonly buffer Dst { dvec4 y[]; };
+#else
 layout(std430, binding = 1) writeonly buffer Dst { T y[]; };
+#endif
 #ifdef HAS_WEIGHT
 layout(std430, binding = 2) readonly buffer Weight { T w[]; };
 layout(location = 4) uniform uint u_w_off;
@@ -76,6 +81,30 @@ layout(location = 6) uniform float u_eps;
 #define GROUP_MAX(v) tgl_group_max(v)
 #endif
 
+// The last pass: y[j] = OUT_AT(j) over the row. TGL_WIDE (llvmpipe, with TGL_VEC4 and
+// ROW_PER_INVOCATION; the host sees that the row holds whole pairs of vec4s and that the
+// output starts 32-byte aligned in its window) stores two vec4s at a time (common/wide_store.glsl).
+#ifdef TGL_WIDE
+#define STORE_ROW() for (uint j = 0u; j < n; j += 2u) y[(yr + j) / 2u] = tgl_wide(OUT_AT(j), OUT_AT(j + 1u))
+#else
+#define STORE_ROW() for (uint j = tid; j < n; j += step) y[yr + j] = OUT_AT(j)
+#endif
+
+#if defined(RMSNORM) || defined(LAYERNORM)
+// Element j of the normalised row that starts at xr.
+T norm_at(uint xr, uint j, float mean, float inv)
+{
+    T v = (X_AT(xr + j) - mean) * inv;
+#ifdef HAS_WEIGHT
+    v *= w[u_w_off / VW + j];
+#endif
+#ifdef HAS_BIAS
+    v += bias[u_b_off / VW + j];
+#endif
+    return v;
+}
+#endif
+
 void main()
 {
     uint row = ROW_INDEX;
@@ -97,13 +126,12 @@ void main()
     float s = GROUP_SUM(HSUM(sv));
 #ifdef SOFTMAX
     float inv = 1.0 / s;
-    for (uint j = tid; j < n; j += step)
-        y[yr + j] = exp(X_AT(xr + j) - m) * inv;
+#define OUT_AT(j) (exp(X_AT(xr + (j)) - m) * inv)
 #else
     float shift = m + log(s);
-    for (uint j = tid; j < n; j += step)
-        y[yr + j] = X_AT(xr + j) - shift;
+#define OUT_AT(j) (X_AT(xr + (j)) - shift)
 #endif
+    STORE_ROW();
 #else // RMSNORM, LAYERNORM
     float mean = 0.0;
 #ifdef LAYERNORM
@@ -118,15 +146,7 @@ void main()
         ss += d * d;
     }
     float inv = inversesqrt(GROUP_SUM(HSUM(ss)) / float(u_cols) + u_eps);
-    for (uint j = tid; j < n; j += step) {
-        T v = (X_AT(xr + j) - mean) * inv;
-#ifdef HAS_WEIGHT
-        v *= w[u_w_off / VW + j];
-#endif
-#ifdef HAS_BIAS
-        v += bias[u_b_off / VW + j];
-#endif
-        y[yr + j] = v;
-    }
+#define OUT_AT(j) norm_at(xr, j, mean, inv)
+    STORE_ROW();
 #endif
 }

@@ -40,7 +40,8 @@ static void variant_name(char *out, size_t size, const char *kernel, const char 
 static void each(void *ctx_, const char *kernel, const char *defines)
 {
     dump_ctx *ctx = ctx_;
-    if (ctx->flavour == TGL_GL_TEXT_SPIRV && tgl_gl_spirv_excluded(kernel, defines))
+    if ((ctx->flavour == TGL_GL_TEXT_SPIRV && tgl_gl_spirv_excluded(kernel, defines)) ||
+        (ctx->flavour == TGL_GL_TEXT_ES && tgl_gl_es_excluded(kernel, defines)))
         return;
     char name[256];
     variant_name(name, sizeof name, kernel, defines);

@@ -2,7 +2,9 @@
  *
  * Each operand is bound as a window starting at its offset rounded down to the SSBO offset
  * alignment; the kernel adds the remainder (u_off) to its index. When every remainder is a
- * multiple of 4 elements, the vec4 variant runs (one vec4 per invocation).
+ * multiple of 4 elements, the vec4 variant runs (one vec4 per invocation); on llvmpipe
+ * (l->wide_stores) the wide variant takes the whole workgroups of pairs of vec4s first
+ * (common/wide_store.glsl).
  * Tensors larger than the SSBO block limit are processed in chunks. */
 #include "gl_internal.h"
 
@@ -35,13 +37,26 @@ static int reads_textures(const tgl_gl_limits *l, const char *kernel, int nv)
             !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map"));
 }
 
+/* Whether `kernel` has the TGL_WIDE variant (pairs of vec4s stored as dvec4s). */
+static int has_wide(const char *kernel)
+{
+    return !strcmp(kernel, "elementwise/unary") || !strcmp(kernel, "elementwise/binary") ||
+           !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map");
+}
+
+/* The variants dispatch_piece runs: one element per invocation, one vec4, or WIDE_PAIRS pairs
+ * of vec4s (TGL_WIDE_PAIRS in common/wide_store.glsl). */
+enum { PIECE_SCALAR, PIECE_VEC4, PIECE_WIDE };
+#define WIDE_PAIRS 2
+
 /* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory). */
-static char *defines_for(const char *prefix, int vec4, int tex)
+static char *defines_for(const char *prefix, int piece, int tex)
 {
     size_t size = strlen(prefix) + 96;
     char *out = malloc(size);
     if (out)
-        snprintf(out, size, "%s%s%s", prefix, vec4 ? "#define TGL_VEC4\n" : "", tex ? "#define TGL_TEX\n" : "");
+        snprintf(out, size, "%s%s%s%s", prefix, piece != PIECE_SCALAR ? "#define TGL_VEC4\n" : "",
+                 tex ? "#define TGL_TEX\n" : "", piece == PIECE_WIDE ? "#define TGL_WIDE\n" : "");
     return out;
 }
 
@@ -67,12 +82,13 @@ static size_t chunk_elements(const tgl_gl_limits *l, int tex)
 }
 
 /* One dispatch over `count` elements from element `start` of every operand, with the vec4
- * variant (count a multiple of 4, every window 16-byte aligned) or the scalar one. The kernel's
- * uniforms: 0 the count (in vec4s for the vec4 variant), 1.. the operands' offsets in the same
- * unit, 8.. the float parameters. */
+ * variant (count a multiple of 4, every window 16-byte aligned), the wide one (whole
+ * workgroups, the output 32-byte aligned) or the scalar one. The kernel's uniforms: 0 the count (in vec4s for the vec4 and wide variants), 1.. the
+ * operands' offsets in the same unit, 8.. the float parameters. */
 static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v, int nv,
-                                 size_t start, size_t count, int vec4, const float *params, int nparams)
+                                 size_t start, size_t count, int piece, const float *params, int nparams)
 {
+    int vec4 = piece != PIECE_SCALAR;
     tgl_gl_binding bind[MAX_OPERANDS];
     GLuint pad[MAX_OPERANDS];
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
@@ -80,17 +96,20 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
     size_t align = tex ? window_align(l) : l->ssbo_align;
     for (int i = 0; i < nv; i++) {
         size_t pad_bytes;
+        /* The wide variant's output window starts 32-byte aligned: its offset in vec4s is even. */
+        size_t a = piece == PIECE_WIDE && i == nv - 1 && align < 32 ? 32 : align;
         bind[i] = tgl_gl_window_aligned((tgl__view){v[i].buf, v[i].offset + start * F32}, count * F32, i == nv - 1,
-                                        align, &pad_bytes);
+                                        a, &pad_bytes);
         if (tex && i < nv - 1)
             bind[i].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
         pad[i] = (GLuint)(pad_bytes / F32);
     }
-    char *defines = defines_for(prefix, vec4, tex);
+    char *defines = defines_for(prefix, piece, tex);
     if (!defines)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for its defines", kernel);
     GLuint program;
-    tgl_status st = tgl_gl_program_get_spec(b, kernel, defines, l->workgroup_size, l->items_per_invocation, &program);
+    uint32_t per_invocation = piece == PIECE_WIDE ? 1 : l->items_per_invocation;
+    tgl_status st = tgl_gl_program_get_spec(b, kernel, defines, l->workgroup_size, per_invocation, &program);
     free(defines);
     if (st)
         return st;
@@ -100,8 +119,19 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
         tgl_gl_uniform_ui(b, program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
     for (int i = 0; i < nparams; i++)
         tgl_gl_uniform_f(b, program, 8 + i, params[i]);
-    uint64_t per_group = (uint64_t)l->workgroup_size * l->items_per_invocation;
+    uint64_t per_group = (uint64_t)l->workgroup_size * (piece == PIECE_WIDE ? 2 * WIDE_PAIRS : per_invocation);
     return tgl_gl_dispatch(b, program, bind, nv, (items + per_group - 1) / per_group);
+}
+
+/* Elements from `start` the wide variant takes: whole workgroups, at most a row of the grid per
+ * dispatch (its grid has no bounds test, so none may be rounded up). */
+static size_t wide_elements(const tgl_gl_limits *l, const char *kernel, int tex, const tgl__view *out, size_t start,
+                            size_t body)
+{
+    if (!l->wide_stores || !tex || !has_wide(kernel) || (out->offset + start * F32) % 32)
+        return 0;
+    size_t per_group = (size_t)l->workgroup_size * 8 * WIDE_PAIRS, groups = body / per_group;
+    return (groups < l->wg_count[0] ? groups : l->wg_count[0]) * per_group;
 }
 
 /* Runs `kernel` over n elements, with `prefix` (its own #define lines) ahead of the variant's;
@@ -124,12 +154,16 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
         for (int i = 0; i < nv; i++)
             if ((v[i].offset + start * F32) % align % 16)
                 vec4 = 0;
-        size_t body = vec4 ? count / 4 * 4 : 0;
+        size_t body = vec4 ? count / 4 * 4 : 0, done = 0, wide;
         tgl_status st = TGL_OK;
-        if (body)
-            st = dispatch_piece(b, kernel, prefix, v, nv, start, body, 1, params, nparams);
+        while (!st && (wide = wide_elements(l, kernel, tex, &v[nv - 1], start + done, body - done)) > 0) {
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, wide, PIECE_WIDE, params, nparams);
+            done += wide;
+        }
+        if (!st && body > done)
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, body - done, PIECE_VEC4, params, nparams);
         if (!st && count > body)
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + body, count - body, 0, params, nparams);
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + body, count - body, PIECE_SCALAR, params, nparams);
         if (st)
             return st;
     }
@@ -164,9 +198,11 @@ tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx)
 {
-    for (int variant = 0; variant < 4; variant++) {
-        int vec4 = variant & 1, tex = variant >> 1;
-        char *d = defines_for("", vec4, tex);
+    for (int variant = 0; variant < 6; variant++) {
+        int piece = variant % 3, tex = variant / 3;
+        if (piece == PIECE_WIDE && !tex)
+            continue;
+        char *d = defines_for("", piece, tex);
         if (d) {
             if (!tex) {
                 fn(ctx, "elementwise/fill", d);
@@ -177,7 +213,7 @@ void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const
         free(d);
         for (int op = 0; op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
             int unary = op < TGL_UNARY_COUNT;
-            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], vec4, tex);
+            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], piece, tex);
             if (dv)
                 fn(ctx, unary ? "elementwise/unary" : "elementwise/binary", dv);
             free(dv);

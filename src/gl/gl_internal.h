@@ -61,6 +61,9 @@ typedef struct tgl_gl_limits {
     tgl_gl_gemm_config gemm_medium;    /* both, where gemm's tiles would make a short grid */
     tgl_gl_gemm_config gemm_small;     /* both, where they would make too few workgroups */
     int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
+    int wide_stores;               /* unary, binary, scale_add, map and the row-wise ops store
+                                      pairs of vec4s as dvec4s
+                                      (common/wide_store.glsl) */
     int rows_per_invocation;       /* row-wise ops: one invocation per row, no barriers */
     int vec4_lines;                /* reductions and row-wise ops step through aligned rows
                                       a vec4 at a time */

@@ -257,6 +257,10 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     /* Where GEMM gathers texels (llvmpipe), element-wise inputs do too: add of 4M floats
      * 8.9 -> 14.9 GB/s there (the stores stay SSBO scatters). */
     l->elementwise_textures = gemm.textures;
+    /* ... and store pairs of vec4s as dvec4s (common/wide_store.glsl; doubles are core in
+     * desktop GL 4.0): llvmpipe, 2 cores, 2026-11-23, `tensorgl bench ops`, alternated runs:
+     * add of 4M floats 3.2-4.6 -> 2.3-2.8 ms, softmax 4096x1024 5.2-5.4 -> 4.5-4.6 ms. */
+    l->wide_stores = l->elementwise_textures && epoxy_is_desktop_gl();
     /* ... and row-wise ops give each row one invocation, as its GEMM gives each invocation a
      * register block: no barriers (softmax 4096x4096 there: see docs/performance.md). */
     l->rows_per_invocation = gemm.textures;

@@ -11,12 +11,14 @@ static const char *const kind_defines[TGL__ROWS_COUNT] = {"SOFTMAX", "LOG_SOFTMA
 #define ROW_PER_INVOCATION_MAX 8192
 
 /* tex: rows read through a buffer texture; alone: one invocation per row (both llvmpipe's);
- * vec4: rows taken a vec4 at a time. */
-static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex, int alone, int vec4)
+ * vec4: rows taken a vec4 at a time; wide: (with alone and vec4) stored two vec4s at a time. */
+static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex, int alone, int vec4,
+                        int wide)
 {
-    snprintf(out, size, "#define %s\n%s%s%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
+    snprintf(out, size, "#define %s\n%s%s%s%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
              bias ? "#define HAS_BIAS\n" : "", tex ? "#define TGL_TEX\n" : "",
-             alone ? "#define ROW_PER_INVOCATION\n" : "", vec4 ? "#define TGL_VEC4\n" : "");
+             alone ? "#define ROW_PER_INVOCATION\n" : "", vec4 ? "#define TGL_VEC4\n" : "",
+             wide ? "#define TGL_WIDE\n" : "");
 }
 
 /* A window's start inside its binding, in floats: vec4 views need a multiple of 4. */
@@ -67,8 +69,11 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     tgl_gl_window_aligned(in, cols * F32, 0, in_align, &in_pad);
     tgl_gl_window(b, out, cols * F32, 1, &out_pad);
     int vec4 = l->vec4_lines && cols % 4 == 0 && whole_vec4(in_pad) && whole_vec4(out_pad) && whole_vec4(w_pad) && whole_vec4(b_pad);
-    char defines[160];
-    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4);
+    /* Pairs of vec4s per store (llvmpipe, common/wide_store.glsl): rows of whole pairs whose
+     * output starts 32 bytes into its window; slabs start cols floats apart, so keep that. */
+    int wide = l->wide_stores && alone && vec4 && cols % 8 == 0 && out_pad % 32 == 0;
+    char defines[192];
+    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4, wide);
     GLuint prog;
     tgl_status st = tgl_gl_program_get_wg(b, "norm/rows", defines, wg, &prog);
     if (st)
@@ -90,7 +95,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
             return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
         bind[1] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * cols * F32, 1, &pad);
         tgl_gl_uniform_ui(b, prog, 3, (GLuint)(pad / F32));
-        if (vec4 && !whole_vec4(pad))
+        if ((vec4 && !whole_vec4(pad)) || (wide && pad % 32))
             return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
         tgl_gl_uniform_ui(b, prog, 1, (GLuint)nr);
         if ((st = tgl_gl_dispatch(b, prog, bind, nbind, alone ? tgl_gl_ceil_div(nr, wg) : nr)))
@@ -101,12 +106,13 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
 
 void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[160];
+    char defines[192];
     for (int kind = 0; kind < TGL__ROWS_COUNT; kind++) {
         int params = kind == TGL__ROWS_LAYERNORM ? 2 : kind == TGL__ROWS_RMSNORM ? 1 : 0;
         for (int wb = 0; wb < (1 << params); wb++)
-            for (int v = 0; v < 8; v++) {
-                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, v & 1, (v >> 1) & 1, v >> 2);
+            for (int v = 0; v < 10; v++) { /* the 8 combinations of tex, alone, vec4, then wide */
+                int tex = v & 1, alone = v >= 8 || (v >> 1) & 1, vec4 = v >= 8 || v >> 2, wide = v >= 8;
+                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, tex, alone, vec4, wide);
                 fn(ctx, "norm/rows", defines);
             }
     }

@@ -166,6 +166,12 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
     return t.p;
 }
 
+int tgl_gl_es_excluded(const char *kernel, const char *defines)
+{
+    (void)kernel;
+    return defines && strstr(defines, "#define TGL_WIDE") != NULL;
+}
+
 void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     tgl_gl_elementwise_variants(fn, ctx);

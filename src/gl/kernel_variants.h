@@ -18,6 +18,9 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
 /* 1 for a kernel variant that has no SPIR-V module (`make spirv` skips it, TGL_SHADER=spirv builds it
  * from GLSL; gl_spirv.c says why). */
 int tgl_gl_spirv_excluded(const char *kernel, const char *defines);
+/* 1 for a variant only desktop GL runs (TGL_WIDE stores doubles, which ES 3.1 has not; the op
+ * drivers never ask an ES context for it), so `tensorgl kernels --api gles` leaves it out. */
+int tgl_gl_es_excluded(const char *kernel, const char *defines);
 /* Calls fn for every (kernel, defines) variant the op drivers can ask for. */
 void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 

@@ -1,6 +1,8 @@
 /* Every unary and binary op on GL compared with the CPU oracle on random data, at sizes 0, 1,
- * 7, 4099 and ~1M, at 16-byte-aligned and unaligned offsets (vec4 and scalar kernels), in place,
- * and split into chunks over a 2-D grid. Outputs are poisoned first and guard elements on both
+ * 7, 4099, 4199 and ~1M, at 32-byte-aligned, 16-byte-aligned and unaligned offsets (on llvmpipe
+ * the wide kernels then take the whole workgroups of 2048 elements and the vec4 and scalar ones
+ * the rest; at 16 bytes only the vec4 and scalar ones run), in place, and split into chunks over
+ * a 2-D grid. Outputs are poisoned first and guard elements on both
  * sides are checked, so an unwritten or overwritten element fails. */
 #include "testing.h"
 #include "gl/gl_internal.h"
@@ -11,7 +13,10 @@
 
 typedef tgt_pair pair;
 
-static const size_t sizes[] = {0, 1, 7, 4099, (1u << 20) + 3};
+static const size_t sizes[] = {0, 1, 7, 4099, 4199, (1u << 20) + 3};
+/* Elements before the data: allocations start 32-byte aligned (gl_pool.c), so 8 is 32 bytes,
+ * 4 is 16 and 5 is no whole vec4. */
+static const size_t fronts[] = {8, 4, 5};
 #define GUARD 8
 
 static int setup(void **state)
@@ -171,8 +176,9 @@ static void unary_all(void *ctx)
             size_t n = sizes[s];
             float *x = malloc((n + 1) * sizeof(float));
             unary_input(&p->rng, op, x, n);
-            for (size_t front = 4; front <= 5; front++) {
-                run_args ra = {0, op, (int)(front == 5 && s % 2), n, front, x, NULL};
+            for (size_t f = 0; f < 3; f++) {
+                size_t front = fronts[f];
+                run_args ra = {0, op, (int)(front != 4 && s % 2), n, front, x, NULL};
                 compare(p, &ra, unary_threshold(op), tgl_unary_name(op));
             }
             free(x);
@@ -197,8 +203,9 @@ static void binary_all(void *ctx)
             size_t n = sizes[s];
             float *a = malloc((n + 1) * sizeof(float)), *b = malloc((n + 1) * sizeof(float));
             binary_input(&p->rng, op, a, b, n);
-            for (size_t front = 4; front <= 5; front++) {
-                run_args ra = {1, op, (int)(front == 5 && s % 2), n, front, a, b};
+            for (size_t f = 0; f < 3; f++) {
+                size_t front = fronts[f];
+                run_args ra = {1, op, (int)(front != 4 && s % 2), n, front, a, b};
                 compare(p, &ra, binary_threshold(op), tgl_binary_name(op));
             }
             free(a);
@@ -250,28 +257,38 @@ static void test_special_values(void **state)
                        -inf, 2.0f, -8.0f, 100.0f, -100.0f, 1.0f};
     const float b[] = {1.0f, nan, nan, 3.0f, 2.0f, 0.5f, -1.0f, 2.0f, 3.0f, inf, 0.0f, -2.0f,
                        3.0f, -inf, 1.0f / 3.0f, 0.0f, 0.0f, nan};
-    size_t n = sizeof a / sizeof a[0];
+    /* The values repeated over 4096 + 18 elements at 32-byte alignment too, so llvmpipe's wide
+     * kernels (whole workgroups of 4096) carry them as well as the vec4 and scalar ones. */
+    const size_t base = sizeof a / sizeof a[0], n = 4096 + base;
+    float *ta = malloc(n * sizeof(float)), *tb = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        ta[i] = a[i % base], tb[i] = b[i % base];
     const tgl_binary_op bops[] = {TGL_BINARY_MAX, TGL_BINARY_MIN, TGL_BINARY_POW, TGL_BINARY_ADD};
     const tgl_unary_op uops[] = {TGL_UNARY_RELU, TGL_UNARY_SIGMOID, TGL_UNARY_TANH, TGL_UNARY_GELU,
                                  TGL_UNARY_SILU, TGL_UNARY_ABS, TGL_UNARY_NEG};
     for (int k = 0; k < (int)(sizeof bops / sizeof bops[0]) + (int)(sizeof uops / sizeof uops[0]); k++) {
         int binary = k < (int)(sizeof bops / sizeof bops[0]);
         int op = binary ? (int)bops[k] : (int)uops[k - (int)(sizeof bops / sizeof bops[0])];
-        run_args ra = {binary, op, 0, n, 4, a, binary ? b : NULL};
-        float *got = run_on(p->gl, &ra), *want = run_on(p->cpu, &ra);
-        const char *name = binary ? tgl_binary_name(op) : tgl_unary_name(op);
-        for (size_t i = 0; i < n; i++) {
-            float g = got[4 + i], w = want[4 + i];
-            /* Drivers may flush subnormal results to zero, hence the absolute floor. */
-            int same = (isnan(g) && isnan(w)) || g == w || fabsf(g - w) <= 1e-6f * fabsf(w) + 1e-30f;
-            if (!same && binary)
-                fail_msg("%s(%g, %g): gl %g, cpu %g", name, (double)a[i], (double)b[i], (double)g, (double)w);
-            if (!same)
-                fail_msg("%s(%g): gl %g, cpu %g", name, (double)a[i], (double)g, (double)w);
+        for (size_t f = 0; f < 2; f++) {
+            size_t front = fronts[f];
+            run_args ra = {binary, op, 0, f ? base : n, front, ta, binary ? tb : NULL};
+            float *got = run_on(p->gl, &ra), *want = run_on(p->cpu, &ra);
+            const char *name = binary ? tgl_binary_name(op) : tgl_unary_name(op);
+            for (size_t i = 0; i < ra.n; i++) {
+                float g = got[front + i], w = want[front + i], x = ta[i], y = tb[i];
+                /* Drivers may flush subnormal results to zero, hence the absolute floor. */
+                int same = (isnan(g) && isnan(w)) || g == w || fabsf(g - w) <= 1e-6f * fabsf(w) + 1e-30f;
+                if (!same && binary)
+                    fail_msg("%s(%g, %g) at %zu: gl %g, cpu %g", name, (double)x, (double)y, i, (double)g, (double)w);
+                if (!same)
+                    fail_msg("%s(%g) at %zu: gl %g, cpu %g", name, (double)x, i, (double)g, (double)w);
+            }
+            free(got);
+            free(want);
         }
-        free(got);
-        free(want);
     }
+    free(ta);
+    free(tb);
 }
 
 int main(void)

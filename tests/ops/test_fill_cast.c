@@ -19,7 +19,10 @@ static int teardown(void **state)
     return tgt_pair_teardown(state);
 }
 
-static const size_t sizes[] = {0, 1, 7, 4099, (1u << 20) + 3};
+static const size_t sizes[] = {0, 1, 7, 4099, 4199, (1u << 20) + 3};
+/* Elements before the data (allocations start 32-byte aligned): 8 lets llvmpipe's wide
+ * scale_add take whole workgroups of 4096 elements, 4 keeps to the vec4 kernel, 5 the scalar one. */
+static const size_t fronts[] = {8, 4, 5};
 
 static void fill_and_scale_on(tgl_backend *b, size_t n, size_t front, float value, float alpha, float beta,
                               const float *x, const float *y0, int in_place, float *out_fill, float *out_sa)
@@ -54,10 +57,11 @@ static void fill_and_scale_add_all(void *ctx)
             x[i] = tgt_uniform(&p->rng, -5, 5);
             y[i] = s % 2 ? NAN : tgt_uniform(&p->rng, -5, 5); /* NaN y only with beta == 0 */
         }
-        for (size_t front = 4; front <= 5; front++) {
+        for (size_t fi = 0; fi < 3; fi++) {
+            size_t front = fronts[fi];
             float value = tgt_uniform(&p->rng, -100, 100), alpha = tgt_uniform(&p->rng, -2, 2);
             float beta = s % 2 ? 0.0f : tgt_uniform(&p->rng, -2, 2);
-            int in_place = front == 5 && s % 2 == 0;
+            int in_place = front != 4 && s % 2 == 0;
             size_t total = front + n + 8;
             float *gf = malloc(total * 4), *gs = malloc(total * 4), *cf = malloc(total * 4), *cs = malloc(total * 4);
             fill_and_scale_on(p->gl, n, front, value, alpha, beta, x, y, in_place, gf, gs);
