@@ -1,13 +1,13 @@
-// TGL_WIDE (with TGL_VEC4 and TGL_TEX, on desktop GL; for llvmpipe): each invocation computes
+// TGL_WIDE (with TGL_VEC4, on desktop GL; for llvmpipe): each invocation computes
 // TGL_WIDE_PAIRS pairs of neighbouring vec4s and stores each pair as one dvec4 holding the
 // eight floats' bits. llvmpipe stores to an SSBO one SIMD lane at a time, each component a
 // scalar store under its own tests, so a dvec4 writes twice the data of a vec4 for the same
 // number of stores. Add of 4M floats in a bare kernel on llvmpipe (2 cores, 2026-11-23): 2.5 ms
 // with a vec4 store per invocation, 1.7-1.8 with one pair (dvec4 from packDouble2x32, or
 // u64vec4 from packUint2x32: the same; the u64vec4 built with shifts 2.0), 1.7 with two pairs.
-// Only bits move (no arithmetic on the doubles), so NaN payloads come through. The host runs
-// these kernels over whole workgroups only, with no bounds test (a test, and the exec mask it
-// brings, took the same add from 1.7 to 2.2 ms) and sends what is left to the vec4 variant;
+// Only bits move (no arithmetic on the doubles), so NaNs and infinities come through. The host
+// runs these kernels over whole workgroups only, with no bounds test (a test, and the exec mask
+// it brings, took the same add from 1.7 to 2.2 ms) and sends what is left to the vec4 variant;
 // the output's window offset (u_y_off, in vec4s) is then even.
 #ifdef TGL_WIDE
 #define TGL_WIDE_PAIRS 2u

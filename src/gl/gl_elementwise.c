@@ -83,8 +83,9 @@ static size_t chunk_elements(const tgl_gl_limits *l, int tex)
 
 /* One dispatch over `count` elements from element `start` of every operand, with the vec4
  * variant (count a multiple of 4, every window 16-byte aligned), the wide one (whole
- * workgroups, the output 32-byte aligned) or the scalar one. The kernel's uniforms: 0 the count (in vec4s for the vec4 and wide variants), 1.. the
- * operands' offsets in the same unit, 8.. the float parameters. */
+ * workgroups, the output 32-byte aligned) or the scalar one. The kernel's uniforms: 0 the count
+ * (in vec4s for the vec4 and wide variants), 1.. the operands' offsets in the same unit, 8..
+ * the float parameters. */
 static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v, int nv,
                                  size_t start, size_t count, int piece, const float *params, int nparams)
 {
