@@ -275,7 +275,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
 static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, size_t chunk_keys)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t align = l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+    size_t align = tgl_gl_window_align(l, 1);
     slab s = bind_slab(a, bh0, n, align);
     for (int i = 0; i < 3; i++)
         s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;

@@ -102,7 +102,7 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
 {
     const tgl_conv2d_desc *d = &cv->d;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t align = cfg->tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+    size_t align = tgl_gl_window_align(l, cfg->tex);
     size_t img_in = d->in_channels * d->in_h * d->in_w, img_out = d->out_channels * cv->out_h * cv->out_w;
     size_t n_f = d->out_channels * (d->in_channels / d->groups) * d->kernel_h * d->kernel_w;
     size_t pad[4] = {0};

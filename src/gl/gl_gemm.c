@@ -162,7 +162,7 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
                             tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) * es, 1, &pad_c);
     if (p->kc) {
         const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-        size_t align = kn->textures && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+        size_t align = tgl_gl_window_align(l, kn->textures);
         bind[0] = tgl_gl_window_aligned((tgl__view){g->a.buf, g->a.offset + a_el * es},
                                         tgl__gemm_span_a(g, p->mc, p->kc, p->bc) * es, 0, align, &pad_a);
         bind[1] = tgl_gl_window_aligned((tgl__view){g->b.buf, g->b.offset + b_el * es},

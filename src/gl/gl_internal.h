@@ -251,6 +251,14 @@ typedef struct tgl_gl {
     unsigned lose_after;        /* test hook: GL_CONTEXT_LOST at this many error checks from now */
 } tgl_gl;
 
+/* The alignment a window's start needs: the SSBO offset alignment, and with `texture` (the
+ * window is also read as a buffer texture) the texture buffer one too, whichever is larger
+ * (both are powers of two). */
+static inline size_t tgl_gl_window_align(const tgl_gl_limits *l, int texture)
+{
+    return texture && l->texture_align > l->ssbo_align ? (size_t)l->texture_align : (size_t)l->ssbo_align;
+}
+
 /* Workgroups (or tiles) of size b covering a items. */
 static inline size_t tgl_gl_ceil_div(size_t a, size_t b)
 {

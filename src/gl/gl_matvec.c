@@ -19,7 +19,7 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
      * (iterations per invocation, all loops together) long rows take a workgroup each. */
     int per_invocation = l->gemm.matvec_row_per_invocation && (!l->loop_limit || cols / 4 < l->loop_limit / 2);
     int tex = per_invocation && l->gemm.textures; /* the texture variants are per-invocation ones */
-    size_t align = tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+    size_t align = tgl_gl_window_align(l, tex);
     uint32_t wg = per_invocation ? l->workgroup_size : l->reduce_workgroup_size;
     /* A workgroup per row: each invocation walks cols / wg elements, so under a loop limit long
      * rows take wider groups (powers of two, for the tree sum). */

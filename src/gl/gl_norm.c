@@ -41,7 +41,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         per = l->texture_buffer_texels / cols;
     if (per > ((size_t)1 << 26))
         per = (size_t)1 << 26;
-    size_t in_align = tex && l->texture_align > l->ssbo_align ? l->texture_align : l->ssbo_align;
+    size_t in_align = tgl_gl_window_align(l, tex);
     /* One invocation per row (llvmpipe), for rows its loop limit lets one invocation walk: it
      * ends a shader's loops after 65535 iterations in all, and a row takes up to four passes. */
     int alone = l->rows_per_invocation && cols <= ROW_PER_INVOCATION_MAX;
