@@ -31,33 +31,40 @@ static size_t count(const size_t *shape, size_t ndim)
     return n;
 }
 
-static tgl_ptr upload(tgl_backend *b, const float *x, size_t n)
+static tgl_ptr upload(tgl_backend *b, const float *x, size_t n, size_t front)
 {
     tgl_ptr p;
-    TGT_OK(b, tgl_alloc(b, (n + 1) * sizeof(float), &p));
-    TGT_OK(b, tgl_copy_htod(b, p + 4, x, n * sizeof(float)));
+    TGT_OK(b, tgl_alloc(b, (n + front) * sizeof(float), &p));
+    TGT_OK(b, tgl_copy_htod(b, p + front * sizeof(float), x, n * sizeof(float)));
     return p;
 }
 
-/* Runs the op into a poisoned output (1 float of front guard, GUARD after). perm == NULL:
- * broadcast a (as) op b (bs); else permute a. in_place: out is a's own buffer. */
+/* Floats ahead of a, b and the output in their buffers: 1 leaves every operand 4 bytes past a
+ * 16-byte boundary, 4 puts it on one (GL's vec4 variant VEC in strided.comp, on llvmpipe, reads
+ * 16-byte-aligned inputs as vec4s). */
+static const size_t layouts[4][3] = {{1, 1, 1}, {4, 4, 4}, {4, 1, 4}, {1, 4, 4}};
+
+/* Runs the op into a poisoned output (front[2] floats of front guard, GUARD after). perm ==
+ * NULL: broadcast a (as) op b (bs); else permute a. in_place: out is a's own buffer (a then
+ * sits at the output's front). */
 static float *run_on(tgl_backend *be, int op, const float *a, const size_t *as, size_t an, const float *b,
-                     const size_t *bs, size_t bn, const size_t *perm, size_t n_out, int in_place)
+                     const size_t *bs, size_t bn, const size_t *perm, size_t n_out, int in_place,
+                     const size_t *front)
 {
-    size_t total = 1 + n_out + GUARD, bytes = total * sizeof(float);
+    size_t fo = front[2], fa = in_place ? fo : front[0], total = fo + n_out + GUARD, bytes = total * sizeof(float);
     float *host = malloc(bytes);
     tgt_poison(host, total);
     tgl_ptr pa, pb = 0, po;
     TGT_OK(be, tgl_alloc(be, bytes, &po));
     if (in_place)
-        memcpy(host + 1, a, n_out * sizeof(float));
+        memcpy(host + fo, a, n_out * sizeof(float));
     TGT_OK(be, tgl_copy_htod(be, po, host, bytes));
-    pa = in_place ? po : upload(be, a, count(as, an));
+    pa = in_place ? po : upload(be, a, count(as, an), fa);
     if (perm) {
-        TGT_OK(be, tgl_permute(be, pa + 4, po + 4, as, an, perm));
+        TGT_OK(be, tgl_permute(be, pa + 4 * fa, po + 4 * fo, as, an, perm));
     } else {
-        pb = upload(be, b, count(bs, bn));
-        TGT_OK(be, tgl_binary_broadcast(be, op, pa + 4, as, an, pb + 4, bs, bn, po + 4));
+        pb = upload(be, b, count(bs, bn), front[1]);
+        TGT_OK(be, tgl_binary_broadcast(be, op, pa + 4 * fa, as, an, pb + 4 * front[1], bs, bn, po + 4 * fo));
     }
     TGT_OK(be, tgl_copy_dtoh(be, host, po, bytes));
     if (!in_place)
@@ -76,7 +83,10 @@ static float *randoms(tgt_rng *r, size_t n, int op)
 }
 
 /* Cases with a last dimension of 32 or more take GL's row-grid variant (ROWS in strided.comp),
- * shorter ones the flat one; [70000, 32] + [32] needs more rows than one grid column holds. */
+ * shorter ones the flat one; [70000, 32] + [32] needs more rows than one grid column holds.
+ * Rows of whole vec4s at an aligned output take VEC on llvmpipe: each case runs every layout
+ * (over its ops), so inputs are read as vec4s, as four strided elements (stride 0 included),
+ * and mixed; 3-D and 4-D shapes split row indices into coordinates. */
 static void broadcast_cases(void *ctx)
 {
     pair *p = ctx;
@@ -85,6 +95,8 @@ static void broadcast_cases(void *ctx)
         {2, {4, 1}, 2, {4, 6}}, {5, {2, 1, 3, 1, 2}, 5, {1, 5, 1, 4, 1}}, {3, {33, 1, 17}, 2, {100, 17}},
         {8, {2, 1, 2, 1, 2, 1, 2, 3}, 8, {1, 2, 1, 2, 1, 2, 1, 3}}, {2, {3, 0}, 1, {1}}, {3, {2, 3, 4}, 3, {2, 3, 4}},
         {2, {64, 300}, 1, {300}}, {3, {5, 1, 257}, 2, {3, 1}}, {2, {70000, 32}, 1, {32}},
+        {3, {6, 5, 64}, 3, {6, 1, 1}}, {2, {64, 1}, 2, {1, 128}}, {1, {256}, 1, {256}}, {4, {2, 3, 4, 40}, 2, {4, 40}},
+        {3, {3, 7, 36}, 3, {3, 1, 36}}, {2, {9, 33}, 1, {33}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t os[TGL_MAX_DIMS], on;
@@ -94,14 +106,17 @@ static void broadcast_cases(void *ctx)
             float *a = randoms(&p->rng, count(cases[c].a, cases[c].an), op);
             float *b = randoms(&p->rng, count(cases[c].b, cases[c].bn), op);
             int in_place = n_out == count(cases[c].a, cases[c].an) && op % 2 == 0;
-            float *g = run_on(p->gl, op, a, cases[c].a, cases[c].an, b, cases[c].b, cases[c].bn, NULL, n_out, in_place);
-            float *w = run_on(p->cpu, op, a, cases[c].a, cases[c].an, b, cases[c].b, cases[c].bn, NULL, n_out, in_place);
-            if (tgt_first_unpoisoned(g, 1) != 1 || tgt_first_unpoisoned(g + 1 + n_out, GUARD) != GUARD)
+            const size_t *f = layouts[(c + (size_t)op) % 4];
+            float *g =
+                run_on(p->gl, op, a, cases[c].a, cases[c].an, b, cases[c].b, cases[c].bn, NULL, n_out, in_place, f);
+            float *w =
+                run_on(p->cpu, op, a, cases[c].a, cases[c].an, b, cases[c].b, cases[c].bn, NULL, n_out, in_place, f);
+            if (tgt_first_unpoisoned(g, f[2]) != f[2] || tgt_first_unpoisoned(g + f[2] + n_out, GUARD) != GUARD)
                 fail_msg("broadcast case %zu %s: guard overwritten", c, tgl_binary_name(op));
-            double e = tgt_nmse(g + 1, w + 1, n_out);
+            double e = tgt_nmse(g + f[2], w + f[2], n_out);
             if (!(e <= (op == TGL_BINARY_POW ? 1e-9 : 1e-10)))
-                fail_msg("broadcast case %zu %s: NMSE %.3g (seed %llu)", c, tgl_binary_name(op), e,
-                         (unsigned long long)tgt_seed());
+                fail_msg("broadcast case %zu %s, layout %zu/%zu/%zu: NMSE %.3g (seed %llu)", c, tgl_binary_name(op),
+                         f[0], f[1], f[2], e, (unsigned long long)tgt_seed());
             free(a), free(b), free(g), free(w);
         }
     }
@@ -114,16 +129,32 @@ static void test_broadcast(void **state)
     /* The oracle against a hand-built broadcast: [2,1] + [3] -> [2,3]. */
     const float a[2] = {10, 20}, b[3] = {1, 2, 3}, want[6] = {11, 12, 13, 21, 22, 23};
     size_t as[2] = {2, 1}, bs[1] = {3};
-    float *got = run_on(p->cpu, TGL_BINARY_ADD, a, as, 2, b, bs, 1, NULL, 6, 0);
+    float *got = run_on(p->cpu, TGL_BINARY_ADD, a, as, 2, b, bs, 1, NULL, 6, 0, layouts[0]);
     assert_memory_equal(got + 1, want, sizeof want);
     free(got);
 }
 
 /* Random permutations; the last ten trials have dimensions up to 80, so some outputs end in a
- * dimension of 32 or more (GL's row-grid variant). */
+ * dimension of 32 or more (GL's row-grid variant); odd trials put both operands 16-byte aligned.
+ * Then fixed ones whose output rows are whole vec4s (VEC on llvmpipe when aligned): transposes
+ * (strided reads) and permutes that keep the last axis (vec4 reads), each in both layouts. */
 static void permute_trials(void *ctx)
 {
     pair *p = ctx;
+    static const struct { size_t n, shape[8], perm[8]; } fixed[] = {
+        {2, {40, 64}, {1, 0}}, {3, {3, 5, 64}, {1, 0, 2}}, {3, {4, 6, 36}, {2, 0, 1}}, {4, {2, 3, 4, 32}, {2, 0, 1, 3}},
+        {3, {5, 33, 8}, {0, 2, 1}},
+    };
+    for (size_t c = 0; c < 2 * sizeof fixed / sizeof fixed[0]; c++) {
+        size_t k = c / 2, n = count(fixed[k].shape, fixed[k].n);
+        float *x = randoms(&p->rng, n, 0);
+        const size_t *f = layouts[c % 2];
+        float *g = run_on(p->gl, 0, x, fixed[k].shape, fixed[k].n, NULL, NULL, 0, fixed[k].perm, n, 0, f);
+        float *w = run_on(p->cpu, 0, x, fixed[k].shape, fixed[k].n, NULL, NULL, 0, fixed[k].perm, n, 0, f);
+        if (memcmp(g, w, (f[2] + n + GUARD) * sizeof(float)))
+            fail_msg("permute case %zu, layout %zu: gl differs from cpu (guards included)", k, f[2]);
+        free(x), free(g), free(w);
+    }
     for (int trial = 0; trial < 50; trial++) {
         size_t ndim = 1 + tgt_below(&p->rng, trial < 30 ? 5 : trial < 40 ? 8 : 3), shape[8], perm[8];
         for (size_t d = 0; d < ndim; d++) {
@@ -136,9 +167,10 @@ static void permute_trials(void *ctx)
         }
         size_t n = count(shape, ndim);
         float *x = randoms(&p->rng, n, 0);
-        float *g = run_on(p->gl, 0, x, shape, ndim, NULL, NULL, 0, perm, n, 0);
-        float *w = run_on(p->cpu, 0, x, shape, ndim, NULL, NULL, 0, perm, n, 0);
-        if (memcmp(g, w, (1 + n + GUARD) * sizeof(float)))
+        const size_t *f = layouts[trial % 2];
+        float *g = run_on(p->gl, 0, x, shape, ndim, NULL, NULL, 0, perm, n, 0, f);
+        float *w = run_on(p->cpu, 0, x, shape, ndim, NULL, NULL, 0, perm, n, 0, f);
+        if (memcmp(g, w, (f[2] + n + GUARD) * sizeof(float)))
             fail_msg("permute trial %d (%zu dims, %zu elements): gl differs from cpu", trial, ndim, n);
         free(x), free(g), free(w);
     }
@@ -151,7 +183,7 @@ static void test_permute(void **state)
     /* The oracle against a hand-built transpose: [2,3] -> [3,2]. */
     const float x[6] = {1, 2, 3, 4, 5, 6}, want[6] = {1, 4, 2, 5, 3, 6};
     size_t shape[2] = {2, 3}, perm[2] = {1, 0};
-    float *got = run_on(p->cpu, 0, x, shape, 2, NULL, NULL, 0, perm, 6, 0);
+    float *got = run_on(p->cpu, 0, x, shape, 2, NULL, NULL, 0, perm, 6, 0, layouts[0]);
     assert_memory_equal(got + 1, want, sizeof want);
     free(got);
 }
@@ -171,8 +203,8 @@ static void past_block_limit(void *ctx)
         size_t n_out = count(os, on);
         int op = (int)(c % TGL_BINARY_COUNT), in_place = c == 0;
         float *a = randoms(&p->rng, count(bc[c].a, bc[c].an), op), *b = randoms(&p->rng, count(bc[c].b, bc[c].bn), op);
-        float *g = run_on(p->gl, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place);
-        float *w = run_on(p->cpu, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place);
+        float *g = run_on(p->gl, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place, layouts[0]);
+        float *w = run_on(p->cpu, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place, layouts[0]);
         if (tgt_first_unpoisoned(g, 1) != 1 || tgt_first_unpoisoned(g + 1 + n_out, GUARD) != GUARD)
             fail_msg("broadcast case %zu past a 4 KiB limit: guard overwritten", c);
         double e = tgt_nmse(g + 1, w + 1, n_out);
@@ -188,8 +220,8 @@ static void past_block_limit(void *ctx)
     for (size_t c = 0; c < sizeof pc / sizeof pc[0]; c++) {
         size_t n = count(pc[c].shape, pc[c].n);
         float *x = randoms(&p->rng, n, 0);
-        float *g = run_on(p->gl, 0, x, pc[c].shape, pc[c].n, NULL, NULL, 0, pc[c].perm, n, 0);
-        float *w = run_on(p->cpu, 0, x, pc[c].shape, pc[c].n, NULL, NULL, 0, pc[c].perm, n, 0);
+        float *g = run_on(p->gl, 0, x, pc[c].shape, pc[c].n, NULL, NULL, 0, pc[c].perm, n, 0, layouts[0]);
+        float *w = run_on(p->cpu, 0, x, pc[c].shape, pc[c].n, NULL, NULL, 0, pc[c].perm, n, 0, layouts[0]);
         if (memcmp(g, w, (1 + n + GUARD) * sizeof(float)))
             fail_msg("permute case %zu past a 4 KiB limit: gl differs from cpu (guards included)", c);
         free(x), free(g), free(w);
