@@ -5,6 +5,12 @@
 // (pos_offset * inv_freq) mod 2 pi in double, so a deep position costs no accuracy and the f32
 // error grows only with s. The angle is reduced mod 2 pi with a three-part constant
 // (Cody-Waite) before sin/cos, whose accuracy drivers only promise near [-pi, pi].
+// HEAD_LOOP (for llvmpipe, with TGL_TEX): one invocation per (row, pair index i), rotating pair
+// i of every head of the row with one sin/cos, and x read through a buffer texture. llvmpipe
+// divides lane by lane and evaluates sin/cos as polynomials, both paid per invocation, and
+// gathers texels where each SSBO load is a loop over its lanes: rope of [2048, 32, 128] there
+// went from 38 to 27 ms. With TGL_VEC4 (head_dim a multiple of 8, x and y 16-byte aligned) an
+// invocation takes four neighbouring pair indices, reading and writing vec4s: 5.0-6.4 ms.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -12,11 +18,27 @@
 #include "common/index.glsl"
 #include "common/reduce.glsl"
 
+#include "common/texel.glsl"
+
 #include "common/local_size.glsl"
+#ifdef TGL_TEX
+layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
+#define X_AT(i) TGL_READ(x_tex, i)
+#else
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
+#define X_AT(i) x[i]
+#endif
+#ifdef TGL_VEC4
+layout(std430, binding = 1) writeonly buffer Dst { vec4 y4[]; };
+#define ANGLE vec4
+#else
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
+#define ANGLE float
+#endif
 layout(std430, binding = 2) readonly buffer Freq { float freq[]; }; // inv_freq[half], phase[half]
 layout(location = 0) uniform uint u_pairs;      // rows * heads * head_dim / 2 in this dispatch
+                                                // (HEAD_LOOP: rows * head_dim / 2; with
+                                                // TGL_VEC4 a quarter of that)
 layout(location = 1) uniform uint u_x_off;
 layout(location = 2) uniform uint u_y_off;
 layout(location = 3) uniform uint u_head_dim;
@@ -31,15 +53,46 @@ const float TWO_PI_C1 = 6.28125;
 const float TWO_PI_C2 = 1.9350051879882812e-3;
 const float TWO_PI_C3 = 3.019916050561733e-7;
 
-float reduce_angle(float a)
+ANGLE reduce_angle(ANGLE a)
 {
-    float k = floor(a * 0.15915494309189535 + 0.5);
-    TGL_PRECISE float r = a - k * TWO_PI_C1;
+    ANGLE k = floor(a * 0.15915494309189535 + 0.5);
+    TGL_PRECISE ANGLE r = a - k * TWO_PI_C1;
     r = r - k * TWO_PI_C2;
     r = r - k * TWO_PI_C3;
     return r;
 }
 
+#ifdef TGL_VEC4
+void main()
+{
+    uint p = tgl_global_index();
+    if (p >= u_pairs)
+        return;
+    uint half_dim = u_head_dim / 2u, quads = half_dim / 4u; // vec4s of pair indices per head
+    uint j = p % quads, row = p / quads, i = 4u * j;
+    float tok = float((u_row0 + row) % u_seq);
+    vec4 inv_freq = vec4(freq[i], freq[i + 1u], freq[i + 2u], freq[i + 3u]);
+    vec4 phase = vec4(freq[half_dim + i], freq[half_dim + i + 1u], freq[half_dim + i + 2u], freq[half_dim + i + 3u]);
+    vec4 angle = reduce_angle(phase + tok * inv_freq);
+    vec4 c = cos(angle), s = sin(angle);
+    uint step = u_head_dim / 4u, xb = (u_x_off + row * u_heads * u_head_dim) / 4u;
+    uint yb = (u_y_off + row * u_heads * u_head_dim) / 4u;
+    for (uint h = 0u; h < u_heads; h++, xb += step, yb += step) {
+#ifdef INTERLEAVED
+        // pairs i..i+3 are the eight floats from 2i on: (lo.x, lo.y), (lo.z, lo.w), (hi.x, hi.y), ...
+        vec4 lo = TGL_READ(x_tex, xb + 2u * j), hi = TGL_READ(x_tex, xb + 2u * j + 1u);
+        vec4 a = vec4(lo.xz, hi.xz), b = vec4(lo.yw, hi.yw);
+        vec4 ra = a * c - b * s, rb = a * s + b * c;
+        y4[yb + 2u * j] = vec4(ra.x, rb.x, ra.y, rb.y);
+        y4[yb + 2u * j + 1u] = vec4(ra.z, rb.z, ra.w, rb.w);
+#else
+        vec4 a = TGL_READ(x_tex, xb + j), b = TGL_READ(x_tex, xb + quads + j);
+        y4[yb + j] = a * c - b * s;
+        y4[yb + quads + j] = a * s + b * c;
+#endif
+    }
+}
+#else
 void main()
 {
     uint p = tgl_global_index();
@@ -47,18 +100,30 @@ void main()
         return;
     uint half_dim = u_head_dim / 2u;
     uint i = p % half_dim;
-    uint vec = p / half_dim;              // (row, head) index
-    uint row = vec / u_heads;
-    uint base = vec * u_head_dim;
 #ifdef INTERLEAVED
     uint i0 = 2u * i, i1 = 2u * i + 1u;
 #else
     uint i0 = i, i1 = i + half_dim;
 #endif
+#ifdef HEAD_LOOP
+    uint row = p / half_dim;
+    uint base = row * u_heads * u_head_dim;
+#else
+    uint vec = p / half_dim; // (row, head) index
+    uint row = vec / u_heads;
+    uint base = vec * u_head_dim;
+#endif
     float tok = float((u_row0 + row) % u_seq);
     float angle = reduce_angle(freq[half_dim + i] + tok * freq[i]);
     float c = cos(angle), s = sin(angle);
-    float a = x[u_x_off + base + i0], b = x[u_x_off + base + i1];
-    y[u_y_off + base + i0] = a * c - b * s;
-    y[u_y_off + base + i1] = a * s + b * c;
+#ifdef HEAD_LOOP
+    for (uint h = 0u; h < u_heads; h++, base += u_head_dim) {
+#endif
+        float a = X_AT(u_x_off + base + i0), b = X_AT(u_x_off + base + i1);
+        y[u_y_off + base + i0] = a * c - b * s;
+        y[u_y_off + base + i1] = a * s + b * c;
+#ifdef HEAD_LOOP
+    }
+#endif
 }
+#endif

@@ -44,37 +44,63 @@ static tgl_status rope_table(tgl_backend *b, size_t head_dim, size_t pos_offset,
     return TGL_OK;
 }
 
+/* The kernel's #define lines (see rope.comp): by layout, then one invocation per pair, per pair
+ * index (HEAD_LOOP, textures), per four pair indices (HEAD_LOOP in vec4s). */
+static const char *const rope_defines[2][3] = {
+    {"", "#define HEAD_LOOP\n#define TGL_TEX\n", "#define HEAD_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n"},
+    {"#define INTERLEAVED\n", "#define INTERLEAVED\n#define HEAD_LOOP\n#define TGL_TEX\n",
+     "#define INTERLEAVED\n#define HEAD_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n"},
+};
+
 tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
                        size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t half = head_dim / 2, row_elems = heads * head_dim;
     size_t max_elems = tgl_gl_max_window_elems(l, F32);
+    if (rows == 0 || row_elems == 0) /* (the API returns before an empty call gets here) */
+        return TGL_OK;
+    /* llvmpipe (element-wise inputs through textures) loops over the heads in one invocation;
+     * gallivm leaves a loop after 65535 trips (limits.loop_limit). */
+    size_t tex_align = tgl_gl_window_align(l, 1);
+    size_t tex_elems = l->texture_buffer_texels > tex_align / F32 ? l->texture_buffer_texels - tex_align / F32 : 0;
+    int loop = l->elementwise_textures && (!l->loop_limit || heads < l->loop_limit) && row_elems <= tex_elems;
+    size_t align = loop ? tex_align : l->ssbo_align;
+    if (loop && tex_elems < max_elems) /* the texture view's texel limit */
+        max_elems = tex_elems;
     if (row_elems > max_elems)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_rope: one token's %zu floats exceed the SSBO block limit",
                          row_elems);
-    size_t per = max_elems / row_elems;
-    size_t grid_rows = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size / (row_elems / 2));
+    size_t per = max_elems / row_elems, per_row = loop ? half : row_elems / 2;
+    size_t grid_rows = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size / per_row);
     if (per > grid_rows)
         per = grid_rows ? grid_rows : 1;
 
     tgl_gl_buffer *freq = NULL;
     tgl_status st = rope_table(b, head_dim, pos_offset, theta, &freq);
-    GLuint prog;
-    if (st || (st = tgl_gl_program_get(b, "llm/rope", mode == TGL_ROPE_INTERLEAVED ? "#define INTERLEAVED\n" : "",
-                                       &prog)))
+    if (st)
         return st;
-    tgl_gl_uniform_ui(b, prog, 3, (GLuint)head_dim);
-    tgl_gl_uniform_ui(b, prog, 4, (GLuint)heads);
-    tgl_gl_uniform_ui(b, prog, 5, (GLuint)seq);
     for (size_t r0 = 0; r0 < rows; r0 += per) {
         size_t nr = rows - r0 < per ? rows - r0 : per, pad_x, pad_y;
-        size_t off = r0 * row_elems * F32, pairs = nr * row_elems / 2;
+        size_t off = r0 * row_elems * F32, pairs = nr * per_row;
         tgl_gl_binding bind[3] = {
-            tgl_gl_window(b, (tgl__view){in.buf, in.offset + off}, nr * row_elems * F32, 0, &pad_x),
+            tgl_gl_window_aligned((tgl__view){in.buf, in.offset + off}, nr * row_elems * F32, 0, align, &pad_x),
             tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * row_elems * F32, 1, &pad_y),
             {.buf = freq, .bytes = 2 * half * F32},
         };
+        /* vec4s of pair indices where a head holds whole ones and both windows start aligned */
+        int vec4 = loop && half % 4 == 0 && pad_x % 16 == 0 && pad_y % 16 == 0;
+        if (loop)
+            bind[0].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
+        if (vec4) /* invocations: four pair indices each */
+            pairs /= 4;
+        GLuint prog;
+        st = tgl_gl_program_get(b, "llm/rope", rope_defines[mode == TGL_ROPE_INTERLEAVED][loop + vec4], &prog);
+        if (st)
+            return st;
+        tgl_gl_uniform_ui(b, prog, 3, (GLuint)head_dim);
+        tgl_gl_uniform_ui(b, prog, 4, (GLuint)heads);
+        tgl_gl_uniform_ui(b, prog, 5, (GLuint)seq);
         tgl_gl_uniform_ui(b, prog, 0, (GLuint)pairs);
         tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_x / F32));
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_y / F32));
@@ -105,20 +131,38 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     /* Tables past the block limit are bound as windows of whole rows; each gather dispatch
      * writes the ids that fall in its window. */
     size_t win_rows = max_elems / cols < table_rows ? max_elems / cols : table_rows;
+    /* llvmpipe walks each row in one invocation (ROW_LOOP: the table through a buffer texture,
+     * within gallivm's loop limit, windows within the texel limit). */
+    size_t tex_align = tgl_gl_window_align(l, 1);
+    size_t tex_rows =
+        l->texture_buffer_texels > tex_align / F32 ? (l->texture_buffer_texels - tex_align / F32) / cols : 0;
+    int row_loop = l->elementwise_textures && (!l->loop_limit || cols < l->loop_limit) && tex_rows > 0;
+    size_t t_align = row_loop ? tex_align : l->ssbo_align;
+    if (row_loop && tex_rows < win_rows)
+        win_rows = tex_rows;
 
     tgl_gl_buffer *scratch;
-    GLuint clear, check, gather;
+    GLuint clear, check, gather[2] = {0, 0}; /* gather[1]: ROW_LOOP storing dvec4 pairs */
     const uint32_t none = 0xFFFFFFFFu;
     size_t pad_t;
-    (void)tgl_gl_window(b, table, win_rows * cols * F32, 0, &pad_t); /* the first window's pad */
+    (void)tgl_gl_window_aligned(table, win_rows * cols * F32, 0, t_align, &pad_t); /* the first window's pad */
     /* vec4 rows where the row length and both windows' starts are whole vec4s (every table
      * window then starts as the first does, modulo 16 bytes). */
     int vec4 = cols % 4 == 0 && pad_t % 16 == 0 && (out.offset % l->ssbo_align) % 16 == 0;
     size_t unit = vec4 ? 4 : 1;
+    /* ... and pairs of vec4s stored as dvec4s (common/wide_store.glsl) where rows are whole
+     * pairs and a dispatch's output starts 32-byte aligned. */
+    int wide = row_loop && vec4 && l->wide_stores && cols % 8 == 0;
+    static const char *const gather_defines[2][2] = {
+        {"", "#define TGL_VEC4\n"},
+        {"#define ROW_LOOP\n#define TGL_TEX\n", "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n"}};
     tgl_status st = tgl_gl_scratch(b, 16, &scratch);
     if (st || (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CLEAR_STATUS\n", &clear)) ||
         (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CHECK_IDS\n", &check)) ||
-        (st = tgl_gl_program_get(b, "llm/gather_rows", vec4 ? "#define TGL_VEC4\n" : "", &gather)))
+        (st = tgl_gl_program_get(b, "llm/gather_rows", gather_defines[row_loop][vec4], &gather[0])) ||
+        (wide && (st = tgl_gl_program_get(b, "llm/gather_rows",
+                                          "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n#define TGL_WIDE\n",
+                                          &gather[1]))))
         return st;
     /* The status word is set by a dispatch: an upload would wait for the device to go idle on
      * GPUs (limits.upload_waits), on top of the status read below. */
@@ -130,8 +174,10 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     if ((st = tgl_gl_dispatch_grid(b, clear, clear_bind, 2, 1, 1, 1)))
         return st;
     tgl_gl_uniform_ui(b, check, 2, (GLuint)table_rows);
-    tgl_gl_uniform_ui(b, gather, 2, (GLuint)table_rows);
-    tgl_gl_uniform_ui(b, gather, 3, (GLuint)(cols / unit));
+    for (int w = 0; w <= wide; w++) {
+        tgl_gl_uniform_ui(b, gather[w], 2, (GLuint)table_rows);
+        tgl_gl_uniform_ui(b, gather[w], 3, (GLuint)(cols / unit));
+    }
     /* Pass 1 checks every id; only if none was bad, pass 2 gathers, window by window. */
     for (size_t k0 = 0; k0 < n_ids; k0 += per_ids) {
         size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i;
@@ -155,24 +201,39 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     }
     for (size_t r0 = 0; r0 < table_rows; r0 += win_rows) {
         size_t nr = table_rows - r0 < win_rows ? table_rows - r0 : win_rows;
-        tgl_gl_binding tbind =
-            tgl_gl_window(b, (tgl__view){table.buf, table.offset + r0 * cols * F32}, nr * cols * F32, 0, &pad_t);
-        tgl_gl_uniform_ui(b, gather, 4, (GLuint)(pad_t / F32 / unit));
-        tgl_gl_uniform_ui(b, gather, 7, (GLuint)r0);
-        tgl_gl_uniform_ui(b, gather, 8, (GLuint)nr);
+        tgl_gl_binding tbind = tgl_gl_window_aligned((tgl__view){table.buf, table.offset + r0 * cols * F32},
+                                                     nr * cols * F32, 0, t_align, &pad_t);
+        if (row_loop)
+            tbind.texture_format = vec4 ? GL_RGBA32F : GL_R32F;
+        for (int w = 0; w <= wide; w++) {
+            tgl_gl_uniform_ui(b, gather[w], 4, (GLuint)(pad_t / F32 / unit));
+            tgl_gl_uniform_ui(b, gather[w], 7, (GLuint)r0);
+            tgl_gl_uniform_ui(b, gather[w], 8, (GLuint)nr);
+        }
         for (size_t k0 = 0; k0 < n_ids; k0 += per_gather) {
             size_t nk = n_ids - k0 < per_gather ? n_ids - k0 : per_gather, pad_i, pad_y;
+            size_t y_off = out.offset + k0 * cols * F32;
+            int w = wide && y_off % 32 == 0;
             tgl_gl_binding bind[4] = {
                 tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
                 {.buf = scratch, .bytes = 16},
                 tbind,
-                tgl_gl_window(b, (tgl__view){out.buf, out.offset + k0 * cols * F32}, nk * cols * F32, 1, &pad_y),
+                /* the wide variant's window starts 32-byte aligned: its offset in vec4s is even */
+                tgl_gl_window_aligned((tgl__view){out.buf, y_off}, nk * cols * F32, 1,
+                                      w && l->ssbo_align < 32 ? 32 : l->ssbo_align, &pad_y),
             };
-            tgl_gl_uniform_ui(b, gather, 1, (GLuint)(pad_i / 4));
-            tgl_gl_uniform_ui(b, gather, 5, (GLuint)(pad_y / F32 / unit));
-            tgl_gl_uniform_ui(b, gather, 6, (GLuint)k0);
-            uint32_t gx = (uint32_t)tgl_gl_ceil_div(cols / unit, l->workgroup_size);
-            if ((st = tgl_gl_dispatch_grid(b, gather, bind, 4, gx, (uint32_t)nk, 1)))
+            GLuint prog = gather[w];
+            tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_i / 4));
+            tgl_gl_uniform_ui(b, prog, 5, (GLuint)(pad_y / F32 / unit));
+            tgl_gl_uniform_ui(b, prog, 6, (GLuint)k0);
+            if (row_loop) {
+                tgl_gl_uniform_ui(b, prog, 0, (GLuint)nk);
+                st = tgl_gl_dispatch(b, prog, bind, 4, tgl_gl_ceil_div(nk, l->workgroup_size));
+            } else {
+                uint32_t gx = (uint32_t)tgl_gl_ceil_div(cols / unit, l->workgroup_size);
+                st = tgl_gl_dispatch_grid(b, prog, bind, 4, gx, (uint32_t)nk, 1);
+            }
+            if (st)
                 return st;
         }
     }
@@ -181,10 +242,13 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
 
 void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    fn(ctx, "llm/rope", "");
-    fn(ctx, "llm/rope", "#define INTERLEAVED\n");
+    for (int m = 0; m < 6; m++)
+        fn(ctx, "llm/rope", rope_defines[m / 3][m % 3]);
     fn(ctx, "llm/gather_rows", "#define CLEAR_STATUS\n");
     fn(ctx, "llm/gather_rows", "#define CHECK_IDS\n");
     fn(ctx, "llm/gather_rows", "");
     fn(ctx, "llm/gather_rows", "#define TGL_VEC4\n");
+    fn(ctx, "llm/gather_rows", "#define ROW_LOOP\n#define TGL_TEX\n");
+    fn(ctx, "llm/gather_rows", "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n");
+    fn(ctx, "llm/gather_rows", "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n#define TGL_WIDE\n");
 }

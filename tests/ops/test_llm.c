@@ -28,37 +28,45 @@ typedef struct rope_job {
     float theta;
     tgl_rope_mode mode;
     int in_place;
+    int aligned; /* x and out on 16-byte boundaries (else 4 bytes past one) */
 } rope_job;
 
 static float *rope_on(tgl_backend *b, const rope_job *j, const float *x, size_t n)
 {
-    size_t total = 1 + n + GUARD, bytes = total * sizeof(float);
+    size_t front = j->aligned ? 4 : 1, total = front + n + GUARD, bytes = total * sizeof(float);
     float *host = malloc(bytes);
     tgl_ptr in, out;
     tgt_poison(host, total);
     TGT_OK(b, tgl_alloc(b, bytes, &out));
     TGT_OK(b, tgl_alloc(b, bytes, &in));
     if (j->in_place)
-        memcpy(host + 1, x, n * sizeof(float));
+        memcpy(host + front, x, n * sizeof(float));
     TGT_OK(b, tgl_copy_htod(b, out, host, bytes));
-    TGT_OK(b, tgl_copy_htod(b, in + 4, x, n * sizeof(float)));
-    tgl_ptr src = j->in_place ? out + 4 : in + 4;
-    TGT_OK(b, tgl_rope(b, src, out + 4, j->batch, j->seq, j->heads, j->dim, j->pos, j->theta, j->mode));
+    TGT_OK(b, tgl_copy_htod(b, in + 4 * front, x, n * sizeof(float)));
+    tgl_ptr src = j->in_place ? out + 4 * front : in + 4 * front;
+    TGT_OK(b, tgl_rope(b, src, out + 4 * front, j->batch, j->seq, j->heads, j->dim, j->pos, j->theta, j->mode));
     TGT_OK(b, tgl_copy_dtoh(b, host, out, bytes));
     TGT_OK(b, tgl_free(b, in));
     TGT_OK(b, tgl_free(b, out));
     return host;
 }
 
-static void test_rope(void **state)
+/* Each job runs with and without buffer textures: on llvmpipe the first takes HEAD_LOOP (one
+ * invocation per pair index, looping over the heads; in vec4s of pair indices for the aligned
+ * jobs whose head_dim is a multiple of 8), the second one invocation per pair. */
+static void rope_jobs(void *ctx)
 {
-    pair *p = *state;
+    pair *p = ctx;
     const rope_job jobs[] = {
-        {1, 1, 1, 2, 0, 10000.0f, TGL_ROPE_NEOX, 0},       {2, 7, 3, 64, 0, 10000.0f, TGL_ROPE_NEOX, 0},
-        {2, 7, 3, 64, 0, 10000.0f, TGL_ROPE_INTERLEAVED, 1}, {1, 33, 4, 128, 4000, 500000.0f, TGL_ROPE_NEOX, 1},
-        {3, 1, 8, 80, 4095, 10000.0f, TGL_ROPE_INTERLEAVED, 0}, /* one decode token deep in the cache */
-        {1, 300, 2, 16, 60000, 10000.0f, TGL_ROPE_NEOX, 0},  /* long positions: angle reduction */
-        {0, 5, 2, 8, 0, 10000.0f, TGL_ROPE_NEOX, 0},
+        {1, 1, 1, 2, 0, 10000.0f, TGL_ROPE_NEOX, 0, 0},       {2, 7, 3, 64, 0, 10000.0f, TGL_ROPE_NEOX, 0, 0},
+        {2, 7, 3, 64, 0, 10000.0f, TGL_ROPE_INTERLEAVED, 1, 0}, {1, 33, 4, 128, 4000, 500000.0f, TGL_ROPE_NEOX, 1, 0},
+        {3, 1, 8, 80, 4095, 10000.0f, TGL_ROPE_INTERLEAVED, 0, 0}, /* one decode token deep in the cache */
+        {1, 300, 2, 16, 60000, 10000.0f, TGL_ROPE_NEOX, 0, 0},  /* long positions: angle reduction */
+        {0, 5, 2, 8, 0, 10000.0f, TGL_ROPE_NEOX, 0, 0},
+        {2, 9, 40, 6, 17, 10000.0f, TGL_ROPE_INTERLEAVED, 1, 0}, /* many heads, in place */
+        {2, 7, 3, 64, 0, 10000.0f, TGL_ROPE_NEOX, 0, 1},       {2, 7, 3, 64, 9, 10000.0f, TGL_ROPE_INTERLEAVED, 1, 1},
+        {1, 33, 4, 128, 4000, 500000.0f, TGL_ROPE_NEOX, 1, 1}, {3, 1, 8, 8, 4095, 10000.0f, TGL_ROPE_INTERLEAVED, 0, 1},
+        {1, 5, 2, 12, 3, 10000.0f, TGL_ROPE_NEOX, 0, 1}, /* aligned, but 6 pair indices: one at a time */
     };
     for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
         const rope_job *j = &jobs[k];
@@ -67,17 +75,24 @@ static void test_rope(void **state)
         for (size_t i = 0; i < n; i++)
             x[i] = tgt_uniform(&p->rng, -2.0f, 2.0f);
         float *got = rope_on(p->gl, j, x, n), *want = rope_on(p->cpu, j, x, n);
-        if (tgt_first_unpoisoned(got, 1) != 1 || tgt_first_unpoisoned(got + 1 + n, GUARD) != GUARD)
+        size_t front = j->aligned ? 4 : 1;
+        if (tgt_first_unpoisoned(got, front) != front || tgt_first_unpoisoned(got + front + n, GUARD) != GUARD)
             fail_msg("rope job %zu: a guard element was overwritten", k);
         /* The f32 part of the angle (token index within the call times the frequency) carries
          * rounding the double oracle does not: ~1e-12 at seq 300, ~1e-9 at a 4096-token call. */
-        double e = tgt_nmse(got + 1, want + 1, n);
+        double e = tgt_nmse(got + front, want + front, n);
         print_message("rope pos %zu seq %zu dim %zu: NMSE %.3g\n", j->pos, j->seq, j->dim, e);
         if (!(e <= 1e-9))
             fail_msg("rope job %zu (pos %zu, dim %zu, mode %d): NMSE %.3g (seed %llu)", k, j->pos, j->dim,
                      (int)j->mode, e, (unsigned long long)tgt_seed());
         free(x), free(got), free(want);
     }
+}
+
+static void test_rope(void **state)
+{
+    pair *p = *state;
+    tgt_with_and_without_textures(p->gl, rope_jobs, p);
 }
 
 /* GL keeps the last call's frequency table for the next call with the same head_dim, position
@@ -90,10 +105,10 @@ static void test_rope_table_reuse(void **state)
         skip();
     enum { JOBS = 8 };
     const rope_job jobs[JOBS] = {
-        {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0},
-        {1, 3, 2, 16, 6, 10000.0f, TGL_ROPE_NEOX, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_INTERLEAVED, 0},
-        {1, 3, 2, 16, 5, 500000.0f, TGL_ROPE_NEOX, 0}, {1, 3, 2, 128, 5, 10000.0f, TGL_ROPE_NEOX, 0},
-        {1, 3, 2, 32, 5, 10000.0f, TGL_ROPE_NEOX, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0},
+        {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0, 0},
+        {1, 3, 2, 16, 6, 10000.0f, TGL_ROPE_NEOX, 0, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_INTERLEAVED, 0, 0},
+        {1, 3, 2, 16, 5, 500000.0f, TGL_ROPE_NEOX, 0, 0}, {1, 3, 2, 128, 5, 10000.0f, TGL_ROPE_NEOX, 0, 0},
+        {1, 3, 2, 32, 5, 10000.0f, TGL_ROPE_NEOX, 0, 0},  {1, 3, 2, 16, 5, 10000.0f, TGL_ROPE_NEOX, 0, 0},
     };
     float *x[JOBS];
     tgl_ptr in[JOBS], out[JOBS];
@@ -122,8 +137,10 @@ static void test_rope_table_reuse(void **state)
 }
 
 /* Table and output start `front` floats into their allocations: 1 keeps GL on scalar rows, 4
- * (16 bytes) lets it take vec4 rows when cols is a multiple of 4. */
+ * (16 bytes) lets it take vec4 rows when cols is a multiple of 4, 8 (32 bytes) also llvmpipe's
+ * stores of vec4 pairs when cols is a multiple of 8. */
 static size_t front = 1;
+static const size_t fronts[3] = {1, 4, 8};
 
 static float *gather_on(tgl_backend *b, const float *table, size_t rows, size_t cols, const int32_t *ids,
                         size_t n_ids, tgl_status *st)
@@ -172,13 +189,13 @@ static void expect_gather_agrees(pair *p, tgl_backend *gl, const float *table, s
     free(got), free(want);
 }
 
-static void test_gather_rows(void **state)
+static void gather_cases(void *ctx)
 {
-    pair *p = *state;
+    pair *p = ctx;
     const size_t shapes[][3] = {{1, 1, 1}, {50, 7, 13}, {1000, 64, 300}, {3, 4099, 5}, {8, 1024, 33}, {5, 4, 70001}};
-    for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
-        front = s % 2 ? 4 : 1;
-        size_t rows = shapes[s / 2][0], cols = shapes[s / 2][1], n_ids = shapes[s / 2][2];
+    for (size_t s = 0; s < 3 * sizeof shapes / sizeof shapes[0]; s++) {
+        front = fronts[s % 3];
+        size_t rows = shapes[s / 3][0], cols = shapes[s / 3][1], n_ids = shapes[s / 3][2];
         float *table;
         int32_t *ids;
         random_gather(&p->rng, rows, cols, n_ids, &table, &ids);
@@ -210,6 +227,15 @@ static void test_gather_rows(void **state)
 /* Under a 4 KiB SSBO limit (1016 floats) tables are bound as windows of whole rows: scalar and
  * vec4 rows, ids spread over every window, guards intact; a single row past the limit is
  * TGL_ERR_UNSUPPORTED. */
+/* With and without buffer textures: on llvmpipe the first walks each row in one invocation
+ * (ROW_LOOP; storing pairs of vec4s where the output is 32-byte aligned), the second runs the
+ * 2-D grid. */
+static void test_gather_rows(void **state)
+{
+    pair *p = *state;
+    tgt_with_and_without_textures(p->gl, gather_cases, p);
+}
+
 static void test_gather_past_block_limit(void **state)
 {
     pair *p = *state;
@@ -218,9 +244,9 @@ static void test_gather_past_block_limit(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 4096, NULL);
     const size_t shapes[][3] = {{600, 7, 500}, {300, 16, 400}, {2000, 1, 3000}, {127, 8, 1}};
-    for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
-        front = s % 2 ? 4 : 1;
-        size_t rows = shapes[s / 2][0], cols = shapes[s / 2][1], n_ids = shapes[s / 2][2];
+    for (size_t s = 0; s < 3 * sizeof shapes / sizeof shapes[0]; s++) {
+        front = fronts[s % 3];
+        size_t rows = shapes[s / 3][0], cols = shapes[s / 3][1], n_ids = shapes[s / 3][2];
         float *table;
         int32_t *ids;
         random_gather(&p->rng, rows, cols, n_ids, &table, &ids);
