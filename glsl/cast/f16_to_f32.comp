@@ -2,14 +2,38 @@
 // f16 -> f32, one output element per invocation; halves are packed two per uint (element 2k
 // in the low bits) and the window may start at an odd half. Results are written as uint bits
 // so NaN payloads survive.
+// TGL_WIDE (llvmpipe, desktop GL): each invocation converts eight halves read as two RGBA16UI
+// texels (llvmpipe gathers texels, while each SSBO load is a loop over its lanes) and stores the
+// eight floats as one dvec4 (common/wide_store.glsl: only bits move); the host runs it over whole
+// workgroups with no bounds test, the windows aligned (u_h_off in texels, u_y_off in dvec4s), and
+// sends what is left to the plain variant.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
 #include "common/index.glsl"
 #include "common/half.glsl"
+#include "common/wide_store.glsl"
 
 #include "common/local_size.glsl"
+#ifdef TGL_WIDE
+layout(location = 60, binding = 0) uniform highp usamplerBuffer h_tex;
+layout(std430, binding = 1) writeonly buffer Dst { dvec4 y2[]; };
+layout(location = 1) uniform uint u_h_off;  // in texels of four halves
+layout(location = 2) uniform uint u_y_off;  // in dvec4s
+
+uvec4 convert4(uvec4 h)
+{
+    return uvec4(tgl_f16_to_f32(h.x), tgl_f16_to_f32(h.y), tgl_f16_to_f32(h.z), tgl_f16_to_f32(h.w));
+}
+
+void main()
+{
+    uint i = tgl_global_index();
+    uint t = u_h_off + 2u * i;
+    y2[u_y_off + i] = tgl_wide_bits(convert4(texelFetch(h_tex, int(t))), convert4(texelFetch(h_tex, int(t + 1u))));
+}
+#else
 layout(std430, binding = 0) readonly buffer Src { uint h[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uint y[]; };
 layout(location = 0) uniform uint u_n;
@@ -25,3 +49,4 @@ void main()
     uint half_bits = (h[slot / 2u] >> (16u * (slot % 2u))) & 0xFFFFu;
     y[u_y_off + i] = tgl_f16_to_f32(half_bits);
 }
+#endif

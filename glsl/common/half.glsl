@@ -27,10 +27,11 @@ uint tgl_f32_to_f16(uint x)
 
 uint tgl_f16_to_f32(uint h)
 {
+    // Without branches: every case is computed and one is selected (llvmpipe runs both arms of
+    // a branch that differs between lanes).
     uint sign = (h & 0x8000u) << 16, e5 = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-    if (e5 == 0x1Fu)
-        return sign | 0x7F800000u | (mant << 13);
-    if (e5 == 0u)
-        return mant == 0u ? sign : sign | floatBitsToUint(float(mant) * 5.9604644775390625e-8);
-    return sign | ((e5 + 112u) << 23) | (mant << 13);
+    uint normal = sign | ((e5 + 112u) << 23) | (mant << 13);
+    uint special = sign | 0x7F800000u | (mant << 13);                         // inf, NaN
+    uint small = sign | floatBitsToUint(float(mant) * 5.9604644775390625e-8); // 0, subnormal
+    return e5 == 0x1Fu ? special : (e5 == 0u ? small : normal);
 }

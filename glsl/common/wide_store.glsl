@@ -12,10 +12,15 @@
 #ifdef TGL_WIDE
 #define TGL_WIDE_PAIRS 2u
 
+// The same from the eight floats' bits (kernels that build floats as bits, such as casts).
+dvec4 tgl_wide_bits(uvec4 a, uvec4 b)
+{
+    return dvec4(packDouble2x32(a.xy), packDouble2x32(a.zw), packDouble2x32(b.xy), packDouble2x32(b.zw));
+}
+
 dvec4 tgl_wide(vec4 lo, vec4 hi)
 {
-    uvec4 a = floatBitsToUint(lo), b = floatBitsToUint(hi);
-    return dvec4(packDouble2x32(a.xy), packDouble2x32(a.zw), packDouble2x32(b.xy), packDouble2x32(b.zw));
+    return tgl_wide_bits(floatBitsToUint(lo), floatBitsToUint(hi));
 }
 
 // The first (second == 0) or the second vec4 of a pair tgl_wide stored: reading an output back

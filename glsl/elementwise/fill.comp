@@ -1,5 +1,5 @@
 #version 430
-// out[i] = u_value. TGL_VEC4 as in unary.comp.
+// out[i] = u_value. TGL_VEC4 and TGL_WIDE as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
@@ -9,6 +9,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/wide_store.glsl"
 
 #ifdef TGL_VEC4
 #define ELEM vec4
@@ -17,7 +18,11 @@
 #endif
 
 #include "common/local_size.glsl"
+#ifdef TGL_WIDE
+layout(std430, binding = 0) writeonly buffer Dst { dvec4 y[]; };
+#else
 layout(std430, binding = 0) writeonly buffer Dst { ELEM y[]; };
+#endif
 layout(location = 0) uniform uint u_n;
 layout(location = 1) uniform uint u_y_off;
 layout(location = 8) uniform float u_value;
@@ -26,6 +31,12 @@ layout(location = 8) uniform float u_value;
 // stay coalesced; u_n counts in the same unit.
 void main()
 {
+#ifdef TGL_WIDE
+    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    dvec4 v = tgl_wide(vec4(u_value), vec4(u_value));
+    TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++)
+        y[u_y_off / 2u + w + k] = v;
+#else
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
     TGL_UNROLL for (uint k = 0u; k < uint(TGL_ITEMS); k++) {
         uint i = first + k * stride;
@@ -33,4 +44,5 @@ void main()
             return;
         y[u_y_off + i] = ELEM(u_value);
     }
+#endif
 }

@@ -41,7 +41,8 @@ static int reads_textures(const tgl_gl_limits *l, const char *kernel, int nv)
 static int has_wide(const char *kernel)
 {
     return !strcmp(kernel, "elementwise/unary") || !strcmp(kernel, "elementwise/binary") ||
-           !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map");
+           !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map") ||
+           !strcmp(kernel, "elementwise/fill");
 }
 
 /* The variants dispatch_piece runs: one element per invocation, one vec4, or WIDE_PAIRS pairs
@@ -58,12 +59,6 @@ static char *defines_for(const char *prefix, int piece, int tex)
         snprintf(out, size, "%s%s%s%s", prefix, piece != PIECE_SCALAR ? "#define TGL_VEC4\n" : "",
                  tex ? "#define TGL_TEX\n" : "", piece == PIECE_WIDE ? "#define TGL_WIDE\n" : "");
     return out;
-}
-
-/* The alignment of the windows' starts: texture views need the texture offset alignment too. */
-static size_t window_align(const tgl_gl_limits *l)
-{
-    return l->texture_align > l->ssbo_align ? (size_t)l->texture_align : (size_t)l->ssbo_align;
 }
 
 /* Elements one dispatch may cover: every window (alignment pad + data + vec4 rounding) stays
@@ -94,7 +89,7 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
     GLuint pad[MAX_OPERANDS];
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = reads_textures(l, kernel, nv);
-    size_t align = tex ? window_align(l) : l->ssbo_align;
+    size_t align = tgl_gl_window_align(l, tex);
     for (int i = 0; i < nv; i++) {
         size_t pad_bytes;
         /* The wide variant's output window starts 32-byte aligned: its offset in vec4s is even. */
@@ -129,7 +124,9 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
 static size_t wide_elements(const tgl_gl_limits *l, const char *kernel, int tex, const tgl__view *out, size_t start,
                             size_t body)
 {
-    if (!l->wide_stores || !tex || !has_wide(kernel) || (out->offset + start * F32) % 32)
+    /* (fill reads nothing, so it needs no textures: the wide variant is llvmpipe's either way) */
+    int inputs_ok = tex || !strcmp(kernel, "elementwise/fill");
+    if (!l->wide_stores || !inputs_ok || !has_wide(kernel) || (out->offset + start * F32) % 32)
         return 0;
     size_t per_group = (size_t)l->workgroup_size * 8 * WIDE_PAIRS, groups = body / per_group;
     return (groups < l->wg_count[0] ? groups : l->wg_count[0]) * per_group;
@@ -145,7 +142,7 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = reads_textures(l, kernel, nv);
-    size_t chunk = chunk_elements(l, tex), align = tex ? window_align(l) : l->ssbo_align;
+    size_t chunk = chunk_elements(l, tex), align = tgl_gl_window_align(l, tex);
     if (chunk == 0)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "the device's SSBO block limit (%llu bytes) is too small",
                          (unsigned long long)l->max_ssbo_block);
@@ -201,18 +198,17 @@ void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const
 {
     for (int variant = 0; variant < 6; variant++) {
         int piece = variant % 3, tex = variant / 3;
-        if (piece == PIECE_WIDE && !tex)
-            continue;
+        /* the wide variants of kernels with inputs read through textures; fill reads nothing */
+        int reading_kernels = piece != PIECE_WIDE || tex;
         char *d = defines_for("", piece, tex);
-        if (d) {
-            if (!tex) {
-                fn(ctx, "elementwise/fill", d);
-                fn(ctx, "elementwise/copy", d);
-            }
+        if (d && !tex)
+            fn(ctx, "elementwise/fill", d);
+        if (d && !tex && piece != PIECE_WIDE)
+            fn(ctx, "elementwise/copy", d);
+        if (d && reading_kernels)
             fn(ctx, "elementwise/scale_add", d);
-        }
         free(d);
-        for (int op = 0; op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
+        for (int op = 0; reading_kernels && op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
             int unary = op < TGL_UNARY_COUNT;
             char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], piece, tex);
             if (dv)
