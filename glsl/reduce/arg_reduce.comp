@@ -7,6 +7,7 @@
 // are counted from u_j_base, and with u_carry the best (value, index) of the earlier pieces,
 // held in best_v[] and y[], competes (and wins ties: its indices are smaller); the winner is
 // written back to both.
+// TGL_VEC4 (llvmpipe): contiguous lines of whole vec4s, read a vec4 at a time.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -19,6 +20,9 @@
 #ifdef TGL_TEX
 layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
+#elif defined(TGL_VEC4)
+layout(std430, binding = 0) readonly buffer Src { vec4 x[]; };
+#define X_AT(i) x[i]
 #else
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
 #define X_AT(i) x[i]
@@ -42,23 +46,18 @@ const uint NONE = 0xFFFFFFFFu;
 shared float s_val[TGL_WG_SIZE];
 shared uint s_idx[TGL_WG_SIZE];
 
-// Whether (av, ai) should replace (bv, bi) as the best so far.
+// Whether (av, ai) should replace (bv, bi) as the best so far. Without branches (llvmpipe runs
+// both arms of a branch that differs between lanes): every case is a select.
 bool better(float av, uint ai, float bv, uint bi)
 {
-    if (ai == NONE)
-        return false;
-    if (bi == NONE)
-        return true;
     bool an = isnan(av), bn = isnan(bv);
-    if (an || bn)
-        return an && (!bn || ai < bi);
-    if (av != bv)
 #ifdef ARG_MIN
-        return av < bv;
+    bool beats = av < bv;
 #else
-        return av > bv;
+    bool beats = av > bv;
 #endif
-    return ai < bi;
+    bool wins = an ? (!bn || ai < bi) : (!bn && (beats || (av == bv && ai < bi)));
+    return ai != NONE && (bi == NONE || wins);
 }
 
 void main()
@@ -71,6 +70,26 @@ void main()
     uint base = u_x_off + o * u_len * u_inner + i;
     float bv = 0.0;
     uint bi = NONE;
+#ifdef TGL_VEC4
+    // Contiguous lines of whole vec4s (inner 1, base a multiple of 4): the best of each
+    // component, then of the four.
+    vec4 cv = vec4(0.0);
+    uvec4 ci = uvec4(NONE);
+    for (uint j = tid; j < u_len / 4u; j += uint(TGL_WG_SIZE)) {
+        vec4 v = X_AT(base / 4u + j);
+        uvec4 at = uvec4(4u * j) + uvec4(0u, 1u, 2u, 3u);
+        for (int c = 0; c < 4; c++)
+            if (better(v[c], at[c], cv[c], ci[c])) {
+                cv[c] = v[c];
+                ci[c] = at[c];
+            }
+    }
+    for (int c = 0; c < 4; c++)
+        if (better(cv[c], ci[c], bv, bi)) {
+            bv = cv[c];
+            bi = ci[c];
+        }
+#else
     for (uint j = tid; j < u_len; j += uint(TGL_WG_SIZE)) {
         float v = X_AT(base + j * u_inner);
         if (better(v, j, bv, bi)) {
@@ -78,6 +97,7 @@ void main()
             bi = j;
         }
     }
+#endif
     s_val[tid] = bv;
     s_idx[tid] = bi;
     memoryBarrierShared();

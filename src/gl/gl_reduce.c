@@ -48,18 +48,13 @@ static int use_textures(const tgl_gl_limits *l, size_t elems)
     return l->elementwise_textures && elems <= l->texture_buffer_texels;
 }
 
-static size_t src_align(const tgl_gl_limits *l, int tex)
-{
-    return tex && l->texture_align > l->ssbo_align ? (size_t)l->texture_align : (size_t)l->ssbo_align;
-}
-
 static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_defines_, const pass *p)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = use_textures(l, p->src.bytes / F32);
     /* Contiguous lines whose start, length and chunks are whole vec4s read vec4s (reduce.comp). */
-    int vec4 = l->vec4_lines && !strcmp(kernel, "reduce/reduce") && p->inner == 1 && p->len % 4 == 0 &&
-               p->chunk % 4 == 0 && (p->src_pad / F32) % 4 == 0;
+    int vec4 = l->vec4_lines && p->inner == 1 && p->len % 4 == 0 && (p->src_pad / F32) % 4 == 0 &&
+               (!strcmp(kernel, "reduce/reduce") ? p->chunk % 4 == 0 : !strcmp(kernel, "reduce/arg_reduce"));
     char defines[160];
     snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tex ? "#define TGL_TEX\n" : "",
              vec4 ? "#define TGL_VEC4\n" : "");
@@ -191,8 +186,8 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
     size_t col_splits = inner >= COLS_MIN_INNER && len ? cols_splits(l, no, len, inner) : 0;
     if (col_splits) {
         size_t src_pad, dst_pad;
-        tgl_gl_binding sb = tgl_gl_window_aligned(src, lines * len * F32, 0, src_align(l, use_textures(l, lines * len)),
-                                                  &src_pad);
+        size_t src_align = tgl_gl_window_align(l, use_textures(l, lines * len));
+        tgl_gl_binding sb = tgl_gl_window_aligned(src, lines * len * F32, 0, src_align, &src_pad);
         if (col_splits == 1) {
             tgl_gl_binding db = tgl_gl_window(b, dst, lines * F32, 1, &dst_pad);
             return run_cols(b, defines, carry, sb, src_pad, db, dst_pad, no, len, inner, 1, scale);
@@ -216,7 +211,7 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
     p.chunk = (len + splits - 1) / splits;
     if (l->vec4_lines && inner == 1 && len % 4 == 0)
         p.chunk = (p.chunk + 3) / 4 * 4; /* whole vec4s per chunk (the last may be shorter or empty) */
-    size_t align = src_align(l, use_textures(l, lines * len));
+    size_t align = tgl_gl_window_align(l, use_textures(l, lines * len));
     if (len)
         p.src = tgl_gl_window_aligned(src, lines * len * F32, 0, align, &p.src_pad);
     else /* nothing to read: bind the output's window as a harmless source */
@@ -297,7 +292,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
         for (size_t o0 = 0; o0 < outer; o0 += per) {
             size_t no = outer - o0 < per ? outer - o0 : per;
             pass p = {.len = len, .inner = inner, .groups = no * inner};
-            size_t align = src_align(l, use_textures(l, no * len * inner));
+            size_t align = tgl_gl_window_align(l, use_textures(l, no * len * inner));
             p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + o0 * len * inner * F32},
                                           no * len * inner * F32, 0, align, &p.src_pad);
             p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + o0 * inner * sizeof(int32_t)},
@@ -322,7 +317,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
                 size_t nj = len - j0 < pc.rows ? len - j0 : pc.rows;
                 pass p = {.len = nj, .inner = nc, .groups = nc, .carry = "#define ARG_CARRY\n", .j_base = j0,
                           .carry_in = j0 > 0};
-                size_t align = src_align(l, use_textures(l, nj * nc));
+                size_t align = tgl_gl_window_align(l, use_textures(l, nj * nc));
                 p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + ((o * len + j0) * inner + c0) * F32},
                                               nj * nc * F32, 0, align, &p.src_pad);
                 p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + (o * inner + c0) * sizeof(int32_t)},
@@ -355,6 +350,9 @@ void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char
                 snprintf(d, sizeof d, "#define %s\n%s%s", max ? "ARG_MAX" : "ARG_MIN",
                          carry ? "#define ARG_CARRY\n" : "", tex_defines[tex]);
                 fn(ctx, "reduce/arg_reduce", d);
+                snprintf(d, sizeof d, "#define %s\n%s%s#define TGL_VEC4\n", max ? "ARG_MAX" : "ARG_MIN",
+                         carry ? "#define ARG_CARRY\n" : "", tex_defines[tex]);
+                fn(ctx, "reduce/arg_reduce", d); /* contiguous rows of whole vec4s (llvmpipe) */
             }
     }
 }

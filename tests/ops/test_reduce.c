@@ -248,6 +248,23 @@ static void test_nan_and_ties(void **state)
     for (int op = ARGMIN; op < TGL_REDUCE_COUNT; op++)
         for (size_t axis = 0; axis < 2; axis++)
             compare(p, op, x, shape, 2, axis);
+    /* Rows of whole vec4s (GL on llvmpipe keeps the best per component, then of the four): the
+     * first extreme sits in a later component than a tie (7 at 1, 2, 4), NaN in the second
+     * vec4's third lane, and long rows of small integers are full of ties; each twice, at
+     * both input alignments. */
+    const float y[] = {3, 7, 7, 1, 7, 0, 0, 0, -2, 4, nan, 4, -2, 9, 9, -2};
+    size_t ys[2] = {2, 8};
+    size_t long_shape[2] = {3, 4096}, n = 3 * 4096;
+    float *z = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        z[i] = (float)tgt_below(&p->rng, 7);
+    z[4096 + 3001] = z[4096 + 4000] = nan;
+    for (int twice = 0; twice < 2; twice++)
+        for (int op = ARGMIN; op <= ARGMAX; op++) {
+            compare(p, op, y, ys, 2, 1);
+            compare(p, op, z, long_shape, 2, 1);
+        }
+    free(z);
 }
 
 /* Slabs past a 4 KiB SSBO limit (1016 floats here): lines taken in pieces of whole rows
