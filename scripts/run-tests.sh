@@ -14,6 +14,8 @@ export TGL_SPIRV_DIR="${TGL_SPIRV_DIR-$(cd "$(dirname "$0")/.." && pwd)/build/te
 log="$build/tests/last-run.log"
 : > "$log"
 crashed=0
+# What failed, repeated after the summary: CI logs keep only their tail.
+failures=""
 for t in "$@"; do
     echo "== $t"
     out="$build/tests/.output"
@@ -26,7 +28,16 @@ for t in "$@"; do
     if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \]' "$out"; then
         echo "!! $t exited with status $rc without a cmocka failure report"
         crashed=$((crashed + 1))
+        failures="$failures
+$t: exited with status $rc (crash or sanitizer report above)"
     fi
+    # cmocka names each failed test after its summary; the binary's seed (drawn once per
+    # process) reproduces it.
+    seed=$(sed -n 's/^\[ SEED     \] //p' "$out" | head -n 1)
+    for f in $(sed -n 's/^\[  FAILED  \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' "$out" | sort -u); do
+        failures="$failures
+$t: $f${seed:+ ($seed)}"
+    done
 done
 sum() { sed -n "s/$1/\\1/p" "$log" | awk '{s+=$1} END {print s+0}'; }
 passed=$(sum '^\[  PASSED  \] \([0-9]*\) test(s)\.')
@@ -35,4 +46,5 @@ skipped=$(sum '^\[  SKIPPED \] \([0-9]*\) test(s), listed below:')
 failed=$((failed + crashed))
 echo
 echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ -z "$failures" ] || echo "failed:$failures"
 [ "$failed" = 0 ]
