@@ -116,6 +116,28 @@ void main()
     const uint step = STEP;
 
 #if defined(SOFTMAX) || defined(LOG_SOFTMAX)
+#ifdef ROW_PER_INVOCATION
+    // The max and the sum of exponentials in one pass over the row (llvmpipe, where each pass
+    // costs its texel fetches): the sum so far is rescaled whenever the max grows, once per
+    // four steps by a single exp. m starts at the lowest finite float, not -inf, so that
+    // m - nm and x - nm are never -inf - -inf: -inf elements add 0.
+    float m = -3.40282347e38;
+    T sv = T(0.0);
+    uint j = 0u;
+    for (; j + 4u <= n; j += 4u) {
+        T a = X_AT(xr + j), b = X_AT(xr + j + 1u), c = X_AT(xr + j + 2u), d = X_AT(xr + j + 3u);
+        float nm = max(m, HMAX(max(max(a, b), max(c, d))));
+        sv = sv * exp(m - nm) + ((exp(a - nm) + exp(b - nm)) + (exp(c - nm) + exp(d - nm)));
+        m = nm;
+    }
+    for (; j < n; j++) {
+        T a = X_AT(xr + j);
+        float nm = max(m, HMAX(a));
+        sv = sv * exp(m - nm) + exp(a - nm);
+        m = nm;
+    }
+    float s = HSUM(sv);
+#else
     T mv = T(-tgl_inf());
     for (uint j = tid; j < n; j += step)
         mv = max(mv, X_AT(xr + j));
@@ -124,6 +146,7 @@ void main()
     for (uint j = tid; j < n; j += step)
         sv += exp(X_AT(xr + j) - m);
     float s = GROUP_SUM(HSUM(sv));
+#endif
 #ifdef SOFTMAX
     float inv = 1.0 / s;
 #define OUT_AT(j) (exp(X_AT(xr + (j)) - m) * inv)

@@ -158,6 +158,49 @@ static void test_large_magnitudes(void **state)
     }
 }
 
+/* Softmax rows with -inf entries (attention masks): a leading run of -inf longer than the four
+ * vec4s llvmpipe's kernel takes per step (its running max starts at the lowest finite float), -inf
+ * scattered through a row, one finite element, and values that grow along the row (the running
+ * sum is rescaled at every step). Masked positions must come out exactly 0 (softmax) and -inf
+ * (log_softmax), the rest as the CPU's; a row of only -inf (row 4) gives NaN on both. */
+static void test_masked_rows(void **state)
+{
+    pair *p = *state;
+    for (size_t cols = 64; cols <= 1027; cols += 963) { /* vec4 rows and scalar ones */
+        const size_t rows = 5;
+        float *x = randoms(&p->rng, rows * cols, -6.0f, 6.0f);
+        for (size_t c = 0; c < cols; c++) {
+            if (c < cols / 2 + 3)
+                x[c] = -INFINITY; /* row 0: the first half and more */
+            if (tgt_uniform(&p->rng, 0.0f, 1.0f) < 0.3f)
+                x[cols + c] = -INFINITY; /* row 1: scattered */
+            if (c != cols - 2)
+                x[2 * cols + c] = -INFINITY; /* row 2: one finite element near the end */
+            x[3 * cols + c] = -20.0f + 40.0f * (float)c / (float)cols; /* row 3: growing */
+            x[4 * cols + c] = -INFINITY;
+        }
+        for (int kind = SOFTMAX; kind <= LOG_SOFTMAX; kind++) {
+            job j = {kind, 0, 0, 0, rows, cols, 4, 0.0f, x, NULL, NULL};
+            float *got = run_on(p->gl, &j), *want = run_on(p->cpu, &j);
+            for (size_t i = 4 * cols; i < rows * cols; i++)
+                if (!isnan(got[4 + i]) || !isnan(want[4 + i]))
+                    fail_msg("%s %zux%zu: a row of -inf: element %zu: gl %g, cpu %g", names[kind], rows, cols, i,
+                             (double)got[4 + i], (double)want[4 + i]);
+            for (size_t i = 0; i < 4 * cols; i++)
+                if (x[i] == -INFINITY && !(got[4 + i] == want[4 + i] && want[4 + i] == (kind == SOFTMAX ? 0.0f : -INFINITY)))
+                    fail_msg("%s %zux%zu: masked element %zu: gl %g, cpu %g", names[kind], rows, cols, i,
+                             (double)got[4 + i], (double)want[4 + i]);
+            double e = tgt_nmse(got + 4, want + 4, 4 * cols);
+            if (!(e <= 1e-9))
+                fail_msg("%s %zux%zu masked rows: NMSE %.3g (seed %llu)", names[kind], rows, cols, e,
+                         (unsigned long long)tgt_seed());
+            free(got);
+            free(want);
+        }
+        free(x);
+    }
+}
+
 static void test_errors(void **state)
 {
     pair *p = *state;
@@ -191,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_large_magnitudes),
+        cmocka_unit_test(test_masked_rows),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/norm (gl vs cpu)", tests, setup, teardown);
