@@ -468,6 +468,9 @@ static void test_matvec(void **state)
         skip();
     const size_t shapes[][3] = {{1, 1, 0},   {1, 7, 1},    {7, 1, 0},     {13, 17, 3},   {64, 64, 0},
                                 {100, 4, 1}, {257, 333, 4}, {31, 1024, 0}, {4096, 4096, 0}, {5, 0, 0},
+                                /* llvmpipe's rows take 16 columns per loop trip, then 8, then 4
+                                 * (whole vec4s) or 2, then 1 */
+                                {9, 1028, 0}, {3, 1032, 4}, {5, 1036, 0}, {3, 1030, 1}, {2, 1039, 0},
                                 /* rows longer than llvmpipe's loop limit lets one invocation walk */
                                 {6, 600001, 0}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
