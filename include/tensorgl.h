@@ -444,7 +444,9 @@ TGL_API tgl_status tgl_cast_f16_f32(tgl_backend *b, tgl_ptr in, tgl_ptr out, siz
 /* ---- row-wise normalization (f32, rows x cols, row-major) -------------------------------- */
 
 /* out = exp(x - max) / sum(exp(x - max)) per row: numerically stable (rows of +-1e4 stay
- * finite). out may equal in exactly. rows or cols 0 is a no-op.
+ * finite). -inf entries (masked positions) give exactly 0 (log_softmax: -inf) when the row has
+ * a finite element; a row of only -inf gives NaN. out may equal in exactly. rows or cols 0 is
+ * a no-op.
  * Errors: TGL_ERR_INVALID_ARGUMENT (size overflow, partial overlap), TGL_ERR_INVALID_POINTER,
  *   TGL_ERR_UNSUPPORTED (GL: a row longer than the SSBO block limit).
  * Example: tgl_softmax(b, scores, probs, rows, cols); */
