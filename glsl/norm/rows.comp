@@ -28,11 +28,13 @@
 #define VW 4u
 #define HSUM(v) (((v).x + (v).y) + ((v).z + (v).w))
 #define HMAX(v) max(max((v).x, (v).y), max((v).z, (v).w))
+#define FIRST_OF(v) (v).x
 #else
 #define T float
 #define VW 1u
 #define HSUM(v) (v)
 #define HMAX(v) (v)
+#define FIRST_OF(v) (v)
 #endif
 // TGL_TEX: the row read through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
@@ -91,10 +93,11 @@ layout(location = 6) uniform float u_eps;
 #endif
 
 #if defined(RMSNORM) || defined(LAYERNORM)
-// Element j of the normalised row that starts at xr.
-T norm_at(uint xr, uint j, float mean, float inv)
+// Element j of the normalised row that starts at xr: ((x - shift) - mean) * inv, where mean is
+// the mean of x - shift (layernorm shifts by the row's first element; rmsnorm by nothing).
+T norm_at(uint xr, uint j, float shift, float mean, float inv)
 {
-    T v = (X_AT(xr + j) - mean) * inv;
+    T v = ((X_AT(xr + j) - shift) - mean) * inv;
 #ifdef HAS_WEIGHT
     v *= w[u_w_off / VW + j];
 #endif
@@ -102,6 +105,19 @@ T norm_at(uint xr, uint j, float mean, float inv)
     v += bias[u_b_off / VW + j];
 #endif
     return v;
+}
+#endif
+
+#if defined(LAYERNORM) && defined(ROW_PER_INVOCATION)
+// Folds a block of nb elements, with mean bm and sum of squared deviations from it bm2, into
+// the running count, mean and sum of squared deviations (Chan, Golub and LeVeque's pairwise
+// update: as stable as two passes over the row).
+void merge_block(inout float cnt, inout float mean, inout float m2, float nb, float bm, float bm2)
+{
+    float nn = cnt + nb, f = nb / nn, delta = bm - mean;
+    mean += delta * f;
+    m2 += bm2 + delta * delta * cnt * f;
+    cnt = nn;
 }
 #endif
 
@@ -156,20 +172,52 @@ void main()
 #endif
     STORE_ROW();
 #else // RMSNORM, LAYERNORM
-    float mean = 0.0;
+    // Layernorm works on x - x0, x0 the row's first element: for rows far from zero (a large
+    // mean, a small spread) the differences are exact where a mean of x itself would be off
+    // by up to half a unit in the last place of that mean.
+    float shift = 0.0, mean = 0.0, inv;
 #ifdef LAYERNORM
+    if (n > 0u)
+        shift = FIRST_OF(X_AT(xr));
+#ifdef ROW_PER_INVOCATION
+    // One pass (llvmpipe, where each pass costs its texel fetches): each trip's four steps are
+    // reduced on their own (their mean, then their squared deviations from it) and merged.
+    float cnt = 0.0, m2 = 0.0;
+    uint j = 0u;
+    for (; j + 4u <= n; j += 4u) {
+        T a = X_AT(xr + j) - shift, b = X_AT(xr + j + 1u) - shift;
+        T c = X_AT(xr + j + 2u) - shift, d = X_AT(xr + j + 3u) - shift;
+        float bm = HSUM((a + b) + (c + d)) * (0.25 / float(VW));
+        a -= bm;
+        b -= bm;
+        c -= bm;
+        d -= bm;
+        merge_block(cnt, mean, m2, float(4u * VW), bm, HSUM((a * a + b * b) + (c * c + d * d)));
+    }
+    for (; j < n; j++) {
+        T a = X_AT(xr + j) - shift;
+        float bm = HSUM(a) * (1.0 / float(VW));
+        a -= bm;
+        merge_block(cnt, mean, m2, float(VW), bm, HSUM(a * a));
+    }
+    inv = inversesqrt(m2 / float(u_cols) + u_eps);
+#define ONE_PASS
+#else
     T t = T(0.0);
     for (uint j = tid; j < n; j += step)
-        t += X_AT(xr + j);
+        t += X_AT(xr + j) - shift;
     mean = GROUP_SUM(HSUM(t)) / float(u_cols);
 #endif
+#endif
+#ifndef ONE_PASS
     T ss = T(0.0);
     for (uint j = tid; j < n; j += step) {
-        T d = X_AT(xr + j) - mean;
+        T d = (X_AT(xr + j) - shift) - mean;
         ss += d * d;
     }
-    float inv = inversesqrt(GROUP_SUM(HSUM(ss)) / float(u_cols) + u_eps);
-#define OUT_AT(j) norm_at(xr, j, mean, inv)
+    inv = inversesqrt(GROUP_SUM(HSUM(ss)) / float(u_cols) + u_eps);
+#endif
+#define OUT_AT(j) norm_at(xr, j, shift, mean, inv)
     STORE_ROW();
 #endif
 }

@@ -1,6 +1,6 @@
 /* tgl_softmax, tgl_log_softmax, tgl_rmsnorm and tgl_layernorm on GL compared with the CPU oracle
  * over awkward shapes, in place, with and without weight/bias, on rows of +-1e4 (stability),
- * with poisoned outputs and guards; and their error cases. */
+ * layernorm of rows far from zero, with poisoned outputs and guards; and their error cases. */
 #include "testing.h"
 
 #include <math.h>
@@ -158,6 +158,38 @@ static void test_large_magnitudes(void **state)
     }
 }
 
+/* Layernorm of rows far from zero: a large mean and a spread of about 1, the case where a mean
+ * of x itself in f32 is off by up to half a unit in its last place (0.001 at 1e4) and every
+ * output with it. Row 1 starts with an outlier 60 away from the rest (the shift the kernel
+ * takes, the row's first element, is then far from the mean), row 2 is one value repeated.
+ * 512 and 513 columns take llvmpipe's one-pass row-per-invocation kernel (vec4 and scalar),
+ * 9001 the workgroup kernel. */
+static void test_offset_rows(void **state)
+{
+    pair *p = *state;
+    static const size_t col_counts[] = {512, 513, 9001};
+    static const float offsets[] = {1e3f, -2.5e4f};
+    for (size_t c = 0; c < sizeof col_counts / sizeof col_counts[0]; c++) {
+        for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+            size_t rows = 5, cols = col_counts[c];
+            float *x = randoms(&p->rng, rows * cols, -1.0f, 1.0f);
+            for (size_t i = 0; i < rows * cols; i++)
+                x[i] += offsets[o];
+            x[cols] = offsets[o] + 60.0f;
+            for (size_t i = 0; i < cols; i++)
+                x[2 * cols + i] = offsets[o] + 0.5f;
+            float *w = randoms(&p->rng, cols, -2.0f, 2.0f), *bias = randoms(&p->rng, cols, -1.0f, 1.0f);
+            for (int v = 0; v < 2; v++) {
+                job j = {LAYERNORM, v, v, v, rows, cols, 4, 1e-5f, x, w, bias};
+                compare(p, &j);
+            }
+            free(x);
+            free(w);
+            free(bias);
+        }
+    }
+}
+
 /* Softmax rows with -inf entries (attention masks): a leading run of -inf longer than the four
  * vec4s llvmpipe's kernel takes per step (its running max starts at the lowest finite float), -inf
  * scattered through a row, one finite element, and values that grow along the row (the running
@@ -234,6 +266,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_large_magnitudes),
+        cmocka_unit_test(test_offset_rows),
         cmocka_unit_test(test_masked_rows),
         cmocka_unit_test(test_errors),
     };
