@@ -108,7 +108,13 @@ T norm_at(uint xr, uint j, float shift, float mean, float inv)
 }
 #endif
 
+// Llvmpipe's row-per-invocation layernorm takes the mean and the variance in one pass (each
+// pass costs its texel fetches there); the workgroup kernel keeps two.
 #if defined(LAYERNORM) && defined(ROW_PER_INVOCATION)
+#define LAYERNORM_ONE_PASS
+#endif
+
+#ifdef LAYERNORM_ONE_PASS
 // Folds a block of nb elements, with mean bm and sum of squared deviations from it bm2, into
 // the running count, mean and sum of squared deviations (Chan, Golub and LeVeque's pairwise
 // update: as stable as two passes over the row).
@@ -179,9 +185,9 @@ void main()
 #ifdef LAYERNORM
     if (n > 0u)
         shift = FIRST_OF(X_AT(xr));
-#ifdef ROW_PER_INVOCATION
-    // One pass (llvmpipe, where each pass costs its texel fetches): each trip's four steps are
-    // reduced on their own (their mean, then their squared deviations from it) and merged.
+#ifdef LAYERNORM_ONE_PASS
+    // Each trip's four steps are reduced on their own (their mean, then their squared
+    // deviations from it) and merged.
     float cnt = 0.0, m2 = 0.0;
     uint j = 0u;
     for (; j + 4u <= n; j += 4u) {
@@ -201,7 +207,6 @@ void main()
         merge_block(cnt, mean, m2, float(VW), bm, HSUM(a * a));
     }
     inv = inversesqrt(m2 / float(u_cols) + u_eps);
-#define ONE_PASS
 #else
     T t = T(0.0);
     for (uint j = tid; j < n; j += step)
@@ -209,7 +214,7 @@ void main()
     mean = GROUP_SUM(HSUM(t)) / float(u_cols);
 #endif
 #endif
-#ifndef ONE_PASS
+#ifndef LAYERNORM_ONE_PASS
     T ss = T(0.0);
     for (uint j = tid; j < n; j += step) {
         T d = (X_AT(xr + j) - shift) - mean;
