@@ -46,6 +46,10 @@ typedef struct tgl_gl_gemm_config {
  * buffers as well. */
 enum { TGL_GL_POOL_OFF = 0, TGL_GL_POOL_REUSE = 1, TGL_GL_POOL_CARVE = 2 };
 
+/* tgl_gl_limits.transpose: the strided gather, shared-memory tiles (GPUs), or register blocks
+ * per invocation read through buffer textures (llvmpipe); glsl/shape/transpose.comp. */
+enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BLOCK4 = 2 };
+
 typedef struct tgl_gl_limits {
     uint64_t max_ssbo_block;
     uint64_t ssbo_align;
@@ -70,6 +74,8 @@ typedef struct tgl_gl_limits {
     uint32_t loop_limit;           /* loop iterations an invocation may run in all (llvmpipe
                                       stops its loops after 65535); 0 = no limit known */
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
+    int transpose;                 /* TGL_GL_TRANSPOSE_*: how permutes that move the input's
+                                      contiguous axis off the output's last run */
     int upload_waits;              /* tgl_copy_htod waits until its update has landed (GPUs) */
     int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
     int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
@@ -209,6 +215,8 @@ void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[3]);
 void tgl_gl_uniform_ui(tgl_backend *b, GLuint prog, GLint loc, GLuint v);
 void tgl_gl_uniform_f(tgl_backend *b, GLuint prog, GLint loc, GLfloat v);
 void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLuint *v);
+/* A uint[TGL_MAX_DIMS] array at loc from n sizes (n <= TGL_MAX_DIMS), the rest 0. */
+void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n);
 
 /* ---- the backend ---- */
 #define TGL_GL_MAX_TEXTURE_BINDINGS 4
@@ -382,6 +390,10 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
 void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);
 void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* A permute by glsl/shape/transpose.comp where limits.transpose and the shapes allow (*done 1);
+ * else nothing is run and *done is 0. */
+tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tgl__strided *s, int *done);
+void tgl_gl_transpose_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);
 void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);

@@ -264,6 +264,10 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     /* ... and row-wise ops give each row one invocation, as its GEMM gives each invocation a
      * register block: no barriers (softmax 4096x4096 there: see docs/performance.md). */
     l->rows_per_invocation = gemm.textures;
+    /* Transposes in tiles: in shared memory where GEMM stages its tiles there (barriers are
+     * cheap), else as register blocks per invocation where inputs are read as texels (llvmpipe). */
+    l->transpose = gemm.tiled ? TGL_GL_TRANSPOSE_TILES
+                 : l->elementwise_textures ? TGL_GL_TRANSPOSE_BLOCK4 : TGL_GL_TRANSPOSE_OFF;
     /* gallivm counts every loop back-edge of an invocation against one limit of 65535 and then
      * leaves the loops, silently (a softmax row of 65536 walked by one invocation came out
      * wrong); kernels that walk long ranges in one invocation check this. */

@@ -39,14 +39,6 @@ static int vec_run(const size_t *stride, size_t ndim, size_t pad_bytes)
  * leave most of a group idle. */
 #define ROWS_MIN_INNER 32
 
-static void set_uints(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n)
-{
-    GLuint u[TGL_MAX_DIMS] = {0};
-    for (size_t i = 0; i < n; i++)
-        u[i] = (GLuint)v[i];
-    tgl_gl_uniform_uiv(b, prog, loc, TGL_MAX_DIMS, u);
-}
-
 /* The boxes of one call: the operands, their strides (the output's row-major) and the limits a
  * box must keep. */
 typedef struct boxes {
@@ -132,7 +124,7 @@ static tgl_status run_box(boxes *x, size_t *lo, size_t *hi)
     tgl_gl_uniform_ui(x->b, prog, 3, (GLuint)(pad_a / F32));
     tgl_gl_uniform_ui(x->b, prog, 4, (GLuint)(pad_b / F32));
     tgl_gl_uniform_ui(x->b, prog, 5, (GLuint)(pad_y / F32));
-    set_uints(x->b, prog, 8, ext, nd);
+    tgl_gl_uniform_dims(x->b, prog, 8, ext, nd);
     return rows ? tgl_gl_dispatch_grid(x->b, prog, bind, 3, (uint32_t)gx, (uint32_t)(n / inner), 1)
                 : tgl_gl_dispatch(x->b, prog, bind, 3, (n + l->workgroup_size - 1) / l->workgroup_size);
 }
@@ -158,10 +150,10 @@ static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view b
         if (st)
             return st;
         tgl_gl_uniform_ui(b, x.prog[rows], 2, (GLuint)s->ndim);
-        set_uints(b, x.prog[rows], 16, s->a_stride, s->ndim);
-        set_uints(b, x.prog[rows], 32, x.y_stride, s->ndim);
+        tgl_gl_uniform_dims(b, x.prog[rows], 16, s->a_stride, s->ndim);
+        tgl_gl_uniform_dims(b, x.prog[rows], 32, x.y_stride, s->ndim);
         if (op >= 0)
-            set_uints(b, x.prog[rows], 24, s->b_stride, s->ndim);
+            tgl_gl_uniform_dims(b, x.prog[rows], 24, s->b_stride, s->ndim);
     }
     size_t lo[TGL_MAX_DIMS] = {0}, hi[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < s->ndim; d++)
@@ -175,6 +167,12 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
     size_t max_elems = tgl_gl_max_window_elems(l, F32);
     if (s->n_out == 0)
         return TGL_OK;
+    if (op < 0) { /* permutes that move the input's contiguous axis: tiles (gl_transpose.c) */
+        int done;
+        tgl_status st = tgl_gl_transpose(b, a, out, s, &done);
+        if (st || done)
+            return st;
+    }
     /* (box indices are local to the box: outputs past 32-bit indices take boxes too) */
     if (s->n_a > max_elems || s->n_b > max_elems || s->n_out > (size_t)UINT32_MAX)
         return strided_boxes(b, op, a, bb, out, s);
@@ -209,11 +207,11 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
             return st;
         tgl_gl_uniform_ui(b, prog[v], 2, (GLuint)s->ndim);
         tgl_gl_uniform_ui(b, prog[v], 3, (GLuint)(pad_a / F32));
-        set_uints(b, prog[v], 8, s->shape, s->ndim);
-        set_uints(b, prog[v], 16, s->a_stride, s->ndim);
+        tgl_gl_uniform_dims(b, prog[v], 8, s->shape, s->ndim);
+        tgl_gl_uniform_dims(b, prog[v], 16, s->a_stride, s->ndim);
         if (op >= 0) {
             tgl_gl_uniform_ui(b, prog[v], 4, (GLuint)(pad_b / F32));
-            set_uints(b, prog[v], 24, s->b_stride, s->ndim);
+            tgl_gl_uniform_dims(b, prog[v], 24, s->b_stride, s->ndim);
         }
         if (v) { /* the last axis as plain uniforms */
             tgl_gl_uniform_ui(b, prog[v], 40, (GLuint)inner);

@@ -233,6 +233,14 @@ void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, c
         glProgramUniform1uiv(prog, loc, n, v);
 }
 
+void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n)
+{
+    GLuint u[TGL_MAX_DIMS] = {0};
+    for (size_t i = 0; i < n && i < TGL_MAX_DIMS; i++)
+        u[i] = (GLuint)v[i];
+    tgl_gl_uniform_uiv(b, prog, loc, TGL_MAX_DIMS, u);
+}
+
 int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
 {
     /* Subgroup operations need SPIR-V 1.3; ARB_gl_spirv takes SPIR-V 1.0 (glslangValidator -G

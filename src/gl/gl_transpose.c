@@ -1,0 +1,117 @@
+/* GL driver for tiled permutes (glsl/shape/transpose.comp): a permute that moves the input's
+ * contiguous axis away from the output's last one (a transpose of the last two axes, and the
+ * like), where the strided gather would read one element per output element a row apart. The
+ * permute is first described without its axes of extent 1; then output axis P has input stride
+ * 1, the last axis L some stride, and every other axis is "rest", one workgroup layer each. */
+#include "gl_internal.h"
+
+#define F32 sizeof(float)
+#define MAX_REST (TGL_MAX_DIMS - 2)
+#define TILE 32u  /* the shared-memory kernel's tile edge */
+#define GROUP 8u  /* BLOCK4's workgroup: GROUP x GROUP blocks */
+
+static const char *const variant_defines[3] = {"", "#define BLOCK4\n#define TGL_TEX\n",
+                                               "#define BLOCK4\n#define TGL_TEX\n#define TGL_WIDE\n"};
+enum { VARIANT_TILES, VARIANT_BLOCK4, VARIANT_WIDE };
+
+/* The permute's (P, L) plane and rest axes, innermost rest axis first. */
+typedef struct plane {
+    size_t ext_p, ext_l, a_l, y_p;
+    size_t nrest, rest_ext[MAX_REST], rest_a[MAX_REST], rest_y[MAX_REST], layers;
+} plane;
+
+/* 1 when s is a permute this kernel serves: after dropping axes of extent 1, the input's
+ * contiguous axis is not the output's last. */
+static int describe(const tgl__strided *s, plane *pl)
+{
+    size_t ext[TGL_MAX_DIMS], as[TGL_MAX_DIMS], ys[TGL_MAX_DIMS], n = 0, y_stride = 1;
+    for (size_t d = s->ndim; d-- > 0;) { /* the output's row-major strides, kept axes only */
+        if (s->shape[d] > 1) {
+            ext[n] = s->shape[d];
+            as[n] = s->a_stride[d];
+            ys[n] = y_stride;
+            n++;
+        }
+        y_stride *= s->shape[d];
+    }
+    /* ext[0] is now the output's last kept axis, ext[n - 1] its first. */
+    size_t p = n;
+    for (size_t d = 1; d < n; d++)
+        if (as[d] == 1)
+            p = d;
+    if (n < 2 || p == n)
+        return 0;
+    *pl = (plane){.ext_p = ext[p], .ext_l = ext[0], .a_l = as[0], .y_p = ys[p], .layers = 1};
+    for (size_t d = 1; d < n; d++)
+        if (d != p) {
+            pl->rest_ext[pl->nrest] = ext[d];
+            pl->rest_a[pl->nrest] = as[d];
+            pl->rest_y[pl->nrest] = ys[d];
+            pl->layers *= ext[d];
+            pl->nrest++;
+        }
+    return 1;
+}
+
+tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tgl__strided *s, int *done)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    plane pl;
+    *done = 0;
+    if (l->transpose == TGL_GL_TRANSPOSE_OFF || !describe(s, &pl))
+        return TGL_OK;
+    size_t max_elems = tgl_gl_max_window_elems(l, F32);
+    if (s->n_a > max_elems || s->n_out > max_elems || s->n_out > (size_t)UINT32_MAX)
+        return TGL_OK; /* the strided gather's boxes take it */
+    int block4 = l->transpose == TGL_GL_TRANSPOSE_BLOCK4;
+    size_t pad_a, pad_y;
+    tgl_gl_binding bind[3];
+    if (block4) {
+        if (!l->elementwise_textures || s->n_a / 4 + 1 > l->texture_buffer_texels || pl.ext_p % 4 || pl.ext_l % 4)
+            return TGL_OK;
+        bind[0] = tgl_gl_window_aligned(a, s->n_a * F32, 0, tgl_gl_window_align(l, 1), &pad_a);
+        bind[0].texture_format = GL_RGBA32F;
+    } else {
+        bind[0] = tgl_gl_window(b, a, s->n_a * F32, 0, &pad_a);
+    }
+    bind[1] = bind[0]; /* binding 1 unused */
+    bind[2] = tgl_gl_window(b, out, s->n_out * F32, 1, &pad_y);
+    if (block4 && (pad_a % 16 || pad_y % 16))
+        return TGL_OK; /* BLOCK4 moves whole vec4s */
+    int variant = VARIANT_TILES;
+    if (block4) /* rows of eight at a 32-byte-aligned output store dvec4s (common/wide_store.glsl) */
+        variant = l->wide_stores && pl.ext_l % 8 == 0 && pad_y % 32 == 0 ? VARIANT_WIDE : VARIANT_BLOCK4;
+    uint64_t gx = block4 ? tgl_gl_ceil_div(pl.ext_p / 4, GROUP) : tgl_gl_ceil_div(pl.ext_l, TILE);
+    uint64_t gy = block4 ? tgl_gl_ceil_div(pl.ext_l / (variant == VARIANT_WIDE ? 8 : 4), GROUP)
+                         : tgl_gl_ceil_div(pl.ext_p, TILE);
+    if (gx > l->wg_count[0] || gy > l->wg_count[1])
+        return TGL_OK;
+    GLuint prog;
+    tgl_status st = tgl_gl_program_get(b, "shape/transpose", variant_defines[variant], &prog);
+    if (st)
+        return st;
+    tgl_gl_uniform_ui(b, prog, 0, (GLuint)pl.ext_p);
+    tgl_gl_uniform_ui(b, prog, 1, (GLuint)pl.ext_l);
+    tgl_gl_uniform_ui(b, prog, 2, (GLuint)pl.a_l);
+    tgl_gl_uniform_ui(b, prog, 3, (GLuint)pl.y_p);
+    tgl_gl_uniform_ui(b, prog, 4, (GLuint)(pad_a / F32));
+    tgl_gl_uniform_ui(b, prog, 5, (GLuint)(pad_y / F32));
+    tgl_gl_uniform_ui(b, prog, 6, (GLuint)pl.nrest);
+    tgl_gl_uniform_dims(b, prog, 8, pl.rest_ext, pl.nrest);
+    tgl_gl_uniform_dims(b, prog, 16, pl.rest_a, pl.nrest);
+    tgl_gl_uniform_dims(b, prog, 24, pl.rest_y, pl.nrest);
+    *done = 1;
+    for (size_t z = 0; z < pl.layers; z += l->wg_count[2]) {
+        size_t gz = pl.layers - z < l->wg_count[2] ? pl.layers - z : l->wg_count[2];
+        tgl_gl_uniform_ui(b, prog, 7, (GLuint)z);
+        if ((st = tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz)))
+            return st;
+    }
+    return TGL_OK;
+}
+
+void tgl_gl_transpose_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    for (int v = 0; v < 3; v++)
+        fn(ctx, "shape/transpose", variant_defines[v]);
+}
