@@ -48,7 +48,12 @@ layout(std430, binding = 1) readonly buffer SrcB { float b[]; };
 #endif
 #endif
 #ifdef VEC
+#include "common/wide_store.glsl"
+#ifdef TGL_WIDE
+layout(std430, binding = 2) writeonly buffer Dst { dvec4 y8[]; };
+#else
 layout(std430, binding = 2) writeonly buffer Dst { vec4 y4[]; };
+#endif
 #else
 layout(std430, binding = 2) writeonly buffer Dst { float y[]; };
 #endif
@@ -97,13 +102,20 @@ layout(location = 32) uniform uint u_y_stride[8];
 void main()
 {
 #ifdef VEC
+    // TGL_WIDE (desktop GL): each invocation writes two vec4s of the row as one dvec4
+    // (common/wide_store.glsl); the host asks for rows of whole pairs at a 32-byte-aligned output.
+#ifdef TGL_WIDE
+#define PER 8u
+#else
+#define PER 4u
+#endif
     uint last = u_ndim - 1u, inner = u_inner, x = gl_GlobalInvocationID.x;
-    if (x >= inner / 4u)
+    if (x >= inner / PER)
         return;
     uint rest = u_start + gl_WorkGroupID.y;
-    uint ia = 4u * x * u_a_step;
+    uint ia = PER * x * u_a_step;
 #ifndef COPY
-    uint ib = 4u * x * u_b_step;
+    uint ib = PER * x * u_b_step;
 #endif
     for (int d = int(last) - 1; d > 0; d--) {
         uint c = rest % u_shape[d];
@@ -118,11 +130,16 @@ void main()
 #ifndef COPY
     ib += rest * u_b_stride[0];
 #endif
-    uint iy = (u_y_off + gl_WorkGroupID.y * inner) / 4u + x;
+    uint iy = (u_y_off + gl_WorkGroupID.y * inner) / PER + x;
 #ifdef COPY
-    y4[iy] = A_VEC(u_a_off + ia);
+#define VALUE(k) A_VEC(u_a_off + ia + (k) * u_a_step)
 #else
-    y4[iy] = BINARY(A_VEC(u_a_off + ia), B_VEC(u_b_off + ib));
+#define VALUE(k) BINARY(A_VEC(u_a_off + ia + (k) * u_a_step), B_VEC(u_b_off + ib + (k) * u_b_step))
+#endif
+#ifdef TGL_WIDE
+    y8[iy] = tgl_wide(VALUE(0u), VALUE(4u));
+#else
+    y4[iy] = VALUE(0u);
 #endif
 #else
 #ifdef ROWS

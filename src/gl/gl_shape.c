@@ -12,15 +12,17 @@ static const char *const op_names[TGL_BINARY_COUNT] = {"OP_ADD", "OP_SUB", "OP_M
                                                        "OP_MAX", "OP_MIN", "OP_POW"};
 
 /* variant: VARIANT_FLAT, VARIANT_ROWS, or VARIANT_VEC (rows of vec4s, textures only) with
- * VEC_A_RUN and VEC_B_RUN as the inputs allow. */
-enum { VARIANT_FLAT = 0, VARIANT_ROWS = 1, VARIANT_VEC = 2, VEC_A_RUN = 4, VEC_B_RUN = 8 };
+ * VEC_A_RUN and VEC_B_RUN as the inputs allow and VEC_WIDE (pairs of vec4s stored as dvec4s). */
+enum { VARIANT_FLAT = 0, VARIANT_ROWS = 1, VARIANT_VEC = 2, VEC_A_RUN = 4, VEC_B_RUN = 8, VEC_WIDE = 16 };
+
+#define DEFINES_SIZE 128
 
 static void defines_for(char *out, size_t size, int op, int variant, int tex, int box)
 {
-    snprintf(out, size, "#define %s\n%s%s%s%s%s%s", op < 0 ? "COPY" : op_names[op],
+    snprintf(out, size, "#define %s\n%s%s%s%s%s%s%s", op < 0 ? "COPY" : op_names[op],
              variant != VARIANT_FLAT ? "#define ROWS\n" : "", variant & VARIANT_VEC ? "#define VEC\n" : "",
              variant & VEC_A_RUN ? "#define A_RUN\n" : "", variant & VEC_B_RUN ? "#define B_RUN\n" : "",
-             tex ? "#define TGL_TEX\n" : "", box ? "#define BOX\n" : "");
+             variant & VEC_WIDE ? "#define TGL_WIDE\n" : "", tex ? "#define TGL_TEX\n" : "", box ? "#define BOX\n" : "");
 }
 
 /* Whether the VEC variant reads an input as vec4s (A_RUN, B_RUN in glsl/shape/strided.comp):
@@ -144,7 +146,7 @@ static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view b
         st *= s->shape[d];
     }
     for (int rows = 0; rows < 2; rows++) {
-        char defines[80];
+        char defines[DEFINES_SIZE];
         defines_for(defines, sizeof defines, op, rows, x.tex, 1);
         tgl_status st = tgl_gl_program_get(b, "shape/strided", defines, &x.prog[rows]);
         if (st)
@@ -196,13 +198,23 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
      * starts 16-byte aligned: a row-bias add of 1024 x 1024 floats there went from 5.7-7.1 to 1.2-1.9
      * ms (docs/performance.md). */
     int vec = rows && tex && inner % 4 == 0;
+    /* ... and rows of whole pairs of vec4s at a 32-byte-aligned output store them as dvec4s
+     * (common/wide_store.glsl): the same add 29.5 -> 17 ms at 4096 x 4096 (docs/performance.md). */
+    int wide = vec && l->wide_stores && inner % 8 == 0;
     int run_a = vec_run(s->a_stride, s->ndim, pad_a), run_b = op >= 0 && vec_run(s->b_stride, s->ndim, pad_b);
     int vec_variant = VARIANT_ROWS | VARIANT_VEC | (run_a ? VEC_A_RUN : 0) | (run_b ? VEC_B_RUN : 0);
-    GLuint prog[2] = {0, 0}; /* rows (or flat), vec */
-    for (int v = 0; v <= vec; v++) {
-        char defines[96];
-        defines_for(defines, sizeof defines, op, v ? vec_variant : rows ? VARIANT_ROWS : VARIANT_FLAT, tex, 0);
-        tgl_status st = tgl_gl_program_get(b, "shape/strided", defines, &prog[v]);
+    GLuint prog[3] = {0, 0, 0}; /* rows (or flat), vec, wide */
+    /* A vec variant's workgroup is cut down to its row's vec4s (or pairs) where the row has
+     * fewer: llvmpipe runs a group's idle lanes through the whole kernel. */
+    uint32_t wg[3] = {l->workgroup_size, l->workgroup_size, l->workgroup_size};
+    for (int v = 1; v < 3; v++)
+        while (wg[v] > 32 && wg[v] / 2 >= inner / (v == 2 ? 8 : 4))
+            wg[v] /= 2;
+    for (int v = 0; v <= vec + wide; v++) {
+        char defines[DEFINES_SIZE];
+        int variant = v == 2 ? vec_variant | VEC_WIDE : v ? vec_variant : rows ? VARIANT_ROWS : VARIANT_FLAT;
+        defines_for(defines, sizeof defines, op, variant, tex, 0);
+        tgl_status st = tgl_gl_program_get_wg(b, "shape/strided", defines, wg[v], &prog[v]);
         if (st)
             return st;
         tgl_gl_uniform_ui(b, prog[v], 2, (GLuint)s->ndim);
@@ -222,7 +234,7 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
     for (size_t start = 0; start < s->n_out; start += chunk) {
         size_t count = s->n_out - start < chunk ? s->n_out - start : chunk;
         bind[2] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + start * F32}, count * F32, 1, &pad_y);
-        int v = vec && pad_y % 16 == 0;
+        int v = !vec || pad_y % 16 ? 0 : wide && pad_y % 32 == 0 ? 2 : 1;
         if (tex) {
             bind[0].texture_format = v && run_a ? GL_RGBA32F : GL_R32F;
             bind[1].texture_format = v && run_b ? GL_RGBA32F : GL_R32F;
@@ -232,7 +244,8 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
         tgl_gl_uniform_ui(b, prog[v], 5, (GLuint)(pad_y / F32));
         tgl_status st;
         if (v)
-            st = tgl_gl_dispatch_grid(b, prog[1], bind, 3, (uint32_t)tgl_gl_ceil_div(inner / 4, l->workgroup_size),
+            st = tgl_gl_dispatch_grid(b, prog[v], bind, 3,
+                                      (uint32_t)tgl_gl_ceil_div(inner / (v == 2 ? 8 : 4), wg[v]),
                                       (uint32_t)(count / inner), 1);
         else if (rows)
             st = tgl_gl_dispatch_grid(b, prog[0], bind, 3, (uint32_t)gx, (uint32_t)(count / inner), 1);
@@ -246,17 +259,19 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
 
 void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[96];
+    char defines[DEFINES_SIZE];
     for (int variant = 0; variant < 8; variant++)
         for (int op = -1; op < TGL_BINARY_COUNT; op++) {
             defines_for(defines, sizeof defines, op, variant & 1, (variant >> 1) & 1, variant >> 2);
             fn(ctx, "shape/strided", defines);
         }
-    for (int run = 0; run < 4; run++) /* VEC: rows, textures, no boxes */
+    for (int run = 0; run < 8; run++) /* VEC: rows, textures, no boxes; then wide */
         for (int op = -1; op < TGL_BINARY_COUNT; op++)
             if (op >= 0 || !(run & 2)) {
                 defines_for(defines, sizeof defines, op,
-                            VARIANT_ROWS | VARIANT_VEC | (run & 1 ? VEC_A_RUN : 0) | (run & 2 ? VEC_B_RUN : 0), 1, 0);
+                            VARIANT_ROWS | VARIANT_VEC | (run & 1 ? VEC_A_RUN : 0) | (run & 2 ? VEC_B_RUN : 0) |
+                                (run & 4 ? VEC_WIDE : 0),
+                            1, 0);
                 fn(ctx, "shape/strided", defines);
             }
 }
