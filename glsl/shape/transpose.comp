@@ -9,8 +9,9 @@
 // Default (GPUs): a 32 x 32 tile staged in shared memory by 32 x 8 invocations; any extents.
 // BLOCK4 (llvmpipe, with TGL_TEX): no shared memory and no barrier (llvmpipe switches all of a
 // group's coroutines at each one); each invocation moves a 4 x 4 block: four RGBA32F texels
-// along P, stored as four vec4s along L. The host asks for extents of P and L that are multiples
-// of 4 and for both windows' data to start 16-byte aligned, so every index below is a whole vec4.
+// along P, stored as four vec4s along L (4 x 8 and dvec4s with TGL_WIDE, below). The host asks
+// for extents of P and L that are multiples of 4 and for both windows' data to start 16-byte
+// aligned, so every index below is a whole vec4.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64

@@ -8,6 +8,12 @@
 #define F32 sizeof(float)
 #define MAX_REST (TGL_MAX_DIMS - 2)
 #define TILE 32u  /* the shared-memory kernel's tile edge */
+/* Below this many elements along P the gather wins on GPUs: its reads, u_a_l = P elements apart,
+ * are nearly contiguous, while most of a tile's lanes along P would idle. H100, [n, P] -> [P, n]
+ * of 16M floats (ms, gather / tiles): P 2: 0.080 / 0.53, 4: 0.116 / 0.286, 8: 0.203 / 0.160,
+ * 16: 0.381 / 0.096, 32: 0.414 / 0.066. On llvmpipe blocks win from P = 4 on (gather / blocks:
+ * P 4: 53-54 / 41-49 ms, 8: 78-79 / 36-43, 32: 102-103 / 13-15). */
+#define TILES_MIN_P 8u
 #define GROUP 8u  /* BLOCK4's workgroup: GROUP x GROUP blocks */
 
 static const char *const variant_defines[3] = {"", "#define BLOCK4\n#define TGL_TEX\n",
@@ -64,6 +70,8 @@ tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tg
     if (s->n_a > max_elems || s->n_out > max_elems || s->n_out > (size_t)UINT32_MAX)
         return TGL_OK; /* the strided gather's boxes take it */
     int block4 = l->transpose == TGL_GL_TRANSPOSE_BLOCK4;
+    if (!block4 && pl.ext_p < TILES_MIN_P)
+        return TGL_OK;
     size_t pad_a, pad_y;
     tgl_gl_binding bind[3];
     if (block4) {

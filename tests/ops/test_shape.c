@@ -138,17 +138,19 @@ static void test_broadcast(void **state)
  * dimension of 32 or more (GL's row-grid variant); odd trials put both operands 16-byte aligned.
  * Then fixed ones, each in both layouts: outputs whose rows are whole vec4s (VEC on llvmpipe
  * when aligned), transposes (strided reads) and permutes that keep the last axis (vec4 reads);
- * and permutes that move the input's last axis (transpose.comp, where limits.transpose asks):
- * L (the output's last kept axis) a multiple of 8 (TGL_WIDE), of 4 only, odd; P (the input's
- * last) odd; extents of 1 to drop; 0, 1 and 2 other axes; and 65537 of them (two z chunks). */
+ * and permutes that move the input's last axis (transpose.comp, where limits.transpose asks and
+ * P, the input's last axis, has 8 elements or more for tiles, a multiple of 4 for blocks): L
+ * (the output's last kept axis) a multiple of 8 (TGL_WIDE), of 4 only, odd; P odd, 8, and 4
+ * (blocks; the gather where tiles are asked for); extents of 1 to drop; 0, 1 and 2 other axes;
+ * and 65537 of them (two z chunks). */
 static void permute_trials(void *ctx)
 {
     pair *p = ctx;
     static const struct { size_t n, shape[8], perm[8]; } fixed[] = {
         {2, {40, 64}, {1, 0}}, {3, {3, 5, 64}, {1, 0, 2}}, {3, {4, 6, 36}, {2, 0, 1}}, {4, {2, 3, 4, 32}, {2, 0, 1, 3}},
-        {3, {5, 33, 8}, {0, 2, 1}}, {2, {36, 20}, {1, 0}}, {2, {33, 70}, {1, 0}}, {3, {3, 37, 65}, {0, 2, 1}},
-        {3, {3, 8, 12}, {0, 2, 1}}, {3, {4, 8, 12}, {2, 0, 1}}, {4, {2, 3, 16, 8}, {1, 3, 0, 2}},
-        {4, {1, 16, 1, 8}, {3, 2, 1, 0}}, {3, {65537, 4, 4}, {0, 2, 1}},
+        {3, {5, 33, 8}, {0, 2, 1}}, {2, {36, 40}, {1, 0}}, {2, {33, 70}, {1, 0}}, {3, {3, 37, 65}, {0, 2, 1}},
+        {3, {3, 8, 32}, {0, 2, 1}}, {3, {4, 8, 32}, {2, 0, 1}}, {4, {2, 3, 16, 32}, {1, 3, 0, 2}},
+        {4, {1, 16, 1, 32}, {3, 2, 1, 0}}, {3, {65537, 4, 8}, {0, 2, 1}}, {2, {70, 4}, {1, 0}},
     };
     for (size_t c = 0; c < 2 * sizeof fixed / sizeof fixed[0]; c++) {
         size_t k = c / 2, n = count(fixed[k].shape, fixed[k].n);
