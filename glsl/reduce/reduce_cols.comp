@@ -6,6 +6,9 @@
 // the line. Each invocation accumulates its chunk in order (compensated for sums) and writes
 // y[(o * inner + i) * u_splits + part] * u_scale: the result when u_splits is 1, else partials
 // that reduce.comp combines (each line's contiguous). REDUCE_CARRY: as in reduce.comp.
+// TGL_VEC4 (inner a multiple of 4, the data 16-byte aligned in its window): each invocation
+// reduces four neighbouring lines as a vec4, a quarter of the loads (on llvmpipe, of its
+// texel-fetch calls), each component compensated on its own.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -30,11 +33,18 @@
 #endif
 
 #include "common/local_size.glsl"
+#ifdef TGL_VEC4
+#define T vec4
+#define VW 4u
+#else
+#define T float
+#define VW 1u
+#endif
 #ifdef TGL_TEX
 layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
-layout(std430, binding = 0) readonly buffer Src { float x[]; };
+layout(std430, binding = 0) readonly buffer Src { T x[]; };
 #define X_AT(i) x[i]
 #endif
 #ifdef REDUCE_CARRY
@@ -52,33 +62,40 @@ layout(location = 6) uniform float u_scale;
 
 void main()
 {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= u_inner)
+    uint i = gl_GlobalInvocationID.x; // in units of T along the inner index
+    if (i >= u_inner / VW)
         return;
     uint o = gl_WorkGroupID.y / u_splits, part = gl_WorkGroupID.y % u_splits;
     uint j0 = part * u_chunk;
     uint j1 = min(u_len, j0 + u_chunk);
-    uint at = u_x_off + (o * u_len + j0) * u_inner + i;
+    uint step = u_inner / VW, at = (u_x_off + (o * u_len + j0) * u_inner) / VW + i;
 
-    TGL_PRECISE float acc = IDENTITY;
+    TGL_PRECISE T acc = T(IDENTITY);
 #ifdef OP_SUM_COMPENSATED
-    TGL_PRECISE float comp = 0.0; // Kahan: the low-order bits the running sum lost
+    TGL_PRECISE T comp = T(0.0); // Kahan: the low-order bits the running sum lost
 #endif
-    for (uint j = j0; j < j1; j++, at += u_inner) {
-        float v = X_AT(at);
+    for (uint j = j0; j < j1; j++, at += step) {
+        T v = X_AT(at);
 #ifdef OP_SUM_COMPENSATED
-        TGL_PRECISE float yv = v - comp;
-        TGL_PRECISE float t = acc + yv;
-        comp = isinf(t) ? 0.0 : (t - acc) - yv;
+        TGL_PRECISE T yv = v - comp;
+        TGL_PRECISE T t = acc + yv;
+        comp = mix((t - acc) - yv, T(0.0), isinf(t));
         acc = t;
 #else
         acc = COMBINE(acc, v);
 #endif
     }
-    uint k = u_y_off + (o * u_inner + i) * u_splits + part;
-#ifdef REDUCE_CARRY
-    y[k] = COMBINE(y[k], acc) * u_scale;
+    for (uint c = 0u; c < VW; c++) {
+        uint k = u_y_off + (o * u_inner + i * VW + c) * u_splits + part;
+#ifdef TGL_VEC4
+        float r = acc[c];
 #else
-    y[k] = acc * u_scale;
+        float r = acc;
 #endif
+#ifdef REDUCE_CARRY
+        y[k] = COMBINE(y[k], r) * u_scale;
+#else
+        y[k] = r * u_scale;
+#endif
+    }
 }

@@ -218,6 +218,32 @@ static void test_long_strided_and_empty(void **state)
     tgt_with_and_without_textures(p->gl, long_strided_and_empty, p);
 }
 
+/* Column sums (strided lines: reduce_cols.comp, four columns per invocation where 40 columns
+ * allow, one where 33) of 2^24 (or -2^24), 4094 ones and the opposite of the first: one running
+ * f32 sum stays at 2^24 while the ones come (up to 4094 off; at least the 63 of a chunk when
+ * the column is cut into chunks of 64), a compensated one is within a unit or two, and
+ * check_sum's pairwise bound is about 26. */
+static void strided_sum_accuracy(void *ctx)
+{
+    pair *p = ctx;
+    static const size_t shapes[][2] = {{4096, 40}, {4096, 33}};
+    for (size_t s = 0; s < 2; s++) {
+        size_t rows = shapes[s][0], cols = shapes[s][1];
+        float *x = malloc(rows * cols * sizeof(float));
+        for (size_t i = 0; i < rows * cols; i++)
+            x[i] = i < cols ? (i % 2 ? -16777216.0f : 16777216.0f)
+                 : i >= (rows - 1) * cols ? x[i % cols] * -1.0f : 1.0f;
+        compare(p, TGL_REDUCE_SUM, x, shapes[s], 2, 0);
+        free(x);
+    }
+}
+
+static void test_strided_sum_accuracy(void **state)
+{
+    pair *p = *state;
+    tgt_with_and_without_textures(p->gl, strided_sum_accuracy, p);
+}
+
 /* The sum of 16M elements stays accurate against a double-precision reference (on the vec4 path
  * that aligned rows take; the random shapes cover both). */
 static void test_long_sum_accuracy(void **state)
@@ -361,7 +387,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_shapes),     cmocka_unit_test(test_long_strided_and_empty),
-        cmocka_unit_test(test_long_sum_accuracy), cmocka_unit_test(test_nan_and_ties),
+        cmocka_unit_test(test_long_sum_accuracy), cmocka_unit_test(test_strided_sum_accuracy),
+        cmocka_unit_test(test_nan_and_ties),
         cmocka_unit_test(test_past_block_limit), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/reduce (gl vs cpu)", tests, setup, teardown);
