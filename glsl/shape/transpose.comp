@@ -13,9 +13,6 @@
 // for extents of P and L that are multiples of 4 and for both windows' data to start 16-byte
 // aligned, so every index below is a whole vec4.
 #extension GL_GOOGLE_include_directive : enable
-#ifndef TGL_WG_SIZE
-#define TGL_WG_SIZE 64
-#endif
 #include "common/texel.glsl"
 
 #ifdef BLOCK4

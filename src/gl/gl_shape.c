@@ -199,7 +199,7 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
      * ms (docs/performance.md). */
     int vec = rows && tex && inner % 4 == 0;
     /* ... and rows of whole pairs of vec4s at a 32-byte-aligned output store them as dvec4s
-     * (common/wide_store.glsl): the same add 29.5 -> 17 ms at 4096 x 4096 (docs/performance.md). */
+     * (common/wide_store.glsl): the same add at 4096 x 4096 20-31 -> 15-21 ms (docs/performance.md). */
     int wide = vec && l->wide_stores && inner % 8 == 0;
     int run_a = vec_run(s->a_stride, s->ndim, pad_a), run_b = op >= 0 && vec_run(s->b_stride, s->ndim, pad_b);
     int vec_variant = VARIANT_ROWS | VARIANT_VEC | (run_a ? VEC_A_RUN : 0) | (run_b ? VEC_B_RUN : 0);
