@@ -159,6 +159,9 @@ struct tgl_device_info {
     char shaders[16];                  /* what GL kernels are built from: "GLSL", or "SPIR-V"
                                           (TGL_SHADER=spirv; tgl_map's kernels stay GLSL);
                                           "" on CPU */
+    uint32_t max_storage_blocks;       /* GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS: storage buffers
+                                          one kernel may bind (GL 4.3 guarantees 8, ES 3.1 4);
+                                          a tgl_map kernel binds up to its inputs + 1; 0 on CPU */
 };
 
 /* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL).
@@ -358,7 +361,9 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
  * and caches one kernel per distinct tree. out may equal an input exactly.
  * Errors: TGL_ERR_INVALID_ARGUMENT (a malformed expression: the message gives the position and
  *   what was expected; an input beyond n_inputs; n_inputs over 8; NULL; overlap),
- *   TGL_ERR_INVALID_POINTER, TGL_ERR_SHADER. */
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_SHADER, TGL_ERR_UNSUPPORTED (GL: the expression uses more
+ *   inputs than tgl_device_info's max_storage_blocks - 1 and the device cannot read them as
+ *   textures; GL 4.3 guarantees 8 blocks, ES 3.1 only 4; nothing is written). */
 TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inputs, size_t n_inputs, tgl_ptr out,
                            size_t n);
 

@@ -50,6 +50,7 @@ int tgl_cmd_info(int argc, char **argv)
         printf("workgroups:     max %u x %u x %u\n", i.max_workgroup_count[0], i.max_workgroup_count[1],
                i.max_workgroup_count[2]);
         printf("shared memory:  %llu bytes\n", (unsigned long long)i.max_shared_memory);
+        printf("storage blocks: %u per kernel\n", i.max_storage_blocks);
     }
     if (i.device_memory)
         printf("memory:         %llu MiB\n", (unsigned long long)(i.device_memory >> 20));

@@ -62,6 +62,7 @@ static void gl_device_info(tgl_backend *b, struct tgl_device_info *info)
     info->workgroup_size = l->workgroup_size;
     info->device_memory = l->memory_bytes;
     info->reduce_workgroup_size = l->reduce_workgroup_size;
+    info->max_storage_blocks = l->storage_blocks;
     tgl__strlcpy(info->shaders, gl->spirv.enabled ? "SPIR-V" : "GLSL", sizeof info->shaders);
 }
 

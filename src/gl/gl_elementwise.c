@@ -143,6 +143,11 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = reads_textures(l, kernel, nv);
     size_t chunk = chunk_elements(l, tex), align = tgl_gl_window_align(l, tex);
+    int blocks = tex ? 1 : nv; /* inputs read as textures take texture units instead */
+    if ((uint32_t)blocks > l->storage_blocks)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "kernel %s binds %d storage buffers (%d inputs and the output); "
+                         "compute shaders on this device may bind %u (GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS)",
+                         kernel, blocks, nv - 1, l->storage_blocks);
     if (chunk == 0)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "the device's SSBO block limit (%llu bytes) is too small",
                          (unsigned long long)l->max_ssbo_block);

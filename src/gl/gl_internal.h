@@ -50,6 +50,11 @@ enum { TGL_GL_POOL_OFF = 0, TGL_GL_POOL_REUSE = 1, TGL_GL_POOL_CARVE = 2 };
  * per invocation read through buffer textures (llvmpipe); glsl/shape/transpose.comp. */
 enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BLOCK4 = 2 };
 
+/* Storage buffers the library's fixed kernels bind at most (scripts/validate-kernels.sh checks
+ * every variant): ES 3.1's guaranteed minimum, so only tgl_map, with up to 8 inputs, can need
+ * more than a device offers. */
+#define TGL_GL_KERNEL_STORAGE_BLOCKS 4
+
 typedef struct tgl_gl_limits {
     uint64_t max_ssbo_block;
     uint64_t ssbo_align;
@@ -57,6 +62,8 @@ typedef struct tgl_gl_limits {
     uint64_t texture_align;         /* GL_TEXTURE_BUFFER_OFFSET_ALIGNMENT */
     uint32_t wg_size[3], wg_count[3], wg_invocations;
     uint64_t shared_memory;
+    uint32_t storage_blocks; /* SSBOs one compute kernel may bind (GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS,
+                                capped by GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS) */
     uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
     uint32_t reduce_workgroup_size; /* ... for kernels that reduce within a workgroup */
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */

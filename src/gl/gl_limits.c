@@ -315,6 +315,9 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
     l->max_ssbo_block = get_u64(GL_MAX_SHADER_STORAGE_BLOCK_SIZE);
     l->ssbo_align = get_u64(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT);
     l->shared_memory = get_u64(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE);
+    uint64_t blocks = get_u64(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS), bindings = get_u64(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS);
+    blocks = blocks < bindings ? blocks : bindings;
+    l->storage_blocks = (uint32_t)(blocks < UINT32_MAX ? blocks : UINT32_MAX);
     l->wg_invocations = (uint32_t)get_u64(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS);
     for (GLuint i = 0; i < 3; i++) {
         GLint size = 0, count = 0;
@@ -347,6 +350,9 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
     if (!l->ssbo_align || !l->max_ssbo_block || !l->wg_count[0] || !l->wg_count[1] || !l->wg_size[0])
         return tgl__fail(b, TGL_ERR_NO_DEVICE, "no compute shaders: the driver reports zero SSBO or "
                          "workgroup limits");
+    if (l->storage_blocks < TGL_GL_KERNEL_STORAGE_BLOCKS)
+        return tgl__fail(b, TGL_ERR_NO_DEVICE, "compute shaders may bind %u storage buffers here; the kernels "
+                         "need %d (ES 3.1 guarantees 4, GL 4.3 8)", l->storage_blocks, TGL_GL_KERNEL_STORAGE_BLOCKS);
     pick_workgroup_sizes(tgl_gl_of(b)->renderer, l);
     if (tgl_gl_of(b)->egl.es)
         l->timer_queries = 0; /* GL_TIME_ELAPSED is an extension there (EXT_disjoint_timer_query) */

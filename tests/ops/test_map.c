@@ -1,8 +1,10 @@
 /* tgl_map: 30+ expressions evaluated on GL and compared with the CPU oracle (which evaluates the
  * same tree), with guards, in place, and with the program cache telling distinct trees apart;
  * 30+ malformed expressions rejected with a message naming the position and what was expected,
- * on both backends, without touching the output. */
+ * on both backends, without touching the output; an expression over more inputs than the
+ * device's storage blocks allow refused the same way. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -185,11 +187,49 @@ static void test_malformed(void **state)
     TGT_OK(p->gl, tgl_free(p->gl, buf));
 }
 
+/* An expression binds its used inputs and the output as storage buffers (where its inputs are
+ * not read as textures): one beyond the device's limit is refused before anything is written,
+ * one at the limit runs. The limit is lowered here to reach the refusal on any device. */
+static void test_storage_block_limit(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    struct tgl_device_info info;
+    TGT_OK(p->gl, tgl_device_info(p->gl, &info));
+    assert_true(info.max_storage_blocks >= (strcmp(info.api, "OpenGL") ? 4u : 8u)); /* the standards' minimums */
+    uint32_t *limit = &tgl_gl_of(p->gl)->limits.storage_blocks, saved = *limit;
+    *limit = 6;
+    const size_t n = 1003;
+    float *in[8];
+    for (size_t k = 0; k < 8; k++) {
+        in[k] = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; i++)
+            in[k][i] = tgt_uniform(&p->rng, 0.5f, 2);
+    }
+    tgl_status sg, sc;
+    float *g = run_on(p->gl, "a*b*c*d + e", in, 5, n, 0, 4, &sg); /* 5 inputs + the output */
+    float *c = run_on(p->cpu, "a*b*c*d + e", in, 5, n, 0, 4, &sc);
+    if (sg || sc)
+        fail_msg("at the limit: gl %s, cpu %s: %s", tgl_status_string(sg), tgl_status_string(sc), tgl_last_error(p->gl));
+    assert_true(tgt_nmse(g + 4, c + 4, n) <= 1e-9);
+    free(g), free(c);
+    g = run_on(p->gl, "a*b*c*d + e - f", in, 6, n, 0, 4, &sg);
+    *limit = saved;
+    if (sg != TGL_ERR_UNSUPPORTED || !strstr(tgl_last_error(p->gl), "binds 7 storage buffers"))
+        fail_msg("over the limit: %s: %s", tgl_status_string(sg), tgl_last_error(p->gl));
+    assert_int_equal(tgt_first_unpoisoned(g, 4 + n + GUARD), 4 + n + GUARD);
+    free(g);
+    for (size_t k = 0; k < 8; k++)
+        free(in[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expressions),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_storage_block_limit),
     };
     return cmocka_run_group_tests_name("ops/map: fused expressions (gl vs cpu)", tests, setup, teardown);
 }
