@@ -9,11 +9,11 @@
 // BOX: operands larger than the SSBO block limit; the host runs boxes of the index space whose
 // windows fit, and u_shape is the box's extents: the output is written through u_y_stride too
 // (a box's outputs are not contiguous in general).
-// VEC (with ROWS and TGL_TEX, for llvmpipe): rows of whole vec4s at a 16-byte-aligned output;
-// each invocation writes one vec4 of a row, so a row-bias add or a permute that keeps the last
-// axis moves vec4s. An input with A_RUN (B_RUN) is contiguous along the row and every row
-// starts 16-byte aligned: one RGBA32F texel; otherwise four R32F texels at its stride (the same
-// one four times for a stride of 0). Compile-time choices, as llvmpipe runs both arms of a
+// VEC (with ROWS): rows of whole vec4s at a 16-byte-aligned output; each invocation writes one
+// vec4 of a row, so a row-bias add or a permute that keeps the last axis moves vec4s. An input
+// with A_RUN (B_RUN) is contiguous along the row and every row starts 16-byte aligned: one
+// RGBA32F texel with TGL_TEX (llvmpipe), one vec4 of a vec4 array without (GPUs); otherwise
+// four floats at its stride (the same one four times for a stride of 0). Compile-time choices, as llvmpipe runs both arms of a
 // branch on a uniform (a row-bias add of 1024 x 1024: 2.0 ms with the choice in a uniform, 0.9
 // without).
 // Coordinates: a row index splits into one coordinate per axis, outermost last; the outermost
@@ -34,6 +34,8 @@
 #ifdef TGL_TEX
 layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
 #define A_AT(i) TGL_READ(a_tex, i)
+#elif defined(VEC) && defined(A_RUN)
+layout(std430, binding = 0) readonly buffer SrcA { vec4 a4[]; };
 #else
 layout(std430, binding = 0) readonly buffer SrcA { float a[]; };
 #define A_AT(i) a[i]
@@ -42,6 +44,8 @@ layout(std430, binding = 0) readonly buffer SrcA { float a[]; };
 #ifdef TGL_TEX
 layout(location = 61, binding = 1) uniform highp samplerBuffer b_tex;
 #define B_AT(i) TGL_READ(b_tex, i)
+#elif defined(VEC) && defined(B_RUN)
+layout(std430, binding = 1) readonly buffer SrcB { vec4 b4[]; };
 #else
 layout(std430, binding = 1) readonly buffer SrcB { float b[]; };
 #define B_AT(i) b[i]
@@ -70,6 +74,7 @@ layout(location = 40) uniform uint u_inner;
 layout(location = 41) uniform uint u_a_step;
 layout(location = 42) uniform uint u_b_step;
 
+#ifdef TGL_TEX
 // The four elements from element i on at the given stride.
 vec4 fetch4(highp samplerBuffer t, uint i, uint stride)
 {
@@ -85,6 +90,19 @@ vec4 fetch4(highp samplerBuffer t, uint i, uint stride)
 #define B_VEC(i) texelFetch(b_tex, int((i) / 4u))
 #else
 #define B_VEC(i) fetch4(b_tex, i, u_b_step)
+#endif
+#else // storage buffers (GPUs): a run as a vec4 array, otherwise four floats at the stride
+#define FETCH4(arr, i, stride) vec4(arr[i], arr[(i) + (stride)], arr[(i) + 2u * (stride)], arr[(i) + 3u * (stride)])
+#ifdef A_RUN
+#define A_VEC(i) a4[(i) / 4u]
+#else
+#define A_VEC(i) FETCH4(a, i, u_a_step)
+#endif
+#ifdef B_RUN
+#define B_VEC(i) b4[(i) / 4u]
+#else
+#define B_VEC(i) FETCH4(b, i, u_b_step)
+#endif
 #endif
 #endif
 layout(location = 8) uniform uint u_shape[8];

@@ -11,7 +11,7 @@
 static const char *const op_names[TGL_BINARY_COUNT] = {"OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV",
                                                        "OP_MAX", "OP_MIN", "OP_POW"};
 
-/* variant: VARIANT_FLAT, VARIANT_ROWS, or VARIANT_VEC (rows of vec4s, textures only) with
+/* variant: VARIANT_FLAT, VARIANT_ROWS, or VARIANT_VEC (rows of vec4s) with
  * VEC_A_RUN and VEC_B_RUN as the inputs allow and VEC_WIDE (pairs of vec4s stored as dvec4s). */
 enum { VARIANT_FLAT = 0, VARIANT_ROWS = 1, VARIANT_VEC = 2, VEC_A_RUN = 4, VEC_B_RUN = 8, VEC_WIDE = 16 };
 
@@ -194,13 +194,13 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
     bind[0] = tgl_gl_window_aligned(a, s->n_a * F32, 0, align, &pad_a);
     /* COPY leaves binding 1 unused */
     bind[1] = op >= 0 ? tgl_gl_window_aligned(bb, s->n_b * F32, 0, align, &pad_b) : bind[0];
-    /* Rows of whole vec4s through textures (llvmpipe) take VEC, where a chunk's output window
-     * starts 16-byte aligned: a row-bias add of 1024 x 1024 floats there went from 5.7-7.1 to 1.2-1.9
-     * ms (docs/performance.md). */
-    int vec = rows && tex && inner % 4 == 0;
+    /* Rows of whole vec4s take VEC, where a chunk's output window starts 16-byte aligned: a
+     * row-bias add of 1024 x 1024 floats on llvmpipe (through textures) went from 5.7-7.1 to
+     * 1.2-1.9 ms (docs/performance.md). */
+    int vec = rows && inner % 4 == 0;
     /* ... and rows of whole pairs of vec4s at a 32-byte-aligned output store them as dvec4s
      * (common/wide_store.glsl): the same add at 4096 x 4096 20-31 -> 15-21 ms (docs/performance.md). */
-    int wide = vec && l->wide_stores && inner % 8 == 0;
+    int wide = vec && tex && l->wide_stores && inner % 8 == 0;
     int run_a = vec_run(s->a_stride, s->ndim, pad_a), run_b = op >= 0 && vec_run(s->b_stride, s->ndim, pad_b);
     int vec_variant = VARIANT_ROWS | VARIANT_VEC | (run_a ? VEC_A_RUN : 0) | (run_b ? VEC_B_RUN : 0);
     GLuint prog[3] = {0, 0, 0}; /* rows (or flat), vec, wide */
@@ -265,13 +265,13 @@ void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char 
             defines_for(defines, sizeof defines, op, variant & 1, (variant >> 1) & 1, variant >> 2);
             fn(ctx, "shape/strided", defines);
         }
-    for (int run = 0; run < 8; run++) /* VEC: rows, textures, no boxes; then wide */
+    for (int run = 0; run < 12; run++) /* VEC: rows, no boxes; textures then wide, or storage buffers */
         for (int op = -1; op < TGL_BINARY_COUNT; op++)
             if (op >= 0 || !(run & 2)) {
                 defines_for(defines, sizeof defines, op,
                             VARIANT_ROWS | VARIANT_VEC | (run & 1 ? VEC_A_RUN : 0) | (run & 2 ? VEC_B_RUN : 0) |
                                 (run & 4 ? VEC_WIDE : 0),
-                            1, 0);
+                            run < 8, 0);
                 fn(ctx, "shape/strided", defines);
             }
 }
