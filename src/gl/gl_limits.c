@@ -276,6 +276,11 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * floats 12.3 -> 3.2 ms, softmax 4096x1024 11.0 -> 4.9 ms); on the H100 it gained nothing
      * and cost softmax 5% (0.0614 -> 0.0645 ms at 4096x4096), so GPUs keep the scalar steps. */
     l->vec4_lines = !strncmp(renderer, "llvmpipe", 8);
+    /* Reductions with few outputs split their lines into about this many workgroups (then a
+     * pass over the partials). H100, sum of 16M floats (`tensorgl bench --ops reduce_sum`), by
+     * target: 264 0.049 ms, 512 0.0374, 1024 0.0351, 2048 0.0353, 4096 0.0371; llvmpipe, with
+     * a workgroup per core at a time, gains nothing past 512 (1.96-2.11 ms against 2.08-3.47). */
+    l->reduce_groups = !strncmp(renderer, "llvmpipe", 8) ? 512u : 1024u;
     /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
     const char *force = getenv("TGL_PROFILE_TIMER");
     l->timer_queries = force && *force ? *force == '1' : strncmp(renderer, "llvmpipe", 8) != 0;

@@ -13,20 +13,19 @@
 #include <string.h>
 
 #define F32 sizeof(float)
-/* Splitting pays when there are fewer outputs than this many workgroups... */
-#define TARGET_GROUPS 512
-/* ...and each chunk still holds at least this many elements. */
+/* Splitting pays when there are fewer outputs than the device's limits.reduce_groups
+ * workgroups, and each chunk still holds at least this many elements. */
 #define MIN_CHUNK 4096
 
 static const char *const op_defines[TGL_REDUCE_COUNT] = {
     "#define OP_SUM\n", "#define OP_SUM\n", "#define OP_MAX\n", "#define OP_MIN\n", "#define OP_PROD\n",
 };
 
-static size_t choose_splits(size_t len, size_t outputs)
+static size_t choose_splits(size_t len, size_t outputs, size_t target_groups)
 {
-    if (outputs >= TARGET_GROUPS || len < 2 * MIN_CHUNK)
+    if (outputs >= target_groups || len < 2 * MIN_CHUNK)
         return 1;
-    size_t want = (TARGET_GROUPS + outputs - 1) / outputs;
+    size_t want = (target_groups + outputs - 1) / outputs;
     size_t most = len / MIN_CHUNK;
     return want < most ? want : most;
 }
@@ -211,7 +210,7 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
         q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
         return run_pass(b, "reduce/reduce", defines, &q);
     }
-    size_t splits = choose_splits(len, lines);
+    size_t splits = choose_splits(len, lines, l->reduce_groups);
     pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = NULL};
     p.chunk = (len + splits - 1) / splits;
     if (l->vec4_lines && inner == 1 && len % 4 == 0)
