@@ -67,6 +67,8 @@ typedef struct tgl_gl_limits {
     uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
     uint32_t reduce_workgroup_size; /* ... for kernels that reduce within a workgroup */
     uint32_t reduce_groups;         /* workgroups a reduction with few outputs is split into */
+    uint32_t cols_invocations;      /* invocations a reduction over a strided axis aims for */
+    uint32_t cols_min_chunk;        /* ... each still reducing at least this many indices */
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */

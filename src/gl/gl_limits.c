@@ -281,6 +281,15 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * target: 264 0.049 ms, 512 0.0374, 1024 0.0351, 2048 0.0353, 4096 0.0371; llvmpipe, with
      * a workgroup per core at a time, gains nothing past 512 (1.96-2.11 ms against 2.08-3.47). */
     l->reduce_groups = !strncmp(renderer, "llvmpipe", 8) ? 512u : 1024u;
+    /* Reductions over a strided axis (reduce_cols.comp) cut their lines into chunks, one
+     * invocation each. H100, `tensorgl bench --ops reduce_sum_cols` (sums over axis 0), by
+     * target invocations and shortest chunk: 64K, 64 (the old constants) 0.0545 ms at 4096 x
+     * 4096 and 0.0153 at 1024 x 1024; 128K 0.0448; 256K 0.0436; 512K 0.0436-0.0462; chunks of
+     * 32 or 16 rows 0.0139 and 0.0136 at 1024 x 1024. llvmpipe keeps 64K and 64: the GPU values
+     * gave nothing there (three alternated runs, 1024 x 1024 0.68-0.88 ms against 0.86-0.88;
+     * 4096 x 4096 5.5-6.7 against 5.8-6.3). */
+    l->cols_invocations = !strncmp(renderer, "llvmpipe", 8) ? 1u << 16 : 1u << 18;
+    l->cols_min_chunk = !strncmp(renderer, "llvmpipe", 8) ? 64u : 16u;
     /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
     const char *force = getenv("TGL_PROFILE_TIMER");
     l->timer_queries = force && *force ? *force == '1' : strncmp(renderer, "llvmpipe", 8) != 0;

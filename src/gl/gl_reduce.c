@@ -129,9 +129,8 @@ static pieces long_line_pieces(const tgl_gl_limits *l, size_t inner)
  * elements inner apart) summed 4096 x 4096 over axis 0 at 1.3 GB/s on llvmpipe and a
  * [2^17, 4096] one at 1.4 GB/s on the H100. */
 #define COLS_MIN_INNER 32
-/* Enough invocations to fill a GPU; each chunk still at least COLS_MIN_CHUNK indices long. */
-#define COLS_TARGET_INVOCATIONS (1u << 16)
-#define COLS_MIN_CHUNK 64
+/* Lines are cut into chunks until there are about limits.cols_invocations invocations, each
+ * chunk still at least limits.cols_min_chunk indices long. */
 
 /* How many chunks reduce_cols cuts each line into (0: the grid cannot hold the dispatch). */
 static size_t cols_splits(const tgl_gl_limits *l, size_t no, size_t len, size_t inner)
@@ -139,9 +138,10 @@ static size_t cols_splits(const tgl_gl_limits *l, size_t no, size_t len, size_t 
     size_t lines = no * inner;
     if (lines == 0 || len == 0 || l->workgroup_size == 0)
         return 0;
-    size_t splits = lines >= COLS_TARGET_INVOCATIONS ? 1 : tgl_gl_ceil_div(COLS_TARGET_INVOCATIONS, lines);
-    if (splits == 0 || splits > len / COLS_MIN_CHUNK)
-        splits = len / COLS_MIN_CHUNK ? len / COLS_MIN_CHUNK : 1;
+    size_t target = l->cols_invocations, min_chunk = l->cols_min_chunk;
+    size_t splits = lines >= target ? 1 : tgl_gl_ceil_div(target, lines);
+    if (splits == 0 || splits > len / min_chunk)
+        splits = len / min_chunk ? len / min_chunk : 1;
     /* Under a loop limit (llvmpipe) an invocation walks at most about half of it. */
     if (l->loop_limit > 4 && tgl_gl_ceil_div(len, splits) >= l->loop_limit / 2)
         splits = tgl_gl_ceil_div(len, l->loop_limit / 2 - 1);
