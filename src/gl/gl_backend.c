@@ -24,6 +24,8 @@ static void gl_destroy(tgl_backend *b)
         tgl_gl_buffer_destroy(b, gl->scratch);
     if (gl->rope_table)
         tgl_gl_buffer_destroy(b, gl->rope_table);
+    if (gl->status)
+        tgl_gl_buffer_destroy(b, gl->status);
     int current = tgl_egl_make_current(b, &gl->egl) == TGL_OK;
     tgl_gl_pool_fini(b, current);
     if (current) {

@@ -111,9 +111,9 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
     return TGL_OK;
 }
 
-static tgl_status read_status(tgl_backend *b, tgl_gl_buffer *scratch, uint32_t *first_bad)
+static tgl_status read_status(tgl_backend *b, tgl_gl_buffer *status_buf, uint32_t *first_bad)
 {
-    return tgl_gl_download(b, first_bad, (tgl__view){scratch, 0}, sizeof *first_bad);
+    return tgl_gl_download(b, first_bad, (tgl__view){status_buf, 0}, sizeof *first_bad);
 }
 
 tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
@@ -141,7 +141,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     if (row_loop && tex_rows < win_rows)
         win_rows = tex_rows;
 
-    tgl_gl_buffer *scratch;
+    tgl_gl_buffer *status_buf;
     GLuint clear, check, gather[2] = {0, 0}; /* gather[1]: ROW_LOOP storing dvec4 pairs */
     const uint32_t none = 0xFFFFFFFFu;
     size_t pad_t;
@@ -156,7 +156,8 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     static const char *const gather_defines[2][2] = {
         {"", "#define TGL_VEC4\n"},
         {"#define ROW_LOOP\n#define TGL_TEX\n", "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n"}};
-    tgl_status st = tgl_gl_scratch(b, 16, &scratch);
+    tgl_status st = tgl_gl_grow(b, &tgl_gl_of(b)->status, 16);
+    status_buf = tgl_gl_of(b)->status;
     if (st || (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CLEAR_STATUS\n", &clear)) ||
         (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CHECK_IDS\n", &check)) ||
         (st = tgl_gl_program_get(b, "llm/gather_rows", gather_defines[row_loop][vec4], &gather[0])) ||
@@ -169,7 +170,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     size_t pad_first;
     tgl_gl_binding clear_bind[2] = {
         tgl_gl_window(b, ids, 4, 0, &pad_first), /* unread; binding 1 is the status word's */
-        {.buf = scratch, .bytes = 16, .writes = 1},
+        {.buf = status_buf, .bytes = 16, .writes = 1},
     };
     if ((st = tgl_gl_dispatch_grid(b, clear, clear_bind, 2, 1, 1, 1)))
         return st;
@@ -183,7 +184,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i;
         tgl_gl_binding bind[2] = {
             tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
-            {.buf = scratch, .bytes = 16, .writes = 1},
+            {.buf = status_buf, .bytes = 16, .writes = 1},
         };
         tgl_gl_uniform_ui(b, check, 0, (GLuint)nk);
         tgl_gl_uniform_ui(b, check, 1, (GLuint)(pad_i / 4));
@@ -192,7 +193,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
             return st;
     }
     uint32_t first_bad;
-    if ((st = read_status(b, scratch, &first_bad)))
+    if ((st = read_status(b, status_buf, &first_bad)))
         return st;
     if (first_bad != none) {
         *bad_pos = first_bad;
@@ -216,7 +217,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
             int w = wide && y_off % 32 == 0;
             tgl_gl_binding bind[4] = {
                 tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
-                {.buf = scratch, .bytes = 16},
+                {.buf = status_buf, .bytes = 16},
                 tbind,
                 /* the wide variant's window starts 32-byte aligned: its offset in vec4s is even */
                 tgl_gl_window_aligned((tgl__view){out.buf, y_off}, nk * cols * F32, 1,
