@@ -138,7 +138,7 @@ static size_t cols_splits(const tgl_gl_limits *l, size_t no, size_t len, size_t 
     size_t lines = no * inner;
     if (lines == 0 || len == 0 || l->workgroup_size == 0)
         return 0;
-    size_t target = l->cols_invocations, min_chunk = l->cols_min_chunk;
+    size_t target = l->cols_invocations, min_chunk = l->cols_min_chunk ? l->cols_min_chunk : 1;
     /* A reduction of fewer elements than that target is left in one pass: the second pass's
      * dispatch costs more than the chunks gain (H100, 64 x 1024 over axis 0: 0.0079 ms in one
      * pass, 0.0123 in chunks of 16 rows and a pass over their partials). */
