@@ -13,9 +13,9 @@
 // vec4 of a row, so a row-bias add or a permute that keeps the last axis moves vec4s. An input
 // with A_RUN (B_RUN) is contiguous along the row and every row starts 16-byte aligned: one
 // RGBA32F texel with TGL_TEX (llvmpipe), one vec4 of a vec4 array without (GPUs); otherwise
-// four floats at its stride (the same one four times for a stride of 0). Compile-time choices, as llvmpipe runs both arms of a
-// branch on a uniform (a row-bias add of 1024 x 1024: 2.0 ms with the choice in a uniform, 0.9
-// without).
+// four floats at its stride (the same one four times for a stride of 0). Compile-time choices,
+// as llvmpipe runs both arms of a branch on a uniform (a row-bias add of 1024 x 1024: 2.0 ms
+// with the choice in a uniform, 0.9 without).
 // Coordinates: a row index splits into one coordinate per axis, outermost last; the outermost
 // needs no division (llvmpipe divides lane by lane), so 2-D operands divide nowhere.
 #extension GL_GOOGLE_include_directive : enable

@@ -223,6 +223,7 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
 
 static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
+    const int llvmpipe = !strncmp(renderer, "llvmpipe", 8);
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
     int glcopy = 0, pool = 0;
     double gflops = DEFAULT_GFLOPS;
@@ -271,16 +272,16 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     /* gallivm counts every loop back-edge of an invocation against one limit of 65535 and then
      * leaves the loops, silently (a softmax row of 65536 walked by one invocation came out
      * wrong); kernels that walk long ranges in one invocation check this. */
-    l->loop_limit = !strncmp(renderer, "llvmpipe", 8) ? 65535u : 0u;
+    l->loop_limit = llvmpipe ? 65535u : 0u;
     /* Rows a vec4 at a time: on llvmpipe a quarter of the fetches and loop trips (sum of 16M
      * floats 12.3 -> 3.2 ms, softmax 4096x1024 11.0 -> 4.9 ms); on the H100 it gained nothing
      * and cost softmax 5% (0.0614 -> 0.0645 ms at 4096x4096), so GPUs keep the scalar steps. */
-    l->vec4_lines = !strncmp(renderer, "llvmpipe", 8);
+    l->vec4_lines = llvmpipe;
     /* Reductions with few outputs split their lines into about this many workgroups (then a
      * pass over the partials). H100, sum of 16M floats (`tensorgl bench --ops reduce_sum`), by
      * target: 264 0.049 ms, 512 0.0374, 1024 0.0351, 2048 0.0353, 4096 0.0371; llvmpipe, with
      * a workgroup per core at a time, gains nothing past 512 (1.96-2.11 ms against 2.08-3.47). */
-    l->reduce_groups = !strncmp(renderer, "llvmpipe", 8) ? 512u : 1024u;
+    l->reduce_groups = llvmpipe ? 512u : 1024u;
     /* Reductions over a strided axis (reduce_cols.comp) cut their lines into chunks, one
      * invocation each. H100, `tensorgl bench --ops reduce_sum_cols` (sums over axis 0), by
      * target invocations and shortest chunk: 64K, 64 (the old constants) 0.0545 ms at 4096 x
@@ -288,11 +289,11 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * 32 or 16 rows 0.0139 and 0.0136 at 1024 x 1024. llvmpipe keeps 64K and 64: the GPU values
      * gave nothing there (three alternated runs, 1024 x 1024 0.68-0.88 ms against 0.86-0.88;
      * 4096 x 4096 5.5-6.7 against 5.8-6.3). */
-    l->cols_invocations = !strncmp(renderer, "llvmpipe", 8) ? 1u << 16 : 1u << 18;
-    l->cols_min_chunk = !strncmp(renderer, "llvmpipe", 8) ? 64u : 16u;
+    l->cols_invocations = llvmpipe ? 1u << 16 : 1u << 18;
+    l->cols_min_chunk = llvmpipe ? 64u : 16u;
     /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
     const char *force = getenv("TGL_PROFILE_TIMER");
-    l->timer_queries = force && *force ? *force == '1' : strncmp(renderer, "llvmpipe", 8) != 0;
+    l->timer_queries = force && *force ? *force == '1' : !llvmpipe;
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
     l->gemm_medium = gemm_medium;
@@ -303,7 +304,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * same buffer followed it quickly: tests/test_ordering.c failed 13 of 24 runs with 8 copies
      * at once, and 0 of 24 with a wait after each upload. So on GPUs an upload waits for its
      * update to land; llvmpipe's glBufferSubData is a memcpy done before it returns. */
-    l->upload_waits = strncmp(renderer, "llvmpipe", 8) != 0;
+    l->upload_waits = !llvmpipe;
     /* TGL_POOL=off|reuse|carve overrides the table (to measure a device, or to rule the pool out). */
     const char *pool_env = getenv("TGL_POOL");
     if (pool_env && !strcmp(pool_env, "off"))
@@ -329,7 +330,8 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
     l->max_ssbo_block = get_u64(GL_MAX_SHADER_STORAGE_BLOCK_SIZE);
     l->ssbo_align = get_u64(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT);
     l->shared_memory = get_u64(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE);
-    uint64_t blocks = get_u64(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS), bindings = get_u64(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS);
+    uint64_t blocks = get_u64(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS);
+    uint64_t bindings = get_u64(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS);
     blocks = blocks < bindings ? blocks : bindings;
     l->storage_blocks = (uint32_t)(blocks < UINT32_MAX ? blocks : UINT32_MAX);
     l->wg_invocations = (uint32_t)get_u64(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS);

@@ -129,10 +129,9 @@ static pieces long_line_pieces(const tgl_gl_limits *l, size_t inner)
  * elements inner apart) summed 4096 x 4096 over axis 0 at 1.3 GB/s on llvmpipe and a
  * [2^17, 4096] one at 1.4 GB/s on the H100. */
 #define COLS_MIN_INNER 32
-/* Lines are cut into chunks until there are about limits.cols_invocations invocations, each
- * chunk still at least limits.cols_min_chunk indices long. */
 
-/* How many chunks reduce_cols cuts each line into (0: the grid cannot hold the dispatch). */
+/* How many chunks reduce_cols cuts each line into (0: the grid cannot hold the dispatch): about
+ * limits.cols_invocations invocations in all, each chunk at least limits.cols_min_chunk long. */
 static size_t cols_splits(const tgl_gl_limits *l, size_t no, size_t len, size_t inner)
 {
     size_t lines = no * inner;

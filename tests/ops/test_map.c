@@ -213,7 +213,8 @@ static void test_storage_block_limit(void **state)
     float *g = run_on(p->gl, "a*b*c*d + e", in, 5, n, 0, 4, &sg); /* 5 inputs + the output */
     float *c = run_on(p->cpu, "a*b*c*d + e", in, 5, n, 0, 4, &sc);
     if (sg || sc)
-        fail_msg("at the limit: gl %s, cpu %s: %s", tgl_status_string(sg), tgl_status_string(sc), tgl_last_error(p->gl));
+        fail_msg("at the limit: gl %s, cpu %s: %s", tgl_status_string(sg), tgl_status_string(sc),
+                 tgl_last_error(p->gl));
     assert_true(tgt_nmse(g + 4, c + 4, n) <= 1e-9);
     free(g), free(c);
     g = run_on(p->gl, "a*b*c*d + e - f", in, 6, n, 0, 4, &sg);
