@@ -322,8 +322,8 @@ void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
 /* tgl_copy_dtod through both GL paths (the copy kernel GPUs use, glCopyBufferSubData llvmpipe
  * uses): word-aligned copies of many lengths and word offsets (vec4 body with a scalar tail,
  * scalar only), words that are not floats (NaN payloads, all-ones), a copy right after a
- * dispatch wrote its source, and unaligned copies, which always take glCopyBufferSubData. On
- * the CPU backend the same copies run once. */
+ * dispatch wrote its source, and unaligned copies, which always take glCopyBufferSubData; the
+ * kernel walking forward and backward in turn. On the CPU backend the same copies run once. */
 static void test_dtod_paths(void **state)
 {
     ctx *c = *state;
@@ -339,8 +339,11 @@ static void test_dtod_paths(void **state)
     TGT_OK(b, tgl_alloc(b, ROOM * 4, &q));
     static const size_t lens[] = {1, 3, 4, 5, 17, 1023, 4096, WORDS};
     for (int kernel = 0; kernel < (c->kind == TGL_BACKEND_GL ? 2 : 1); kernel++) {
-        if (c->kind == TGL_BACKEND_GL)
+        if (c->kind == TGL_BACKEND_GL) {
             tgl_gl_test_force_copy_kernel(b, kernel);
+            /* every copy turns round (glsl/common/sweep.glsl): the kernel walks both ways */
+            tgl_gl_of(b)->limits.sweep_bytes = 1;
+        }
         TGT_OK(b, tgl_copy_htod(b, p, src, ROOM * 4));
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
             for (size_t so = 0; so < 8; so += 3)

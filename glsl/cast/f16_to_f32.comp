@@ -12,6 +12,7 @@
 #define TGL_WG_SIZE 64
 #endif
 #include "common/index.glsl"
+#include "common/sweep.glsl"
 #include "common/half.glsl"
 #include "common/wide_store.glsl"
 
@@ -29,7 +30,7 @@ uvec4 convert4(uvec4 h)
 
 void main()
 {
-    uint i = tgl_global_index();
+    uint i = tgl_sweep(tgl_global_index(), tgl_grid_invocations()); // an exact grid
     uint t = u_h_off + 2u * i;
     y2[u_y_off + i] = tgl_wide_bits(convert4(texelFetch(h_tex, int(t))), convert4(texelFetch(h_tex, int(t + 1u))));
 }
@@ -45,6 +46,7 @@ void main()
     uint i = tgl_global_index();
     if (i >= u_n)
         return;
+    i = tgl_sweep(i, u_n);
     uint slot = u_h_off + i;
     uint half_bits = (h[slot / 2u] >> (16u * (slot % 2u))) & 0xFFFFu;
     y[u_y_off + i] = tgl_f16_to_f32(half_bits);

@@ -9,6 +9,7 @@
 #define TGL_WG_SIZE 64
 #endif
 #include "common/index.glsl"
+#include "common/sweep.glsl"
 #include "common/half.glsl"
 
 #include "common/local_size.glsl"
@@ -24,6 +25,7 @@ void main()
     uint words = (u_h_off + u_n + 1u) / 2u;
     if (w >= words)
         return;
+    w = tgl_sweep(w, words);
     uint word = 0u, keep = 0xFFFFFFFFu;
     TGL_UNROLL for (uint c = 0u; c < 2u; c++) {
         uint slot = 2u * w + c; // half index within the window

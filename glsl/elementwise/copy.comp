@@ -11,6 +11,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/sweep.glsl"
 
 #ifdef TGL_VEC4
 #define ELEM uvec4
@@ -32,6 +33,7 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
+        i = tgl_sweep(i, u_n);
         y[u_y_off + i] = x[u_x_off + i];
     }
 }

@@ -9,6 +9,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/sweep.glsl"
 #include "common/wide_store.glsl"
 
 #ifdef TGL_VEC4
@@ -32,7 +33,8 @@ layout(location = 8) uniform float u_value;
 void main()
 {
 #ifdef TGL_WIDE
-    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    // an exact grid (see common/wide_store.glsl), so every invocation has its mirror
+    uint w = tgl_sweep(tgl_global_index(), tgl_grid_invocations()) * TGL_WIDE_PAIRS;
     dvec4 v = tgl_wide(vec4(u_value), vec4(u_value));
     TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++)
         y[u_y_off / 2u + w + k] = v;
@@ -42,6 +44,7 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
+        i = tgl_sweep(i, u_n);
         y[u_y_off + i] = ELEM(u_value);
     }
 #endif

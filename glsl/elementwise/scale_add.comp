@@ -10,6 +10,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/sweep.glsl"
 #include "common/texel.glsl"
 #include "common/wide_store.glsl"
 
@@ -43,7 +44,8 @@ layout(location = 9) uniform float u_beta;
 void main()
 {
 #ifdef TGL_WIDE
-    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    // an exact grid (see common/wide_store.glsl), so every invocation has its mirror
+    uint w = tgl_sweep(tgl_global_index(), tgl_grid_invocations()) * TGL_WIDE_PAIRS;
     TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
         uint i = 2u * (w + k), at = u_y_off / 2u + w + k;
         vec4 lo = u_alpha * X_AT(u_x_off + i), hi = u_alpha * X_AT(u_x_off + i + 1u);
@@ -60,6 +62,7 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
+        i = tgl_sweep(i, u_n);
         ELEM ax = u_alpha * X_AT(u_x_off + i);
         y[u_y_off + i] = u_beta == 0.0 ? ax : ax + u_beta * y[u_y_off + i];
     }

@@ -11,6 +11,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/sweep.glsl"
 #include "common/texel.glsl"
 #include "common/wide_store.glsl"
 #include "common/math.glsl"
@@ -81,7 +82,8 @@ layout(location = 2) uniform uint u_y_off;
 void main()
 {
 #ifdef TGL_WIDE
-    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    // an exact grid (see common/wide_store.glsl), so every invocation has its mirror
+    uint w = tgl_sweep(tgl_global_index(), tgl_grid_invocations()) * TGL_WIDE_PAIRS;
     TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
         uint i = 2u * (w + k);
         vec4 lo = UNARY(X_AT(u_x_off + i));
@@ -94,6 +96,7 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
+        i = tgl_sweep(i, u_n);
         y[u_y_off + i] = UNARY(X_AT(u_x_off + i));
     }
 #endif

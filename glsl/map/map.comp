@@ -16,6 +16,7 @@
 #define TGL_ITEMS 1
 #endif
 #include "common/index.glsl"
+#include "common/sweep.glsl"
 #include "common/math.glsl"
 #include "common/texel.glsl"
 #include "common/wide_store.glsl"
@@ -116,7 +117,8 @@ vec4 tgl_select(vec4 c, vec4 x, vec4 y) { return mix(y, x, notEqual(c, vec4(0.0)
 void main()
 {
 #ifdef TGL_WIDE
-    uint w = tgl_global_index() * TGL_WIDE_PAIRS; // an exact grid: see common/wide_store.glsl
+    // an exact grid (see common/wide_store.glsl), so every invocation has its mirror
+    uint w = tgl_sweep(tgl_global_index(), tgl_grid_invocations()) * TGL_WIDE_PAIRS;
     TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
         uint i = 2u * (w + k);
         vec4 lo = MAP_EXPR;
@@ -129,6 +131,7 @@ void main()
         uint i = first + k * stride;
         if (i >= u_n)
             return;
+        i = tgl_sweep(i, u_n);
         y[u_y_off + i] = MAP_EXPR;
     }
 #endif

@@ -7,7 +7,8 @@
  * invocation from two RGBA16UI texels, one dvec4 store), where the halves start 8-byte aligned
  * in their texture window and the floats 32-byte aligned; *done gets the elements converted
  * (0 when the operands do not allow it). 16M halves on llvmpipe: 72-74 -> 8.8-9.2 ms. */
-static tgl_status wide_f16_to_f32(tgl_backend *b, tgl__view in, tgl__view out, size_t n, size_t *done)
+static tgl_status wide_f16_to_f32(tgl_backend *b, tgl__view in, tgl__view out, size_t n, unsigned backward,
+                                  size_t *done)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t per_group = (size_t)l->workgroup_size * 8;
@@ -39,6 +40,7 @@ static tgl_status wide_f16_to_f32(tgl_backend *b, tgl__view in, tgl__view out, s
         bind[0].texture_format = GL_RGBA16UI;
         tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_h / 8));
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_y / 32));
+        tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
         st = tgl_gl_dispatch(b, prog, bind, 2, groups);
         if (!st)
             *done += count;
@@ -48,10 +50,13 @@ static tgl_status wide_f16_to_f32(tgl_backend *b, tgl__view in, tgl__view out, s
 
 tgl_status tgl_gl_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
     size_t in_size = to_f16 ? 4 : 2, out_size = to_f16 ? 2 : 4, done = 0;
+    uint64_t bytes = (uint64_t)n * 6; /* the four bytes of the float and the two of the half */
+    unsigned backward = tgl_gl_sweep_direction(gl, bytes);
     if (!to_f16) {
-        tgl_status st = wide_f16_to_f32(b, in, out, n, &done);
+        tgl_status st = wide_f16_to_f32(b, in, out, n, backward, &done);
         if (st)
             return st;
         in.offset += done * in_size;
@@ -78,9 +83,11 @@ tgl_status tgl_gl_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, 
         tgl_gl_uniform_ui(b, prog, 0, (GLuint)count);
         tgl_gl_uniform_ui(b, prog, 1, (GLuint)(to_f16 ? in_pad / 4 : half_pad));
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)(to_f16 ? half_pad : out_pad / 4));
+        tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
         if ((st = tgl_gl_dispatch(b, prog, bind, 2, (items + l->workgroup_size - 1) / l->workgroup_size)))
             return st;
     }
+    tgl_gl_sweep_done(gl, bytes);
     return TGL_OK;
 }
 

@@ -80,9 +80,10 @@ static size_t chunk_elements(const tgl_gl_limits *l, int tex)
  * variant (count a multiple of 4, every window 16-byte aligned), the wide one (whole
  * workgroups, the output 32-byte aligned) or the scalar one. The kernel's uniforms: 0 the count
  * (in vec4s for the vec4 and wide variants), 1.. the operands' offsets in the same unit, 8..
- * the float parameters. */
+ * the float parameters, TGL_GL_SWEEP_LOCATION the direction. */
 static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v, int nv,
-                                 size_t start, size_t count, int piece, const float *params, int nparams)
+                                 size_t start, size_t count, int piece, const float *params, int nparams,
+                                 unsigned backward)
 {
     int vec4 = piece != PIECE_SCALAR;
     tgl_gl_binding bind[MAX_OPERANDS];
@@ -115,6 +116,7 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
         tgl_gl_uniform_ui(b, program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
     for (int i = 0; i < nparams; i++)
         tgl_gl_uniform_f(b, program, 8 + i, params[i]);
+    tgl_gl_uniform_ui(b, program, TGL_GL_SWEEP_LOCATION, backward);
     uint64_t per_group = (uint64_t)l->workgroup_size * (piece == PIECE_WIDE ? 2 * WIDE_PAIRS : per_invocation);
     return tgl_gl_dispatch(b, program, bind, nv, (items + per_group - 1) / per_group);
 }
@@ -136,13 +138,17 @@ static size_t wide_elements(const tgl_gl_limits *l, const char *kernel, int tex,
  * operands v[0..nv-2] are read, v[nv-1] is written. Where every
  * operand's window starts 16-byte aligned, the vec4 variant takes all whole vec4s and the
  * scalar one the 1..3 elements left (a tail inside the vec4 kernel slows llvmpipe's code for
- * the whole kernel by ~1.6x). */
+ * the whole kernel by ~1.6x). An op over limits.sweep_bytes or more walks every dispatch the
+ * other way from the last such op (glsl/common/sweep.glsl); a smaller one walks forward. */
 tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v,
                                   int nv, size_t n, const float *params, int nparams)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
     int tex = reads_textures(l, kernel, nv);
     size_t chunk = chunk_elements(l, tex), align = tgl_gl_window_align(l, tex);
+    uint64_t bytes = (uint64_t)n * F32 * (uint64_t)nv;
+    unsigned backward = tgl_gl_sweep_direction(gl, bytes);
     int blocks = tex ? 1 : nv; /* inputs read as textures take texture units instead */
     if ((uint32_t)blocks > l->storage_blocks)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "kernel %s binds %d storage buffers (%d inputs and the output); "
@@ -160,16 +166,19 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
         size_t body = vec4 ? count / 4 * 4 : 0, done = 0, wide;
         tgl_status st = TGL_OK;
         while (!st && (wide = wide_elements(l, kernel, tex, &v[nv - 1], start + done, body - done)) > 0) {
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, wide, PIECE_WIDE, params, nparams);
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, wide, PIECE_WIDE, params, nparams, backward);
             done += wide;
         }
         if (!st && body > done)
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, body - done, PIECE_VEC4, params, nparams);
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, body - done, PIECE_VEC4, params, nparams,
+                                backward);
         if (!st && count > body)
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + body, count - body, PIECE_SCALAR, params, nparams);
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + body, count - body, PIECE_SCALAR, params, nparams,
+                                backward);
         if (st)
             return st;
     }
+    tgl_gl_sweep_done(gl, bytes);
     return TGL_OK;
 }
 

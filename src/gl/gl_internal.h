@@ -55,6 +55,9 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
  * more than a device offers. */
 #define TGL_GL_KERNEL_STORAGE_BLOCKS 4
 
+/* The uniform location of the element-wise kernels' direction (glsl/common/sweep.glsl). */
+#define TGL_GL_SWEEP_LOCATION 15
+
 typedef struct tgl_gl_limits {
     uint64_t max_ssbo_block;
     uint64_t ssbo_align;
@@ -70,6 +73,9 @@ typedef struct tgl_gl_limits {
     uint32_t cols_invocations;      /* invocations a reduction over a strided axis aims for */
     uint32_t cols_min_chunk;        /* ... each still reducing at least this many indices */
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
+    uint64_t sweep_bytes;           /* element-wise ops touching at least this many bytes walk
+                                       their range the other way from the last such op
+                                       (glsl/common/sweep.glsl); 0: never */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
     tgl_gl_gemm_config gemm_medium;    /* both, where gemm's tiles would make a short grid */
@@ -251,6 +257,9 @@ typedef struct tgl_gl {
      * it from the scratch buffer slowed with the scratch's size (H100: 0.056 ms per gather
      * with none, 0.078 after a 256 KB reduction, 0.157 after a 1 MB one). */
     tgl_gl_buffer *status;
+    /* The direction of the next element-wise op of limits.sweep_bytes or more (1: backward),
+     * flipped after each, so it starts where the one before it ended (glsl/common/sweep.glsl). */
+    unsigned sweep_backward;
     /* tgl_rope's frequency table and what it was made for (gl_llm.c); rope_dim 0: none. */
     tgl_gl_buffer *rope_table;
     size_t rope_dim, rope_pos;
@@ -290,6 +299,21 @@ static inline size_t tgl_gl_ceil_div(size_t a, size_t b)
 static inline tgl_gl *tgl_gl_of(tgl_backend *b)
 {
     return (tgl_gl *)b->impl;
+}
+
+/* Streaming ops (element-wise, casts) that touch limits.sweep_bytes or more walk their range
+ * the other way from the last such op (glsl/common/sweep.glsl). The direction one touching
+ * `bytes` walks in (1: backward; smaller ones walk forward) ... */
+static inline unsigned tgl_gl_sweep_direction(const tgl_gl *gl, uint64_t bytes)
+{
+    return gl->limits.sweep_bytes && bytes >= gl->limits.sweep_bytes ? gl->sweep_backward : 0u;
+}
+
+/* ... and, once it has been issued, the next such op turns round. */
+static inline void tgl_gl_sweep_done(tgl_gl *gl, uint64_t bytes)
+{
+    if (gl->limits.sweep_bytes && bytes >= gl->limits.sweep_bytes)
+        gl->sweep_backward ^= 1u;
 }
 
 /* ---- the profiler's device timer (gl_timer.c) ---- */

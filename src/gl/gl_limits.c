@@ -291,6 +291,13 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * 4096 x 4096 5.5-6.7 against 5.8-6.3). */
     l->cols_invocations = llvmpipe ? 1u << 16 : 1u << 18;
     l->cols_min_chunk = llvmpipe ? 64u : 16u;
+    /* Streaming ops over 48 MiB or more turn round from one to the next (glsl/common/sweep.glsl).
+     * H100, a one-off chain of 50 calls (2026-11-24): add of 64M floats 1.97 -> 2.72 TB/s, the
+     * 16M-float element-wise ops 10-14% faster; below the L2's size turning round lost (add of
+     * 3M floats, 36 MB, 0.0109 -> 0.0125 ms; 4M, 48 MB, already gained: 0.0221 -> 0.0165).
+     * llvmpipe keeps walking forward: the same chain there gained nothing (a ping-pong of
+     * negations over 1-16M floats ran 1-2.6x slower in one run of two, the same in the other). */
+    l->sweep_bytes = llvmpipe ? 0 : (uint64_t)48 << 20;
     /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
     const char *force = getenv("TGL_PROFILE_TIMER");
     l->timer_queries = force && *force ? *force == '1' : !llvmpipe;

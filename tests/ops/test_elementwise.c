@@ -248,6 +248,51 @@ static void test_chunked_and_2d_grid(void **state)
     free(b);
 }
 
+/* An op over limits.sweep_bytes or more walks its range the other way from the last such op
+ * (glsl/common/sweep.glsl): both directions, set explicitly, give the CPU's result over wide,
+ * vec4 and scalar pieces, in place too, and each such call flips the direction once; a smaller
+ * op walks forward and leaves the direction as it was. */
+static void test_both_directions(void **state)
+{
+    pair *p = *state;
+    if (!p->gl) {
+        skip();
+        return;
+    }
+    tgl_gl *gl = tgl_gl_of(p->gl);
+    const uint64_t saved = gl->limits.sweep_bytes;
+    const size_t ns[] = {7, 4099, (1u << 20) + 3};
+    for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++) {
+        size_t n = ns[s];
+        float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+        binary_input(&p->rng, TGL_BINARY_SUB, a, b, n);
+        for (unsigned backward = 0; backward < 2; backward++) {
+            for (size_t f = 0; f < 2; f++) {
+                run_args runs[] = {{1, TGL_BINARY_SUB, 0, n, fronts[f], a, b},
+                                   {0, TGL_UNARY_NEG, 1, n, fronts[f], a, NULL}};
+                for (size_t r = 0; r < 2; r++) {
+                    /* the smallest op here (7 elements, 2 operands) reaches it */
+                    gl->limits.sweep_bytes = 2 * 7 * sizeof(float);
+                    gl->sweep_backward = backward;
+                    compare(p, &runs[r], 1e-10, backward ? "backward" : "forward");
+                    if (gl->sweep_backward != !backward)
+                        fail_msg("n=%zu: the direction after a %s call is %u", n, backward ? "backward" : "forward",
+                                 gl->sweep_backward);
+                    /* the binary op's 3 operands stay below it: forward, the direction kept */
+                    gl->limits.sweep_bytes = 3 * n * sizeof(float) + 1;
+                    gl->sweep_backward = backward;
+                    compare(p, &runs[r], 1e-10, "below sweep_bytes");
+                    if (gl->sweep_backward != backward)
+                        fail_msg("n=%zu: an op below sweep_bytes changed the direction", n);
+                }
+            }
+        }
+        free(a);
+        free(b);
+    }
+    gl->limits.sweep_bytes = saved;
+}
+
 /* The documented special-value semantics hold on GL exactly as on the CPU. */
 static void test_special_values(void **state)
 {
@@ -297,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_unary_all),
         cmocka_unit_test(test_binary_all),
         cmocka_unit_test(test_chunked_and_2d_grid),
+        cmocka_unit_test(test_both_directions),
         cmocka_unit_test(test_special_values),
     };
     return cmocka_run_group_tests_name("ops/elementwise (gl vs cpu)", tests, setup, teardown);
