@@ -20,6 +20,7 @@
 #endif
 
 #include "common/local_size.glsl"
+#include "common/sweep.glsl"
 // TGL_VEC4 (u_cols and every operand's offset multiples of 4): each step takes a vec4 of the
 // row, and the lanes are folded before the group reductions (llvmpipe: a quarter of the texel
 // fetches, loop trips and scattered stores).
@@ -132,6 +133,7 @@ void main()
     uint row = ROW_INDEX;
     if (row >= u_rows)
         return; // uniform across the workgroup, or (per invocation) no barrier follows
+    row = tgl_sweep(row, u_rows);
     uint tid = FIRST;
     // Offsets and lengths in units of T.
     uint n = u_cols / VW, xr = (u_x_off + row * u_cols) / VW, yr = (u_y_off + row * u_cols) / VW;

@@ -16,6 +16,7 @@
 #include "common/texel.glsl"
 
 #include "common/local_size.glsl"
+#include "common/sweep.glsl"
 // TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
 layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
@@ -65,6 +66,7 @@ void main()
     uint g = tgl_group_index();
     if (g >= u_groups)
         return;
+    g = tgl_sweep(g, u_groups);
     uint tid = gl_LocalInvocationIndex;
     uint o = g / u_inner, i = g % u_inner;
     uint base = u_x_off + o * u_len * u_inner + i;

@@ -33,6 +33,7 @@
 #endif
 
 #include "common/local_size.glsl"
+#include "common/sweep.glsl"
 // TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
 layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
@@ -66,6 +67,7 @@ void main()
     uint g = tgl_group_index();
     if (g >= u_groups)
         return; // uniform across the workgroup: no barrier is skipped by only some invocations
+    g = tgl_sweep(g, u_groups);
     uint tid = gl_LocalInvocationIndex;
     uint line = g / u_splits, part = g % u_splits;
     uint o = line / u_inner, i = line % u_inner;

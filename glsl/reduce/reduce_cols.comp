@@ -33,6 +33,7 @@
 #endif
 
 #include "common/local_size.glsl"
+#include "common/sweep.glsl"
 #ifdef TGL_VEC4
 #define T vec4
 #define VW 4u
@@ -65,7 +66,8 @@ void main()
     uint i = gl_GlobalInvocationID.x; // in units of T along the inner index
     if (i >= u_inner / VW)
         return;
-    uint o = gl_WorkGroupID.y / u_splits, part = gl_WorkGroupID.y % u_splits;
+    uint gy = tgl_sweep(gl_WorkGroupID.y, gl_NumWorkGroups.y); // the grid's y is exactly lines x splits
+    uint o = gy / u_splits, part = gy % u_splits;
     uint j0 = part * u_chunk;
     uint j1 = min(u_len, j0 + u_chunk);
     uint step = u_inner / VW, at = (u_x_off + (o * u_len + j0) * u_inner) / VW + i;

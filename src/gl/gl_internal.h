@@ -73,7 +73,7 @@ typedef struct tgl_gl_limits {
     uint32_t cols_invocations;      /* invocations a reduction over a strided axis aims for */
     uint32_t cols_min_chunk;        /* ... each still reducing at least this many indices */
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
-    uint64_t sweep_bytes;           /* element-wise ops touching at least this many bytes walk
+    uint64_t sweep_bytes;           /* streaming ops touching at least this many bytes walk
                                        their range the other way from the last such op
                                        (glsl/common/sweep.glsl); 0: never */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
@@ -257,7 +257,7 @@ typedef struct tgl_gl {
      * it from the scratch buffer slowed with the scratch's size (H100: 0.056 ms per gather
      * with none, 0.078 after a 256 KB reduction, 0.157 after a 1 MB one). */
     tgl_gl_buffer *status;
-    /* The direction of the next element-wise op of limits.sweep_bytes or more (1: backward),
+    /* The direction of the next streaming op of limits.sweep_bytes or more (1: backward),
      * flipped after each, so it starts where the one before it ended (glsl/common/sweep.glsl). */
     unsigned sweep_backward;
     /* tgl_rope's frequency table and what it was made for (gl_llm.c); rope_dim 0: none. */
@@ -301,8 +301,8 @@ static inline tgl_gl *tgl_gl_of(tgl_backend *b)
     return (tgl_gl *)b->impl;
 }
 
-/* Streaming ops (element-wise, casts) that touch limits.sweep_bytes or more walk their range
- * the other way from the last such op (glsl/common/sweep.glsl). The direction one touching
+/* Streaming ops (element-wise, casts, row-wise ops, reductions) that touch limits.sweep_bytes
+ * or more walk their range the other way from the last such op (glsl/common/sweep.glsl). The direction one touching
  * `bytes` walks in (1: backward; smaller ones walk forward) ... */
 static inline unsigned tgl_gl_sweep_direction(const tgl_gl *gl, uint64_t bytes)
 {

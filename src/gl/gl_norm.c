@@ -85,6 +85,9 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     if (kind >= TGL__ROWS_RMSNORM)
         tgl_gl_uniform_f(b, prog, 6, eps);
     tgl_gl_uniform_ui(b, prog, 0, (GLuint)cols);
+    /* the rows in and out (glsl/common/sweep.glsl) */
+    uint64_t bytes = (uint64_t)rows * cols * 2 * F32;
+    tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, tgl_gl_sweep_direction(tgl_gl_of(b), bytes));
     for (size_t r0 = 0; r0 < rows; r0 += per) {
         size_t nr = rows - r0 < per ? rows - r0 : per;
         size_t off = r0 * cols * F32;
@@ -101,6 +104,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         if ((st = tgl_gl_dispatch(b, prog, bind, nbind, alone ? tgl_gl_ceil_div(nr, wg) : nr)))
             return st;
     }
+    tgl_gl_sweep_done(tgl_gl_of(b), bytes);
     return TGL_OK;
 }
 

@@ -38,6 +38,7 @@ typedef struct pass {
     const char *carry;  /* the carry variant's define, or NULL */
     size_t j_base;      /* arg_reduce with carry: the piece's first index along the line */
     int carry_in;       /* ... and whether earlier pieces' best competes */
+    unsigned backward;  /* the direction of the walk over lines or chunks (glsl/common/sweep.glsl) */
 } pass;
 
 /* Inputs are read through buffer textures where element-wise inputs are (llvmpipe), when the
@@ -76,6 +77,7 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
     tgl_gl_uniform_ui(b, prog, 4, (GLuint)(p->src_pad / F32));
     tgl_gl_uniform_ui(b, prog, 5, (GLuint)(p->dst_pad / 4));
     tgl_gl_uniform_ui(b, prog, 7, (GLuint)p->groups);
+    tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, p->backward);
     if (p->splits) { /* reduce.comp only */
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)p->chunk);
         tgl_gl_uniform_ui(b, prog, 3, (GLuint)p->splits);
@@ -154,7 +156,7 @@ static size_t cols_splits(const tgl_gl_limits *l, size_t no, size_t len, size_t 
 
 static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carry, tgl_gl_binding src,
                            size_t src_pad, tgl_gl_binding dst, size_t dst_pad, size_t no, size_t len, size_t inner,
-                           size_t splits, float scale)
+                           size_t splits, float scale, unsigned backward)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = use_textures(l, src.bytes / F32);
@@ -176,6 +178,7 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
     tgl_gl_uniform_ui(b, prog, 4, (GLuint)(src_pad / F32));
     tgl_gl_uniform_ui(b, prog, 5, (GLuint)(dst_pad / F32));
     tgl_gl_uniform_f(b, prog, 6, scale);
+    tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
     tgl_gl_binding bind[2] = {src, dst};
     bind[0].texture_format = !tex ? 0 : vec4 ? GL_RGBA32F : GL_R32F;
     return tgl_gl_dispatch_grid(b, prog, bind, 2, (uint32_t)tgl_gl_ceil_div(inner / (vec4 ? 4 : 1), l->workgroup_size),
@@ -183,9 +186,10 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
 }
 
 /* Reduces `lines` = no * inner lines of [no, len, inner] at src into dst (splitting long lines
- * into chunks reduced in parallel, with a second pass over the partials). */
+ * into chunks reduced in parallel, with a second pass over the partials); the pass over src
+ * walks its lines or chunks `backward` or not. */
 static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *carry, tgl__view src,
-                               tgl__view dst, size_t no, size_t len, size_t inner, float scale)
+                               tgl__view dst, size_t no, size_t len, size_t inner, float scale, unsigned backward)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t lines = no * inner;
@@ -196,14 +200,14 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
         tgl_gl_binding sb = tgl_gl_window_aligned(src, lines * len * F32, 0, src_align, &src_pad);
         if (col_splits == 1) {
             tgl_gl_binding db = tgl_gl_window(b, dst, lines * F32, 1, &dst_pad);
-            return run_cols(b, defines, carry, sb, src_pad, db, dst_pad, no, len, inner, 1, scale);
+            return run_cols(b, defines, carry, sb, src_pad, db, dst_pad, no, len, inner, 1, scale, backward);
         }
         tgl_gl_buffer *scratch;
         tgl_status st = tgl_gl_scratch(b, lines * col_splits * F32, &scratch);
         if (st)
             return st;
         tgl_gl_binding part = {.buf = scratch, .bytes = lines * col_splits * F32, .writes = 1};
-        if ((st = run_cols(b, defines, NULL, sb, src_pad, part, 0, no, len, inner, col_splits, 1.0f)))
+        if ((st = run_cols(b, defines, NULL, sb, src_pad, part, 0, no, len, inner, col_splits, 1.0f, backward)))
             return st;
         /* Each line's partials are contiguous: reduce.comp combines them. */
         pass q = {.len = col_splits, .inner = 1, .chunk = col_splits, .splits = 1, .groups = lines, .scale = scale,
@@ -213,7 +217,8 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
         return run_pass(b, "reduce/reduce", defines, &q);
     }
     size_t splits = choose_splits(len, lines, l->reduce_groups);
-    pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = NULL};
+    pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = NULL,
+              .backward = backward};
     p.chunk = (len + splits - 1) / splits;
     if (l->vec4_lines && inner == 1 && len % 4 == 0)
         p.chunk = (p.chunk + 3) / 4 * 4; /* whole vec4s per chunk (the last may be shorter or empty) */
@@ -247,20 +252,24 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
 tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,
                          size_t len, size_t inner)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
     const char *defines = op_defines[op];
     int mean = op == TGL_REDUCE_MEAN;
     float scale = !mean ? 1.0f : len ? (float)(1.0 / (double)len) : NAN;
     tgl_status st;
     if (len * inner <= tgl_gl_max_window_elems(l, F32)) {
         size_t per = slab_count(l, outer, len, inner);
+        uint64_t bytes = (uint64_t)outer * len * inner * F32;
+        unsigned backward = tgl_gl_sweep_direction(gl, bytes);
         for (size_t o0 = 0; o0 < outer; o0 += per) {
             size_t no = outer - o0 < per ? outer - o0 : per;
             st = reduce_lines(b, defines, NULL, (tgl__view){in.buf, in.offset + o0 * len * inner * F32},
-                              (tgl__view){out.buf, out.offset + o0 * inner * F32}, no, len, inner, scale);
+                              (tgl__view){out.buf, out.offset + o0 * inner * F32}, no, len, inner, scale, backward);
             if (st)
                 return st;
         }
+        tgl_gl_sweep_done(gl, bytes);
         return TGL_OK;
     }
     /* Long lines: each piece's result is combined into the output; the mean's scale comes with
@@ -275,7 +284,7 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
                 tgl__view src = {in.buf, in.offset + ((o * len + j0) * inner + c0) * F32};
                 tgl__view dst = {out.buf, out.offset + (o * inner + c0) * F32};
                 st = reduce_lines(b, defines, j0 ? "#define REDUCE_CARRY\n" : NULL, src, dst, 1, nj, nc,
-                                  j0 + nj == len ? scale : 1.0f);
+                                  j0 + nj == len ? scale : 1.0f, 0u);
                 if (st)
                     return st;
             }
@@ -286,7 +295,8 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
 tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,
                              size_t len, size_t inner)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
     const char *defines = want_max ? "#define ARG_MAX\n" : "#define ARG_MIN\n";
     /* One workgroup walks a whole line: under a loop limit (llvmpipe), longer lines than its
      * widest group can walk take pieces too. */
@@ -295,9 +305,11 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
     tgl_status st;
     if (len * inner <= tgl_gl_max_window_elems(l, F32) && len <= walk) {
         size_t per = slab_count(l, outer, len, inner);
+        uint64_t bytes = (uint64_t)outer * len * inner * F32;
+        unsigned backward = tgl_gl_sweep_direction(gl, bytes);
         for (size_t o0 = 0; o0 < outer; o0 += per) {
             size_t no = outer - o0 < per ? outer - o0 : per;
-            pass p = {.len = len, .inner = inner, .groups = no * inner};
+            pass p = {.len = len, .inner = inner, .groups = no * inner, .backward = backward};
             size_t align = tgl_gl_window_align(l, use_textures(l, no * len * inner));
             p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + o0 * len * inner * F32},
                                           no * len * inner * F32, 0, align, &p.src_pad);
@@ -306,6 +318,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
             if ((st = run_pass(b, "reduce/arg_reduce", defines, &p)))
                 return st;
         }
+        tgl_gl_sweep_done(gl, bytes);
         return TGL_OK;
     }
     /* Long lines: pieces in order, the best (value, index) so far carried in the output and in

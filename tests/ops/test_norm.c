@@ -2,6 +2,7 @@
  * over awkward shapes, in place, with and without weight/bias, on rows of +-1e4 (stability),
  * layernorm of rows far from zero, with poisoned outputs and guards; and their error cases. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -233,6 +234,36 @@ static void test_masked_rows(void **state)
     }
 }
 
+/* Rows are walked in either direction (glsl/common/sweep.glsl; the fixture makes every op turn
+ * round), each row computed the same way: both directions give the same bits. */
+static void test_directions_agree(void **state)
+{
+    pair *p = *state;
+    if (!p->gl) {
+        skip();
+        return;
+    }
+    tgl_gl *gl = tgl_gl_of(p->gl);
+    const size_t rows = 513, cols = 1000;
+    float *x = randoms(&p->rng, rows * cols, -8.0f, 8.0f), *w = randoms(&p->rng, cols, 0.5f, 2.0f);
+    float *bias = randoms(&p->rng, cols, -1.0f, 1.0f);
+    for (int kind = 0; kind < KINDS; kind++) {
+        job j = {kind, 0, kind >= RMSNORM, kind == LAYERNORM, rows, cols, 4, 1e-5f, x, w, bias};
+        float *out[2];
+        for (unsigned backward = 0; backward < 2; backward++) {
+            gl->sweep_backward = backward;
+            out[backward] = run_on(p->gl, &j);
+        }
+        if (memcmp(out[0], out[1], (j.front + rows * cols + GUARD) * sizeof(float)))
+            fail_msg("%s %zux%zu: the two directions differ", names[kind], rows, cols);
+        free(out[0]);
+        free(out[1]);
+    }
+    free(x);
+    free(w);
+    free(bias);
+}
+
 static void test_errors(void **state)
 {
     pair *p = *state;
@@ -268,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_large_magnitudes),
         cmocka_unit_test(test_offset_rows),
         cmocka_unit_test(test_masked_rows),
+        cmocka_unit_test(test_directions_agree),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/norm (gl vs cpu)", tests, setup, teardown);

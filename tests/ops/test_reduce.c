@@ -348,6 +348,45 @@ static void test_past_block_limit(void **state)
     p->rng = small.rng;
 }
 
+/* Lines, chunks and rows are walked in either direction (glsl/common/sweep.glsl; the fixture
+ * makes every op turn round), never split or summed differently: both directions give the
+ * same bits, so a result does not depend on how many ops ran before it. */
+static void test_directions_agree(void **state)
+{
+    pair *p = *state;
+    if (!p->gl) {
+        skip();
+        return;
+    }
+    tgl_gl *gl = tgl_gl_of(p->gl);
+    static const struct {
+        int op;
+        size_t shape[2], axis;
+    } cases[] = {
+        {TGL_REDUCE_SUM, {3, 300007}, 1},  /* lines in chunks, then their partials */
+        {TGL_REDUCE_SUM, {4099, 257}, 0},  /* a strided axis in chunks */
+        {TGL_REDUCE_MAX, {1031, 515}, 1},  /* a workgroup per line */
+        {TGL_REDUCE_MEAN, {65, 1027}, 0},
+        {ARGMAX, {257, 1031}, 1},
+        {ARGMIN, {129, 33}, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int op = cases[c].op;
+        size_t total = cases[c].shape[0] * cases[c].shape[1], outputs = cases[c].shape[1 - cases[c].axis];
+        float *x = random_input(&p->rng, op, total), *out[2];
+        for (unsigned backward = 0; backward < 2; backward++) {
+            gl->sweep_backward = backward;
+            out[backward] = run_on(p->gl, op, x, total, cases[c].shape, 2, cases[c].axis, outputs, 0);
+        }
+        if (memcmp(out[0], out[1], (FRONT + outputs + GUARD) * sizeof(float)))
+            fail_msg("%s of %zux%zu over axis %zu: the two directions differ", op_name(op), cases[c].shape[0],
+                     cases[c].shape[1], cases[c].axis);
+        free(x);
+        free(out[0]);
+        free(out[1]);
+    }
+}
+
 static void test_errors(void **state)
 {
     pair *p = *state;
@@ -389,7 +428,8 @@ int main(void)
         cmocka_unit_test(test_random_shapes),     cmocka_unit_test(test_long_strided_and_empty),
         cmocka_unit_test(test_long_sum_accuracy), cmocka_unit_test(test_strided_sum_accuracy),
         cmocka_unit_test(test_nan_and_ties),
-        cmocka_unit_test(test_past_block_limit), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_past_block_limit), cmocka_unit_test(test_directions_agree),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/reduce (gl vs cpu)", tests, setup, teardown);
 }
