@@ -34,6 +34,30 @@ void main()
     uint t = u_h_off + 2u * i;
     y2[u_y_off + i] = tgl_wide_bits(convert4(texelFetch(h_tex, int(t))), convert4(texelFetch(h_tex, int(t + 1u))));
 }
+#elif defined(TGL_VEC4)
+// TGL_VEC4: invocation w converts halves 4w..4w+3 of the window (one uvec2 load) into floats
+// 4w..4w+3 (one uvec4 store of their bits); the host runs it where both windows start 16-byte
+// aligned, over whole groups of eight, and sends the elements around them to the plain variant.
+layout(std430, binding = 0) readonly buffer Src { uvec2 h2[]; };
+layout(std430, binding = 1) writeonly buffer Dst { uvec4 y4[]; };
+layout(location = 0) uniform uint u_n;      // groups of four
+layout(location = 1) uniform uint u_h_off;  // in uvec2s
+layout(location = 2) uniform uint u_y_off;  // in uvec4s
+
+uvec2 convert2(uint word)
+{
+    return uvec2(tgl_f16_to_f32(word & 0xFFFFu), tgl_f16_to_f32(word >> 16));
+}
+
+void main()
+{
+    uint w = tgl_global_index();
+    if (w >= u_n)
+        return;
+    w = tgl_sweep(w, u_n);
+    uvec2 v = h2[u_h_off + w];
+    y4[u_y_off + w] = uvec4(convert2(v.x), convert2(v.y));
+}
 #else
 layout(std430, binding = 0) readonly buffer Src { uint h[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uint y[]; };

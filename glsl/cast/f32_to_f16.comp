@@ -13,6 +13,32 @@
 #include "common/half.glsl"
 
 #include "common/local_size.glsl"
+#ifdef TGL_VEC4
+// TGL_VEC4: invocation w converts floats 4w..4w+3 of the window (one uvec4 load of their
+// bits) into output uvec2 w (two words, four halves). The host runs it where both windows
+// start 16-byte aligned, over whole groups of eight; the plain variant takes the elements
+// before and after, whose words it does not share (the split falls on a multiple of 8 halves).
+layout(std430, binding = 0) readonly buffer Src { uvec4 x[]; };
+layout(std430, binding = 1) writeonly buffer Dst { uvec2 h[]; };
+layout(location = 0) uniform uint u_n;      // groups of four
+layout(location = 1) uniform uint u_x_off;  // in uvec4s
+layout(location = 2) uniform uint u_h_off;  // in uvec2s
+
+uint pack_two(uint lo, uint hi)
+{
+    return tgl_f32_to_f16(lo) | (tgl_f32_to_f16(hi) << 16);
+}
+
+void main()
+{
+    uint w = tgl_global_index();
+    if (w >= u_n)
+        return;
+    w = tgl_sweep(w, u_n);
+    uvec4 a = x[u_x_off + w];
+    h[u_h_off + w] = uvec2(pack_two(a.x, a.y), pack_two(a.z, a.w));
+}
+#else
 layout(std430, binding = 0) readonly buffer Src { uint x[]; };
 layout(std430, binding = 1) buffer Dst { uint h[]; };
 layout(location = 0) uniform uint u_n;      // elements
@@ -36,3 +62,4 @@ void main()
     }
     h[w] = keep == 0u ? word : (h[w] & keep) | word;
 }
+#endif

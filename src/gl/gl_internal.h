@@ -73,6 +73,8 @@ typedef struct tgl_gl_limits {
     uint32_t cols_invocations;      /* invocations a reduction over a strided axis aims for */
     uint32_t cols_min_chunk;        /* ... each still reducing at least this many indices */
     uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
+    uint64_t cast_vec4_min;         /* casts of at least this many elements take four per
+                                       invocation (glsl/cast/, TGL_VEC4) */
     uint64_t sweep_bytes;           /* streaming ops touching at least this many bytes walk
                                        their range the other way from the last such op
                                        (glsl/common/sweep.glsl); 0: never */

@@ -298,6 +298,14 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * llvmpipe keeps walking forward: the same chain there gained nothing (a ping-pong of
      * negations over 1-16M floats ran 1-2.6x slower in one run of two, the same in the other). */
     l->sweep_bytes = llvmpipe ? 0 : (uint64_t)48 << 20;
+    /* Casts take four elements per invocation (16-byte accesses on the f32 side) from this many
+     * elements on. H100, a one-off chain of 50 casts (2026-11-24), ms per cast at 64K / 1M / 4M /
+     * 16M elements, one per invocation against four: to f16 0.0061-0.0063 / 0.0076 /
+     * 0.0137-0.0138 / 0.0449-0.0459 against 0.0065-0.0066 / 0.0070 / 0.0108-0.0109 / 0.0344;
+     * to f32 0.0056-0.0057 / 0.0078-0.0079 / 0.0159 / 0.0571-0.0581 against 0.0058-0.0061 /
+     * 0.0067 / 0.0104 / 0.0357. llvmpipe gains at every size of the standard set (to f16, 64K /
+     * 1M / 16M: 0.21-0.31 / 3.0-4.0 / 47.5-47.9 ms against 0.11 / 1.27-1.35 / 24.0-24.7). */
+    l->cast_vec4_min = llvmpipe ? 0 : (uint64_t)1 << 20;
     /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
     const char *force = getenv("TGL_PROFILE_TIMER");
     l->timer_queries = force && *force ? *force == '1' : !llvmpipe;

@@ -109,9 +109,12 @@ int tgt_pair_setup(void **state, uint64_t salt)
     p->gl = tgt_open(TGL_BACKEND_GL);
     p->cpu = tgt_open(TGL_BACKEND_CPU);
     /* Every streaming op turns round (glsl/common/sweep.glsl), not only those over 48 MiB, so
-     * the suites' small sizes walk each kernel both ways (test_elementwise checks the rule). */
-    if (p->gl)
+     * the suites' small sizes walk each kernel both ways (test_elementwise checks the rule);
+     * every cast whose windows allow takes four elements per invocation, as from 1M on GPUs. */
+    if (p->gl) {
         tgl_gl_of(p->gl)->limits.sweep_bytes = 1;
+        tgl_gl_of(p->gl)->limits.cast_vec4_min = 0;
+    }
     tgt_rng_init(&p->rng, tgt_seed() ^ salt);
     *state = p;
     return 0;

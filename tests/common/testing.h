@@ -52,8 +52,9 @@ int tgt_setup_cpu(void **state);
 int tgt_teardown(void **state);
 
 /* The fixture of the op suites: a GL and a CPU backend (every streaming op of which alternates
- * its direction) and a generator seeded from the run's seed and a per-suite salt. Use from a
- * cmocka group setup/teardown. */
+ * its direction, every cast of which takes its four-per-invocation variant where it can) and a
+ * generator seeded from the run's seed and a per-suite salt. Use from a cmocka group
+ * setup/teardown. */
 typedef struct tgt_pair {
     tgl_backend *gl, *cpu;
     tgt_rng rng;
