@@ -66,7 +66,7 @@ void main()
     uint i = gl_GlobalInvocationID.x; // in units of T along the inner index
     if (i >= u_inner / VW)
         return;
-    uint gy = tgl_sweep(gl_WorkGroupID.y, gl_NumWorkGroups.y); // the grid's y is exactly lines x splits
+    uint gy = tgl_sweep(gl_WorkGroupID.y, gl_NumWorkGroups.y); // the grid's y: exactly lines x splits
     uint o = gy / u_splits, part = gy % u_splits;
     uint j0 = part * u_chunk;
     uint j1 = min(u_len, j0 + u_chunk);

@@ -104,7 +104,8 @@ static tgl_status vec4_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view 
     if (chunk > grid)
         chunk = (size_t)grid;
     GLuint prog;
-    tgl_status st = tgl_gl_program_get(b, to_f16 ? "cast/f32_to_f16" : "cast/f16_to_f32", "#define TGL_VEC4\n", &prog);
+    tgl_status st =
+        tgl_gl_program_get(b, to_f16 ? "cast/f32_to_f16" : "cast/f16_to_f32", "#define TGL_VEC4\n", &prog);
     for (size_t start = 0; !st && start < n; start += chunk) {
         size_t count = n - start < chunk ? n - start : chunk, in_pad, out_pad;
         tgl_gl_binding bind[2] = {

@@ -166,7 +166,8 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
         size_t body = vec4 ? count / 4 * 4 : 0, done = 0, wide;
         tgl_status st = TGL_OK;
         while (!st && (wide = wide_elements(l, kernel, tex, &v[nv - 1], start + done, body - done)) > 0) {
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, wide, PIECE_WIDE, params, nparams, backward);
+            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, wide, PIECE_WIDE, params, nparams,
+                                backward);
             done += wide;
         }
         if (!st && body > done)

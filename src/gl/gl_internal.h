@@ -55,7 +55,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
  * more than a device offers. */
 #define TGL_GL_KERNEL_STORAGE_BLOCKS 4
 
-/* The uniform location of the element-wise kernels' direction (glsl/common/sweep.glsl). */
+/* The uniform location of the streaming kernels' direction (glsl/common/sweep.glsl). */
 #define TGL_GL_SWEEP_LOCATION 15
 
 typedef struct tgl_gl_limits {
@@ -304,8 +304,8 @@ static inline tgl_gl *tgl_gl_of(tgl_backend *b)
 }
 
 /* Streaming ops (element-wise, casts, row-wise ops, reductions) that touch limits.sweep_bytes
- * or more walk their range the other way from the last such op (glsl/common/sweep.glsl). The direction one touching
- * `bytes` walks in (1: backward; smaller ones walk forward) ... */
+ * or more walk their range the other way from the last such op (glsl/common/sweep.glsl). The
+ * direction one touching `bytes` walks in (1: backward; smaller ones walk forward) ... */
 static inline unsigned tgl_gl_sweep_direction(const tgl_gl *gl, uint64_t bytes)
 {
     return gl->limits.sweep_bytes && bytes >= gl->limits.sweep_bytes ? gl->sweep_backward : 0u;

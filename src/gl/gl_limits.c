@@ -292,8 +292,8 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->cols_invocations = llvmpipe ? 1u << 16 : 1u << 18;
     l->cols_min_chunk = llvmpipe ? 64u : 16u;
     /* Streaming ops over 48 MiB or more turn round from one to the next (glsl/common/sweep.glsl).
-     * H100, a one-off chain of 50 calls (2026-11-24): add of 64M floats 1.97 -> 2.72 TB/s, the
-     * 16M-float element-wise ops 10-14% faster; below the L2's size turning round lost (add of
+     * H100, a one-off chain of 50 calls (2026-11-24): add of 64M floats 1.97 -> 2.72 TB/s; the
+     * standard set's 16M-float element-wise ops 5-14% faster, its 4096² row-wise ops 12%; below the L2's size turning round lost (add of
      * 3M floats, 36 MB, 0.0109 -> 0.0125 ms; 4M, 48 MB, already gained: 0.0221 -> 0.0165).
      * llvmpipe keeps walking forward: the same chain there gained nothing (a ping-pong of
      * negations over 1-16M floats ran 1-2.6x slower in one run of two, the same in the other). */
