@@ -10,7 +10,8 @@
 // accumulator are rescaled once and the block's values added. The loop stops at the last key
 // the workgroup's last row sees, so a causal mask skips the blocks above the diagonal, and
 // blocks every row sees whole skip the mask tests. Scores are in base 2 (one exp2 each).
-// The partial dots are summed through shared memory, or with SUBGROUP_XOR by
+// SPLIT (common/attention_io.glsl): workgroup z walks chunk z of the keys, so that calls of few
+// row blocks still fill the device. The partial dots are summed through shared memory, or with SUBGROUP_XOR by
 // subgroupShuffleXor, which the host sets only where a subgroup holds whole rows (TPR divides
 // the subgroup size; a row's invocations are neighbours).
 #extension GL_GOOGLE_include_directive : enable
@@ -77,6 +78,12 @@ void main()
     uint keys = attention_keys(i);
     uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // causal: the most any row sees
     uint wg_min_keys = attention_keys(row0);                           // ... and the fewest
+#ifdef SPLIT
+    uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys;
+    wg_keys = min(wg_keys, first_key + u_chunk_keys);
+#else
+    const uint first_key = 0u;
+#endif
 
     vec4 q[DV], o[DV];
     TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) {
@@ -85,7 +92,7 @@ void main()
     }
     float m = -tgl_inf(), l = 0.0;
 
-    for (uint j0 = 0u; j0 < wg_keys; j0 += uint(BKV)) {
+    for (uint j0 = first_key; j0 < wg_keys; j0 += uint(BKV)) {
         barrier(); // every invocation is done with the previous block
         for (uint e = tid; e < uint(BKV * DP / 4); e += uint(THREADS)) {
             uint jj = e / uint(DP / 4), c4 = e % uint(DP / 4), j = j0 + jj;
@@ -139,8 +146,16 @@ void main()
 
     if (row0 + r >= u_seq_q)
         return;
+#ifdef SPLIT
+    uint at = split_part_at(bh * u_seq_q + i, chunk);
+    TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
+        part[at + c * uint(TPR) + t] = o[c];
+    if (t == 0u)
+        part[at + uint(DP / 4)] = vec4(m * 0.6931471805599453, l, 0.0, 0.0); // m back in e units
+#else
     uint o_row = u_o_off + (bh * u_seq_q + i) * u_d;
     float inv = l > 0.0 ? 1.0 / l : 0.0; // a row that sees no key is zeros
     TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
         o_store4(o_row, (c * uint(TPR) + t) * 4u, o[c] * inv);
+#endif
 }

@@ -31,16 +31,9 @@
 #include "common/local_size.glsl"
 layout(location = 10) uniform uint u_blocks; // (batch, head) blocks in this dispatch
 
-// SPLIT: the keys are cut into u_chunks chunks of u_chunk_keys (a multiple of BKV), each walked
-// by its own invocation, which writes its rows' unnormalised output and (m, l) for that chunk
-// to binding 4 in attention/decode_combine.comp's layout; that kernel then merges the chunks.
-// llvmpipe ends an invocation's loops after 65535 iterations in all, so this is how long key
-// sequences get through there; it also spreads one query row over more invocations.
-#ifdef SPLIT
-layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; };
-layout(location = 11) uniform uint u_chunks;
-layout(location = 12) uniform uint u_chunk_keys;
-#endif
+// SPLIT (common/attention_io.glsl): each invocation walks one chunk of the keys. llvmpipe ends
+// an invocation's loops after 65535 iterations in all, so this is how long key sequences get
+// through there; it also spreads one query row over more invocations.
 
 void main()
 {
@@ -123,7 +116,7 @@ void main()
 
 #ifdef SPLIT
     for (uint r = 0u; r < uint(RQ) && i0 + r < u_seq_q; r++) {
-        uint at = ((bh * u_seq_q + i0 + r) * u_chunks + chunk) * uint(D4 + 1);
+        uint at = split_part_at(bh * u_seq_q + i0 + r, chunk);
         TGL_UNROLL for (uint c = 0u; c < uint(D4); c++)
             part[at + c] = o[r][c];
         part[at + uint(D4)] = vec4(m[r] * 0.6931471805599453, l[r], 0.0, 0.0); // m back in e units

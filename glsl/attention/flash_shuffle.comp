@@ -13,7 +13,7 @@
 // heaviest first as in flash.comp. Scores are kept in base-2 units (q is scaled by log2(e) as
 // well) so each exponential is one exp2, and blocks of keys that every row of the workgroup
 // sees whole skip the mask tests: 8 x 16 x 2048 x 64 on the H100, causal 2.79 -> 2.65 ms
-// (16 keys per block).
+// (16 keys per block). SPLIT (common/attention_io.glsl): workgroup z walks chunk z of the keys.
 #extension GL_GOOGLE_include_directive : enable
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common/unroll.glsl"
@@ -68,6 +68,12 @@ void main()
     uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
     uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // the most any row sees
     uint wg_min_keys = attention_keys(row0);                           // the fewest
+#ifdef SPLIT
+    uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys;
+    wg_keys = min(wg_keys, first_key + u_chunk_keys);
+#else
+    const uint first_key = 0u;
+#endif
 
     uint keys[RQ];
     vec4 q[RQ][DV], o[RQ][DV];
@@ -85,7 +91,7 @@ void main()
         l[k] = 0.0;
     }
 
-    for (uint j0 = 0u; j0 < wg_keys; j0 += uint(BKV)) {
+    for (uint j0 = first_key; j0 < wg_keys; j0 += uint(BKV)) {
         barrier(); // every invocation is done with the previous block
         for (uint e = tid; e < uint(BKV * DP / 4); e += uint(THREADS)) {
             uint jj = e / uint(DP / 4), c4 = e % uint(DP / 4), j = j0 + jj;
@@ -137,9 +143,17 @@ void main()
         uint row = row0 + r + k * uint(RG);
         if (row >= u_seq_q)
             continue;
+#ifdef SPLIT
+        uint at = split_part_at(bh * u_seq_q + row, chunk);
+        TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
+            part[at + c * uint(TPR) + t] = o[k][c];
+        if (t == 0u)
+            part[at + uint(DP / 4)] = vec4(m[k] * 0.6931471805599453, l[k], 0.0, 0.0); // m in e units
+#else
         uint o_row = u_o_off + (bh * u_seq_q + row) * u_d;
         float inv = l[k] > 0.0 ? 1.0 / l[k] : 0.0; // a row that sees no key is zeros
         TGL_UNROLL for (uint c = 0u; c < uint(DV); c++)
             o_store4(o_row, (c * uint(TPR) + t) * 4u, o[k][c] * inv);
+#endif
     }
 }

@@ -39,6 +39,23 @@ layout(location = 7) uniform uint u_v_off;
 layout(location = 8) uniform uint u_o_off;
 layout(location = 9) uniform float u_scale;
 
+// SPLIT: the keys are cut into u_chunks chunks of u_chunk_keys (a multiple of the kernel's keys
+// per step), each walked by its own invocation or workgroup, which writes its rows'
+// unnormalised output and (m, l) for that chunk (m in natural-log units) to binding 4;
+// attention/decode_combine.comp then merges each row's chunks. split_part_at gives where row
+// `row` (of the dispatch's blocks, in [block, seq_q] order) keeps chunk `chunk`: DP / 4 vec4s of
+// output, then (m, l, 0, 0). A chunk a row sees none of still writes m = -inf and l = 0.
+#ifdef SPLIT
+layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; };
+layout(location = 11) uniform uint u_chunks;
+layout(location = 12) uniform uint u_chunk_keys;
+
+uint split_part_at(uint row, uint chunk)
+{
+    return (row * u_chunks + chunk) * uint(DP / 4 + 1);
+}
+#endif
+
 // Keys query row i of its (batch, head) block sees: [0, attention_keys(i)) (bottom-right
 // aligned causal mask; see tgl_attention).
 uint attention_keys(uint i)

@@ -44,10 +44,11 @@ static size_t flash_shared_bytes(flash_shape s)
     return 2u * s.bkv * s.tpr * s.dt * F32 + (s.tpr > 1 && !s.shuffle ? s.threads * s.bkv * F32 : 0);
 }
 
-static void flash_defines(char *out, size_t size, flash_shape s, int vec4)
+static void flash_defines(char *out, size_t size, flash_shape s, int vec4, int split)
 {
-    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define BKV %u\n#define THREADS %u\n%s%s", s.tpr, s.dt,
-             s.bkv, s.threads, s.shuffle ? "#define SUBGROUP_XOR\n" : "", vec4 ? "#define VEC4\n" : "");
+    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define BKV %u\n#define THREADS %u\n%s%s%s", s.tpr, s.dt,
+             s.bkv, s.threads, s.shuffle ? "#define SUBGROUP_XOR\n" : "", vec4 ? "#define VEC4\n" : "",
+             split ? "#define SPLIT\n" : "");
 }
 
 /* Padded head dims of the decode kernels: the smallest of 16, 32, 64, 128, 256 holding d. */
@@ -114,10 +115,11 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
 #define SHUFFLE_RQ 2u
 #define SHUFFLE_BKV 32u
 
-static void shuffle_defines(char *out, size_t size, unsigned threads, int vec4)
+static void shuffle_defines(char *out, size_t size, unsigned threads, int vec4, int split)
 {
-    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define RQ %u\n#define BKV %u\n#define THREADS %u\n%s",
-             SHUFFLE_TPR, SHUFFLE_DT, SHUFFLE_RQ, SHUFFLE_BKV, threads, vec4 ? "#define VEC4\n" : "");
+    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define RQ %u\n#define BKV %u\n#define THREADS %u\n%s%s",
+             SHUFFLE_TPR, SHUFFLE_DT, SHUFFLE_RQ, SHUFFLE_BKV, threads, vec4 ? "#define VEC4\n" : "",
+             split ? "#define SPLIT\n" : "");
 }
 
 static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
@@ -125,36 +127,146 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
     return l->subgroup_shuffle >= tpr && l->subgroup_shuffle % tpr == 0;
 }
 
-static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, int no_subgroups)
+/* Second pass of a split over keys: attention/decode_combine merges each of the `rows` query
+ * rows' chunks (binding 4, unnormalised output then (m, l) per chunk) into o (binding 3). */
+static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
+                                 const tgl__attention *a, size_t o_pad)
+{
+    char defines[96];
+    decode_defines(defines, sizeof defines, decode_dp(a->head_dim), 0);
+    GLuint prog;
+    tgl_status st = tgl_gl_program_get_wg(b, "attention/decode_combine", defines, 64, &prog);
+    if (st)
+        return st;
+    tgl_gl_uniform_ui(b, prog, 0, (GLuint)rows);
+    tgl_gl_uniform_ui(b, prog, 3, (GLuint)a->head_dim);
+    tgl_gl_uniform_ui(b, prog, 8, (GLuint)o_pad);
+    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
+    bind[3].writes = 1;
+    bind[4].writes = 0;
+    return tgl_gl_dispatch(b, prog, bind, 5, rows);
+}
+
+/* The bindings of a pass over slab s: q, k, v and o, and with a split over keys (chunks > 1)
+ * binding 4 the scratch buffer of the chunks' partial results (a record of decode_dp(head_dim)
+ * + 4 floats per row and chunk), o then bound read-only: combine_chunks writes it. */
+static tgl_status pass_bindings(tgl_backend *b, const tgl__attention *a, const slab *s, size_t n, size_t chunks,
+                                tgl_gl_binding bind[5])
+{
+    for (int i = 0; i < 4; i++)
+        bind[i] = s->bind[i];
+    bind[4] = (tgl_gl_binding){0};
+    if (chunks <= 1)
+        return TGL_OK;
+    size_t bytes = n * a->seq_q * chunks * (decode_dp(a->head_dim) + 4) * F32;
+    tgl_gl_buffer *scratch;
+    tgl_status st = tgl_gl_scratch(b, bytes, &scratch);
+    if (st)
+        return st;
+    bind[4] = (tgl_gl_binding){.buf = scratch, .bytes = bytes, .writes = 1};
+    bind[3].writes = 0;
+    return TGL_OK;
+}
+
+/* What run_flash runs: flash_shuffle (32 < head_dim <= 64 where subgroups shuffle) or
+ * flash.comp in shape fs, the query rows a workgroup covers and its keys per block. */
+typedef struct flash_plan {
+    int shuffle_kernel;
+    flash_shape fs; /* fs.threads: invocations per workgroup of either kernel */
+    unsigned bq, bkv;
+} flash_plan;
+
+static flash_plan plan_flash(const tgl_gl_limits *l, size_t head_dim, int no_subgroups)
+{
+    flash_plan p = {0};
+    unsigned threads = flash_threads(l);
+    if (!no_subgroups && head_dim > 32 && head_dim <= SHUFFLE_TPR * SHUFFLE_DT && shuffles_rows(l, SHUFFLE_TPR)) {
+        p.shuffle_kernel = 1;
+        p.fs.threads = threads;
+        p.bq = threads / SHUFFLE_TPR * SHUFFLE_RQ;
+        p.bkv = SHUFFLE_BKV;
+        return p;
+    }
+    p.fs = flash_shape_for(head_dim);
+    p.fs.threads = threads;
+    /* A row's TPR invocations are neighbours (tid / TPR), so with TPR a power of two dividing the
+     * subgroup size they share one subgroup. */
+    p.fs.shuffle = p.fs.tpr > 1 && !no_subgroups && shuffles_rows(l, p.fs.tpr);
+    for (p.fs.bkv = 32; p.fs.bkv > 8 && flash_shared_bytes(p.fs) > l->shared_memory; p.fs.bkv /= 2)
+        ;
+    p.bq = threads / p.fs.tpr;
+    p.bkv = p.fs.bkv;
+    return p;
+}
+
+/* Keys per chunk for the flash kernels, 0 for none. A grid (row blocks x (batch, head) blocks)
+ * of fewer workgroups than the device has multiprocessors (limits.attention_fill) leaves some
+ * idle, and under a causal mask its last row blocks, which see the most keys, set its time.
+ * Cutting the keys into chunks (workgroup z, merged by decode_combine) gives more, shorter
+ * workgroups. H100, `tensorgl bench attention` with forced chunk lengths (2026-11-24), ms
+ * non-causal / causal: 1x16x1024 d 64 (64 workgroups) unsplit 0.273 / 0.276, 2 chunks 0.191 /
+ * 0.178, 3 chunks 0.247 / 0.150, 4 chunks 0.212 / 0.214; 2x16x512 (64): 0.146 / 0.149, 2
+ * chunks 0.110 / 0.109, 3: 0.147 / 0.111; 1x8x2048 (64): 0.525 / 0.526, 3 chunks 0.407 / 0.269,
+ * 4: 0.357 / 0.354; 1x16x2048 (128): 0.598 / 0.605, 3 chunks 0.662 / 0.507; 1x32x512 d 128
+ * (128) and grids of 256 lost with every split. So a non-causal grid is cut into as many
+ * chunks as keep it within one workgroup per multiprocessor (at least two: only grids of at most
+ * half the device are cut), and a causal triangle (whose diagonal makes a row block's chunks
+ * uneven) of at most one workgroup per multiprocessor into 3. Chunks keep at least
+ * FLASH_MIN_CHUNK keys and are a multiple of the kernel's block.
+ * `forced` (a test hook) sets the chunk length. */
+#define FLASH_MIN_CHUNK 128u
+static size_t flash_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l, const flash_plan *p, size_t forced)
+{
+    size_t keys;
+    if (!a->seq_kv)
+        return 0;
+    if (forced) {
+        keys = tgl_gl_ceil_div(forced, p->bkv) * p->bkv;
+    } else {
+        size_t wgs = tgl_gl_ceil_div(a->seq_q, p->bq) * a->batch * a->heads;
+        /* Causal with a key sequence not much longer than the queries: a triangle of work. */
+        int triangle = a->causal && a->seq_kv < 2 * a->seq_q;
+        size_t chunks = !l->attention_fill ? 1 : triangle ? (wgs <= l->attention_fill ? 3 : 1) : l->attention_fill / wgs;
+        size_t most = a->seq_kv / FLASH_MIN_CHUNK;
+        if (chunks > most)
+            chunks = most;
+        if (chunks < 2)
+            return 0;
+        keys = tgl_gl_ceil_div(tgl_gl_ceil_div(a->seq_kv, chunks), p->bkv) * p->bkv;
+    }
+    return keys < a->seq_kv ? keys : 0;
+}
+
+/* flash_shuffle or flash.comp over blocks bh0 .. bh0 + n - 1; chunk_keys > 0 cuts the keys into
+ * chunks of that many (a multiple of the plan's keys per block), merged by combine_chunks. */
+static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, const flash_plan *p,
+                            size_t chunk_keys)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     slab s = bind_slab(a, bh0, n, l->ssbo_align);
-    char defines[128];
+    size_t chunks = chunk_keys ? tgl_gl_ceil_div(a->seq_kv, chunk_keys) : 1;
+    tgl_gl_binding bind[5];
+    tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
+    if (st)
+        return st;
+    char defines[160];
+    if (p->shuffle_kernel)
+        shuffle_defines(defines, sizeof defines, p->fs.threads, s.vec4, chunk_keys != 0);
+    else
+        flash_defines(defines, sizeof defines, p->fs, s.vec4, chunk_keys != 0);
     GLuint prog;
-    tgl_status st;
-    if (!no_subgroups && a->head_dim > 32 && a->head_dim <= SHUFFLE_TPR * SHUFFLE_DT &&
-        shuffles_rows(l, SHUFFLE_TPR)) {
-        unsigned threads = flash_threads(l);
-        shuffle_defines(defines, sizeof defines, threads, s.vec4);
-        if ((st = tgl_gl_program_get_wg(b, "attention/flash_shuffle", defines, threads, &prog)))
-            return st;
-        set_uniforms(b, prog, a, &s);
-        return tgl_gl_dispatch_grid(b, prog, s.bind, 4,
-                                    (uint32_t)tgl_gl_ceil_div(a->seq_q, threads / SHUFFLE_TPR * SHUFFLE_RQ), (uint32_t)n, 1);
-    }
-    flash_shape fs = flash_shape_for(a->head_dim);
-    fs.threads = flash_threads(l);
-    /* A row's TPR invocations are neighbours (tid / TPR), so with TPR a power of two dividing the
-     * subgroup size they share one subgroup. */
-    fs.shuffle = fs.tpr > 1 && !no_subgroups && shuffles_rows(l, fs.tpr);
-    for (fs.bkv = 32; fs.bkv > 8 && flash_shared_bytes(fs) > l->shared_memory; fs.bkv /= 2)
-        ;
-    flash_defines(defines, sizeof defines, fs, s.vec4);
-    if ((st = tgl_gl_program_get_wg(b, "attention/flash", defines, fs.threads, &prog)))
+    if ((st = tgl_gl_program_get_wg(b, p->shuffle_kernel ? "attention/flash_shuffle" : "attention/flash", defines,
+                                    p->fs.threads, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
-    return tgl_gl_dispatch_grid(b, prog, s.bind, 4, (uint32_t)tgl_gl_ceil_div(a->seq_q, fs.threads / fs.tpr),
-                                (uint32_t)n, 1);
+    uint32_t blocks = (uint32_t)tgl_gl_ceil_div(a->seq_q, p->bq);
+    if (!chunk_keys)
+        return tgl_gl_dispatch_grid(b, prog, bind, 4, blocks, (uint32_t)n, 1);
+    tgl_gl_uniform_ui(b, prog, 11, (GLuint)chunks);
+    tgl_gl_uniform_ui(b, prog, 12, (GLuint)chunk_keys);
+    if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, blocks, (uint32_t)n, (uint32_t)chunks)))
+        return st;
+    return combine_chunks(b, bind, n * a->seq_q, chunks, a, s.pad[3]);
 }
 
 /* Query rows per invocation of flash_reg and keys per step, measured on llvmpipe (LLVM 15, 2
@@ -190,26 +302,6 @@ static void reg_defines(char *out, size_t size, unsigned rq, unsigned dp, int ve
     snprintf(out, size, "#define RQ %u\n#define BKV %u\n#define DP %u\n%s%s%s", rq, reg_keys(rq, dp), dp,
              vec4 ? "#define VEC4\n" : "", vec4 && exact ? "#define D_EXACT\n" : "",
              split ? "#define SPLIT\n" : "");
-}
-
-/* Second pass of a split over keys: attention/decode_combine merges each of the `rows` query
- * rows' chunks (binding 4, unnormalised output then (m, l) per chunk) into o (binding 3). */
-static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
-                                 const tgl__attention *a, size_t o_pad)
-{
-    char defines[96];
-    decode_defines(defines, sizeof defines, decode_dp(a->head_dim), 0);
-    GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, "attention/decode_combine", defines, 64, &prog);
-    if (st)
-        return st;
-    tgl_gl_uniform_ui(b, prog, 0, (GLuint)rows);
-    tgl_gl_uniform_ui(b, prog, 3, (GLuint)a->head_dim);
-    tgl_gl_uniform_ui(b, prog, 8, (GLuint)o_pad);
-    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
-    bind[3].writes = 1;
-    bind[4].writes = 0;
-    return tgl_gl_dispatch(b, prog, bind, 5, rows);
 }
 
 /* Keys one invocation may walk under llvmpipe's loop limit (see tgl_gl_attention). */
@@ -280,17 +372,11 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     for (int i = 0; i < 3; i++)
         s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;
     unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
-    size_t chunks = chunk_keys ? tgl_gl_ceil_div(a->seq_kv, chunk_keys) : 1, rows = n * a->seq_q;
-    size_t part_bytes = rows * chunks * (dp + 4) * F32;
-    tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3], {0}};
-    tgl_status st;
-    if (chunk_keys) {
-        tgl_gl_buffer *scratch;
-        if ((st = tgl_gl_scratch(b, part_bytes, &scratch)))
-            return st;
-        bind[4] = (tgl_gl_binding){.buf = scratch, .bytes = part_bytes, .writes = 1};
-        bind[3].writes = 0; /* o is written by the merge, not by this pass */
-    }
+    size_t chunks = chunk_keys ? tgl_gl_ceil_div(a->seq_kv, chunk_keys) : 1;
+    tgl_gl_binding bind[5];
+    tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
+    if (st)
+        return st;
     char defines[128];
     reg_defines(defines, sizeof defines, rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0);
     GLuint prog;
@@ -305,7 +391,7 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     tgl_gl_uniform_ui(b, prog, 12, (GLuint)chunk_keys);
     if ((st = tgl_gl_dispatch(b, prog, bind, 5, tgl_gl_ceil_div(invocations, REG_THREADS))))
         return st;
-    return combine_chunks(b, bind, rows, chunks, a, s.pad[3]);
+    return combine_chunks(b, bind, n * a->seq_q, chunks, a, s.pad[3]);
 }
 
 tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
@@ -334,12 +420,14 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (path != TGL_GL_ATTENTION_REG && l->loop_limit && a->seq_kv > walk_keys(a->head_dim))
         path = TGL_GL_ATTENTION_DECODE;
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
+    flash_plan plan = plan_flash(l, a->head_dim, path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS);
     size_t chunk_keys = tgl_gl_of(b)->attention_chunk_keys;
     if (reg && !chunk_keys)
         chunk_keys = reg_chunk_keys(a, l);
-    if (!reg || !a->seq_kv)
+    else if (!reg && !decode)
+        chunk_keys = flash_chunk_keys(a, l, &plan, chunk_keys);
+    if (decode || !a->seq_kv)
         chunk_keys = 0;
-    int no_subgroups = path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
     size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
@@ -359,7 +447,8 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     double flops = tgl_gl_dispatch_flops(b), per_bh = 4.0 * (double)a->seq_q * (double)a->seq_kv * (double)d;
     if (flops > 0 && per_bh > 0 && (double)n * per_bh > flops)
         n = flops / per_bh >= 1.0 ? (size_t)(flops / per_bh) : 1;
-    if (n == 0 || (decode ? chunks > l->wg_count[0] : tgl_gl_ceil_div(a->seq_q, 32) > l->wg_count[0]))
+    if (n == 0 || (decode ? chunks > l->wg_count[0] : tgl_gl_ceil_div(a->seq_q, 32) > l->wg_count[0]) ||
+        (!reg && chunks > l->wg_count[2]))
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: one (batch, head) block (%zu queries, %zu keys of "
                          "%zu dims) exceeds the device's SSBO block or workgroup-count limits", a->seq_q,
                          a->kv_cap, d);
@@ -367,7 +456,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
         size_t nc = bh - bh0 < n ? bh - bh0 : n;
         tgl_status st = reg      ? run_reg(b, a, bh0, nc, chunk_keys)
                          : decode ? run_decode(b, a, bh0, nc)
-                                  : run_flash(b, a, bh0, nc, no_subgroups);
+                                  : run_flash(b, a, bh0, nc, &plan, chunk_keys);
         if (st)
             return st;
     }
@@ -393,15 +482,17 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
             flash_shape fs = flash_shape_for(dims[i]);
             for (fs.shuffle = 0; fs.shuffle <= (fs.tpr > 1 ? 1u : 0u); fs.shuffle++)
                 for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
-                    for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2) {
-                        flash_defines(defines, sizeof defines, fs, vec4);
-                        fn(ctx, "attention/flash", defines);
-                    }
+                    for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2)
+                        for (int split = 0; split < 2; split++) {
+                            flash_defines(defines, sizeof defines, fs, vec4, split);
+                            fn(ctx, "attention/flash", defines);
+                        }
             if (dims[i] == SHUFFLE_TPR * SHUFFLE_DT)
-                for (unsigned threads = 128; threads <= 256; threads *= 2) {
-                    shuffle_defines(defines, sizeof defines, threads, vec4);
-                    fn(ctx, "attention/flash_shuffle", defines);
-                }
+                for (unsigned threads = 128; threads <= 256; threads *= 2)
+                    for (int split = 0; split < 2; split++) {
+                        shuffle_defines(defines, sizeof defines, threads, vec4, split);
+                        fn(ctx, "attention/flash_shuffle", defines);
+                    }
             decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
             fn(ctx, "attention/decode", defines);
             unsigned dp = decode_dp(dims[i]), last_rq = 0;

@@ -78,6 +78,8 @@ typedef struct tgl_gl_limits {
     uint64_t sweep_bytes;           /* streaming ops touching at least this many bytes walk
                                        their range the other way from the last such op
                                        (glsl/common/sweep.glsl); 0: never */
+    uint32_t attention_fill;        /* flash attention grids of fewer workgroups cut their keys
+                                       into chunks (gl_attention.c); 0: never */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
     tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
     tgl_gl_gemm_config gemm_medium;    /* both, where gemm's tiles would make a short grid */
@@ -277,7 +279,8 @@ typedef struct tgl_gl {
     int test_skip_barriers;     /* test hook: decide barriers but do not issue them */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
     int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
-    size_t attention_chunk_keys; /* 0: by device and shape; else flash_reg's keys per chunk (tests) */
+    size_t attention_chunk_keys; /* 0: by device and shape; else the keys per chunk of flash_reg
+                                    and the flash kernels (tests) */
     /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
     int fault;
     GLenum fault_error;

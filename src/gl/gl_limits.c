@@ -306,6 +306,10 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * 0.0067 / 0.0104 / 0.0357. llvmpipe gains at every size of the standard set (to f16, 64K /
      * 1M / 16M: 0.21-0.31 / 3.0-4.0 / 47.5-47.9 ms against 0.11 / 1.27-1.35 / 24.0-24.7). */
     l->cast_vec4_min = llvmpipe ? 0 : (uint64_t)1 << 20;
+    /* Flash attention whose grid has fewer workgroups than this cuts its keys into chunks
+     * (gl_attention.c, flash_chunk_keys): the H100's 132 multiprocessors (GL reports no count;
+     * other GPUs take the same figure). llvmpipe runs flash_reg, which has its own rule. */
+    l->attention_fill = llvmpipe ? 0 : 132u;
     /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
     const char *force = getenv("TGL_PROFILE_TIMER");
     l->timer_queries = force && *force ? *force == '1' : !llvmpipe;
