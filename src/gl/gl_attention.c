@@ -169,11 +169,11 @@ static tgl_status pass_bindings(tgl_backend *b, const tgl__attention *a, const s
 }
 
 /* What run_flash runs: flash_shuffle (32 < head_dim <= 64 where subgroups shuffle) or
- * flash.comp in shape fs, the query rows a workgroup covers and its keys per block. */
+ * flash.comp in shape fs, and the query rows a workgroup covers. */
 typedef struct flash_plan {
     int shuffle_kernel;
-    flash_shape fs; /* fs.threads: invocations per workgroup of either kernel */
-    unsigned bq, bkv;
+    flash_shape fs; /* fs.threads and fs.bkv (keys per block) hold for either kernel */
+    unsigned bq;
 } flash_plan;
 
 static flash_plan plan_flash(const tgl_gl_limits *l, size_t head_dim, int no_subgroups)
@@ -184,7 +184,7 @@ static flash_plan plan_flash(const tgl_gl_limits *l, size_t head_dim, int no_sub
         p.shuffle_kernel = 1;
         p.fs.threads = threads;
         p.bq = threads / SHUFFLE_TPR * SHUFFLE_RQ;
-        p.bkv = SHUFFLE_BKV;
+        p.fs.bkv = SHUFFLE_BKV;
         return p;
     }
     p.fs = flash_shape_for(head_dim);
@@ -195,7 +195,6 @@ static flash_plan plan_flash(const tgl_gl_limits *l, size_t head_dim, int no_sub
     for (p.fs.bkv = 32; p.fs.bkv > 8 && flash_shared_bytes(p.fs) > l->shared_memory; p.fs.bkv /= 2)
         ;
     p.bq = threads / p.fs.tpr;
-    p.bkv = p.fs.bkv;
     return p;
 }
 
@@ -221,7 +220,7 @@ static size_t flash_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l, 
     if (!a->seq_kv)
         return 0;
     if (forced) {
-        keys = tgl_gl_ceil_div(forced, p->bkv) * p->bkv;
+        keys = tgl_gl_ceil_div(forced, p->fs.bkv) * p->fs.bkv;
     } else {
         size_t wgs = tgl_gl_ceil_div(a->seq_q, p->bq) * a->batch * a->heads;
         /* Causal with a key sequence not much longer than the queries: a triangle of work. */
@@ -232,7 +231,7 @@ static size_t flash_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l, 
             chunks = most;
         if (chunks < 2)
             return 0;
-        keys = tgl_gl_ceil_div(tgl_gl_ceil_div(a->seq_kv, chunks), p->bkv) * p->bkv;
+        keys = tgl_gl_ceil_div(tgl_gl_ceil_div(a->seq_kv, chunks), p->fs.bkv) * p->fs.bkv;
     }
     return keys < a->seq_kv ? keys : 0;
 }
