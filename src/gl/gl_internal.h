@@ -89,6 +89,9 @@ typedef struct tgl_gl_limits {
                                       pairs of vec4s as dvec4s
                                       (common/wide_store.glsl) */
     int rows_per_invocation;       /* row-wise ops: one invocation per row, no barriers */
+    uint32_t row_lanes;            /* softmax rows of up to 128 x this many floats: a workgroup
+                                      of this many per row, the row in registers
+                                      (norm/softmax_lanes.comp); 0 = never */
     int vec4_lines;                /* reductions and row-wise ops step through aligned rows
                                       a vec4 at a time */
     uint32_t loop_limit;           /* loop iterations an invocation may run in all (llvmpipe

@@ -221,6 +221,17 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
     return TGL_OK;
 }
 
+/* Floats per SIMD vector of llvmpipe, from its renderer string ("llvmpipe (LLVM 15.0.6, 256
+ * bits)"); 0 when it does not say. */
+static uint32_t simd_lanes(const char *renderer)
+{
+    const char *p = strstr(renderer, " bits)");
+    while (p && p > renderer && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    unsigned bits = p ? (unsigned)strtoul(p, NULL, 10) : 0;
+    return bits >= 128 && bits <= 1024 && bits % 32 == 0 ? bits / 32 : 0;
+}
+
 static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
 {
     const int llvmpipe = !strncmp(renderer, "llvmpipe", 8);
@@ -265,6 +276,17 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     /* ... and row-wise ops give each row one invocation, as its GEMM gives each invocation a
      * register block: no barriers (softmax 4096x4096 there: see docs/performance.md). */
     l->rows_per_invocation = gemm.textures;
+    /* ... except softmax and log-softmax of rows of up to 1024 floats, which take one SIMD
+     * vector (8 lanes at llvmpipe's 256 bits) per row, hold it in registers and read it once,
+     * combining the lanes with readInvocationARB (no barrier): where the rows are stored a pair
+     * of vec4s at a time. 2 cores, 2026-11-24, `tensorgl bench ops`, alternated: 4096 x 1024
+     * 3.8-4.0 -> 2.8-3.0 ms; 8192 x 512 3.7-3.9 -> 2.8-2.9. Rows of 2048 in 64 vec4s per lane
+     * ran slower than one invocation per row (5.3 against 3.8 ms: spilled), as did 16, 32 and
+     * 64 lanes per row with barriers (4.6, 8.6, 24 ms at 1024). The lanes are llvmpipe's
+     * SIMD width, which its renderer string gives ("256 bits"), its subgroup size; the kernel
+     * is GLSL 4.50 (see its header). */
+    l->row_lanes = llvmpipe && l->rows_per_invocation && l->wide_stores && epoxy_gl_version() >= 45 &&
+                   epoxy_has_gl_extension("GL_ARB_shader_ballot") ? simd_lanes(renderer) : 0u;
     /* Transposes in tiles: in shared memory where GEMM stages its tiles there (barriers are
      * cheap), else as register blocks per invocation where inputs are read as texels (llvmpipe). */
     l->transpose = gemm.tiled ? TGL_GL_TRANSPOSE_TILES

@@ -21,6 +21,24 @@ static void defines_for(char *out, size_t size, int kind, int weight, int bias, 
              wide ? "#define TGL_WIDE\n" : "");
 }
 
+/* Vec4s per invocation of norm/softmax_lanes for rows of `cols` floats over `lanes` invocations:
+ * the fewest of 2, 4, ... 32 that hold the row, 0 for a longer row. */
+#define LANES_MAX_REGS 32u
+#define LANES_ROWS 8u /* rows per workgroup (see the kernel) */
+static unsigned lanes_regs(size_t cols, unsigned lanes)
+{
+    unsigned regs = 2;
+    while (regs < LANES_MAX_REGS && (size_t)lanes * 4 * regs < cols)
+        regs *= 2;
+    return (size_t)lanes * 4 * regs >= cols ? regs : 0;
+}
+
+static void lanes_defines(char *out, size_t size, int kind, unsigned lanes, unsigned regs, int exact)
+{
+    snprintf(out, size, "#define %s\n#define LANES %u\n#define REGS %u\n#define ROWS %u\n%s", kind_defines[kind], lanes,
+             regs, LANES_ROWS, exact ? "#define EXACT\n" : "");
+}
+
 /* A window's start inside its binding, in floats: vec4 views need a multiple of 4. */
 static int whole_vec4(size_t pad_bytes)
 {
@@ -72,10 +90,20 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     /* Pairs of vec4s per store (llvmpipe, common/wide_store.glsl): rows of whole pairs whose
      * output starts 32 bytes into its window; slabs start cols floats apart, so keep that. */
     int wide = l->wide_stores && alone && vec4 && cols % 8 == 0 && out_pad % 32 == 0;
+    /* llvmpipe's softmax and log-softmax of rows up to 128 x row_lanes floats: row_lanes
+     * invocations per row, LANES_ROWS rows per workgroup (norm/softmax_lanes.comp: pairs of vec4s
+     * read through a texture, stored as dvec4s, as wide says). */
+    unsigned regs = wide && tex && kind <= TGL__ROWS_LOG_SOFTMAX && l->row_lanes ? lanes_regs(cols, l->row_lanes)
+                                                                                 : 0;
     char defines[192];
-    defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4, wide);
+    if (regs) {
+        lanes_defines(defines, sizeof defines, kind, l->row_lanes, regs, cols == (size_t)l->row_lanes * 4 * regs);
+        wg = l->row_lanes * LANES_ROWS;
+    } else {
+        defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4, wide);
+    }
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, "norm/rows", defines, wg, &prog);
+    tgl_status st = tgl_gl_program_get_wg(b, regs ? "norm/softmax_lanes" : "norm/rows", defines, wg, &prog);
     if (st)
         return st;
     if (w.buf)
@@ -101,7 +129,8 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         if ((vec4 && !whole_vec4(pad)) || (wide && pad % 32))
             return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
         tgl_gl_uniform_ui(b, prog, 1, (GLuint)nr);
-        if ((st = tgl_gl_dispatch(b, prog, bind, nbind, alone ? tgl_gl_ceil_div(nr, wg) : nr)))
+        size_t groups = regs ? tgl_gl_ceil_div(nr, LANES_ROWS) : alone ? tgl_gl_ceil_div(nr, wg) : nr;
+        if ((st = tgl_gl_dispatch(b, prog, bind, nbind, groups)))
             return st;
     }
     tgl_gl_sweep_done(tgl_gl_of(b), bytes);
@@ -120,4 +149,12 @@ void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *
                 fn(ctx, "norm/rows", defines);
             }
     }
+    /* norm/softmax_lanes at llvmpipe's 8 lanes (256-bit vectors) and 4 (128-bit) */
+    for (int kind = TGL__ROWS_SOFTMAX; kind <= TGL__ROWS_LOG_SOFTMAX; kind++)
+        for (unsigned lanes = 4; lanes <= 8; lanes *= 2)
+            for (unsigned regs = 2; regs <= LANES_MAX_REGS; regs *= 2)
+                for (int exact = 0; exact < 2; exact++) {
+                    lanes_defines(defines, sizeof defines, kind, lanes, regs, exact);
+                    fn(ctx, "norm/softmax_lanes", defines);
+                }
 }

@@ -117,6 +117,12 @@ static int splice(text *t, const tgl_kernel_file *f, int skip_version, int depth
     return 1;
 }
 
+/* Whether a file's first line asks for GLSL 4.50. */
+static int wants_450(const tgl_kernel_file *f)
+{
+    return f->size >= 12 && !strncmp(f->text, "#version 450", 12);
+}
+
 char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text flavour, uint32_t wg_size,
                            uint32_t items)
 {
@@ -136,22 +142,28 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
         "#endif\n"
         "#define TGL_ES 1\n";
     static const char es_precision[] = "precision highp float;\nprecision highp int;\n";
-    static const char gl_preamble[] = "#version 430 core\n";
+    /* Desktop GL and SPIR-V: GLSL 4.30, or 4.50 for a file that asks for it
+     * (norm/softmax_lanes.comp: glslang declares ARB_shader_ballot's functions from 4.50 on;
+     * llvmpipe's 4.5 context takes it). */
+    const char *gl_version = wants_450(f) ? "#version 450 core\n" : "#version 430 core\n";
     /* SPIR-V: one module serves every workgroup size and item count, so both are
      * specialization constants (0 and 1; gl_spirv.c sets them) instead of #defines; loops
      * with constant trip counts carry an unroll hint (common/unroll.glsl). */
-    static const char spirv_preamble[] =
-        "#version 430 core\n#extension GL_EXT_control_flow_attributes : require\n#define TGL_SPIRV 1\n"
+    static const char spirv_body[] =
+        "#extension GL_EXT_control_flow_attributes : require\n#define TGL_SPIRV 1\n"
         "#define TGL_UNROLL [[unroll]]\n"
         "layout(constant_id = 0) const uint tgl_wg_size = 64u;\n"
         "layout(constant_id = 1) const uint tgl_items = 1u;\n"
         "#define TGL_WG_SIZE tgl_wg_size\n#define TGL_ITEMS tgl_items\n";
-    const char *preamble = flavour == TGL_GL_TEXT_ES ? es_preamble
-                           : flavour == TGL_GL_TEXT_SPIRV ? spirv_preamble : gl_preamble;
     text t = {0};
-    if (flavour == TGL_GL_TEXT_ES)
+    if (flavour == TGL_GL_TEXT_ES) {
         t.before_code = es_precision;
-    append_n(&t, preamble, strlen(preamble));
+        append_n(&t, es_preamble, strlen(es_preamble));
+    } else {
+        append_n(&t, gl_version, strlen(gl_version));
+        if (flavour == TGL_GL_TEXT_SPIRV)
+            append_n(&t, spirv_body, strlen(spirv_body));
+    }
     if (flavour != TGL_GL_TEXT_SPIRV) {
         appendf(&t, "#define TGL_WG_SIZE %u\n", wg_size);
         if (items > 1)
@@ -168,8 +180,8 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
 
 int tgl_gl_es_excluded(const char *kernel, const char *defines)
 {
-    (void)kernel;
-    return defines && strstr(defines, "#define TGL_WIDE") != NULL;
+    /* dvec4 stores and ARB_shader_ballot: desktop GL only */
+    return (defines && strstr(defines, "#define TGL_WIDE") != NULL) || !strcmp(kernel, "norm/softmax_lanes");
 }
 
 void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)

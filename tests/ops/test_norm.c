@@ -142,6 +142,27 @@ static void test_shapes(void **state)
     tgt_with_and_without_textures(p->gl, shapes_cases, p);
 }
 
+/* Softmax and log-softmax at row lengths around each size of llvmpipe's lanes kernel
+ * (norm/softmax_lanes.comp: 2 to 32 vec4s per invocation, whole or with a masked tail) and past
+ * its longest row (1024 at 8 lanes), in place and not, operands 32-byte aligned (the kernel
+ * stores pairs of vec4s) and not. */
+static void test_row_lengths(void **state)
+{
+    pair *p = *state;
+    static const size_t lengths[] = {8, 56, 64, 72, 128, 136, 248, 256, 264, 504, 512, 520, 1016, 1024, 1032, 2048};
+    for (size_t s = 0; s < sizeof lengths / sizeof lengths[0]; s++) {
+        size_t rows = 5, cols = lengths[s];
+        float *x = randoms(&p->rng, rows * cols, -30.0f, 30.0f);
+        for (int kind = SOFTMAX; kind <= LOG_SOFTMAX; kind++)
+            for (int in_place = 0; in_place < 2; in_place++)
+                for (size_t front = 4; front <= 8; front += 4) {
+                    job j = {kind, in_place, 0, 0, rows, cols, front, 0.0f, x, NULL, NULL};
+                    compare(p, &j);
+                }
+        free(x);
+    }
+}
+
 /* Rows of +-1e4 stay finite: the max is subtracted before exp. */
 static void test_large_magnitudes(void **state)
 {
@@ -199,8 +220,10 @@ static void test_offset_rows(void **state)
 static void test_masked_rows(void **state)
 {
     pair *p = *state;
-    for (size_t cols = 64; cols <= 1027; cols += 963) { /* vec4 rows and scalar ones */
-        const size_t rows = 5;
+    static const size_t lengths[] = {64, 1000, 1027}; /* vec4 rows (llvmpipe: the lanes kernel, whole and
+                                                         with a masked tail) and scalar ones */
+    for (size_t s = 0; s < sizeof lengths / sizeof lengths[0]; s++) {
+        const size_t rows = 5, cols = lengths[s];
         float *x = randoms(&p->rng, rows * cols, -6.0f, 6.0f);
         for (size_t c = 0; c < cols; c++) {
             if (c < cols / 2 + 3)
@@ -296,6 +319,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_row_lengths),
         cmocka_unit_test(test_large_magnitudes),
         cmocka_unit_test(test_offset_rows),
         cmocka_unit_test(test_masked_rows),
