@@ -28,6 +28,9 @@
 #define ROWS 8
 #define SOFTMAX
 #endif
+#ifndef TGL_WG_SIZE // the host defines it (gl_source.c); for standalone validation
+#define TGL_WG_SIZE (LANES * ROWS)
+#endif
 #if REGS % 2 != 0
 #error REGS must be even: the vec4s go out in pairs
 #endif
