@@ -29,9 +29,14 @@ static uint64_t cache_cap(const tgl_gl *gl)
     return dev && dev / 8 > cap ? (dev / 8 < ((uint64_t)1 << 30) ? dev / 8 : (uint64_t)1 << 30) : cap;
 }
 
-/* Creates one GL buffer object. */
+/* Creates one GL buffer object of at least `bytes`. Its size is never a power of two: llvmpipe
+ * keys each compiled kernel on whether every buffer bound as a texture has a power-of-two size
+ * (gallivm's pot_width, meant for sampling), so with both kinds a kernel reading buffer textures
+ * compiled up to 2^textures times (attention, 3 textures: the same 16 s compile twice in
+ * test_attention, 2026-11-25); one granule more costs nothing anywhere. */
 static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
 {
+    size_t gl_bytes = bytes & (bytes - 1) ? bytes : bytes + GRANULE;
     /* tgl_alloc does not activate the context (a pooled chunk needs no GL call): a new buffer
      * object does. */
     tgl_status st = tgl_egl_make_current(b, &tgl_gl_of(b)->egl);
@@ -43,7 +48,7 @@ static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
     blk->bytes = bytes;
     glGenBuffers(1, &blk->name);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, blk->name);
-    glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)bytes, NULL, GL_DYNAMIC_COPY);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)gl_bytes, NULL, GL_DYNAMIC_COPY);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
     st = tgl_gl_check(b, "tgl_alloc (glBufferData)");
     if (st) {
@@ -54,7 +59,7 @@ static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
             tgl__fail(b, st, "tgl_alloc: the device has no room for a %zu-byte buffer (GL_OUT_OF_MEMORY)", bytes);
         return st;
     }
-    tgl_gl_of(b)->pool.reserved += bytes;
+    tgl_gl_of(b)->pool.reserved += bytes; /* the usable bytes: the granule is never handed out */
     *out = blk;
     return TGL_OK;
 }
