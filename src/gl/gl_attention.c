@@ -192,7 +192,7 @@ static flash_plan plan_flash(const tgl_gl_limits *l, size_t head_dim, int no_sub
     /* A row's TPR invocations are neighbours (tid / TPR), so with TPR a power of two dividing the
      * subgroup size they share one subgroup. */
     p.fs.shuffle = p.fs.tpr > 1 && !no_subgroups && shuffles_rows(l, p.fs.tpr);
-    for (p.fs.bkv = 32; p.fs.bkv > 8 && flash_shared_bytes(p.fs) > l->shared_memory; p.fs.bkv /= 2)
+    for (p.fs.bkv = l->flash_block_keys; p.fs.bkv > 8 && flash_shared_bytes(p.fs) > l->shared_memory; p.fs.bkv /= 2)
         ;
     p.bq = threads / p.fs.tpr;
     return p;

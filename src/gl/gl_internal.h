@@ -78,6 +78,7 @@ typedef struct tgl_gl_limits {
     uint64_t sweep_bytes;           /* streaming ops touching at least this many bytes walk
                                        their range the other way from the last such op
                                        (glsl/common/sweep.glsl); 0: never */
+    uint32_t flash_block_keys;      /* keys per shared-memory block of flash.comp, at most */
     uint32_t attention_fill;        /* flash attention grids of fewer workgroups cut their keys
                                        into chunks (gl_attention.c); 0: never */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */

@@ -332,6 +332,13 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * (gl_attention.c, flash_chunk_keys): the H100's 132 multiprocessors (GL reports no count;
      * other GPUs take the same figure). llvmpipe runs flash_reg, which has its own rule. */
     l->attention_fill = llvmpipe ? 0 : 132u;
+    /* Keys per shared-memory block of flash.comp, which llvmpipe runs in its ES contexts (no
+     * buffer textures for flash_reg there) and where tests force it: 8 there. ES, 2 cores,
+     * 2026-11-25, `TGL_API=gles tensorgl bench attention --shape 1,8,512,64`, two runs: 150-199
+     * ms with 8, 150-248 with 16, 320-357 with 32; and LLVM compiles the 64-dim variant in
+     * seconds rather than minutes (the whole bench with the shader caches off: 8.3 / 28 / 90 s;
+     * in test_attention one dispatch of the 32-key variant took 177-218 s). */
+    l->flash_block_keys = llvmpipe ? 8u : 32u;
     /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
     const char *force = getenv("TGL_PROFILE_TIMER");
     l->timer_queries = force && *force ? *force == '1' : !llvmpipe;

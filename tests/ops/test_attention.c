@@ -14,6 +14,16 @@
 
 typedef tgt_pair pair;
 
+/* Paths that run the same kernel as "flash", which the loops check anyway: "flash without
+ * subgroup shuffles" without subgroup shuffles (llvmpipe), flash_reg without buffer textures
+ * (ES contexts on llvmpipe). */
+static int repeats_flash(tgl_backend *gl, int path)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(gl)->limits;
+    return (path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS && !l->subgroup_shuffle) ||
+           (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels);
+}
+
 static int setup(void **state)
 {
     return tgt_pair_setup(state, 0xA77E);
@@ -137,6 +147,8 @@ static void test_attention_grid(void **state)
     double worst[2] = {0, 0};
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     for (int path = 0; path < 4; path++) {
+    if (repeats_flash(gl, path))
+        continue;
     tgl_gl_test_force_attention(gl, path);
     for (int causal = 0; causal < 2; causal++)
         for (size_t a = 0; a < 3; a++)
@@ -175,6 +187,8 @@ static void test_attention_layouts(void **state)
     };
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     for (int path = -1; path < 4; path++) { /* the device's choice, then each kernel */
+        if (repeats_flash(gl, path))
+            continue;
         tgl_gl_test_force_attention(gl, path);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             check_case(p, gl, &cases[i], 0, 1e-9);
@@ -287,15 +301,11 @@ static void test_attention_errors(void **state)
     }
 }
 
-/* Under a loop limit (llvmpipe) keys beyond what one invocation may walk are refused, never
- * computed wrong: the most keys allowed at head_dim 256 (its tightest case) match the CPU, one
- * more is refused (7950-8191 came out wrong before the limit was measured per head size).
- * Elsewhere nothing to check. */
 /* llvmpipe ends an invocation's loops after 65535 iterations; flash_reg walks at most 7680 keys
  * at head_dim 256 (16383 up to 128) in one invocation and cuts longer sequences into chunks,
  * merged by a second pass: right at the edge and past it, with rows per invocation 1, 8 and 16.
  * On llvmpipe's ES context (flash.comp, wrong at 1M keys of 16 dims when it walked them) the
- * same cases take the decode kernels. */
+ * same cases take the decode kernels. Elsewhere nothing to check. */
 static void test_attention_loop_limit(void **state)
 {
     pair *p = *state;
@@ -316,31 +326,27 @@ static void test_attention_loop_limit(void **state)
  * grid would leave multiprocessors idle), on flash_reg, flash (flash_shuffle where subgroups
  * shuffle) and flash.comp without shuffles: chunks that rows see whole, in part or not at all
  * (causal), a last chunk cut short, every head-dim variant, aligned and not, and scores of
- * +-100. Under a loop limit (llvmpipe) the flash kernels take head dims 1, 16 and 256 (one and
- * four invocations per row, element-wise and vec4 loads): their variants for 64 and 80 take
- * 50-90 s each to compile there (2 cores, no shader cache). */
+ * +-100. */
 static void test_attention_split_keys(void **state)
 {
     pair *p = *state;
     if (!p->gl)
         skip();
-    static const size_t sq[] = {1, 7, 20}, skv[] = {33, 600}, dims[] = {1, 64, 80, 256}, quick_dims[] = {1, 16, 256};
+    static const size_t sq[] = {1, 7, 20}, skv[] = {33, 600}, dims[] = {1, 64, 80, 256};
     static const int paths[] = {TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS};
     static const char *const names[] = {"flash_reg", "flash", "flash without subgroup shuffles"};
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_attention_chunk_keys(gl, 32);
     for (int pi = 0; pi < 3; pi++) {
-        if (paths[pi] == TGL_GL_ATTENTION_REG && !tgl_gl_of(gl)->limits.texture_buffer_texels)
+        if (repeats_flash(gl, paths[pi]))
             continue;
         tgl_gl_test_force_attention(gl, paths[pi]);
-        int quick = paths[pi] != TGL_GL_ATTENTION_REG && tgl_gl_of(gl)->limits.loop_limit;
-        const size_t *ds = quick ? quick_dims : dims, nd = quick ? 3 : 4;
         double worst = 0;
         for (int causal = 0; causal < 2; causal++)
             for (size_t a = 0; a < 3; a++)
                 for (size_t bkv = 0; bkv < 2; bkv++)
-                    for (size_t dd = 0; dd < nd; dd++) {
-                        size_t d = ds[dd];
+                    for (size_t dd = 0; dd < 4; dd++) {
+                        size_t d = dims[dd];
                         int large = (a + dd + bkv) % 2;
                         acase c = {1, 2, sq[a], skv[bkv], skv[bkv] + 3, d, 1.0f / sqrtf((float)d), causal,
                                    (dd + causal) % 2};
