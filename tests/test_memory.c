@@ -317,6 +317,55 @@ static void test_memory_info_and_pool(void **state)
         assert_int_equal(m.pooled, 0);
 }
 
+/* Buffer textures whose window ends at the very end of a GL buffer object and whose size has
+ * bits 8-15 all zero: on GL those windows are bound 256 bytes wider (gl_dispatch.c,
+ * texture_window_bytes), into every buffer object's tail room, which must be there (GL rejects
+ * a range past the buffer). Adds read their inputs as textures where the renderer does (llvmpipe;
+ * elsewhere the same results are checked through SSBOs): 16 allocations of 256 KiB fill one of
+ * llvmpipe's 4 MiB pool blocks (windows of 0x40000 bytes), 262164 floats make a buffer of their
+ * own whose whole-workgroup piece is 0x100000 bytes and whose 80-byte last piece ends at the
+ * allocation's end, and 5 floats a window under 256 bytes. */
+static void test_texture_windows_at_buffer_end(void **state)
+{
+    tgl_backend *b = backend_of(state);
+    enum { CHUNKS = 16 };
+    static const size_t counts[] = {65536, 262164, 5};
+    for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
+        size_t n = counts[t], bytes = n * sizeof(float);
+        int copies = n == 65536 ? CHUNKS : 1;
+        float *x = malloc(bytes), *y = malloc(bytes), *got = malloc(bytes);
+        assert_non_null(x);
+        assert_non_null(y);
+        assert_non_null(got);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (float)(i % 1000) * 0.25f; /* sums exact in f32 */
+            y[i] = (float)(i % 777) - 300.0f;
+        }
+        tgl_ptr in[CHUNKS], out;
+        for (int c = 0; c < copies; c++) {
+            TGT_OK(b, tgl_alloc(b, bytes, &in[c]));
+            TGT_OK(b, tgl_copy_htod(b, in[c], c % 2 ? y : x, bytes));
+        }
+        TGT_OK(b, tgl_alloc(b, bytes, &out));
+        for (int c = 0; c < copies; c++) {
+            tgl_ptr other = copies > 1 ? in[(c + 1) % copies] : in[c];
+            TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, in[c], other, out, n));
+            TGT_OK(b, tgl_copy_dtoh(b, got, out, bytes));
+            for (size_t i = 0; i < n; i++) {
+                float want = copies > 1 ? x[i] + y[i] : x[i] + x[i];
+                if (got[i] != want)
+                    fail_msg("n %zu, allocation %d: element %zu is %g, want %g", n, c, i, got[i], want);
+            }
+        }
+        for (int c = 0; c < copies; c++)
+            TGT_OK(b, tgl_free(b, in[c]));
+        TGT_OK(b, tgl_free(b, out));
+        free(x);
+        free(y);
+        free(got);
+    }
+}
+
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
 
 /* tgl_copy_dtod through both GL paths (the copy kernel GPUs use, glCopyBufferSubData llvmpipe
@@ -447,7 +496,7 @@ int main(void)
         PER_BACKEND(test_invalid_pointers),      PER_BACKEND(test_invalid_arguments),
         PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
         PER_BACKEND(test_dtod_paths),            PER_BACKEND(test_memory_info_and_pool),
-        PER_BACKEND(test_memory_budget),
+        PER_BACKEND(test_memory_budget),         PER_BACKEND(test_texture_windows_at_buffer_end),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

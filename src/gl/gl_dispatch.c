@@ -7,6 +7,31 @@
  * read), and only with the bit for the consumer at hand. */
 #include "gl_internal.h"
 
+/* The size to give glTexBufferRange for a texture window of `bytes`. llvmpipe (Mesa 22.3)
+ * keys each compiled kernel on the views bound to it through gallivm's static texture state,
+ * whose level_zero_only is read from the view's last mip level, a field that for a buffer view
+ * overlays bits 8-15 of its size in bytes; so a kernel compiled once for windows where those
+ * bits are zero (every window under 256 bytes) and again for the others, up to 2^textures
+ * times (each gemm_reg texture variant four or five times in test_gemm, 2026-11-25). Where those
+ * bits are zero the window grows by 256 bytes, over data the kernel never indexes (kernels
+ * clamp their indices to the window they were given) or the buffer's tail room
+ * (TGL_GL_BUFFER_TAIL), unless that would pass the device's texel limit. Harmless elsewhere. */
+static size_t texture_window_bytes(const tgl_gl *gl, const tgl_gl_binding *bind)
+{
+    size_t texel = 4; /* GL_R32F */
+    switch (bind->texture_format) {
+    case GL_R16F: texel = 2; break;
+    case GL_RGBA16F:
+    case GL_RGBA16UI: texel = 8; break;
+    case GL_RGBA32F: texel = 16; break;
+    default: break;
+    }
+    size_t wide = bind->bytes + TGL_GL_BUFFER_TAIL;
+    if (bind->bytes >> 8 & 255 || wide / texel > gl->limits.texture_buffer_texels)
+        return bind->bytes;
+    return wide;
+}
+
 static void count_task(tgl_backend *b)
 {
     tgl_gl *gl = tgl_gl_of(b);
@@ -71,7 +96,8 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
             glActiveTexture(GL_TEXTURE0 + (GLenum)i);
             glBindTexture(GL_TEXTURE_BUFFER, gl->textures[i]);
             glTexBufferRange(GL_TEXTURE_BUFFER, bind[i].texture_format, bind[i].buf->block->name,
-                             (GLintptr)(bind[i].buf->base + bind[i].offset), (GLsizeiptr)bind[i].bytes);
+                             (GLintptr)(bind[i].buf->base + bind[i].offset),
+                             (GLsizeiptr)texture_window_bytes(gl, &bind[i]));
         }
     }
     glUseProgram(program);

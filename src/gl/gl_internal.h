@@ -360,6 +360,10 @@ tgl_status tgl_gl_program_get_spec(tgl_backend *b, const char *kernel, const cha
 void tgl_gl_programs_free(tgl_gl_programs *p);
 
 /* ---- dispatch (gl_dispatch.c) ---- */
+/* Bytes every GL buffer object has past its usable end (gl_pool.c), never handed out: a texture
+ * window may be widened into them (gl_dispatch.c, texture_window_bytes). */
+#define TGL_GL_BUFFER_TAIL 256u
+
 typedef struct tgl_gl_binding {
     tgl_gl_buffer *buf;
     size_t offset;   /* must be a multiple of the SSBO offset alignment */

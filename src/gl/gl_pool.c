@@ -29,14 +29,18 @@ static uint64_t cache_cap(const tgl_gl *gl)
     return dev && dev / 8 > cap ? (dev / 8 < ((uint64_t)1 << 30) ? dev / 8 : (uint64_t)1 << 30) : cap;
 }
 
-/* Creates one GL buffer object of at least `bytes`. Its size is never a power of two: llvmpipe
- * keys each compiled kernel on whether every buffer bound as a texture has a power-of-two size
- * (gallivm's pot_width, meant for sampling), so with both kinds a kernel reading buffer textures
- * compiled up to 2^textures times (attention, 3 textures: the same 16 s compile twice in
- * test_attention, 2026-11-25); one granule more costs nothing anywhere. */
+/* Creates one GL buffer object of at least `bytes`, with TGL_GL_BUFFER_TAIL bytes after them
+ * that are never handed out (room for gl_dispatch.c to widen a texture window past the end of
+ * the last allocation). Its size is never a power of two: llvmpipe keys each compiled kernel on
+ * whether every buffer bound as a texture has a power-of-two size (gallivm's pot_width, meant
+ * for sampling), so with both kinds a kernel reading buffer textures compiled up to 2^textures
+ * times (attention, 3 textures: the same 16 s compile twice in test_attention, 2026-11-25); a
+ * granule more costs nothing anywhere. */
 static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
 {
-    size_t gl_bytes = bytes & (bytes - 1) ? bytes : bytes + GRANULE;
+    size_t gl_bytes = bytes + TGL_GL_BUFFER_TAIL;
+    if (!(gl_bytes & (gl_bytes - 1)))
+        gl_bytes += GRANULE;
     /* tgl_alloc does not activate the context (a pooled chunk needs no GL call): a new buffer
      * object does. */
     tgl_status st = tgl_egl_make_current(b, &tgl_gl_of(b)->egl);
