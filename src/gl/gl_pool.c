@@ -63,7 +63,7 @@ static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
             tgl__fail(b, st, "tgl_alloc: the device has no room for a %zu-byte buffer (GL_OUT_OF_MEMORY)", bytes);
         return st;
     }
-    tgl_gl_of(b)->pool.reserved += bytes; /* the usable bytes: the granule is never handed out */
+    tgl_gl_of(b)->pool.reserved += bytes; /* the usable bytes: the tail room and granule are never handed out */
     *out = blk;
     return TGL_OK;
 }
