@@ -31,9 +31,12 @@ BENCH_DEPS := libopenblas0
 ifeq ($(SANITIZE),1)
 BUILD    ?= build/sanitize
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# tests/common/keep_modules.c's dlclose, in place of libc's for every library (why: that file)
+TEST_LDFLAGS := -Wl,--export-dynamic-symbol=dlclose
 else
 BUILD    ?= build
 SANFLAGS :=
+TEST_LDFLAGS :=
 endif
 
 CFLAGS   ?= -O2 -g
@@ -94,7 +97,7 @@ $(BUILD)/tensorgl: $(CLI_OBJ) $(BUILD)/libtensorgl.a
 # Tests link the static library so they can reach the internal test hooks.
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) $(BUILD)/libtensorgl.a tests/common/testing.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) -o $@ $< $(TEST_COMMON) \
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_COMMON) \
 	    $(BUILD)/libtensorgl.a -lcmocka $(LIBS)
 
 tests: $(TEST_BIN)
