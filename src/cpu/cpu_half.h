@@ -1,6 +1,7 @@
 /* IEEE binary16 <-> binary32 by bit manipulation: round to nearest even, with subnormals,
- * overflow to infinity, and quiet NaNs that keep their sign and top payload bits. The same
- * algorithm is in glsl/common/half.glsl; tests pin both to hand-worked IEEE cases. */
+ * overflow to infinity, and quiet NaNs that keep their sign and top payload bits.
+ * glsl/common/half.glsl gives the same bits without branches; tests pin this one to hand-worked
+ * IEEE cases and the kernels to this one. */
 #ifndef TGL_CPU_HALF_H
 #define TGL_CPU_HALF_H
 

@@ -199,6 +199,27 @@ static void test_casts_gl_vs_cpu(void **state)
     compare_cast(p, 1, bits, 4099);
     compare_cast(p, 1, bits, n);
     free(bits);
+
+    /* Every sign and exponent with mantissas at each bit's rounding edges: just under, at and
+     * just over each power of two, and ties with the kept bit odd, so each subnormal shift and
+     * the normal rounding meet their halfway cases. */
+    size_t count = 0, cap = 2 * 256 * (2 + 23 * 5);
+    bits = malloc(cap * 4);
+    for (uint32_t sign = 0; sign < 2; sign++)
+        for (uint32_t e = 0; e < 256; e++) {
+            uint32_t top = sign << 31 | e << 23;
+            bits[count++] = top;
+            bits[count++] = top | 0x7FFFFFu;
+            for (uint32_t b = 0; b < 23; b++) {
+                const uint32_t m[] = {1u << b, (1u << b) - 1u, (1u << b) + 1u, (3u << b) & 0x7FFFFFu,
+                                      0x7FFFFFu ^ (1u << b)};
+                for (size_t i = 0; i < 5; i++)
+                    bits[count++] = top | m[i];
+            }
+        }
+    assert_true(count == cap);
+    compare_cast(p, 1, bits, count);
+    free(bits);
 }
 
 static void test_errors(void **state)
