@@ -74,6 +74,10 @@ void tgl_bench_print_table(const bench_context *c, const bench_result *r, size_t
 /* The raw figures as JSON; 0 on success, -1 with errno when the file cannot be written. */
 int tgl_bench_write_json(const char *path, const bench_context *c, const bench_result *r, size_t n);
 
+/* Copies n floats of h to dst on b: as they are, or as binary16 when f16 (through a float
+ * buffer and tgl_cast_f32_f16, synchronized before the buffer is freed). */
+tgl_status tgl_bench_upload(tgl_backend *b, tgl_ptr dst, const float *h, size_t n, int f16);
+
 /* Runs every op of the set once at `size` on b (buffers made, filled, freed), as a program's
  * first use of each kernel does, timing each into seconds[tgl_bench_op_count]; returns how many
  * failed, with the failures on stderr. */

@@ -6,6 +6,7 @@
  * best of 3 runs of back-to-back calls closed by one tgl_synchronize, after a warm-up call. */
 #include "bench_blas.h"
 #include "bench_clock.h"
+#include "bench_suite.h"
 #include "commands.h"
 #include "tensorgl.h"
 
@@ -60,22 +61,6 @@ static tgl_status issue(tgl_backend *b, const job *j, tgl_ptr a, tgl_ptr bm, tgl
     }
 }
 
-/* Copies n floats of h to dst, as binary16 when es is 2 (through a float buffer and
- * tgl_cast_f32_f16). */
-static tgl_status upload(tgl_backend *b, tgl_ptr dst, const float *h, size_t n, size_t es)
-{
-    if (es == sizeof(float))
-        return tgl_copy_htod(b, dst, h, n * es);
-    tgl_ptr tmp = 0;
-    tgl_status st = tgl_alloc(b, n * sizeof(float), &tmp);
-    if (!st && !(st = tgl_copy_htod(b, tmp, h, n * sizeof(float))))
-        st = tgl_cast_f32_f16(b, tmp, dst, n);
-    if (!st)
-        st = tgl_synchronize(b);
-    tgl_free(b, tmp);
-    return st;
-}
-
 /* Seconds per call on b (0 when b lacks the op); `quick`: a single timed call, for the CPU
  * backend's reference loops. Operands hold values in [0, 1), f16 ones too: the f16 kernels'
  * conversions branch on NaN, infinity and subnormals, so a timing over arbitrary bit patterns
@@ -90,7 +75,8 @@ static tgl_status time_backend(tgl_backend *b, const job *j, int quick, double *
     for (size_t i = 0; h && i < most; i++)
         h[i] = (float)(i % 97) / 97.0f;
     if (!st && !(st = tgl_alloc(b, na * es, &a)) && !(st = tgl_alloc(b, nb * es, &bm)) &&
-        !(st = tgl_alloc(b, nc * es, &c)) && !(st = upload(b, a, h, na, es)) && !(st = upload(b, bm, h, nb, es)) &&
+        !(st = tgl_alloc(b, nc * es, &c)) && !(st = tgl_bench_upload(b, a, h, na, es == 2)) &&
+        !(st = tgl_bench_upload(b, bm, h, nb, es == 2)) &&
         !(st = issue(b, j, a, bm, c)) && !(st = tgl_synchronize(b))) {
         double t0 = tgl_bench_now();
         st = issue(b, j, a, bm, c);

@@ -159,6 +159,20 @@ static void fill_host(float *h, const bench_buf *u, unsigned *seed)
 
 /* Allocates and fills the case's buffers on r->b (f16 ones through tgl_cast_f32_f16), or on the
  * host for OpenBLAS. */
+tgl_status tgl_bench_upload(tgl_backend *b, tgl_ptr dst, const float *h, size_t n, int f16)
+{
+    if (!f16)
+        return tgl_copy_htod(b, dst, h, n * sizeof(float));
+    tgl_ptr tmp = 0;
+    tgl_status st = tgl_alloc(b, n * sizeof(float), &tmp);
+    if (!st && !(st = tgl_copy_htod(b, tmp, h, n * sizeof(float))))
+        st = tgl_cast_f32_f16(b, tmp, dst, n);
+    if (!st)
+        st = tgl_synchronize(b);
+    tgl_free(b, tmp);
+    return st;
+}
+
 static tgl_status setup(runner *r, const bench_spec *s)
 {
     unsigned seed = 12345;
@@ -172,18 +186,10 @@ static tgl_status setup(runner *r, const bench_spec *s)
         r->host[i] = h; /* OpenBLAS's operands, or the transfer ops' host side */
         if (!r->b)
             continue;
-        size_t es = u->fill == BENCH_F16 ? 2 : 4;
-        tgl_ptr tmp = 0;
-        tgl_status st = tgl_alloc(r->b, count * es, &r->dev[i]);
-        if (!st && u->fill == BENCH_F16) {
-            if (!(st = tgl_alloc(r->b, count * 4, &tmp)) && !(st = tgl_copy_htod(r->b, tmp, h, count * 4)))
-                st = tgl_cast_f32_f16(r->b, tmp, r->dev[i], count);
-            if (!st)
-                st = tgl_synchronize(r->b);
-            tgl_free(r->b, tmp);
-        } else if (!st) {
-            st = tgl_copy_htod(r->b, r->dev[i], h, count * 4);
-        }
+        int f16 = u->fill == BENCH_F16;
+        tgl_status st = tgl_alloc(r->b, count * (f16 ? 2 : 4), &r->dev[i]);
+        if (!st)
+            st = tgl_bench_upload(r->b, r->dev[i], h, count, f16);
         if (st)
             return st;
     }
