@@ -48,7 +48,8 @@ shared vec4 s_b[SLABS][BK][BN / 4]; // s_b[slab][q][j / 4][j % 4] = B(slab k q, 
 #define A_FETCH (BM * BK / THREADS)
 #define B_FETCH (BN * BK / THREADS)
 // Whole vec4s wait in registers as they were loaded: binary16 ones still packed (half the
-// registers; unpacked when staged), which kept the 128 x 256 f16 tile from spilling.
+// registers; unpacked when staged), which kept the 128 x 256 f16 tile from spilling. Through
+// buffer textures (TEX) texels arrive as floats, binary16 ones converted by the texture unit.
 #if defined(F16) && !defined(TEX)
 #define RAW4 uvec2
 #define RAW4_ZERO uvec2(0u)

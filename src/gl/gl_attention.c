@@ -399,10 +399,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (a->head_dim > MAX_HEAD_DIM)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: head_dim %zu exceeds the GL kernels' %u",
                          a->head_dim, MAX_HEAD_DIM);
-    /* llvmpipe (the renderers whose GEMM reads through buffer textures) takes flash_reg. */
+    /* llvmpipe (the renderers whose register GEMM reads through buffer textures) takes flash_reg. */
     int path = tgl_gl_of(b)->attention_path;
     if (path < 0 || path > TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS)
-        path = l->gemm.textures && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
+        path = l->elementwise_textures && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
                : a->seq_q <= DECODE_MAX_ROWS                ? TGL_GL_ATTENTION_DECODE
                                                             : TGL_GL_ATTENTION_FLASH;
     if (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels)

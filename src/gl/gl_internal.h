@@ -36,7 +36,8 @@ typedef struct tgl_gl_gemm_config {
     uint32_t bm, bn, bk, tm, tn;   /* tiled: tile and per-invocation block; reg: tm, tn only */
     uint32_t wg_x, wg_y;
     int matvec_row_per_invocation; /* matvec: one row per invocation instead of per workgroup */
-    int textures;                  /* reg: read A and B through buffer textures */
+    int textures;                  /* read A and B through buffer textures: the reg kernel always
+                                      (k > 0), the tiled one for products of one matrix (batch 1) */
     int unroll;                    /* tiled: ask NVIDIA's compiler to unroll every loop */
     int double_slab;               /* tiled: two slabs in shared memory, one barrier per slab */
 } tgl_gl_gemm_config;

@@ -35,6 +35,10 @@
  * two slabs 31.9 / 14.2 (the slab index in a variable instead: 43.1 f32); 128x128 BK 8 8x8 two slabs
  * 41.3 / 39.8; 64x128 8x4 two slabs 38.8 / 38.3; 128x256 BK 32 16x8 37.8 / 39.9; 8x16 42.4 /
  * 41.5; 256x128 16x8 two slabs 39.7 / 39.8. The medium and small tiles: see gl_gemm.c.
+ * Operands through buffer textures (",tex"; 2026-11-25, products of one matrix): the large
+ * tile 43.8 -> 44.6 f32 and 43.5 -> 44.0 f16 (which then stages vec4s like f32 and takes its
+ * two slabs), the medium one 40.0 -> 41.6 at 2048^3; the small one lost (29.5 -> 29.1 at
+ * 1024^3) and keeps SSBO loads.
  * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
  * copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
  * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel.
@@ -52,6 +56,7 @@
 #define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
 #define GEMM_TILED_UNROLLED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 0}
 #define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
+#define GEMM_TILED_DOUBLE_TEX(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 1, 1, 1}
 static const struct {
     const char *renderer_prefix;
     uint32_t elementwise, reducing, items;
@@ -64,8 +69,8 @@ static const struct {
 } wg_table[] = {
     {"llvmpipe", 256, 8, 1, GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1), GEMM_REG(16, 4, 8, 8, 1),
      GEMM_REG(16, 4, 8, 8, 1), 1, TGL_GL_POOL_CARVE, 0},
-    {"NVIDIA", 256, 256, 4, GEMM_TILED_DOUBLE(128, 256, 16, 16, 8), GEMM_TILED_UNROLLED(128, 256, 16, 16, 8),
-     GEMM_TILED_DOUBLE(128, 128, 8, 8, 8), GEMM_TILED_DOUBLE(64, 128, 16, 8, 4), 0, 0, 2000},
+    {"NVIDIA", 256, 256, 4, GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8), GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8),
+     GEMM_TILED_DOUBLE_TEX(128, 128, 8, 8, 8), GEMM_TILED_DOUBLE(64, 128, 16, 8, 4), 0, 0, 2000},
     {"AMD", 256, 256, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4),
      GEMM_TILED(64, 64, 16, 4, 4), 0, 0, 1000},
     {"Mesa Intel", 128, 128, 1, GEMM_TILED(64, 64, 16, 4, 4), GEMM_TILED(64, 64, 16, 4, 4),
@@ -176,20 +181,21 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
         g = (tgl_gl_gemm_config){0, 0, 0, 0, v[2], v[3], v[0], v[1], l->gemm.matvec_row_per_invocation,
                                  l->texture_buffer_texels > 0, 0, 0};
     } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%n", &v[0], &v[1], &v[2], &v[3], &v[4], &used) == 5 && used > 0) {
-        /* then any of ",unroll" and ",double", each at most once */
-        int flags[2] = {0, 0};
-        static const char *const names[2] = {",unroll", ",double"};
+        /* then any of ",unroll", ",double" and ",tex", each at most once */
+        int flags[3] = {0, 0, 0};
+        static const char *const names[3] = {",unroll", ",double", ",tex"};
         for (const char *rest = s + used; *rest;) {
             int known = 0;
-            for (int i = 0; i < 2 && !known; i++)
+            for (int i = 0; i < 3 && !known; i++)
                 if (!flags[i] && !strncmp(rest, names[i], strlen(names[i])) &&
                     (rest[strlen(names[i])] == ',' || !rest[strlen(names[i])]))
                     flags[i] = 1, rest += strlen(names[i]), known = 1;
             if (!known)
                 return 0;
         }
-        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation, 0,
-                                 flags[0], flags[1]};
+        /* ",tex" where the API has buffer textures (not ES), like the register kernel's */
+        g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation,
+                                 flags[2] && l->texture_buffer_texels > 0, flags[0], flags[1]};
         if (!tile_fits(&g, l))
             return 0;
     } else {
@@ -202,20 +208,20 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
 void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size)
 {
     if (g->tiled)
-        snprintf(out, size, "tiled:%u,%u,%u,%u,%u%s%s", g->bm, g->bn, g->bk, g->tm, g->tn, g->unroll ? ",unroll" : "",
-                 g->double_slab ? ",double" : "");
+        snprintf(out, size, "tiled:%u,%u,%u,%u,%u%s%s%s", g->bm, g->bn, g->bk, g->tm, g->tn,
+                 g->unroll ? ",unroll" : "", g->double_slab ? ",double" : "", g->textures ? ",tex" : "");
     else
         snprintf(out, size, "reg:%u,%u,%u,%u", g->wg_x, g->wg_y, g->tm, g->tn);
 }
 
-/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll][,double]" replaces the table's choice, and any
+/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex]" replaces the table's choice, and any
  * tuning result, for f32 and f16 (to measure a shape by hand). */
 static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
 {
     tgl_gl_gemm_config g;
     if (!tgl_gl_gemm_parse(s, l, &g))
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or "
-                         "tiled:BM,BN,BK,TM,TN[,unroll][,double] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
+                         "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
                          "invocations) within the device's limits", s);
     l->gemm = l->gemm_f16 = l->gemm_medium = l->gemm_small = g;
     return TGL_OK;
@@ -266,16 +272,17 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
         gemm_small = fallback_gemm;
     if (!l->texture_buffer_texels)
         gemm.textures = gemm_f16.textures = gemm_medium.textures = gemm_small.textures = 0;
-    /* Where GEMM gathers texels (llvmpipe), element-wise inputs do too: add of 4M floats
-     * 8.9 -> 14.9 GB/s there (the stores stay SSBO scatters). */
-    l->elementwise_textures = gemm.textures;
+    /* Where GEMM's register kernel gathers texels (llvmpipe), element-wise inputs do too: add
+     * of 4M floats 8.9 -> 14.9 GB/s there (the stores stay SSBO scatters). GPUs whose tiles read
+     * through textures (NVIDIA) keep SSBO loads elsewhere. */
+    l->elementwise_textures = !gemm.tiled && gemm.textures;
     /* ... and store pairs of vec4s as dvec4s (common/wide_store.glsl; doubles are core in
      * desktop GL 4.0): llvmpipe, 2 cores, 2026-11-23, `tensorgl bench ops`, alternated runs:
      * add of 4M floats 3.2-4.6 -> 2.3-2.8 ms, softmax 4096x1024 5.2-5.4 -> 4.5-4.6 ms. */
     l->wide_stores = l->elementwise_textures && epoxy_is_desktop_gl();
     /* ... and row-wise ops give each row one invocation, as its GEMM gives each invocation a
      * register block: no barriers (softmax 4096x4096 there: see docs/performance.md). */
-    l->rows_per_invocation = gemm.textures;
+    l->rows_per_invocation = l->elementwise_textures;
     /* ... except softmax and log-softmax of rows of up to 1024 floats, which take one SIMD
      * vector (8 lanes at llvmpipe's 256 bits) per row, hold it in registers and read it once,
      * combining the lanes with readInvocationARB (no barrier): where the rows are stored a pair

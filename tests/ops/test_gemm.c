@@ -281,6 +281,9 @@ static void test_gemm_each_kernel(void **state)
         {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1},
         {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1, .double_slab = 1},
         {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .double_slab = 1},
+        /* A and B through buffer textures (products of one matrix; NVIDIA's large tile) */
+        {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .textures = 1},
+        {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1, .double_slab = 1, .textures = 1},
         /* slabs of 64 vec4s: staged without the warp-uniform mapping (kmajor_slot) */
         {.tiled = 1, .bm = 32, .bn = 32, .bk = 8, .tm = 4, .tn = 4, .double_slab = 1},
     };
@@ -319,7 +322,8 @@ static void test_gemm_each_kernel(void **state)
 static void test_gemm_shape_strings(void **state)
 {
     (void)state;
-    tgl_gl_limits l = {.wg_invocations = 1024, .wg_size = {1024, 1024, 64}, .shared_memory = 49152};
+    tgl_gl_limits l = {.wg_invocations = 1024, .wg_size = {1024, 1024, 64}, .shared_memory = 49152,
+                       .texture_buffer_texels = 1u << 27};
     tgl_gl_gemm_config g;
     char text[64];
     assert_true(tgl_gl_gemm_parse("tiled:128,256,16,16,8,unroll,double", &l, &g));
@@ -332,12 +336,20 @@ static void test_gemm_shape_strings(void **state)
     assert_true(tgl_gl_gemm_parse("tiled:64,64,16,4,4,double", &l, &g));
     assert_true(!g.unroll && g.double_slab);
     assert_true(tgl_gl_gemm_parse("tiled:64,64,16,4,4", &l, &g));
-    assert_true(!g.unroll && !g.double_slab);
+    assert_true(!g.unroll && !g.double_slab && !g.textures);
+    assert_true(tgl_gl_gemm_parse("tiled:128,256,16,16,8,tex,unroll,double", &l, &g));
+    assert_true(g.unroll && g.double_slab && g.textures);
+    tgl_gl_gemm_format(&g, text, sizeof text);
+    assert_string_equal(text, "tiled:128,256,16,16,8,unroll,double,tex");
+    l.texture_buffer_texels = 0; /* ES: no buffer textures, so SSBO loads */
+    assert_true(tgl_gl_gemm_parse("tiled:64,64,16,4,4,tex", &l, &g));
+    assert_true(!g.textures);
     assert_true(tgl_gl_gemm_parse("tiled:128,256,32,8,8", &l, &g)); /* 48 KiB: fits once */
     static const char *const bad[] = {
         "tiled:128,256,32,8,8,double", /* 96 KiB */
         "tiled:64,64,16,4,4,double,double", "tiled:64,64,16,4,4,doubl", "tiled:64,64,16,4,4,",
         "tiled:64,64,16,4,4x", "tiled:64,64,16,4,4,unrolled", "tiled:64,64,16,4", "tiled:64,64,16,4,4,,unroll",
+        "tiled:64,64,16,4,4,tex,tex", "tiled:64,64,16,4,4,texture",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_false(tgl_gl_gemm_parse(bad[i], &l, &g));
