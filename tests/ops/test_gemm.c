@@ -493,7 +493,8 @@ static void test_matvec(void **state)
     const size_t shapes[][3] = {{1, 1, 0},   {1, 7, 1},    {7, 1, 0},     {13, 17, 3},   {64, 64, 0},
                                 {100, 4, 1}, {257, 333, 4}, {31, 1024, 0}, {4096, 4096, 0}, {5, 0, 0},
                                 /* llvmpipe's rows take 16 columns per loop trip, then 8, then 4
-                                 * (whole vec4s) or 2, then 1 */
+                                 * (whole vec4s) or 2, then 1: rows of 1, 3, 33 and 40 vec4s */
+                                {100, 4, 0}, {17, 12, 0}, {9, 132, 0}, {11, 160, 4},
                                 {9, 1028, 0}, {3, 1032, 4}, {5, 1036, 0}, {3, 1030, 1}, {2, 1039, 0},
                                 /* rows longer than llvmpipe's loop limit lets one invocation walk */
                                 {6, 600001, 0}};
