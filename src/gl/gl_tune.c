@@ -189,6 +189,8 @@ static tgl_status tune_one_shape(tune_run *r, tgl_gl_gemm_config *slot, FILE *re
                 fprintf(report, "  %-22s does not fit this device\n", list[i]);
             continue;
         }
+        /* candidates differ in shape only: the slot keeps its matvec mode and its texture reads
+         * (llvmpipe's register kernel; NVIDIA's large and medium tiles) */
         g.matvec_row_per_invocation = current.matvec_row_per_invocation;
         g.textures = current.textures;
         set_candidate(&gl->limits, slot, &g);
