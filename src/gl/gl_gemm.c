@@ -117,9 +117,8 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0);
-    /* Tiles read through textures only for products of one matrix: on the H100 (2026-11-25,
-     * TFLOP/s, SSBO loads against textures) sgemm 4096^3 44.0 -> 44.9, 2048^3 40.1 -> 41.8,
-     * but 64 x 256^3 batched 32.1-32.5 -> 27.8-30.6 (docs/performance.md). */
+    /* Tiles read through textures only for products of one matrix (gains: gl_limits.c): on the
+     * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s (2026-11-25). */
     if (cfg->tiled)
         return (gemm_kernel){cfg, cfg->textures && g->k > 0 && g->batch == 1, cfg->bm, cfg->bn};
     return (gemm_kernel){cfg, cfg->textures && g->k > 0, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x};
