@@ -2,8 +2,9 @@
  * `tensorgl bench ops`: times element-wise add, a 1-D sum and row softmax on the default backend
  * (TGL_BACKEND picks it), each against a plain single-threaded C loop doing the same work on the
  * host in the same run, and prints both figures and their ratio; then the fused expression
- * sqrt(a*b + c) through tgl_map against the same three ops run separately, on the backend. Each figure is the best of a
- * few repetitions of `iters` back-to-back calls followed by one tgl_synchronize. */
+ * sqrt(a*b + c) through tgl_map against the same three ops run separately, on the backend. Each figure is the best of
+ * `reps` rounds (5) of `iters` back-to-back calls (20) followed by one tgl_synchronize; a round times every
+ * workload once, each device figure next to its host loop (time_rounds). */
 #include "bench_clock.h"
 #include "commands.h"
 #include "tensorgl.h"
@@ -28,55 +29,40 @@ typedef struct cfg {
     int iters, reps;
 } cfg;
 
-/* Host references: the same arithmetic as a plain loop. */
-static double host_add(const float *a, const float *x, float *y, size_t n, int reps)
+/* Host references: the same arithmetic as a plain loop; each returns the seconds of one run. */
+static double host_add(const float *a, const float *x, float *y, size_t n)
 {
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = tgl_bench_now();
-        for (size_t i = 0; i < n; i++)
-            y[i] = a[i] + x[i];
-        double t = tgl_bench_now() - t0;
-        best = t < best ? t : best;
-    }
-    return best;
+    double t0 = tgl_bench_now();
+    for (size_t i = 0; i < n; i++)
+        y[i] = a[i] + x[i];
+    return tgl_bench_now() - t0;
 }
 
 static volatile float sink;
-static double host_sum(const float *a, size_t n, int reps)
+static double host_sum(const float *a, size_t n)
 {
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = tgl_bench_now();
-        float s = 0;
-        for (size_t i = 0; i < n; i++)
-            s += a[i];
-        sink = s;
-        double t = tgl_bench_now() - t0;
-        best = t < best ? t : best;
-    }
-    return best;
+    double t0 = tgl_bench_now();
+    float s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i];
+    sink = s;
+    return tgl_bench_now() - t0;
 }
 
-static double host_softmax(const float *a, float *y, size_t rows, size_t cols, int reps)
+static double host_softmax(const float *a, float *y, size_t rows, size_t cols)
 {
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = tgl_bench_now();
-        for (size_t i = 0; i < rows; i++) {
-            const float *x = a + i * cols;
-            float *o = y + i * cols, m = -INFINITY, s = 0;
-            for (size_t j = 0; j < cols; j++)
-                m = x[j] > m ? x[j] : m;
-            for (size_t j = 0; j < cols; j++)
-                s += (o[j] = expf(x[j] - m));
-            for (size_t j = 0; j < cols; j++)
-                o[j] /= s;
-        }
-        double t = tgl_bench_now() - t0;
-        best = t < best ? t : best;
+    double t0 = tgl_bench_now();
+    for (size_t i = 0; i < rows; i++) {
+        const float *x = a + i * cols;
+        float *o = y + i * cols, m = -INFINITY, s = 0;
+        for (size_t j = 0; j < cols; j++)
+            m = x[j] > m ? x[j] : m;
+        for (size_t j = 0; j < cols; j++)
+            s += (o[j] = expf(x[j] - m));
+        for (size_t j = 0; j < cols; j++)
+            o[j] /= s;
     }
-    return best;
+    return tgl_bench_now() - t0;
 }
 
 enum { ADD, SUM, SOFTMAX, FUSED, SEPARATE, WORKLOADS };
@@ -103,21 +89,50 @@ static tgl_status issue(tgl_backend *b, int w, const bufs *u, const cfg *c)
     }
 }
 
-/* Seconds per call of workload w: one warm-up call (kernels compile), then the best of c->reps
- * runs of c->iters back-to-back calls closed by one tgl_synchronize. */
-static tgl_status time_device(tgl_backend *b, int w, const bufs *u, const cfg *c, double *best)
+/* Seconds per call of workload w over one run of c->iters back-to-back calls closed by one
+ * tgl_synchronize (the queue drained first). */
+static tgl_status time_device(tgl_backend *b, int w, const bufs *u, const cfg *c, double *sec)
 {
-    tgl_status st = issue(b, w, u, c);
-    *best = 1e30;
-    for (int r = 0; !st && r < c->reps; r++) {
-        if ((st = tgl_synchronize(b)))
-            break;
-        double t0 = tgl_bench_now();
-        for (int i = 0; !st && i < c->iters; i++)
+    tgl_status st = tgl_synchronize(b);
+    double t0 = tgl_bench_now();
+    for (int i = 0; !st && i < c->iters; i++)
+        st = issue(b, w, u, c);
+    if (!st && !(st = tgl_synchronize(b)))
+        *sec = (tgl_bench_now() - t0) / c->iters;
+    return st;
+}
+
+static void keep_least(double *best, double t)
+{
+    *best = t < *best ? t : *best;
+}
+
+/* The best of c->reps rounds for every workload on the device (dev) and its host loop (host;
+ * SEPARATE's is the fused case's, unused), after one warm-up call of each (kernels compile).
+ * Each round times every device workload once, each right before its host loop, so a slow
+ * stretch of a shared machine lands on both sides of a ratio rather than on one. The host
+ * softmax (20 ms or so) runs in the first 3 rounds only. */
+static tgl_status time_rounds(tgl_backend *b, const bufs *u, const cfg *c, const float *h, const float *h2, float *h3,
+                              double dev[WORKLOADS], double host[WORKLOADS])
+{
+    tgl_status st = TGL_OK;
+    for (int w = 0; w < WORKLOADS; w++) {
+        dev[w] = host[w] = 1e30;
+        if (!st)
             st = issue(b, w, u, c);
-        if (!st && !(st = tgl_synchronize(b))) {
-            double t = (tgl_bench_now() - t0) / c->iters;
-            *best = t < *best ? t : *best;
+    }
+    for (int r = 0; !st && r < c->reps; r++) {
+        for (int w = 0; !st && w < WORKLOADS; w++) {
+            double t;
+            if ((st = time_device(b, w, u, c, &t)))
+                break;
+            keep_least(&dev[w], t);
+            if (w == ADD)
+                keep_least(&host[w], host_add(h, h2, h3, c->add_n));
+            else if (w == SUM)
+                keep_least(&host[w], host_sum(h, c->sum_n));
+            else if (w == SOFTMAX && r < 3)
+                keep_least(&host[w], host_softmax(h, h3, c->sm_rows, c->sm_cols));
         }
     }
     return st;
@@ -135,10 +150,12 @@ static int parse_args(int argc, char **argv, cfg *c)
             i++;
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
             c->iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            c->reps = atoi(argv[++i]);
         else
             return 0;
     }
-    return c->add_n && c->sum_n && c->sm_rows && c->sm_cols && c->iters > 0;
+    return c->add_n && c->sum_n && c->sm_rows && c->sm_cols && c->iters > 0 && c->reps > 0;
 }
 
 static void report(const char *what, double t_dev, double t_host, double bytes, const char *backend)
@@ -167,20 +184,18 @@ static int run_ops(tgl_backend *b, const cfg *cp, const struct tgl_device_info *
     tgl_ptr t;
     TRY(tgl_alloc(b, c.add_n * sizeof(float), &t));
     const bufs bu = {a, x, y, t};
-    double dev[WORKLOADS];
-    for (int w = 0; w < WORKLOADS; w++) {
-        if ((st = time_device(b, w, &bu, &c, &dev[w]))) {
-            fprintf(stderr, "tensorgl bench: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
-            return 1;
-        }
+    double dev[WORKLOADS], host[WORKLOADS];
+    if ((st = time_rounds(b, &bu, &c, h, h2, h3, dev, host))) {
+        fprintf(stderr, "tensorgl bench: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
+        return 1;
     }
     char what[64];
     snprintf(what, sizeof what, "add %zu floats", c.add_n);
-    report(what, dev[ADD], host_add(h, h2, h3, c.add_n, c.reps), 3.0 * c.add_n * sizeof(float), info.backend);
+    report(what, dev[ADD], host[ADD], 3.0 * c.add_n * sizeof(float), info.backend);
     snprintf(what, sizeof what, "sum %zu floats", c.sum_n);
-    report(what, dev[SUM], host_sum(h, c.sum_n, c.reps), (double)c.sum_n * sizeof(float), info.backend);
+    report(what, dev[SUM], host[SUM], (double)c.sum_n * sizeof(float), info.backend);
     snprintf(what, sizeof what, "softmax %zux%zu", c.sm_rows, c.sm_cols);
-    report(what, dev[SOFTMAX], host_softmax(h, h3, c.sm_rows, c.sm_cols, c.reps < 3 ? c.reps : 3),
+    report(what, dev[SOFTMAX], host[SOFTMAX],
            2.0 * c.sm_rows * c.sm_cols * sizeof(float), info.backend);
     double fused = dev[FUSED], separate = dev[SEPARATE];
     snprintf(what, sizeof what, "sqrt(a*b+c), %zu floats", c.add_n);
@@ -207,7 +222,7 @@ int tgl_cmd_bench(int argc, char **argv)
     if (strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
         fprintf(stderr, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
                         "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
-                        "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]\n"
+                        "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N] [--reps N]\n"
                         "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
                         "                           [--no-cpu]\n"
                         "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
