@@ -153,8 +153,10 @@ struct tgl_device_info {
     uint64_t max_shared_memory;        /* GL_MAX_COMPUTE_SHARED_MEMORY_SIZE (bytes) */
     uint32_t workgroup_size;           /* the 1-D workgroup size of element-wise kernels */
     uint64_t device_memory;            /* bytes of device memory the driver reports
-                                          (GL_NVX_gpu_memory_info, GL_ATI_meminfo), or physical
-                                          memory for the CPU backend; 0 = unknown */
+                                          (GL_NVX_gpu_memory_info, also asked of NVIDIA's ES
+                                          contexts, which answer without listing it;
+                                          GL_ATI_meminfo), or physical memory for the CPU
+                                          backend; 0 = unknown */
     uint32_t reduce_workgroup_size;    /* ... of kernels that reduce within a workgroup */
     char shaders[16];                  /* what GL kernels are built from: "GLSL", or "SPIR-V"
                                           (TGL_SHADER=spirv; tgl_map's kernels stay GLSL);
@@ -276,7 +278,10 @@ TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);
  * are reused, so alloc/free in a loop creates no GL buffer after the first pass
  * (tgl_memory_info shows what is held); GPUs get a buffer per allocation.
  * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bytes over 2^38), TGL_ERR_OUT_OF_MEMORY (the
- * device or the handle table is full; earlier allocations keep their data).
+ * device or the handle table is full; earlier allocations keep their data). Drivers that commit
+ * memory lazily (NVIDIA's) accept any size: where the driver reports its memory
+ * (tgl_device_info's device_memory) a larger allocation is refused here; where it reports none,
+ * such an allocation may instead fail at first use.
  * Example: tgl_ptr x; tgl_status st = tgl_alloc(b, n * sizeof(float), &x); */
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out);
 

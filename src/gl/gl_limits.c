@@ -122,10 +122,21 @@ static uint32_t clamp_pow2(uint32_t size, const tgl_gl_limits *l)
 #define TGL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX 0x9049
 #define TGL_VBO_FREE_MEMORY_ATI 0x87FB
 
+/* NVIDIA's ES contexts answer the NVX queries without listing the extension (H100, driver
+ * 580.159.04, 2026-11-25: the same 81559 MiB as its GL context), and commit buffers lazily
+ * there too: a 256 GiB tgl_alloc succeeded on ES until the query was made there as well. */
+static int has_nvx_memory_info(void)
+{
+    if (epoxy_has_gl_extension("GL_NVX_gpu_memory_info"))
+        return 1;
+    const char *vendor = (const char *)glGetString(GL_VENDOR);
+    return !epoxy_is_desktop_gl() && vendor && !strncmp(vendor, "NVIDIA", 6);
+}
+
 uint64_t tgl_gl_device_available_bytes(void)
 {
     GLint kib[4] = {0};
-    if (epoxy_has_gl_extension("GL_NVX_gpu_memory_info"))
+    if (has_nvx_memory_info())
         glGetIntegerv(TGL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX, kib);
     else if (epoxy_has_gl_extension("GL_ATI_meminfo"))
         glGetIntegerv(TGL_VBO_FREE_MEMORY_ATI, kib); /* [0]: free in the pool */
@@ -137,10 +148,12 @@ uint64_t tgl_gl_device_available_bytes(void)
 static uint64_t device_memory_bytes(void)
 {
     GLint kib[4] = {0};
-    if (epoxy_has_gl_extension("GL_NVX_gpu_memory_info"))
+    if (has_nvx_memory_info())
         glGetIntegerv(TGL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX, kib);
     else if (epoxy_has_gl_extension("GL_ATI_meminfo"))
         glGetIntegerv(TGL_VBO_FREE_MEMORY_ATI, kib); /* [0]: free in the pool */
+    while (glGetError() != GL_NO_ERROR) /* a driver that refuses the query: unknown */
+        kib[0] = 0;
     return kib[0] > 0 ? (uint64_t)kib[0] * 1024u : 0;
 }
 
@@ -397,7 +410,6 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         /* Some drivers report 2^31-1 as a signed int; keep it as the unsigned count it means. */
         l->wg_count[i] = count > 0 ? (uint32_t)count : 0;
     }
-    l->memory_bytes = device_memory_bytes();
     if (epoxy_has_gl_extension("GL_KHR_shader_subgroup")) {
         GLint size = 0, stages = 0, features = 0;
         glGetIntegerv(GL_SUBGROUP_SIZE_KHR, &size);
@@ -417,6 +429,8 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
     tgl_status st = tgl_gl_check(b, "querying device limits");
     if (st)
         return st;
+    /* after the check: a driver that refuses the query leaves an error this clears */
+    l->memory_bytes = device_memory_bytes();
     if (!l->ssbo_align || !l->max_ssbo_block || !l->wg_count[0] || !l->wg_count[1] || !l->wg_size[0])
         return tgl__fail(b, TGL_ERR_NO_DEVICE, "no compute shaders: the driver reports zero SSBO or "
                          "workgroup limits");
