@@ -133,28 +133,28 @@ static int has_nvx_memory_info(void)
     return !epoxy_is_desktop_gl() && vendor && !strncmp(vendor, "NVIDIA", 6);
 }
 
-uint64_t tgl_gl_device_available_bytes(void)
+/* Device memory in bytes as the driver's NVX (pname: its total or current-available query) or
+ * ATI query reports it (ATI's [0] is free memory in the pool); 0 when neither answers. */
+static uint64_t query_memory(GLenum nvx_pname)
 {
     GLint kib[4] = {0};
     if (has_nvx_memory_info())
-        glGetIntegerv(TGL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX, kib);
+        glGetIntegerv(nvx_pname, kib);
     else if (epoxy_has_gl_extension("GL_ATI_meminfo"))
-        glGetIntegerv(TGL_VBO_FREE_MEMORY_ATI, kib); /* [0]: free in the pool */
+        glGetIntegerv(TGL_VBO_FREE_MEMORY_ATI, kib);
     while (glGetError() != GL_NO_ERROR) /* a driver that refuses the query: unknown */
         kib[0] = 0;
     return kib[0] > 0 ? (uint64_t)kib[0] * 1024u : 0;
 }
 
+uint64_t tgl_gl_device_available_bytes(void)
+{
+    return query_memory(TGL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX);
+}
+
 static uint64_t device_memory_bytes(void)
 {
-    GLint kib[4] = {0};
-    if (has_nvx_memory_info())
-        glGetIntegerv(TGL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX, kib);
-    else if (epoxy_has_gl_extension("GL_ATI_meminfo"))
-        glGetIntegerv(TGL_VBO_FREE_MEMORY_ATI, kib); /* [0]: free in the pool */
-    while (glGetError() != GL_NO_ERROR) /* a driver that refuses the query: unknown */
-        kib[0] = 0;
-    return kib[0] > 0 ? (uint64_t)kib[0] * 1024u : 0;
+    return query_memory(TGL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX);
 }
 
 static uint64_t get_u64(GLenum pname)
