@@ -103,7 +103,9 @@ typedef struct tgl_options {
  * through tgl_last_error(b) and in tgl_device_info's fallback_reason.
  * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bad kind, flags or environment value),
  *   TGL_ERR_NO_DEVICE (explicit GL request that failed; the message names the step: no EGL,
- *   no display, no GL >= 4.3 core / ES 3.1 context, no compute shaders),
+ *   no display, no GL >= 4.3 core / ES 3.1 context, no compute shaders, or a driver check that
+ *   found the device computing wrong results: zink on lavapipe in Mesa 25.0 runs stale shader
+ *   variants; with TGL_BACKEND_AUTO each of these falls back to the CPU backend),
  *   TGL_ERR_OUT_OF_MEMORY, TGL_ERR_IO (TGL_LOG cannot be opened; TGL_SHADER=spirv without
  *   modules in the directory), TGL_ERR_UNSUPPORTED (TGL_SHADER=spirv on OpenGL ES or a driver
  *   without GL_ARB_gl_spirv). These two TGL_SHADER=spirv failures fail TGL_BACKEND_AUTO as well:

@@ -1,6 +1,6 @@
 /* tgl_open: backend selection through options and environment, the auto fallback and its
  * reason, explicit GL failures that name the step, device info, status strings, logging, and
- * several backends in one process. */
+ * several backends in one process, the driver checks at open. */
 #include "testing.h"
 
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 int tgl_egl_display_exists(void);
+void tgl_gl_test_driver_check(int mode);
 
 static void test_status_strings(void **state)
 {
@@ -318,6 +319,52 @@ static void test_flush_every_dispatch(void **state)
     tgl_close(b);
 }
 
+/* The driver checks at open (src/gl/gl_driver_check.c) pass on a driver that computes right,
+ * wherever they are made to run. */
+static void test_driver_check_passes_on_sound_driver(void **state)
+{
+    (void)state;
+    tgl_gl_test_driver_check(1);
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    float v[2] = {1, 2}, out[2];
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, sizeof v, &p));
+    TGT_OK(b, tgl_copy_htod(b, p, v, sizeof v));
+    TGT_OK(b, tgl_binary(b, TGL_BINARY_MUL, p, p, p, 2));
+    TGT_OK(b, tgl_copy_dtoh(b, out, p, sizeof out));
+    assert_true(out[0] == 1.0f && out[1] == 4.0f);
+    tgl_close(b);
+}
+
+/* A failed check refuses GL with its reason; auto then serves from the CPU backend and keeps it. */
+static void test_driver_check_refuses_device(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only() || !tgl_egl_display_exists())
+        skip();
+    tgl_gl_test_driver_check(2);
+    tgl_backend *b = NULL;
+    tgl_options o = {.kind = TGL_BACKEND_GL};
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_NO_DEVICE);
+    assert_null(b);
+    if (!strstr(tgl_last_error(NULL), "stale shader variant"))
+        fail_msg("refusal without its reason: %s", tgl_last_error(NULL));
+    o.kind = TGL_BACKEND_AUTO;
+    TGT_OK(NULL, tgl_open(&o, &b));
+    assert_string_equal(tgl_backend_name(b), "cpu");
+    struct tgl_device_info info;
+    TGT_OK(b, tgl_device_info(b, &info));
+    if (!strstr(info.fallback_reason, "stale shader variant"))
+        fail_msg("fallback without the check's reason: %s", info.fallback_reason);
+    tgl_close(b);
+}
+
+static int driver_check_teardown(void **state)
+{
+    tgl_gl_test_driver_check(0);
+    return tgt_env_teardown(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +379,8 @@ int main(void)
         cmocka_unit_test_teardown(test_flush_every_dispatch, tgt_env_teardown),
         cmocka_unit_test_teardown(test_list_and_choose_devices, tgt_env_teardown),
         cmocka_unit_test(test_supports),
+        cmocka_unit_test_teardown(test_driver_check_passes_on_sound_driver, driver_check_teardown),
+        cmocka_unit_test_teardown(test_driver_check_refuses_device, driver_check_teardown),
     };
     /* The tests set their own variables; start from none. */
     const char *vars[] = {"TGL_BACKEND", "TGL_DEVICE", "TGL_API", "TGL_LOG", "TGL_MAX_TASKS", "TGL_DEBUG"};

@@ -147,6 +147,11 @@ tgl_status tgl_gl_open(tgl_backend *b)
         b->impl = NULL;
         return st;
     }
+    /* Last: the checks run kernels, so they need everything above. */
+    if ((st = tgl_gl_driver_check(b))) {
+        gl_destroy(b);
+        return st;
+    }
     b->vt = &gl_vtable;
     return TGL_OK;
 }

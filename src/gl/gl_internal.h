@@ -457,6 +457,13 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *c);
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* Driver checks at open (gl_driver_check.c): TGL_ERR_NO_DEVICE, naming the bug, where the
+ * device is known to compute wrong results; the kernels they run. */
+tgl_status tgl_gl_driver_check(tgl_backend *b);
+void tgl_gl_check_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* Test hook, process-wide, read by every later tgl_open: 0 runs the checks on the renderers they
+ * are for, 1 on every renderer, 2 reports the bug without running them. */
+void tgl_gl_test_driver_check(int mode);
 /* The attention kernels: flash_reg (llvmpipe), flash (shared memory; flash_shuffle or its
  * SUBGROUP_XOR variants where subgroups shuffle), decode + combine; the last is flash.comp
  * without subgroup operations even where the device has them (a test hook's path, to keep both
