@@ -59,7 +59,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo bench tests spirv install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak
+.PHONY: all deps check demo bench tests spirv install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -209,6 +209,13 @@ check-valgrind: deps
 	        --errors-for-leak-kinds=definite $$t > $(BUILD)/valgrind-$${t##*/}.log 2>&1 \
 	        || { tail -40 $(BUILD)/valgrind-$${t##*/}.log; exit 1; }; \
 	    grep -E '^\[  (PASSED|FAILED|SKIPPED)' $(BUILD)/valgrind-$${t##*/}.log; done
+
+# The suite on a newer Mesa than Debian 12's 22.3: bookworm-backports' Mesa 25, unpacked beside
+# the system's (never installed over it), as its llvmpipe and as zink over its lavapipe
+# (scripts/check-newer-mesa.sh says what is checked where).
+check-newer-mesa: deps
+	@$(MAKE) --no-print-directory all tests
+	scripts/check-newer-mesa.sh $(BUILD) $(TEST_BIN)
 
 # tensorgl.pc is written at install time, so it always names this install's PREFIX/LIBDIR.
 install: all spirv
