@@ -88,7 +88,7 @@ static int include_path(const char *line, size_t len, char *out, size_t out_size
 static int splice(text *t, const tgl_kernel_file *f, int skip_version, int depth)
 {
     const char *p = f->text, *end = f->text + f->size;
-    int line_no = 1;
+    int line_no = 1, continued = 0; /* continued: the line before ended in a backslash */
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -103,7 +103,8 @@ static int splice(text *t, const tgl_kernel_file *f, int skip_version, int depth
                 return 0;
             appendf(t, "#line %d\n", line_no + 1);
         } else {
-            if (t->before_code && is_code(p, len)) {
+            /* A line that continues a macro definition is part of that directive. */
+            if (t->before_code && !continued && is_code(p, len)) {
                 append_n(t, t->before_code, strlen(t->before_code));
                 appendf(t, "#line %d\n", line_no);
                 t->before_code = NULL;
@@ -111,6 +112,7 @@ static int splice(text *t, const tgl_kernel_file *f, int skip_version, int depth
             append_n(t, p, len);
             append_n(t, "\n", 1);
         }
+        continued = len && p[len - 1] == '\\';
         p += len + 1;
         line_no++;
     }
