@@ -147,22 +147,26 @@ void main()
         EACH_C(ACC_C, 0, 0)
     }
 
+    // The rows leave in a loop, each vec4 picking its row's value by a chain of selects: written
+    // out, the RQ x D4 stores (each a scatter over the SIMD lanes with a bounds test per lane on
+    // llvmpipe) took most of the compile time, 54 s for 16 rows of d 64 on Mesa 25.0. The loop
+    // must stay rolled, so its step is one the compiler cannot prove constant (u_d is never 0):
+    // with a plain row++ Mesa 25 unrolled the smaller variants back into the stores (17 s).
+#define PICK_ML(y, z, r) mr = row == uint(r) ? m[r] : mr; lr = row == uint(r) ? l[r] : lr;
+#define PICK_O(c, z, r) x = row == uint(r) ? o[r][c] : x;
+    for (uint row = 0u; row < uint(RQ) && i0 + row < u_seq_q; row += 1u + uint(u_d == 0u)) {
+        float mr = 0.0, lr = 0.0;
+        FOR_R(PICK_ML, 0, 0)
 #ifdef SPLIT
-#define PART_C(r, at, c) part[at + uint(c)] = o[r][c];
-#define STORE_ROW(y, z, r)                                                                         \
-    if (i0 + uint(r) < u_seq_q) {                                                                  \
-        uint at = split_part_at(bh * u_seq_q + i0 + uint(r), chunk);                               \
-        EACH_C(PART_C, r, at)                                                                      \
-        part[at + uint(D4)] = vec4(m[r] * 0.6931471805599453, l[r], 0.0, 0.0); /* m in e units */   \
-    }
+#define STORE_C(at, z, c) { vec4 x = vec4(0.0); FOR_R(PICK_O, c, 0) part[at + uint(c)] = x; }
+        uint at = split_part_at(bh * u_seq_q + i0 + row, chunk);
+        EACH_C(STORE_C, at, 0)
+        part[at + uint(D4)] = vec4(mr * 0.6931471805599453, lr, 0.0, 0.0); // m in e units
 #else
-#define OUT_C(r, at, c) o_store4(at, uint(c) * 4u, o[r][c] * inv_l);
-#define STORE_ROW(y, z, r)                                                                         \
-    if (i0 + uint(r) < u_seq_q) {                                                                  \
-        float inv_l = l[r] > 0.0 ? 1.0 / l[r] : 0.0; /* a row that sees no key is zeros */         \
-        uint at = u_o_off + (bh * u_seq_q + i0 + uint(r)) * u_d;                                   \
-        EACH_C(OUT_C, r, at)                                                                       \
-    }
+#define STORE_C(at, z, c) { vec4 x = vec4(0.0); FOR_R(PICK_O, c, 0) o_store4(at, uint(c) * 4u, x * inv_l); }
+        float inv_l = lr > 0.0 ? 1.0 / lr : 0.0; // a row that sees no key is zeros
+        uint at = u_o_off + (bh * u_seq_q + i0 + row) * u_d;
+        EACH_C(STORE_C, at, 0)
 #endif
-    FOR_R(STORE_ROW, 0, 0)
+    }
 }

@@ -75,14 +75,16 @@ uint attention_keys(uint i)
 #define TGL_ATTN_LOAD4(NAME, READ)                                                 \
     vec4 NAME(uint row, uint dim) { return dim < u_d ? READ((row + dim) >> 2u) : vec4(0.0); }
 #else
+// Element by element without a branch per element: indices past u_d clamp to the row's last
+// element and the select zeroes them. (A branch each made the unrolled attention/flash_reg
+// variants of Mesa 25.0 take 11-16 s to link, d 64.)
 #define TGL_ATTN_LOAD4(NAME, READ)                                                 \
     vec4 NAME(uint row, uint dim)                                                  \
     {                                                                              \
-        vec4 r = vec4(0.0);                                                        \
-        TGL_UNROLL for (uint c = 0u; c < 4u; c++)                                             \
-            if (dim + c < u_d)                                                     \
-                r[c] = READ(row + dim + c);                                        \
-        return r;                                                                  \
+        uvec4 e = uvec4(dim) + uvec4(0u, 1u, 2u, 3u);                              \
+        uvec4 at = uvec4(row) + min(e, uvec4(u_d - 1u));                           \
+        vec4 r = vec4(READ(at.x), READ(at.y), READ(at.z), READ(at.w));             \
+        return mix(vec4(0.0), r, lessThan(e, uvec4(u_d)));                         \
     }
 #endif
 #if defined(TEX) && defined(VEC4)
