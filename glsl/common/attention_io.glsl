@@ -4,9 +4,6 @@
 // and of u_kv_cap key/value rows (the first u_seq_kv used). With VEC4, u_d and every window
 // offset are multiples of 4 and rows load as vec4s; otherwise element by element. With TEX,
 // q, k and v are read through buffer textures instead of SSBOs.
-#if defined(TEX) && defined(TGL_ES)
-#extension GL_EXT_texture_buffer : require
-#endif
 #ifdef TEX
 // q, k and v through buffer textures over the same ranges (texture units 0-2; RGBA32F with
 // VEC4, else R32F): llvmpipe gathers texels, while each SSBO load loops over its SIMD lanes.

@@ -6,9 +6,6 @@
 // im2col is never stored: its elements are read from the input (conv_tap), 0 in the padding.
 // Bindings: 0 input, 1 filter (also buffer textures on units 0 and 1 with TEX), 2 bias
 // (HAS_BIAS), 3 output. Workgroup z is the group.
-#if defined(TEX) && defined(TGL_ES)
-#extension GL_EXT_texture_buffer : require
-#endif
 #ifdef TEX
 layout(location = 60, binding = 0) uniform highp samplerBuffer in_tex;
 layout(location = 61, binding = 1) uniform highp samplerBuffer f_tex;

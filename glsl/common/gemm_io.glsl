@@ -8,9 +8,6 @@
 //   TEX            A and B are read through buffer textures (see below)
 // Indices are element indices into the bound windows.
 
-#if defined(TEX) && defined(TGL_ES)
-#extension GL_EXT_texture_buffer : require
-#endif
 #ifdef TEX
 // A and B through buffer textures over the same ranges (texture units 0 and 1, formats R32F or
 // RGBA32F with VEC4, R16F / RGBA16F for F16): texels come back as floats.

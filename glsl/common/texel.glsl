@@ -6,9 +6,8 @@
 // the scalar uniforms (0..39): in a program linked from SPIR-V the linker gives an opaque
 // uniform without a location any free one, which can be the location of a scalar uniform the
 // module dropped as unused, and the host's glProgramUniform for it would then hit the sampler.
-#if defined(TGL_TEX) && defined(TGL_ES)
-#extension GL_EXT_texture_buffer : require
-#endif
+// On ES, samplerBuffer comes from GL_EXT_texture_buffer or GL_OES_texture_buffer, which the ES
+// preamble enables (src/gl/gl_source.c) before any code, as NVIDIA's ES compiler insists.
 #ifdef TGL_VEC4
 #define TGL_READ(t, i) texelFetch(t, int(i))
 #else

@@ -15,9 +15,6 @@
 #endif
 
 #include "common/local_size.glsl"
-#if defined(TEX) && defined(TGL_ES)
-#extension GL_EXT_texture_buffer : require
-#endif
 #ifdef TEX
 layout(location = 60, binding = 0) uniform highp samplerBuffer w_tex;
 layout(location = 61, binding = 1) uniform highp samplerBuffer x_tex;

@@ -418,9 +418,11 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         if ((stages & GL_COMPUTE_SHADER_BIT) && (features & GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR) && size > 0)
             l->subgroup_shuffle = (uint32_t)size;
     }
-    /* Buffer textures are core in desktop GL; ES 3.1 has them only by extension, which the
-     * kernels do not enable, so ES keeps SSBO loads. */
-    if (!tgl_gl_of(b)->egl.es) {
+    /* Buffer textures are core in desktop GL; ES kernels (GLSL ES 3.10) have them through
+     * GL_EXT_texture_buffer or GL_OES_texture_buffer, which the ES preamble enables where the
+     * compiler has one (gl_source.c). Without either, ES keeps SSBO loads. */
+    if (!tgl_gl_of(b)->egl.es || epoxy_has_gl_extension("GL_EXT_texture_buffer") ||
+        epoxy_has_gl_extension("GL_OES_texture_buffer")) {
         l->texture_buffer_texels = get_u64(GL_MAX_TEXTURE_BUFFER_SIZE);
         l->texture_align = get_u64(GL_TEXTURE_BUFFER_OFFSET_ALIGNMENT);
         if (!l->texture_align || (l->texture_align & (l->texture_align - 1)))

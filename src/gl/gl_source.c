@@ -134,13 +134,19 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
     if (!f)
         return NULL;
     /* ES: `precise` keeps compensated sums from being simplified away; ES 3.1 has it only
-     * through gpu_shader5. The precision statements wait for the first line of code: ES
-     * wants a kernel's own #extension lines (attention/flash.comp's subgroup shuffles) before
-     * any statement, and NVIDIA's ES compiler refuses them after one. */
+     * through gpu_shader5. Buffer textures (samplerBuffer, the TEX variants) need
+     * EXT_texture_buffer or OES_texture_buffer, enabled here before any code; the host runs
+     * those variants only where the context offers one (gl_limits.c). The precision
+     * statements wait for the first line of code: ES wants a kernel's own #extension lines
+     * (attention/flash.comp's subgroup shuffles) before any statement, and NVIDIA's ES
+     * compiler refuses them after one. */
     static const char es_preamble[] =
         "#version 310 es\n"
         "#if defined(GL_EXT_gpu_shader5)\n#extension GL_EXT_gpu_shader5 : enable\n#define TGL_HAS_PRECISE 1\n"
         "#elif defined(GL_OES_gpu_shader5)\n#extension GL_OES_gpu_shader5 : enable\n#define TGL_HAS_PRECISE 1\n"
+        "#endif\n"
+        "#if defined(GL_EXT_texture_buffer)\n#extension GL_EXT_texture_buffer : enable\n"
+        "#elif defined(GL_OES_texture_buffer)\n#extension GL_OES_texture_buffer : enable\n"
         "#endif\n"
         "#define TGL_ES 1\n";
     static const char es_precision[] = "precision highp float;\nprecision highp int;\n";
