@@ -279,7 +279,9 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
  * no faster at 16 rows, and slower to compile); 16 for one row (decode: 1x32 heads, cache 4096,
  * d 128: 12.1 ms against 17.5 with 4), and at d 256, where the loops over the head dimension
  * stay rolled and their trips count against llvmpipe's loop limit at every step (see
- * tgl_gl_attention). */
+ * tgl_gl_attention). The compile times above predate the kernel's written-out loops and rolled
+ * row stores (2026-11-26): now RQ 16 at d 64 builds in 6-7 s cold on Mesa 22.3 and 25.0, all 52
+ * desktop variants in about 2 minutes (docs/performance.md, "Compile time of flash_reg"). */
 #define REG_THREADS 32
 #define REG_CHUNK_KEYS 4096u /* a multiple of every keys-per-step reg_keys gives */
 #define REG_FILL 256u
