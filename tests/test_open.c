@@ -1,8 +1,10 @@
 /* tgl_open: backend selection through options and environment, the auto fallback and its
  * reason, explicit GL failures that name the step, device info, status strings, logging, and
- * several backends in one process, the driver checks at open. */
+ * several backends in one process, the driver checks at open, buffer textures where offered. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
+#include <epoxy/gl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +166,43 @@ static void test_gl_device_info(void **state)
     assert_string_equal(i.fallback_reason, "");
     TGT_EXPECT(b, tgl_device_info(b, NULL), TGL_ERR_INVALID_ARGUMENT);
     tgl_close(b);
+}
+
+/* Buffer textures wherever the context offers them: desktop GL always, ES through
+ * GL_EXT_texture_buffer or GL_OES_texture_buffer (llvmpipe's and NVIDIA's ES contexts list
+ * both). Without them every op still runs, from SSBO loads, so only this test would notice
+ * llvmpipe's ES context falling back to the paths that ran attention 25x slower there
+ * (docs/performance.md, "OpenGL ES contexts with buffer textures"). Each API in turn; one the
+ * machine cannot give is left out. */
+static void test_buffer_textures_where_offered(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only())
+        skip();
+    const char *apis[] = {"gl", "gles"};
+    int opened = 0;
+    for (int a = 0; a < 2; a++) {
+        tgt_setenv("TGL_API", apis[a]);
+        tgl_options o = {.kind = TGL_BACKEND_GL};
+        tgl_backend *b = NULL;
+        if (tgl_open(&o, &b) != TGL_OK)
+            continue;
+        opened++;
+        TGT_OK(b, tgl_synchronize(b)); /* a call makes the backend's context current */
+        const tgl_gl *gl = tgl_gl_of(b);
+        assert_int_equal(gl->egl.es, a == 1);
+        int offered = !gl->egl.es || epoxy_has_gl_extension("GL_EXT_texture_buffer") ||
+                      epoxy_has_gl_extension("GL_OES_texture_buffer");
+        if (offered) {
+            assert_true(gl->limits.texture_buffer_texels >= 65536); /* GL 4.3's and ES 3.2's minimum */
+            assert_true(gl->limits.texture_align >= 1 && gl->limits.texture_align <= 256);
+        } else {
+            assert_int_equal(gl->limits.texture_buffer_texels, 0);
+        }
+        tgl_close(b);
+    }
+    if (!opened)
+        skip();
 }
 
 /* Two GL backends on one thread take turns (each call makes its context current), and closing
@@ -375,6 +414,7 @@ int main(void)
         cmocka_unit_test_teardown(test_auto_fallback_keeps_reason, tgt_env_teardown),
         cmocka_unit_test_teardown(test_log_file_errors_are_io, tgt_env_teardown),
         cmocka_unit_test(test_gl_device_info),
+        cmocka_unit_test_teardown(test_buffer_textures_where_offered, tgt_env_teardown),
         cmocka_unit_test(test_two_gl_backends),
         cmocka_unit_test_teardown(test_flush_every_dispatch, tgt_env_teardown),
         cmocka_unit_test_teardown(test_list_and_choose_devices, tgt_env_teardown),
