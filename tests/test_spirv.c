@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[3]);
+void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[4]);
 void tgl_gl_test_force_attention(tgl_backend *b, int path);
 enum { ATTENTION_REG = 0, ATTENTION_DECODE = 2 }; /* TGL_GL_ATTENTION_* */
-enum { LOADED, MISSING, REJECTED };
+enum { LOADED, MISSING, REJECTED, EXCLUDED };
 
 static char modules[4200];
 
@@ -136,10 +136,12 @@ static void test_ops_from_modules(void **state)
     TGT_OK(b, tgl_device_info(b, &info));
     assert_string_equal(info.shaders, "SPIR-V");
     check_against_cpu(b);
-    unsigned long st[3];
+    unsigned long st[4];
     tgl_gl_test_spirv_stats(b, st);
     /* add (two variants), sum, softmax, GEMM, the decode pass and its combine */
     assert_true(st[LOADED] >= 6);
+    /* every variant make spirv builds is found; those built from GLSL by design (such as
+     * softmax_lanes, which llvmpipe takes for these rows at 512 bits) are counted apart */
     assert_int_equal(st[MISSING], 0);
     assert_int_equal(st[REJECTED], 0);
 
@@ -153,7 +155,7 @@ static void test_ops_from_modules(void **state)
     TGT_OK(b, tgl_copy_dtoh(b, y, out, sizeof y));
     for (int i = 0; i < 9; i++)
         assert_true(y[i] == x[i] * x[i] + 1.0f);
-    unsigned long after[3];
+    unsigned long after[4];
     tgl_gl_test_spirv_stats(b, after);
     assert_true(after[MISSING] >= 1);
     assert_int_equal(after[LOADED], st[LOADED]);
@@ -161,9 +163,9 @@ static void test_ops_from_modules(void **state)
     /* flash_reg has no module (gl_spirv.c says why): GLSL, and right. */
     tgl_gl_test_force_attention(b, ATTENTION_REG);
     check_against_cpu(b);
-    unsigned long reg[3];
+    unsigned long reg[4];
     tgl_gl_test_spirv_stats(b, reg);
-    assert_true(reg[MISSING] > after[MISSING]);
+    assert_true(reg[EXCLUDED] > after[EXCLUDED]);
     assert_int_equal(reg[REJECTED], 0);
     tgl_close(b);
 }
@@ -190,7 +192,7 @@ static void test_damaged_modules(void **state)
     char *dir = damaged_copy();
     tgl_backend *b = open_spirv(dir);
     check_against_cpu(b);
-    unsigned long st[3];
+    unsigned long st[4];
     tgl_gl_test_spirv_stats(b, st);
     assert_int_equal(st[LOADED], 0);
     assert_true(st[REJECTED] >= 6); /* add (2), sum, softmax, GEMM, decode (2) */

@@ -215,7 +215,9 @@ void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3]);
 typedef struct tgl_gl_spirv {
     int enabled;          /* TGL_SHADER=spirv on a context with ARB_gl_spirv and a module directory */
     char dir[1024];
-    unsigned long loaded, missing, rejected; /* programs from modules; variants without one; refused */
+    /* programs from modules; variants without a module file; modules refused; variants built
+     * from GLSL by design (tgl_gl_spirv_excluded) */
+    unsigned long loaded, missing, rejected, excluded;
     /* Indexed by program name: for a program from a module, bit 63 plus a bit per active
      * uniform location; 0 for other programs (every location taken). */
     uint64_t *active;
@@ -229,8 +231,8 @@ tgl_status tgl_gl_spirv_init(tgl_backend *b, tgl_gl_spirv *s);
  * to build from GLSL. Errors only for a lost context or no host memory. */
 tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
                                 uint32_t items, GLuint *out, int *found);
-/* Test hook: {loaded, missing, rejected} since the backend opened. */
-void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[3]);
+/* Test hook: {loaded, missing, rejected, excluded} since the backend opened. */
+void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[4]);
 
 /* Uniform setters for the kernels' explicit locations (all below 64). A program linked from
  * SPIR-V has only its active uniforms: Mesa drops those a variant does not use, and a

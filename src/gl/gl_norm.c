@@ -149,9 +149,10 @@ void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *
                 fn(ctx, "norm/rows", defines);
             }
     }
-    /* norm/softmax_lanes at llvmpipe's 8 lanes (256-bit vectors) and 4 (128-bit) */
+    /* norm/softmax_lanes at llvmpipe's 4, 8 and 16 lanes (128-, 256- and 512-bit vectors; the
+     * widths gl_limits.c takes) */
     for (int kind = TGL__ROWS_SOFTMAX; kind <= TGL__ROWS_LOG_SOFTMAX; kind++)
-        for (unsigned lanes = 4; lanes <= 8; lanes *= 2)
+        for (unsigned lanes = 4; lanes <= 16; lanes *= 2)
             for (unsigned regs = 2; regs <= LANES_MAX_REGS; regs *= 2)
                 for (int exact = 0; exact < 2; exact++) {
                     lanes_defines(defines, sizeof defines, kind, lanes, regs, exact);

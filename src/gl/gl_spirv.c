@@ -272,7 +272,7 @@ tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *
         return tgl__fail(b, TGL_ERR_SHADER, "kernel %s: a workgroup of %u invocations exceeds the device's %u",
                          kernel, wg, gl->limits.wg_invocations);
     if (tgl_gl_spirv_excluded(kernel, defines)) {
-        s->missing++;
+        s->excluded++;
         return TGL_OK;
     }
     char *text = tgl_gl_kernel_source(kernel, defines, TGL_GL_TEXT_SPIRV, wg, items);
@@ -333,10 +333,11 @@ tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *
     return TGL_OK;
 }
 
-void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[3])
+void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[4])
 {
     const tgl_gl_spirv *s = &tgl_gl_of(b)->spirv;
     stats[0] = s->loaded;
     stats[1] = s->missing;
     stats[2] = s->rejected;
+    stats[3] = s->excluded;
 }
