@@ -307,8 +307,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->row_lanes = llvmpipe && l->rows_per_invocation && l->wide_stores && epoxy_gl_version() >= 45 &&
                    epoxy_has_gl_extension("GL_ARB_shader_ballot") ? simd_lanes(renderer) : 0u;
     /* Only the widths llvmpipe builds (128, 256 and, with LP_NATIVE_VECTOR_WIDTH=512 on AVX-512
-     * CPUs, 512 bits): the variants tgl_gl_rows_variants lists, which `make check` validates and
-     * `make spirv` builds. */
+     * CPUs, 512 bits): the variants tgl_gl_rows_variants lists, which `make check` validates. */
     if (l->row_lanes != 4 && l->row_lanes != 8 && l->row_lanes != 16)
         l->row_lanes = 0;
     /* Transposes in tiles: in shared memory where GEMM stages its tiles there (barriers are
