@@ -8,8 +8,25 @@
 // module dropped as unused, and the host's glProgramUniform for it would then hit the sampler.
 // On ES, samplerBuffer comes from GL_EXT_texture_buffer or GL_OES_texture_buffer, which the ES
 // preamble enables (src/gl/gl_source.c) before any code, as NVIDIA's ES compiler insists.
+// TGL_IMG (with TGL_TEX; llvmpipe): the same texture objects bound as read-only image buffers
+// (image unit = binding index) and read with imageLoad. llvmpipe 22.3 builds a texelFetch of
+// a 32-bit float format as a call to a generated sampling function and an imageLoad inline;
+// add of 4M floats 2.5 -> 2.1 ms. TGL_TEXTURE(location, binding, name) declares either kind.
+#ifdef TGL_IMG
+#ifdef TGL_VEC4
+#define TGL_TEXTURE(loc, unit, name) \
+    layout(location = loc, binding = unit, rgba32f) readonly uniform highp imageBuffer name
+#define TGL_READ(t, i) imageLoad(t, int(i))
+#else
+#define TGL_TEXTURE(loc, unit, name) \
+    layout(location = loc, binding = unit, r32f) readonly uniform highp imageBuffer name
+#define TGL_READ(t, i) imageLoad(t, int(i)).x
+#endif
+#else
+#define TGL_TEXTURE(loc, unit, name) layout(location = loc, binding = unit) uniform highp samplerBuffer name
 #ifdef TGL_VEC4
 #define TGL_READ(t, i) texelFetch(t, int(i))
 #else
 #define TGL_READ(t, i) texelFetch(t, int(i)).x
+#endif
 #endif
