@@ -42,7 +42,7 @@
 #include "common/unroll.glsl"
 
 layout(local_size_x = LANES * ROWS) in;
-TGL_TEXTURE(60, 0, x_tex); // a sampler, or an image with TGL_IMG (common/texel.glsl)
+layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 1) writeonly buffer Dst { dvec4 y[]; };
 layout(location = 0) uniform uint u_cols;
 layout(location = 1) uniform uint u_rows;

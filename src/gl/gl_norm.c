@@ -33,10 +33,10 @@ static unsigned lanes_regs(size_t cols, unsigned lanes)
     return (size_t)lanes * 4 * regs >= cols ? regs : 0;
 }
 
-static void lanes_defines(char *out, size_t size, int kind, unsigned lanes, unsigned regs, int exact, int img)
+static void lanes_defines(char *out, size_t size, int kind, unsigned lanes, unsigned regs, int exact)
 {
-    snprintf(out, size, "#define %s\n#define LANES %u\n#define REGS %u\n#define ROWS %u\n%s%s", kind_defines[kind],
-             lanes, regs, LANES_ROWS, exact ? "#define EXACT\n" : "", img ? "#define TGL_IMG\n" : "");
+    snprintf(out, size, "#define %s\n#define LANES %u\n#define REGS %u\n#define ROWS %u\n%s", kind_defines[kind], lanes,
+             regs, LANES_ROWS, exact ? "#define EXACT\n" : "");
 }
 
 /* A window's start inside its binding, in floats: vec4 views need a multiple of 4. */
@@ -97,8 +97,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
                                                                                  : 0;
     char defines[192];
     if (regs) {
-        lanes_defines(defines, sizeof defines, kind, l->row_lanes, regs, cols == (size_t)l->row_lanes * 4 * regs,
-                      l->elementwise_images);
+        lanes_defines(defines, sizeof defines, kind, l->row_lanes, regs, cols == (size_t)l->row_lanes * 4 * regs);
         wg = l->row_lanes * LANES_ROWS;
     } else {
         defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4, wide);
@@ -122,7 +121,6 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         size_t off = r0 * cols * F32;
         bind[0] = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + off}, nr * cols * F32, 0, in_align, &pad);
         bind[0].texture_format = tex ? (vec4 ? GL_RGBA32F : GL_R32F) : 0;
-        bind[0].texture_image = regs && l->elementwise_images; /* softmax_lanes reads it as an image */
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad / F32));
         if (vec4 && !whole_vec4(pad))
             return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
@@ -156,8 +154,8 @@ void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *
     for (int kind = TGL__ROWS_SOFTMAX; kind <= TGL__ROWS_LOG_SOFTMAX; kind++)
         for (unsigned lanes = 4; lanes <= 16; lanes *= 2)
             for (unsigned regs = 2; regs <= LANES_MAX_REGS; regs *= 2)
-                for (int v = 0; v < 4; v++) { /* exact or not, sampler or image */
-                    lanes_defines(defines, sizeof defines, kind, lanes, regs, v & 1, v >> 1);
+                for (int exact = 0; exact < 2; exact++) {
+                    lanes_defines(defines, sizeof defines, kind, lanes, regs, exact);
                     fn(ctx, "norm/softmax_lanes", defines);
                 }
 }
