@@ -346,6 +346,20 @@ static void test_debug_barrier_audit(void **state)
     tgl_gl_test_skip_barriers(b, 0);
     TGT_OK(b, tgl_copy_dtoh(b, y, q, sizeof y));
     assert_float_equal(y[5], -5.0f, 0.0f);
+    /* Image loads (llvmpipe's element-wise inputs) have their own bit: q is written, read by the
+     * copy kernel (which issues only the storage barrier), then read as an image with the
+     * barriers withheld. */
+    tgl_ptr r = 0;
+    TGT_OK(b, tgl_alloc(b, sizeof x, &r));
+    tgl_gl_test_force_copy_kernel(b, 1);
+    TGT_OK(b, tgl_unary(b, TGL_UNARY_NEG, p, q, 64));
+    TGT_OK(b, tgl_copy_dtod(b, r, q, sizeof x));
+    tgl_gl_test_skip_barriers(b, 1);
+    if (tgl_gl_of(b)->limits.elementwise_images) {
+        TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_ABS, q, r, 64), TGL_ERR_INTERNAL);
+        assert_non_null(strstr(tgl_last_error(b), "GL_SHADER_IMAGE_ACCESS_BARRIER_BIT"));
+    }
+    tgl_gl_test_skip_barriers(b, 0);
     TGT_OK(b, tgl_synchronize(b));
     tgl_set_log_callback(NULL, NULL);
     tgl_close(b);

@@ -8,8 +8,28 @@
 // module dropped as unused, and the host's glProgramUniform for it would then hit the sampler.
 // On ES, samplerBuffer comes from GL_EXT_texture_buffer or GL_OES_texture_buffer, which the ES
 // preamble enables (src/gl/gl_source.c) before any code, as NVIDIA's ES compiler insists.
+// TGL_IMG (with TGL_TEX; llvmpipe): the same texture objects bound as read-only image buffers
+// (image unit = binding index) and read with imageLoad. llvmpipe 22.3 builds a texelFetch of
+// a 32-bit float format as a call to a generated sampling function and an imageLoad inline:
+// 2 cores, 2026-11-26, `tensorgl bench ops`, alternated: add of 4M floats 1.78-1.84 -> 1.53-1.58
+// ms, sum of 16M 2.02-2.03 -> 1.87-1.88, tgl_map sqrt(a*b+c) 2.49-2.68 -> 2.20-2.24. Not in
+// norm/softmax_lanes, whose 32 unrolled reads per invocation ran slower inline (2.62-2.69 ->
+// 2.81-3.28 ms). TGL_TEXTURE(location, binding, name) declares either kind.
+#ifdef TGL_IMG
+#ifdef TGL_VEC4
+#define TGL_TEXTURE(loc, unit, name) \
+    layout(location = loc, binding = unit, rgba32f) readonly uniform highp imageBuffer name
+#define TGL_READ(t, i) imageLoad(t, int(i))
+#else
+#define TGL_TEXTURE(loc, unit, name) \
+    layout(location = loc, binding = unit, r32f) readonly uniform highp imageBuffer name
+#define TGL_READ(t, i) imageLoad(t, int(i)).x
+#endif
+#else
+#define TGL_TEXTURE(loc, unit, name) layout(location = loc, binding = unit) uniform highp samplerBuffer name
 #ifdef TGL_VEC4
 #define TGL_READ(t, i) texelFetch(t, int(i))
 #else
 #define TGL_READ(t, i) texelFetch(t, int(i)).x
+#endif
 #endif

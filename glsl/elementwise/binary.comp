@@ -24,8 +24,8 @@
 
 #include "common/local_size.glsl"
 #ifdef TGL_TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
-layout(location = 61, binding = 1) uniform highp samplerBuffer b_tex;
+TGL_TEXTURE(60, 0, a_tex);
+TGL_TEXTURE(61, 1, b_tex);
 #define A_AT(i) TGL_READ(a_tex, i)
 #define B_AT(i) TGL_READ(b_tex, i)
 #else

@@ -22,7 +22,7 @@
 
 #include "common/local_size.glsl"
 #ifdef TGL_TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
+TGL_TEXTURE(60, 0, x_tex);
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };

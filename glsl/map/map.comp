@@ -38,7 +38,7 @@
 #include "common/local_size.glsl"
 #if MAP_INPUTS > 0
 #ifdef TGL_TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer in0_tex;
+TGL_TEXTURE(60, 0, in0_tex);
 #define X0 TGL_READ(in0_tex, u_off0 + i)
 #else
 layout(std430, binding = 0) readonly buffer In0 { ELEM in0[]; };
@@ -48,7 +48,7 @@ layout(location = 1) uniform uint u_off0;
 #endif
 #if MAP_INPUTS > 1
 #ifdef TGL_TEX
-layout(location = 61, binding = 1) uniform highp samplerBuffer in1_tex;
+TGL_TEXTURE(61, 1, in1_tex);
 #define X1 TGL_READ(in1_tex, u_off1 + i)
 #else
 layout(std430, binding = 1) readonly buffer In1 { ELEM in1[]; };
@@ -58,7 +58,7 @@ layout(location = 2) uniform uint u_off1;
 #endif
 #if MAP_INPUTS > 2
 #ifdef TGL_TEX
-layout(location = 62, binding = 2) uniform highp samplerBuffer in2_tex;
+TGL_TEXTURE(62, 2, in2_tex);
 #define X2 TGL_READ(in2_tex, u_off2 + i)
 #else
 layout(std430, binding = 2) readonly buffer In2 { ELEM in2[]; };
@@ -68,7 +68,7 @@ layout(location = 3) uniform uint u_off2;
 #endif
 #if MAP_INPUTS > 3
 #ifdef TGL_TEX
-layout(location = 63, binding = 3) uniform highp samplerBuffer in3_tex;
+TGL_TEXTURE(63, 3, in3_tex);
 #define X3 TGL_READ(in3_tex, u_off3 + i)
 #else
 layout(std430, binding = 3) readonly buffer In3 { ELEM in3[]; };

@@ -19,7 +19,7 @@
 #include "common/sweep.glsl"
 // TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
+TGL_TEXTURE(60, 0, x_tex);
 #define X_AT(i) TGL_READ(x_tex, i)
 #elif defined(TGL_VEC4)
 layout(std430, binding = 0) readonly buffer Src { vec4 x[]; };

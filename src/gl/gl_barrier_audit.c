@@ -20,6 +20,8 @@ void tgl_gl_audit_barrier(tgl_backend *b, GLbitfield bits)
         gl->audit.ssbo = gl->seq;
     if (bits & GL_TEXTURE_FETCH_BARRIER_BIT)
         gl->audit.texture = gl->seq;
+    if (bits & GL_SHADER_IMAGE_ACCESS_BARRIER_BIT)
+        gl->audit.image = gl->seq;
     if (bits & GL_BUFFER_UPDATE_BARRIER_BIT)
         gl->audit.update = gl->seq;
 }
@@ -40,14 +42,16 @@ tgl_status tgl_gl_audit_dispatch(tgl_backend *b, const tgl_gl_binding *bind, int
         return TGL_OK;
     const tgl_gl *gl = tgl_gl_of(b);
     /* The spec asks for the barrier even when the writer is known to have finished. */
-    uint64_t safe = gl->audit.ssbo, safe_tex = gl->audit.texture;
+    uint64_t safe = gl->audit.ssbo, safe_tex = gl->audit.texture, safe_img = gl->audit.image;
     for (int i = 0; i < nbind; i++) {
         const tgl_gl_buffer *buf = bind[i].buf;
         uint64_t hazard = bind[i].writes ? buf->last_access : buf->last_write;
         if (hazard > safe)
             return violation(b, "a dispatch", hazard, "GL_SHADER_STORAGE_BARRIER_BIT");
-        if (bind[i].texture_format && buf->last_write > safe_tex)
+        if (bind[i].texture_format && !bind[i].texture_image && buf->last_write > safe_tex)
             return violation(b, "a buffer-texture fetch", buf->last_write, "GL_TEXTURE_FETCH_BARRIER_BIT");
+        if (bind[i].texture_format && bind[i].texture_image && buf->last_write > safe_img)
+            return violation(b, "an image load", buf->last_write, "GL_SHADER_IMAGE_ACCESS_BARRIER_BIT");
     }
     return TGL_OK;
 }

@@ -69,8 +69,10 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
         uint64_t hazard = bind[i].writes ? buf->last_access : buf->last_write;
         if (hazard > gl->ssbo_barrier_seq)
             barriers |= GL_SHADER_STORAGE_BARRIER_BIT;
-        if (bind[i].texture_format && buf->last_write > gl->texture_barrier_seq)
+        if (bind[i].texture_format && !bind[i].texture_image && buf->last_write > gl->texture_barrier_seq)
             barriers |= GL_TEXTURE_FETCH_BARRIER_BIT;
+        if (bind[i].texture_format && bind[i].texture_image && buf->last_write > gl->image_barrier_seq)
+            barriers |= GL_SHADER_IMAGE_ACCESS_BARRIER_BIT;
     }
     if (barriers) {
         if (!gl->test_skip_barriers) {
@@ -81,6 +83,8 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
             gl->ssbo_barrier_seq = gl->seq;
         if (barriers & GL_TEXTURE_FETCH_BARRIER_BIT)
             gl->texture_barrier_seq = gl->seq;
+        if (barriers & GL_SHADER_IMAGE_ACCESS_BARRIER_BIT)
+            gl->image_barrier_seq = gl->seq;
     }
     tgl_status st = tgl_gl_audit_dispatch(b, bind, nbind);
     if (st)
@@ -98,6 +102,8 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
             glTexBufferRange(GL_TEXTURE_BUFFER, bind[i].texture_format, bind[i].buf->block->name,
                              (GLintptr)(bind[i].buf->base + bind[i].offset),
                              (GLsizeiptr)texture_window_bytes(gl, &bind[i]));
+            if (bind[i].texture_image)
+                glBindImageTexture((GLuint)i, gl->textures[i], 0, GL_FALSE, 0, GL_READ_ONLY, bind[i].texture_format);
         }
     }
     glUseProgram(program);
@@ -125,7 +131,7 @@ tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size
     size_t want = (v.offset - base + bytes + 15) / 16 * 16;
     size_t room = buf->bytes - base;
     *pad = v.offset - base;
-    return (tgl_gl_binding){buf, base, want < room ? want : room, writes, 0};
+    return (tgl_gl_binding){buf, base, want < room ? want : room, writes, 0, 0};
 }
 
 double tgl_gl_dispatch_flops(tgl_backend *b)

@@ -50,14 +50,16 @@ static int has_wide(const char *kernel)
 enum { PIECE_SCALAR, PIECE_VEC4, PIECE_WIDE };
 #define WIDE_PAIRS 2
 
-/* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory). */
+/* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory).
+ * tex: 0 SSBO loads, 1 buffer textures, 2 the textures as images (common/texel.glsl). */
 static char *defines_for(const char *prefix, int piece, int tex)
 {
-    size_t size = strlen(prefix) + 96;
+    size_t size = strlen(prefix) + 112;
     char *out = malloc(size);
     if (out)
-        snprintf(out, size, "%s%s%s%s", prefix, piece != PIECE_SCALAR ? "#define TGL_VEC4\n" : "",
-                 tex ? "#define TGL_TEX\n" : "", piece == PIECE_WIDE ? "#define TGL_WIDE\n" : "");
+        snprintf(out, size, "%s%s%s%s%s", prefix, piece != PIECE_SCALAR ? "#define TGL_VEC4\n" : "",
+                 tex ? "#define TGL_TEX\n" : "", tex == 2 ? "#define TGL_IMG\n" : "",
+                 piece == PIECE_WIDE ? "#define TGL_WIDE\n" : "");
     return out;
 }
 
@@ -97,11 +99,13 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
         size_t a = piece == PIECE_WIDE && i == nv - 1 && align < 32 ? 32 : align;
         bind[i] = tgl_gl_window_aligned((tgl__view){v[i].buf, v[i].offset + start * F32}, count * F32, i == nv - 1,
                                         a, &pad_bytes);
-        if (tex && i < nv - 1)
+        if (tex && i < nv - 1) {
             bind[i].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
+            bind[i].texture_image = l->elementwise_images;
+        }
         pad[i] = (GLuint)(pad_bytes / F32);
     }
-    char *defines = defines_for(prefix, piece, tex);
+    char *defines = defines_for(prefix, piece, tex && l->elementwise_images ? 2 : tex);
     if (!defines)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for its defines", kernel);
     GLuint program;
@@ -211,7 +215,7 @@ tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx)
 {
-    for (int variant = 0; variant < 6; variant++) {
+    for (int variant = 0; variant < 9; variant++) {
         int piece = variant % 3, tex = variant / 3;
         /* the wide variants of kernels with inputs read through textures; fill reads nothing */
         int reading_kernels = piece != PIECE_WIDE || tex;

@@ -75,6 +75,7 @@ void tgl_gl_test_skip_barriers(tgl_backend *b, int skip)
     if (!skip) { /* back to the barriers really issued, so the next hazards get theirs */
         gl->ssbo_barrier_seq = gl->audit.ssbo;
         gl->texture_barrier_seq = gl->audit.texture;
+        gl->image_barrier_seq = gl->audit.image;
         gl->update_barrier_seq = gl->audit.update;
     }
 }

@@ -87,6 +87,8 @@ typedef struct tgl_gl_limits {
     tgl_gl_gemm_config gemm_medium;    /* both, where gemm's tiles would make a short grid */
     tgl_gl_gemm_config gemm_small;     /* both, where they would make too few workgroups */
     int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
+    int elementwise_images;        /* ... bound as read-only image buffers (imageLoad) */
+    uint32_t image_units;          /* image uniforms a compute kernel may use */
     int wide_stores;               /* unary, binary, scale_add, map and the row-wise ops store
                                       pairs of vec4s as dvec4s
                                       (common/wide_store.glsl) */
@@ -276,12 +278,13 @@ typedef struct tgl_gl {
     size_t rope_dim, rope_pos;
     float rope_theta;
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
+    uint64_t image_barrier_seq;   /* ... and image loads */
     GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
     GLuint timer_query;         /* the profiler's GL_TIME_ELAPSED query (lazily) */
     /* TGL_DEBUG's barrier audit (gl_barrier_audit.c): the dispatch numbers covered by the
      * barriers actually issued, per kind. */
     struct {
-        uint64_t ssbo, texture, update, violations;
+        uint64_t ssbo, texture, image, update, violations;
     } audit;
     int test_skip_barriers;     /* test hook: decide barriers but do not issue them */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
@@ -376,6 +379,9 @@ typedef struct tgl_gl_binding {
      * the texture unit of the binding's index; it must then be read-only and its offset a
      * multiple of the texture offset alignment too (tgl_gl_window_aligned). */
     GLenum texture_format;
+    /* With texture_format: that texture is also bound read-only to the image unit of the
+     * binding's index, for kernels that read it with imageLoad (TGL_IMG, common/texel.glsl). */
+    int texture_image;
 } tgl_gl_binding;
 
 /* Binds the windows, issues the barriers the hazards need, runs `groups` workgroups of program

@@ -288,6 +288,10 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * of 4M floats 8.9 -> 14.9 GB/s there (the stores stay SSBO scatters). GPUs whose tiles read
      * through textures (NVIDIA) keep SSBO loads elsewhere. */
     l->elementwise_textures = !gemm.tiled && gemm.textures;
+    /* ... as read-only images (imageLoad), where the device has an image unit for each
+     * texture binding: llvmpipe 22.3 builds each texelFetch of a float buffer texture as a call
+     * to a generated sampling function and each imageLoad inline (common/texel.glsl). */
+    l->elementwise_images = llvmpipe && l->elementwise_textures && l->image_units >= TGL_GL_MAX_TEXTURE_BINDINGS;
     /* ... and store pairs of vec4s as dvec4s (common/wide_store.glsl; doubles are core in
      * desktop GL 4.0): llvmpipe, 2 cores, 2026-11-23, `tensorgl bench ops`, alternated runs:
      * add of 4M floats 3.2-4.6 -> 2.3-2.8 ms, softmax 4096x1024 5.2-5.4 -> 4.5-4.6 ms. */
@@ -431,6 +435,12 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         l->texture_align = get_u64(GL_TEXTURE_BUFFER_OFFSET_ALIGNMENT);
         if (!l->texture_align || (l->texture_align & (l->texture_align - 1)))
             l->texture_buffer_texels = 0;
+    }
+    {
+        GLint units = 0, compute = 0;
+        glGetIntegerv(GL_MAX_IMAGE_UNITS, &units);
+        glGetIntegerv(GL_MAX_COMPUTE_IMAGE_UNIFORMS, &compute);
+        l->image_units = (uint32_t)(units < compute ? (units > 0 ? units : 0) : (compute > 0 ? compute : 0));
     }
     tgl_status st = tgl_gl_check(b, "querying device limits");
     if (st)

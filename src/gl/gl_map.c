@@ -101,4 +101,6 @@ void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *d
     fn(ctx, "map/map", "#define TGL_VEC4\n");
     fn(ctx, "map/map", "#define TGL_TEX\n");
     fn(ctx, "map/map", "#define TGL_VEC4\n#define TGL_TEX\n");
+    fn(ctx, "map/map", "#define TGL_TEX\n#define TGL_IMG\n");
+    fn(ctx, "map/map", "#define TGL_VEC4\n#define TGL_TEX\n#define TGL_IMG\n");
 }

@@ -48,6 +48,14 @@ static int use_textures(const tgl_gl_limits *l, size_t elems)
     return l->elementwise_textures && elems <= l->texture_buffer_texels;
 }
 
+/* How a kernel reads its input: 0 SSBO loads, 1 a buffer texture, 2 that texture as a
+ * read-only image (common/texel.glsl); the defines of each. */
+static const char *const tex_defines[3] = {"", "#define TGL_TEX\n", "#define TGL_TEX\n#define TGL_IMG\n"};
+static int tex_kind(const tgl_gl_limits *l, int tex)
+{
+    return tex ? 1 + (l->elementwise_images != 0) : 0;
+}
+
 static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_defines_, const pass *p)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
@@ -55,8 +63,8 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
     /* Contiguous lines whose start, length and chunks are whole vec4s read vec4s (reduce.comp). */
     int vec4 = l->vec4_lines && p->inner == 1 && p->len % 4 == 0 && (p->src_pad / F32) % 4 == 0 &&
                (!strcmp(kernel, "reduce/reduce") ? p->chunk % 4 == 0 : !strcmp(kernel, "reduce/arg_reduce"));
-    char defines[160];
-    snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tex ? "#define TGL_TEX\n" : "",
+    char defines[176];
+    snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tex_defines[tex_kind(l, tex)],
              vec4 ? "#define TGL_VEC4\n" : "");
     /* Each invocation walks span / wg elements of its line: under a loop limit (llvmpipe stops
      * an invocation's loops after 65535 iterations) long lines take wider groups (powers of two,
@@ -85,6 +93,7 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
     }
     tgl_gl_binding bind[3] = {p->src, p->dst, p->best};
     bind[0].texture_format = tex ? (vec4 ? GL_RGBA32F : GL_R32F) : 0;
+    bind[0].texture_image = tex_kind(l, tex) == 2;
     int nbind = 2;
     if (!p->splits && p->carry) { /* arg_reduce.comp's carry */
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)p->j_base);
@@ -164,8 +173,8 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
      * (vec4_lines): a quarter of the texel fetches there (4096 x 4096 over axis 0: 13.6 -> 6.6
      * ms); on the H100 the quarter as many invocations left it latency-bound (0.054 -> 0.144). */
     int vec4 = l->vec4_lines && inner % 4 == 0 && src_pad % 16 == 0;
-    char d[128];
-    snprintf(d, sizeof d, "%s%s%s%s", defines, carry ? carry : "", tex ? "#define TGL_TEX\n" : "",
+    char d[144];
+    snprintf(d, sizeof d, "%s%s%s%s", defines, carry ? carry : "", tex_defines[tex_kind(l, tex)],
              vec4 ? "#define TGL_VEC4\n" : "");
     GLuint prog;
     tgl_status st = tgl_gl_program_get(b, "reduce/reduce_cols", d, &prog);
@@ -181,6 +190,7 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
     tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
     tgl_gl_binding bind[2] = {src, dst};
     bind[0].texture_format = !tex ? 0 : vec4 ? GL_RGBA32F : GL_R32F;
+    bind[0].texture_image = tex_kind(l, tex) == 2;
     return tgl_gl_dispatch_grid(b, prog, bind, 2, (uint32_t)tgl_gl_ceil_div(inner / (vec4 ? 4 : 1), l->workgroup_size),
                                 (uint32_t)(no * splits), 1);
 }
@@ -351,10 +361,9 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
 
 void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    static const char *const tex_defines[2] = {"", "#define TGL_TEX\n"};
     static const char *const carry_defines[2] = {"", "#define REDUCE_CARRY\n"}; /* long lines, in pieces */
-    char d[96];
-    for (int tex = 0; tex < 2; tex++) {
+    char d[112];
+    for (int tex = 0; tex < 3; tex++) {
         for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++)
             for (int carry = 0; carry < 2; carry++) {
                 snprintf(d, sizeof d, "%s%s%s", op_defines[op], carry_defines[carry], tex_defines[tex]);
