@@ -217,10 +217,12 @@ tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front)
 void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void *ctx)
 {
     tgl_gl_limits *l = &tgl_gl_of(gl)->limits;
-    int device_choice = l->elementwise_textures;
-    for (int tex = 0; tex < 2; tex++) {
-        l->elementwise_textures = tex && l->texture_buffer_texels;
+    const int device_textures = l->elementwise_textures, device_images = l->elementwise_images;
+    for (int pass = 0; pass < (device_images ? 3 : 2); pass++) {
+        l->elementwise_textures = pass > 0 && l->texture_buffer_texels;
+        l->elementwise_images = pass == 2;
         fn(ctx);
     }
-    l->elementwise_textures = device_choice;
+    l->elementwise_textures = device_textures;
+    l->elementwise_images = device_images;
 }

@@ -75,7 +75,9 @@ size_t tgt_first_unpoisoned(const float *p, size_t n);
 tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front);
 
 /* Calls fn(ctx) with gl's element-wise kernels reading through SSBOs, then (where the device
- * has buffer textures) through buffer textures, and restores the device's own choice. */
+ * has buffer textures) with texelFetch from buffer textures, then, where the device reads
+ * those textures as images (llvmpipe), with imageLoad; and restores the device's own choice.
+ * The texelFetch pass keeps the fallback for devices without image units tested there. */
 void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void *ctx);
 
 /* Environment changes for one test, undone by tgt_env_restore (tgt_env_teardown as a cmocka

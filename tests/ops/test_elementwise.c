@@ -186,7 +186,8 @@ static void unary_all(void *ctx)
     }
 }
 
-/* Each test runs with the inputs read through SSBOs and through buffer textures. */
+/* Each test runs with the inputs read through SSBOs, through buffer textures with texelFetch
+ * and, where the device reads them as images (llvmpipe), with imageLoad. */
 static void test_unary_all(void **state)
 {
     pair *p = *state;
