@@ -50,16 +50,15 @@ static int has_wide(const char *kernel)
 enum { PIECE_SCALAR, PIECE_VEC4, PIECE_WIDE };
 #define WIDE_PAIRS 2
 
-/* The kernel's own defines, then the variant's: "" or a malloc'd string (NULL: no memory).
- * tex: 0 SSBO loads, 1 buffer textures, 2 the textures as images (common/texel.glsl). */
-static char *defines_for(const char *prefix, int piece, int tex)
+/* The kernel's own defines, then the variant's for the piece and the inputs' read: "" or a
+ * malloc'd string (NULL: no memory). */
+static char *defines_for(const char *prefix, int piece, tgl_gl_read read)
 {
     size_t size = strlen(prefix) + 112;
     char *out = malloc(size);
     if (out)
-        snprintf(out, size, "%s%s%s%s%s", prefix, piece != PIECE_SCALAR ? "#define TGL_VEC4\n" : "",
-                 tex ? "#define TGL_TEX\n" : "", tex == 2 ? "#define TGL_IMG\n" : "",
-                 piece == PIECE_WIDE ? "#define TGL_WIDE\n" : "");
+        snprintf(out, size, "%s%s%s%s", prefix, piece != PIECE_SCALAR ? "#define TGL_VEC4\n" : "",
+                 tgl_gl_read_defines(read), piece == PIECE_WIDE ? "#define TGL_WIDE\n" : "");
     return out;
 }
 
@@ -92,6 +91,7 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
     GLuint pad[MAX_OPERANDS];
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     int tex = reads_textures(l, kernel, nv);
+    tgl_gl_read read = tgl_gl_input_read(l, tex);
     size_t align = tgl_gl_window_align(l, tex);
     for (int i = 0; i < nv; i++) {
         size_t pad_bytes;
@@ -99,13 +99,11 @@ static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char 
         size_t a = piece == PIECE_WIDE && i == nv - 1 && align < 32 ? 32 : align;
         bind[i] = tgl_gl_window_aligned((tgl__view){v[i].buf, v[i].offset + start * F32}, count * F32, i == nv - 1,
                                         a, &pad_bytes);
-        if (tex && i < nv - 1) {
-            bind[i].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
-            bind[i].texture_image = l->elementwise_images;
-        }
+        if (i < nv - 1)
+            tgl_gl_bind_read(&bind[i], read, vec4 ? GL_RGBA32F : GL_R32F);
         pad[i] = (GLuint)(pad_bytes / F32);
     }
-    char *defines = defines_for(prefix, piece, tex && l->elementwise_images ? 2 : tex);
+    char *defines = defines_for(prefix, piece, read);
     if (!defines)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for its defines", kernel);
     GLuint program;
@@ -215,21 +213,22 @@ tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx)
 {
-    for (int variant = 0; variant < 9; variant++) {
-        int piece = variant % 3, tex = variant / 3;
+    for (int variant = 0; variant < 3 * TGL_GL_READS; variant++) {
+        int piece = variant % 3;
+        tgl_gl_read read = (tgl_gl_read)(variant / 3);
         /* the wide variants of kernels with inputs read through textures; fill reads nothing */
-        int reading_kernels = piece != PIECE_WIDE || tex;
-        char *d = defines_for("", piece, tex);
-        if (d && !tex)
+        int reading_kernels = piece != PIECE_WIDE || read != TGL_GL_READ_SSBO;
+        char *d = defines_for("", piece, read);
+        if (d && read == TGL_GL_READ_SSBO)
             fn(ctx, "elementwise/fill", d);
-        if (d && !tex && piece != PIECE_WIDE)
+        if (d && read == TGL_GL_READ_SSBO && piece != PIECE_WIDE)
             fn(ctx, "elementwise/copy", d);
         if (d && reading_kernels)
             fn(ctx, "elementwise/scale_add", d);
         free(d);
         for (int op = 0; reading_kernels && op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
             int unary = op < TGL_UNARY_COUNT;
-            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], piece, tex);
+            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], piece, read);
             if (dv)
                 fn(ctx, unary ? "elementwise/unary" : "elementwise/binary", dv);
             free(dv);

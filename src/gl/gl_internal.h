@@ -384,6 +384,32 @@ typedef struct tgl_gl_binding {
     int texture_image;
 } tgl_gl_binding;
 
+/* How a kernel reads an input (common/texel.glsl): SSBO loads, texel fetches from a buffer
+ * texture over the same window (TGL_TEX), or loads from that texture bound as a read-only image
+ * (TGL_TEX and TGL_IMG). */
+typedef enum { TGL_GL_READ_SSBO, TGL_GL_READ_TEXELS, TGL_GL_READ_IMAGE, TGL_GL_READS } tgl_gl_read;
+
+/* The element-wise kernels' and the reductions' read of an input, given whether it goes
+ * through a buffer texture at all: as an image where the device takes those
+ * (limits.elementwise_images, llvmpipe). */
+static inline tgl_gl_read tgl_gl_input_read(const tgl_gl_limits *l, int texture)
+{
+    return !texture ? TGL_GL_READ_SSBO : l->elementwise_images ? TGL_GL_READ_IMAGE : TGL_GL_READ_TEXELS;
+}
+
+/* The kernel defines that select read r. */
+static inline const char *tgl_gl_read_defines(tgl_gl_read r)
+{
+    return r == TGL_GL_READ_IMAGE ? "#define TGL_TEX\n#define TGL_IMG\n" : r == TGL_GL_READ_TEXELS ? "#define TGL_TEX\n" : "";
+}
+
+/* Sets bind up for read r, its texels of `format` (GL_R32F, GL_RGBA32F) unless r is SSBO loads. */
+static inline void tgl_gl_bind_read(tgl_gl_binding *bind, tgl_gl_read r, GLenum format)
+{
+    bind->texture_format = r == TGL_GL_READ_SSBO ? 0 : format;
+    bind->texture_image = r == TGL_GL_READ_IMAGE;
+}
+
 /* Binds the windows, issues the barriers the hazards need, runs `groups` workgroups of program
  * (split over a 2-D grid when the x limit is exceeded), and counts the dispatch for flushing.
  * The kernel derives its linear group index from gl_WorkGroupID and gl_NumWorkGroups. */

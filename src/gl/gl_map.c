@@ -97,10 +97,10 @@ tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs
 void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     /* Generated per expression; the standalone defaults exercise every helper, scalar and vec4. */
-    fn(ctx, "map/map", "");
-    fn(ctx, "map/map", "#define TGL_VEC4\n");
-    fn(ctx, "map/map", "#define TGL_TEX\n");
-    fn(ctx, "map/map", "#define TGL_VEC4\n#define TGL_TEX\n");
-    fn(ctx, "map/map", "#define TGL_TEX\n#define TGL_IMG\n");
-    fn(ctx, "map/map", "#define TGL_VEC4\n#define TGL_TEX\n#define TGL_IMG\n");
+    for (tgl_gl_read read = TGL_GL_READ_SSBO; read < TGL_GL_READS; read++) {
+        char d[64];
+        fn(ctx, "map/map", tgl_gl_read_defines(read));
+        snprintf(d, sizeof d, "#define TGL_VEC4\n%s", tgl_gl_read_defines(read));
+        fn(ctx, "map/map", d);
+    }
 }

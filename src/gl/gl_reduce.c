@@ -48,23 +48,15 @@ static int use_textures(const tgl_gl_limits *l, size_t elems)
     return l->elementwise_textures && elems <= l->texture_buffer_texels;
 }
 
-/* How a kernel reads its input: 0 SSBO loads, 1 a buffer texture, 2 that texture as a
- * read-only image (common/texel.glsl); the defines of each. */
-static const char *const tex_defines[3] = {"", "#define TGL_TEX\n", "#define TGL_TEX\n#define TGL_IMG\n"};
-static int tex_kind(const tgl_gl_limits *l, int tex)
-{
-    return tex ? 1 + (l->elementwise_images != 0) : 0;
-}
-
 static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_defines_, const pass *p)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    int tex = use_textures(l, p->src.bytes / F32);
+    tgl_gl_read read = tgl_gl_input_read(l, use_textures(l, p->src.bytes / F32));
     /* Contiguous lines whose start, length and chunks are whole vec4s read vec4s (reduce.comp). */
     int vec4 = l->vec4_lines && p->inner == 1 && p->len % 4 == 0 && (p->src_pad / F32) % 4 == 0 &&
                (!strcmp(kernel, "reduce/reduce") ? p->chunk % 4 == 0 : !strcmp(kernel, "reduce/arg_reduce"));
     char defines[176];
-    snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tex_defines[tex_kind(l, tex)],
+    snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tgl_gl_read_defines(read),
              vec4 ? "#define TGL_VEC4\n" : "");
     /* Each invocation walks span / wg elements of its line: under a loop limit (llvmpipe stops
      * an invocation's loops after 65535 iterations) long lines take wider groups (powers of two,
@@ -92,8 +84,7 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
         tgl_gl_uniform_f(b, prog, 6, p->scale);
     }
     tgl_gl_binding bind[3] = {p->src, p->dst, p->best};
-    bind[0].texture_format = tex ? (vec4 ? GL_RGBA32F : GL_R32F) : 0;
-    bind[0].texture_image = tex_kind(l, tex) == 2;
+    tgl_gl_bind_read(&bind[0], read, vec4 ? GL_RGBA32F : GL_R32F);
     int nbind = 2;
     if (!p->splits && p->carry) { /* arg_reduce.comp's carry */
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)p->j_base);
@@ -168,13 +159,13 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
                            size_t splits, float scale, unsigned backward)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    int tex = use_textures(l, src.bytes / F32);
+    tgl_gl_read read = tgl_gl_input_read(l, use_textures(l, src.bytes / F32));
     /* Four neighbouring lines per invocation where they start as whole vec4s, on llvmpipe
      * (vec4_lines): a quarter of the texel fetches there (4096 x 4096 over axis 0: 13.6 -> 6.6
      * ms); on the H100 the quarter as many invocations left it latency-bound (0.054 -> 0.144). */
     int vec4 = l->vec4_lines && inner % 4 == 0 && src_pad % 16 == 0;
     char d[144];
-    snprintf(d, sizeof d, "%s%s%s%s", defines, carry ? carry : "", tex_defines[tex_kind(l, tex)],
+    snprintf(d, sizeof d, "%s%s%s%s", defines, carry ? carry : "", tgl_gl_read_defines(read),
              vec4 ? "#define TGL_VEC4\n" : "");
     GLuint prog;
     tgl_status st = tgl_gl_program_get(b, "reduce/reduce_cols", d, &prog);
@@ -189,8 +180,7 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
     tgl_gl_uniform_f(b, prog, 6, scale);
     tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
     tgl_gl_binding bind[2] = {src, dst};
-    bind[0].texture_format = !tex ? 0 : vec4 ? GL_RGBA32F : GL_R32F;
-    bind[0].texture_image = tex_kind(l, tex) == 2;
+    tgl_gl_bind_read(&bind[0], read, vec4 ? GL_RGBA32F : GL_R32F);
     return tgl_gl_dispatch_grid(b, prog, bind, 2, (uint32_t)tgl_gl_ceil_div(inner / (vec4 ? 4 : 1), l->workgroup_size),
                                 (uint32_t)(no * splits), 1);
 }
@@ -363,24 +353,25 @@ void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char
 {
     static const char *const carry_defines[2] = {"", "#define REDUCE_CARRY\n"}; /* long lines, in pieces */
     char d[112];
-    for (int tex = 0; tex < 3; tex++) {
+    for (tgl_gl_read read = TGL_GL_READ_SSBO; read < TGL_GL_READS; read++) {
+        const char *read_defines = tgl_gl_read_defines(read);
         for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++)
             for (int carry = 0; carry < 2; carry++) {
-                snprintf(d, sizeof d, "%s%s%s", op_defines[op], carry_defines[carry], tex_defines[tex]);
+                snprintf(d, sizeof d, "%s%s%s", op_defines[op], carry_defines[carry], read_defines);
                 fn(ctx, "reduce/reduce", d);
                 fn(ctx, "reduce/reduce_cols", d); /* strided lines */
                 snprintf(d, sizeof d, "%s%s%s#define TGL_VEC4\n", op_defines[op], carry_defines[carry],
-                         tex_defines[tex]);
+                         read_defines);
                 fn(ctx, "reduce/reduce", d); /* contiguous rows of whole vec4s (llvmpipe) */
                 fn(ctx, "reduce/reduce_cols", d); /* four strided lines per invocation */
             }
         for (int max = 0; max < 2; max++)
             for (int carry = 0; carry < 2; carry++) {
                 snprintf(d, sizeof d, "#define %s\n%s%s", max ? "ARG_MAX" : "ARG_MIN",
-                         carry ? "#define ARG_CARRY\n" : "", tex_defines[tex]);
+                         carry ? "#define ARG_CARRY\n" : "", read_defines);
                 fn(ctx, "reduce/arg_reduce", d);
                 snprintf(d, sizeof d, "#define %s\n%s%s#define TGL_VEC4\n", max ? "ARG_MAX" : "ARG_MIN",
-                         carry ? "#define ARG_CARRY\n" : "", tex_defines[tex]);
+                         carry ? "#define ARG_CARRY\n" : "", read_defines);
                 fn(ctx, "reduce/arg_reduce", d); /* contiguous rows of whole vec4s (llvmpipe) */
             }
     }

@@ -114,6 +114,8 @@ int tgt_pair_setup(void **state, uint64_t salt)
     if (p->gl) {
         tgl_gl_of(p->gl)->limits.sweep_bytes = 1;
         tgl_gl_of(p->gl)->limits.cast_vec4_min = 0;
+        p->gl_textures = tgl_gl_of(p->gl)->limits.elementwise_textures;
+        p->gl_images = tgl_gl_of(p->gl)->limits.elementwise_images;
     }
     tgt_rng_init(&p->rng, tgt_seed() ^ salt);
     *state = p;
@@ -225,4 +227,14 @@ void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void 
     }
     l->elementwise_textures = device_textures;
     l->elementwise_images = device_images;
+}
+
+int tgt_pair_restore_reads(void **state)
+{
+    tgt_pair *p = *state;
+    if (p && p->gl) {
+        tgl_gl_of(p->gl)->limits.elementwise_textures = p->gl_textures;
+        tgl_gl_of(p->gl)->limits.elementwise_images = p->gl_images;
+    }
+    return 0;
 }

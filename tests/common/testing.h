@@ -58,6 +58,7 @@ int tgt_teardown(void **state);
 typedef struct tgt_pair {
     tgl_backend *gl, *cpu;
     tgt_rng rng;
+    int gl_textures, gl_images; /* gl's own element-wise reads (see tgt_with_and_without_textures) */
 } tgt_pair;
 int tgt_pair_setup(void **state, uint64_t salt);
 int tgt_pair_teardown(void **state);
@@ -79,6 +80,10 @@ tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front);
  * those textures as images (llvmpipe), with imageLoad; and restores the device's own choice.
  * The texelFetch pass keeps the fallback for devices without image units tested there. */
 void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void *ctx);
+/* cmocka teardown (cmocka_unit_test_teardown) for a test that calls it on a tgt_pair's GL
+ * backend: a failed check jumps past the helper's own restore, and the file's later tests
+ * would then run with the failing pass's reads; this puts the pair's GL device back to its own. */
+int tgt_pair_restore_reads(void **state);
 
 /* Environment changes for one test, undone by tgt_env_restore (tgt_env_teardown as a cmocka
  * teardown). */

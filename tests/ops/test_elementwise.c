@@ -340,8 +340,8 @@ static void test_special_values(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary_all),
-        cmocka_unit_test(test_binary_all),
+        cmocka_unit_test_teardown(test_unary_all, tgt_pair_restore_reads),
+        cmocka_unit_test_teardown(test_binary_all, tgt_pair_restore_reads),
         cmocka_unit_test(test_chunked_and_2d_grid),
         cmocka_unit_test(test_both_directions),
         cmocka_unit_test(test_special_values),

@@ -248,7 +248,7 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fill_and_scale_add),
+        cmocka_unit_test_teardown(test_fill_and_scale_add, tgt_pair_restore_reads),
         cmocka_unit_test(test_cpu_oracle_ieee_cases),
         cmocka_unit_test(test_casts_gl_vs_cpu),
         cmocka_unit_test(test_errors),

@@ -293,9 +293,9 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rope),
+        cmocka_unit_test_teardown(test_rope, tgt_pair_restore_reads),
         cmocka_unit_test(test_rope_table_reuse),
-        cmocka_unit_test(test_gather_rows),
+        cmocka_unit_test_teardown(test_gather_rows, tgt_pair_restore_reads),
         cmocka_unit_test(test_gather_past_block_limit),
         cmocka_unit_test(test_errors),
     };

@@ -230,7 +230,7 @@ static void test_storage_block_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expressions),
+        cmocka_unit_test_teardown(test_expressions, tgt_pair_restore_reads),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_storage_block_limit),
     };

@@ -318,7 +318,7 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shapes),
+        cmocka_unit_test_teardown(test_shapes, tgt_pair_restore_reads),
         cmocka_unit_test(test_row_lengths),
         cmocka_unit_test(test_large_magnitudes),
         cmocka_unit_test(test_offset_rows),

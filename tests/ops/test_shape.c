@@ -289,8 +289,8 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_broadcast),
-        cmocka_unit_test(test_permute),
+        cmocka_unit_test_teardown(test_broadcast, tgt_pair_restore_reads),
+        cmocka_unit_test_teardown(test_permute, tgt_pair_restore_reads),
         cmocka_unit_test(test_past_block_limit),
         cmocka_unit_test(test_errors),
     };
