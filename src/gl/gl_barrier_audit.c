@@ -41,7 +41,9 @@ tgl_status tgl_gl_audit_dispatch(tgl_backend *b, const tgl_gl_binding *bind, int
     if (!audit_on(b))
         return TGL_OK;
     const tgl_gl *gl = tgl_gl_of(b);
-    /* The spec asks for the barrier even when the writer is known to have finished. */
+    /* The spec asks for the barrier even when the writer is known to have finished. Which bit
+     * each binding's read needs is decided here again, not taken from gl_dispatch.c, so that a
+     * wrong rule there shows up as a violation rather than being shared by both ledgers. */
     uint64_t safe = gl->audit.ssbo, safe_tex = gl->audit.texture, safe_img = gl->audit.image;
     for (int i = 0; i < nbind; i++) {
         const tgl_gl_buffer *buf = bind[i].buf;
