@@ -400,7 +400,9 @@ static inline tgl_gl_read tgl_gl_input_read(const tgl_gl_limits *l, int texture)
 /* The kernel defines that select read r. */
 static inline const char *tgl_gl_read_defines(tgl_gl_read r)
 {
-    return r == TGL_GL_READ_IMAGE ? "#define TGL_TEX\n#define TGL_IMG\n" : r == TGL_GL_READ_TEXELS ? "#define TGL_TEX\n" : "";
+    return r == TGL_GL_READ_IMAGE    ? "#define TGL_TEX\n#define TGL_IMG\n"
+           : r == TGL_GL_READ_TEXELS ? "#define TGL_TEX\n"
+                                     : "";
 }
 
 /* Sets bind up for read r, its texels of `format` (GL_R32F, GL_RGBA32F) unless r is SSBO loads. */
