@@ -425,8 +425,10 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_random_shapes, tgt_pair_restore_reads),     cmocka_unit_test_teardown(test_long_strided_and_empty, tgt_pair_restore_reads),
-        cmocka_unit_test(test_long_sum_accuracy), cmocka_unit_test_teardown(test_strided_sum_accuracy, tgt_pair_restore_reads),
+        cmocka_unit_test_teardown(test_random_shapes, tgt_pair_restore_reads),
+        cmocka_unit_test_teardown(test_long_strided_and_empty, tgt_pair_restore_reads),
+        cmocka_unit_test(test_long_sum_accuracy),
+        cmocka_unit_test_teardown(test_strided_sum_accuracy, tgt_pair_restore_reads),
         cmocka_unit_test(test_nan_and_ties),
         cmocka_unit_test(test_past_block_limit), cmocka_unit_test(test_directions_agree),
         cmocka_unit_test(test_errors),
