@@ -3,49 +3,7 @@
  * of one workgroup, since llvmpipe generates a kernel's code at its first dispatch. Run it with
  * the driver's shader cache off (MESA_SHADER_CACHE_DISABLE=true) to see cold compiles.
  * A developer's tool, not part of the library: scripts/compile-time.sh builds and runs it. */
-#include <epoxy/egl.h>
-#include <epoxy/gl.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = NULL;
-    long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-    if (n >= 0 && !fseek(f, 0, SEEK_SET) && (text = malloc((size_t)n + 1))) {
-        if (fread(text, 1, (size_t)n, f) != (size_t)n) {
-            free(text);
-            text = NULL;
-        } else {
-            text[n] = '\0';
-        }
-    }
-    fclose(f);
-    return text;
-}
-
-static int make_current(void)
-{
-    EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
-    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, NULL, NULL) || !eglBindAPI(EGL_OPENGL_API))
-        return 0;
-    const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 3,
-                            EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
-    EGLContext ctx = eglCreateContext(dpy, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-    return ctx != EGL_NO_CONTEXT && eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx);
-}
+#include "gl_tool.h"
 
 int main(int argc, char **argv)
 {
@@ -53,7 +11,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s KERNEL.comp...\n", argv[0]);
         return 2;
     }
-    if (!make_current()) {
+    if (!tool_make_current()) {
         fprintf(stderr, "compile_time: no surfaceless EGL context with desktop GL 4.3\n");
         return 1;
     }
@@ -69,13 +27,13 @@ int main(int argc, char **argv)
     int failed = 0;
     double total = 0;
     for (int i = 1; i < argc; i++) {
-        char *text = read_file(argv[i]);
+        char *text = tool_read_file(argv[i]);
         if (!text) {
             fprintf(stderr, "compile_time: cannot read %s\n", argv[i]);
             failed = 1;
             continue;
         }
-        double t0 = seconds();
+        double t0 = tool_seconds();
         GLuint sh = glCreateShader(GL_COMPUTE_SHADER), prog = glCreateProgram();
         glShaderSource(sh, 1, (const GLchar *const *)&text, NULL);
         glCompileShader(sh);
@@ -83,12 +41,12 @@ int main(int argc, char **argv)
         glLinkProgram(prog);
         GLint linked = 0;
         glGetProgramiv(prog, GL_LINK_STATUS, &linked);
-        double t1 = seconds(), t2 = t1;
+        double t1 = tool_seconds(), t2 = t1;
         if (linked) {
             glUseProgram(prog);
             glDispatchCompute(1, 1, 1);
             glFinish();
-            t2 = seconds();
+            t2 = tool_seconds();
         }
         GLenum err = glGetError();
         if (!linked || err != GL_NO_ERROR) {

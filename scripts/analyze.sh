@@ -1,10 +1,11 @@
 #!/bin/sh
 # Static analysis: cppcheck and clang-tidy (configuration: .clang-tidy) over the library, the
-# command, the tests, the fuzz harnesses and the examples. Exits non-zero on any finding.
+# command, the tests, the fuzz harnesses, the examples and the developer tools in bench/. Exits
+# non-zero on any finding.
 # Usage: scripts/analyze.sh [BUILD]   (BUILD holds gen/kernels.c; default build)
 set -eu
 build=${1:-build}
-files=$(ls src/*/*.c tests/*.c tests/*/*.c examples/*.c docs/examples/*.c)
+files=$(ls src/*/*.c tests/*.c tests/*/*.c examples/*.c docs/examples/*.c bench/*.c)
 flags="-std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Itests/common"
 
 echo "analyze: cppcheck $(cppcheck --version | cut -d' ' -f2) over $(echo "$files" | wc -l) files"
