@@ -3,15 +3,15 @@
  * Each invocation runs CHAINS independent vec4 chains of `a = a * y + x` for ITERS x DEPTH steps
  * (2 flops per component per step), for several chain counts: too few leave the multiply-add
  * latency exposed; on llvmpipe (each component of a vec4 one SIMD register over the lanes) many
- * chains spill, which costs less than exposed latency. The chains are written out one statement each, because an array
- * indexed by a loop variable lives in memory on llvmpipe. The workgroup count doubles until a
- * dispatch takes 20 ms; the figure is the best of 5 dispatches, each closed by glFinish.
+ * chains spill, which costs less than exposed latency. The chains are written out one statement
+ * each, because an array indexed by a loop variable lives in memory on llvmpipe. The workgroup
+ * count doubles until a dispatch takes 20 ms; the figure is the best of 5 dispatches, each
+ * closed by glFinish.
  * A developer's tool, not part of the library: scripts/fp-peak.sh builds and runs it.
  * Usage: fp_peak [CHAINS...]   (default 4 8 16 24 32) */
 #include "gl_tool.h"
 
 #include <math.h>
-#include <string.h>
 
 #define ITERS 1024 /* within llvmpipe's 65535 loop iterations per invocation */
 /* Multiply-adds per chain per loop iteration. llvmpipe blends every value a loop carries with
@@ -35,7 +35,8 @@ static int kernel_source(char *src, size_t size, int chains)
                      "layout(location = 1) uniform vec4 u_y;\n"
                      "layout(location = 2) uniform int u_iters;\n"
                      "void main()\n{\n"
-                     "    uint id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * %du;\n"
+                     "    uint id = gl_GlobalInvocationID.x +\n"
+                     "              gl_GlobalInvocationID.y * gl_NumWorkGroups.x * %du;\n"
                      "    vec4 seed = u_x * float(id & 255u);\n",
                      WG, WG);
     for (int c = 0; c < chains && n > 0 && (size_t)n < size; c++)
@@ -123,13 +124,14 @@ int main(int argc, char **argv)
 {
     static const int defaults[] = {4, 8, 16, 24, 32};
     int chains[32], n = 0;
-    for (int i = 1; i < argc && n < 32; i++) {
-        chains[n] = atoi(argv[i]);
-        if (chains[n] < 1 || chains[n] > 64) {
-            fprintf(stderr, "usage: %s [CHAINS...]   (each 1..64; default 4 8 16 24 32)\n", argv[0]);
+    for (int i = 1; i < argc; i++) {
+        int count = atoi(argv[i]);
+        if (n == 32 || count < 1 || count > 64) {
+            fprintf(stderr, "usage: %s [CHAINS...]   (up to 32 counts, each 1..64; default 4 8 16 24 32)\n",
+                    argv[0]);
             return 2;
         }
-        n++;
+        chains[n++] = count;
     }
     if (!n)
         for (; n < (int)(sizeof defaults / sizeof defaults[0]); n++)

@@ -1,5 +1,5 @@
-/* What the standalone GL developer tools in bench/ (compile_time.c, fp_peak.c) share: a clock,
- * reading a file, and a headless desktop GL 4.3 context made current. Header-only, so each tool
+/* For the standalone GL developer tools in bench/ (compile_time.c, fp_peak.c): a clock, reading
+ * a file, and a headless desktop GL 4.3 context made current. Header-only, so each tool
  * stays one `cc` line (scripts/compile-time.sh, scripts/fp-peak.sh); not part of the library. */
 #ifndef TGL_BENCH_GL_TOOL_H
 #define TGL_BENCH_GL_TOOL_H
