@@ -1,7 +1,8 @@
 #!/bin/sh
 # Measures the f32 multiply-add rate the GL driver reaches in a compute shader (bench/fp_peak.c),
 # the ceiling docs/performance.md sets compute-bound kernels against. Extra arguments are the
-# chain counts to try. On the NVIDIA machine: `. .gl/on-device.sh && scripts/fp-peak.sh build`.
+# chain counts to try. For the NVIDIA machine, build here and send the binary (its H100 figure in
+# docs/performance.md came that way: `. .gl/on-device.sh && exp/fp_peak`).
 # Usage: scripts/fp-peak.sh BUILD_DIR [CHAINS...]
 set -eu
 build=$1
