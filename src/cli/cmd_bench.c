@@ -2,7 +2,9 @@
  * `tensorgl bench ops`: times element-wise add, a 1-D sum and row softmax on the default backend
  * (TGL_BACKEND picks it), each against a plain single-threaded C loop doing the same work on the
  * host in the same run, and prints both figures and their ratio; then the fused expression
- * sqrt(a*b + c) through tgl_map against the same three ops run separately, on the backend. Each figure is the best of
+ * sqrt(a*b + c) through tgl_map against the same three ops run separately, on the backend, two
+ * ways: in place (the product's buffer reused, the fewest bytes the three can move) and into new
+ * tensors (what an unfused ((a*b)+c).sqrt() of a tensor library runs). Each figure is the best of
  * `reps` rounds (5) of `iters` back-to-back calls (20) followed by one tgl_synchronize; a round times every
  * workload once, each device figure next to its host loop (time_rounds). */
 #include "bench_clock.h"
@@ -65,13 +67,14 @@ static double host_softmax(const float *a, float *y, size_t rows, size_t cols)
     return tgl_bench_now() - t0;
 }
 
-enum { ADD, SUM, SOFTMAX, FUSED, SEPARATE, WORKLOADS };
+enum { ADD, SUM, SOFTMAX, FUSED, SEPARATE, SEPARATE_NEW, WORKLOADS };
 
 typedef struct bufs {
-    tgl_ptr a, x, y, t;
+    tgl_ptr a, x, y, t, t2, t3;
 } bufs;
 
-/* Queues one call (or, for SEPARATE, the three calls the fused expression replaces). */
+/* Queues one call (or, for SEPARATE and SEPARATE_NEW, the three calls the fused expression
+ * replaces). */
 static tgl_status issue(tgl_backend *b, int w, const bufs *u, const cfg *c)
 {
     const tgl_ptr args[3] = {u->a, u->x, u->y};
@@ -81,11 +84,16 @@ static tgl_status issue(tgl_backend *b, int w, const bufs *u, const cfg *c)
     case SUM: return tgl_reduce(b, TGL_REDUCE_SUM, u->a, u->y, &c->sum_n, 1, 0);
     case SOFTMAX: return tgl_softmax(b, u->a, u->y, c->sm_rows, c->sm_cols);
     case FUSED: return tgl_map(b, "sqrt(a*b + c)", args, 3, u->t, c->add_n);
-    default:
+    case SEPARATE:
         if ((st = tgl_binary(b, TGL_BINARY_MUL, u->a, u->x, u->t, c->add_n)) ||
             (st = tgl_binary(b, TGL_BINARY_ADD, u->t, u->y, u->t, c->add_n)))
             return st;
         return tgl_unary(b, TGL_UNARY_SQRT, u->t, u->t, c->add_n);
+    default:
+        if ((st = tgl_binary(b, TGL_BINARY_MUL, u->a, u->x, u->t, c->add_n)) ||
+            (st = tgl_binary(b, TGL_BINARY_ADD, u->t, u->y, u->t2, c->add_n)))
+            return st;
+        return tgl_unary(b, TGL_UNARY_SQRT, u->t2, u->t3, c->add_n);
     }
 }
 
@@ -108,7 +116,7 @@ static void keep_least(double *best, double t)
 }
 
 /* The best of c->reps rounds for every workload on the device (dev) and its host loop (host;
- * SEPARATE's is the fused case's, unused), after one warm-up call of each (kernels compile).
+ * the fused and separate cases have none), after one warm-up call of each (kernels compile).
  * Each round times every device workload once, each right before its host loop, so a slow
  * stretch of a shared machine lands on both sides of a ratio rather than on one. The host
  * softmax (20 ms or so) runs in the first 3 rounds only. */
@@ -180,10 +188,13 @@ static int run_ops(tgl_backend *b, const cfg *cp, const struct tgl_device_info *
     TRY(tgl_copy_htod(b, a, h, big * sizeof(float)));
     TRY(tgl_copy_htod(b, x, h2, big * sizeof(float)));
 
-    /* The fused case's scratch output; c = y (what the add writes) in sqrt(a*b + c). */
-    tgl_ptr t;
+    /* The fused case's output, also the separate cases' product; c = y (what the add writes) in
+     * sqrt(a*b + c); t2 and t3 the sum and the root when the separate ops write new tensors. */
+    tgl_ptr t, t2, t3;
     TRY(tgl_alloc(b, c.add_n * sizeof(float), &t));
-    const bufs bu = {a, x, y, t};
+    TRY(tgl_alloc(b, c.add_n * sizeof(float), &t2));
+    TRY(tgl_alloc(b, c.add_n * sizeof(float), &t3));
+    const bufs bu = {a, x, y, t, t2, t3};
     double dev[WORKLOADS], host[WORKLOADS];
     if ((st = time_rounds(b, &bu, &c, h, h2, h3, dev, host))) {
         fprintf(stderr, "tensorgl bench: %s: %s\n", tgl_status_string(st), tgl_last_error(b));
@@ -197,10 +208,14 @@ static int run_ops(tgl_backend *b, const cfg *cp, const struct tgl_device_info *
     snprintf(what, sizeof what, "softmax %zux%zu", c.sm_rows, c.sm_cols);
     report(what, dev[SOFTMAX], host[SOFTMAX],
            2.0 * c.sm_rows * c.sm_cols * sizeof(float), info.backend);
-    double fused = dev[FUSED], separate = dev[SEPARATE];
+    double fused = dev[FUSED];
     snprintf(what, sizeof what, "sqrt(a*b+c), %zu floats", c.add_n);
-    printf("%-28s %10.3f ms fused (tgl_map)   %10.3f ms as mul, add, sqrt   fused %.2fx faster\n", what,
-           fused * 1e3, separate * 1e3, separate / fused);
+    printf("%-28s %10.3f ms fused (tgl_map)   %10.3f ms as mul, add, sqrt in place   fused %.2fx faster\n", what,
+           fused * 1e3, dev[SEPARATE] * 1e3, dev[SEPARATE] / fused);
+    printf("%-28s %10.3f ms fused (tgl_map)   %10.3f ms as mul, add, sqrt into new tensors   fused %.2fx faster\n",
+           what, fused * 1e3, dev[SEPARATE_NEW] * 1e3, dev[SEPARATE_NEW] / fused);
+    tgl_free(b, t3);
+    tgl_free(b, t2);
     tgl_free(b, t);
     tgl_free(b, a);
     tgl_free(b, x);
