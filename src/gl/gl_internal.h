@@ -96,8 +96,9 @@ typedef struct tgl_gl_limits {
     uint32_t row_lanes;            /* softmax rows of up to 128 x this many floats: a workgroup
                                       of this many per row, the row in registers
                                       (norm/softmax_lanes.comp); 0 = never */
-    int vec4_lines;                /* reductions and row-wise ops step through aligned rows
-                                      a vec4 at a time */
+    int vec4_lines;                /* row-wise ops, argmax/argmin and column sums step
+                                      through aligned rows a vec4 at a time (reduce.comp's
+                                      lines do on every device) */
     uint32_t loop_limit;           /* loop iterations an invocation may run in all (llvmpipe
                                       stops its loops after 65535); 0 = no limit known */
     int copy_kernel;               /* word-aligned dtod copies run the copy kernel */

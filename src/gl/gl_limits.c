@@ -324,21 +324,27 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->loop_limit = llvmpipe ? 65535u : 0u;
     /* Rows a vec4 at a time: on llvmpipe a quarter of the fetches and loop trips (sum of 16M
      * floats 12.3 -> 3.2 ms, softmax 4096x1024 11.0 -> 4.9 ms); on the H100 it gained nothing
-     * and cost softmax 5% (0.0614 -> 0.0645 ms at 4096x4096), so GPUs keep the scalar steps. */
+     * and cost softmax 5% (0.0614 -> 0.0645 ms at 4096x4096), so GPUs keep the scalar steps
+     * there; reduce.comp's sums and maxima take vec4s everywhere (gl_reduce.c). */
     l->vec4_lines = llvmpipe;
     /* Reductions with few outputs split their lines into about this many workgroups (then a
      * pass over the partials). H100, sum of 16M floats (`tensorgl bench --ops reduce_sum`), by
-     * target: 264 0.049 ms, 512 0.0374, 1024 0.0351, 2048 0.0353, 4096 0.0371; llvmpipe, with
-     * a workgroup per core at a time, gains nothing past 512 (1.96-2.11 ms against 2.08-3.47). */
-    l->reduce_groups = llvmpipe ? 512u : 1024u;
+     * target: 264 0.049 ms, 512 0.0374, 1024 0.0351, 2048 0.0353, 4096 0.0371 (2026-11-23, a
+     * float per step); 2026-11-27, since reductions read vec4s on GPUs too (gl_reduce.c), two
+     * alternated runs: 512 0.0342, 1024 0.0345, 2048 0.0296, 4096 0.0298-0.0299, 8192 (chunks of
+     * 2048) 0.0380; floats per step: 1024 0.0352, 2048 0.0304, 4096 0.0324. llvmpipe, with a
+     * workgroup per core at a time, gains nothing past 512 (1.96-2.11 ms against 2.08-3.47). */
+    l->reduce_groups = llvmpipe ? 512u : 2048u;
     /* Reductions over a strided axis (reduce_cols.comp) cut their lines into chunks, one
      * invocation each. H100, `tensorgl bench --ops reduce_sum_cols` (sums over axis 0), by
      * target invocations and shortest chunk: 64K, 64 (the old constants) 0.0545 ms at 4096 x
      * 4096 and 0.0153 at 1024 x 1024; 128K 0.0448; 256K 0.0436; 512K 0.0436-0.0462; chunks of
-     * 32 or 16 rows 0.0139 and 0.0136 at 1024 x 1024. llvmpipe keeps 64K and 64: the GPU values
-     * gave nothing there (three alternated runs, 1024 x 1024 0.68-0.88 ms against 0.86-0.88;
-     * 4096 x 4096 5.5-6.7 against 5.8-6.3). */
-    l->cols_invocations = llvmpipe ? 1u << 16 : 1u << 18;
+     * 32 or 16 rows 0.0139 and 0.0136 at 1024 x 1024; 2026-11-27, two alternated runs at 4096 x
+     * 4096: 256K 0.0433-0.0434, 512K 0.0391-0.0392 (1024 x 1024 unchanged, 0.0138), 1M
+     * 0.0455; vec4s of four columns per invocation 0.0562 at 1M. llvmpipe keeps 64K and 64: the
+     * GPU values gave nothing there (three alternated runs, 1024 x 1024 0.68-0.88 ms against
+     * 0.86-0.88; 4096 x 4096 5.5-6.7 against 5.8-6.3). */
+    l->cols_invocations = llvmpipe ? 1u << 16 : 1u << 19;
     l->cols_min_chunk = llvmpipe ? 64u : 16u;
     /* Streaming ops over 48 MiB or more turn round from one to the next (glsl/common/sweep.glsl).
      * H100, a one-off chain of 50 calls (2026-11-24): add of 64M floats 1.97 -> 2.72 TB/s; the
