@@ -43,6 +43,16 @@ layout(location = 17) uniform uint u_in_off;
 layout(location = 18) uniform uint u_f_off;
 layout(location = 19) uniform uint u_b_off;
 layout(location = 20) uniform uint u_out_off;
+#ifdef SPLIT_K
+// conv2d_tiled with its K range cut into splits (grids too small to fill a GPU): workgroup z is
+// split * u_groups + group; split s covers kk in [s * u_k_chunk, (s + 1) * u_k_chunk) and writes
+// its partial sums as an output of its own, u_split_stride elements after the split before it,
+// the bias added by split 0 only; the host then sums the splits.
+layout(location = 21) uniform uint u_k_chunk;
+layout(location = 22) uniform uint u_split_stride;
+layout(location = 23) uniform uint u_groups;
+uint conv_split_index = 0u; // set by main
+#endif
 
 // Where column `col`'s receptive field starts: the image's first element of the group's first
 // channel (base), and the top-left input coordinate (signed: padding makes it negative).
@@ -109,8 +119,16 @@ uvec3 conv_next(uvec3 t)
 void conv_store(uint group, uint m, uint col, float v)
 {
     uint ohw = u_oh * u_ow, img = col / ohw, p = col - img * ohw, oc = group * u_ocg + m;
+#ifdef SPLIT_K
+#ifdef HAS_BIAS
+    if (conv_split_index == 0u)
+        v += bias_mem[u_b_off + oc];
+#endif
+    out_mem[u_out_off + conv_split_index * u_split_stride + (img * u_oc + oc) * ohw + p] = v;
+#else
 #ifdef HAS_BIAS
     v += bias_mem[u_b_off + oc];
 #endif
     out_mem[u_out_off + (img * u_oc + oc) * ohw + p] = v;
+#endif
 }

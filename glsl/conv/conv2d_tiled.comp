@@ -38,17 +38,18 @@ shared vec4 s_b[BK][BN / 4]; // s_b[q][j / 4][j % 4] = im2col(slab kk q, tile co
 
 float r_a[A_FETCH], r_b[B_FETCH];
 
-void fetch(uint group, uint i_tile, uint k0, uint k, uint tid, conv_col col, bool col_ok)
+// Stages slab k0 of the K range that ends at k_end; k is the filter's row length.
+void fetch(uint group, uint i_tile, uint k0, uint k_end, uint k, uint tid, conv_col col, bool col_ok)
 {
     TGL_UNROLL for (uint l = 0u; l < uint(A_FETCH); l++) {
         uint e = tid + l * uint(THREADS), i = e / uint(BK), q = e % uint(BK);
         uint gi = i_tile + i, kk = k0 + q;
-        r_a[l] = gi < u_ocg && kk < k ? f_at(u_f_off + ((group * u_ocg + gi) * k + kk)) : 0.0;
+        r_a[l] = gi < u_ocg && kk < k_end ? f_at(u_f_off + ((group * u_ocg + gi) * k + kk)) : 0.0;
     }
     uint kk = k0 + tid / uint(BN) * uint(B_FETCH);
     uvec3 t = conv_split(kk);
     for (uint l = 0u; l < uint(B_FETCH); l++, kk++) {
-        r_b[l] = col_ok && kk < k ? conv_tap(col, t.x, t.y, t.z) : 0.0;
+        r_b[l] = col_ok && kk < k_end ? conv_tap(col, t.x, t.y, t.z) : 0.0;
         t = conv_next(t);
     }
 }
@@ -78,7 +79,13 @@ void main()
 {
     uint tid = gl_LocalInvocationIndex, tx = tid % uint(TX), ty = tid / uint(TX);
     uint i_tile = gl_WorkGroupID.y * uint(BM), j_tile = gl_WorkGroupID.x * uint(BN);
-    uint group = gl_WorkGroupID.z, k = u_icg * u_kh * u_kw;
+    uint group = gl_WorkGroupID.z, k = u_icg * u_kh * u_kw, k_begin = 0u, k_end = k;
+#ifdef SPLIT_K
+    conv_split_index = group / u_groups;
+    group -= conv_split_index * u_groups;
+    k_begin = conv_split_index * u_k_chunk; // a multiple of BK, below k (the host checks)
+    k_end = min(k, k_begin + u_k_chunk);
+#endif
     uint my_col = j_tile + tid % uint(BN);
     bool col_ok = my_col < u_cols;
     conv_col col = conv_column(col_ok ? my_col : 0u, group);
@@ -87,13 +94,13 @@ void main()
     TGL_UNROLL for (uint s = 0u; s < uint(RM * RN); s++)
         acc[s] = mat4(0.0);
 
-    fetch(group, i_tile, 0u, k, tid, col, col_ok);
-    for (uint k0 = 0u; k0 < k; k0 += uint(BK)) {
+    fetch(group, i_tile, k_begin, k_end, k, tid, col, col_ok);
+    for (uint k0 = k_begin; k0 < k_end; k0 += uint(BK)) {
         stage(tid);
         memoryBarrierShared();
         barrier();
-        if (k0 + uint(BK) < k)
-            fetch(group, i_tile, k0 + uint(BK), k, tid, col, col_ok);
+        if (k0 + uint(BK) < k_end)
+            fetch(group, i_tile, k0 + uint(BK), k_end, k, tid, col, col_ok);
         TGL_UNROLL for (uint q = 0u; q < uint(BK); q++) {
             vec4 av[RM], bv[RN];
             TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)

@@ -46,6 +46,21 @@ static const conv_config configs[] = {
  * 132 multiprocessors: 196 won, 100 lost; see above). */
 #define LARGE_TILE_MIN_GROUPS 160
 
+/* Split-K: a tiled grid of fewer than SPLIT_BELOW workgroups leaves multiprocessors idle, and a
+ * tile's slabs run one after another at the memory's latency (H100, 2026-11-27: 2.5-2.7 us per
+ * slab, 49 workgroups of 64 x 64 at batch 1, 64 -> 64 channels, 56x56: 0.098 ms against 0.133
+ * for four times the work at batch 4). Such grids cut K into ranges of at least SPLIT_MIN_SLABS
+ * slabs, up to SPLIT_MAX of them, towards SPLIT_TARGET workgroups in all, one more grid
+ * dimension, into a buffer of partial outputs that a column sum (gl_reduce.c) then adds up. H100
+ * (docs/performance.md, Convolution): 264 workgroups as the target lost to 528 on layers of 4
+ * images of 128 to 512 channels (0.109 against 0.087 ms at 28x28, 128 channels), and splitting
+ * grids of 392 lost (batch 8 at 56x56: 0.192 against 0.169); ranges of at least 4 slabs split a
+ * 7x7 layer over 3 channels (224x224, 10 slabs) in two, 0.124 ms against 0.078 whole. */
+#define SPLIT_BELOW 264
+#define SPLIT_TARGET 528
+#define SPLIT_MAX 16
+#define SPLIT_MIN_SLABS 6
+
 static unsigned threads_of(const conv_config *c)
 {
     return c->tiled ? (c->bm / c->tm) * (c->bn / c->tn) : c->wg_x * c->wg_y;
@@ -83,13 +98,13 @@ static size_t choose(const tgl_gl_limits *l, size_t ocg, size_t groups, size_t c
     return ocg >= 4 ? 5 : 2;
 }
 
-static void conv_defines(const conv_config *c, int bias, char *out, size_t size)
+static void conv_defines(const conv_config *c, int bias, int split, char *out, size_t size)
 {
     int n;
     if (c->tiled)
         n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
-                     c->unroll ? "#define NV_UNROLL\n" : "");
+                     "#define THREADS %u\n%s%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
+                     c->unroll ? "#define NV_UNROLL\n" : "", split ? "#define SPLIT_K\n" : "");
     else
         n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n%s", c->wg_x,
                      c->wg_y, c->tm, c->tn, c->tex ? "#define TEX\n" : "");
@@ -97,8 +112,29 @@ static void conv_defines(const conv_config *c, int bias, char *out, size_t size)
         snprintf(out + n, size - (size_t)n, "#define HAS_BIAS\n");
 }
 
+/* How many K ranges a tiled grid of `grid` workgroups is cut into (1: none), over `slabs` slabs;
+ * `forced` (tests) asks for that many. Every range holds at least one slab. */
+static size_t choose_splits(const conv_config *cfg, size_t grid, size_t slabs, int forced)
+{
+    if (!cfg->tiled || slabs < 2 || grid == 0)
+        return 1;
+    size_t want = forced > 0 ? (size_t)forced : 1;
+    if (forced <= 0 && grid < SPLIT_BELOW) {
+        want = tgl_gl_ceil_div(SPLIT_TARGET, grid);
+        if (want > slabs / SPLIT_MIN_SLABS)
+            want = slabs / SPLIT_MIN_SLABS;
+        if (want > SPLIT_MAX)
+            want = SPLIT_MAX;
+    }
+    if (want <= 1)
+        return 1;
+    if (want > slabs)
+        want = slabs;
+    return tgl_gl_ceil_div(slabs, tgl_gl_ceil_div(slabs, want)); /* no empty range */
+}
+
 static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_config *cfg, GLuint prog, size_t n0,
-                           size_t nb)
+                           size_t nb, size_t splits)
 {
     const tgl_conv2d_desc *d = &cv->d;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
@@ -110,8 +146,12 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
     bind[0] = tgl_gl_window_aligned((tgl__view){cv->in.buf, cv->in.offset + n0 * img_in * F32}, nb * img_in * F32, 0,
                                     align, &pad[0]);
     bind[1] = tgl_gl_window_aligned(cv->filter, n_f * F32, 0, align, &pad[1]);
-    bind[3] = tgl_gl_window(b, (tgl__view){cv->out.buf, cv->out.offset + n0 * img_out * F32}, nb * img_out * F32, 1,
-                            &pad[3]);
+    tgl__view out = {cv->out.buf, cv->out.offset + n0 * img_out * F32};
+    tgl_gl_buffer *partials = tgl_gl_of(b)->conv_partials;
+    if (splits > 1)
+        bind[3] = (tgl_gl_binding){.buf = partials, .bytes = splits * nb * img_out * F32, .writes = 1};
+    else
+        bind[3] = tgl_gl_window(b, out, nb * img_out * F32, 1, &pad[3]);
     if (cv->bias.buf)
         bind[2] = tgl_gl_window(b, cv->bias, d->out_channels * F32, 0, &pad[2]);
     else
@@ -125,9 +165,19 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
                         pad[1] / F32, pad[2] / F32, pad[3] / F32};
     for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
         tgl_gl_uniform_ui(b, prog, i, (GLuint)u[i]);
-    return tgl_gl_dispatch_grid(b, prog, bind, 4, (uint32_t)tgl_gl_ceil_div(cols, tile_n(cfg)),
-                                (uint32_t)tgl_gl_ceil_div(d->out_channels / d->groups, tile_m(cfg)),
-                                (uint32_t)d->groups);
+    if (splits > 1) {
+        size_t k = (d->in_channels / d->groups) * d->kernel_h * d->kernel_w, slabs = tgl_gl_ceil_div(k, cfg->bk);
+        tgl_gl_uniform_ui(b, prog, 21, (GLuint)(tgl_gl_ceil_div(slabs, splits) * cfg->bk));
+        tgl_gl_uniform_ui(b, prog, 22, (GLuint)(nb * img_out));
+        tgl_gl_uniform_ui(b, prog, 23, (GLuint)d->groups);
+    }
+    tgl_status st = tgl_gl_dispatch_grid(b, prog, bind, 4, (uint32_t)tgl_gl_ceil_div(cols, tile_n(cfg)),
+                                         (uint32_t)tgl_gl_ceil_div(d->out_channels / d->groups, tile_m(cfg)),
+                                         (uint32_t)(d->groups * splits));
+    if (st || splits == 1)
+        return st;
+    /* The splits' partial outputs, summed in order into the output (a column sum). */
+    return tgl_gl_reduce(b, TGL_REDUCE_SUM, (tgl__view){partials, 0}, out, 1, splits, nb * img_out);
 }
 
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
@@ -155,6 +205,17 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
         nb = grid_nb;
     if (nb > d->batch)
         nb = d->batch;
+    /* Split-K where the grid of the whole batch (or of the slab) is small; the partials of a slab
+     * of images are one window. */
+    size_t grid = tgl_gl_ceil_div(nb * per_img_cols, tile_n(cfg)) * tgl_gl_ceil_div(ocg, tile_m(cfg)) * d->groups;
+    size_t splits = choose_splits(cfg, grid, tgl_gl_ceil_div(k, cfg->tiled ? cfg->bk : 1), gl->conv2d_splits);
+    while (splits > 1 && d->groups * splits > l->wg_count[2])
+        splits--;
+    size_t split_nb = splits > 1 ? max / (splits * img_out) : 0;
+    if (split_nb == 0) /* not even one image's partials fit a window: no split */
+        splits = 1;
+    else if (nb > split_nb)
+        nb = split_nb;
     /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 2 k flops per output element. */
     double flops = tgl_gl_dispatch_flops(b), per_img = 2.0 * (double)k * (double)img_out;
     if (flops > 0 && per_img > 0 && (double)nb * per_img > flops)
@@ -165,14 +226,14 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
                          "filter (%zu; 2^22 per output channel at most) or %zu groups exceed the device's SSBO "
                          "block or workgroup limits", img_in, img_out, n_f, d->groups);
     char defines[192];
-    conv_defines(cfg, cv->bias.buf != NULL, defines, sizeof defines);
+    conv_defines(cfg, cv->bias.buf != NULL, splits > 1, defines, sizeof defines);
     GLuint prog;
     tgl_status st = tgl_gl_program_get_wg(b, cfg->tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines,
                                           threads_of(cfg), &prog);
-    if (st)
+    if (st || (splits > 1 && (st = tgl_gl_grow(b, &gl->conv_partials, splits * nb * img_out * F32))))
         return st;
     for (size_t n0 = 0; n0 < d->batch; n0 += nb)
-        if ((st = run_slab(b, cv, cfg, prog, n0, d->batch - n0 < nb ? d->batch - n0 : nb)))
+        if ((st = run_slab(b, cv, cfg, prog, n0, d->batch - n0 < nb ? d->batch - n0 : nb, splits)))
             return st;
     return TGL_OK;
 }
@@ -180,6 +241,11 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config)
 {
     tgl_gl_of(b)->conv2d_config = config;
+}
+
+void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits)
+{
+    tgl_gl_of(b)->conv2d_splits = splits;
 }
 
 size_t tgl_gl_conv2d_config_count(void)
@@ -191,8 +257,9 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
 {
     char defines[192];
     for (size_t i = 0; i < N_CONFIGS; i++)
-        for (int bias = 0; bias < 2; bias++) {
-            conv_defines(&configs[i], bias, defines, sizeof defines);
-            fn(ctx, configs[i].tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines);
-        }
+        for (int bias = 0; bias < 2; bias++)
+            for (int split = 0; split <= configs[i].tiled; split++) {
+                conv_defines(&configs[i], bias, split, defines, sizeof defines);
+                fn(ctx, configs[i].tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines);
+            }
 }

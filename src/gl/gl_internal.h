@@ -289,6 +289,8 @@ typedef struct tgl_gl {
     } audit;
     int test_skip_barriers;     /* test hook: decide barriers but do not issue them */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
+    int conv2d_splits;          /* 0: by shape; else split-K ranges of tiled conv2d, 1 none (tests) */
+    tgl_gl_buffer *conv_partials; /* split-K conv2d's partial outputs (gl_conv2d.c) */
     int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
     size_t attention_chunk_keys; /* 0: by device and shape; else the keys per chunk of flash_reg
                                     and the flash kernels (tests) */
@@ -517,6 +519,8 @@ void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
 /* Test hook: the number of conv2d kernel configurations, and forcing one (-1: by shape). */
 size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);
+/* ... and the number of split-K ranges of the tiled kernels (0: by shape; 1: never split). */
+void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits);
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx);
 

@@ -140,10 +140,23 @@ static void test_conv2d_cases(void **state)
         worst = e > worst ? e : worst;
     }
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_force_conv2d_splits(gl, 1); /* each kernel whole first: these grids would split */
     for (size_t cfg = 0; cfg < tgl_gl_conv2d_config_count(); cfg++) {
         char name[32];
         snprintf(name, sizeof name, "config %zu", cfg);
         tgl_gl_test_force_conv2d(gl, (int)cfg);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            double e = check_case(p, gl, &cases[i], name);
+            worst = e > worst ? e : worst;
+        }
+    }
+    /* The tiled kernels with K cut into ranges summed afterwards (split-K), as GPUs run grids
+     * too small to fill them: configurations 0 and 1 are the tiled ones. */
+    for (int cfg = 0; cfg < 2; cfg++) {
+        char name[32];
+        snprintf(name, sizeof name, "config %d, split-K %d", cfg, 3 - cfg);
+        tgl_gl_test_force_conv2d(gl, cfg);
+        tgl_gl_test_force_conv2d_splits(gl, 3 - cfg);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             double e = check_case(p, gl, &cases[i], name);
             worst = e > worst ? e : worst;
@@ -186,6 +199,15 @@ static void test_conv2d_slabs(void **state)
     tgl_gl_test_set_limits(gl, 4096, NULL);
     ccase c = {D(7, 3, 10, 10, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1}; /* 1200 bytes per image */
     check_case(p, gl, &c, "4 KiB SSBO limit");
+    /* Split-K's partial outputs are one window too: two ranges of an image's 400 outputs fit in
+     * 4 KiB (a slab of one image), three do not (the kernel then runs whole). */
+    tgl_gl_test_force_conv2d(gl, 1);
+    tgl_gl_test_force_conv2d_splits(gl, 2);
+    check_case(p, gl, &c, "4 KiB SSBO limit, split-K 2");
+    tgl_gl_test_force_conv2d_splits(gl, 3);
+    check_case(p, gl, &c, "4 KiB SSBO limit, split-K 3 (no room)");
+    tgl_gl_test_force_conv2d(gl, -1);
+    tgl_gl_test_force_conv2d_splits(gl, 0);
     ccase too_big = {D(1, 3, 30, 30, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1), 0, 0};
     operands o = make_operands(&p->rng, &too_big);
     tgl_ptr in = tgt_upload(gl, o.in, o.n_in, 0), f = tgt_upload(gl, o.f, o.n_f, 0), out;
