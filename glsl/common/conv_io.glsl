@@ -13,9 +13,14 @@ float in_at(uint i) { return texelFetch(in_tex, int(i)).x; }
 float f_at(uint i) { return texelFetch(f_tex, int(i)).x; }
 #else
 layout(std430, binding = 0) readonly buffer Input { float in_mem[]; };
-layout(std430, binding = 1) readonly buffer Filter { float f_mem[]; };
 float in_at(uint i) { return in_mem[i]; }
+#ifdef F_VEC4 // conv2d_tiled: the filter as vec4s (f_at4(i): elements i..i+3, i a multiple of 4)
+layout(std430, binding = 1) readonly buffer Filter { vec4 f_mem4[]; };
+vec4 f_at4(uint i) { return f_mem4[i >> 2u]; }
+#else
+layout(std430, binding = 1) readonly buffer Filter { float f_mem[]; };
 float f_at(uint i) { return f_mem[i]; }
+#endif
 #endif
 #ifdef HAS_BIAS
 layout(std430, binding = 2) readonly buffer Bias { float bias_mem[]; };

@@ -75,22 +75,8 @@ float r_b[B_FETCH];
 #endif
 
 // Operands stored along k (A, and B when transposed) load as vec4s along k and are stored
-// transposed, each element in a row's component of s_a / s_b. Vec4 `e` of a slab goes to
-// (tile row, k offset in the slab). Where the slab's vec4s come in whole warps of 4 x 32, the
-// row's low two bits (its component) are taken from e's bits 5-6, the same over a warp: the
-// stores' branch on the component (below) is then uniform. On the H100 (sgemm 4096^3, 128 x 256
-// tile) the uniform branch took 38.3 to 42.0 TFLOP/s.
-uvec2 slot_by_warp(uint e)
-{
-    uint rest = (e & 31u) | ((e >> 7u) << 5u);
-    return uvec2((rest / uint(BK / 4)) * 4u + ((e >> 5u) & 3u), (rest % uint(BK / 4)) * 4u);
-}
-
-uvec2 slot_in_order(uint e)
-{
-    return uvec2(e / uint(BK / 4), (e % uint(BK / 4)) * 4u);
-}
-
+// transposed, each element in a row's component of s_a / s_b (common/kmajor_stage.glsl).
+#include "common/kmajor_stage.glsl"
 #if (BM * BK / 4) % 128 == 0
 #define A_SLOT(e) slot_by_warp(e)
 #else
@@ -101,15 +87,6 @@ uvec2 slot_in_order(uint e)
 #else
 #define B_SLOT(e) slot_in_order(e)
 #endif
-
-// s[q + c][row / 4][row % 4] = v[c]: one branch on the component, where writing v[c] to a
-// component chosen at run time made NVIDIA's compiler branch per element (31.0 -> 34.6 TFLOP/s).
-#define STORE_KMAJOR(s, q, row, v) { \
-        uint x_ = (row) >> 2u, r_ = (row) & 3u; \
-        if (r_ == 0u) { TGL_UNROLL for (uint c = 0u; c < 4u; c++) s[(q) + c][x_].x = (v)[c]; } \
-        else if (r_ == 1u) { TGL_UNROLL for (uint c = 0u; c < 4u; c++) s[(q) + c][x_].y = (v)[c]; } \
-        else if (r_ == 2u) { TGL_UNROLL for (uint c = 0u; c < 4u; c++) s[(q) + c][x_].z = (v)[c]; } \
-        else { TGL_UNROLL for (uint c = 0u; c < 4u; c++) s[(q) + c][x_].w = (v)[c]; } }
 
 // `check` false (a constant at each call) drops the bounds tests where the whole slab is inside
 // the operands: 34.6 -> 38.3 TFLOP/s.

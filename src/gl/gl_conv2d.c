@@ -11,12 +11,12 @@
 #define F32 sizeof(float)
 
 /* A kernel configuration: tiled (BM x BN tiles, BK slabs, TM x TN per invocation; unroll: ask
- * NVIDIA's compiler to unroll every loop) or direct (TM x TN per invocation, WG_X x WG_Y
- * invocations; tex: operands through buffer textures). */
+ * NVIDIA's compiler to unroll every loop; double_slab: two slabs in shared memory) or direct
+ * (TM x TN per invocation, WG_X x WG_Y invocations; tex: operands through buffer textures). */
 typedef struct conv_config {
     int tiled;
     unsigned bm, bn, bk, tm, tn, wg_x, wg_y;
-    int tex, unroll;
+    int tex, unroll, double_slab;
 } conv_config;
 
 /* H100, 3x3 64 -> 64 channels, 56x56, batch 32 (BM,BN,BK,TM,TN[,unroll]: ms), with im2col
@@ -30,21 +30,31 @@ typedef struct conv_config {
  * workgroups of 64 x 256) 0.836 against 0.655 for 64 x 64, and 64 -> 64 at 56x56, batch 8 (98
  * workgroups) 0.222 against 0.195. Before the unrolled tiles, without stepping: 64,64,16,4,4:
  * 0.615; 64,128,16,4,8: 0.636; 64,64,32,4,4: 0.802; 32,128,16,4,4: 0.840; 128,64,8,8,4: 1.070.
+ * 2026-11-27, with the filter staged as vec4s (F_VEC4: one branch per vec4, uniform over a
+ * warp, instead of a component chosen per element) and two slabs in shared memory, ms, batch 32
+ * of 64 -> 64 at 56x56 / 128 -> 128 at 28x28 / 256 -> 256 at 14x14 (before: 0.419 / 0.606 /
+ * 0.582): 64,128,16,4,4,unroll,double 0.349 / 0.355 / 0.397; 64,64,16,4,4,double 0.401 / 0.374 /
+ * 0.373 (unrolled: the same); 64,256,16,4,8,unroll,double 0.408 / 0.496 / -, one slab 0.460 /
+ * 0.412; 64,256,16,8,8,unroll 0.516, double 0.622; 64,128,16,4,8,unroll,double 0.418 / 0.478 /
+ * 0.511; 128,128,16,8,4,unroll,double 0.613 / 0.426; 64,64 BK 8 0.389 / 0.394 / 0.405 (but 1x1,
+ * 256 -> 1024 at 14x14, batch 8: 0.068 against 0.080); BK 32 0.812. The 64 x 128 tile loses to
+ * 64 x 64 where its grid is short: 196 workgroups (batch 8 of 64 -> 64 at 56x56, 0.129 against
+ * 0.099; 256 channels above), so it takes grids of LARGE_TILE_MIN_GROUPS and more.
  * Tiled entries keep THREADS = (BM/TM)(BN/TN) a multiple of BN and BM*BK, BN*BK multiples of
  * THREADS (see conv2d_tiled.comp). */
 static const conv_config configs[] = {
-    {1, 64, 256, 16, 4, 8, 0, 0, 0, 1}, /* GPUs, groups of >= 16 output channels, enough tiles */
-    {1, 64, 64, 16, 4, 4, 0, 0, 0, 0},  /* GPUs, 16 or more channels, few tiles */
-    {0, 0, 0, 0, 1, 4, 64, 1, 0, 0},    /* GPUs, fewer (depthwise) */
-    {0, 0, 0, 0, 4, 4, 16, 4, 1, 0},    /* llvmpipe: 4 channels x 4 pixels, texel gathers */
-    {0, 0, 0, 0, 1, 4, 64, 1, 1, 0},    /* llvmpipe, groups of < 4 channels */
-    {0, 0, 0, 0, 4, 4, 16, 4, 0, 0},    /* devices without buffer textures */
+    {1, 64, 128, 16, 4, 4, 0, 0, 0, 1, 1}, /* GPUs, groups of >= 16 output channels, enough tiles */
+    {1, 64, 64, 16, 4, 4, 0, 0, 0, 0, 1},  /* GPUs, 16 or more channels, few tiles */
+    {0, 0, 0, 0, 1, 4, 64, 1, 0, 0, 0},    /* GPUs, fewer (depthwise) */
+    {0, 0, 0, 0, 4, 4, 16, 4, 1, 0, 0},    /* llvmpipe: 4 channels x 4 pixels, texel gathers */
+    {0, 0, 0, 0, 1, 4, 64, 1, 1, 0, 0},    /* llvmpipe, groups of < 4 channels */
+    {0, 0, 0, 0, 4, 4, 16, 4, 0, 0, 0},    /* devices without buffer textures */
 };
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
 
 /* The large tile needs about this many workgroups to beat the 64 x 64 one (measured on the H100,
- * 132 multiprocessors: 196 won, 100 lost; see above). */
-#define LARGE_TILE_MIN_GROUPS 160
+ * 132 multiprocessors: 392 won, 196 lost; see above). */
+#define LARGE_TILE_MIN_GROUPS 264
 
 /* Split-K: a tiled grid of fewer than SPLIT_BELOW workgroups leaves multiprocessors idle, and a
  * tile's slabs run one after another at the memory's latency (H100, 2026-11-27: 2.5-2.7 us per
@@ -78,7 +88,8 @@ static size_t tile_n(const conv_config *c)
 
 static int fits(const tgl_gl_limits *l, const conv_config *c)
 {
-    return threads_of(c) <= l->wg_invocations && threads_of(c) <= l->wg_size[0];
+    uint64_t shared = c->tiled ? (uint64_t)c->bk * (c->bm + c->bn) * F32 * (c->double_slab ? 2 : 1) : 0;
+    return threads_of(c) <= l->wg_invocations && threads_of(c) <= l->wg_size[0] && shared <= l->shared_memory;
 }
 
 /* cols: the output pixels of all images (the implicit GEMM's columns). */
@@ -98,13 +109,15 @@ static size_t choose(const tgl_gl_limits *l, size_t ocg, size_t groups, size_t c
     return ocg >= 4 ? 5 : 2;
 }
 
-static void conv_defines(const conv_config *c, int bias, int split, char *out, size_t size)
+/* fvec4 (tiled): the filter is read as vec4s (K and its window offset in whole vec4s). */
+static void conv_defines(const conv_config *c, int bias, int split, int fvec4, char *out, size_t size)
 {
     int n;
     if (c->tiled)
         n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n%s%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
-                     c->unroll ? "#define NV_UNROLL\n" : "", split ? "#define SPLIT_K\n" : "");
+                     "#define THREADS %u\n%s%s%s%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
+                     c->unroll ? "#define NV_UNROLL\n" : "", c->double_slab ? "#define DOUBLE_SLAB\n" : "",
+                     split ? "#define SPLIT_K\n" : "", fvec4 ? "#define F_VEC4\n" : "");
     else
         n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n%s", c->wg_x,
                      c->wg_y, c->tm, c->tn, c->tex ? "#define TEX\n" : "");
@@ -189,6 +202,8 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     size_t cols = d->batch * cv->out_h * cv->out_w;
     size_t ci = gl->conv2d_config >= 0 && (size_t)gl->conv2d_config < N_CONFIGS ? (size_t)gl->conv2d_config
                                                                                  : choose(l, ocg, d->groups, cols);
+    if (!fits(l, &configs[ci])) /* a forced configuration this device cannot run: the shape's */
+        ci = choose(l, ocg, d->groups, cols);
     const conv_config *cfg = &configs[ci];
     if (cfg->tex && !l->texture_buffer_texels) /* a forced texture variant on ES: its SSBO twin */
         cfg = cfg->tm == 4 ? &configs[5] : &configs[2];
@@ -225,8 +240,10 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_conv2d: one image (%zu input, %zu output elements), the "
                          "filter (%zu; 2^22 per output channel at most) or %zu groups exceed the device's SSBO "
                          "block or workgroup limits", img_in, img_out, n_f, d->groups);
-    char defines[192];
-    conv_defines(cfg, cv->bias.buf != NULL, splits > 1, defines, sizeof defines);
+    /* The filter's window starts at its offset modulo the window alignment (run_slab). */
+    int fvec4 = cfg->tiled && k % 4 == 0 && cv->filter.offset % tgl_gl_window_align(l, cfg->tex) % 16 == 0;
+    char defines[256];
+    conv_defines(cfg, cv->bias.buf != NULL, splits > 1, fvec4, defines, sizeof defines);
     GLuint prog;
     tgl_status st = tgl_gl_program_get_wg(b, cfg->tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines,
                                           threads_of(cfg), &prog);
@@ -255,11 +272,12 @@ size_t tgl_gl_conv2d_config_count(void)
 
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[192];
+    char defines[256];
     for (size_t i = 0; i < N_CONFIGS; i++)
         for (int bias = 0; bias < 2; bias++)
-            for (int split = 0; split <= configs[i].tiled; split++) {
-                conv_defines(&configs[i], bias, split, defines, sizeof defines);
-                fn(ctx, configs[i].tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines);
-            }
+            for (int split = 0; split <= configs[i].tiled; split++)
+                for (int fvec4 = 0; fvec4 <= configs[i].tiled; fvec4++) {
+                    conv_defines(&configs[i], bias, split, fvec4, defines, sizeof defines);
+                    fn(ctx, configs[i].tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines);
+                }
 }
