@@ -11,7 +11,7 @@ timed with CUDA events.
         `tensorgl bench conv2d`
 
 usage: python3 bench/torch_reference.py [ops] [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N]
-       python3 bench/torch_reference.py gemm [--sizes N,N,...] [--batched BxN] [--matvec ROWSxCOLS]
+       python3 bench/torch_reference.py gemm [--sizes N|MxNxK,...] [--batched BxN] [--matvec ROWSxCOLS]
        python3 bench/torch_reference.py attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]
        python3 bench/torch_reference.py conv2d [--shape N,C,H,W,O,K,PAD]
 """
@@ -48,16 +48,21 @@ def gemm_suite(argv):
     def row(name, size, ms, flop):
         print(f"{name:<13} {size:<16} {flop / ms / 1e6:12.2f} GFLOP/s {ms:10.3f} ms")
 
-    sizes = [int(v) for v in a.sizes.split(",")]
-    for n in sizes:
-        x, y = torch.rand(n, n, device=dev), torch.rand(n, n, device=dev)
-        o = torch.empty(n, n, device=dev)
-        iters = max(1, min(100, int(2e12 / (2 * n**3))))
-        row("sgemm", f"{n}^3", best_ms(lambda: torch.mm(x, y, out=o), iters), 2 * n**3)
-    n = sizes[-1]
-    xh, yh = torch.rand(n, n, device=dev).half(), torch.rand(n, n, device=dev).half()
-    oh = torch.empty(n, n, device=dev, dtype=torch.half)
-    row("gemm_f16", f"{n}^3", best_ms(lambda: torch.mm(xh, yh, out=oh), 20), 2 * n**3)
+    # N (N^3) or MxNxK, as `tensorgl bench gemm --sizes`
+    sizes = [tuple(int(d) for d in v.split("x")) if "x" in v else (int(v),) * 3 for v in a.sizes.split(",")]
+
+    def label(m, n, k):
+        return f"{m}^3" if m == n == k else f"{m}x{n}x{k}"
+
+    for m, n, k in sizes:
+        x, y = torch.rand(m, k, device=dev), torch.rand(k, n, device=dev)
+        o = torch.empty(m, n, device=dev)
+        iters = max(1, min(100, int(2e12 / (2 * m * n * k))))
+        row("sgemm", label(m, n, k), best_ms(lambda: torch.mm(x, y, out=o), iters), 2 * m * n * k)
+    m, n, k = sizes[-1]
+    xh, yh = torch.rand(m, k, device=dev).half(), torch.rand(k, n, device=dev).half()
+    oh = torch.empty(m, n, device=dev, dtype=torch.half)
+    row("gemm_f16", label(m, n, k), best_ms(lambda: torch.mm(xh, yh, out=oh), 20), 2 * m * n * k)
     b, n = (int(v) for v in a.batched.split("x"))
     xb, yb = torch.rand(b, n, n, device=dev), torch.rand(b, n, n, device=dev)
     ob = torch.empty(b, n, n, device=dev)

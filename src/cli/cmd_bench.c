@@ -234,7 +234,7 @@ int tgl_cmd_bench(int argc, char **argv)
         fprintf(stderr, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
                         "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
                         "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N] [--reps N]\n"
-                        "       tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
+                        "       tensorgl bench gemm [--sizes N|MxNxK,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
                         "                           [--no-cpu]\n"
                         "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
                         "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n"

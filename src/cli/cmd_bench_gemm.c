@@ -154,7 +154,7 @@ static void print_ratio(double num, double den)
 }
 
 typedef struct args {
-    size_t sizes[16], n_sizes, mv_rows, mv_cols, batch, batch_n;
+    size_t sizes[16][3], n_sizes, mv_rows, mv_cols, batch, batch_n; /* sizes: m, n, k */
     int no_cpu;
 } args;
 
@@ -163,12 +163,25 @@ static int parse(int argc, char **argv, args *a)
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             a->n_sizes = 0;
+            /* N (N^3) or MxNxK */
             for (char *p = argv[++i]; *p && a->n_sizes < 16;) {
-                char *end;
-                a->sizes[a->n_sizes++] = strtoull(p, &end, 10);
-                if (end == p || !a->sizes[a->n_sizes - 1])
+                size_t *mnk = a->sizes[a->n_sizes++];
+                for (int d = 0; d < 3; d++) {
+                    char *end;
+                    mnk[d] = strtoull(p, &end, 10);
+                    if (end == p || !mnk[d])
+                        return 0;
+                    p = end;
+                    if (d == 0 && *p != 'x') {
+                        mnk[1] = mnk[2] = mnk[0];
+                        break;
+                    }
+                    if (d < 2 && *p++ != 'x')
+                        return 0;
+                }
+                if (*p && *p != ',')
                     return 0;
-                p = *end == ',' ? end + 1 : end;
+                p += *p == ',';
             }
         } else if (!strcmp(argv[i], "--matvec") && i + 1 < argc &&
                    sscanf(argv[i + 1], "%zux%zu", &a->mv_rows, &a->mv_cols) == 2) {
@@ -187,9 +200,9 @@ static int parse(int argc, char **argv, args *a)
 
 int tgl_cmd_bench_gemm(int argc, char **argv)
 {
-    args a = {{256, 512, 1024}, 3, 4096, 4096, 64, 256, 0};
+    args a = {{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}}, 3, 4096, 4096, 64, 256, 0};
     if (!parse(argc, argv, &a)) {
-        fprintf(stderr, "usage: tensorgl bench gemm [--sizes N,N,...] [--matvec ROWSxCOLS] [--batched BxN] "
+        fprintf(stderr, "usage: tensorgl bench gemm [--sizes N|MxNxK,...] [--matvec ROWSxCOLS] [--batched BxN] "
                         "[--no-cpu]\n");
         return 2;
     }
@@ -212,9 +225,9 @@ int tgl_cmd_bench_gemm(int argc, char **argv)
     job jobs[24];
     size_t n_jobs = 0;
     for (size_t i = 0; i < a.n_sizes; i++)
-        jobs[n_jobs++] = (job){SGEMM, a.sizes[i], a.sizes[i], a.sizes[i], 1};
-    size_t largest = a.sizes[a.n_sizes - 1];
-    jobs[n_jobs++] = (job){HGEMM, largest, largest, largest, 1};
+        jobs[n_jobs++] = (job){SGEMM, a.sizes[i][0], a.sizes[i][1], a.sizes[i][2], 1};
+    const size_t *last = a.sizes[a.n_sizes - 1];
+    jobs[n_jobs++] = (job){HGEMM, last[0], last[1], last[2], 1};
     jobs[n_jobs++] = (job){BATCHED, a.batch_n, a.batch_n, a.batch_n, a.batch};
     jobs[n_jobs++] = (job){MATVEC, a.mv_rows, 1, a.mv_cols, 1};
 
@@ -239,8 +252,10 @@ int tgl_cmd_bench_gemm(int argc, char **argv)
             snprintf(size, sizeof size, "%zux%zu", j->m, j->k);
         else if (j->kind == BATCHED)
             snprintf(size, sizeof size, "%zu x %zu^3", j->batch, j->m);
-        else
+        else if (j->m == j->n && j->n == j->k)
             snprintf(size, sizeof size, "%zu^3", j->m);
+        else
+            snprintf(size, sizeof size, "%zux%zux%zu", j->m, j->n, j->k);
         printf("%-13s %-16s", kind_names[j->kind], size);
         print_cell(t_dev > 0 ? rate(j, t_dev) : 0);
         print_cell(t_cpu > 0 ? rate(j, t_cpu) : 0);
