@@ -26,8 +26,8 @@ static void gl_destroy(tgl_backend *b)
         tgl_gl_buffer_destroy(b, gl->rope_table);
     if (gl->status)
         tgl_gl_buffer_destroy(b, gl->status);
-    if (gl->conv_partials)
-        tgl_gl_buffer_destroy(b, gl->conv_partials);
+    if (gl->split_partials)
+        tgl_gl_buffer_destroy(b, gl->split_partials);
     int current = tgl_egl_make_current(b, &gl->egl) == TGL_OK;
     tgl_gl_pool_fini(b, current);
     if (current) {

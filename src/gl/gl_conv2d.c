@@ -160,7 +160,7 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
                                     align, &pad[0]);
     bind[1] = tgl_gl_window_aligned(cv->filter, n_f * F32, 0, align, &pad[1]);
     tgl__view out = {cv->out.buf, cv->out.offset + n0 * img_out * F32};
-    tgl_gl_buffer *partials = tgl_gl_of(b)->conv_partials;
+    tgl_gl_buffer *partials = tgl_gl_of(b)->split_partials;
     if (splits > 1)
         bind[3] = (tgl_gl_binding){.buf = partials, .bytes = splits * nb * img_out * F32, .writes = 1};
     else
@@ -247,7 +247,7 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     GLuint prog;
     tgl_status st = tgl_gl_program_get_wg(b, cfg->tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines,
                                           threads_of(cfg), &prog);
-    if (st || (splits > 1 && (st = tgl_gl_grow(b, &gl->conv_partials, splits * nb * img_out * F32))))
+    if (st || (splits > 1 && (st = tgl_gl_grow(b, &gl->split_partials, splits * nb * img_out * F32))))
         return st;
     for (size_t n0 = 0; n0 < d->batch; n0 += nb)
         if ((st = run_slab(b, cv, cfg, prog, n0, d->batch - n0 < nb ? d->batch - n0 : nb, splits)))

@@ -209,7 +209,8 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
                                 (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
 }
 
-tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
+/* One product (or batch) as it comes: cut into sub-products that fit the limits. */
+static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     gemm_kernel kn = choose_kernel(l, g);
@@ -230,6 +231,93 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
                         return st;
                 }
     return TGL_OK;
+}
+
+/* Split-K: a product of one f32 matrix whose tiled grid leaves multiprocessors idle (in its
+ * only or last wave) runs each workgroup over all of k. Such products (with beta == 0 and C's
+ * rows contiguous, so the sum can land in C as it is) cut k into ranges of at least SPLIT_MIN_K,
+ * towards SPLIT_TARGET workgroups in all and at most SPLIT_MAX ranges; the ranges run as one
+ * batched product into partial outputs that the column-sum kernel (gl_reduce.c) then adds up
+ * into C, as conv2d's split-K does. A grid splits when it is shorter than SPLIT_BELOW and its
+ * last wave of SPLIT_WAVE workgroups (the H100's 132 multiprocessors) is less than three
+ * quarters full. H100, 2026-11-27, TFLOP/s whole -> split (docs/performance.md, GEMM): 128 x
+ * 4096 x 4096 (64 workgroups) 16.2 -> 27.7, 256 x 1024 x 1024 (32) 7.6 -> 17.7, 128 x 11008 x
+ * 4096 (172) 25.4 -> 33.6; but one full wave lost: 1024^3 (128) 30.0 -> 25.1 towards 264
+ * workgroups, 30.2 towards 528; 512 x 4096 x 4096 (128) 38.4 -> 35.3; 2048^3 (256) 41.9 -> 35.3.
+ * Towards 264 instead of 528: 24.1 at 128 x 4096 x 4096. */
+#define SPLIT_BELOW 264
+#define SPLIT_WAVE 132
+#define SPLIT_TARGET 528
+#define SPLIT_MAX 16
+#define SPLIT_MIN_K 256
+
+/* How many ranges of k (1: none); `forced` (tests): 0 by shape, else that many. */
+static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, int forced)
+{
+    gemm_kernel kn = choose_kernel(l, g);
+    if (!kn.cfg->tiled || g->f16 || g->batch != 1 || g->beta != 0.0f || g->ldc != g->n || g->k < 2 ||
+        g->m == 0 || g->n == 0)
+        return 1;
+    size_t want = forced > 0 ? (size_t)forced : 1;
+    if (forced <= 0) {
+        size_t grid = tgl_gl_ceil_div(g->m, kn.tile_m) * tgl_gl_ceil_div(g->n, kn.tile_n);
+        if (grid >= SPLIT_BELOW || ((grid - 1) % SPLIT_WAVE + 1) * 4 >= SPLIT_WAVE * 3) /* grid > 0 */
+            return 1;
+        want = tgl_gl_ceil_div(SPLIT_TARGET, grid);
+        if (want > g->k / SPLIT_MIN_K)
+            want = g->k / SPLIT_MIN_K;
+        if (want > SPLIT_MAX)
+            want = SPLIT_MAX;
+    }
+    size_t max = tgl_gl_max_window_elems(l, sizeof(float)); /* the partials are one window */
+    if (want > max / (g->m * g->n))
+        want = max / (g->m * g->n);
+    return want > 1 ? want : 1;
+}
+
+tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    size_t splits = gemm_splits(&gl->limits, g, gl->gemm_splits);
+    if (splits <= 1) /* also every k < 2 */
+        return run_product(b, g);
+    /* Ranges of kc (a multiple of 4, so vec4 loads stay aligned), the last one shorter. */
+    size_t kc = (tgl_gl_ceil_div(g->k, splits) + 3) / 4 * 4, full = g->k / kc, rest = g->k - full * kc;
+    size_t parts = full + (rest > 0), mn = g->m * g->n;
+    if (parts <= 1)
+        return run_product(b, g);
+    tgl_status st = tgl_gl_grow(b, &gl->split_partials, parts * mn * sizeof(float));
+    if (st)
+        return st;
+    /* The whole ranges as one batch of products, range t at A's column (or row) t kc and B's
+     * row (or column) t kc, into partial t; beta is 0, so the partials are never read. */
+    tgl__gemm ranges = *g;
+    ranges.k = kc;
+    ranges.batch = full;
+    ranges.stride_a = g->trans_a ? kc * g->lda : kc;
+    ranges.stride_b = g->trans_b ? kc : kc * g->ldb;
+    ranges.c = (tgl__view){gl->split_partials, 0};
+    ranges.ldc = g->n;
+    ranges.stride_c = mn;
+    if ((st = run_product(b, &ranges)))
+        return st;
+    if (rest) {
+        size_t k0 = full * kc;
+        tgl__gemm last = ranges;
+        last.k = rest;
+        last.batch = 1;
+        last.a.offset += (g->trans_a ? k0 * g->lda : k0) * sizeof(float);
+        last.b.offset += (g->trans_b ? k0 : k0 * g->ldb) * sizeof(float);
+        last.c.offset = full * mn * sizeof(float);
+        if ((st = run_product(b, &last)))
+            return st;
+    }
+    return tgl_gl_reduce(b, TGL_REDUCE_SUM, (tgl__view){gl->split_partials, 0}, g->c, 1, parts, mn);
+}
+
+void tgl_gl_test_force_gemm_splits(tgl_backend *b, int splits)
+{
+    tgl_gl_of(b)->gemm_splits = splits;
 }
 
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)

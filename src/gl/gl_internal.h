@@ -271,7 +271,7 @@ typedef struct tgl_gl {
      * it from the scratch buffer slowed with the scratch's size (H100: 0.056 ms per gather
      * with none, 0.078 after a 256 KB reduction, 0.157 after a 1 MB one). */
     tgl_gl_buffer *status;
-    tgl_gl_buffer *conv_partials; /* split-K conv2d's partial outputs (gl_conv2d.c) */
+    tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
     /* The direction of the next streaming op of limits.sweep_bytes or more (1: backward),
      * flipped after each, so it starts where the one before it ended (glsl/common/sweep.glsl). */
     unsigned sweep_backward;
@@ -291,6 +291,7 @@ typedef struct tgl_gl {
     int test_skip_barriers;     /* test hook: decide barriers but do not issue them */
     int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
     int conv2d_splits;          /* 0: by shape; else split-K ranges of tiled conv2d, 1 none (tests) */
+    int gemm_splits;            /* 0: by shape; else split-K ranges of sgemm, 1 none (tests) */
     int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
     size_t attention_chunk_keys; /* 0: by device and shape; else the keys per chunk of flash_reg
                                     and the flash kernels (tests) */
@@ -521,6 +522,9 @@ size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);
 /* ... and the number of split-K ranges of the tiled kernels (0: by shape; 1: never split). */
 void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits);
+/* Test hook: split-K ranges of sgemm where it may split (one f32 product, beta == 0, ldc == n;
+ * 0: by shape; 1: never). */
+void tgl_gl_test_force_gemm_splits(tgl_backend *b, int splits);
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx);
 

@@ -313,6 +313,22 @@ static void test_gemm_each_kernel(void **state)
             aligned.f16 = 1; /* binary16 loaded as whole packed vec4s */
             check_case(p, gl, &aligned, 1e-6);
         }
+        /* split-K (GPUs split short grids of one f32 product with beta == 0 and ldc == n): k cut
+         * into 3 ranges run as a batch, the last shorter, summed into C; by shape at k = 4096 */
+        if (g->tiled) {
+            tgl_gl_test_force_gemm_splits(gl, 3);
+            for (int t = 0; t < 4; t++) {
+                gcase split = {.ta = t & 1, .tb = t >> 1, .m = 70, .n = 40 + 4 * t, .k = 301 - t, .alpha = 0.5f,
+                               .batch = 1};
+                split.ldc = split.n;
+                split.lda = (split.ta ? split.m : split.k) + (t == 3 ? 3 : 0);
+                split.ldb = split.tb ? split.k : split.n;
+                check_case(p, gl, &split, 1e-9);
+            }
+            tgl_gl_test_force_gemm_splits(gl, 0);
+            gcase deep = {.m = 64, .n = 64, .k = 4096, .lda = 4096, .ldb = 64, .ldc = 64, .alpha = 1, .batch = 1};
+            check_case(p, gl, &deep, 1e-9);
+        }
         tgl_close(gl);
     }
 }
