@@ -78,8 +78,8 @@ conv_col conv_column(uint col, uint group)
 
 // x / d for x < 2^22: float(x) is exact and the float quotient (GLSL allows 2.5 ulp) is then off
 // by less than 1, so one correction step either way makes it exact. A float estimate corrected so
-// is several times cheaper than an integer division on GPUs; kernels split kk once per run of
-// consecutive rows and then step with conv_next.
+// is several times cheaper than an integer division on GPUs; conv2d_direct splits kk once and
+// then steps with conv_next, conv2d_tiled splits it once per slab.
 uint conv_div(uint x, uint d)
 {
     uint q = uint(float(x) / float(d));

@@ -18,6 +18,10 @@ uvec2 slot_in_order(uint e)
     return uvec2(e / uint(BK / 4), (e % uint(BK / 4)) * 4u);
 }
 
+// The slot of vec4 `e` of a slab of `vecs` vec4s (a constant): by warp where they come in whole
+// warps of 4 x 32, else in order. The condition is constant, so compilers keep one side.
+#define KMAJOR_SLOT(vecs, e) ((uint(vecs) % 128u == 0u) ? slot_by_warp(e) : slot_in_order(e))
+
 // s[q + c][row / 4][row % 4] = v[c]: one branch on the component, where writing v[c] to a
 // component chosen at run time made NVIDIA's compiler branch per element (31.0 -> 34.6 TFLOP/s).
 #define STORE_KMAJOR(s, q, row, v) { \

@@ -77,16 +77,8 @@ float r_b[B_FETCH];
 // Operands stored along k (A, and B when transposed) load as vec4s along k and are stored
 // transposed, each element in a row's component of s_a / s_b (common/kmajor_stage.glsl).
 #include "common/kmajor_stage.glsl"
-#if (BM * BK / 4) % 128 == 0
-#define A_SLOT(e) slot_by_warp(e)
-#else
-#define A_SLOT(e) slot_in_order(e)
-#endif
-#if (BN * BK / 4) % 128 == 0
-#define B_SLOT(e) slot_by_warp(e)
-#else
-#define B_SLOT(e) slot_in_order(e)
-#endif
+#define A_SLOT(e) KMAJOR_SLOT(BM * BK / 4, e)
+#define B_SLOT(e) KMAJOR_SLOT(BN * BK / 4, e)
 
 // `check` false (a constant at each call) drops the bounds tests where the whole slab is inside
 // the operands: 34.6 -> 38.3 TFLOP/s.

@@ -113,8 +113,8 @@ static void products(warm *c)
         did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 64, 64, d, scale, 1));
         did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 1, 256, d, scale, 1));
     }
-    /* Convolutions: 3x3 at 64 and 128 channels, 1x1, depthwise, a 7x7 stride-2 stem, and one with
-     * enough output pixels (205 x 205, 672 K outputs) for the tile GPUs use on large layers. */
+    /* Convolutions: 3x3 at 64 and 128 channels, 1x1, depthwise, a 7x7 stride-2 stem, and a large
+     * layer with a bias (205 x 205, 672 K outputs: a grid GPUs run without splitting K). */
     const tgl_conv2d_desc convs[] = {
         {.batch = 1, .in_channels = 64, .in_h = 8, .in_w = 8, .out_channels = 64, .kernel_h = 3, .kernel_w = 3,
          .pad_h = 1, .pad_w = 1},
@@ -125,7 +125,7 @@ static void products(warm *c)
          .pad_h = 1, .pad_w = 1, .groups = 64},
         {.batch = 1, .in_channels = 3, .in_h = 32, .in_w = 32, .out_channels = 16, .kernel_h = 7, .kernel_w = 7,
          .stride_h = 2, .stride_w = 2, .pad_h = 3, .pad_w = 3},
-        {.batch = 1, .in_channels = 1, .in_h = 205, .in_w = 205, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+        {.batch = 1, .in_channels = 4, .in_h = 205, .in_w = 205, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
          .pad_h = 1, .pad_w = 1},
     };
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)

@@ -10,13 +10,12 @@
 
 #define F32 sizeof(float)
 
-/* A kernel configuration: tiled (BM x BN tiles, BK slabs, TM x TN per invocation; unroll: ask
- * NVIDIA's compiler to unroll every loop; double_slab: two slabs in shared memory) or direct
+/* A kernel configuration: tiled (BM x BN tiles, BK slabs, TM x TN per invocation) or direct
  * (TM x TN per invocation, WG_X x WG_Y invocations; tex: operands through buffer textures). */
 typedef struct conv_config {
     int tiled;
     unsigned bm, bn, bk, tm, tn, wg_x, wg_y;
-    int tex, unroll, double_slab;
+    int tex;
 } conv_config;
 
 /* H100, 3x3 64 -> 64 channels, 56x56, batch 32 (BM,BN,BK,TM,TN[,unroll]: ms), with im2col
@@ -37,24 +36,24 @@ typedef struct conv_config {
  * 0.373 (unrolled: the same); 64,256,16,4,8,unroll,double 0.408 / 0.496 / -, one slab 0.460 /
  * 0.412; 64,256,16,8,8,unroll 0.516, double 0.622; 64,128,16,4,8,unroll,double 0.418 / 0.478 /
  * 0.511; 128,128,16,8,4,unroll,double 0.613 / 0.426; 64,64 BK 8 0.389 / 0.394 / 0.405 (but 1x1,
- * 256 -> 1024 at 14x14, batch 8: 0.068 against 0.080); BK 32 0.812. The 64 x 128 tile loses to
- * 64 x 64 where its grid is short: 196 workgroups (batch 8 of 64 -> 64 at 56x56, 0.129 against
- * 0.099; 256 channels above), so it takes grids of LARGE_TILE_MIN_GROUPS and more.
- * Tiled entries keep THREADS = (BM/TM)(BN/TN) a multiple of BN and BM*BK, BN*BK multiples of
- * THREADS (see conv2d_tiled.comp). */
+ * 256 -> 1024 at 14x14, batch 8: 0.068 against 0.080); BK 32 0.812. Later that day, with the
+ * im2col staged as vec4s of four neighbouring columns too (no component chosen at run time on
+ * either side), two slabs each, not unrolled unless said: 64,64,16,4,4 0.341 / 0.330 / 0.333
+ * (0.171 at batch 16, where 64 x 128 took 0.184); 64,128,16,4,4 0.422 / 0.387 / 0.333 (unrolled
+ * 0.460 / 0.413); 64,128,16,8,4 0.374 / 0.426; 64,256,16,4,8 0.374 / 0.330 / 0.333; 128,128,16,8,8
+ * 0.682 (half its rows idle at 64 channels) / 0.330 / 0.333; 128,64,16,8,4 0.605 / 0.409; the
+ * im2col vec4 holding columns a quarter tile apart instead (coalesced loads and stores): 0.483 /
+ * 0.426 / 0.339 with 64 x 128. So one tile serves every grid.
+ * The tiled entry keeps THREADS = (BM/TM)(BN/TN) a divisor of BN*BK/4 and a multiple of BN/4,
+ * and BM*BK a multiple of THREADS (see conv2d_tiled.comp). */
 static const conv_config configs[] = {
-    {1, 64, 128, 16, 4, 4, 0, 0, 0, 1, 1}, /* GPUs, groups of >= 16 output channels, enough tiles */
-    {1, 64, 64, 16, 4, 4, 0, 0, 0, 0, 1},  /* GPUs, 16 or more channels, few tiles */
-    {0, 0, 0, 0, 1, 4, 64, 1, 0, 0, 0},    /* GPUs, fewer (depthwise) */
-    {0, 0, 0, 0, 4, 4, 16, 4, 1, 0, 0},    /* llvmpipe: 4 channels x 4 pixels, texel gathers */
-    {0, 0, 0, 0, 1, 4, 64, 1, 1, 0, 0},    /* llvmpipe, groups of < 4 channels */
-    {0, 0, 0, 0, 4, 4, 16, 4, 0, 0, 0},    /* devices without buffer textures */
+    {1, 64, 64, 16, 4, 4, 0, 0, 0},   /* GPUs, groups of 16 or more output channels */
+    {0, 0, 0, 0, 1, 4, 64, 1, 0},     /* GPUs, fewer (depthwise) */
+    {0, 0, 0, 0, 4, 4, 16, 4, 1},     /* llvmpipe: 4 channels x 4 pixels, texel gathers */
+    {0, 0, 0, 0, 1, 4, 64, 1, 1},     /* llvmpipe, groups of < 4 channels */
+    {0, 0, 0, 0, 4, 4, 16, 4, 0},     /* devices without buffer textures */
 };
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
-
-/* The large tile needs about this many workgroups to beat the 64 x 64 one (measured on the H100,
- * 132 multiprocessors: 392 won, 196 lost; see above). */
-#define LARGE_TILE_MIN_GROUPS 264
 
 /* Split-K: a tiled grid of fewer than SPLIT_BELOW workgroups leaves multiprocessors idle, and a
  * tile's slabs run one after another at the memory's latency (H100, 2026-11-27: 2.5-2.7 us per
@@ -88,25 +87,20 @@ static size_t tile_n(const conv_config *c)
 
 static int fits(const tgl_gl_limits *l, const conv_config *c)
 {
-    uint64_t shared = c->tiled ? (uint64_t)c->bk * (c->bm + c->bn) * F32 * (c->double_slab ? 2 : 1) : 0;
+    uint64_t shared = c->tiled ? 2 * (uint64_t)c->bk * (c->bm + c->bn) * F32 : 0; /* two slabs */
     return threads_of(c) <= l->wg_invocations && threads_of(c) <= l->wg_size[0] && shared <= l->shared_memory;
 }
 
-/* cols: the output pixels of all images (the implicit GEMM's columns). */
-static size_t choose(const tgl_gl_limits *l, size_t ocg, size_t groups, size_t cols)
+/* ocg: output channels per group. */
+static size_t choose(const tgl_gl_limits *l, size_t ocg)
 {
-    if (l->gemm.tiled && ocg >= 16) {
-        size_t large = tgl_gl_ceil_div(cols, tile_n(&configs[0])) * tgl_gl_ceil_div(ocg, tile_m(&configs[0])) * groups;
-        if (large >= LARGE_TILE_MIN_GROUPS && fits(l, &configs[0]))
-            return 0;
-        if (fits(l, &configs[1]))
-            return 1;
-    }
+    if (l->gemm.tiled && ocg >= 16 && fits(l, &configs[0]))
+        return 0;
     if (l->gemm.tiled)
-        return 2;
+        return 1;
     if (l->gemm.textures && l->texture_buffer_texels)
-        return ocg >= 4 ? 3 : 4;
-    return ocg >= 4 ? 5 : 2;
+        return ocg >= 4 ? 2 : 3;
+    return ocg >= 4 ? 4 : 1;
 }
 
 /* fvec4 (tiled): the filter is read as vec4s (K and its window offset in whole vec4s). */
@@ -115,8 +109,7 @@ static void conv_defines(const conv_config *c, int bias, int split, int fvec4, c
     int n;
     if (c->tiled)
         n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n%s%s%s%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
-                     c->unroll ? "#define NV_UNROLL\n" : "", c->double_slab ? "#define DOUBLE_SLAB\n" : "",
+                     "#define THREADS %u\n%s%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
                      split ? "#define SPLIT_K\n" : "", fvec4 ? "#define F_VEC4\n" : "");
     else
         n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n%s", c->wg_x,
@@ -199,14 +192,13 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     const tgl_gl_limits *l = &gl->limits;
     const tgl_conv2d_desc *d = &cv->d;
     size_t ocg = d->out_channels / d->groups;
-    size_t cols = d->batch * cv->out_h * cv->out_w;
     size_t ci = gl->conv2d_config >= 0 && (size_t)gl->conv2d_config < N_CONFIGS ? (size_t)gl->conv2d_config
-                                                                                 : choose(l, ocg, d->groups, cols);
+                                                                                 : choose(l, ocg);
     if (!fits(l, &configs[ci])) /* a forced configuration this device cannot run: the shape's */
-        ci = choose(l, ocg, d->groups, cols);
+        ci = choose(l, ocg);
     const conv_config *cfg = &configs[ci];
     if (cfg->tex && !l->texture_buffer_texels) /* a forced texture variant on ES: its SSBO twin */
-        cfg = cfg->tm == 4 ? &configs[5] : &configs[2];
+        cfg = cfg->tm == 4 ? &configs[4] : &configs[1];
     size_t max = tgl_gl_max_window_elems(l, F32);
     if (cfg->tex && l->texture_buffer_texels < max)
         max = (size_t)l->texture_buffer_texels;
