@@ -209,11 +209,11 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
                                 (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
 }
 
-/* One product (or batch) as it comes: cut into sub-products that fit the limits. */
-static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
+/* One product (or batch) as it comes, on kernel kn (choose_kernel's for g): cut into
+ * sub-products that fit the limits. */
+static tgl_status run_on(tgl_backend *b, const tgl__gemm *g, gemm_kernel kn)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    gemm_kernel kn = choose_kernel(l, g);
     gemm_part chunk;
     plan(l, g, &kn, &chunk);
     bound_time(&kn, tgl_gl_dispatch_flops(b), &chunk);
@@ -231,6 +231,11 @@ static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
                         return st;
                 }
     return TGL_OK;
+}
+
+static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
+{
+    return run_on(b, g, choose_kernel(&tgl_gl_of(b)->limits, g));
 }
 
 /* Split-K: a product of one f32 matrix whose tiled grid leaves multiprocessors idle (in its
@@ -251,16 +256,16 @@ static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
 #define SPLIT_MAX 16
 #define SPLIT_MIN_K 256
 
-/* How many ranges of k (1: none); `forced` (tests): 0 by shape, else that many. */
-static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, int forced)
+/* How many ranges of k (1: none) for g on its kernel kn; `forced` (tests): 0 by shape, else
+ * that many. */
+static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, int forced)
 {
-    gemm_kernel kn = choose_kernel(l, g);
-    if (!kn.cfg->tiled || g->f16 || g->batch != 1 || g->beta != 0.0f || g->ldc != g->n || g->k < 2 ||
+    if (!kn->cfg->tiled || g->f16 || g->batch != 1 || g->beta != 0.0f || g->ldc != g->n || g->k < 2 ||
         g->m == 0 || g->n == 0)
         return 1;
     size_t want = forced > 0 ? (size_t)forced : 1;
     if (forced <= 0) {
-        size_t grid = tgl_gl_ceil_div(g->m, kn.tile_m) * tgl_gl_ceil_div(g->n, kn.tile_n);
+        size_t grid = tgl_gl_ceil_div(g->m, kn->tile_m) * tgl_gl_ceil_div(g->n, kn->tile_n);
         if (grid >= SPLIT_BELOW || ((grid - 1) % SPLIT_WAVE + 1) * 4 >= SPLIT_WAVE * 3) /* grid > 0 */
             return 1;
         want = tgl_gl_ceil_div(SPLIT_TARGET, grid);
@@ -278,14 +283,15 @@ static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, int forced
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    size_t splits = gemm_splits(&gl->limits, g, gl->gemm_splits);
+    gemm_kernel kn = choose_kernel(&gl->limits, g);
+    size_t splits = gemm_splits(&gl->limits, g, &kn, gl->gemm_splits);
     if (splits <= 1) /* also every k < 2 */
-        return run_product(b, g);
+        return run_on(b, g, kn);
     /* Ranges of kc (a multiple of 4, so vec4 loads stay aligned), the last one shorter. */
     size_t kc = (tgl_gl_ceil_div(g->k, splits) + 3) / 4 * 4, full = g->k / kc, rest = g->k - full * kc;
     size_t parts = full + (rest > 0), mn = g->m * g->n;
     if (parts <= 1)
-        return run_product(b, g);
+        return run_on(b, g, kn);
     tgl_status st = tgl_gl_grow(b, &gl->split_partials, parts * mn * sizeof(float));
     if (st)
         return st;
