@@ -238,8 +238,8 @@ TGL_API const char *tgl_dtype_name(tgl_dtype dtype);
  * weights, rope in both modes, gathers, broadcasts and permutes, casts, GEMM in every transpose
  * pair in f32 and f16 with and without whole-vec4 rows, batched GEMM, matvec, attention at head
  * sizes 64 and 128 (prefill with and without the mask, and decode), conv2d dense 3x3 at 64 and
- * 128 channels and over 205x205 pixels (the large tile GPUs use on big layers), 1x1, depthwise
- * and a 7x7 stride-2 stem) on small zero-filled tensors, and waits
+ * 128 channels and over 205x205 pixels with a bias (a grid GPUs run without splitting K), 1x1,
+ * depthwise and a 7x7 stride-2 stem) on small zero-filled tensors, and waits
  * for them. The programs land in the program cache (TGL_CACHE_DIR) and the driver's own shader
  * cache, so a later process finds them built. Not covered: tgl_map expressions (one kernel per
  * expression), other attention head sizes, and the variants only huge tensors or very long rows
