@@ -423,6 +423,57 @@ static void test_dtod_paths(void **state)
     free(back);
 }
 
+void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on);
+
+/* Uploads and downloads both ways GL has (mapping the tensor's buffer, llvmpipe's; staging
+ * buffers copied by the GPU, and glGetBufferSubData, GPUs'): under, at and past the 1 MiB at
+ * which uploads stop using glBufferSubData, and past one and two 8 MiB staging chunks, at byte
+ * offsets; into and out of a buffer a pending dispatch writes. On the CPU backend once. */
+static void test_transfer_paths(void **state)
+{
+    ctx *c = *state;
+    tgl_backend *b = backend_of(state);
+    enum { MIB = 1 << 20, ROOM = 20 * MIB + 64 };
+    unsigned char *src = malloc(ROOM), *back = malloc(ROOM);
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed() ^ 0x57A9);
+    for (size_t i = 0; i < ROOM; i++)
+        src[i] = (unsigned char)tgt_next(&r);
+    tgl_ptr p;
+    TGT_OK(b, tgl_alloc(b, ROOM, &p));
+    static const size_t lens[] = {1, MIB - 1, MIB, MIB + 5, 8 * MIB, 8 * MIB + 3, 20 * MIB + 7};
+    for (int staged = 0; staged < (c->kind == TGL_BACKEND_GL ? 2 : 1); staged++) {
+        if (c->kind == TGL_BACKEND_GL)
+            tgl_gl_test_force_transfer_staging(b, staged);
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (size_t off = 0; off < 12; off += 5) {
+                size_t len = lens[li];
+                memset(back, 0, len);
+                TGT_OK(b, tgl_copy_htod(b, p + off, src + li, len));
+                TGT_OK(b, tgl_copy_dtoh(b, back, p + off, len));
+                if (memcmp(back, src + li, len))
+                    fail_msg("%s: %zu bytes at byte %zu came back changed (seed %llu)", staged ? "staged" : "mapped",
+                             len, off, (unsigned long long)tgt_seed());
+            }
+        /* A pending fill writes the buffer; the download must wait for it, the upload after it
+         * must land over it. */
+        TGT_OK(b, tgl_fill(b, p, 1.5f, MIB)); /* the first 4 MiB */
+        TGT_OK(b, tgl_copy_dtoh(b, back, p, 12 * MIB));
+        for (size_t i = 0; i < MIB; i++)
+            if (((float *)back)[i] != 1.5f)
+                fail_msg("%s: element %zu is %g after the fill", staged ? "staged" : "mapped", i, ((float *)back)[i]);
+        /* past it, the last upload: src + 6 at byte 10 */
+        assert_memory_equal(back + 4 * MIB, src + 4 * MIB - 4, 8 * MIB);
+        TGT_OK(b, tgl_fill(b, p, 2.5f, 3 * MIB)); /* 12 MiB */
+        TGT_OK(b, tgl_copy_htod(b, p, src, 9 * MIB));
+        TGT_OK(b, tgl_copy_dtoh(b, back, p, 9 * MIB));
+        assert_memory_equal(back, src, 9 * MIB);
+    }
+    TGT_OK(b, tgl_free(b, p));
+    free(src);
+    free(back);
+}
+
 /* 10,000 random rounds of alloc / free / htod / dtoh / dtod against a host shadow. */
 #define LIVE 48
 static void test_random_rounds(void **state)
@@ -497,6 +548,7 @@ int main(void)
         PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
         PER_BACKEND(test_dtod_paths),            PER_BACKEND(test_memory_info_and_pool),
         PER_BACKEND(test_memory_budget),         PER_BACKEND(test_texture_windows_at_buffer_end),
+        PER_BACKEND(test_transfer_paths),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

@@ -37,6 +37,9 @@ static void gl_destroy(tgl_backend *b)
                 glDeleteTextures(1, &gl->textures[i]);
         if (gl->timer_query)
             glDeleteQueries(1, &gl->timer_query);
+        for (int i = 0; i < 3; i++)
+            if (gl->staging[i])
+                glDeleteBuffers(1, &gl->staging[i]);
     }
     free(gl->spirv.active);
     tgl_egl_destroy(&gl->egl);

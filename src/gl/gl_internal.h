@@ -105,6 +105,7 @@ typedef struct tgl_gl_limits {
     int transpose;                 /* TGL_GL_TRANSPOSE_*: how permutes that move the input's
                                       contiguous axis off the output's last run */
     int upload_waits;              /* tgl_copy_htod waits until its update has landed (GPUs) */
+    int transfer_staging;          /* transfers go through staging buffers, never mapping a tensor's (GPUs) */
     int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
     int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
     uint32_t subgroup_shuffle;     /* compute shaders have subgroupShuffleXor (GL_KHR_shader_subgroup)
@@ -272,6 +273,8 @@ typedef struct tgl_gl {
      * with none, 0.078 after a 256 KB reduction, 0.157 after a 1 MB one). */
     tgl_gl_buffer *status;
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
+    GLuint staging[3];          /* transfers' staging buffers: 2 to upload, 1 to download (gl_buffers.c) */
+    unsigned staging_next;      /* the upload staging buffer to fill next */
     /* The direction of the next streaming op of limits.sweep_bytes or more (1: backward),
      * flipped after each, so it starts where the one before it ended (glsl/common/sweep.glsl). */
     unsigned sweep_backward;
@@ -517,6 +520,8 @@ void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys);
 /* Test hook: 1 sends word-aligned tgl_copy_dtod through the copy kernel, 0 through
  * glCopyBufferSubData (the per-renderer choice is made at open). */
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
+/* Test hook: transfers through staging buffers (GPUs' way) on or off. */
+void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on);
 /* Test hook: the number of conv2d kernel configurations, and forcing one (-1: by shape). */
 size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);

@@ -386,6 +386,9 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * at once, and 0 of 24 with a wait after each upload. So on GPUs an upload waits for its
      * update to land; llvmpipe's glBufferSubData is a memcpy done before it returns. */
     l->upload_waits = !llvmpipe;
+    /* GPUs never map a tensor's buffer: NVIDIA's driver moves mapped ones to system memory
+     * (gl_buffers.c). llvmpipe's buffers are host memory whichever way. */
+    l->transfer_staging = !llvmpipe;
     /* TGL_POOL=off|reuse|carve overrides the table (to measure a device, or to rule the pool out). */
     const char *pool_env = getenv("TGL_POOL");
     if (pool_env && !strcmp(pool_env, "off"))
