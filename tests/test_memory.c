@@ -459,9 +459,12 @@ static void test_transfer_paths(void **state)
          * must land over it. */
         TGT_OK(b, tgl_fill(b, p, 1.5f, MIB)); /* the first 4 MiB */
         TGT_OK(b, tgl_copy_dtoh(b, back, p, 12 * MIB));
-        for (size_t i = 0; i < MIB; i++)
-            if (((float *)back)[i] != 1.5f)
-                fail_msg("%s: element %zu is %g after the fill", staged ? "staged" : "mapped", i, ((float *)back)[i]);
+        for (size_t i = 0; i < MIB; i++) {
+            float x;
+            memcpy(&x, back + 4 * i, sizeof x);
+            if (x != 1.5f)
+                fail_msg("%s: element %zu is %g after the fill", staged ? "staged" : "mapped", i, x);
+        }
         /* past it, the last upload: src + 6 at byte 10 */
         assert_memory_equal(back + 4 * MIB, src + 4 * MIB - 4, 8 * MIB);
         TGT_OK(b, tgl_fill(b, p, 2.5f, 3 * MIB)); /* 12 MiB */
