@@ -6,30 +6,28 @@
 
 #include <string.h>
 
-/* Uploads from this size on map the range and copy into it: on the H100, 256 MiB moved at
- * 10.8-11.4 GB/s that way against 5.7-6.1 GB/s through glBufferSubData (which stages the data
- * once more inside the driver); on llvmpipe both are a memcpy. Smaller ones keep glBufferSubData,
- * whose cost does not include a map and unmap. */
+/* Uploads from this size on copy into a mapped range (the tensor's own on llvmpipe, a staging
+ * buffer on GPUs, below): on the H100, 256 MiB moved at 10.8-11.4 GB/s mapping the tensor's
+ * buffer against 5.7-6.1 GB/s through glBufferSubData (which stages the data once more inside
+ * the driver); on llvmpipe both are a memcpy. Smaller ones keep glBufferSubData, whose cost does
+ * not include a map and unmap. */
 #define UPLOAD_MAP_BYTES ((size_t)1 << 20)
 
-/* GPUs never map a tensor's buffer (limits.transfer_staging). Uploads of UPLOAD_MAP_BYTES or
- * more go through staging buffers of the backend's own, copied into place by the GPU
- * (glCopyBufferSubData); downloads are glGetBufferSubData on desktop GL and a copy into a
- * staging buffer on ES, which lacks it. NVIDIA's
- * driver (580, H100) watches how each buffer is used, and one the CPU has mapped is judged
- * CPU-produced ("Buffer usage warning: ... the CPU is the primary producer of buffer object
- * data and the GPU is the primary consumer") and moved to system memory, where every kernel
- * then reads it across the bus: after one download of a kernel's output, or ten uploads into a
- * fresh buffer, a 64 MiB GEMM operand there made 128 x 4096 x 4096 run at 2.9-3.2 TFLOP/s
- * instead of 27.5 (docs/performance.md, "Transfers through staging buffers"). The staging
- * buffers are the CPU's alone (GL_STREAM_DRAW to upload, GL_STREAM_READ to download), and two
- * upload buffers alternate so that filling one overlaps the copy out of the other. H100, 256 MiB
- * / 4 MiB (`tensorgl bench engine`): uploads 9.0-10.5 / 6.3-8.2 GB/s through staging, 6.8-7.4 /
- * 7.7-12.4 by glBufferSubData, 13.5-14.3 / 12.5-12.7 mapped; downloads 11.1-12.1 / 9.0-13.7 by
- * glGetBufferSubData, 7.5-8.4 / 9.8-10.8 through staging, 12.7-13.6 / 13.6-13.7 mapped. */
+/* GPUs never map a tensor's buffer (limits.transfer_staging): uploads of UPLOAD_MAP_BYTES or
+ * more and all downloads go through staging buffers of the backend's own, copied to and from by
+ * the GPU (glCopyBufferSubData). NVIDIA's driver (580, H100) watches how each buffer is used,
+ * and one the CPU has mapped is judged CPU-produced ("Buffer usage warning: ... the CPU is the
+ * primary producer of buffer object data and the GPU is the primary consumer") and moved to
+ * system memory, where every kernel then reads it across the bus: after one download of a
+ * kernel's output, or ten uploads into a fresh buffer, a 64 MiB GEMM operand there made 128 x
+ * 4096 x 4096 run at 2.9-3.2 TFLOP/s instead of 27.5 (docs/performance.md, "transfers through
+ * staging buffers"). glGetBufferSubData kept the placement but broke ordering there: an upload
+ * after it and an in-place tgl_scale_add read stale data (test_fill_cast, 6 runs of 6). The
+ * staging buffers are the CPU's alone (GL_STREAM_DRAW to upload, GL_STREAM_READ to download),
+ * two each way, so the host's copy of one chunk overlaps the GPU's copy of the next. */
 #define STAGING_BYTES ((size_t)8 << 20)
 
-/* Staging buffer i (0 and 1: uploads, 2: downloads), made on first use. */
+/* Staging buffer i (0 and 1: uploads, 2 and 3: downloads), made on first use. */
 static tgl_status staging_buffer(tgl_backend *b, unsigned i, GLuint *out)
 {
     tgl_gl *gl = tgl_gl_of(b);
@@ -95,24 +93,34 @@ static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const v
     return st;
 }
 
-/* The map of the staging buffer waits for the copy into it. */
+/* Two download staging buffers: the copy of the next chunk is queued before the map of this
+ * one (which waits for this chunk's copy alone), so the GPU's copy overlaps the host's. */
+static tgl_status stage_out(tgl_backend *b, GLuint src, GLintptr at, size_t chunk, size_t bytes)
+{
+    GLuint staging;
+    size_t done = chunk * STAGING_BYTES, n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
+    tgl_status st = staging_buffer(b, 2 + (unsigned)(chunk & 1u), &staging);
+    if (st)
+        return st;
+    glBindBuffer(GL_COPY_READ_BUFFER, src);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, staging);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, at + (GLintptr)done, 0, (GLsizeiptr)n);
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    return tgl_gl_check(b, "tgl_copy_dtoh (glCopyBufferSubData)");
+}
+
 static tgl_status download_staged(tgl_backend *b, void *dst, GLuint src, GLintptr at, size_t bytes)
 {
-    tgl_status st = TGL_OK;
-    for (size_t done = 0; !st && done < bytes;) {
-        size_t n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
-        GLuint staging;
-        if ((st = staging_buffer(b, 2, &staging)))
+    size_t chunks = (bytes + STAGING_BYTES - 1) / STAGING_BYTES;
+    tgl_status st = chunks ? stage_out(b, src, at, 0, bytes) : TGL_OK;
+    for (size_t c = 0; !st && c < chunks; c++) {
+        if (c + 1 < chunks && (st = stage_out(b, src, at, c + 1, bytes)))
             break;
-        glBindBuffer(GL_COPY_READ_BUFFER, src);
-        glBindBuffer(GL_COPY_WRITE_BUFFER, staging);
-        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, at + (GLintptr)done, 0, (GLsizeiptr)n);
+        size_t done = c * STAGING_BYTES, n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
+        glBindBuffer(GL_COPY_READ_BUFFER, tgl_gl_of(b)->staging[2 + (c & 1u)]);
+        st = map_copy(b, GL_COPY_READ_BUFFER, 0, (char *)dst + done, n, 0, "tgl_copy_dtoh (staging buffer)");
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        st = tgl_gl_check(b, "tgl_copy_dtoh (glCopyBufferSubData)");
-        if (!st)
-            st = map_copy(b, GL_COPY_WRITE_BUFFER, 0, (char *)dst + done, n, 0, "tgl_copy_dtoh (staging buffer)");
-        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-        done += n;
     }
     return st;
 }
@@ -149,14 +157,8 @@ tgl_status tgl_gl_download(tgl_backend *b, void *dst, tgl__view src, size_t byte
     if (st)
         return st;
     GLintptr at = (GLintptr)(buf->base + src.offset);
-    const tgl_gl *gl = tgl_gl_of(b);
-    if (gl->limits.transfer_staging && gl->egl.es) {
+    if (tgl_gl_of(b)->limits.transfer_staging) {
         st = download_staged(b, dst, buf->block->name, at, bytes);
-    } else if (gl->limits.transfer_staging) {
-        glBindBuffer(GL_COPY_READ_BUFFER, buf->block->name);
-        glGetBufferSubData(GL_COPY_READ_BUFFER, at, (GLsizeiptr)bytes, dst);
-        glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        st = tgl_gl_check(b, "tgl_copy_dtoh (glGetBufferSubData)");
     } else {
         glBindBuffer(GL_COPY_READ_BUFFER, buf->block->name);
         st = map_copy(b, GL_COPY_READ_BUFFER, at, dst, bytes, 0, "tgl_copy_dtoh (glMapBufferRange)");
