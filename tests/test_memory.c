@@ -426,7 +426,7 @@ static void test_dtod_paths(void **state)
 void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on);
 
 /* Uploads and downloads both ways GL has (mapping the tensor's buffer, llvmpipe's; staging
- * buffers copied by the GPU, and glGetBufferSubData, GPUs'): under, at and past the 1 MiB at
+ * buffers the GPU copies to and from, GPUs'): under, at and past the 1 MiB at
  * which uploads stop using glBufferSubData, and past one and two 8 MiB staging chunks, at byte
  * offsets; into and out of a buffer a pending dispatch writes. On the CPU backend once. */
 static void test_transfer_paths(void **state)

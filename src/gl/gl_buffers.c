@@ -1,7 +1,7 @@
 /* Transfers between host and device and within the device (allocation is gl_pool.c).
  * llvmpipe maps the buffer (glMapBufferRange) for downloads and for uploads of 1 MiB or more;
- * GPUs never map a tensor's buffer (below). Offsets in views are relative to the allocation; its base in the GL
- * buffer is added here. */
+ * GPUs never map a tensor's buffer (below). Offsets in views are relative to the allocation;
+ * its base in the GL buffer is added here. */
 #include "gl_internal.h"
 
 #include <string.h>
@@ -71,6 +71,18 @@ static tgl_status map_copy(tgl_backend *b, GLenum target, GLintptr at, void *hos
     return st;
 }
 
+/* glCopyBufferSubData between two buffer objects (a staging buffer's chunk, a dtod copy). */
+static tgl_status copy_buffers(tgl_backend *b, GLuint from, GLintptr from_at, GLuint to, GLintptr to_at,
+                               size_t bytes, const char *who)
+{
+    glBindBuffer(GL_COPY_READ_BUFFER, from);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, to);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, from_at, to_at, (GLsizeiptr)bytes);
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    return tgl_gl_check(b, who);
+}
+
 static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const void *src, size_t bytes)
 {
     tgl_status st = TGL_OK;
@@ -81,13 +93,9 @@ static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const v
             break;
         glBindBuffer(GL_COPY_READ_BUFFER, staging);
         st = map_copy(b, GL_COPY_READ_BUFFER, 0, (char *)src + done, n, 1, "tgl_copy_htod (staging buffer)");
-        if (!st) {
-            glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
-            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, at + (GLintptr)done, (GLsizeiptr)n);
-            glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-            st = tgl_gl_check(b, "tgl_copy_htod (glCopyBufferSubData)");
-        }
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        if (!st)
+            st = copy_buffers(b, staging, 0, dst, at + (GLintptr)done, n, "tgl_copy_htod (glCopyBufferSubData)");
         done += n;
     }
     return st;
@@ -100,14 +108,7 @@ static tgl_status stage_out(tgl_backend *b, GLuint src, GLintptr at, size_t chun
     GLuint staging;
     size_t done = chunk * STAGING_BYTES, n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
     tgl_status st = staging_buffer(b, 2 + (unsigned)(chunk & 1u), &staging);
-    if (st)
-        return st;
-    glBindBuffer(GL_COPY_READ_BUFFER, src);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, staging);
-    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, at + (GLintptr)done, 0, (GLsizeiptr)n);
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-    return tgl_gl_check(b, "tgl_copy_dtoh (glCopyBufferSubData)");
+    return st ? st : copy_buffers(b, src, at + (GLintptr)done, staging, 0, n, "tgl_copy_dtoh (glCopyBufferSubData)");
 }
 
 static tgl_status download_staged(tgl_backend *b, void *dst, GLuint src, GLintptr at, size_t bytes)
@@ -180,13 +181,8 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
     tgl_status st = tgl_gl_before_transfer(b, s, 0);
     if (st || (st = tgl_gl_before_transfer(b, d, 1)))
         return st;
-    glBindBuffer(GL_COPY_READ_BUFFER, s->block->name);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, d->block->name);
-    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)(s->base + src.offset),
-                        (GLintptr)(d->base + dst.offset), (GLsizeiptr)bytes);
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-    return tgl_gl_check(b, "tgl_copy_dtod (glCopyBufferSubData)");
+    return copy_buffers(b, s->block->name, (GLintptr)(s->base + src.offset), d->block->name,
+                        (GLintptr)(d->base + dst.offset), bytes, "tgl_copy_dtod (glCopyBufferSubData)");
 }
 
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on)
