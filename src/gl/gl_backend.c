@@ -37,7 +37,7 @@ static void gl_destroy(tgl_backend *b)
                 glDeleteTextures(1, &gl->textures[i]);
         if (gl->timer_query)
             glDeleteQueries(1, &gl->timer_query);
-        for (int i = 0; i < 4; i++)
+        for (size_t i = 0; i < sizeof gl->staging / sizeof gl->staging[0]; i++)
             if (gl->staging[i])
                 glDeleteBuffers(1, &gl->staging[i]);
     }

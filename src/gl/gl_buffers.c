@@ -89,7 +89,7 @@ static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const v
     for (size_t done = 0; !st && done < bytes;) {
         size_t n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
         GLuint staging;
-        if ((st = staging_buffer(b, tgl_gl_of(b)->staging_next++ & 1u, &staging)))
+        if ((st = staging_buffer(b, (done / STAGING_BYTES) & 1u, &staging)))
             break;
         glBindBuffer(GL_COPY_READ_BUFFER, staging);
         st = map_copy(b, GL_COPY_READ_BUFFER, 0, (char *)src + done, n, 1, "tgl_copy_htod (staging buffer)");

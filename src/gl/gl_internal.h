@@ -274,7 +274,6 @@ typedef struct tgl_gl {
     tgl_gl_buffer *status;
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
-    unsigned staging_next;      /* the upload staging buffer to fill next */
     /* The direction of the next streaming op of limits.sweep_bytes or more (1: backward),
      * flipped after each, so it starts where the one before it ended (glsl/common/sweep.glsl). */
     unsigned sweep_backward;
