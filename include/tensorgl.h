@@ -294,7 +294,9 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out);
 TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p);
 
 /* Copies bytes between host and device or within the device. Every range must lie inside one
- * allocation. dtoh waits for the work that writes src. dtod ranges must not overlap.
+ * allocation. dtoh waits for the work that writes src. dtod ranges must not overlap. The host
+ * buffer is done with when htod returns. GL: the host side of a transfer of 2 MiB or more is
+ * shared by up to 4 threads (one per core), started and joined inside the call.
  * Errors: TGL_ERR_INVALID_ARGUMENT (host pointer NULL, dtod ranges overlap),
  *   TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the allocation's end).
  * Example: tgl_copy_htod(b, x, host_in, n * 4); ...; tgl_copy_dtoh(b, host_out, y, n * 4); */

@@ -4,6 +4,7 @@
  * backend (cmocka prestate = backend kind). */
 #include "testing.h"
 #include "gl/gl_internal.h"
+#include "core/host_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -442,9 +443,15 @@ static void test_transfer_paths(void **state)
     tgl_ptr p;
     TGT_OK(b, tgl_alloc(b, ROOM, &p));
     static const size_t lens[] = {1, MIB - 1, MIB, MIB + 5, 8 * MIB, 8 * MIB + 3, 20 * MIB + 7};
-    for (int staged = 0; staged < (c->kind == TGL_BACKEND_GL ? 2 : 1); staged++) {
-        if (c->kind == TGL_BACKEND_GL)
+    /* GL: both paths, the host's copies on one thread and on three (parts of whole pages, the
+     * last one shorter). */
+    for (int path = 0; path < (c->kind == TGL_BACKEND_GL ? 4 : 1); path++) {
+        int staged = path & 1;
+        unsigned threads = path & 2 ? 3u : 1u;
+        if (c->kind == TGL_BACKEND_GL) {
             tgl_gl_test_force_transfer_staging(b, staged);
+            tgl_gl_test_set_transfer_threads(b, threads);
+        }
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
             for (size_t off = 0; off < 12; off += 5) {
                 size_t len = lens[li];
@@ -452,8 +459,8 @@ static void test_transfer_paths(void **state)
                 TGT_OK(b, tgl_copy_htod(b, p + off, src + li, len));
                 TGT_OK(b, tgl_copy_dtoh(b, back, p + off, len));
                 if (memcmp(back, src + li, len))
-                    fail_msg("%s: %zu bytes at byte %zu came back changed (seed %llu)", staged ? "staged" : "mapped",
-                             len, off, (unsigned long long)tgt_seed());
+                    fail_msg("%s, %u thread(s): %zu bytes at byte %zu came back changed (seed %llu)",
+                             staged ? "staged" : "mapped", threads, len, off, (unsigned long long)tgt_seed());
             }
         /* A pending fill writes the buffer; the download must wait for it, the upload after it
          * must land over it. */
@@ -475,6 +482,38 @@ static void test_transfer_paths(void **state)
     TGT_OK(b, tgl_free(b, p));
     free(src);
     free(back);
+}
+
+/* The threaded host copy alone: every length around its part and page sizes, every thread
+ * count (0 and more than it allows included), bytes past the end untouched. */
+static void test_host_copy(void **state)
+{
+    (void)state;
+    enum { MIB = 1 << 20, ROOM = 9 * MIB + 8192, GUARD = 64 };
+    unsigned char *src = malloc(ROOM), *dst = malloc(ROOM + GUARD);
+    assert_non_null(src);
+    assert_non_null(dst);
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed() ^ 0xC0B7);
+    for (size_t i = 0; i < ROOM; i++)
+        src[i] = (unsigned char)tgt_next(&r);
+    static const size_t lens[] = {0, 1, 4095, MIB - 1, MIB, 2 * MIB - 1, 2 * MIB, 2 * MIB + 3, 3 * MIB + 4097,
+                                  8 * MIB + 1, 9 * MIB + 8192};
+    static const unsigned threads[] = {0, 1, 2, 3, 4, 7, 8, 100};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
+            size_t len = lens[li];
+            memset(dst, 0xA5, ROOM + GUARD);
+            tgl__host_copy(dst, src, len, threads[ti]);
+            if (memcmp(dst, src, len))
+                fail_msg("%zu bytes on %u threads came out changed (seed %llu)", len, threads[ti],
+                         (unsigned long long)tgt_seed());
+            for (size_t i = len; i < len + GUARD; i++)
+                if (dst[i] != 0xA5)
+                    fail_msg("%zu bytes on %u threads wrote byte %zu past the end", len, threads[ti], i - len);
+        }
+    free(src);
+    free(dst);
 }
 
 /* 10,000 random rounds of alloc / free / htod / dtoh / dtod against a host shadow. */
@@ -551,7 +590,7 @@ int main(void)
         PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
         PER_BACKEND(test_dtod_paths),            PER_BACKEND(test_memory_info_and_pool),
         PER_BACKEND(test_memory_budget),         PER_BACKEND(test_texture_windows_at_buffer_end),
-        PER_BACKEND(test_transfer_paths),
+        PER_BACKEND(test_transfer_paths),         cmocka_unit_test(test_host_copy),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

@@ -3,8 +3,7 @@
  * GPUs never map a tensor's buffer (below). Offsets in views are relative to the allocation;
  * its base in the GL buffer is added here. */
 #include "gl_internal.h"
-
-#include <string.h>
+#include "../core/host_copy.h"
 
 /* Uploads from this size on copy into a mapped range (the tensor's own on llvmpipe, a staging
  * buffer on GPUs, below): on the H100, 256 MiB moved at 10.8-11.4 GB/s mapping the tensor's
@@ -49,17 +48,19 @@ static tgl_status staging_buffer(tgl_backend *b, unsigned i, GLuint *out)
 }
 
 /* Maps `bytes` of the buffer bound to `target` at `at` and copies between it and `host`
- * (`upload`: host into the buffer), with the checks every map needs. */
+ * (`upload`: host into the buffer), with the checks every map needs. The copy is shared by
+ * limits.transfer_threads threads: one thread's memcpy is what bounds a large transfer. */
 static tgl_status map_copy(tgl_backend *b, GLenum target, GLintptr at, void *host, size_t bytes, int upload,
                            const char *who)
 {
     void *mapped = glMapBufferRange(target, at, (GLsizeiptr)bytes, upload ? GL_MAP_WRITE_BIT : GL_MAP_READ_BIT);
     GLboolean kept = GL_TRUE;
     if (mapped) {
+        unsigned threads = tgl_gl_of(b)->limits.transfer_threads;
         if (upload)
-            memcpy(mapped, host, bytes);
+            tgl__host_copy(mapped, host, bytes, threads);
         else
-            memcpy(host, mapped, bytes);
+            tgl__host_copy(host, mapped, bytes, threads);
         kept = glUnmapBuffer(target);
     }
     tgl_status st = tgl_gl_check(b, who);
@@ -193,4 +194,9 @@ void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on)
 void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on)
 {
     tgl_gl_of(b)->limits.transfer_staging = on;
+}
+
+void tgl_gl_test_set_transfer_threads(tgl_backend *b, unsigned threads)
+{
+    tgl_gl_of(b)->limits.transfer_threads = threads;
 }

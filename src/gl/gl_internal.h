@@ -106,6 +106,7 @@ typedef struct tgl_gl_limits {
                                       contiguous axis off the output's last run */
     int upload_waits;              /* tgl_copy_htod waits until its update has landed (GPUs) */
     int transfer_staging;          /* transfers go through staging buffers, never mapping a tensor's (GPUs) */
+    unsigned transfer_threads;     /* threads sharing the host's memcpy of a large transfer (gl_buffers.c) */
     int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
     int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
     uint32_t subgroup_shuffle;     /* compute shaders have subgroupShuffleXor (GL_KHR_shader_subgroup)
@@ -521,6 +522,8 @@ void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys);
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
 /* Test hook: transfers through staging buffers (GPUs' way) on or off. */
 void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on);
+/* Tests: the host side of transfers on this many threads (1: the calling thread alone). */
+void tgl_gl_test_set_transfer_threads(tgl_backend *b, unsigned threads);
 /* Test hook: the number of conv2d kernel configurations, and forcing one (-1: by shape). */
 size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);

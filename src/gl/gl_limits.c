@@ -51,7 +51,13 @@
  * the map test fail there, every run (in place on a reused buffer: the input comes back), while
  * the llm, norm, memory and ordering suites pass; and reuse did not speed the demo up (decode
  * wall 9.5-11.5 ms against 10.4-11.2 ms). Until that is understood, GPUs create a buffer per
- * allocation and delete it on free. */
+ * allocation and delete it on free. Since transfers stopped mapping tensors' buffers on GPUs
+ * (gl_buffers.c, 2026-11-27) both failures are gone on the H100: all 20 test binaries pass with
+ * TGL_POOL=carve, and the element-wise, map and fill/cast suites with reuse, on GL and ES (one
+ * test_map failure under reuse was the test's NMSE on a single cancelling element, since fixed
+ * in the test); the demo's decode wall 8.5 and 14.7 ms carving against 10.6 and 8.3 without, two
+ * runs each. So the pool is likely safe there now, but its speed is unmeasured beyond that, and
+ * the table keeps it off for GPUs until it is. */
 #define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
 #define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
 #define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
@@ -389,6 +395,15 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     /* GPUs never map a tensor's buffer: NVIDIA's driver moves mapped ones to system memory
      * (gl_buffers.c). llvmpipe's buffers are host memory whichever way. */
     l->transfer_staging = !llvmpipe;
+    /* One thread's memcpy is what bounds a large transfer (the H100 host's: 9.2-11.2 GB/s): 256
+     * MiB on an H200 machine of 16 cores (2026-11-27, `tensorgl bench engine --transfer-mib 256`,
+     * two runs each) moved htod 8.3-8.9 / 12.3-12.6 / 20.0-20.5 / 20.4-20.6 GB/s on 1 / 2 / 4 / 8
+     * threads, dtoh 7.0-7.3 / 9.6-10.2 / 12.0-12.3 / 9.9-10.8; on the H100, 4 threads against 1,
+     * alternated: htod 16.7-18.5 against 7.7-8.5, dtoh 11.0-11.8 against 6.0-7.4. llvmpipe's
+     * mapped transfers on the 2-core VM: htod 14.7-18.1 -> 31.9-33.5 GB/s, dtoh 13.2-16.3 ->
+     * 29.4-30.1 on 2 threads. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    l->transfer_threads = cores >= 4 ? 4u : cores > 1 ? (unsigned)cores : 1u;
     /* TGL_POOL=off|reuse|carve overrides the table (to measure a device, or to rule the pool out). */
     const char *pool_env = getenv("TGL_POOL");
     if (pool_env && !strcmp(pool_env, "off"))
