@@ -136,6 +136,11 @@ int tgt_pair_teardown(void **state)
 
 double tgt_nmse(const float *got, const float *want, size_t n)
 {
+    return tgt_nmse_floor(got, want, n, 0.0);
+}
+
+double tgt_nmse_floor(const float *got, const float *want, size_t n, double floor)
+{
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(got[i]) && isfinite(want[i]))
@@ -144,7 +149,7 @@ double tgt_nmse(const float *got, const float *want, size_t n)
             continue; /* compared for kind by the caller where it matters */
         double d = (double)got[i] - (double)want[i];
         num += d * d;
-        den += (double)want[i] * (double)want[i];
+        den += (double)want[i] * (double)want[i] > floor * floor ? (double)want[i] * (double)want[i] : floor * floor;
     }
     return den > 0 ? num / den : num;
 }

@@ -65,6 +65,10 @@ int tgt_pair_teardown(void **state);
 
 /* Σ(got-want)² / Σwant²; +inf when got has NaN/inf where want has none. */
 double tgt_nmse(const float *got, const float *want, size_t n);
+/* tgt_nmse with each reference element counted as at least `floor` in size in the denominator:
+ * for outputs whose O(1) terms may cancel to near zero, where a few roundings of the terms are
+ * a large error relative to the result. */
+double tgt_nmse_floor(const float *got, const float *want, size_t n, double floor);
 
 /* A distinctive NaN that no op produces: unwritten outputs and guard bytes keep it. */
 #define TGT_POISON_BITS 0x7fbadbadu
