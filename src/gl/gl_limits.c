@@ -55,9 +55,11 @@
  * (gl_buffers.c, 2026-11-27) both failures are gone on the H100: all 20 test binaries pass with
  * TGL_POOL=carve, and the element-wise, map and fill/cast suites with reuse, on GL and ES (one
  * test_map failure under reuse was the test's NMSE on a single cancelling element, since fixed
- * in the test); the demo's decode wall 8.5 and 14.7 ms carving against 10.6 and 8.3 without, two
- * runs each. So the pool is likely safe there now, but its speed is unmeasured beyond that, and
- * the table keeps it off for GPUs until it is. */
+ * in the test). What is left is speed, H100, `build/demo` four times each way, alternated: 32
+ * decode steps, sum of per-op times 27.5-29.3 ms carving against 27.0-28.2 without, wall 9.3-12.2
+ * against 9.9-10.3; `bench ops` the same either way; alloc/free pairs 0.061 against 3.96 us. A
+ * few percent on a model's steps against a faster alloc/free: GPUs keep the pool off until a
+ * model loop that allocates says which matters more. */
 #define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
 #define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
 #define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
