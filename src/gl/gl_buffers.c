@@ -72,6 +72,13 @@ static tgl_status map_copy(tgl_backend *b, GLenum target, GLintptr at, void *hos
     return st;
 }
 
+/* Bytes of staging chunk `chunk` of a transfer of `bytes` (every chunk full but the last). */
+static size_t chunk_bytes(size_t bytes, size_t chunk)
+{
+    size_t done = chunk * STAGING_BYTES;
+    return bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
+}
+
 /* glCopyBufferSubData between two buffer objects (a staging buffer's chunk, a dtod copy). */
 static tgl_status copy_buffers(tgl_backend *b, GLuint from, GLintptr from_at, GLuint to, GLintptr to_at,
                                size_t bytes, const char *who)
@@ -87,17 +94,16 @@ static tgl_status copy_buffers(tgl_backend *b, GLuint from, GLintptr from_at, GL
 static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const void *src, size_t bytes)
 {
     tgl_status st = TGL_OK;
-    for (size_t done = 0; !st && done < bytes;) {
-        size_t n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
+    for (size_t c = 0, chunks = (bytes + STAGING_BYTES - 1) / STAGING_BYTES; !st && c < chunks; c++) {
+        size_t done = c * STAGING_BYTES, n = chunk_bytes(bytes, c);
         GLuint staging;
-        if ((st = staging_buffer(b, (done / STAGING_BYTES) & 1u, &staging)))
+        if ((st = staging_buffer(b, (unsigned)(c & 1u), &staging)))
             break;
         glBindBuffer(GL_COPY_READ_BUFFER, staging);
         st = map_copy(b, GL_COPY_READ_BUFFER, 0, (char *)src + done, n, 1, "tgl_copy_htod (staging buffer)");
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
         if (!st)
             st = copy_buffers(b, staging, 0, dst, at + (GLintptr)done, n, "tgl_copy_htod (glCopyBufferSubData)");
-        done += n;
     }
     return st;
 }
@@ -107,9 +113,10 @@ static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const v
 static tgl_status stage_out(tgl_backend *b, GLuint src, GLintptr at, size_t chunk, size_t bytes)
 {
     GLuint staging;
-    size_t done = chunk * STAGING_BYTES, n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
     tgl_status st = staging_buffer(b, 2 + (unsigned)(chunk & 1u), &staging);
-    return st ? st : copy_buffers(b, src, at + (GLintptr)done, staging, 0, n, "tgl_copy_dtoh (glCopyBufferSubData)");
+    return st ? st
+              : copy_buffers(b, src, at + (GLintptr)(chunk * STAGING_BYTES), staging, 0, chunk_bytes(bytes, chunk),
+                             "tgl_copy_dtoh (glCopyBufferSubData)");
 }
 
 static tgl_status download_staged(tgl_backend *b, void *dst, GLuint src, GLintptr at, size_t bytes)
@@ -119,9 +126,9 @@ static tgl_status download_staged(tgl_backend *b, void *dst, GLuint src, GLintpt
     for (size_t c = 0; !st && c < chunks; c++) {
         if (c + 1 < chunks && (st = stage_out(b, src, at, c + 1, bytes)))
             break;
-        size_t done = c * STAGING_BYTES, n = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
         glBindBuffer(GL_COPY_READ_BUFFER, tgl_gl_of(b)->staging[2 + (c & 1u)]);
-        st = map_copy(b, GL_COPY_READ_BUFFER, 0, (char *)dst + done, n, 0, "tgl_copy_dtoh (staging buffer)");
+        st = map_copy(b, GL_COPY_READ_BUFFER, 0, (char *)dst + c * STAGING_BYTES, chunk_bytes(bytes, c), 0,
+                      "tgl_copy_dtoh (staging buffer)");
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
     }
     return st;
