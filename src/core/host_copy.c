@@ -28,7 +28,8 @@ void tgl__host_copy(void *dst, const void *src, size_t bytes, unsigned threads)
         memcpy(dst, src, bytes);
         return;
     }
-    /* Parts of whole 4 KiB pages, so no two threads write into one page; the last one shorter. */
+    /* Parts of whole 4 KiB pages (the last one shorter), so where dst starts on a page, as a
+     * mapped staging buffer does, no two threads write into one page. */
     size_t per = ((bytes + threads - 1) / threads + 4095u) & ~(size_t)4095u;
     copy_part parts[TGL_HOST_COPY_MAX_THREADS];
     pthread_t ids[TGL_HOST_COPY_MAX_THREADS];
