@@ -7,6 +7,9 @@
  *   transfers   htod and dtoh of one large buffer, against memcpy of the same bytes on the host
  *   alloc/free  random 1-64 KiB allocations and frees with the pool as configured for this
  *               device, with TGL_POOL=reuse / carve, and with it off
+ *   eager ops   the same four ways: element-wise ops over 4096 floats that each allocate their
+ *               output and free their input (an eager tensor library's loop), 20 of them and an
+ *               in-place add per 4-byte read back (a decode step's shape)
  * Every timed loop checks its result (the chain's final value, the transfer's bytes), so a
  * skipped or lost operation shows as an error, not as a fast figure. */
 #define _XOPEN_SOURCE 700 /* nftw */
@@ -346,6 +349,51 @@ done:
     return t;
 }
 
+/* Ops that allocate their output and free their input, EAGER_OPS to a step, then an in-place add
+ * and a 4-byte download checked against the exact value (every value is a multiple of 0.5, so
+ * f32 holds it exactly). One untimed pass of `steps` steps, then a timed one. Returns seconds
+ * per op (allocation, op and free together), or a negative number on error or a wrong value. */
+#define EAGER_OPS 20
+#define EAGER_N 4096
+static double eager_ops(tgl_backend *b, int steps)
+{
+    tgl_ptr w = 0, x = 0, y = 0;
+    double t = -1, t0 = 0;
+    float want = 1.0f;
+    if (tgl_alloc(b, EAGER_N * sizeof(float), &w) || tgl_fill(b, w, 0.5f, EAGER_N) ||
+        tgl_alloc(b, EAGER_N * sizeof(float), &x) || tgl_fill(b, x, 1.0f, EAGER_N))
+        goto done;
+    for (int s = -steps; s < steps; s++) {
+        if (s == 0)
+            t0 = tgl_bench_now();
+        for (int i = 0; i < EAGER_OPS; i++) {
+            if (tgl_alloc(b, EAGER_N * sizeof(float), &y) ||
+                tgl_binary(b, i % 2 ? TGL_BINARY_ADD : TGL_BINARY_SUB, x, w, y, EAGER_N))
+                goto done;
+            tgl_free(b, x);
+            x = y;
+            y = 0;
+            want += i % 2 ? 0.5f : -0.5f;
+        }
+        float back = 0;
+        if (tgl_binary(b, TGL_BINARY_ADD, x, w, x, EAGER_N) || tgl_copy_dtoh(b, &back, x, sizeof back))
+            goto done;
+        want += 0.5f;
+        if (back != want) {
+            fprintf(stderr, "tensorgl bench engine: eager ops read back %g, not %g\n", (double)back, (double)want);
+            goto done;
+        }
+    }
+    t = (tgl_bench_now() - t0) / ((double)steps * (EAGER_OPS + 1));
+done:
+    if (t < 0 && tgl_last_error(b)[0])
+        fprintf(stderr, "tensorgl bench engine: eager ops: %s\n", tgl_last_error(b));
+    tgl_free(b, y);
+    tgl_free(b, x);
+    tgl_free(b, w);
+    return t;
+}
+
 static int bench_alloc(const engine_args *a, int gl)
 {
     if (!gl) {
@@ -363,8 +411,8 @@ static int bench_alloc(const engine_args *a, int gl)
     static const char *const modes[] = {NULL, "off", "reuse", "carve"};
     const char *saved = getenv("TGL_POOL");
     char *keep = saved ? strdup(saved) : NULL;
-    double t[4] = {0};
-    int rc = 0;
+    double t[4] = {0}, e[4] = {0};
+    int rc = 0, steps = a->allocs / 100 < 10 ? 10 : a->allocs / 100;
     for (int m = 0; m < 4 && !rc; m++) {
         if (modes[m])
             setenv("TGL_POOL", modes[m], 1);
@@ -376,8 +424,9 @@ static int bench_alloc(const engine_args *a, int gl)
             break;
         }
         t[m] = alloc_free_pairs(b, a->allocs);
+        e[m] = t[m] < 0 ? -1 : eager_ops(b, steps);
         tgl_close(b);
-        rc = t[m] < 0;
+        rc = t[m] < 0 || e[m] < 0;
     }
     if (keep) {
         setenv("TGL_POOL", keep, 1);
@@ -391,6 +440,10 @@ static int bench_alloc(const engine_args *a, int gl)
            "default %.3f; "
            "TGL_POOL=off %.3f, reuse %.3f, carve %.3f (carve is %.1fx off; issue 6 target: >= 10x)\n",
            a->allocs, 1e6 * t[0], 1e6 * t[1], 1e6 * t[2], 1e6 * t[3], t[1] / t[3]);
+    printf("eager ops (each allocates its %d-float output and frees its input; %d and an in-place add per "
+           "4-byte read back), %d steps after as many untimed, us per op: this device's default %.2f; "
+           "TGL_POOL=off %.2f, reuse %.2f, carve %.2f\n",
+           EAGER_N, EAGER_OPS, steps, 1e6 * e[0], 1e6 * e[1], 1e6 * e[2], 1e6 * e[3]);
     return 0;
 }
 

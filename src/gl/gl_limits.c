@@ -57,9 +57,12 @@
  * test_map failure under reuse was the test's NMSE on a single cancelling element, since fixed
  * in the test). What is left is speed, H100, `build/demo` four times each way, alternated: 32
  * decode steps, sum of per-op times 27.5-29.3 ms carving against 27.0-28.2 without, wall 9.3-12.2
- * against 9.9-10.3; `bench ops` the same either way; alloc/free pairs 0.061 against 3.96 us. A
- * few percent on a model's steps against a faster alloc/free: GPUs keep the pool off until a
- * model loop that allocates says which matters more. */
+ * against 9.9-10.3; `bench ops` the same either way; alloc/free pairs 0.061 against 3.96 us.
+ * A loop that allocates (`bench engine`'s eager ops: each op allocates its output and frees its
+ * input) ran 9.3-14.5 us per op carving against 11.1-19.0 off on the H100; but one run of
+ * test_attention of 19 under TGL_POOL=reuse failed a case by a small error (docs/performance.md,
+ * "Eager ops by pool mode") that no rerun showed again, so GPUs keep the pool off until that is
+ * explained. */
 #define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
 #define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
 #define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
