@@ -60,7 +60,7 @@
  * against 9.9-10.3; `bench ops` the same either way; alloc/free pairs 0.061 against 3.96 us.
  * A loop that allocates (`bench engine`'s eager ops: each op allocates its output and frees its
  * input) ran 9.3-14.5 us per op carving against 11.1-19.0 off on the H100; but one run of
- * test_attention of 19 under TGL_POOL=reuse failed a case by a small error (docs/performance.md,
+ * test_attention of 22 under TGL_POOL=reuse failed a case by a small error (docs/performance.md,
  * "Eager ops by pool mode") that no rerun showed again, so GPUs keep the pool off until that is
  * explained. */
 #define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
