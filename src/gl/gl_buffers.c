@@ -94,7 +94,7 @@ static tgl_status copy_buffers(tgl_backend *b, GLuint from, GLintptr from_at, GL
 static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const void *src, size_t bytes)
 {
     tgl_status st = TGL_OK;
-    for (size_t c = 0, chunks = (bytes + STAGING_BYTES - 1) / STAGING_BYTES; !st && c < chunks; c++) {
+    for (size_t c = 0, chunks = tgl_gl_ceil_div(bytes, STAGING_BYTES); !st && c < chunks; c++) {
         size_t done = c * STAGING_BYTES, n = chunk_bytes(bytes, c);
         GLuint staging;
         if ((st = staging_buffer(b, (unsigned)(c & 1u), &staging)))
@@ -121,7 +121,7 @@ static tgl_status stage_out(tgl_backend *b, GLuint src, GLintptr at, size_t chun
 
 static tgl_status download_staged(tgl_backend *b, void *dst, GLuint src, GLintptr at, size_t bytes)
 {
-    size_t chunks = (bytes + STAGING_BYTES - 1) / STAGING_BYTES;
+    size_t chunks = tgl_gl_ceil_div(bytes, STAGING_BYTES);
     tgl_status st = chunks ? stage_out(b, src, at, 0, bytes) : TGL_OK;
     for (size_t c = 0; !st && c < chunks; c++) {
         if (c + 1 < chunks && (st = stage_out(b, src, at, c + 1, bytes)))
