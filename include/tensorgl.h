@@ -200,12 +200,19 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
 
 /* The op families, for tgl_supports. TGL_OP_GEMM covers tgl_gemm and tgl_gemm_batched (and, with
  * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention and tgl_attention_kv;
- * TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. */
+ * TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. TGL_OP_LIST(X)
+ * lists them as X(ID, name) in enum order (tgl_op_name returns the name as a string). */
+#define TGL_OP_LIST(X)                                                                             \
+    X(UNARY, unary) X(BINARY, binary) X(BINARY_BROADCAST, binary_broadcast) X(PERMUTE, permute)      \
+    X(FILL, fill) X(SCALE_ADD, scale_add) X(MAP, map) X(CAST, cast) X(REDUCE, reduce)                \
+    X(ARG_REDUCE, arg_reduce) X(SOFTMAX, softmax) X(LOG_SOFTMAX, log_softmax) X(RMSNORM, rmsnorm)    \
+    X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
+    X(ATTENTION, attention) X(CONV2D, conv2d)
 typedef enum {
-    TGL_OP_UNARY, TGL_OP_BINARY, TGL_OP_BINARY_BROADCAST, TGL_OP_PERMUTE, TGL_OP_FILL, TGL_OP_SCALE_ADD,
-    TGL_OP_MAP, TGL_OP_CAST, TGL_OP_REDUCE, TGL_OP_ARG_REDUCE, TGL_OP_SOFTMAX, TGL_OP_LOG_SOFTMAX,
-    TGL_OP_RMSNORM, TGL_OP_LAYERNORM, TGL_OP_ROPE, TGL_OP_GATHER_ROWS, TGL_OP_GEMM, TGL_OP_MATVEC,
-    TGL_OP_ATTENTION, TGL_OP_CONV2D, TGL_OP_COUNT
+#define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
+    TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
+#undef TGL_OP_ENUM_ENTRY_
+    TGL_OP_COUNT
 } tgl_op;
 
 /* Element types an op's data may have. */

@@ -6,6 +6,7 @@
 #include "testing.h"
 #include "core/trace.h"
 #include "core/trace_format.h"
+#include "core/trace_read.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -21,8 +22,10 @@ enum { N = 96, ROWS = 6, COLS = 16 };
 typedef struct outputs {
     float ew[N], mapped[N], bcast[ROWS * COLS], perm[ROWS * COLS], red[ROWS], gemm[ROWS * ROWS];
     float soft[ROWS * COLS], norm[ROWS * COLS], rope[ROWS * COLS], gathered[3 * COLS], attn[2 * 4 * 8];
-    float conv[2 * 3 * 3 * 4], back[N], scaled[N];
-    int32_t arg[ROWS];
+    float conv[2 * 3 * 3 * 4], back[N], scaled[N], logsoft[ROWS * COLS], layer[ROWS * COLS];
+    float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], gemm16_out[ROWS * ROWS];
+    int32_t arg[ROWS], argmin[COLS];
+    uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
 } outputs;
 
@@ -85,6 +88,24 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_copy_dtoh(b, o->soft, q, sizeof o->soft));
     OK(tgl_rmsnorm(b, pm, row, q, ROWS, COLS, 1e-5f));
     OK(tgl_copy_dtoh(b, o->norm, q, sizeof o->norm));
+    OK(tgl_log_softmax(b, pm, q, ROWS, COLS));
+    OK(tgl_copy_dtoh(b, o->logsoft, q, sizeof o->logsoft));
+    OK(tgl_layernorm(b, pm, row, py, q, ROWS, COLS, 1e-5f));
+    OK(tgl_copy_dtoh(b, o->layer, q, sizeof o->layer));
+    tgl_ptr amin = fresh(b, COLS * sizeof(int32_t)), cb = fresh(b, sizeof o->batched), mv = fresh(b, sizeof o->mv);
+    OK(tgl_argmin(b, pm, amin, (size_t[]){ROWS, COLS}, 2, 0));
+    OK(tgl_copy_dtoh(b, o->argmin, amin, sizeof o->argmin));
+    OK(tgl_gemm_batched(b, TGL_NO_TRANS, TGL_TRANS, ROWS, ROWS, COLS / 2, 1.0f, pm, COLS, COLS / 2, pm, COLS,
+                        COLS / 2, 0.0f, cb, ROWS, ROWS * ROWS, 2));
+    OK(tgl_copy_dtoh(b, o->batched, cb, sizeof o->batched));
+    OK(tgl_matvec(b, ROWS, COLS, pm, px, mv));
+    OK(tgl_copy_dtoh(b, o->mv, mv, sizeof o->mv));
+    tgl_ptr h16 = fresh(b, ROWS * COLS * 2), c16 = fresh(b, sizeof o->gemm16);
+    OK(tgl_cast_f32_f16(b, pm, h16, ROWS * COLS));
+    OK(tgl_fill(b, c, 0.0f, ROWS * ROWS));
+    OK(tgl_cast_f32_f16(b, c, c16, ROWS * ROWS));
+    OK(tgl_gemm_f16(b, TGL_NO_TRANS, TGL_TRANS, ROWS, ROWS, COLS, 1.0f, h16, COLS, h16, COLS, 0.0f, c16, ROWS));
+    OK(tgl_copy_dtoh(b, o->gemm16, c16, sizeof o->gemm16));
     OK(tgl_rope(b, pm, q, 1, ROWS, 1, COLS, 3, 10000.0f, TGL_ROPE_NEOX));
     OK(tgl_copy_dtoh(b, o->rope, q, sizeof o->rope));
     int32_t ids[3] = {4, 0, 4};
@@ -96,6 +117,8 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_ptr att = fresh(b, sizeof o->attn);
     OK(tgl_attention(b, px, py, px, att, 1, 2, 4, 4, 8, 0.35f, 1));
     OK(tgl_copy_dtoh(b, o->attn, att, sizeof o->attn));
+    OK(tgl_attention_kv(b, px, py, px, att, 1, 2, 4, 3, 6, 8, 0.35f, 0)); /* 3 of 6 cached positions */
+    OK(tgl_copy_dtoh(b, o->attn_kv, att, sizeof o->attn_kv));
     tgl_conv2d_desc d = {.batch = 2, .in_channels = 2, .in_h = 4, .in_w = 5, .out_channels = 3, .kernel_h = 2,
                          .kernel_w = 2};
     tgl_ptr conv = fresh(b, sizeof o->conv);
@@ -160,6 +183,24 @@ static tgl_status replay(const char *path, tgl_backend_kind kind, int compare)
     return tgl__replay(path, &o);
 }
 
+/* The workload makes every call of the op registry at least once and successfully, so the
+ * replay below round-trips each row's signature, capture and invoker: a row added without a
+ * call here fails. */
+static void every_row_recorded(const char *path)
+{
+    unsigned ok[TGL__FN_COUNT] = {0};
+    tgl__trace_reader r;
+    static tgl__rcall rc;
+    int done = 0;
+    assert_int_equal(tgl__reader_open(&r, path), TGL_OK);
+    while (tgl__reader_next(&r, &rc, &done) == TGL_OK && !done)
+        ok[rc.fn] += rc.status == TGL_OK;
+    tgl__reader_close(&r);
+    for (int fn = 0; fn < TGL__FN_COUNT; fn++)
+        if (!ok[fn])
+            fail_msg("%s: no successful call in the traced workload (tests/test_trace.c)", tgl__fn_name((tgl__fn)fn));
+}
+
 /* Records the workload on `kind` (checking the results equal an untraced run's, bit for bit)
  * and replays it on the CPU and GL backends with compare. */
 static void record_and_replay(tgl_backend_kind kind)
@@ -184,6 +225,7 @@ static void record_and_replay(tgl_backend_kind kind)
     assert_memory_equal(&plain, &traced, sizeof plain);
 
     trace_file(dir, path, sizeof path);
+    every_row_recorded(path);
     tgl_status st = replay(path, TGL_BACKEND_CPU, 1);
     assert_int_equal(st, TGL_OK);
     tgl_options o = {.kind = TGL_BACKEND_GL};

@@ -11,7 +11,7 @@
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_ALLOC, bytes, out);
+        return TGL__HOOK(ALLOC);
     tgl_status st = tgl__enter_host(b); /* buffer_create activates when it creates a buffer */
     if (st)
         return st;
@@ -47,7 +47,7 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
 TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_FREE, p);
+        return TGL__HOOK(FREE);
     /* Freeing after device loss is still allowed: it only releases host-side state. */
     if (!b)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "b: NULL backend");
@@ -82,7 +82,7 @@ TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
 TGL_API tgl_status tgl_copy_htod(tgl_backend *b, tgl_ptr dst, const void *src, size_t bytes)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_COPY_HTOD, dst, src, bytes);
+        return TGL__HOOK(COPY_HTOD);
     tgl_status st = tgl__enter(b);
     tgl__view d;
     if (st || bytes == 0)
@@ -97,7 +97,7 @@ TGL_API tgl_status tgl_copy_htod(tgl_backend *b, tgl_ptr dst, const void *src, s
 TGL_API tgl_status tgl_copy_dtoh(tgl_backend *b, void *dst, tgl_ptr src, size_t bytes)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_COPY_DTOH, dst, src, bytes);
+        return TGL__HOOK(COPY_DTOH);
     tgl_status st = tgl__enter(b);
     tgl__view s;
     if (st || bytes == 0)
@@ -112,7 +112,7 @@ TGL_API tgl_status tgl_copy_dtoh(tgl_backend *b, void *dst, tgl_ptr src, size_t 
 TGL_API tgl_status tgl_copy_dtod(tgl_backend *b, tgl_ptr dst, tgl_ptr src, size_t bytes)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_COPY_DTOD, dst, src, bytes);
+        return TGL__HOOK(COPY_DTOD);
     tgl_status st = tgl__enter(b);
     tgl__view d, s;
     if (st || bytes == 0)
@@ -128,7 +128,7 @@ TGL_API tgl_status tgl_copy_dtod(tgl_backend *b, tgl_ptr dst, tgl_ptr src, size_
 TGL_API tgl_status tgl_synchronize(tgl_backend *b)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_SYNCHRONIZE);
+        return TGL__HOOK(SYNCHRONIZE);
     tgl_status st = tgl__enter(b);
     return st ? st : tgl__leave(b, b->vt->synchronize(b));
 }
@@ -136,7 +136,7 @@ TGL_API tgl_status tgl_synchronize(tgl_backend *b)
 TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_ptr out, size_t n)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_UNARY, op, in, out, n);
+        return TGL__HOOK(UNARY);
     tgl_status st = tgl__enter(b);
     tgl__view vi, vo;
     if (st)
@@ -158,7 +158,7 @@ TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_p
                               size_t n)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_BINARY, op, a, bb, out, n);
+        return TGL__HOOK(BINARY);
     tgl_status st = tgl__enter(b);
     tgl__view va, vb, vo;
     if (st)

@@ -26,7 +26,7 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
                                     size_t head_dim, float scale, int causal)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_ATTENTION_KV, q, k, v, o, batch, heads, seq_q, seq_kv, kv_capacity, head_dim, scale, causal);
+        return TGL__HOOK(ATTENTION_KV);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;
@@ -63,6 +63,6 @@ TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v
                                  size_t heads, size_t seq_q, size_t seq_kv, size_t head_dim, float scale, int causal)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_ATTENTION, q, k, v, o, batch, heads, seq_q, seq_kv, head_dim, scale, causal);
+        return TGL__HOOK(ATTENTION);
     return tgl_attention_kv(b, q, k, v, o, batch, heads, seq_q, seq_kv, seq_kv, head_dim, scale, causal);
 }

@@ -62,7 +62,7 @@ TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_p
                               tgl_ptr bias, tgl_ptr output)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_CONV2D, desc, input, filter, bias, output);
+        return TGL__HOOK(CONV2D);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;

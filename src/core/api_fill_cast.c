@@ -8,7 +8,7 @@
 TGL_API tgl_status tgl_fill(tgl_backend *b, tgl_ptr out, float value, size_t n)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_FILL, out, value, n);
+        return TGL__HOOK(FILL);
     tgl_status st = tgl__enter(b);
     tgl__view vo;
     if (st || n == 0 || (st = tgl__resolve_array(b, "out", out, n, F32, &vo)))
@@ -21,7 +21,7 @@ TGL_API tgl_status tgl_fill(tgl_backend *b, tgl_ptr out, float value, size_t n)
 TGL_API tgl_status tgl_scale_add(tgl_backend *b, float alpha, tgl_ptr x, float beta, tgl_ptr y, size_t n)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_SCALE_ADD, alpha, x, beta, y, n);
+        return TGL__HOOK(SCALE_ADD);
     tgl_status st = tgl__enter(b);
     tgl__view vx, vy;
     if (st || n == 0)
@@ -54,13 +54,13 @@ static tgl_status cast(tgl_backend *b, int to_f16, tgl_ptr in, tgl_ptr out, size
 TGL_API tgl_status tgl_cast_f32_f16(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_CAST_F32_F16, in, out, n);
+        return TGL__HOOK(CAST_F32_F16);
     return cast(b, 1, in, out, n);
 }
 
 TGL_API tgl_status tgl_cast_f16_f32(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t n)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_CAST_F16_F32, in, out, n);
+        return TGL__HOOK(CAST_F16_F32);
     return cast(b, 0, in, out, n);
 }

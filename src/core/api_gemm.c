@@ -101,7 +101,7 @@ TGL_API tgl_status tgl_gemm(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, 
                             size_t ldc)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_GEMM, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc);
+        return TGL__HOOK(GEMM);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = 1, .alpha = alpha,
                    .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc};
     return gemm_common(b, &g, a, bm, c);
@@ -112,7 +112,7 @@ TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose 
                                 size_t ldc)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_GEMM_F16, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc);
+        return TGL__HOOK(GEMM_F16);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .f16 = 1, .m = m, .n = n, .k = k, .batch = 1,
                    .alpha = alpha, .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc};
     return gemm_common(b, &g, a, bm, c);
@@ -124,7 +124,7 @@ TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transp
                                     size_t stride_c, size_t batch)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_GEMM_BATCHED, ta, tb, m, n, k, alpha, a, lda, stride_a, bm, ldb, stride_b, beta, c, ldc, stride_c, batch);
+        return TGL__HOOK(GEMM_BATCHED);
     /* One product needs no strides: zero them so backends see one canonical form. */
     int one = batch == 1;
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = batch, .alpha = alpha,
@@ -136,7 +136,7 @@ TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transp
 TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr w, tgl_ptr x, tgl_ptr y)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_MATVEC, rows, cols, w, x, y);
+        return TGL__HOOK(MATVEC);
     tgl_status st = tgl__enter(b);
     size_t wn;
     tgl__view vw = {0}, vx = {0}, vy;

@@ -10,7 +10,7 @@ TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batc
                             size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_ROPE, in, out, batch, seq, heads, head_dim, pos_offset, theta, mode);
+        return TGL__HOOK(ROPE);
     tgl_status st = tgl__enter(b);
     size_t n = 0;
     tgl__view vi, vo;
@@ -42,7 +42,7 @@ TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, t
                                    size_t cols, size_t n_ids)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_GATHER_ROWS, table, ids, out, table_rows, cols, n_ids);
+        return TGL__HOOK(GATHER_ROWS);
     tgl_status st = tgl__enter(b);
     size_t table_n = 0, out_n = 0;
     tgl__view vt, vi, vo;

@@ -11,7 +11,7 @@ TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inpu
                            size_t n)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_MAP, expr, inputs, n_inputs, out, n);
+        return TGL__HOOK(MAP);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;

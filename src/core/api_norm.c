@@ -45,14 +45,14 @@ static tgl_status rows_op(tgl_backend *b, int kind, tgl_ptr in, tgl_ptr w, tgl_p
 TGL_API tgl_status tgl_softmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t rows, size_t cols)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_SOFTMAX, in, out, rows, cols);
+        return TGL__HOOK(SOFTMAX);
     return rows_op(b, TGL__ROWS_SOFTMAX, in, 0, 0, out, rows, cols, 0.0f);
 }
 
 TGL_API tgl_status tgl_log_softmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t rows, size_t cols)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_LOG_SOFTMAX, in, out, rows, cols);
+        return TGL__HOOK(LOG_SOFTMAX);
     return rows_op(b, TGL__ROWS_LOG_SOFTMAX, in, 0, 0, out, rows, cols, 0.0f);
 }
 
@@ -60,7 +60,7 @@ TGL_API tgl_status tgl_rmsnorm(tgl_backend *b, tgl_ptr in, tgl_ptr weight, tgl_p
                                size_t cols, float eps)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_RMSNORM, in, weight, out, rows, cols, eps);
+        return TGL__HOOK(RMSNORM);
     return rows_op(b, TGL__ROWS_RMSNORM, in, weight, 0, out, rows, cols, eps);
 }
 
@@ -68,6 +68,6 @@ TGL_API tgl_status tgl_layernorm(tgl_backend *b, tgl_ptr in, tgl_ptr gamma, tgl_
                                  size_t rows, size_t cols, float eps)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_LAYERNORM, in, gamma, beta, out, rows, cols, eps);
+        return TGL__HOOK(LAYERNORM);
     return rows_op(b, TGL__ROWS_LAYERNORM, in, gamma, beta, out, rows, cols, eps);
 }

@@ -55,7 +55,7 @@ TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_
                               const size_t *shape, size_t ndim, size_t axis)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_REDUCE, op, in, out, shape, ndim, axis);
+        return TGL__HOOK(REDUCE);
     tgl_status st = tgl__enter(b);
     reduce_shape r = {0};
     tgl__view vi, vo;
@@ -102,7 +102,7 @@ TGL_API tgl_status tgl_argmax(tgl_backend *b, tgl_ptr in, tgl_ptr out, const siz
                               size_t axis)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_ARGMAX, in, out, shape, ndim, axis);
+        return TGL__HOOK(ARGMAX);
     return arg_reduce(b, 1, in, out, shape, ndim, axis);
 }
 
@@ -110,6 +110,6 @@ TGL_API tgl_status tgl_argmin(tgl_backend *b, tgl_ptr in, tgl_ptr out, const siz
                               size_t axis)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_ARGMIN, in, out, shape, ndim, axis);
+        return TGL__HOOK(ARGMIN);
     return arg_reduce(b, 0, in, out, shape, ndim, axis);
 }

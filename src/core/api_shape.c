@@ -80,7 +80,7 @@ TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_pt
                                         tgl_ptr out)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_BINARY_BROADCAST, op, a, a_shape, a_ndim, bb, b_shape, b_ndim, out);
+        return TGL__HOOK(BINARY_BROADCAST);
     tgl_status st = tgl__enter(b);
     tgl__strided s = {0};
     tgl__view va, vb, vo;
@@ -109,7 +109,7 @@ TGL_API tgl_status tgl_permute(tgl_backend *b, tgl_ptr in, tgl_ptr out, const si
                                const size_t *perm)
 {
     if (tgl__hooked(b))
-        return tgl__hook_call(b, TGL__FN_PERMUTE, in, out, shape, ndim, perm);
+        return TGL__HOOK(PERMUTE);
     tgl_status st = tgl__enter(b);
     tgl__strided s = {0};
     tgl__view vi, vo;

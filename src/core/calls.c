@@ -1,17 +1,28 @@
-/* The call table (calls.h): names, signatures, and the one switch that turns a tgl__call back
- * into the C call. */
+/* The registry's calls as data (op_registry.h): names, signatures, the prototype checks, and
+ * the replay invoker that turns a tgl__call back into the C call. */
 #include "calls.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* A row that disagrees with the public prototype it names fails the build here. */
+#define CHECK_PROTOTYPE(id, cname, family, slot, dtypes, cmp, cost)                               \
+    _Static_assert(_Generic(&(cname), TGL__FN_TYPE(id): 1, default: 0),                          \
+                   #cname ": the prototype in tensorgl.h and its row in op_registry.h disagree"); \
+    _Static_assert(sizeof("" TGL__ARGS_##id(TGL__SIG_A, TGL__SIG_E, TGL__SIG_N)) - 1 <=           \
+                       TGL__CALL_MAX_ARGS,                                                        \
+                   #cname ": more arguments than a tgl__call holds");
+TGL__OPS(CHECK_PROTOTYPE)
+#undef CHECK_PROTOTYPE
+
 static const struct {
     const char *name, *sig;
     tgl__cmp_family family;
 } table[TGL__FN_COUNT] = {
-#define TGL__CALL_ROW(id, cname, sig, fam) [TGL__FN_##id] = {#cname, sig, TGL__CMP_##fam},
-    TGL__CALLS(TGL__CALL_ROW)
-#undef TGL__CALL_ROW
+#define ROW(id, cname, family, slot, dtypes, cmp, cost)                                           \
+    [TGL__FN_##id] = {#cname, "" TGL__ARGS_##id(TGL__SIG_A, TGL__SIG_E, TGL__SIG_N), TGL__CMP_##cmp},
+    TGL__OPS(ROW)
+#undef ROW
 };
 
 const char *tgl__fn_name(tgl__fn fn)
@@ -39,59 +50,21 @@ double tgl__cmp_threshold(tgl__cmp_family f)
     }
 }
 
-/* Argument accessors for the switch below. */
-#define E(i) ((int)(int64_t)c->args[i].u)
-#define Z(i) ((size_t)c->args[i].u)
-#define F(i) tgl__arg_f32(&c->args[i])
-#define P(i) ((tgl_ptr)c->args[i].u)
-#define AP(i, type) ((type)c->args[i].ptr)
+#define FWD_A(k, name) , s.name
+#define FWD_E(t, name) , s.name
+#define FWD_N(k, p, count) , s.p, s.count
 
 tgl_status tgl__call_invoke(tgl_backend *b, const tgl__call *c)
 {
     switch (c->fn) {
-    case TGL__FN_ALLOC: return tgl_alloc(b, Z(0), (tgl_ptr *)(uintptr_t)c->args[1].ptr);
-    case TGL__FN_FREE: return tgl_free(b, P(0));
-    case TGL__FN_COPY_HTOD: return tgl_copy_htod(b, P(0), c->args[1].ptr, Z(2));
-    case TGL__FN_COPY_DTOH: return tgl_copy_dtoh(b, (void *)(uintptr_t)c->args[0].ptr, P(1), Z(2));
-    case TGL__FN_COPY_DTOD: return tgl_copy_dtod(b, P(0), P(1), Z(2));
-    case TGL__FN_SYNCHRONIZE: return tgl_synchronize(b);
-    case TGL__FN_UNARY: return tgl_unary(b, (tgl_unary_op)E(0), P(1), P(2), Z(3));
-    case TGL__FN_BINARY: return tgl_binary(b, (tgl_binary_op)E(0), P(1), P(2), P(3), Z(4));
-    case TGL__FN_MAP: return tgl_map(b, AP(0, const char *), AP(1, const tgl_ptr *), Z(1), P(2), Z(3));
-    case TGL__FN_BINARY_BROADCAST:
-        return tgl_binary_broadcast(b, (tgl_binary_op)E(0), P(1), AP(2, const size_t *), Z(2), P(3),
-                                    AP(4, const size_t *), Z(4), P(5));
-    case TGL__FN_PERMUTE: return tgl_permute(b, P(0), P(1), AP(2, const size_t *), Z(2), AP(3, const size_t *));
-    case TGL__FN_REDUCE:
-        return tgl_reduce(b, (tgl_reduce_op)E(0), P(1), P(2), AP(3, const size_t *), Z(3), Z(4));
-    case TGL__FN_ARGMAX: return tgl_argmax(b, P(0), P(1), AP(2, const size_t *), Z(2), Z(3));
-    case TGL__FN_ARGMIN: return tgl_argmin(b, P(0), P(1), AP(2, const size_t *), Z(2), Z(3));
-    case TGL__FN_FILL: return tgl_fill(b, P(0), F(1), Z(2));
-    case TGL__FN_SCALE_ADD: return tgl_scale_add(b, F(0), P(1), F(2), P(3), Z(4));
-    case TGL__FN_CAST_F32_F16: return tgl_cast_f32_f16(b, P(0), P(1), Z(2));
-    case TGL__FN_CAST_F16_F32: return tgl_cast_f16_f32(b, P(0), P(1), Z(2));
-    case TGL__FN_SOFTMAX: return tgl_softmax(b, P(0), P(1), Z(2), Z(3));
-    case TGL__FN_LOG_SOFTMAX: return tgl_log_softmax(b, P(0), P(1), Z(2), Z(3));
-    case TGL__FN_RMSNORM: return tgl_rmsnorm(b, P(0), P(1), P(2), Z(3), Z(4), F(5));
-    case TGL__FN_LAYERNORM: return tgl_layernorm(b, P(0), P(1), P(2), P(3), Z(4), Z(5), F(6));
-    case TGL__FN_GEMM:
-        return tgl_gemm(b, (tgl_transpose)E(0), (tgl_transpose)E(1), Z(2), Z(3), Z(4), F(5), P(6), Z(7), P(8),
-                        Z(9), F(10), P(11), Z(12));
-    case TGL__FN_GEMM_BATCHED:
-        return tgl_gemm_batched(b, (tgl_transpose)E(0), (tgl_transpose)E(1), Z(2), Z(3), Z(4), F(5), P(6), Z(7),
-                                Z(8), P(9), Z(10), Z(11), F(12), P(13), Z(14), Z(15), Z(16));
-    case TGL__FN_GEMM_F16:
-        return tgl_gemm_f16(b, (tgl_transpose)E(0), (tgl_transpose)E(1), Z(2), Z(3), Z(4), F(5), P(6), Z(7),
-                            P(8), Z(9), F(10), P(11), Z(12));
-    case TGL__FN_MATVEC: return tgl_matvec(b, Z(0), Z(1), P(2), P(3), P(4));
-    case TGL__FN_ROPE:
-        return tgl_rope(b, P(0), P(1), Z(2), Z(3), Z(4), Z(5), Z(6), F(7), (tgl_rope_mode)E(8));
-    case TGL__FN_GATHER_ROWS: return tgl_gather_rows(b, P(0), P(1), P(2), Z(3), Z(4), Z(5));
-    case TGL__FN_ATTENTION:
-        return tgl_attention(b, P(0), P(1), P(2), P(3), Z(4), Z(5), Z(6), Z(7), Z(8), F(9), E(10));
-    case TGL__FN_ATTENTION_KV:
-        return tgl_attention_kv(b, P(0), P(1), P(2), P(3), Z(4), Z(5), Z(6), Z(7), Z(8), Z(9), F(10), E(11));
-    case TGL__FN_CONV2D: return tgl_conv2d(b, AP(0, const tgl_conv2d_desc *), P(1), P(2), P(3), P(4));
+#define INVOKE(id, cname, family, slot, dtypes, cmp, cost)                                        \
+    case TGL__FN_##id: {                                                                          \
+        tgl__args_##id s;                                                                         \
+        tgl__unpack_##id(c, &s);                                                                  \
+        return cname(b TGL__ARGS_##id(FWD_A, FWD_E, FWD_N));                                      \
+    }
+        TGL__OPS(INVOKE)
+#undef INVOKE
     default: return tgl__fail(b, TGL_ERR_INTERNAL, "call %d: not in the call table", (int)c->fn);
     }
 }
@@ -171,84 +144,4 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
         }
     }
     append(buf, size, &len, ")");
-}
-
-void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
-{
-    double f = 0, by = 0;
-    switch (c->fn) {
-    case TGL__FN_COPY_HTOD: case TGL__FN_COPY_DTOH: by = (double)Z(2); break;
-    case TGL__FN_COPY_DTOD: by = 2.0 * (double)Z(2); break;
-    case TGL__FN_UNARY: f = (double)Z(3); by = 8.0 * (double)Z(3); break;
-    case TGL__FN_BINARY: f = (double)Z(4); by = 12.0 * (double)Z(4); break;
-    case TGL__FN_MAP: f = (double)Z(3); by = 4.0 * (double)(Z(1) + 1) * (double)Z(3); break;
-    case TGL__FN_FILL: by = 4.0 * (double)Z(2); break;
-    case TGL__FN_SCALE_ADD: f = 3.0 * (double)Z(4); by = 12.0 * (double)Z(4); break;
-    case TGL__FN_CAST_F32_F16: case TGL__FN_CAST_F16_F32: by = 6.0 * (double)Z(2); break;
-    case TGL__FN_SOFTMAX: case TGL__FN_LOG_SOFTMAX: {
-        double n = (double)Z(2) * (double)Z(3);
-        f = 4.0 * n;
-        by = 8.0 * n;
-        break;
-    }
-    case TGL__FN_RMSNORM: case TGL__FN_LAYERNORM: {
-        double n = (double)Z(c->fn == TGL__FN_RMSNORM ? 3 : 4) * (double)Z(c->fn == TGL__FN_RMSNORM ? 4 : 5);
-        f = 4.0 * n;
-        by = 8.0 * n;
-        break;
-    }
-    case TGL__FN_GEMM: case TGL__FN_GEMM_F16: case TGL__FN_GEMM_BATCHED: {
-        double batch = c->fn == TGL__FN_GEMM_BATCHED ? (double)Z(16) : 1.0;
-        double m = (double)Z(2), n = (double)Z(3), k = (double)Z(4), es = c->fn == TGL__FN_GEMM_F16 ? 2.0 : 4.0;
-        f = 2.0 * m * n * k * batch;
-        by = es * (m * k + k * n + m * n) * batch;
-        break;
-    }
-    case TGL__FN_MATVEC:
-        f = 2.0 * (double)Z(0) * (double)Z(1);
-        by = 4.0 * ((double)Z(0) * (double)Z(1) + (double)Z(0) + (double)Z(1));
-        break;
-    case TGL__FN_ROPE: {
-        double n = (double)Z(2) * (double)Z(3) * (double)Z(4) * (double)Z(5);
-        f = 3.0 * n;
-        by = 8.0 * n;
-        break;
-    }
-    case TGL__FN_GATHER_ROWS: by = 8.0 * (double)Z(4) * (double)Z(5) + 4.0 * (double)Z(5); break;
-    case TGL__FN_ATTENTION: case TGL__FN_ATTENTION_KV: {
-        int kv = c->fn == TGL__FN_ATTENTION_KV;
-        double bh = (double)Z(4) * (double)Z(5), sq = (double)Z(6), sk = (double)Z(7);
-        double d = (double)Z(kv ? 9 : 8);
-        f = 4.0 * bh * sq * sk * d; /* q k^T and p v; causal masks are not discounted */
-        by = 4.0 * bh * d * (2.0 * sq + 2.0 * sk);
-        break;
-    }
-    case TGL__FN_CONV2D: {
-        const tgl_conv2d_desc *d = AP(0, const tgl_conv2d_desc *);
-        size_t oh, ow;
-        if (d && tgl_conv2d_output_size(d, &oh, &ow) == TGL_OK) {
-            double g = d->groups ? (double)d->groups : 1.0;
-            f = 2.0 * (double)d->batch * (double)d->out_channels * (double)oh * (double)ow *
-                ((double)d->in_channels / g) * (double)d->kernel_h * (double)d->kernel_w;
-            by = 4.0 * ((double)d->batch * (double)d->in_channels * (double)d->in_h * (double)d->in_w +
-                        (double)d->batch * (double)d->out_channels * (double)oh * (double)ow);
-        }
-        break;
-    }
-    case TGL__FN_REDUCE: case TGL__FN_ARGMAX: case TGL__FN_ARGMIN: case TGL__FN_BINARY_BROADCAST:
-    case TGL__FN_PERMUTE: {
-        /* Element count of the (first) shape argument. */
-        int si = c->fn == TGL__FN_REDUCE ? 3 : 2;
-        const size_t *shape = AP(si, const size_t *);
-        double n = shape ? 1.0 : 0.0;
-        for (size_t i = 0; shape && i < Z(si) && i < TGL_MAX_DIMS; i++)
-            n *= (double)shape[i];
-        f = c->fn == TGL__FN_PERMUTE ? 0.0 : n;
-        by = (c->fn == TGL__FN_PERMUTE || c->fn == TGL__FN_BINARY_BROADCAST ? 8.0 : 4.0) * n;
-        break;
-    }
-    default: break;
-    }
-    *flops = f;
-    *bytes = by;
 }

@@ -1,24 +1,11 @@
-/* The traced and profiled public calls, described as data: one table row per entry point
- * names it, gives its argument signature and its comparison family. The hook (hook.c) captures
- * a call's arguments into a tgl__call through the signature, and tgl__call_invoke makes the
- * same call from one; the trace writer, the trace reader and replay all work from the table.
- *
- * Signature letters, one per argument after the backend:
- *   e  int or enum              z  size_t                 f  float
- *   p  device pointer, not accessed (tgl_free)
- *   i  device pointer read by the call (its allocation is snapshotted before the call)
- *   o  written f32    O  written f16    I  written int32    b  written bytes (copies)
- *   x  read and written f32             X  read and written f16
- *   S  const size_t *array + size_t count (two C arguments)
- *   q  const size_t *array of the preceding S's count
- *   L  const tgl_ptr *list + size_t count (two C arguments), each read like i
- *   s  const char * (NUL-terminated)    c  const tgl_conv2d_desc *
- *   D  const void * host data of the following z's bytes (tgl_copy_htod)
- *   H  void * host destination (tgl_copy_dtoh)      A  tgl_ptr * result of tgl_alloc */
+/* The traced and profiled public calls as data: the ids, names and signatures the registry
+ * (op_registry.h) generates, the captured form of a call, and what the hook, the trace writer,
+ * the trace reader, replay and the profiler do with one. */
 #ifndef TGL_CORE_CALLS_H
 #define TGL_CORE_CALLS_H
 
 #include "internal.h"
+#include "op_registry.h"
 
 /* How a replay compares what a call wrote with what the trace recorded. */
 typedef enum {
@@ -28,43 +15,9 @@ typedef enum {
     TGL__CMP_F16          /* f16 results: 1e-5 */
 } tgl__cmp_family;
 
-/* X(id, C name, signature, family) */
-#define TGL__CALLS(X)                                                                  \
-    X(ALLOC, tgl_alloc, "zA", EXACT)                                                   \
-    X(FREE, tgl_free, "p", EXACT)                                                      \
-    X(COPY_HTOD, tgl_copy_htod, "bDz", EXACT)                                          \
-    X(COPY_DTOH, tgl_copy_dtoh, "Hiz", EXACT)                                          \
-    X(COPY_DTOD, tgl_copy_dtod, "biz", EXACT)                                          \
-    X(SYNCHRONIZE, tgl_synchronize, "", EXACT)                                         \
-    X(UNARY, tgl_unary, "eioz", ELEMENTWISE)                                           \
-    X(BINARY, tgl_binary, "eiioz", ELEMENTWISE)                                        \
-    X(MAP, tgl_map, "sLoz", ELEMENTWISE)                                               \
-    X(BINARY_BROADCAST, tgl_binary_broadcast, "eiSiSo", ELEMENTWISE)                   \
-    X(PERMUTE, tgl_permute, "ioSq", EXACT)                                             \
-    X(REDUCE, tgl_reduce, "eioSz", ACCUMULATE)                                         \
-    X(ARGMAX, tgl_argmax, "iISz", EXACT)                                               \
-    X(ARGMIN, tgl_argmin, "iISz", EXACT)                                               \
-    X(FILL, tgl_fill, "ofz", EXACT)                                                    \
-    X(SCALE_ADD, tgl_scale_add, "fifxz", ELEMENTWISE)                                  \
-    X(CAST_F32_F16, tgl_cast_f32_f16, "iOz", EXACT)                                    \
-    X(CAST_F16_F32, tgl_cast_f16_f32, "ioz", EXACT)                                    \
-    X(SOFTMAX, tgl_softmax, "iozz", ACCUMULATE)                                        \
-    X(LOG_SOFTMAX, tgl_log_softmax, "iozz", ACCUMULATE)                                \
-    X(RMSNORM, tgl_rmsnorm, "iiozzf", ACCUMULATE)                                      \
-    X(LAYERNORM, tgl_layernorm, "iiiozzf", ACCUMULATE)                                 \
-    X(GEMM, tgl_gemm, "eezzzfizizfxz", ACCUMULATE)                                     \
-    X(GEMM_BATCHED, tgl_gemm_batched, "eezzzfizzizzfxzzz", ACCUMULATE)                 \
-    X(GEMM_F16, tgl_gemm_f16, "eezzzfizizfXz", F16)                                    \
-    X(MATVEC, tgl_matvec, "zziio", ACCUMULATE)                                         \
-    X(ROPE, tgl_rope, "iozzzzzfe", ELEMENTWISE)                                        \
-    X(GATHER_ROWS, tgl_gather_rows, "iiozzz", EXACT)                                   \
-    X(ATTENTION, tgl_attention, "iiiozzzzzfe", ACCUMULATE)                             \
-    X(ATTENTION_KV, tgl_attention_kv, "iiiozzzzzzfe", ACCUMULATE)                      \
-    X(CONV2D, tgl_conv2d, "ciiio", ACCUMULATE)
-
 typedef enum {
-#define TGL__CALL_ID(id, name, sig, family) TGL__FN_##id,
-    TGL__CALLS(TGL__CALL_ID)
+#define TGL__CALL_ID(id, cname, family, slot, dtypes, cmp, cost) TGL__FN_##id,
+    TGL__OPS(TGL__CALL_ID)
 #undef TGL__CALL_ID
     TGL__FN_COUNT
 } tgl__fn;
@@ -84,17 +37,80 @@ typedef struct tgl__call {
     tgl__arg args[TGL__CALL_MAX_ARGS];
 } tgl__call;
 
-const char *tgl__fn_name(tgl__fn fn);
-const char *tgl__fn_signature(tgl__fn fn);
-tgl__cmp_family tgl__fn_family(tgl__fn fn);
-/* The NMSE a replay accepts for a family (0 for exact). */
-double tgl__cmp_threshold(tgl__cmp_family f);
-
 static inline float tgl__arg_f32(const tgl__arg *a)
 {
     union { uint32_t u; float f; } v = {.u = (uint32_t)a->u};
     return v.f;
 }
+
+static inline uint64_t tgl__f32_bits(float f)
+{
+    union { float f; uint32_t u; } v = {.f = f};
+    return v.u;
+}
+
+/* Storing an argument of each kind into a tgl__arg, and reading it back (hook, replay). */
+#define TGL__PUT_z(a, v) ((a)->u = (uint64_t)(v))
+#define TGL__PUT_f(a, v) ((a)->u = tgl__f32_bits(v))
+#define TGL__PUT_p(a, v) ((a)->u = (uint64_t)(v))
+#define TGL__PUT_i TGL__PUT_p
+#define TGL__PUT_o TGL__PUT_p
+#define TGL__PUT_O TGL__PUT_p
+#define TGL__PUT_I TGL__PUT_p
+#define TGL__PUT_b TGL__PUT_p
+#define TGL__PUT_x TGL__PUT_p
+#define TGL__PUT_X TGL__PUT_p
+#define TGL__PUT_q(a, v) ((a)->ptr = (v))
+#define TGL__PUT_s TGL__PUT_q
+#define TGL__PUT_c TGL__PUT_q
+#define TGL__PUT_D TGL__PUT_q
+#define TGL__PUT_H TGL__PUT_q
+#define TGL__PUT_A TGL__PUT_q
+#define TGL__GET_z(a) ((size_t)(a)->u)
+#define TGL__GET_f(a) tgl__arg_f32(a)
+#define TGL__GET_p(a) ((tgl_ptr)(a)->u)
+#define TGL__GET_i TGL__GET_p
+#define TGL__GET_o TGL__GET_p
+#define TGL__GET_O TGL__GET_p
+#define TGL__GET_I TGL__GET_p
+#define TGL__GET_b TGL__GET_p
+#define TGL__GET_x TGL__GET_p
+#define TGL__GET_X TGL__GET_p
+#define TGL__GET_q(a) ((const size_t *)(a)->ptr)
+#define TGL__GET_s(a) ((const char *)(a)->ptr)
+#define TGL__GET_c(a) ((const tgl_conv2d_desc *)(a)->ptr)
+#define TGL__GET_D(a) ((a)->ptr)
+#define TGL__GET_H(a) ((void *)(uintptr_t)(a)->ptr)   /* the caller's own buffer: writable */
+#define TGL__GET_A(a) ((tgl_ptr *)(uintptr_t)(a)->ptr)
+
+/* Each row's arguments as a struct, tgl__args_<ID> (the cost models read them). */
+#define TGL__ARGS_STRUCT(id, cname, family, slot, dtypes, cmp, cost)                  \
+    typedef struct tgl__args_##id {                                                   \
+        char none_; /* a struct needs a member; synchronize has no argument */       \
+        TGL__ARGS_##id(TGL__FIELD_A, TGL__FIELD_E, TGL__FIELD_N)                      \
+    } tgl__args_##id;
+TGL__OPS(TGL__ARGS_STRUCT)
+#undef TGL__ARGS_STRUCT
+
+#define TGL__UNPACK_A(k, name) s->name = TGL__GET_##k(a); a++;
+#define TGL__UNPACK_E(t, name) s->name = (t)(int64_t)a->u; a++;
+#define TGL__UNPACK_N(k, p, count) s->p = (TGL__T_##k)a->ptr; s->count = (size_t)a->u; a++;
+/* tgl__unpack_<ID>(call, struct): a captured call's arguments into the row's struct. */
+#define TGL__UNPACK_FN(id, cname, family, slot, dtypes, cmp, cost)                            \
+    static inline void tgl__unpack_##id(const tgl__call *c, tgl__args_##id *s)                \
+    {                                                                                         \
+        const tgl__arg *a = c->args;                                                          \
+        s->none_ = 0;                                                                         \
+        TGL__ARGS_##id(TGL__UNPACK_A, TGL__UNPACK_E, TGL__UNPACK_N)(void) a;                  \
+    }
+TGL__OPS(TGL__UNPACK_FN)
+#undef TGL__UNPACK_FN
+
+const char *tgl__fn_name(tgl__fn fn);
+const char *tgl__fn_signature(tgl__fn fn);
+tgl__cmp_family tgl__fn_family(tgl__fn fn);
+/* The NMSE a replay accepts for a family (0 for exact). */
+double tgl__cmp_threshold(tgl__cmp_family f);
 
 /* Makes the call `c` describes on b and returns its status. */
 tgl_status tgl__call_invoke(tgl_backend *b, const tgl__call *c);
@@ -102,7 +118,8 @@ tgl_status tgl__call_invoke(tgl_backend *b, const tgl__call *c);
 /* Writes "name(arg, arg, ...)" into buf (device pointers as given, arrays in brackets). */
 void tgl__call_format(const tgl__call *c, char *buf, size_t size);
 
-/* Estimated work of a call for the profiler: floating-point operations and bytes moved. */
+/* Estimated work of a call for the profiler: floating-point operations and bytes moved
+ * (op_cost.c, the rows' cost models). */
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes);
 
 #endif

@@ -2,56 +2,41 @@
  * and is made again from the captured form (so what is recorded is exactly what ran). */
 #include "trace.h"
 
-#include <stdarg.h>
 
-/* Reads the C arguments of fn from ap into c, as its signature says. */
-static void capture(tgl__call *c, va_list ap)
+/* Records and times the captured call around the real one, which is made from the captured
+ * form (so what is recorded is exactly what ran); returns the real call's status. */
+static tgl_status run(tgl_backend *b, const tgl__call *c)
 {
-    const char *sig = tgl__fn_signature(c->fn);
-    for (size_t i = 0; i < TGL__CALL_MAX_ARGS && sig[i]; i++) {
-        tgl__arg *a = &c->args[i];
-        switch (sig[i]) {
-        case 'e': a->u = (uint64_t)(int64_t)va_arg(ap, int); break;
-        case 'z': a->u = va_arg(ap, size_t); break;
-        case 'f': {
-            union { float f; uint32_t u; } v = {.f = (float)va_arg(ap, double)};
-            a->u = v.u;
-            break;
-        }
-        case 'S': a->ptr = va_arg(ap, const size_t *); a->u = va_arg(ap, size_t); break;
-        case 'q': a->ptr = va_arg(ap, const size_t *); break;
-        case 'L': a->ptr = va_arg(ap, const tgl_ptr *); a->u = va_arg(ap, size_t); break;
-        case 's': a->ptr = va_arg(ap, const char *); break;
-        case 'c': a->ptr = va_arg(ap, const tgl_conv2d_desc *); break;
-        case 'D': a->ptr = va_arg(ap, const void *); break;
-        case 'H': a->ptr = va_arg(ap, void *); break;
-        case 'A': a->ptr = va_arg(ap, tgl_ptr *); break;
-        default: a->u = va_arg(ap, tgl_ptr); break; /* device pointers */
-        }
-    }
-}
-
-tgl_status tgl__hook_call(tgl_backend *b, tgl__fn fn, ...)
-{
-    tgl__call c = {.fn = fn};
-    va_list ap;
-    va_start(ap, fn);
-    capture(&c, ap);
-    va_end(ap);
-
     b->hook_busy = 1;
     if (b->trace)
-        tgl__trace_before(b, &c);
+        tgl__trace_before(b, c);
     if (b->profile)
         tgl__profile_call_start(b);
-    tgl_status st = tgl__call_invoke(b, &c);
+    tgl_status st = tgl__call_invoke(b, c);
     if (b->profile)
-        tgl__profile_call_end(b, &c, st);
+        tgl__profile_call_end(b, c, st);
     if (b->trace)
-        tgl__trace_after(b, &c, st);
+        tgl__trace_after(b, c, st);
     b->hook_busy = 0;
     return st;
 }
+
+#define PACK_A(k, name) TGL__PUT_##k(tgl__cur, name); tgl__cur++;
+#define PACK_E(t, name) tgl__cur->u = (uint64_t)(int64_t)(name); tgl__cur++;
+#define PACK_N(k, p, count) tgl__cur->ptr = (p); tgl__cur->u = (uint64_t)(count); tgl__cur++;
+
+/* tgl__hook_<ID>: the row's parameters, typed as the public prototype, captured in order. */
+#define HOOK(id, cname, family, slot, dtypes, cmp, cost)                                          \
+    tgl_status tgl__hook_##id(tgl_backend *b TGL__ARGS_##id(TGL__PARAM_A, TGL__PARAM_E, TGL__PARAM_N)) \
+    {                                                                                             \
+        tgl__call tgl__rec = {.fn = TGL__FN_##id};                                                \
+        tgl__arg *tgl__cur = tgl__rec.args;                                                       \
+        TGL__ARGS_##id(PACK_A, PACK_E, PACK_N)                                                    \
+        (void)tgl__cur;                                                                           \
+        return run(b, &tgl__rec);                                                                 \
+    }
+TGL__OPS(HOOK)
+#undef HOOK
 
 tgl_status tgl__zero_alloc(tgl_backend *b, tgl_ptr p, size_t bytes)
 {

@@ -1,12 +1,13 @@
-/* tgl_supports: which op families a backend runs, for which element types. The answer comes
- * from the backend's own vtable (an op it lacks returns TGL_ERR_UNSUPPORTED from the call, and
- * NONE here), so the two cannot disagree. */
-#include "internal.h"
+/* tgl_supports: which op families a backend runs, for which element types, answered from the
+ * registry (op_registry.h): an op family runs on a dtype where one of its rows takes that dtype
+ * and the backend's vtable has the row's slot (an op a backend lacks returns
+ * TGL_ERR_UNSUPPORTED from the call, and NONE here), so the two cannot disagree. */
+#include "calls.h"
 
 static const char *const op_names[TGL_OP_COUNT] = {
-    "unary", "binary", "binary_broadcast", "permute", "fill", "scale_add", "map",
-    "cast", "reduce", "arg_reduce", "softmax", "log_softmax", "rmsnorm", "layernorm",
-    "rope", "gather_rows", "gemm", "matvec", "attention", "conv2d",
+#define OP_NAME(id, name) [TGL_OP_##id] = #name,
+    TGL_OP_LIST(OP_NAME)
+#undef OP_NAME
 };
 
 TGL_API const char *tgl_op_name(tgl_op op)
@@ -19,41 +20,36 @@ TGL_API const char *tgl_dtype_name(tgl_dtype dtype)
     return dtype == TGL_DTYPE_F32 ? "f32" : dtype == TGL_DTYPE_F16 ? "f16" : NULL;
 }
 
-/* 1 when the vtable has the entry point op needs. */
-static int implemented(const tgl__vtable *vt, tgl_op op)
+static const struct {
+    int family;      /* tgl_op, or TGL__NO_OP */
+    unsigned dtypes; /* TGL__DT mask */
+} rows[TGL__FN_COUNT] = {
+#define ROW(id, cname, family, slot, dtypes, cmp, cost) [TGL__FN_##id] = {family, dtypes},
+    TGL__OPS(ROW)
+#undef ROW
+};
+
+/* 1 when the vtable has the entry point the row's calls reach. */
+static int implemented(const tgl__vtable *vt, tgl__fn fn)
 {
-    switch (op) {
-    case TGL_OP_UNARY: return vt->unary != NULL;
-    case TGL_OP_BINARY: return vt->binary != NULL;
-    case TGL_OP_BINARY_BROADCAST:
-    case TGL_OP_PERMUTE: return vt->strided != NULL;
-    case TGL_OP_FILL: return vt->fill != NULL;
-    case TGL_OP_SCALE_ADD: return vt->scale_add != NULL;
-    case TGL_OP_MAP: return vt->map != NULL;
-    case TGL_OP_CAST: return vt->cast != NULL;
-    case TGL_OP_REDUCE: return vt->reduce != NULL;
-    case TGL_OP_ARG_REDUCE: return vt->arg_reduce != NULL;
-    case TGL_OP_SOFTMAX:
-    case TGL_OP_LOG_SOFTMAX:
-    case TGL_OP_RMSNORM:
-    case TGL_OP_LAYERNORM: return vt->rows != NULL;
-    case TGL_OP_ROPE: return vt->rope != NULL;
-    case TGL_OP_GATHER_ROWS: return vt->gather_rows != NULL;
-    case TGL_OP_GEMM: return vt->gemm != NULL;
-    case TGL_OP_MATVEC: return vt->matvec != NULL;
-    case TGL_OP_ATTENTION: return vt->attention != NULL;
-    case TGL_OP_CONV2D: return vt->conv2d != NULL;
-    case TGL_OP_COUNT: break;
+    switch (fn) {
+#define SLOT(id, cname, family, slot, dtypes, cmp, cost) \
+    case TGL__FN_##id: return vt->slot != NULL;
+        TGL__OPS(SLOT)
+#undef SLOT
+    default: return 0;
     }
-    return 0;
 }
 
 TGL_API tgl_support tgl_supports(tgl_backend *b, tgl_op op, tgl_dtype dtype)
 {
-    if (!b || (unsigned)op >= TGL_OP_COUNT || (unsigned)dtype >= TGL_DTYPE_COUNT || !implemented(b->vt, op))
+    if (!b || (unsigned)op >= TGL_OP_COUNT || (unsigned)dtype >= TGL_DTYPE_COUNT)
         return TGL_SUPPORT_NONE;
-    if (dtype == TGL_DTYPE_F32)
-        return TGL_SUPPORT_NATIVE;
-    /* f16: stored as IEEE binary16, computed in f32 (GL: unpackHalf2x16; CPU: in double). */
-    return op == TGL_OP_GEMM || op == TGL_OP_CAST ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE;
+    for (int fn = 0; fn < TGL__FN_COUNT; fn++) {
+        if (rows[fn].family != (int)op || !(rows[fn].dtypes & (1u << dtype)) || !implemented(b->vt, (tgl__fn)fn))
+            continue;
+        /* Other types are stored as such and computed in f32 (GL: unpackHalf2x16; CPU: in double). */
+        return dtype == TGL_DTYPE_F32 ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_CONVERTED;
+    }
+    return TGL_SUPPORT_NONE;
 }

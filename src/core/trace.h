@@ -4,16 +4,19 @@
 
 #include "calls.h"
 
-/* True when a public call on b must go through tgl__hook_call (tracing or profiling is on and
- * the hook is not already running a call of its own). */
+/* True when a public call on b must go through its hook, TGL__HOOK(<ID>) (tracing or profiling
+ * is on and the hook is not already running a call of its own). */
 static inline int tgl__hooked(const tgl_backend *b)
 {
     return b && (b->trace || b->profile) && !b->hook_busy;
 }
 
-/* Captures the call's C arguments (as the signature of fn says), records and times it around
- * the real call, and returns the real call's status. */
-tgl_status tgl__hook_call(tgl_backend *b, tgl__fn fn, ...);
+/* The hooks, one per registry row (hook.c): each captures the call's arguments, records and
+ * times it around the real call, and returns the real call's status. */
+#define TGL__HOOK_DECL(id, cname, family, slot, dtypes, cmp, cost) \
+    tgl_status tgl__hook_##id(tgl_backend *b TGL__ARGS_##id(TGL__PARAM_A, TGL__PARAM_E, TGL__PARAM_N));
+TGL__OPS(TGL__HOOK_DECL)
+#undef TGL__HOOK_DECL
 
 /* Zeroes a new allocation, so bytes no call wrote compare equal between a run and its replay. */
 tgl_status tgl__zero_alloc(tgl_backend *b, tgl_ptr p, size_t bytes);

@@ -1,0 +1,166 @@
+/* The profiler's cost models, one per registry row (op_registry.h names it): the floating-point
+ * operations and bytes a call moves, estimated from its arguments, for the GFLOP/s and GB/s
+ * columns of TGL_PROFILE. Each takes its row's argument struct, so it reads arguments by name. */
+#include "calls.h"
+
+/* Rows whose work is not worth a figure (allocation, synchronization). */
+#define cost_none(s, o) ((void)(s), (void)(o))
+
+typedef struct cost {
+    double flops, bytes;
+} cost;
+
+static double prod(const size_t *shape, size_t ndim)
+{
+    double n = shape ? 1.0 : 0.0;
+    for (size_t i = 0; shape && i < ndim && i < TGL_MAX_DIMS; i++)
+        n *= (double)shape[i];
+    return n;
+}
+
+static void cost_copy_htod(const tgl__args_COPY_HTOD *a, cost *o) { o->bytes = (double)a->bytes; }
+static void cost_copy_dtoh(const tgl__args_COPY_DTOH *a, cost *o) { o->bytes = (double)a->bytes; }
+static void cost_copy_dtod(const tgl__args_COPY_DTOD *a, cost *o) { o->bytes = 2.0 * (double)a->bytes; }
+
+static void cost_unary(const tgl__args_UNARY *a, cost *o)
+{
+    o->flops = (double)a->n;
+    o->bytes = 8.0 * (double)a->n;
+}
+
+static void cost_binary(const tgl__args_BINARY *a, cost *o)
+{
+    o->flops = (double)a->n;
+    o->bytes = 12.0 * (double)a->n;
+}
+
+static void cost_map(const tgl__args_MAP *a, cost *o)
+{
+    o->flops = (double)a->n;
+    o->bytes = 4.0 * (double)(a->n_inputs + 1) * (double)a->n;
+}
+
+static void cost_binary_broadcast(const tgl__args_BINARY_BROADCAST *a, cost *o)
+{
+    double n = prod(a->a_shape, a->a_ndim);
+    o->flops = n;
+    o->bytes = 8.0 * n;
+}
+
+static void cost_permute(const tgl__args_PERMUTE *a, cost *o) { o->bytes = 8.0 * prod(a->shape, a->ndim); }
+
+static void cost_reduce(const tgl__args_REDUCE *a, cost *o)
+{
+    double n = prod(a->shape, a->ndim);
+    o->flops = n;
+    o->bytes = 4.0 * n;
+}
+
+static void cost_argmax(const tgl__args_ARGMAX *a, cost *o)
+{
+    double n = prod(a->shape, a->ndim);
+    o->flops = n;
+    o->bytes = 4.0 * n;
+}
+
+static void cost_argmin(const tgl__args_ARGMIN *a, cost *o)
+{
+    double n = prod(a->shape, a->ndim);
+    o->flops = n;
+    o->bytes = 4.0 * n;
+}
+
+static void cost_fill(const tgl__args_FILL *a, cost *o) { o->bytes = 4.0 * (double)a->n; }
+
+static void cost_scale_add(const tgl__args_SCALE_ADD *a, cost *o)
+{
+    o->flops = 3.0 * (double)a->n;
+    o->bytes = 12.0 * (double)a->n;
+}
+
+/* Both casts read 4 + write 2 bytes or the reverse: one model for the two rows. */
+#define cost_cast(s, o) ((o)->bytes = 6.0 * (double)(s)->n)
+
+static void rows_cost(size_t rows, size_t cols, cost *o)
+{
+    double n = (double)rows * (double)cols;
+    o->flops = 4.0 * n;
+    o->bytes = 8.0 * n;
+}
+
+#define cost_softmax(s, o) rows_cost((s)->rows, (s)->cols, o)
+#define cost_rmsnorm(s, o) rows_cost((s)->rows, (s)->cols, o)
+#define cost_layernorm(s, o) rows_cost((s)->rows, (s)->cols, o)
+
+static void gemm_cost(size_t m, size_t n, size_t k, size_t batch, double elem_size, cost *o)
+{
+    double dm = (double)m, dn = (double)n, dk = (double)k, db = (double)batch;
+    o->flops = 2.0 * dm * dn * dk * db;
+    o->bytes = elem_size * (dm * dk + dk * dn + dm * dn) * db;
+}
+
+#define cost_gemm(s, o) gemm_cost((s)->m, (s)->n, (s)->k, 1, 4.0, o)
+#define cost_gemm_f16(s, o) gemm_cost((s)->m, (s)->n, (s)->k, 1, 2.0, o)
+#define cost_gemm_batched(s, o) gemm_cost((s)->m, (s)->n, (s)->k, (s)->batch, 4.0, o)
+
+static void cost_matvec(const tgl__args_MATVEC *a, cost *o)
+{
+    double r = (double)a->rows, c = (double)a->cols;
+    o->flops = 2.0 * r * c;
+    o->bytes = 4.0 * (r * c + r + c);
+}
+
+static void cost_rope(const tgl__args_ROPE *a, cost *o)
+{
+    double n = (double)a->batch * (double)a->seq * (double)a->heads * (double)a->head_dim;
+    o->flops = 3.0 * n;
+    o->bytes = 8.0 * n;
+}
+
+static void cost_gather_rows(const tgl__args_GATHER_ROWS *a, cost *o)
+{
+    o->bytes = 8.0 * (double)a->cols * (double)a->n_ids + 4.0 * (double)a->n_ids;
+}
+
+/* q k^T and p v; causal masks are not discounted. */
+static void attention_cost(size_t batch, size_t heads, size_t seq_q, size_t seq_kv, size_t head_dim, cost *o)
+{
+    double bh = (double)batch * (double)heads, sq = (double)seq_q, sk = (double)seq_kv, d = (double)head_dim;
+    o->flops = 4.0 * bh * sq * sk * d;
+    o->bytes = 4.0 * bh * d * (2.0 * sq + 2.0 * sk);
+}
+
+#define cost_attention(s, o) attention_cost((s)->batch, (s)->heads, (s)->seq_q, (s)->seq_kv, (s)->head_dim, o)
+#define cost_attention_kv(s, o) attention_cost((s)->batch, (s)->heads, (s)->seq_q, (s)->seq_kv, (s)->head_dim, o)
+
+static void cost_conv2d(const tgl__args_CONV2D *a, cost *o)
+{
+    const tgl_conv2d_desc *d = a->desc;
+    size_t oh, ow;
+    if (!d || tgl_conv2d_output_size(d, &oh, &ow) != TGL_OK)
+        return;
+    double g = d->groups ? (double)d->groups : 1.0;
+    o->flops = 2.0 * (double)d->batch * (double)d->out_channels * (double)oh * (double)ow *
+               ((double)d->in_channels / g) * (double)d->kernel_h * (double)d->kernel_w;
+    o->bytes = 4.0 * ((double)d->batch * (double)d->in_channels * (double)d->in_h * (double)d->in_w +
+                      (double)d->batch * (double)d->out_channels * (double)oh * (double)ow);
+}
+
+void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
+{
+    cost o = {0, 0};
+    switch (c->fn) {
+#define COST(id, cname, family, slot, dtypes, cmp, model) \
+    case TGL__FN_##id: {                                  \
+        tgl__args_##id s;                                 \
+        tgl__unpack_##id(c, &s);                          \
+        model(&s, &o);                                    \
+        break;                                            \
+    }
+        TGL__OPS(COST)
+#undef COST
+    default: break;
+    }
+    *flops = o.flops;
+    *bytes = o.bytes;
+}

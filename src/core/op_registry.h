@@ -1,0 +1,173 @@
+/* The op registry: every public entry point that the hook traces, profiles and replays is
+ * declared here once, and everything that is bookkeeping about it is generated from that
+ * declaration (calls.h, calls.c, hook.c, supports.c):
+ *
+ *   - its call id (TGL__FN_<ID>), name and trace signature;
+ *   - a compile-time check that the public prototype in tensorgl.h takes exactly the argument
+ *     types of the row, in order (a disagreement is a build error, not a corrupt trace);
+ *   - the typed hook tgl__hook_<ID> that captures the arguments, and TGL__HOOK(<ID>), which a
+ *     public wrapper returns through when tracing or profiling is on: it forwards the wrapper's
+ *     own parameters by the row's names, so a renamed or missing parameter fails to compile;
+ *   - the replay invoker (a recorded call made again) and the argument struct the cost model
+ *     reads;
+ *   - the tgl_supports answer: the op family (tgl_op), the vtable slot whose presence says a
+ *     backend runs it, and the element types it takes.
+ *
+ * A row: X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model), and beside it
+ * TGL__ARGS_<ID>(ARG, ENUM, ARR), its arguments after the backend, in prototype order:
+ *   ARG(kind, name)         one C argument of a kind below
+ *   ENUM(type, name)        an int or enum argument of that C type (kind e)
+ *   ARR(kind, ptr, count)   an array and its length, two C arguments (kinds S and L)
+ * Kinds (the trace signature letters; docs/trace-format.md):
+ *   z size_t   f float   p device pointer, not accessed (tgl_free)
+ *   i device pointer read by the call (its allocation is snapshotted before the call)
+ *   o written f32   O written f16   I written int32   b written bytes (copies)
+ *   x read and written f32   X read and written f16
+ *   S const size_t * + its count   q const size_t * of the preceding S's count
+ *   L const tgl_ptr * + its count, each read like i
+ *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *
+ *   D const void * host data of the following z's bytes   H void * host destination
+ *   A tgl_ptr * result of tgl_alloc
+ * The family is TGL__NO_OP for calls that are not ops (memory, copies); the dtypes are a mask
+ * of TGL__DT(F32), TGL__DT(F16). The cost model is a function in op_cost.c named cost_<name>
+ * taking the row's argument struct, or cost_none.
+ *
+ * Rows are never reordered or removed: the call id is what a trace file stores. New rows go at
+ * the end. */
+#ifndef TGL_CORE_OP_REGISTRY_H
+#define TGL_CORE_OP_REGISTRY_H
+
+#include "tensorgl.h"
+
+#define TGL__NO_OP (-1)
+#define TGL__DT(t) (1u << TGL_DTYPE_##t)
+#define TGL__DT_NONE 0u
+
+#define TGL__ARGS_ALLOC(ARG, ENUM, ARR) ARG(z, bytes) ARG(A, out)
+#define TGL__ARGS_FREE(ARG, ENUM, ARR) ARG(p, p)
+#define TGL__ARGS_COPY_HTOD(ARG, ENUM, ARR) ARG(b, dst) ARG(D, src) ARG(z, bytes)
+#define TGL__ARGS_COPY_DTOH(ARG, ENUM, ARR) ARG(H, dst) ARG(i, src) ARG(z, bytes)
+#define TGL__ARGS_COPY_DTOD(ARG, ENUM, ARR) ARG(b, dst) ARG(i, src) ARG(z, bytes)
+#define TGL__ARGS_SYNCHRONIZE(ARG, ENUM, ARR)
+#define TGL__ARGS_UNARY(ARG, ENUM, ARR) ENUM(tgl_unary_op, op) ARG(i, in) ARG(o, out) ARG(z, n)
+#define TGL__ARGS_BINARY(ARG, ENUM, ARR) ENUM(tgl_binary_op, op) ARG(i, a) ARG(i, bb) ARG(o, out) ARG(z, n)
+#define TGL__ARGS_MAP(ARG, ENUM, ARR) ARG(s, expr) ARR(L, inputs, n_inputs) ARG(o, out) ARG(z, n)
+#define TGL__ARGS_BINARY_BROADCAST(ARG, ENUM, ARR) \
+    ENUM(tgl_binary_op, op) ARG(i, a) ARR(S, a_shape, a_ndim) ARG(i, bb) ARR(S, b_shape, b_ndim) ARG(o, out)
+#define TGL__ARGS_PERMUTE(ARG, ENUM, ARR) ARG(i, in) ARG(o, out) ARR(S, shape, ndim) ARG(q, perm)
+#define TGL__ARGS_REDUCE(ARG, ENUM, ARR) ENUM(tgl_reduce_op, op) ARG(i, in) ARG(o, out) ARR(S, shape, ndim) ARG(z, axis)
+#define TGL__ARGS_ARGMAX(ARG, ENUM, ARR) ARG(i, in) ARG(I, out) ARR(S, shape, ndim) ARG(z, axis)
+#define TGL__ARGS_ARGMIN(ARG, ENUM, ARR) ARG(i, in) ARG(I, out) ARR(S, shape, ndim) ARG(z, axis)
+#define TGL__ARGS_FILL(ARG, ENUM, ARR) ARG(o, out) ARG(f, value) ARG(z, n)
+#define TGL__ARGS_SCALE_ADD(ARG, ENUM, ARR) ARG(f, alpha) ARG(i, x) ARG(f, beta) ARG(x, y) ARG(z, n)
+#define TGL__ARGS_CAST_F32_F16(ARG, ENUM, ARR) ARG(i, in) ARG(O, out) ARG(z, n)
+#define TGL__ARGS_CAST_F16_F32(ARG, ENUM, ARR) ARG(i, in) ARG(o, out) ARG(z, n)
+#define TGL__ARGS_SOFTMAX(ARG, ENUM, ARR) ARG(i, in) ARG(o, out) ARG(z, rows) ARG(z, cols)
+#define TGL__ARGS_LOG_SOFTMAX(ARG, ENUM, ARR) ARG(i, in) ARG(o, out) ARG(z, rows) ARG(z, cols)
+#define TGL__ARGS_RMSNORM(ARG, ENUM, ARR) ARG(i, in) ARG(i, weight) ARG(o, out) ARG(z, rows) ARG(z, cols) ARG(f, eps)
+#define TGL__ARGS_LAYERNORM(ARG, ENUM, ARR) \
+    ARG(i, in) ARG(i, gamma) ARG(i, beta) ARG(o, out) ARG(z, rows) ARG(z, cols) ARG(f, eps)
+#define TGL__ARGS_GEMM(ARG, ENUM, ARR)                                                                   \
+    ENUM(tgl_transpose, ta) ENUM(tgl_transpose, tb) ARG(z, m) ARG(z, n) ARG(z, k) ARG(f, alpha) ARG(i, a) ARG(z, lda) \
+    ARG(i, bm) ARG(z, ldb) ARG(f, beta) ARG(x, c) ARG(z, ldc)
+#define TGL__ARGS_GEMM_BATCHED(ARG, ENUM, ARR)                                                           \
+    ENUM(tgl_transpose, ta) ENUM(tgl_transpose, tb) ARG(z, m) ARG(z, n) ARG(z, k) ARG(f, alpha) ARG(i, a) ARG(z, lda) \
+    ARG(z, stride_a) ARG(i, bm) ARG(z, ldb) ARG(z, stride_b) ARG(f, beta) ARG(x, c) ARG(z, ldc) ARG(z, stride_c)    \
+    ARG(z, batch)
+#define TGL__ARGS_GEMM_F16(ARG, ENUM, ARR)                                                               \
+    ENUM(tgl_transpose, ta) ENUM(tgl_transpose, tb) ARG(z, m) ARG(z, n) ARG(z, k) ARG(f, alpha) ARG(i, a) ARG(z, lda) \
+    ARG(i, bm) ARG(z, ldb) ARG(f, beta) ARG(X, c) ARG(z, ldc)
+#define TGL__ARGS_MATVEC(ARG, ENUM, ARR) ARG(z, rows) ARG(z, cols) ARG(i, w) ARG(i, x) ARG(o, y)
+#define TGL__ARGS_ROPE(ARG, ENUM, ARR)                                                                    \
+    ARG(i, in) ARG(o, out) ARG(z, batch) ARG(z, seq) ARG(z, heads) ARG(z, head_dim) ARG(z, pos_offset) ARG(f, theta) \
+    ENUM(tgl_rope_mode, mode)
+#define TGL__ARGS_GATHER_ROWS(ARG, ENUM, ARR) ARG(i, table) ARG(i, ids) ARG(o, out) ARG(z, table_rows) ARG(z, cols) ARG(z, n_ids)
+#define TGL__ARGS_ATTENTION(ARG, ENUM, ARR)                                                               \
+    ARG(i, q) ARG(i, k) ARG(i, v) ARG(o, o) ARG(z, batch) ARG(z, heads) ARG(z, seq_q) ARG(z, seq_kv) ARG(z, head_dim) \
+    ARG(f, scale) ENUM(int, causal)
+#define TGL__ARGS_ATTENTION_KV(ARG, ENUM, ARR)                                                            \
+    ARG(i, q) ARG(i, k) ARG(i, v) ARG(o, o) ARG(z, batch) ARG(z, heads) ARG(z, seq_q) ARG(z, seq_kv)                \
+    ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
+#define TGL__ARGS_CONV2D(ARG, ENUM, ARR) ARG(c, desc) ARG(i, input) ARG(i, filter) ARG(i, bias) ARG(o, output)
+
+/* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model) */
+#define TGL__OPS(X)                                                                                        \
+    X(ALLOC, tgl_alloc, TGL__NO_OP, buffer_create, TGL__DT_NONE, EXACT, cost_none)                         \
+    X(FREE, tgl_free, TGL__NO_OP, buffer_destroy, TGL__DT_NONE, EXACT, cost_none)                          \
+    X(COPY_HTOD, tgl_copy_htod, TGL__NO_OP, upload, TGL__DT_NONE, EXACT, cost_copy_htod)                   \
+    X(COPY_DTOH, tgl_copy_dtoh, TGL__NO_OP, download, TGL__DT_NONE, EXACT, cost_copy_dtoh)                 \
+    X(COPY_DTOD, tgl_copy_dtod, TGL__NO_OP, copy, TGL__DT_NONE, EXACT, cost_copy_dtod)                     \
+    X(SYNCHRONIZE, tgl_synchronize, TGL__NO_OP, synchronize, TGL__DT_NONE, EXACT, cost_none)               \
+    X(UNARY, tgl_unary, TGL_OP_UNARY, unary, TGL__DT(F32), ELEMENTWISE, cost_unary)                        \
+    X(BINARY, tgl_binary, TGL_OP_BINARY, binary, TGL__DT(F32), ELEMENTWISE, cost_binary)                   \
+    X(MAP, tgl_map, TGL_OP_MAP, map, TGL__DT(F32), ELEMENTWISE, cost_map)                                  \
+    X(BINARY_BROADCAST, tgl_binary_broadcast, TGL_OP_BINARY_BROADCAST, strided, TGL__DT(F32), ELEMENTWISE, \
+      cost_binary_broadcast)                                                                               \
+    X(PERMUTE, tgl_permute, TGL_OP_PERMUTE, strided, TGL__DT(F32), EXACT, cost_permute)                    \
+    X(REDUCE, tgl_reduce, TGL_OP_REDUCE, reduce, TGL__DT(F32), ACCUMULATE, cost_reduce)                    \
+    X(ARGMAX, tgl_argmax, TGL_OP_ARG_REDUCE, arg_reduce, TGL__DT(F32), EXACT, cost_argmax)                 \
+    X(ARGMIN, tgl_argmin, TGL_OP_ARG_REDUCE, arg_reduce, TGL__DT(F32), EXACT, cost_argmin)                 \
+    X(FILL, tgl_fill, TGL_OP_FILL, fill, TGL__DT(F32), EXACT, cost_fill)                                   \
+    X(SCALE_ADD, tgl_scale_add, TGL_OP_SCALE_ADD, scale_add, TGL__DT(F32), ELEMENTWISE, cost_scale_add)    \
+    X(CAST_F32_F16, tgl_cast_f32_f16, TGL_OP_CAST, cast, TGL__DT(F32) | TGL__DT(F16), EXACT, cost_cast)    \
+    X(CAST_F16_F32, tgl_cast_f16_f32, TGL_OP_CAST, cast, TGL__DT(F32) | TGL__DT(F16), EXACT, cost_cast)    \
+    X(SOFTMAX, tgl_softmax, TGL_OP_SOFTMAX, rows, TGL__DT(F32), ACCUMULATE, cost_softmax)                  \
+    X(LOG_SOFTMAX, tgl_log_softmax, TGL_OP_LOG_SOFTMAX, rows, TGL__DT(F32), ACCUMULATE, cost_softmax)      \
+    X(RMSNORM, tgl_rmsnorm, TGL_OP_RMSNORM, rows, TGL__DT(F32), ACCUMULATE, cost_rmsnorm)                  \
+    X(LAYERNORM, tgl_layernorm, TGL_OP_LAYERNORM, rows, TGL__DT(F32), ACCUMULATE, cost_layernorm)          \
+    X(GEMM, tgl_gemm, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm)                              \
+    X(GEMM_BATCHED, tgl_gemm_batched, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm_batched)      \
+    X(GEMM_F16, tgl_gemm_f16, TGL_OP_GEMM, gemm, TGL__DT(F16), F16, cost_gemm_f16)                         \
+    X(MATVEC, tgl_matvec, TGL_OP_MATVEC, matvec, TGL__DT(F32), ACCUMULATE, cost_matvec)                    \
+    X(ROPE, tgl_rope, TGL_OP_ROPE, rope, TGL__DT(F32), ELEMENTWISE, cost_rope)                             \
+    X(GATHER_ROWS, tgl_gather_rows, TGL_OP_GATHER_ROWS, gather_rows, TGL__DT(F32), EXACT, cost_gather_rows) \
+    X(ATTENTION, tgl_attention, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention)     \
+    X(ATTENTION_KV, tgl_attention_kv, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE,               \
+      cost_attention_kv)                                                                                   \
+    X(CONV2D, tgl_conv2d, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d)
+
+/* The C type of each kind (two-argument kinds: the array's). */
+#define TGL__T_z size_t
+#define TGL__T_f float
+#define TGL__T_p tgl_ptr
+#define TGL__T_i tgl_ptr
+#define TGL__T_o tgl_ptr
+#define TGL__T_O tgl_ptr
+#define TGL__T_I tgl_ptr
+#define TGL__T_b tgl_ptr
+#define TGL__T_x tgl_ptr
+#define TGL__T_X tgl_ptr
+#define TGL__T_S const size_t *
+#define TGL__T_q const size_t *
+#define TGL__T_L const tgl_ptr *
+#define TGL__T_s const char *
+#define TGL__T_c const tgl_conv2d_desc *
+#define TGL__T_D const void *
+#define TGL__T_H void *
+#define TGL__T_A tgl_ptr *
+
+/* Argument-list expanders, for TGL__ARGS_<ID>(ARG, ENUM, ARR). */
+#define TGL__SIG_A(k, name) #k                      /* the trace signature */
+#define TGL__SIG_E(t, name) "e"
+#define TGL__SIG_N(k, p, count) #k
+#define TGL__TYPE_A(k, name) , TGL__T_##k           /* the parameter types, after the backend */
+#define TGL__TYPE_E(t, name) , t
+#define TGL__TYPE_N(k, p, count) , TGL__T_##k, size_t
+#define TGL__PARAM_A(k, name) , TGL__T_##k name     /* the parameters, after the backend */
+#define TGL__PARAM_E(t, name) , t name
+#define TGL__PARAM_N(k, p, count) , TGL__T_##k p, size_t count
+#define TGL__FWD_A(k, name) , name                  /* the arguments, forwarded by name */
+#define TGL__FWD_E(t, name) , name
+#define TGL__FWD_N(k, p, count) , p, count
+#define TGL__FIELD_A(k, name) TGL__T_##k name;      /* the argument struct's members */
+#define TGL__FIELD_E(t, name) t name;
+#define TGL__FIELD_N(k, p, count) TGL__T_##k p; size_t count;
+
+/* The function type of a row's public prototype. */
+#define TGL__FN_TYPE(id) tgl_status (*)(tgl_backend * TGL__ARGS_##id(TGL__TYPE_A, TGL__TYPE_E, TGL__TYPE_N))
+
+/* Inside a public wrapper whose parameters carry the row's names:
+ *     if (tgl__hooked(b)) return TGL__HOOK(ROPE);                                         */
+#define TGL__HOOK(id) tgl__hook_##id(b TGL__ARGS_##id(TGL__FWD_A, TGL__FWD_E, TGL__FWD_N))
+
+#endif
