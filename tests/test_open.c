@@ -71,6 +71,22 @@ static void test_bad_options(void **state)
     tgt_setenv("TGL_API", "vulkan");
     TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_INVALID_ARGUMENT);
     tgt_setenv("TGL_API", NULL);
+    /* Every TGL_* variable is checked at open, even those only the GL backend reads. */
+    static const char *const bad[][2] = {{"TGL_POOL", "carv"}, {"TGL_POOL", "1"}, {"TGL_PROFILE_TIMER", "yes"},
+                                         {"TGL_PROFILE_TIMER", "2"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tgt_setenv(bad[i][0], bad[i][1]);
+        TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_INVALID_ARGUMENT);
+        assert_null(b);
+        assert_non_null(strstr(tgl_last_error(NULL), bad[i][0]));
+        tgt_setenv(bad[i][0], NULL);
+    }
+    tgt_setenv("TGL_POOL", "reuse");
+    tgt_setenv("TGL_PROFILE_TIMER", "0");
+    assert_int_equal(tgl_open(NULL, &b), TGL_OK);
+    tgl_close(b);
+    tgt_setenv("TGL_POOL", NULL);
+    tgt_setenv("TGL_PROFILE_TIMER", NULL);
     tgl_options o = {.kind = (tgl_backend_kind)7};
     TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
     o = (tgl_options){.flags = 0x80};

@@ -14,8 +14,8 @@
 // in log2 units (q carries scale * log2(e), the weights are exp2).
 // The loops over rows, keys and (up to 16) vec4s of the head dimension are written out by
 // common/repeat.glsl's macros, so every array index is a constant whatever the compiler unrolls:
-// with loops, Mesa 25.0 kept q, o and the scores in memory (29.7 ms against 8.1 on Mesa 22.3,
-// 2026-11-26; d 16 and 4 rows, small enough for its unrolling, ran 3.8 ms against 7.5).
+// with loops, Mesa 25.0 kept q, o and the scores in memory (29.7 ms against 8.1 on Mesa 22.3;
+// d 16 and 4 rows, small enough for its unrolling, ran 3.8 ms against 7.5).
 #extension GL_GOOGLE_include_directive : enable
 #include "common/unroll.glsl"
 #include "common/repeat.glsl"

@@ -11,7 +11,7 @@
 // TGL_IMG (with TGL_TEX; llvmpipe): the same texture objects bound as read-only image buffers
 // (image unit = binding index) and read with imageLoad. llvmpipe 22.3 builds a texelFetch of
 // a 32-bit float format as a call to a generated sampling function and an imageLoad inline:
-// 2 cores, 2026-11-26, `tensorgl bench ops`, alternated: add of 4M floats 1.78-1.84 -> 1.53-1.58
+// 2 cores, `tensorgl bench ops`, alternated: add of 4M floats 1.78-1.84 -> 1.53-1.58
 // ms, sum of 16M 2.02-2.03 -> 1.87-1.88, tgl_map sqrt(a*b+c) 2.49-2.68 -> 2.20-2.24. Not in
 // norm/softmax_lanes, whose 32 unrolled reads per invocation ran slower inline (2.62-2.69 ->
 // 2.81-3.28 ms). TGL_TEXTURE(location, binding, name) declares either kind.

@@ -2,7 +2,7 @@
 // TGL_WIDE_PAIRS pairs of neighbouring vec4s and stores each pair as one dvec4 holding the
 // eight floats' bits. llvmpipe stores to an SSBO one SIMD lane at a time, each component a
 // scalar store under its own tests, so a dvec4 writes twice the data of a vec4 for the same
-// number of stores. Add of 4M floats in a bare kernel on llvmpipe (2 cores, 2026-11-23): 2.5 ms
+// number of stores. Add of 4M floats in a bare kernel on llvmpipe (2 cores): 2.5 ms
 // with a vec4 store per invocation, 1.7-1.8 with one pair (dvec4 from packDouble2x32, or
 // u64vec4 from packUint2x32: the same; the u64vec4 built with shifts 2.0), 1.7 with two pairs.
 // Only bits move (no arithmetic on the doubles), so NaNs and infinities come through. The host

@@ -65,7 +65,7 @@ void main()
     uint wr = u_w_off + row * u_cols, c = 0u;
     // Two chains, so consecutive loads overlap; four steps per loop trip while they fit (then
     // two, then one): llvmpipe pays its loop's mask and exit test per trip. 4096x4096, best of
-    // 15, five alternated runs (2026-11-24): 4.04-4.23 ms with two steps, 3.62-3.91 with four.
+    // 15, five alternated runs: 4.04-4.23 ms with two steps, 3.62-3.91 with four.
     float s = 0.0, s2 = 0.0;
     for (; c + 3u * TGL_STEP < u_cols; c += 4u * TGL_STEP) {
         s += TGL_DOT(wr + c, u_x_off + c) + TGL_DOT(wr + c + 2u * TGL_STEP, u_x_off + c + 2u * TGL_STEP);

@@ -182,8 +182,7 @@ static int bench_first_use(void)
     slowest(&both, top[1], sizeof top[1]);
     printf("first use of the standard set's %zu ops (small size), each run a fresh process:\n", tgl_bench_op_count);
     printf("  cold: tensorgl's program cache and the driver's shader cache empty  %9.1f ms\n", 1e3 * cold.ops);
-    printf("  warm: both as the cold run left them                                %9.1f ms  (%.1fx faster; "
-           "issue 6 target: >= 5x)\n", 1e3 * both.ops, cold.ops / both.ops);
+    printf("  warm: both as the cold run left them                                %9.1f ms  (%.1fx faster)\n", 1e3 * both.ops, cold.ops / both.ops);
     printf("  tensorgl's cache alone (%d programs; driver's empty)                %9.1f ms  (%.1fx)\n", files,
            1e3 * tgl_only.ops, cold.ops / tgl_only.ops);
     printf("  driver's cache alone (tensorgl's off)                               %9.1f ms  (%.1fx)\n",
@@ -223,8 +222,7 @@ static int bench_latency(tgl_backend *b, const engine_args *a)
         }
     }
     qsort(t, (size_t)a->round_trips, sizeof *t, cmp_double);
-    printf("round trip (one-element add + 4-byte download), %d trips: median %.1f us, p10 %.1f, p90 %.1f "
-           "(issue 6 target on llvmpipe: <= 20 us)\n",
+    printf("round trip (one-element add + 4-byte download), %d trips: median %.1f us, p10 %.1f, p90 %.1f\n",
            a->round_trips, 1e6 * t[a->round_trips / 2], 1e6 * t[a->round_trips / 10],
            1e6 * t[a->round_trips * 9 / 10]);
 
@@ -249,8 +247,7 @@ static int bench_latency(tgl_backend *b, const engine_args *a)
         best = t2 - t0 < best ? t2 - t0 : best;
         issue_best = t1 - t0 < issue_best ? t1 - t0 : issue_best;
     }
-    printf("chain of %d dependent one-element adds, one synchronize: %.2f us per op (issuing alone %.2f us; "
-           "issue 6 target on the H100: <= 5 us)\n",
+    printf("chain of %d dependent one-element adds, one synchronize: %.2f us per op (issuing alone %.2f us)\n",
            a->chain, 1e6 * best / a->chain, 1e6 * issue_best / a->chain);
     free(t);
     tgl_free(b, x);
@@ -303,7 +300,7 @@ static int bench_transfers(tgl_backend *b, const engine_args *a)
         host = t4 - t3 < host ? t4 - t3 : host;
     }
     printf("transfers of %zu MiB (best of 5): htod %.2f GB/s, dtoh %.2f GB/s; host memcpy %.2f GB/s "
-           "(htod %.2fx, dtoh %.2fx of it; issue 6 target on the H100: >= 10 GB/s each)\n",
+           "(htod %.2fx, dtoh %.2fx of it)\n",
            n >> 20, n / up * 1e-9, n / down * 1e-9, n / host * 1e-9, host / up, host / down);
     rc = 0;
 fail:
@@ -438,7 +435,7 @@ static int bench_alloc(const engine_args *a, int gl)
         return 1;
     printf("alloc/free pairs (1-64 KiB, 16 live), %d pairs after as many untimed, us per pair: this device's "
            "default %.3f; "
-           "TGL_POOL=off %.3f, reuse %.3f, carve %.3f (carve is %.1fx off; issue 6 target: >= 10x)\n",
+           "TGL_POOL=off %.3f, reuse %.3f, carve %.3f (carve is %.1fx off)\n",
            a->allocs, 1e6 * t[0], 1e6 * t[1], 1e6 * t[2], 1e6 * t[3], t[1] / t[3]);
     printf("eager ops (each allocates its %d-float output and frees its input; %d and an in-place add per "
            "4-byte read back), %d steps after as many untimed, us per op: this device's default %.2f; "

@@ -64,9 +64,8 @@ static tgl_status issue(tgl_backend *b, const job *j, tgl_ptr a, tgl_ptr bm, tgl
 
 /* Seconds per call on b (0 when b lacks the op); `quick`: a single timed call, for the CPU
  * backend's reference loops. Operands hold values in [0, 1), f16 ones too (converted with
- * tgl_cast_f32_f16): before 2026-11-25 they were f32 bit patterns read as halves, NaNs and
- * subnormals among them, which sent the f16 kernels' conversions down paths a model's numbers
- * do not take. */
+ * tgl_cast_f32_f16), not f32 bit patterns read as halves: NaNs and subnormals among those
+ * would send the f16 kernels' conversions down paths a model's numbers do not take. */
 static tgl_status time_backend(tgl_backend *b, const job *j, int quick, double *sec)
 {
     size_t es = j->kind == HGEMM ? 2 : sizeof(float);

@@ -74,6 +74,26 @@ static tgl_status resolve_api(tgl__config *cfg)
     return TGL_OK;
 }
 
+/* TGL_POOL=off|reuse|carve (unset or empty: the device's choice) and TGL_PROFILE_TIMER=0|1. */
+static tgl_status resolve_gl_overrides(tgl__config *cfg)
+{
+    static const char *const pools[] = {"", "off", "reuse", "carve"};
+    const char *s = getenv("TGL_POOL");
+    cfg->pool = TGL__POOL_DEVICE;
+    if (s && *s) {
+        size_t i = 1;
+        while (i < sizeof pools / sizeof pools[0] && strcmp(s, pools[i]))
+            i++;
+        if (i == sizeof pools / sizeof pools[0])
+            return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_POOL=\"%s\": expected off, reuse or carve", s);
+        cfg->pool = (tgl__pool_choice)i;
+    }
+    unsigned long v = 0;
+    tgl_status st = env_uint("TGL_PROFILE_TIMER", 0, 1, 2, &v);
+    cfg->profile_timer = v == 2 ? -1 : (int)v;
+    return st;
+}
+
 /* TGL_SHADER=glsl|spirv and TGL_SPIRV_DIR (read by the GL backend only when spirv is chosen). */
 static tgl_status resolve_shader(tgl__config *cfg)
 {
@@ -180,7 +200,7 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     if ((st = env_uint("TGL_MAX_MEMORY", 0, ULONG_MAX, 0, &v)))
         return st;
     cfg->max_memory = v;
-    if ((st = resolve_shader(cfg)))
+    if ((st = resolve_shader(cfg)) || (st = resolve_gl_overrides(cfg)))
         return st;
     return resolve_cache_dir(cfg);
 }

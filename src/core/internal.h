@@ -19,6 +19,8 @@ typedef struct tgl__profile tgl__profile;
 
 /* What tgl_open resolved from tgl_options and the environment. */
 typedef enum { TGL__API_ANY = 0, TGL__API_GL, TGL__API_GLES } tgl__api;
+/* TGL_POOL: the GL memory pool's mode, or the device's own choice. */
+typedef enum { TGL__POOL_DEVICE = 0, TGL__POOL_OFF, TGL__POOL_REUSE, TGL__POOL_CARVE } tgl__pool_choice;
 typedef struct tgl__config {
     tgl_backend_kind kind;
     int device;
@@ -37,6 +39,8 @@ typedef struct tgl__config {
     uint64_t max_memory;  /* TGL_MAX_MEMORY: bytes of live allocations allowed; 0 = no budget */
     int spirv;            /* TGL_SHADER=spirv: kernels from prebuilt SPIR-V modules (gl_spirv.c) */
     char spirv_dir[1024]; /* TGL_SPIRV_DIR: where the modules are; "" = next to the library */
+    tgl__pool_choice pool; /* TGL_POOL=off|reuse|carve; TGL__POOL_DEVICE when unset or empty */
+    int profile_timer;    /* TGL_PROFILE_TIMER=0|1: GL timer queries off or on; -1 = the device's choice */
 } tgl__config;
 
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]

@@ -202,7 +202,7 @@ static flash_plan plan_flash(const tgl_gl_limits *l, size_t head_dim, int no_sub
  * of fewer workgroups than the device has multiprocessors (limits.attention_fill) leaves some
  * idle, and under a causal mask its last row blocks, which see the most keys, set its time.
  * Cutting the keys into chunks (workgroup z, merged by decode_combine) gives more, shorter
- * workgroups. H100, `tensorgl bench attention` with forced chunk lengths (2026-11-24), ms
+ * workgroups. H100, `tensorgl bench attention` with forced chunk lengths, ms
  * non-causal / causal: 1x16x1024 d 64 (64 workgroups) unsplit 0.273 / 0.276, 2 chunks 0.191 /
  * 0.178, 3 chunks 0.247 / 0.150, 4 chunks 0.212 / 0.214; 2x16x512 (64): 0.146 / 0.149, 2
  * chunks 0.110 / 0.109, 3: 0.147 / 0.111; 1x8x2048 (64): 0.525 / 0.526, 3 chunks 0.407 / 0.269,
@@ -269,7 +269,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
 }
 
 /* Query rows per invocation of flash_reg and keys per step, measured on llvmpipe (LLVM 15, 2
- * cores, 2026-11-23; `tensorgl bench attention`, batch 1, 8 heads, seq 512): every k and v fetch
+ * cores; `tensorgl bench attention`, batch 1, 8 heads, seq 512): every k and v fetch
  * serves RQ rows, so more rows run faster until the unrolled kernel grows past what LLVM
  * compiles quickly. d 64: 8 rows 8.5 ms (1 s to compile), 16 rows 7.0-7.8 ms (4.6 s), 32 rows
  * 6.7-6.9 ms (32 s to compile: not taken). d 128: 8 rows 15.5 ms (4 s), 16 rows 14.7 (14 s).
@@ -280,7 +280,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
  * d 128: 12.1 ms against 17.5 with 4), and at d 256, where the loops over the head dimension
  * stay rolled and their trips count against llvmpipe's loop limit at every step (see
  * tgl_gl_attention). The compile times above predate the kernel's written-out loops and rolled
- * row stores (2026-11-26): now RQ 16 at d 64 builds in 6-7 s cold on Mesa 22.3 and 25.0, all 52
+ * row stores: with them RQ 16 at d 64 builds in 6-7 s cold on Mesa 22.3 and 25.0, all 52
  * desktop variants in about 2 minutes (docs/performance.md, "Compile time of flash_reg"). */
 #define REG_THREADS 32
 #define REG_CHUNK_KEYS 4096u /* a multiple of every keys-per-step reg_keys gives */
@@ -413,7 +413,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
      * walks a row's keys in one invocation: right up to seq_kv 16383 at head dims up to 128
      * (checked at 16000 for 1, 33, 64, 80 and 128); past 128 its loops over the head dimension
      * stay rolled and count at every step: at 256 measured right at 7950 keys and wrong at 8000
-     * (and at 8191 before 2026-11-23, when the check let that through). Longer key sequences
+     * (and at 8191, which an earlier check let through). Longer key sequences
      * are cut into chunks of REG_CHUNK_KEYS, merged by a second pass (reg_chunk_keys). flash.comp
      * (llvmpipe's ES contexts, which have no buffer textures here) walks them by blocks: with
      * the bound lifted it went wrong at 1M keys of head_dim 16 (right at 500000 of 64), so past

@@ -29,7 +29,7 @@ typedef struct conv_config {
  * workgroups of 64 x 256) 0.836 against 0.655 for 64 x 64, and 64 -> 64 at 56x56, batch 8 (98
  * workgroups) 0.222 against 0.195. Before the unrolled tiles, without stepping: 64,64,16,4,4:
  * 0.615; 64,128,16,4,8: 0.636; 64,64,32,4,4: 0.802; 32,128,16,4,4: 0.840; 128,64,8,8,4: 1.070.
- * 2026-11-27, with the filter staged as vec4s (F_VEC4: one branch per vec4, uniform over a
+ * With the filter staged as vec4s (F_VEC4: one branch per vec4, uniform over a
  * warp, instead of a component chosen per element) and two slabs in shared memory, ms, batch 32
  * of 64 -> 64 at 56x56 / 128 -> 128 at 28x28 / 256 -> 256 at 14x14 (before: 0.419 / 0.606 /
  * 0.582): 64,128,16,4,4,unroll,double 0.349 / 0.355 / 0.397; 64,64,16,4,4,double 0.401 / 0.374 /
@@ -56,7 +56,7 @@ static const conv_config configs[] = {
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
 
 /* Split-K: a tiled grid of fewer than SPLIT_BELOW workgroups leaves multiprocessors idle, and a
- * tile's slabs run one after another at the memory's latency (H100, 2026-11-27: 2.5-2.7 us per
+ * tile's slabs run one after another at the memory's latency (H100: 2.5-2.7 us per
  * slab, 49 workgroups of 64 x 64 at batch 1, 64 -> 64 channels, 56x56: 0.098 ms against 0.133
  * for four times the work at batch 4). Such grids cut K into ranges of at least SPLIT_MIN_SLABS
  * slabs, up to SPLIT_MAX of them, towards SPLIT_TARGET workgroups in all, one more grid

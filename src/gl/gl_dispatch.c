@@ -12,7 +12,7 @@
  * whose level_zero_only is read from the view's last mip level, a field that for a buffer view
  * overlays bits 8-15 of its size in bytes; so a kernel compiled once for windows where those
  * bits are zero (every window under 256 bytes) and again for the others, up to 2^textures
- * times (each gemm_reg texture variant four or five times in test_gemm, 2026-11-25). Where those
+ * times (each gemm_reg texture variant four or five times in test_gemm). Where those
  * bits are zero the window grows by 256 bytes, over data the kernel never indexes (kernels
  * clamp their indices to the window they were given) or the buffer's tail room
  * (TGL_GL_BUFFER_TAIL), unless that would pass the device's texel limit. Harmless elsewhere. */

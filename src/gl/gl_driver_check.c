@@ -5,7 +5,7 @@
  * zink on a CPU Vulkan device (lavapipe) compiles the values of uniforms that bound loops or
  * branches into a shader variant per value. Mesa 25.0.7 (Debian 12 bookworm-backports) then runs
  * a stale variant: a program used with count 3, then 3, then 1, then 1, each time after another
- * program ran, runs with 3 on the fourth dispatch (measured 2026-11-26; tensorgl's attention
+ * program ran, runs with 3 on the fourth dispatch (measured; tensorgl's attention
  * merged three chunks where one was valid and test_attention failed). The check replays that
  * sequence on glsl/check/inlined_uniform.comp. It runs only on zink: elsewhere it would add a
  * compile to every open for a bug that driver alone has shown. */

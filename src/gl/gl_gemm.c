@@ -88,7 +88,7 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
 
 /* Grids of the renderer's large tile shorter than GEMM_MEDIUM_GRID workgroups take its medium
  * tile, and shorter than GEMM_SMALL_GRID its small one. On the H100 (132 multiprocessors,
- * 2026-11-23, TFLOP/s; large 128 x 256, medium 128 x 128, small 64 x 128): 4096^3 (512 large
+ * TFLOP/s; large 128 x 256, medium 128 x 128, small 64 x 128): 4096^3 (512 large
  * workgroups) 43.9 large against 41.3 medium; 2048^3 (128) 39.4 large, 40.0 medium; 64 x 256^3
  * batched (128) 24.9 large, 32.2 medium; 1024^3 (32) 10.1 large, 17.6 medium, 29.6 small. */
 #define GEMM_MEDIUM_GRID 256
@@ -118,7 +118,7 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0);
     /* Tiles read through textures only for products of one matrix (gains: gl_limits.c): on the
-     * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s (2026-11-25). */
+     * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s. */
     if (cfg->tiled)
         return (gemm_kernel){cfg, cfg->textures && g->k > 0 && g->batch == 1, cfg->bm, cfg->bn};
     return (gemm_kernel){cfg, cfg->textures && g->k > 0, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x};
@@ -245,7 +245,7 @@ static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
  * batched product into partial outputs that the column-sum kernel (gl_reduce.c) then adds up
  * into C, as conv2d's split-K does. A grid splits when it is shorter than SPLIT_BELOW and its
  * last wave of SPLIT_WAVE workgroups (the H100's 132 multiprocessors) is less than three
- * quarters full. H100, 2026-11-27, TFLOP/s whole -> split (docs/performance.md, GEMM): 128 x
+ * quarters full. H100, TFLOP/s whole -> split (docs/performance.md, GEMM): 128 x
  * 4096 x 4096 (64 workgroups) 16.2 -> 27.7, 256 x 1024 x 1024 (32) 7.6 -> 17.7, 128 x 11008 x
  * 4096 (172) 25.4 -> 33.6; but one full wave lost: 1024^3 (128) 30.0 -> 25.1 towards 264
  * workgroups, 30.2 towards 528; 512 x 4096 x 4096 (128) 38.4 -> 35.3; 2048^3 (256) 41.9 -> 35.3.

@@ -1,68 +1,34 @@
-/* Device limits, and the workgroup size chosen from them and the renderer. */
+/* Device limits, and the workgroup sizes, GEMM tiles and engine choices taken from them and
+ * from the renderer table below. Why the table holds what it holds (the runs behind each figure
+ * are in the commit history; current figures in docs/performance.md):
+ * - Workgroups. llvmpipe runs a group's invocations as 8-wide SIMD coroutines and switches every
+ *   one of them at each barrier, so its reducing kernels use a single 8-wide group (softmax
+ *   4096x1024: 52 ms at 256, 14.6 ms at 8), while element-wise kernels prefer 256 (add: 2.7 GB/s
+ *   at 8, 8.4 at 256). NVIDIA takes 256 for both, and 4 vec4s per invocation of element-wise
+ *   kernels (add of 64M floats on the H100: 1950 / 1977 GB/s at 1 / 4). Unknown renderers take
+ *   the defaults; every entry is clamped to the device's limits.
+ * - GEMM. llvmpipe uses the register-only kernel (no barriers) with 8 x 8 per invocation, reading
+ *   A and B through buffer textures: llvmpipe gathers texels, while each SSBO load is a loop over
+ *   the SIMD lanes (sgemm 1024^3: 10.6 GFLOP/s with SSBO loads and 4 x 4, 51 with textures and
+ *   8 x 8 in 16 x 4 groups). GPUs take the shared-memory tile; on the H100 the best shape tried
+ *   at 4096^3 is 128 x 256, BK 16, 16 x 8 per invocation, two slabs, loops unrolled and operands
+ *   through buffer textures (44.6 / 44.0 TFLOP/s f32 / f16; 128 x 128 BK 8 41.3, 64 x 128 38.8).
+ *   Large tiles starve small products (1024^3: 7.9 TFLOP/s with 128 x 256, 15.7 with 64 x 128),
+ *   hence the medium and small tiles, chosen by grid size in gl_gemm.c.
+ * - Device-to-device copies. On the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
+ *   copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
+ *   and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel.
+ * - The memory pool (gl_pool.c) is on for llvmpipe only. GPUs create a buffer per allocation:
+ *   carving made the H100's decode steps a few percent slower (the driver synchronizes per buffer
+ *   object), and under TGL_POOL=reuse one run of test_attention failed a case by a small error
+ *   that no rerun showed again; until that is explained the pool stays off there (its figures
+ *   and that case: docs/internals.md). */
 #include "gl_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Workgroup sizes per renderer: for element-wise kernels, and for kernels that reduce within a
- * workgroup (reductions, row-wise ops). llvmpipe runs a group's invocations as 8-wide SIMD
- * coroutines and switches every one of them at each barrier, so its reducing kernels use a
- * single 8-wide group (measured on softmax 4096x1024: 52 ms at 256, 19 ms at 32, 14.6 ms at 8),
- * while element-wise kernels prefer 256 (add: 2.7 GB/s at 8, 8.4 at 256). NVIDIA takes 256 for
- * both. `items`: elements (vec4s) per invocation of element-wise kernels; on the H100, add of
- * 64M floats ran 1950 / 1966 / 1977 / 1753 GB/s at 1 / 2 / 4 / 8. Unknown renderers take the
- * defaults; every entry is clamped to the device's limits.
- * GEMM: llvmpipe uses the register-only kernel (barriers again) with 8 x 8 per invocation,
- * reading A and B through buffer textures: llvmpipe gathers texels, while each SSBO load is a
- * loop over the SIMD lanes. sgemm 1024^3 there: 10.6 GFLOP/s with SSBO loads and 4 x 4, 28
- * with textures, 51 with textures and 8 x 8 in 16 x 4 groups (45-51 over the shapes tried).
- * GPUs take the shared-memory tile. On the H100 (4096^3, TFLOP/s, f32 / f16): 128x128 BK 8
- * with 8x8: 23.1 / 1.2; BK 16: 22.6 / 2.0; BK 32: 15.6 / 2.1; 64x64 BK 16 4x4: 19.5 / 19.9;
- * 128x64 8x4: 16.9 / 20.9; 64x128 4x8: 19.0 / 24.8. With NVIDIA's unroll pragma (",unroll",
- * 2026-11-22, bench gemm 4096^3): 128x128 BK 8: 25.1 / 23.0 (the f16 cliff was rolled loops
- * spilling); BK 16: 24.9 / 22.8; 64x128 BK 16: 18.9 / 20.2; warps of 8 x 4 invocations and
- * double-buffered slabs (one barrier per slab) gave nothing on top (24.8, 22.5). Larger tiles,
- * unrolled (2026-11-23, f32 / f16 with binary16 staged packed in registers): 128x256 BK 16 8x8:
- * 31.2 / 21.8; 64x256 BK 16 8x8: 24.8 / 29.8; 64x128 BK 16 8x4: 28.0 / 21.0; 64x256 BK 32 8x4:
- * 27.2 / 24.4; 128x256 BK 16 16x8: 20.2 / 20.4; 128x256 BK 32 8x8: 24.2 / 10.7; 256x128 BK 16
- * 8x8: 14.5 / 14.9 (before the packed staging the f16 figures were 16.9 for 128x256 and 15.9 for
- * 64x256). Large tiles starve small products: sgemm 1024^3 (32 workgroups of 128x256) ran 7.9
- * TFLOP/s with 128x256, 8.9 with 128x128 and 15.7 with 64x128 8x4; hence gemm_small.
- * After the staging fixes in gemm_tiled.comp (2026-11-23: one branch per staged vec4, uniform
- * over a warp, and no bounds tests inside the operands; 128x256 8x8 31.0 -> 42.0 TFLOP/s),
- * 4096^3 f32 / f16: 128x256 BK 16 16x8 with two slabs 43.9 / 42.2, one slab 41.8 / 42.4; 8x8
- * two slabs 31.9 / 14.2 (the slab index in a variable instead: 43.1 f32); 128x128 BK 8 8x8 two slabs
- * 41.3 / 39.8; 64x128 8x4 two slabs 38.8 / 38.3; 128x256 BK 32 16x8 37.8 / 39.9; 8x16 42.4 /
- * 41.5; 256x128 16x8 two slabs 39.7 / 39.8. The medium and small tiles: see gl_gemm.c.
- * Operands through buffer textures (",tex"; 2026-11-25, products of one matrix): the large
- * tile 43.8 -> 44.6 f32 and 43.5 -> 44.0 f16 (which then stages vec4s like f32 and takes its
- * two slabs), the medium one 40.0 -> 41.6 at 2048^3; the small one lost (29.5 -> 29.1 at
- * 1024^3) and keeps SSBO loads.
- * Device-to-device copies: on the H100 glCopyBufferSubData moved 177 GB/s (16M floats) where a
- * copy kernel reaches memory bandwidth; on llvmpipe glCopyBufferSubData is a memcpy (45 GB/s)
- * and beats any shader, so it keeps it. Unknown renderers (GPUs) take the kernel.
- * The memory pool (gl_pool.c) is on for llvmpipe only. On the H100, carving small allocations
- * out of shared GL buffers made the demo's 32 decode steps take 18-20 ms against 7.6-9.1 ms with
- * a buffer per allocation (the driver synchronizes per buffer object), and reusing freed buffers
- * gave wrong results: an in-place element-wise op on a reused buffer read back the data from
- * before the op (tests/ops/test_elementwise.c, test_map.c; fine with fresh buffers). Re-measured
- * after the transfer-ordering fix (TGL_POOL=reuse, 3 runs): still 3 of 4 element-wise tests and
- * the map test fail there, every run (in place on a reused buffer: the input comes back), while
- * the llm, norm, memory and ordering suites pass; and reuse did not speed the demo up (decode
- * wall 9.5-11.5 ms against 10.4-11.2 ms). Until that is understood, GPUs create a buffer per
- * allocation and delete it on free. Since transfers stopped mapping tensors' buffers on GPUs
- * (gl_buffers.c, 2026-11-27) both failures are gone on the H100: all 20 test binaries pass with
- * TGL_POOL=carve, and the element-wise, map and fill/cast suites with reuse, on GL and ES (one
- * test_map failure under reuse was the test's NMSE on a single cancelling element, since fixed
- * in the test). What is left is speed, H100, `build/demo` four times each way, alternated: 32
- * decode steps, sum of per-op times 27.5-29.3 ms carving against 27.0-28.2 without, wall 9.3-12.2
- * against 9.9-10.3; `bench ops` the same either way; alloc/free pairs 0.061 against 3.96 us.
- * A loop that allocates (`bench engine`'s eager ops: each op allocates its output and frees its
- * input) ran 9.3-14.5 us per op carving against 11.1-19.0 off on the H100; but one run of
- * test_attention of 22 under TGL_POOL=reuse failed a case by a small error (docs/performance.md,
- * "Eager ops by pool mode") that no rerun showed again, so GPUs keep the pool off until that is
- * explained. */
 #define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
 #define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
 #define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
@@ -134,7 +100,7 @@ static uint32_t clamp_pow2(uint32_t size, const tgl_gl_limits *l)
 #define TGL_VBO_FREE_MEMORY_ATI 0x87FB
 
 /* NVIDIA's ES contexts answer the NVX queries without listing the extension (H100, driver
- * 580.159.04, 2026-11-25: the same 81559 MiB as its GL context), and commit buffers lazily
+ * 580.159.04: the same 81559 MiB as its GL context), and commit buffers lazily
  * there too: a 256 GiB tgl_alloc succeeded on ES until the query was made there as well. */
 static int has_nvx_memory_info(void)
 {
@@ -261,7 +227,7 @@ static uint32_t simd_lanes(const char *renderer)
     return bits >= 128 && bits <= 1024 && bits % 32 == 0 ? bits / 32 : 0;
 }
 
-static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
+static void pick_workgroup_sizes(const char *renderer, const tgl__config *cfg, tgl_gl_limits *l)
 {
     const int llvmpipe = !strncmp(renderer, "llvmpipe", 8);
     uint32_t ew = DEFAULT_WG_SIZE, red = DEFAULT_WG_SIZE, items = 1;
@@ -304,7 +270,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * to a generated sampling function and each imageLoad inline (common/texel.glsl). */
     l->elementwise_images = llvmpipe && l->elementwise_textures && l->image_units >= TGL_GL_MAX_TEXTURE_BINDINGS;
     /* ... and store pairs of vec4s as dvec4s (common/wide_store.glsl; doubles are core in
-     * desktop GL 4.0): llvmpipe, 2 cores, 2026-11-23, `tensorgl bench ops`, alternated runs:
+     * desktop GL 4.0): llvmpipe, 2 cores, `tensorgl bench ops`, alternated runs:
      * add of 4M floats 3.2-4.6 -> 2.3-2.8 ms, softmax 4096x1024 5.2-5.4 -> 4.5-4.6 ms. */
     l->wide_stores = l->elementwise_textures && epoxy_is_desktop_gl();
     /* ... and row-wise ops give each row one invocation, as its GEMM gives each invocation a
@@ -313,7 +279,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     /* ... except softmax and log-softmax of rows of up to 1024 floats, which take one SIMD
      * vector (8 lanes at llvmpipe's 256 bits) per row, hold it in registers and read it once,
      * combining the lanes with readInvocationARB (no barrier): where the rows are stored a pair
-     * of vec4s at a time. 2 cores, 2026-11-24, `tensorgl bench ops`, alternated: 4096 x 1024
+     * of vec4s at a time. 2 cores, `tensorgl bench ops`, alternated: 4096 x 1024
      * 3.8-4.0 -> 2.8-3.0 ms; 8192 x 512 3.7-3.9 -> 2.8-2.9. Rows of 2048 in 64 vec4s per lane
      * ran slower than one invocation per row (5.3 against 3.8 ms: spilled), as did 16, 32 and
      * 64 lanes per row with barriers (4.6, 8.6, 24 ms at 1024). The lanes are llvmpipe's
@@ -340,8 +306,8 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->vec4_lines = llvmpipe;
     /* Reductions with few outputs split their lines into about this many workgroups (then a
      * pass over the partials). H100, sum of 16M floats (`tensorgl bench --ops reduce_sum`), by
-     * target: 264 0.049 ms, 512 0.0374, 1024 0.0351, 2048 0.0353, 4096 0.0371 (2026-11-23, a
-     * float per step); 2026-11-27, since reductions read vec4s on GPUs too (gl_reduce.c), two
+     * target: 264 0.049 ms, 512 0.0374, 1024 0.0351, 2048 0.0353, 4096 0.0371 (a
+     * float per step); since reductions read vec4s on GPUs too (gl_reduce.c), two
      * alternated runs: 512 0.0342, 1024 0.0345, 2048 0.0296, 4096 0.0298-0.0299, 8192 (chunks of
      * 2048) 0.0380; floats per step: 1024 0.0352, 2048 0.0304, 4096 0.0324. llvmpipe, with a
      * workgroup per core at a time, gains nothing past 512 (1.96-2.11 ms against 2.08-3.47). */
@@ -350,7 +316,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * invocation each. H100, `tensorgl bench --ops reduce_sum_cols` (sums over axis 0), by
      * target invocations and shortest chunk: 64K, 64 (the old constants) 0.0545 ms at 4096 x
      * 4096 and 0.0153 at 1024 x 1024; 128K 0.0448; 256K 0.0436; 512K 0.0436-0.0462; chunks of
-     * 32 or 16 rows 0.0139 and 0.0136 at 1024 x 1024; 2026-11-27, two alternated runs at 4096 x
+     * 32 or 16 rows 0.0139 and 0.0136 at 1024 x 1024; reading vec4s, two alternated runs at 4096 x
      * 4096: 256K 0.0433-0.0434, 512K 0.0391-0.0392 (1024 x 1024 unchanged, 0.0138), 1M
      * 0.0455; vec4s of four columns per invocation 0.0562 at 1M. llvmpipe keeps 64K and 64: the
      * GPU values gave nothing there (three alternated runs, 1024 x 1024 0.68-0.88 ms against
@@ -358,14 +324,14 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->cols_invocations = llvmpipe ? 1u << 16 : 1u << 19;
     l->cols_min_chunk = llvmpipe ? 64u : 16u;
     /* Streaming ops over 48 MiB or more turn round from one to the next (glsl/common/sweep.glsl).
-     * H100, a one-off chain of 50 calls (2026-11-24): add of 64M floats 1.97 -> 2.72 TB/s; the
+     * H100, a one-off chain of 50 calls: add of 64M floats 1.97 -> 2.72 TB/s; the
      * standard set's 16M-float element-wise ops 5-14% faster, its 4096² row-wise ops 12%; below the L2's size turning round lost (add of
      * 3M floats, 36 MB, 0.0109 -> 0.0125 ms; 4M, 48 MB, already gained: 0.0221 -> 0.0165).
      * llvmpipe keeps walking forward: the same chain there gained nothing (a ping-pong of
      * negations over 1-16M floats ran 1-2.6x slower in one run of two, the same in the other). */
     l->sweep_bytes = llvmpipe ? 0 : (uint64_t)48 << 20;
     /* Casts take four elements per invocation (16-byte accesses on the f32 side) from this many
-     * elements on. H100, a one-off chain of 50 casts (2026-11-24), ms per cast at 64K / 1M / 4M /
+     * elements on. H100, a one-off chain of 50 casts, ms per cast at 64K / 1M / 4M /
      * 16M elements, one per invocation against four: to f16 0.0061-0.0063 / 0.0076 /
      * 0.0137-0.0138 / 0.0449-0.0459 against 0.0065-0.0066 / 0.0070 / 0.0108-0.0109 / 0.0344;
      * to f32 0.0056-0.0057 / 0.0078-0.0079 / 0.0159 / 0.0571-0.0581 against 0.0058-0.0061 /
@@ -378,14 +344,13 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     l->attention_fill = llvmpipe ? 0 : 132u;
     /* Keys per shared-memory block of flash.comp, which llvmpipe runs in its ES contexts (no
      * buffer textures for flash_reg there) and where tests force it: 8 there. ES, 2 cores,
-     * 2026-11-25, `TGL_API=gles tensorgl bench attention --shape 1,8,512,64`, two runs: 150-199
+     * `TGL_API=gles tensorgl bench attention --shape 1,8,512,64`, two runs: 150-199
      * ms with 8, 150-248 with 16, 320-357 with 32; and LLVM compiles the 64-dim variant in
      * seconds rather than minutes (the whole bench with the shader caches off: 8.3 / 28 / 90 s;
      * in test_attention one dispatch of the 32-key variant took 177-218 s). */
     l->flash_block_keys = llvmpipe ? 8u : 32u;
-    /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time). */
-    const char *force = getenv("TGL_PROFILE_TIMER");
-    l->timer_queries = force && *force ? *force == '1' : !llvmpipe;
+    /* TGL_PROFILE_TIMER=1 forces the queries on (to compare them with wall time), 0 off. */
+    l->timer_queries = cfg->profile_timer >= 0 ? cfg->profile_timer : !llvmpipe;
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
     l->gemm_medium = gemm_medium;
@@ -401,7 +366,7 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
      * (gl_buffers.c). llvmpipe's buffers are host memory whichever way. */
     l->transfer_staging = !llvmpipe;
     /* One thread's memcpy is what bounds a large transfer (the H100 host's: 9.2-11.2 GB/s): 256
-     * MiB on an H200 machine of 16 cores (2026-11-27, `tensorgl bench engine --transfer-mib 256`,
+     * MiB on an H200 machine of 16 cores (`tensorgl bench engine --transfer-mib 256`,
      * two runs each) moved htod 8.3-8.9 / 12.3-12.6 / 20.0-20.5 / 20.4-20.6 GB/s on 1 / 2 / 4 / 8
      * threads, dtoh 7.0-7.3 / 9.6-10.2 / 12.0-12.3 / 9.9-10.8; on the H100, 4 threads against 1,
      * alternated: htod 16.7-18.5 against 7.7-8.5, dtoh 11.0-11.8 against 6.0-7.4. llvmpipe's
@@ -410,13 +375,9 @@ static void pick_workgroup_sizes(const char *renderer, tgl_gl_limits *l)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     l->transfer_threads = cores >= 4 ? 4u : cores > 1 ? (unsigned)cores : 1u;
     /* TGL_POOL=off|reuse|carve overrides the table (to measure a device, or to rule the pool out). */
-    const char *pool_env = getenv("TGL_POOL");
-    if (pool_env && !strcmp(pool_env, "off"))
-        pool = TGL_GL_POOL_OFF;
-    else if (pool_env && !strcmp(pool_env, "reuse"))
-        pool = TGL_GL_POOL_REUSE;
-    else if (pool_env && !strcmp(pool_env, "carve"))
-        pool = TGL_GL_POOL_CARVE;
+    if (cfg->pool != TGL__POOL_DEVICE)
+        pool = cfg->pool == TGL__POOL_OFF ? TGL_GL_POOL_OFF : cfg->pool == TGL__POOL_REUSE ? TGL_GL_POOL_REUSE
+                                                                                          : TGL_GL_POOL_CARVE;
     l->pool = pool;
     if (gflops == 0.0) { /* llvmpipe: one rasterizer thread per core, or LP_NUM_THREADS */
         const char *lp = getenv("LP_NUM_THREADS");
@@ -482,7 +443,7 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
     if (l->storage_blocks < TGL_GL_KERNEL_STORAGE_BLOCKS)
         return tgl__fail(b, TGL_ERR_NO_DEVICE, "compute shaders may bind %u storage buffers here; the kernels "
                          "need %d (ES 3.1 guarantees 4, GL 4.3 8)", l->storage_blocks, TGL_GL_KERNEL_STORAGE_BLOCKS);
-    pick_workgroup_sizes(tgl_gl_of(b)->renderer, l);
+    pick_workgroup_sizes(tgl_gl_of(b)->renderer, &b->config, l);
     if (tgl_gl_of(b)->egl.es)
         l->timer_queries = 0; /* GL_TIME_ELAPSED is an extension there (EXT_disjoint_timer_query) */
     if (b->config.gemm[0])

@@ -34,7 +34,7 @@ static uint64_t cache_cap(const tgl_gl *gl)
  * the last allocation). Its size is never a power of two: llvmpipe keys each compiled kernel on
  * whether every buffer bound as a texture has a power-of-two size (gallivm's pot_width, meant
  * for sampling), so with both kinds a kernel reading buffer textures compiled up to 2^textures
- * times (attention, 3 textures: the same 16 s compile twice in test_attention, 2026-11-25); a
+ * times (attention, 3 textures: the same 16 s compile twice in test_attention); a
  * granule more costs nothing anywhere. */
 static tgl_status block_new(tgl_backend *b, size_t bytes, tgl_gl_block **out)
 {
