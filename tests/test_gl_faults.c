@@ -355,7 +355,7 @@ static void test_debug_barrier_audit(void **state)
     TGT_OK(b, tgl_unary(b, TGL_UNARY_NEG, p, q, 64));
     TGT_OK(b, tgl_copy_dtod(b, r, q, sizeof x));
     tgl_gl_test_skip_barriers(b, 1);
-    if (tgl_gl_of(b)->limits.elementwise_images) {
+    if (tgl_gl_of(b)->limits.image_inputs) {
         TGT_EXPECT(b, tgl_unary(b, TGL_UNARY_ABS, q, r, 64), TGL_ERR_INTERNAL);
         assert_non_null(strstr(tgl_last_error(b), "GL_SHADER_IMAGE_ACCESS_BARRIER_BIT"));
     }

@@ -12,6 +12,65 @@
 int tgl_egl_display_exists(void);
 void tgl_gl_test_driver_check(int mode);
 
+/* TGL_DEVICE_PROFILE: a named profile and trait overrides land in the GL backend's traits with
+ * their source; an unknown profile, trait or value fails tgl_open on every backend, and an
+ * override the device cannot honour fails the GL open rather than being dropped. */
+static void test_device_profile(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"bogus", "generic-gpu,nope=1", "generic-gpu,reduce_groups=-3",
+                                      "generic-gpu,texel_inputs=2", "generic-gpu,pool=sometimes",
+                                      "generic-gpu,gemm=tiled:64,64", "llvmpipe,reduce_groups"};
+    tgl_backend *b = NULL;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tgt_setenv("TGL_DEVICE_PROFILE", bad[i]);
+        tgl_options cpu = {.kind = TGL_BACKEND_CPU};
+        TGT_EXPECT(NULL, tgl_open(&cpu, &b), TGL_ERR_INVALID_ARGUMENT);
+        assert_null(b);
+        assert_non_null(strstr(tgl_last_error(NULL), "TGL_DEVICE_PROFILE"));
+    }
+    if (tgt_cpu_only() || !tgl_egl_display_exists())
+        skip();
+    tgt_setenv("TGL_DEVICE_PROFILE", "generic-gpu,reduce_groups=300,gemm=tiled:32,32,8,4,4,double,flash_block_keys=16");
+    tgl_options gl = {.kind = TGL_BACKEND_GL};
+    assert_int_equal(tgl_open(&gl, &b), TGL_OK);
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    assert_string_equal(l->profile, "generic-gpu");
+    assert_int_equal(l->reduce_groups, 300);
+    assert_int_equal(l->flash_block_keys, 16);
+    assert_true(l->gemm.tiled && l->gemm.bm == 32 && l->gemm.bk == 8 && l->gemm.double_slab && !l->gemm.unroll);
+    assert_false(l->texel_inputs); /* the GPU kernels, whatever the device */
+    assert_false(l->attention_reg);
+    assert_true(l->compute_units >= 1);
+    assert_true(l->transfer_threads >= 1);
+    /* The traits still compute right: a product through the overridden tile. */
+    float a[6] = {1, 2, 3, 4, 5, 6}, x[2] = {1, -1}, c[3] = {0};
+    tgl_ptr pa, pb, pc;
+    assert_int_equal(tgl_alloc(b, sizeof a, &pa), TGL_OK);
+    assert_int_equal(tgl_alloc(b, sizeof x, &pb), TGL_OK);
+    assert_int_equal(tgl_alloc(b, sizeof c, &pc), TGL_OK);
+    assert_int_equal(tgl_copy_htod(b, pa, a, sizeof a), TGL_OK);
+    assert_int_equal(tgl_copy_htod(b, pb, x, sizeof x), TGL_OK);
+    assert_int_equal(tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, 3, 1, 2, 1.0f, pa, 2, pb, 1, 0.0f, pc, 1), TGL_OK);
+    assert_int_equal(tgl_copy_dtoh(b, c, pc, sizeof c), TGL_OK);
+    assert_true(c[0] == -1.0f && c[1] == -1.0f && c[2] == -1.0f);
+    tgl_close(b);
+    /* A tile past the device's shared memory or invocations is refused by name. */
+    tgt_setenv("TGL_DEVICE_PROFILE", "generic-gpu,gemm=tiled:1024,1024,64,4,4");
+    TGT_EXPECT(NULL, tgl_open(&gl, &b), TGL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tgl_last_error(NULL), "gemm"));
+    /* ES has no doubles: paired dvec4 stores cannot be asked for there. */
+    tgt_setenv("TGL_DEVICE_PROFILE", "wide_stores=1");
+    tgt_setenv("TGL_API", "gles");
+    if (tgl_open(&gl, &b) == TGL_OK) { /* a device without ES runs none of this */
+        tgl_close(b);
+        fail_msg("wide_stores=1 accepted on an ES context");
+    }
+    assert_non_null(strstr(tgl_last_error(NULL), "wide_stores"));
+    tgt_setenv("TGL_API", NULL);
+    tgt_setenv("TGL_DEVICE_PROFILE", NULL);
+}
+
 static void test_status_strings(void **state)
 {
     (void)state;
@@ -424,6 +483,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings),
+        cmocka_unit_test_teardown(test_device_profile, tgt_env_teardown),
         cmocka_unit_test_teardown(test_env_selects_backend, tgt_env_teardown),
         cmocka_unit_test_teardown(test_bad_options, tgt_env_teardown),
         cmocka_unit_test_teardown(test_explicit_gl_failure_names_step, tgt_env_teardown),

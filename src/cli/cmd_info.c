@@ -2,6 +2,7 @@
 #include "bench_clock.h"
 #include "commands.h"
 #include "tensorgl.h"
+#include "core/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,11 @@ int tgl_cmd_version(int argc, char **argv)
 
 int tgl_cmd_info(int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    int profile = argc == 2 && !strcmp(argv[1], "--profile");
+    if (argc > 1 && !profile) {
+        fprintf(stderr, "usage: tensorgl info [--profile]\n");
+        return 2;
+    }
     tgl_backend *b;
     tgl_status st = tgl_open(NULL, &b);
     if (st) {
@@ -56,6 +61,11 @@ int tgl_cmd_info(int argc, char **argv)
         printf("memory:         %llu MiB\n", (unsigned long long)(i.device_memory >> 20));
     else
         printf("memory:         not reported by the driver\n");
+    if (profile) { /* every trait of the device profile, its value and where it came from */
+        tgl__print_device_profile(b, stdout);
+        tgl_close(b);
+        return 0;
+    }
     /* What tgl_supports answers, so a caller can see what to route elsewhere. */
     static const char *const how[] = {"-", "converted", "native"};
     printf("ops (tgl_supports; f16 \"converted\": stored as f16, computed in f32):\n");

@@ -9,7 +9,8 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *help;
 } commands[] = {
-    {"info", tgl_cmd_info, "print the device, its EGL path and limits (exit 1 when none is usable)"},
+    {"info", tgl_cmd_info, "[--profile]: print the device, its EGL path and limits (exit 1 when none is usable);\n"
+                   "            --profile: its device profile, every trait with its value and source"},
     {"devices", tgl_cmd_devices, "list the EGL devices (name, driver, API, DRM node) that TGL_DEVICE chooses from"},
     {"warmup", tgl_cmd_warmup, "build the device's kernels into the program and driver caches (tgl_warmup)"},
     {"tune", tgl_cmd_tune, "[--size N]: time the GEMM kernel shapes, keep the fastest for this device (tgl_tune)"},

@@ -88,8 +88,16 @@ static tgl_status resolve_gl_overrides(tgl__config *cfg)
             return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_POOL=\"%s\": expected off, reuse or carve", s);
         cfg->pool = (tgl__pool_choice)i;
     }
+    const char *prof = getenv("TGL_DEVICE_PROFILE");
+    if (prof && strlen(prof) >= sizeof cfg->device_profile)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: longer than %zu bytes",
+                         sizeof cfg->device_profile - 1);
+    tgl__strlcpy(cfg->device_profile, prof, sizeof cfg->device_profile);
+    tgl_status st = tgl_gl_profile_check(cfg->device_profile);
+    if (st)
+        return st;
     unsigned long v = 0;
-    tgl_status st = env_uint("TGL_PROFILE_TIMER", 0, 1, 2, &v);
+    st = env_uint("TGL_PROFILE_TIMER", 0, 1, 2, &v);
     cfg->profile_timer = v == 2 ? -1 : (int)v;
     return st;
 }

@@ -41,6 +41,8 @@ typedef struct tgl__config {
     char spirv_dir[1024]; /* TGL_SPIRV_DIR: where the modules are; "" = next to the library */
     tgl__pool_choice pool; /* TGL_POOL=off|reuse|carve; TGL__POOL_DEVICE when unset or empty */
     int profile_timer;    /* TGL_PROFILE_TIMER=0|1: GL timer queries off or on; -1 = the device's choice */
+    char device_profile[512]; /* TGL_DEVICE_PROFILE=[name][,trait=value...]: checked by the GL
+                                 backend at open (gl_profile.c), which knows the names */
 } tgl__config;
 
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]
@@ -163,6 +165,8 @@ typedef struct tgl__vtable {
     tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
+    /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
+    void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */
     tgl_status (*tune)(tgl_backend *b, size_t size, FILE *report);
 } tgl__vtable;
@@ -196,6 +200,10 @@ void tgl__log(tgl_backend *b, int level, const char *fmt, ...) __attribute__((fo
 /* Fills *cfg from opts and the environment. Returns TGL_ERR_INVALID_ARGUMENT with a message. */
 tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg);
 
+/* Prints b's device profile (`tensorgl info --profile`); a line saying it has none where the
+ * backend keeps no profile (the CPU backend). */
+void tgl__print_device_profile(tgl_backend *b, FILE *out);
+
 /* tgl_open without TGL_TRACE (replay opens its backend this way: replaying a trace must not
  * record another into the directory it reads). */
 tgl_status tgl__open_untraced(const tgl_options *opts, tgl_backend **out);
@@ -211,5 +219,8 @@ tgl_status tgl_cpu_open(tgl_backend *b);
 tgl_status tgl_gl_open(tgl_backend *b);
 /* tgl_list_devices after its argument checks (egl_context.c). */
 tgl_status tgl_gl_list_devices(struct tgl_device_entry *out, int capacity, int *count);
+/* Checks a TGL_DEVICE_PROFILE value's profile and trait names and its values' syntax without a
+ * device (gl_profile.c; config.c calls it so that a bad value fails tgl_open on every backend). */
+tgl_status tgl_gl_profile_check(const char *spec);
 
 #endif

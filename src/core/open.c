@@ -136,3 +136,11 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "tgl_list_devices: out: NULL with capacity %d", capacity);
     return tgl_gl_list_devices(out, capacity, count);
 }
+
+void tgl__print_device_profile(tgl_backend *b, FILE *out)
+{
+    if (b && b->vt->print_profile && !b->vt->activate(b))
+        b->vt->print_profile(b, out);
+    else
+        fprintf(out, "profile:        none (the %s backend has no device traits)\n", b ? b->vt->name : "?");
+}

@@ -401,10 +401,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (a->head_dim > MAX_HEAD_DIM)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: head_dim %zu exceeds the GL kernels' %u",
                          a->head_dim, MAX_HEAD_DIM);
-    /* llvmpipe (the renderers whose register GEMM reads through buffer textures) takes flash_reg. */
-    int path = tgl_gl_of(b)->attention_path;
+    /* Devices whose profile says so (llvmpipe) take flash_reg. */
+    int path = tgl_gl_of(b)->test.attention_path;
     if (path < 0 || path > TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS)
-        path = l->elementwise_textures && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
+        path = l->attention_reg && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
                : a->seq_q <= DECODE_MAX_ROWS                ? TGL_GL_ATTENTION_DECODE
                                                             : TGL_GL_ATTENTION_FLASH;
     if (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels)
@@ -422,7 +422,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
         path = TGL_GL_ATTENTION_DECODE;
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
     flash_plan plan = plan_flash(l, a->head_dim, path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS);
-    size_t chunk_keys = tgl_gl_of(b)->attention_chunk_keys;
+    size_t chunk_keys = tgl_gl_of(b)->test.attention_chunk_keys;
     if (reg && !chunk_keys)
         chunk_keys = reg_chunk_keys(a, l);
     else if (!reg && !decode)
@@ -466,12 +466,12 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
 
 void tgl_gl_test_force_attention(tgl_backend *b, int path)
 {
-    tgl_gl_of(b)->attention_path = path;
+    tgl_gl_of(b)->test.attention_path = path;
 }
 
 void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys)
 {
-    tgl_gl_of(b)->attention_chunk_keys = keys;
+    tgl_gl_of(b)->test.attention_chunk_keys = keys;
 }
 
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)

@@ -47,6 +47,11 @@ static void gl_destroy(tgl_backend *b)
     b->impl = NULL;
 }
 
+static void gl_print_profile(tgl_backend *b, FILE *out)
+{
+    tgl_gl_profile_print(&tgl_gl_of(b)->limits, out);
+}
+
 static void gl_device_info(tgl_backend *b, struct tgl_device_info *info)
 {
     tgl_gl *gl = tgl_gl_of(b);
@@ -121,6 +126,7 @@ static const tgl__vtable gl_vtable = {
     .attention = tgl_gl_attention,
     .conv2d = tgl_gl_conv2d,
     .tune = tgl_gl_tune,
+    .print_profile = gl_print_profile,
 };
 
 tgl_status tgl_gl_open(tgl_backend *b)
@@ -129,8 +135,8 @@ tgl_status tgl_gl_open(tgl_backend *b)
     if (!gl)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_open: no host memory for the GL backend");
     b->impl = gl;
-    gl->conv2d_config = -1;
-    gl->attention_path = -1;
+    gl->test.conv2d_config = -1;
+    gl->test.attention_path = -1;
     tgl_status st = tgl_egl_create(b, &gl->egl);
     if (st == TGL_OK) {
         copy_gl_string(gl->gl_version, sizeof gl->gl_version, GL_VERSION);

@@ -55,18 +55,19 @@ static const conv_config configs[] = {
 };
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
 
-/* Split-K: a tiled grid of fewer than SPLIT_BELOW workgroups leaves multiprocessors idle, and a
+/* Split-K: a tiled grid of fewer than SPLIT_BELOW waves (a workgroup per multiprocessor: the
+ * profile's compute_units, 132 on the H100) leaves multiprocessors idle, and a
  * tile's slabs run one after another at the memory's latency (H100: 2.5-2.7 us per
  * slab, 49 workgroups of 64 x 64 at batch 1, 64 -> 64 channels, 56x56: 0.098 ms against 0.133
  * for four times the work at batch 4). Such grids cut K into ranges of at least SPLIT_MIN_SLABS
- * slabs, up to SPLIT_MAX of them, towards SPLIT_TARGET workgroups in all, one more grid
+ * slabs, up to SPLIT_MAX of them, towards SPLIT_TARGET waves in all, one more grid
  * dimension, into a buffer of partial outputs that a column sum (gl_reduce.c) then adds up. H100
  * (docs/performance.md, Convolution): 264 workgroups as the target lost to 528 on layers of 4
  * images of 128 to 512 channels (0.109 against 0.087 ms at 28x28, 128 channels), and splitting
  * grids of 392 lost (batch 8 at 56x56: 0.192 against 0.169); ranges of at least 4 slabs split a
  * 7x7 layer over 3 channels (224x224, 10 slabs) in two, 0.124 ms against 0.078 whole. */
-#define SPLIT_BELOW 264
-#define SPLIT_TARGET 528
+#define SPLIT_BELOW 2
+#define SPLIT_TARGET 4
 #define SPLIT_MAX 16
 #define SPLIT_MIN_SLABS 6
 
@@ -120,13 +121,13 @@ static void conv_defines(const conv_config *c, int bias, int split, int fvec4, c
 
 /* How many K ranges a tiled grid of `grid` workgroups is cut into (1: none), over `slabs` slabs;
  * `forced` (tests) asks for that many. Every range holds at least one slab. */
-static size_t choose_splits(const conv_config *cfg, size_t grid, size_t slabs, int forced)
+static size_t choose_splits(const tgl_gl_limits *l, const conv_config *cfg, size_t grid, size_t slabs, int forced)
 {
     if (!cfg->tiled || slabs < 2 || grid == 0)
         return 1;
     size_t want = forced > 0 ? (size_t)forced : 1;
-    if (forced <= 0 && grid < SPLIT_BELOW) {
-        want = tgl_gl_ceil_div(SPLIT_TARGET, grid);
+    if (forced <= 0 && grid < SPLIT_BELOW * (size_t)l->compute_units) {
+        want = tgl_gl_ceil_div(SPLIT_TARGET * (size_t)l->compute_units, grid);
         if (want > slabs / SPLIT_MIN_SLABS)
             want = slabs / SPLIT_MIN_SLABS;
         if (want > SPLIT_MAX)
@@ -192,7 +193,7 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     const tgl_gl_limits *l = &gl->limits;
     const tgl_conv2d_desc *d = &cv->d;
     size_t ocg = d->out_channels / d->groups;
-    size_t ci = gl->conv2d_config >= 0 && (size_t)gl->conv2d_config < N_CONFIGS ? (size_t)gl->conv2d_config
+    size_t ci = gl->test.conv2d_config >= 0 && (size_t)gl->test.conv2d_config < N_CONFIGS ? (size_t)gl->test.conv2d_config
                                                                                  : choose(l, ocg);
     if (!fits(l, &configs[ci])) /* a forced configuration this device cannot run: the shape's */
         ci = choose(l, ocg);
@@ -215,7 +216,7 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     /* Split-K where the grid of the whole batch (or of the slab) is small; the partials of a slab
      * of images are one window. */
     size_t grid = tgl_gl_ceil_div(nb * per_img_cols, tile_n(cfg)) * tgl_gl_ceil_div(ocg, tile_m(cfg)) * d->groups;
-    size_t splits = choose_splits(cfg, grid, tgl_gl_ceil_div(k, cfg->tiled ? cfg->bk : 1), gl->conv2d_splits);
+    size_t splits = choose_splits(&gl->limits, cfg, grid, tgl_gl_ceil_div(k, cfg->tiled ? cfg->bk : 1), gl->test.conv2d_splits);
     while (splits > 1 && d->groups * splits > l->wg_count[2])
         splits--;
     size_t split_nb = splits > 1 ? max / (splits * img_out) : 0;
@@ -249,12 +250,12 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
 
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config)
 {
-    tgl_gl_of(b)->conv2d_config = config;
+    tgl_gl_of(b)->test.conv2d_config = config;
 }
 
 void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits)
 {
-    tgl_gl_of(b)->conv2d_splits = splits;
+    tgl_gl_of(b)->test.conv2d_splits = splits;
 }
 
 size_t tgl_gl_conv2d_config_count(void)

@@ -75,7 +75,7 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
             barriers |= GL_SHADER_IMAGE_ACCESS_BARRIER_BIT;
     }
     if (barriers) {
-        if (!gl->test_skip_barriers) {
+        if (!gl->test.skip_barriers) {
             glMemoryBarrier(barriers);
             tgl_gl_audit_barrier(b, barriers);
         }
@@ -183,13 +183,13 @@ tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes
      * for its data anyway; models rarely upload into buffers in flight. */
     uint64_t hazard = writes ? buf->last_access : buf->last_write;
     if (hazard > gl->update_barrier_seq) { /* what the spec asks for, kept for other drivers */
-        if (!gl->test_skip_barriers) {
+        if (!gl->test.skip_barriers) {
             glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
             tgl_gl_audit_barrier(b, GL_BUFFER_UPDATE_BARRIER_BIT);
         }
         gl->update_barrier_seq = gl->seq;
     }
-    if (hazard > gl->completed_seq && !gl->test_skip_barriers) {
+    if (hazard > gl->completed_seq && !gl->test.skip_barriers) {
         tgl_status st = tgl_gl_wait_idle(b, writes ? "a transfer into a buffer in use" : "a transfer from a buffer in use");
         if (st)
             return st;
@@ -214,8 +214,8 @@ tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who)
     gl->since_flush = 0;
     GLuint64 timeout_ns = (GLuint64)b->config.sync_timeout_ms * 1000000u;
     GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, timeout_ns);
-    if (gl->fault == TGL_GL_FAULT_TIMEOUT) {
-        gl->fault = TGL_GL_FAULT_NONE;
+    if (gl->test.fault == TGL_GL_FAULT_TIMEOUT) {
+        gl->test.fault = TGL_GL_FAULT_NONE;
         r = GL_TIMEOUT_EXPIRED;
     }
     glDeleteSync(fence);

@@ -28,11 +28,11 @@ static const char *const binary_defines[TGL_BINARY_COUNT] = {
 };
 
 /* Whether `kernel` reads its nv - 1 inputs through buffer textures here: the device's
- * element-wise kernels do (l->elementwise_textures), the kernel has a TGL_TEX variant
+ * element-wise kernels do (l->texel_inputs), the kernel has a TGL_TEX variant
  * (common/texel.glsl), and each input gets one of the texture units the dispatcher binds. */
 static int reads_textures(const tgl_gl_limits *l, const char *kernel, int nv)
 {
-    return l->elementwise_textures && nv - 1 <= TGL_GL_MAX_TEXTURE_BINDINGS &&
+    return l->texel_inputs && nv - 1 <= TGL_GL_MAX_TEXTURE_BINDINGS &&
            (!strcmp(kernel, "elementwise/unary") || !strcmp(kernel, "elementwise/binary") ||
             !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map"));
 }

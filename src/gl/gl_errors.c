@@ -22,8 +22,8 @@ tgl_status tgl_gl_check_reset(tgl_backend *b)
 {
     tgl_gl *gl = tgl_gl_of(b);
     GLenum status = GL_NO_ERROR;
-    if (gl->fault == TGL_GL_FAULT_RESET) {
-        gl->fault = TGL_GL_FAULT_NONE;
+    if (gl->test.fault == TGL_GL_FAULT_RESET) {
+        gl->test.fault = TGL_GL_FAULT_NONE;
         status = GL_UNKNOWN_CONTEXT_RESET;
     } else if (gl->has_reset_query) {
         status = glGetGraphicsResetStatus();
@@ -39,14 +39,14 @@ tgl_status tgl_gl_check_reset(tgl_backend *b)
 tgl_status tgl_gl_check(tgl_backend *b, const char *what)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    if (gl->lose_after && --gl->lose_after == 0) { /* test hook: the context goes now */
-        gl->fault = TGL_GL_FAULT_GL_ERROR;
-        gl->fault_error = GL_CONTEXT_LOST;
+    if (gl->test.lose_after && --gl->test.lose_after == 0) { /* test hook: the context goes now */
+        gl->test.fault = TGL_GL_FAULT_GL_ERROR;
+        gl->test.fault_error = GL_CONTEXT_LOST;
     }
     GLenum first = glGetError();
-    if (gl->fault == TGL_GL_FAULT_GL_ERROR) {
-        first = gl->fault_error;
-        gl->fault = TGL_GL_FAULT_NONE;
+    if (gl->test.fault == TGL_GL_FAULT_GL_ERROR) {
+        first = gl->test.fault_error;
+        gl->test.fault = TGL_GL_FAULT_NONE;
     }
     if (first == GL_NO_ERROR)
         return TGL_OK;
@@ -65,13 +65,13 @@ tgl_status tgl_gl_check(tgl_backend *b, const char *what)
 
 void tgl_gl_test_lose_context_after(tgl_backend *b, unsigned checks)
 {
-    tgl_gl_of(b)->lose_after = checks;
+    tgl_gl_of(b)->test.lose_after = checks;
 }
 
 void tgl_gl_test_skip_barriers(tgl_backend *b, int skip)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    gl->test_skip_barriers = skip;
+    gl->test.skip_barriers = skip;
     if (!skip) { /* back to the barriers really issued, so the next hazards get theirs */
         gl->ssbo_barrier_seq = gl->audit.ssbo;
         gl->texture_barrier_seq = gl->audit.texture;
@@ -83,6 +83,6 @@ void tgl_gl_test_skip_barriers(tgl_backend *b, int skip)
 void tgl_gl_test_inject(tgl_backend *b, int fault, GLenum error)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    gl->fault = fault;
-    gl->fault_error = error;
+    gl->test.fault = fault;
+    gl->test.fault_error = error;
 }

@@ -243,16 +243,15 @@ static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
  * rows contiguous, so the sum can land in C as it is) cut k into ranges of at least SPLIT_MIN_K,
  * towards SPLIT_TARGET workgroups in all and at most SPLIT_MAX ranges; the ranges run as one
  * batched product into partial outputs that the column-sum kernel (gl_reduce.c) then adds up
- * into C, as conv2d's split-K does. A grid splits when it is shorter than SPLIT_BELOW and its
- * last wave of SPLIT_WAVE workgroups (the H100's 132 multiprocessors) is less than three
- * quarters full. H100, TFLOP/s whole -> split (docs/performance.md, GEMM): 128 x
+ * into C, as conv2d's split-K does. A grid splits when it is shorter than SPLIT_BELOW waves and
+ * its last wave (a workgroup per multiprocessor: the profile's compute_units) is less than three
+ * quarters full; the target is SPLIT_TARGET waves. H100 (132 multiprocessors), TFLOP/s whole -> split (docs/performance.md, GEMM): 128 x
  * 4096 x 4096 (64 workgroups) 16.2 -> 27.7, 256 x 1024 x 1024 (32) 7.6 -> 17.7, 128 x 11008 x
  * 4096 (172) 25.4 -> 33.6; but one full wave lost: 1024^3 (128) 30.0 -> 25.1 towards 264
  * workgroups, 30.2 towards 528; 512 x 4096 x 4096 (128) 38.4 -> 35.3; 2048^3 (256) 41.9 -> 35.3.
  * Towards 264 instead of 528: 24.1 at 128 x 4096 x 4096. */
-#define SPLIT_BELOW 264
-#define SPLIT_WAVE 132
-#define SPLIT_TARGET 528
+#define SPLIT_BELOW 2
+#define SPLIT_TARGET 4
 #define SPLIT_MAX 16
 #define SPLIT_MIN_K 256
 
@@ -266,9 +265,10 @@ static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, const gemm
     size_t want = forced > 0 ? (size_t)forced : 1;
     if (forced <= 0) {
         size_t grid = tgl_gl_ceil_div(g->m, kn->tile_m) * tgl_gl_ceil_div(g->n, kn->tile_n);
-        if (grid >= SPLIT_BELOW || ((grid - 1) % SPLIT_WAVE + 1) * 4 >= SPLIT_WAVE * 3) /* grid > 0 */
+        size_t wave = l->compute_units;
+        if (grid >= SPLIT_BELOW * wave || ((grid - 1) % wave + 1) * 4 >= wave * 3) /* grid > 0 */
             return 1;
-        want = tgl_gl_ceil_div(SPLIT_TARGET, grid);
+        want = tgl_gl_ceil_div(SPLIT_TARGET * wave, grid);
         if (want > g->k / SPLIT_MIN_K)
             want = g->k / SPLIT_MIN_K;
         if (want > SPLIT_MAX)
@@ -284,7 +284,7 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
 {
     tgl_gl *gl = tgl_gl_of(b);
     gemm_kernel kn = choose_kernel(&gl->limits, g);
-    size_t splits = gemm_splits(&gl->limits, g, &kn, gl->gemm_splits);
+    size_t splits = gemm_splits(&gl->limits, g, &kn, gl->test.gemm_splits);
     if (splits <= 1) /* also every k < 2 */
         return run_on(b, g, kn);
     /* Ranges of kc (a multiple of 4, so vec4 loads stay aligned), the last one shorter. */
@@ -323,7 +323,7 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
 
 void tgl_gl_test_force_gemm_splits(tgl_backend *b, int splits)
 {
-    tgl_gl_of(b)->gemm_splits = splits;
+    tgl_gl_of(b)->test.gemm_splits = splits;
 }
 
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)

@@ -59,7 +59,50 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
 /* The uniform location of the streaming kernels' direction (glsl/common/sweep.glsl). */
 #define TGL_GL_SWEEP_LOCATION 15
 
+/* The device profile's traits (gl_profile.c): X(name, kind, help), each a field of
+ * tgl_gl_limits of that name. Kinds: U32, U64, FLAG (0/1), F64, POOL (TGL_GL_POOL_*), TRANSPOSE
+ * (TGL_GL_TRANSPOSE_*), GEMM (tgl_gl_gemm_config). */
+#define TGL_GL_TRAITS(X)                                                                                  \
+    X(workgroup_size, U32, "1-D workgroup of the element-wise kernels")                                  \
+    X(reduce_workgroup_size, U32, "workgroup of kernels that reduce within a group")                     \
+    X(items_per_invocation, U32, "elements (vec4s) per invocation of element-wise kernels")              \
+    X(texel_inputs, FLAG, "element-wise, row-wise, reduce, shape and rope inputs read as buffer textures") \
+    X(image_inputs, FLAG, "... bound as read-only image buffers (imageLoad) instead")                    \
+    X(wide_stores, FLAG, "pairs of vec4s stored as dvec4s (common/wide_store.glsl)")                     \
+    X(rows_per_invocation, FLAG, "row-wise ops: one invocation per row, no barriers")                    \
+    X(row_lanes, U32, "softmax rows of up to 128 x this many floats held in SIMD lanes; 0 never")       \
+    X(vec4_lines, FLAG, "row-wise ops, argmax and column sums step through aligned rows by vec4s")       \
+    X(transpose, TRANSPOSE, "permutes that move the contiguous axis: gather, tiles or block4")           \
+    X(reduce_groups, U32, "workgroups a reduction with few outputs is split into")                       \
+    X(cols_invocations, U32, "invocations a reduction over a strided axis aims for")                     \
+    X(cols_min_chunk, U32, "... each reducing at least this many indices")                               \
+    X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
+    X(cast_vec4_min, U64, "casts of at least this many elements take four per invocation")               \
+    X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
+    X(flash_block_keys, U32, "keys per shared-memory block of flash.comp")                               \
+    X(attention_fill, U32, "flash grids of fewer workgroups cut their keys into chunks; 0 never")        \
+    X(compute_units, U32, "multiprocessors (llvmpipe: rasterizer threads); split-K fills waves of them") \
+    X(loop_limit, U32, "loop iterations an invocation may run in all; 0 no limit known")                 \
+    X(copy_kernel, FLAG, "word-aligned device copies run a kernel, not glCopyBufferSubData")             \
+    X(upload_waits, FLAG, "tgl_copy_htod waits until its update has landed")                             \
+    X(transfer_staging, FLAG, "transfers go through staging buffers, never mapping a tensor's")          \
+    X(transfer_threads, U32, "threads sharing the host's memcpy of a large transfer")                    \
+    X(pool, POOL, "memory pool: off, reuse (freed buffers) or carve (small ones from blocks too)")       \
+    X(timer_queries, FLAG, "the profiler times calls with GL_TIME_ELAPSED queries")                      \
+    X(gflops_floor, F64, "low estimate of the f32 rate (GFLOP/s) for TGL_MAX_DISPATCH_MS splits")        \
+    X(gemm, GEMM, "f32 GEMM kernel")                                                                     \
+    X(gemm_f16, GEMM, "binary16 GEMM kernel")                                                            \
+    X(gemm_medium, GEMM, "both, where gemm's tiles make a short grid")                                   \
+    X(gemm_small, GEMM, "both, where they make too few workgroups")
+#define TGL_GL_TRAIT_COUNT_(name, kind, help) +1
+enum { TGL_GL_TRAIT_COUNT = 0 TGL_GL_TRAITS(TGL_GL_TRAIT_COUNT_) };
+
+/* Where a trait's value came from (`tensorgl info --profile`). */
+enum { TGL_GL_FROM_PROFILE = 0, TGL_GL_FROM_DEFAULT, TGL_GL_FROM_LIMIT, TGL_GL_FROM_QUERY, TGL_GL_FROM_OVERRIDE,
+       TGL_GL_FROM_GEMM_ENV, TGL_GL_FROM_TUNE, TGL_GL_FROM_TEST };
+
 typedef struct tgl_gl_limits {
+    /* What the device reports. */
     uint64_t max_ssbo_block;
     uint64_t ssbo_align;
     uint64_t texture_buffer_texels; /* GL_MAX_TEXTURE_BUFFER_SIZE; 0: no buffer textures */
@@ -68,52 +111,37 @@ typedef struct tgl_gl_limits {
     uint64_t shared_memory;
     uint32_t storage_blocks; /* SSBOs one compute kernel may bind (GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS,
                                 capped by GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS) */
-    uint32_t workgroup_size; /* chosen 1-D size for element-wise kernels */
-    uint32_t reduce_workgroup_size; /* ... for kernels that reduce within a workgroup */
-    uint32_t reduce_groups;         /* workgroups a reduction with few outputs is split into */
-    uint32_t cols_invocations;      /* invocations a reduction over a strided axis aims for */
-    uint32_t cols_min_chunk;        /* ... each still reducing at least this many indices */
-    uint32_t items_per_invocation;  /* elements (or vec4s) per invocation of element-wise kernels */
-    uint64_t cast_vec4_min;         /* casts of at least this many elements take four per
-                                       invocation (glsl/cast/, TGL_VEC4) */
-    uint64_t sweep_bytes;           /* streaming ops touching at least this many bytes walk
-                                       their range the other way from the last such op
-                                       (glsl/common/sweep.glsl); 0: never */
-    uint32_t flash_block_keys;      /* keys per shared-memory block of flash.comp, at most */
-    uint32_t attention_fill;        /* flash attention grids of fewer workgroups cut their keys
-                                       into chunks (gl_attention.c); 0: never */
+    uint32_t image_units;    /* image uniforms a compute kernel may use */
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
-    tgl_gl_gemm_config gemm, gemm_f16; /* f32 and binary16 products */
-    tgl_gl_gemm_config gemm_medium;    /* both, where gemm's tiles would make a short grid */
-    tgl_gl_gemm_config gemm_small;     /* both, where they would make too few workgroups */
-    int elementwise_textures;      /* unary, binary, scale_add read through buffer textures */
-    int elementwise_images;        /* ... bound as read-only image buffers (imageLoad) */
-    uint32_t image_units;          /* image uniforms a compute kernel may use */
-    int wide_stores;               /* unary, binary, scale_add, map and the row-wise ops store
-                                      pairs of vec4s as dvec4s
-                                      (common/wide_store.glsl) */
-    int rows_per_invocation;       /* row-wise ops: one invocation per row, no barriers */
-    uint32_t row_lanes;            /* softmax rows of up to 128 x this many floats: a workgroup
-                                      of this many per row, the row in registers
-                                      (norm/softmax_lanes.comp); 0 = never */
-    int vec4_lines;                /* row-wise ops, argmax/argmin and column sums step
-                                      through aligned rows a vec4 at a time (reduce.comp's
-                                      lines do on every device) */
-    uint32_t loop_limit;           /* loop iterations an invocation may run in all (llvmpipe
-                                      stops its loops after 65535); 0 = no limit known */
-    int copy_kernel;               /* word-aligned dtod copies run the copy kernel */
-    int transpose;                 /* TGL_GL_TRANSPOSE_*: how permutes that move the input's
-                                      contiguous axis off the output's last run */
-    int upload_waits;              /* tgl_copy_htod waits until its update has landed (GPUs) */
-    int transfer_staging;          /* transfers go through staging buffers, never mapping a tensor's (GPUs) */
-    unsigned transfer_threads;     /* threads sharing the host's memcpy of a large transfer (gl_buffers.c) */
-    int pool;                      /* TGL_GL_POOL_*: what gl_pool.c does beyond a buffer per allocation */
-    int timer_queries;             /* GL_TIME_ELAPSED measures compute work (the profiler's timer) */
-    uint32_t subgroup_shuffle;     /* compute shaders have subgroupShuffleXor (GL_KHR_shader_subgroup)
-                                      over subgroups of this many invocations; 0 = not offered */
-    double gflops_floor;           /* a low estimate of the device's f32 rate (GFLOP/s), for
-                                      splitting heavy ops into dispatches of bounded time */
+    uint32_t subgroup_shuffle; /* compute shaders have subgroupShuffleXor (GL_KHR_shader_subgroup)
+                                  over subgroups of this many invocations; 0 = not offered */
+    /* The profile's traits (TGL_GL_TRAITS has what each means). */
+    uint32_t workgroup_size, reduce_workgroup_size, items_per_invocation;
+    int texel_inputs, image_inputs, wide_stores, rows_per_invocation;
+    uint32_t row_lanes;
+    int vec4_lines, transpose;
+    uint32_t reduce_groups, cols_invocations, cols_min_chunk;
+    uint64_t sweep_bytes, cast_vec4_min;
+    int attention_reg;
+    uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
+    int copy_kernel, upload_waits, transfer_staging;
+    uint32_t transfer_threads;
+    int pool, timer_queries;
+    double gflops_floor;
+    tgl_gl_gemm_config gemm, gemm_f16, gemm_medium, gemm_small;
+    uint8_t trait_source[TGL_GL_TRAIT_COUNT]; /* TGL_GL_FROM_* per trait */
+    char profile[32];         /* the named profile the traits started from */
+    char profile_reason[64];  /* why that one */
 } tgl_gl_limits;
+/* Fills l's traits from the device profile (gl_profile.c); l holds the device's limits. Fails
+ * with TGL_ERR_INVALID_ARGUMENT for a TGL_DEVICE_PROFILE the device cannot honour. */
+tgl_status tgl_gl_profile_resolve(tgl_backend *b, tgl_gl_limits *l, const char *renderer, int es);
+/* Records where a trait's value now comes from (TGL_GL_FROM_*: TGL_GEMM, tune, a test). */
+void tgl_gl_profile_mark(tgl_gl_limits *l, const char *trait, int source);
+/* Every trait with its value, where it came from and what it means (`tensorgl info --profile`). */
+void tgl_gl_profile_print(const tgl_gl_limits *l, FILE *out);
+/* 1 when a tiled GEMM configuration fits the device's workgroup and shared-memory limits. */
+int tgl_gl_gemm_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l);
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l);
 /* "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll]" -> *out; 0 when malformed or beyond l's limits. */
 int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config *out);
@@ -291,17 +319,20 @@ typedef struct tgl_gl {
     struct {
         uint64_t ssbo, texture, image, update, violations;
     } audit;
-    int test_skip_barriers;     /* test hook: decide barriers but do not issue them */
-    int conv2d_config;          /* -1: by shape; else the conv2d kernel configuration (tests) */
-    int conv2d_splits;          /* 0: by shape; else split-K ranges of tiled conv2d, 1 none (tests) */
-    int gemm_splits;            /* 0: by shape; else split-K ranges of sgemm, 1 none (tests) */
-    int attention_path;         /* -1: by device and shape; else a TGL_GL_ATTENTION_* (tests) */
-    size_t attention_chunk_keys; /* 0: by device and shape; else the keys per chunk of flash_reg
-                                    and the flash kernels (tests) */
-    /* Test-only fault injection (tgl_gl_test_inject): the next check reports this fault. */
-    int fault;
-    GLenum fault_error;
-    unsigned lose_after;        /* test hook: GL_CONTEXT_LOST at this many error checks from now */
+    /* What the tgl_gl_test_* hooks set, and nothing else: production code reads these only to
+     * obey a test (each field's neutral value keeps the backend's own choice). */
+    struct tgl_gl_test_overrides {
+        int skip_barriers;           /* decide barriers but do not issue them */
+        int conv2d_config;           /* -1: by shape; else the conv2d kernel configuration */
+        int conv2d_splits;           /* 0: by shape; else split-K ranges of tiled conv2d, 1 none */
+        int gemm_splits;             /* 0: by shape; else split-K ranges of sgemm, 1 none */
+        int attention_path;          /* -1: by device and shape; else a TGL_GL_ATTENTION_* */
+        size_t attention_chunk_keys; /* 0: by device and shape; else the keys per chunk of flash_reg
+                                        and the flash kernels */
+        int fault;                   /* tgl_gl_test_inject: the next check reports this fault */
+        GLenum fault_error;
+        unsigned lose_after;         /* GL_CONTEXT_LOST at this many error checks from now */
+    } test;
 } tgl_gl;
 
 /* The alignment a window's start needs: the SSBO offset alignment, and with `texture` (the
@@ -398,10 +429,10 @@ typedef enum { TGL_GL_READ_SSBO, TGL_GL_READ_TEXELS, TGL_GL_READ_IMAGE, TGL_GL_R
 
 /* The element-wise kernels' and the reductions' read of an input, given whether it goes
  * through a buffer texture at all: as an image where the device takes those
- * (limits.elementwise_images, llvmpipe). */
+ * (limits.image_inputs, llvmpipe). */
 static inline tgl_gl_read tgl_gl_input_read(const tgl_gl_limits *l, int texture)
 {
-    return !texture ? TGL_GL_READ_SSBO : l->elementwise_images ? TGL_GL_READ_IMAGE : TGL_GL_READ_TEXELS;
+    return !texture ? TGL_GL_READ_SSBO : l->image_inputs ? TGL_GL_READ_IMAGE : TGL_GL_READ_TEXELS;
 }
 
 /* The kernel defines that select read r. */

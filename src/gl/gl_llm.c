@@ -64,7 +64,7 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
      * gallivm leaves a loop after 65535 trips (limits.loop_limit). */
     size_t tex_align = tgl_gl_window_align(l, 1);
     size_t tex_elems = l->texture_buffer_texels > tex_align / F32 ? l->texture_buffer_texels - tex_align / F32 : 0;
-    int loop = l->elementwise_textures && (!l->loop_limit || heads < l->loop_limit) && row_elems <= tex_elems;
+    int loop = l->texel_inputs && (!l->loop_limit || heads < l->loop_limit) && row_elems <= tex_elems;
     size_t align = loop ? tex_align : l->ssbo_align;
     if (loop && tex_elems < max_elems) /* the texture view's texel limit */
         max_elems = tex_elems;
@@ -136,7 +136,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     size_t tex_align = tgl_gl_window_align(l, 1);
     size_t tex_rows =
         l->texture_buffer_texels > tex_align / F32 ? (l->texture_buffer_texels - tex_align / F32) / cols : 0;
-    int row_loop = l->elementwise_textures && (!l->loop_limit || cols < l->loop_limit) && tex_rows > 0;
+    int row_loop = l->texel_inputs && (!l->loop_limit || cols < l->loop_limit) && tex_rows > 0;
     size_t t_align = row_loop ? tex_align : l->ssbo_align;
     if (row_loop && tex_rows < win_rows)
         win_rows = tex_rows;

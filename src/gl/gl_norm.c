@@ -53,7 +53,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats exceeds the device's SSBO block limit", cols);
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     /* Rows read through a buffer texture where element-wise inputs are (llvmpipe). */
-    int tex = l->elementwise_textures && cols <= l->texture_buffer_texels;
+    int tex = l->texel_inputs && cols <= l->texture_buffer_texels;
     size_t per = max_elems / cols;
     if (tex && per > l->texture_buffer_texels / cols)
         per = l->texture_buffer_texels / cols;

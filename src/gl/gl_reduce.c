@@ -45,7 +45,7 @@ typedef struct pass {
  * window fits the texel limit; windows then start at the texture alignment too. */
 static int use_textures(const tgl_gl_limits *l, size_t elems)
 {
-    return l->elementwise_textures && elems <= l->texture_buffer_texels;
+    return l->texel_inputs && elems <= l->texture_buffer_texels;
 }
 
 static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_defines_, const pass *p)

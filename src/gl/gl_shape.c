@@ -137,7 +137,7 @@ static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view b
     boxes x = {.b = b, .op = op, .a = a, .bb = bb, .out = out, .s = s};
     x.max_span = tgl_gl_max_window_elems(l, F32);
     /* Textures where element-wise kernels read them so (llvmpipe), when a whole window fits. */
-    x.tex = l->elementwise_textures && l->texture_buffer_texels >= x.max_span + l->texture_align;
+    x.tex = l->texel_inputs && l->texture_buffer_texels >= x.max_span + l->texture_align;
     x.align = tgl_gl_window_align(l, x.tex);
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     x.max_elems = grid < x.max_span ? grid : x.max_span;
@@ -187,7 +187,7 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
         chunk = per * inner;
     }
     /* Inputs through buffer textures where element-wise kernels read them so (llvmpipe). */
-    int tex = l->elementwise_textures && s->n_a <= l->texture_buffer_texels && s->n_b <= l->texture_buffer_texels;
+    int tex = l->texel_inputs && s->n_a <= l->texture_buffer_texels && s->n_b <= l->texture_buffer_texels;
     size_t align = tgl_gl_window_align(l, tex);
     size_t pad_a, pad_b = 0, pad_y;
     tgl_gl_binding bind[3];

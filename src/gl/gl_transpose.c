@@ -75,7 +75,7 @@ tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tg
     size_t pad_a, pad_y;
     tgl_gl_binding bind[3];
     if (block4) {
-        if (!l->elementwise_textures || s->n_a / 4 + 1 > l->texture_buffer_texels || pl.ext_p % 4 || pl.ext_l % 4)
+        if (!l->texel_inputs || s->n_a / 4 + 1 > l->texture_buffer_texels || pl.ext_p % 4 || pl.ext_l % 4)
             return TGL_OK;
         bind[0] = tgl_gl_window_aligned(a, s->n_a * F32, 0, tgl_gl_window_align(l, 1), &pad_a);
         bind[0].texture_format = GL_RGBA32F;

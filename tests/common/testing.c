@@ -114,8 +114,8 @@ int tgt_pair_setup(void **state, uint64_t salt)
     if (p->gl) {
         tgl_gl_of(p->gl)->limits.sweep_bytes = 1;
         tgl_gl_of(p->gl)->limits.cast_vec4_min = 0;
-        p->gl_textures = tgl_gl_of(p->gl)->limits.elementwise_textures;
-        p->gl_images = tgl_gl_of(p->gl)->limits.elementwise_images;
+        p->gl_textures = tgl_gl_of(p->gl)->limits.texel_inputs;
+        p->gl_images = tgl_gl_of(p->gl)->limits.image_inputs;
     }
     tgt_rng_init(&p->rng, tgt_seed() ^ salt);
     *state = p;
@@ -224,22 +224,22 @@ tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front)
 void tgt_with_and_without_textures(tgl_backend *gl, void (*fn)(void *ctx), void *ctx)
 {
     tgl_gl_limits *l = &tgl_gl_of(gl)->limits;
-    const int device_textures = l->elementwise_textures, device_images = l->elementwise_images;
+    const int device_textures = l->texel_inputs, device_images = l->image_inputs;
     for (int pass = 0; pass < (device_images ? 3 : 2); pass++) {
-        l->elementwise_textures = pass > 0 && l->texture_buffer_texels;
-        l->elementwise_images = pass == 2;
+        l->texel_inputs = pass > 0 && l->texture_buffer_texels;
+        l->image_inputs = pass == 2;
         fn(ctx);
     }
-    l->elementwise_textures = device_textures;
-    l->elementwise_images = device_images;
+    l->texel_inputs = device_textures;
+    l->image_inputs = device_images;
 }
 
 int tgt_pair_restore_reads(void **state)
 {
     tgt_pair *p = *state;
     if (p && p->gl) {
-        tgl_gl_of(p->gl)->limits.elementwise_textures = p->gl_textures;
-        tgl_gl_of(p->gl)->limits.elementwise_images = p->gl_images;
+        tgl_gl_of(p->gl)->limits.texel_inputs = p->gl_textures;
+        tgl_gl_of(p->gl)->limits.image_inputs = p->gl_images;
     }
     return 0;
 }

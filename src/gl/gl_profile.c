@@ -1,0 +1,592 @@
+/* Device profiles: every choice the GL op drivers make per device is a named trait of
+ * tgl_gl_limits, resolved once at tgl_open (tgl_gl_profile_resolve) in this order:
+ *   1. a named profile: the one TGL_DEVICE_PROFILE names, else the first whose renderer prefix
+ *      the device's renderer starts with, else generic-gpu;
+ *   2. TGL_DEVICE_PROFILE's trait=value overrides;
+ *   3. what the device decides whatever the profile: the limits it reports (a tile it cannot
+ *      hold, no buffer textures or image units, ES), the driver's own facts (llvmpipe's loop
+ *      limit, its SIMD width, rasterizer threads), and counts asked of it (multiprocessors);
+ *   4. TGL_GEMM and `tensorgl tune`'s saved GEMM shapes (gl_limits.c, gl_tune.c).
+ * Each trait keeps where its value came from, which `tensorgl info --profile` prints. An
+ * override the device cannot honour fails tgl_open rather than being dropped.
+ *
+ * Why the profiles hold what they hold (the runs behind each figure are in the commit history;
+ * current figures in docs/performance.md):
+ * - llvmpipe runs a workgroup's invocations as 8-wide SIMD coroutines and switches every one of
+ *   them at each barrier, so its reducing kernels use a single 8-wide group (softmax 4096x1024:
+ *   52 ms at 256, 14.6 ms at 8) while element-wise kernels prefer 256; it gathers texels where
+ *   each SSBO load is a loop over the SIMD lanes, so its inputs are read as buffer textures (add
+ *   of 4M floats 8.9 -> 14.9 GB/s; sgemm 1024^3 10.6 GFLOP/s with SSBO loads and 4 x 4, 51 with
+ *   textures and 8 x 8 through the register kernel), as images where it has the units (it
+ *   builds each texelFetch as a call, each imageLoad inline), and rows and GEMM blocks go one
+ *   per invocation, without barriers. glCopyBufferSubData is a memcpy there (45 GB/s) and
+ *   beats any shader; its buffers are host memory, so transfers map them.
+ * - GPUs take the shared-memory tiles and SSBO loads. NVIDIA: 256-wide groups and 4 vec4s per
+ *   invocation of element-wise kernels (add of 64M floats on the H100: 1950 / 1977 GB/s at 1 / 4);
+ *   GEMM 128 x 256, BK 16, 16 x 8 per invocation, two slabs, unrolled, operands through buffer
+ *   textures (4096^3: 44.6 / 44.0 TFLOP/s f32 / f16, the best shape tried), with a medium and a
+ *   small tile for short grids (1024^3: 7.9 TFLOP/s with 128 x 256, 15.7 with 64 x 128). On the
+ *   H100 glCopyBufferSubData moved 177 GB/s where a copy kernel reaches memory bandwidth, a
+ *   glBufferSubData followed quickly by work on the same buffer was sometimes lost (test_ordering
+ *   13 of 24 runs; 0 with a wait after each upload), and mapped buffers moved to system memory,
+ *   so GPUs copy with a kernel, wait for uploads and transfer through staging buffers.
+ * - The memory pool (gl_pool.c) is on for llvmpipe only: on GPUs carving made the H100's decode
+ *   steps a few percent slower (the driver synchronizes per buffer object), and under reuse one
+ *   run of test_attention failed a case by a small error no rerun showed again
+ *   (docs/internals.md), so GPUs keep a buffer per allocation until that is explained.
+ * - generic-gpu is what a GPU the table does not know gets: the GPU kernels at the defaults
+ *   every GL 4.3 / ES 3.1 device runs (128-wide groups, 64 x 64 GEMM tiles), and its own
+ *   multiprocessor count where the driver tells it (NVIDIA's GL_SM_COUNT_NV). Named explicitly, it runs those kernels on
+ *   llvmpipe too, which is how CI tests the code GPUs execute. */
+#include "gl_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
+#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
+#define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
+#define GEMM_TILED_DOUBLE_TEX(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 1, 1, 1}
+
+/* A trait value the device supplies in step 3 (rasterizer threads, multiprocessors, SIMD width). */
+#define FROM_DEVICE UINT32_MAX
+/* Multiprocessors of a GPU that does not say (GL has no query; NVIDIA's shader builtin aside). */
+#define DEFAULT_COMPUTE_UNITS 16u
+/* Rates for splitting heavy ops by time (TGL_MAX_DISPATCH_MS), kept low on purpose: too low only
+ * costs a few more dispatches, too high lets one run past a watchdog. llvmpipe measured 26
+ * GFLOP/s per thread (sgemm 1024^3, 2 threads); the H100 23,000. */
+#define LLVMPIPE_GFLOPS_PER_THREAD 8.0
+
+/* What every GPU profile shares (step 1 values; see the comment at the top and at each field of
+ * tgl_gl_limits). */
+#define GPU_TRAITS                                                                                  \
+    .texel_inputs = 0, .image_inputs = 0, .wide_stores = 0, .rows_per_invocation = 0, .row_lanes = 0, \
+    .vec4_lines = 0, .transpose = TGL_GL_TRANSPOSE_TILES, .reduce_groups = 2048,                    \
+    .cols_invocations = 1u << 19, .cols_min_chunk = 16, .sweep_bytes = (uint64_t)48 << 20,          \
+    .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .flash_block_keys = 32,                 \
+    .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
+    .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_OFF, .timer_queries = 1
+
+static const struct named_profile {
+    const char *name;
+    const char *renderer_prefix; /* NULL: only by name */
+    tgl_gl_limits t;             /* its traits (the limits' other fields unused) */
+} profiles[] = {
+    {"llvmpipe", "llvmpipe",
+     {.workgroup_size = 256, .reduce_workgroup_size = 8, .items_per_invocation = 1,
+      .gemm = GEMM_REG(16, 4, 8, 8, 1), .gemm_f16 = GEMM_REG(16, 4, 8, 8, 1), .gemm_medium = GEMM_REG(16, 4, 8, 8, 1),
+      .gemm_small = GEMM_REG(16, 4, 8, 8, 1), .texel_inputs = 1, .image_inputs = 1, .wide_stores = 1,
+      .rows_per_invocation = 1, .row_lanes = FROM_DEVICE, .vec4_lines = 1, .transpose = TGL_GL_TRANSPOSE_BLOCK4,
+      .reduce_groups = 512, .cols_invocations = 1u << 16, .cols_min_chunk = 64, .sweep_bytes = 0,
+      .cast_vec4_min = 0, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
+      .compute_units = FROM_DEVICE,
+      .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .transfer_threads = FROM_DEVICE,
+      .pool = TGL_GL_POOL_CARVE, .timer_queries = 0, .gflops_floor = 0.0 /* per thread */}},
+    {"nvidia", "NVIDIA",
+     {.workgroup_size = 256, .reduce_workgroup_size = 256, .items_per_invocation = 4,
+      .gemm = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8), .gemm_f16 = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8),
+      .gemm_medium = GEMM_TILED_DOUBLE_TEX(128, 128, 8, 8, 8), .gemm_small = GEMM_TILED_DOUBLE(64, 128, 16, 8, 4),
+      GPU_TRAITS, .gflops_floor = 2000}},
+    {"amd", "AMD",
+     {.workgroup_size = 256, .reduce_workgroup_size = 256, .items_per_invocation = 1,
+      .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
+      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
+      .gflops_floor = 1000}},
+    {"intel", "Mesa Intel",
+     {.workgroup_size = 128, .reduce_workgroup_size = 128, .items_per_invocation = 1,
+      .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
+      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
+      .gflops_floor = 100}},
+    {"generic-gpu", NULL,
+     {.workgroup_size = 128, .reduce_workgroup_size = 128, .items_per_invocation = 1,
+      .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
+      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
+      .gflops_floor = 100}},
+};
+#define N_PROFILES (sizeof profiles / sizeof profiles[0])
+#define GENERIC (&profiles[N_PROFILES - 1])
+
+/* The register kernel's 8 x 8 groups, which every GL 4.3 / ES 3.1 device runs: what a tile the
+ * device cannot hold falls back to. */
+static const tgl_gl_gemm_config fallback_gemm = GEMM_REG(8, 8, 4, 4, 0);
+
+const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
+{
+    if (i == 0)
+        return &fallback_gemm;
+    i -= 1;
+    if (i >= 4 * N_PROFILES)
+        return NULL;
+    const tgl_gl_limits *t = &profiles[i / 4].t;
+    switch (i % 4) {
+    case 0: return &t->gemm;
+    case 1: return &t->gemm_f16;
+    case 2: return &t->gemm_medium;
+    default: return &t->gemm_small;
+    }
+}
+
+/* ---- the trait list ---- */
+
+enum {
+#define TRAIT_ID(name, kind, help) TRAIT_##name,
+    TGL_GL_TRAITS(TRAIT_ID)
+#undef TRAIT_ID
+    TRAIT_COUNT
+};
+
+static const struct {
+    const char *name, *help;
+} traits[] = {
+#define TRAIT_ROW(name, kind, help) {#name, help},
+    TGL_GL_TRAITS(TRAIT_ROW)
+#undef TRAIT_ROW
+};
+
+static const char *const source_names[] = {"profile", "default", "device limit", "device query", "override",
+                                           "TGL_GEMM", "tensorgl tune", "test"};
+
+static const char *const pool_names[] = {"off", "reuse", "carve"};
+static const char *const transpose_names[] = {"gather", "tiles", "block4"};
+
+static void copy_traits(tgl_gl_limits *l, const tgl_gl_limits *from)
+{
+#define COPY(name, kind, help) l->name = from->name;
+    TGL_GL_TRAITS(COPY)
+#undef COPY
+}
+
+/* ---- values as text ---- */
+
+static int name_index(const char *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return (int)i;
+    return -1;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return 0;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_U32(const char *s, const tgl_gl_limits *l, uint32_t *out)
+{
+    (void)l;
+    uint64_t v;
+    if (!parse_u64(s, UINT32_MAX - 1, &v))
+        return 0;
+    *out = (uint32_t)v;
+    return 1;
+}
+
+static int parse_U64(const char *s, const tgl_gl_limits *l, uint64_t *out)
+{
+    (void)l;
+    return parse_u64(s, UINT64_MAX, out);
+}
+
+static int parse_FLAG(const char *s, const tgl_gl_limits *l, int *out)
+{
+    (void)l;
+    if (strcmp(s, "0") && strcmp(s, "1"))
+        return 0;
+    *out = *s == '1';
+    return 1;
+}
+
+static int parse_F64(const char *s, const tgl_gl_limits *l, double *out)
+{
+    (void)l;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v > 0.0 && v < 1e12))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_POOL(const char *s, const tgl_gl_limits *l, int *out)
+{
+    (void)l;
+    int i = name_index(s, pool_names, 3);
+    return i >= 0 ? (*out = i, 1) : 0;
+}
+
+static int parse_TRANSPOSE(const char *s, const tgl_gl_limits *l, int *out)
+{
+    (void)l;
+    int i = name_index(s, transpose_names, 3);
+    return i >= 0 ? (*out = i, 1) : 0;
+}
+
+/* Against the device's limits when l has them (wg_invocations set), else syntax only. */
+static int parse_GEMM(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config *out)
+{
+    if (l->wg_invocations)
+        return tgl_gl_gemm_parse(s, l, out);
+    tgl_gl_limits any = {.wg_size = {1024, 1024, 64}, .wg_invocations = 1024, .shared_memory = (uint64_t)1 << 20,
+                         .texture_buffer_texels = 1};
+    return tgl_gl_gemm_parse(s, &any, out);
+}
+
+static void format_U32(char *out, size_t size, const uint32_t *v) { snprintf(out, size, "%u", (unsigned)*v); }
+static void format_U64(char *out, size_t size, const uint64_t *v) { snprintf(out, size, "%llu", (unsigned long long)*v); }
+static void format_FLAG(char *out, size_t size, const int *v) { snprintf(out, size, "%d", *v); }
+static void format_F64(char *out, size_t size, const double *v) { snprintf(out, size, "%g", *v); }
+static void format_POOL(char *out, size_t size, const int *v) { snprintf(out, size, "%s", pool_names[*v % 3]); }
+static void format_TRANSPOSE(char *out, size_t size, const int *v)
+{
+    snprintf(out, size, "%s", transpose_names[*v % 3]);
+}
+static void format_GEMM(char *out, size_t size, const tgl_gl_gemm_config *v) { tgl_gl_gemm_format(v, out, size); }
+
+/* The help text of each value kind, for messages. */
+static const char *kind_help(int trait)
+{
+    switch (trait) {
+#define KIND(name, kind, help) case TRAIT_##name: return #kind;
+        TGL_GL_TRAITS(KIND)
+#undef KIND
+    default: return "?";
+    }
+}
+
+static const char *expected(const char *kind)
+{
+    return !strcmp(kind, "U32") ? "an integer below 2^32 - 1"
+         : !strcmp(kind, "U64") ? "an integer"
+         : !strcmp(kind, "FLAG") ? "0 or 1"
+         : !strcmp(kind, "F64") ? "a positive number"
+         : !strcmp(kind, "POOL") ? "off, reuse or carve"
+         : !strcmp(kind, "TRANSPOSE") ? "gather, tiles or block4"
+         : "reg:WX,WY,TM,TN or tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex] within the device's limits";
+}
+
+/* Sets trait i of l from text; 0 when the text is not a value of its kind. */
+static int parse_trait(int i, const char *value, tgl_gl_limits *l)
+{
+    switch (i) {
+#define PARSE(name, kind, help) case TRAIT_##name: return parse_##kind(value, l, &l->name);
+        TGL_GL_TRAITS(PARSE)
+#undef PARSE
+    default: return 0;
+    }
+}
+
+static void format_trait(int i, const tgl_gl_limits *l, char *out, size_t size)
+{
+    switch (i) {
+#define FORMAT(name, kind, help) case TRAIT_##name: format_##kind(out, size, &l->name); break;
+        TGL_GL_TRAITS(FORMAT)
+#undef FORMAT
+    default: snprintf(out, size, "?");
+    }
+}
+
+static int trait_index(const char *name, size_t len)
+{
+    for (int i = 0; i < TRAIT_COUNT; i++)
+        if (strlen(traits[i].name) == len && !strncmp(traits[i].name, name, len))
+            return i;
+    return -1;
+}
+
+/* ---- TGL_DEVICE_PROFILE ---- */
+
+static const struct named_profile *profile_named(const char *name, size_t len)
+{
+    for (size_t i = 0; i < N_PROFILES; i++)
+        if (strlen(profiles[i].name) == len && !strncmp(profiles[i].name, name, len))
+            return &profiles[i];
+    return NULL;
+}
+
+/* Walks "[name][,trait=value]..." (a GEMM value's own commas continue it): the profile's name,
+ * then each override applied to l when l is not NULL (and checked against l's limits when it
+ * has them). Fails with the item named. */
+static tgl_status walk_spec(tgl_backend *b, const char *spec, const struct named_profile **named, tgl_gl_limits *l,
+                            uint8_t *sources)
+{
+    char item[512];
+    const char *p = spec;
+    *named = NULL;
+    int first = 1;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (!eq && first) {
+            if (len && !(*named = profile_named(p, len))) {
+                size_t n = 0;
+                char list[128] = "";
+                for (size_t i = 0; i < N_PROFILES; i++)
+                    n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s", i ? ", " : "",
+                                          profiles[i].name);
+                return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: '%.*s' is not a profile (%s)",
+                                 (int)len, p, list);
+            }
+        } else {
+            if (!eq)
+                return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: '%.*s' is not trait=value",
+                                 (int)len, p);
+            int t = trait_index(p, (size_t)(eq - p));
+            if (t < 0)
+                return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
+                                 "TGL_DEVICE_PROFILE: no trait '%.*s' (`tensorgl info --profile` lists them)",
+                                 (int)(eq - p), p);
+            /* A GEMM value runs on through items that are not trait=value. */
+            if (!strcmp(kind_help(t), "GEMM"))
+                while (end && end[1] && !memchr(end + 1, '=', strcspn(end + 1, ",")))
+                    end = strchr(end + 1, ',') ? strchr(end + 1, ',') : end + 1 + strlen(end + 1);
+            len = end ? (size_t)(end - p) : strlen(p);
+            size_t vlen = len - (size_t)(eq + 1 - p);
+            if (vlen >= sizeof item)
+                return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: %s: value too long", traits[t].name);
+            memcpy(item, eq + 1, vlen);
+            item[vlen] = '\0';
+            tgl_gl_limits scratch;
+            tgl_gl_limits *into = l ? l : &scratch;
+            if (!l)
+                memset(&scratch, 0, sizeof scratch);
+            if (!parse_trait(t, item, into))
+                return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: %s=%s: expected %s",
+                                 traits[t].name, item, expected(kind_help(t)));
+            if (sources)
+                sources[t] = TGL_GL_FROM_OVERRIDE;
+        }
+        first = 0;
+        p = end ? end + 1 : p + len;
+    }
+    return TGL_OK;
+}
+
+tgl_status tgl_gl_profile_check(const char *spec)
+{
+    const struct named_profile *named;
+    return walk_spec(NULL, spec, &named, NULL, NULL);
+}
+
+/* ---- what the device decides (step 3) ---- */
+
+/* Floats per SIMD vector of llvmpipe, from its renderer string ("llvmpipe (LLVM 15.0.6, 256
+ * bits)"); 0 when it does not say. */
+static uint32_t simd_lanes(const char *renderer)
+{
+    const char *p = strstr(renderer, " bits)");
+    while (p && p > renderer && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    unsigned bits = p ? (unsigned)strtoul(p, NULL, 10) : 0;
+    return bits >= 128 && bits <= 1024 && bits % 32 == 0 ? bits / 32 : 0;
+}
+
+/* llvmpipe's rasterizer threads: LP_NUM_THREADS, else one per core. */
+static uint32_t llvmpipe_threads(void)
+{
+    const char *lp = getenv("LP_NUM_THREADS");
+    long threads = lp && *lp ? atol(lp) : sysconf(_SC_NPROCESSORS_ONLN);
+    return threads > 1 ? (uint32_t)threads : 1u;
+}
+
+/* NVIDIA's multiprocessor count (GL_NV_shader_thread_group's GL_SM_COUNT_NV: GL itself has no
+ * such query); 0 where the driver does not answer. NVIDIA's ES contexts may answer without
+ * listing the extension, as they do the NVX memory queries (gl_limits.c), so NVIDIA is asked
+ * either way and a refusal is cleared. */
+#define TGL_SM_COUNT_NV 0x933B
+static uint32_t query_sm_count(void)
+{
+    const char *vendor = (const char *)glGetString(GL_VENDOR);
+    if (!epoxy_has_gl_extension("GL_NV_shader_thread_group") && !(vendor && !strncmp(vendor, "NVIDIA", 6)))
+        return 0;
+    GLint count = 0;
+    glGetIntegerv(TGL_SM_COUNT_NV, &count);
+    int refused = 0;
+    while (glGetError() != GL_NO_ERROR)
+        refused = 1;
+    return !refused && count > 0 && count < 100000 ? (uint32_t)count : 0;
+}
+
+/* Step 3 for one trait: where `cond` fails the device sets `value`, unless the trait was
+ * overridden, which fails the open (an override is never dropped). */
+#define DEVICE_SETS(trait, cond, value, why)                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (l->trait_source[TRAIT_##trait] == TGL_GL_FROM_OVERRIDE)                            \
+                return overridden_but(b, l, TRAIT_##trait, why);                                   \
+            l->trait = value;                                                                      \
+            l->trait_source[TRAIT_##trait] = TGL_GL_FROM_LIMIT;                                    \
+        }                                                                                          \
+    } while (0)
+
+static tgl_status overridden_but(tgl_backend *b, const tgl_gl_limits *l, int trait, const char *why)
+{
+    char v[96];
+    format_trait(trait, l, v, sizeof v);
+    return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: %s=%s: %s", traits[trait].name, v, why);
+}
+
+static int tile_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l)
+{
+    return !g->tiled || tgl_gl_gemm_fits(g, l);
+}
+
+static uint32_t clamp_pow2(uint32_t size, const tgl_gl_limits *l)
+{
+    if (size > l->wg_size[0])
+        size = l->wg_size[0];
+    if (size > l->wg_invocations)
+        size = l->wg_invocations;
+    /* Tree reductions halve the group each step: keep it a power of two. */
+    uint32_t pow2 = 1;
+    while (pow2 * 2 <= size)
+        pow2 *= 2;
+    return pow2;
+}
+
+static int pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *renderer, int es)
+{
+    const int llvmpipe = !strncmp(renderer, "llvmpipe", 8);
+    /* Values the device supplies where the profile leaves them to it. */
+    if (l->transfer_threads == FROM_DEVICE) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        l->transfer_threads = cores >= 4 ? 4u : cores > 1 ? (unsigned)cores : 1u;
+        l->trait_source[TRAIT_transfer_threads] = TGL_GL_FROM_QUERY;
+    }
+    if (l->compute_units == FROM_DEVICE) {
+        uint32_t sm = llvmpipe ? llvmpipe_threads() : query_sm_count();
+        l->compute_units = sm ? sm : DEFAULT_COMPUTE_UNITS;
+        l->trait_source[TRAIT_compute_units] = sm ? TGL_GL_FROM_QUERY : TGL_GL_FROM_DEFAULT;
+    }
+    if (l->attention_fill == FROM_DEVICE) { /* one workgroup per multiprocessor */
+        l->attention_fill = l->compute_units;
+        l->trait_source[TRAIT_attention_fill] = l->trait_source[TRAIT_compute_units];
+    }
+    if (l->gflops_floor == 0.0) { /* the llvmpipe profile: per rasterizer thread */
+        l->gflops_floor = LLVMPIPE_GFLOPS_PER_THREAD * (double)llvmpipe_threads();
+        l->trait_source[TRAIT_gflops_floor] = TGL_GL_FROM_QUERY;
+    }
+    if (l->row_lanes == FROM_DEVICE) {
+        l->row_lanes = simd_lanes(renderer);
+        l->trait_source[TRAIT_row_lanes] = TGL_GL_FROM_QUERY;
+    }
+    /* gallivm counts every loop back-edge of an invocation against one limit of 65535 and then
+     * leaves the loops, silently (a softmax row of 65536 walked by one invocation came out
+     * wrong): a fact of the driver, whatever the profile; kernels that walk long ranges in one
+     * invocation check it. */
+    l->loop_limit = llvmpipe ? 65535u : 0u;
+    l->trait_source[TRAIT_loop_limit] = TGL_GL_FROM_QUERY;
+
+    /* Limits. A tile the device cannot hold (invocations, shared memory) falls back to the
+     * register kernel. */
+    DEVICE_SETS(gemm, tile_fits(&l->gemm, l), fallback_gemm, "a tile the device cannot run");
+    DEVICE_SETS(gemm_f16, tile_fits(&l->gemm_f16, l), fallback_gemm, "a tile the device cannot run");
+    DEVICE_SETS(gemm_medium, tile_fits(&l->gemm_medium, l), fallback_gemm, "a tile the device cannot run");
+    DEVICE_SETS(gemm_small, tile_fits(&l->gemm_small, l), fallback_gemm, "a tile the device cannot run");
+    if (!l->texture_buffer_texels) {
+        l->gemm.textures = l->gemm_f16.textures = l->gemm_medium.textures = l->gemm_small.textures = 0;
+        DEVICE_SETS(texel_inputs, !l->texel_inputs, 0, "the device has no buffer textures");
+        DEVICE_SETS(attention_reg, !l->attention_reg, 0, "flash_reg reads buffer textures, which the device lacks");
+    }
+    DEVICE_SETS(image_inputs, !l->image_inputs || (l->texel_inputs && l->image_units >= TGL_GL_MAX_TEXTURE_BINDINGS),
+                0, "images need texel_inputs and an image unit per texture binding");
+    /* dvec4 stores: doubles are core in desktop GL 4.0, absent from ES. */
+    DEVICE_SETS(wide_stores, !l->wide_stores || !es, 0, "ES has no doubles");
+    DEVICE_SETS(transpose, l->transpose != TGL_GL_TRANSPOSE_BLOCK4 || l->texel_inputs, TGL_GL_TRANSPOSE_OFF,
+                "block4 reads texels (texel_inputs=1)");
+    /* Softmax rows in SIMD lanes (norm/softmax_lanes.comp) need GLSL 4.50 with
+     * GL_ARB_shader_ballot, one row per invocation elsewhere and paired vec4 stores; and only the
+     * widths llvmpipe builds (128, 256 and, with LP_NATIVE_VECTOR_WIDTH=512, 512 bits), the
+     * variants `make check` validates. */
+    DEVICE_SETS(row_lanes,
+                !l->row_lanes || (l->rows_per_invocation && l->wide_stores && !es && epoxy_gl_version() >= 45 &&
+                                  epoxy_has_gl_extension("GL_ARB_shader_ballot") &&
+                                  (l->row_lanes == 4 || l->row_lanes == 8 || l->row_lanes == 16)),
+                0, "needs 4, 8 or 16, desktop GL 4.5 with ARB_shader_ballot, rows_per_invocation=1, wide_stores=1");
+    /* GL_TIME_ELAPSED is an extension in ES (EXT_disjoint_timer_query). */
+    DEVICE_SETS(timer_queries, !l->timer_queries || !es, 0, "ES has no GL_TIME_ELAPSED");
+    DEVICE_SETS(workgroup_size, pow2(l->workgroup_size) && l->workgroup_size == clamp_pow2(l->workgroup_size, l),
+                clamp_pow2(l->workgroup_size ? l->workgroup_size : 1, l), "a power of two within the device's limits");
+    DEVICE_SETS(reduce_workgroup_size,
+                pow2(l->reduce_workgroup_size) && l->reduce_workgroup_size == clamp_pow2(l->reduce_workgroup_size, l),
+                clamp_pow2(l->reduce_workgroup_size ? l->reduce_workgroup_size : 1, l),
+                "a power of two within the device's limits");
+    DEVICE_SETS(items_per_invocation, l->items_per_invocation >= 1 && l->items_per_invocation <= 16, 1,
+                "1 to 16 per invocation");
+    DEVICE_SETS(compute_units, l->compute_units >= 1, 1, "at least 1");
+    DEVICE_SETS(flash_block_keys, l->flash_block_keys >= 1 && l->flash_block_keys <= 64, 8, "1 to 64");
+    DEVICE_SETS(reduce_groups, l->reduce_groups >= 1, 1, "at least 1");
+    DEVICE_SETS(cols_invocations, l->cols_invocations >= 1, 1, "at least 1");
+    DEVICE_SETS(cols_min_chunk, l->cols_min_chunk >= 1, 1, "at least 1");
+    DEVICE_SETS(transfer_threads, l->transfer_threads >= 1 && l->transfer_threads <= 64, 1, "1 to 64");
+    return TGL_OK;
+}
+
+tgl_status tgl_gl_profile_resolve(tgl_backend *b, tgl_gl_limits *l, const char *renderer, int es)
+{
+    const struct named_profile *named = NULL;
+    tgl_status st = walk_spec(b, b->config.device_profile, &named, NULL, NULL); /* names and syntax */
+    if (st)
+        return st;
+    int by_name = named != NULL;
+    for (size_t i = 0; i < N_PROFILES && !named; i++)
+        if (profiles[i].renderer_prefix &&
+            !strncmp(renderer, profiles[i].renderer_prefix, strlen(profiles[i].renderer_prefix)))
+            named = &profiles[i];
+    if (!named)
+        named = GENERIC;
+    copy_traits(l, &named->t);
+    memset(l->trait_source, named == GENERIC ? TGL_GL_FROM_DEFAULT : TGL_GL_FROM_PROFILE, sizeof l->trait_source);
+    tgl__strlcpy(l->profile, named->name, sizeof l->profile);
+    snprintf(l->profile_reason, sizeof l->profile_reason, "%s",
+             by_name ? "named by TGL_DEVICE_PROFILE"
+             : named != GENERIC ? "the renderer matches the table"
+                                : "a renderer the table does not know");
+    if ((st = walk_spec(b, b->config.device_profile, &named, l, l->trait_source)) ||
+        (st = device_decides(b, l, renderer, es)))
+        return st;
+    /* TGL_POOL=off|reuse|carve, to measure a device or rule the pool out. */
+    if (b->config.pool != TGL__POOL_DEVICE) {
+        l->pool = b->config.pool == TGL__POOL_OFF     ? TGL_GL_POOL_OFF
+                : b->config.pool == TGL__POOL_REUSE ? TGL_GL_POOL_REUSE
+                                                      : TGL_GL_POOL_CARVE;
+        l->trait_source[TRAIT_pool] = TGL_GL_FROM_OVERRIDE;
+    }
+    /* TGL_PROFILE_TIMER=0|1, the profiler's switch; ES has no timer queries to turn on. */
+    if (b->config.profile_timer >= 0 && !es) {
+        l->timer_queries = b->config.profile_timer;
+        l->trait_source[TRAIT_timer_queries] = TGL_GL_FROM_OVERRIDE;
+    }
+    return TGL_OK;
+}
+
+void tgl_gl_profile_mark(tgl_gl_limits *l, const char *trait, int source)
+{
+    int i = trait_index(trait, strlen(trait));
+    if (i >= 0)
+        l->trait_source[i] = (uint8_t)source;
+}
+
+void tgl_gl_profile_print(const tgl_gl_limits *l, FILE *out)
+{
+    fprintf(out, "profile:        %s (%s)\n", l->profile, l->profile_reason);
+    for (int i = 0; i < TRAIT_COUNT; i++) {
+        char v[96];
+        format_trait(i, l, v, sizeof v);
+        unsigned src = l->trait_source[i] < sizeof source_names / sizeof source_names[0] ? l->trait_source[i] : 0;
+        fprintf(out, "  %-22s %-34s %-13s %s\n", traits[i].name, v, source_names[src], traits[i].help);
+    }
+}
