@@ -516,8 +516,10 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
                                   epoxy_has_gl_extension("GL_ARB_shader_ballot") &&
                                   (l->row_lanes == 4 || l->row_lanes == 8 || l->row_lanes == 16)),
                 0, "needs 4, 8 or 16, desktop GL 4.5 with ARB_shader_ballot, rows_per_invocation=1, wide_stores=1");
-    /* GL_TIME_ELAPSED is an extension in ES (EXT_disjoint_timer_query). */
+    /* GL_TIME_ELAPSED is an extension in ES (EXT_disjoint_timer_query), and llvmpipe's queries
+     * read 0 around compute dispatches (test_profile_gl under generic-gpu: 0.000 ms in all). */
     DEVICE_SETS(timer_queries, !l->timer_queries || !es, 0, "ES has no GL_TIME_ELAPSED");
+    DEVICE_SETS(timer_queries, !l->timer_queries || !llvmpipe, 0, "llvmpipe's timer queries do not time compute work");
     DEVICE_SETS(workgroup_size, pow2(l->workgroup_size) && l->workgroup_size == clamp_pow2(l->workgroup_size, l),
                 clamp_pow2(l->workgroup_size ? l->workgroup_size : 1, l), "a power of two within the device's limits");
     DEVICE_SETS(reduce_workgroup_size,

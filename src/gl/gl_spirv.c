@@ -292,7 +292,8 @@ tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *
         if (absent) {
             s->missing++;
             if (b->config.flags & TGL_FLAG_DEBUG)
-                tgl__log(b, TGL__LOG_DEBUG, "kernel %s: no SPIR-V module (%s); built from GLSL", kernel, path);
+                tgl__log(b, TGL__LOG_DEBUG, "kernel %s: no SPIR-V module (%s) for the defines [%s]; built from GLSL",
+                         kernel, path, defines);
         } else {
             s->rejected++;
             tgl__log(b, TGL__LOG_WARN, "kernel %s: %s is not a readable SPIR-V module; built from GLSL", kernel,
