@@ -39,6 +39,16 @@ static tgl_status env_uint(const char *name, unsigned long min, unsigned long ma
     return TGL_OK;
 }
 
+/* Copies environment variable `name` (unset: "") into dst, or fails naming it when it does not fit. */
+static tgl_status env_string(const char *name, char *dst, size_t size)
+{
+    const char *s = getenv(name);
+    if (s && strlen(s) >= size)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "%s: longer than %zu bytes", name, size - 1);
+    tgl__strlcpy(dst, s, size);
+    return TGL_OK;
+}
+
 static tgl_status resolve_kind(const tgl_options *opts, tgl__config *cfg)
 {
     if (opts && (opts->kind < TGL_BACKEND_AUTO || opts->kind > TGL_BACKEND_CPU))
@@ -88,13 +98,8 @@ static tgl_status resolve_gl_overrides(tgl__config *cfg)
             return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_POOL=\"%s\": expected off, reuse or carve", s);
         cfg->pool = (tgl__pool_choice)i;
     }
-    const char *prof = getenv("TGL_DEVICE_PROFILE");
-    if (prof && strlen(prof) >= sizeof cfg->device_profile)
-        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: longer than %zu bytes",
-                         sizeof cfg->device_profile - 1);
-    tgl__strlcpy(cfg->device_profile, prof, sizeof cfg->device_profile);
-    tgl_status st = tgl_gl_profile_check(cfg->device_profile);
-    if (st)
+    tgl_status st = env_string("TGL_DEVICE_PROFILE", cfg->device_profile, sizeof cfg->device_profile);
+    if (st || (st = tgl_gl_profile_check(cfg->device_profile)))
         return st;
     unsigned long v = 0;
     st = env_uint("TGL_PROFILE_TIMER", 0, 1, 2, &v);
@@ -105,15 +110,11 @@ static tgl_status resolve_gl_overrides(tgl__config *cfg)
 /* TGL_SHADER=glsl|spirv and TGL_SPIRV_DIR (read by the GL backend only when spirv is chosen). */
 static tgl_status resolve_shader(tgl__config *cfg)
 {
-    const char *s = getenv("TGL_SHADER"), *dir = getenv("TGL_SPIRV_DIR");
+    const char *s = getenv("TGL_SHADER");
     if (s && *s && strcmp(s, "glsl") && strcmp(s, "spirv"))
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_SHADER=\"%s\": expected glsl or spirv", s);
     cfg->spirv = s && !strcmp(s, "spirv");
-    if (dir && strlen(dir) >= sizeof cfg->spirv_dir)
-        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_SPIRV_DIR: path longer than %zu bytes",
-                         sizeof cfg->spirv_dir - 1);
-    tgl__strlcpy(cfg->spirv_dir, dir, sizeof cfg->spirv_dir);
-    return TGL_OK;
+    return env_string("TGL_SPIRV_DIR", cfg->spirv_dir, sizeof cfg->spirv_dir);
 }
 
 /* TGL_CACHE_DIR, or $XDG_CACHE_HOME/tensorgl, or $HOME/.cache/tensorgl; TGL_CACHE_DIR set to ""
@@ -188,20 +189,10 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     if ((st = env_uint("TGL_MAX_DISPATCH_MS", 0, 86400000ul, DEFAULT_MAX_DISPATCH_MS, &v)))
         return st;
     cfg->max_dispatch_ms = (unsigned)v;
-    const char *log = getenv("TGL_LOG");
-    if (log && strlen(log) >= sizeof cfg->log_path)
-        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_LOG: path longer than %zu bytes",
-                         sizeof cfg->log_path - 1);
-    tgl__strlcpy(cfg->log_path, log, sizeof cfg->log_path);
-    const char *gemm = getenv("TGL_GEMM");
-    if (gemm && strlen(gemm) >= sizeof cfg->gemm)
-        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: longer than %zu bytes", sizeof cfg->gemm - 1);
-    tgl__strlcpy(cfg->gemm, gemm, sizeof cfg->gemm);
-    const char *trace = getenv("TGL_TRACE");
-    if (trace && strlen(trace) >= sizeof cfg->trace_dir)
-        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_TRACE: path longer than %zu bytes",
-                         sizeof cfg->trace_dir - 1);
-    tgl__strlcpy(cfg->trace_dir, trace, sizeof cfg->trace_dir);
+    if ((st = env_string("TGL_LOG", cfg->log_path, sizeof cfg->log_path)) ||
+        (st = env_string("TGL_GEMM", cfg->gemm, sizeof cfg->gemm)) ||
+        (st = env_string("TGL_TRACE", cfg->trace_dir, sizeof cfg->trace_dir)))
+        return st;
     if ((st = env_uint("TGL_PROFILE", 0, 1, 0, &v)))
         return st;
     cfg->profile = (int)v;
