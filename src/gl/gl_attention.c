@@ -281,7 +281,7 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
  * stay rolled and their trips count against llvmpipe's loop limit at every step (see
  * tgl_gl_attention). The compile times above predate the kernel's written-out loops and rolled
  * row stores: with them RQ 16 at d 64 builds in 6-7 s cold on Mesa 22.3 and 25.0, all 52
- * desktop variants in about 2 minutes (docs/performance.md, "Compile time of flash_reg"). */
+ * desktop variants in about 2 minutes (`scripts/compile-time.sh`). */
 #define REG_THREADS 32
 #define REG_CHUNK_KEYS 4096u /* a multiple of every keys-per-step reg_keys gives */
 #define REG_FILL 256u

@@ -19,8 +19,7 @@
  * primary producer of buffer object data and the GPU is the primary consumer") and moved to
  * system memory, where every kernel then reads it across the bus: after one download of a
  * kernel's output, or ten uploads into a fresh buffer, a 64 MiB GEMM operand there made 128 x
- * 4096 x 4096 run at 2.9-3.2 TFLOP/s instead of 27.5 (docs/performance.md, "transfers through
- * staging buffers"). glGetBufferSubData kept the placement but broke ordering there: an upload
+ * 4096 x 4096 run at 2.9-3.2 TFLOP/s instead of 27.5 (commit 7267290). glGetBufferSubData kept the placement but broke ordering there: an upload
  * after it and an in-place tgl_scale_add read stale data (test_fill_cast, 6 runs of 6). The
  * staging buffers are the CPU's alone (GL_STREAM_DRAW to upload, GL_STREAM_READ to download),
  * two each way, so the host's copy of one chunk overlaps the GPU's copy of the next. */
