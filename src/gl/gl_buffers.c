@@ -195,17 +195,17 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on)
 {
     tgl_gl_of(b)->limits.copy_kernel = on;
-    tgl_gl_profile_mark(&tgl_gl_of(b)->limits, "copy_kernel", TGL_GL_FROM_TEST);
+    tgl_gl_profile_mark(&tgl_gl_of(b)->limits, TGL_GL_TRAIT_copy_kernel, TGL_GL_FROM_TEST);
 }
 
 void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on)
 {
     tgl_gl_of(b)->limits.transfer_staging = on;
-    tgl_gl_profile_mark(&tgl_gl_of(b)->limits, "transfer_staging", TGL_GL_FROM_TEST);
+    tgl_gl_profile_mark(&tgl_gl_of(b)->limits, TGL_GL_TRAIT_transfer_staging, TGL_GL_FROM_TEST);
 }
 
 void tgl_gl_test_set_transfer_threads(tgl_backend *b, unsigned threads)
 {
     tgl_gl_of(b)->limits.transfer_threads = threads;
-    tgl_gl_profile_mark(&tgl_gl_of(b)->limits, "transfer_threads", TGL_GL_FROM_TEST);
+    tgl_gl_profile_mark(&tgl_gl_of(b)->limits, TGL_GL_TRAIT_transfer_threads, TGL_GL_FROM_TEST);
 }

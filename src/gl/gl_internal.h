@@ -94,8 +94,12 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(gemm_f16, GEMM, "binary16 GEMM kernel")                                                            \
     X(gemm_medium, GEMM, "both, where gemm's tiles make a short grid")                                   \
     X(gemm_small, GEMM, "both, where they make too few workgroups")
-#define TGL_GL_TRAIT_COUNT_(name, kind, help) +1
-enum { TGL_GL_TRAIT_COUNT = 0 TGL_GL_TRAITS(TGL_GL_TRAIT_COUNT_) };
+enum {
+#define TGL_GL_TRAIT_ID_(name, kind, help) TGL_GL_TRAIT_##name,
+    TGL_GL_TRAITS(TGL_GL_TRAIT_ID_)
+#undef TGL_GL_TRAIT_ID_
+    TGL_GL_TRAIT_COUNT
+};
 
 /* Where a trait's value came from (`tensorgl info --profile`). */
 enum { TGL_GL_FROM_PROFILE = 0, TGL_GL_FROM_DEFAULT, TGL_GL_FROM_LIMIT, TGL_GL_FROM_QUERY, TGL_GL_FROM_OVERRIDE,
@@ -136,8 +140,8 @@ typedef struct tgl_gl_limits {
 /* Fills l's traits from the device profile (gl_profile.c); l holds the device's limits. Fails
  * with TGL_ERR_INVALID_ARGUMENT for a TGL_DEVICE_PROFILE the device cannot honour. */
 tgl_status tgl_gl_profile_resolve(tgl_backend *b, tgl_gl_limits *l, const char *renderer, int es);
-/* Records where a trait's value now comes from (TGL_GL_FROM_*: TGL_GEMM, tune, a test). */
-void tgl_gl_profile_mark(tgl_gl_limits *l, const char *trait, int source);
+/* Records where trait TGL_GL_TRAIT_<name>'s value now comes from (TGL_GL_FROM_*: TGL_GEMM, tune, a test). */
+void tgl_gl_profile_mark(tgl_gl_limits *l, int trait, int source);
 /* Every trait with its value, where it came from and what it means (`tensorgl info --profile`). */
 void tgl_gl_profile_print(const tgl_gl_limits *l, FILE *out);
 /* 1 when a tiled GEMM configuration fits the device's workgroup and shared-memory limits. */

@@ -117,7 +117,8 @@ void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size)
         snprintf(out, size, "reg:%u,%u,%u,%u", g->wg_x, g->wg_y, g->tm, g->tn);
 }
 
-static const char *const gemm_traits[4] = {"gemm", "gemm_f16", "gemm_medium", "gemm_small"};
+static const int gemm_traits[4] = {TGL_GL_TRAIT_gemm, TGL_GL_TRAIT_gemm_f16, TGL_GL_TRAIT_gemm_medium,
+                                   TGL_GL_TRAIT_gemm_small};
 
 /* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex]" replaces the table's choice, and any
  * tuning result, for f32 and f16 (to measure a shape by hand). */

@@ -130,13 +130,6 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
 
 /* ---- the trait list ---- */
 
-enum {
-#define TRAIT_ID(name, kind, help) TRAIT_##name,
-    TGL_GL_TRAITS(TRAIT_ID)
-#undef TRAIT_ID
-    TRAIT_COUNT
-};
-
 static const struct {
     const char *name, *help;
 } traits[] = {
@@ -257,7 +250,7 @@ static void format_GEMM(char *out, size_t size, const tgl_gl_gemm_config *v) { t
 static const char *kind_help(int trait)
 {
     switch (trait) {
-#define KIND(name, kind, help) case TRAIT_##name: return #kind;
+#define KIND(name, kind, help) case TGL_GL_TRAIT_##name: return #kind;
         TGL_GL_TRAITS(KIND)
 #undef KIND
     default: return "?";
@@ -279,7 +272,7 @@ static const char *expected(const char *kind)
 static int parse_trait(int i, const char *value, tgl_gl_limits *l)
 {
     switch (i) {
-#define PARSE(name, kind, help) case TRAIT_##name: return parse_##kind(value, l, &l->name);
+#define PARSE(name, kind, help) case TGL_GL_TRAIT_##name: return parse_##kind(value, l, &l->name);
         TGL_GL_TRAITS(PARSE)
 #undef PARSE
     default: return 0;
@@ -289,7 +282,7 @@ static int parse_trait(int i, const char *value, tgl_gl_limits *l)
 static void format_trait(int i, const tgl_gl_limits *l, char *out, size_t size)
 {
     switch (i) {
-#define FORMAT(name, kind, help) case TRAIT_##name: format_##kind(out, size, &l->name); break;
+#define FORMAT(name, kind, help) case TGL_GL_TRAIT_##name: format_##kind(out, size, &l->name); break;
         TGL_GL_TRAITS(FORMAT)
 #undef FORMAT
     default: snprintf(out, size, "?");
@@ -298,7 +291,7 @@ static void format_trait(int i, const tgl_gl_limits *l, char *out, size_t size)
 
 static int trait_index(const char *name, size_t len)
 {
-    for (int i = 0; i < TRAIT_COUNT; i++)
+    for (int i = 0; i < TGL_GL_TRAIT_COUNT; i++)
         if (strlen(traits[i].name) == len && !strncmp(traits[i].name, name, len))
             return i;
     return -1;
@@ -357,11 +350,8 @@ static tgl_status walk_spec(tgl_backend *b, const char *spec, const struct named
                 return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: %s: value too long", traits[t].name);
             memcpy(item, eq + 1, vlen);
             item[vlen] = '\0';
-            tgl_gl_limits scratch;
-            tgl_gl_limits *into = l ? l : &scratch;
-            if (!l)
-                memset(&scratch, 0, sizeof scratch);
-            if (!parse_trait(t, item, into))
+            tgl_gl_limits scratch = {0}; /* syntax only: a value parsed into nothing */
+            if (!parse_trait(t, item, l ? l : &scratch))
                 return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: %s=%s: expected %s",
                                  traits[t].name, item, expected(kind_help(t)));
             if (sources)
@@ -423,10 +413,10 @@ static uint32_t query_sm_count(void)
 #define DEVICE_SETS(trait, cond, value, why)                                                       \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            if (l->trait_source[TRAIT_##trait] == TGL_GL_FROM_OVERRIDE)                            \
-                return overridden_but(b, l, TRAIT_##trait, why);                                   \
+            if (l->trait_source[TGL_GL_TRAIT_##trait] == TGL_GL_FROM_OVERRIDE)                            \
+                return overridden_but(b, l, TGL_GL_TRAIT_##trait, why);                                   \
             l->trait = value;                                                                      \
-            l->trait_source[TRAIT_##trait] = TGL_GL_FROM_LIMIT;                                    \
+            l->trait_source[TGL_GL_TRAIT_##trait] = TGL_GL_FROM_LIMIT;                                    \
         }                                                                                          \
     } while (0)
 
@@ -464,31 +454,31 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     if (l->transfer_threads == FROM_DEVICE) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         l->transfer_threads = cores >= 4 ? 4u : cores > 1 ? (unsigned)cores : 1u;
-        l->trait_source[TRAIT_transfer_threads] = TGL_GL_FROM_QUERY;
+        l->trait_source[TGL_GL_TRAIT_transfer_threads] = TGL_GL_FROM_QUERY;
     }
     if (l->compute_units == FROM_DEVICE) {
         uint32_t sm = llvmpipe ? llvmpipe_threads() : query_sm_count();
         l->compute_units = sm ? sm : DEFAULT_COMPUTE_UNITS;
-        l->trait_source[TRAIT_compute_units] = sm ? TGL_GL_FROM_QUERY : TGL_GL_FROM_DEFAULT;
+        l->trait_source[TGL_GL_TRAIT_compute_units] = sm ? TGL_GL_FROM_QUERY : TGL_GL_FROM_DEFAULT;
     }
     if (l->attention_fill == FROM_DEVICE) { /* one workgroup per multiprocessor */
         l->attention_fill = l->compute_units;
-        l->trait_source[TRAIT_attention_fill] = l->trait_source[TRAIT_compute_units];
+        l->trait_source[TGL_GL_TRAIT_attention_fill] = l->trait_source[TGL_GL_TRAIT_compute_units];
     }
     if (l->gflops_floor == 0.0) { /* the llvmpipe profile: per rasterizer thread */
         l->gflops_floor = LLVMPIPE_GFLOPS_PER_THREAD * (double)llvmpipe_threads();
-        l->trait_source[TRAIT_gflops_floor] = TGL_GL_FROM_QUERY;
+        l->trait_source[TGL_GL_TRAIT_gflops_floor] = TGL_GL_FROM_QUERY;
     }
     if (l->row_lanes == FROM_DEVICE) {
         l->row_lanes = simd_lanes(renderer);
-        l->trait_source[TRAIT_row_lanes] = TGL_GL_FROM_QUERY;
+        l->trait_source[TGL_GL_TRAIT_row_lanes] = TGL_GL_FROM_QUERY;
     }
     /* gallivm counts every loop back-edge of an invocation against one limit of 65535 and then
      * leaves the loops, silently (a softmax row of 65536 walked by one invocation came out
      * wrong): a fact of the driver, whatever the profile; kernels that walk long ranges in one
      * invocation check it. */
     l->loop_limit = llvmpipe ? 65535u : 0u;
-    l->trait_source[TRAIT_loop_limit] = TGL_GL_FROM_QUERY;
+    l->trait_source[TGL_GL_TRAIT_loop_limit] = TGL_GL_FROM_QUERY;
 
     /* Limits. A tile the device cannot hold (invocations, shared memory) falls back to the
      * register kernel. */
@@ -565,27 +555,26 @@ tgl_status tgl_gl_profile_resolve(tgl_backend *b, tgl_gl_limits *l, const char *
         l->pool = b->config.pool == TGL__POOL_OFF     ? TGL_GL_POOL_OFF
                 : b->config.pool == TGL__POOL_REUSE ? TGL_GL_POOL_REUSE
                                                       : TGL_GL_POOL_CARVE;
-        l->trait_source[TRAIT_pool] = TGL_GL_FROM_OVERRIDE;
+        l->trait_source[TGL_GL_TRAIT_pool] = TGL_GL_FROM_OVERRIDE;
     }
     /* TGL_PROFILE_TIMER=0|1, the profiler's switch; ES has no timer queries to turn on. */
     if (b->config.profile_timer >= 0 && !es) {
         l->timer_queries = b->config.profile_timer;
-        l->trait_source[TRAIT_timer_queries] = TGL_GL_FROM_OVERRIDE;
+        l->trait_source[TGL_GL_TRAIT_timer_queries] = TGL_GL_FROM_OVERRIDE;
     }
     return TGL_OK;
 }
 
-void tgl_gl_profile_mark(tgl_gl_limits *l, const char *trait, int source)
+void tgl_gl_profile_mark(tgl_gl_limits *l, int trait, int source)
 {
-    int i = trait_index(trait, strlen(trait));
-    if (i >= 0)
-        l->trait_source[i] = (uint8_t)source;
+    if (trait >= 0 && trait < TGL_GL_TRAIT_COUNT)
+        l->trait_source[trait] = (uint8_t)source;
 }
 
 void tgl_gl_profile_print(const tgl_gl_limits *l, FILE *out)
 {
     fprintf(out, "profile:        %s (%s)\n", l->profile, l->profile_reason);
-    for (int i = 0; i < TRAIT_COUNT; i++) {
+    for (int i = 0; i < TGL_GL_TRAIT_COUNT; i++) {
         char v[96];
         format_trait(i, l, v, sizeof v);
         unsigned src = l->trait_source[i] < sizeof source_names / sizeof source_names[0] ? l->trait_source[i] : 0;

@@ -88,8 +88,8 @@ void tgl_gl_tune_load(tgl_backend *b, tgl_gl_limits *l)
     }
     l->gemm = gemm;
     l->gemm_f16 = gemm_f16;
-    tgl_gl_profile_mark(l, "gemm", TGL_GL_FROM_TUNE);
-    tgl_gl_profile_mark(l, "gemm_f16", TGL_GL_FROM_TUNE);
+    tgl_gl_profile_mark(l, TGL_GL_TRAIT_gemm, TGL_GL_FROM_TUNE);
+    tgl_gl_profile_mark(l, TGL_GL_TRAIT_gemm_f16, TGL_GL_FROM_TUNE);
     if (b->config.flags & TGL_FLAG_DEBUG)
         tgl__log(b, TGL__LOG_DEBUG, "GEMM shapes from %s", path);
 }
