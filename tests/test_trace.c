@@ -239,6 +239,37 @@ static void record_and_replay(tgl_backend_kind kind)
     remove_dir(dir);
 }
 
+/* tgl_warmup makes every op whose registry row says WARM at least once, and none of the others:
+ * an op added without a warm-up call fails here. Traced on the CPU backend, which runs the same
+ * calls. */
+static void test_warmup_covers_every_op(void **state)
+{
+    (void)state;
+    char dir[64], path[1200];
+    temp_dir(dir, sizeof dir);
+    tgl_backend *b = tgt_open(TGL_BACKEND_CPU);
+    OK(tgl_trace_start(b, dir));
+    unsigned calls = 0;
+    OK(tgl_warmup(b, &calls));
+    OK(tgl_trace_stop(b));
+    tgl_close(b);
+    trace_file(dir, path, sizeof path);
+    unsigned ok[TGL__FN_COUNT] = {0};
+    tgl__trace_reader r;
+    static tgl__rcall rc;
+    int done = 0;
+    assert_int_equal(tgl__reader_open(&r, path), TGL_OK);
+    while (tgl__reader_next(&r, &rc, &done) == TGL_OK && !done)
+        ok[rc.fn] += rc.status == TGL_OK;
+    tgl__reader_close(&r);
+    remove_dir(dir);
+    for (int fn = 0; fn < TGL__FN_COUNT; fn++)
+        if (tgl__fn_warmed((tgl__fn)fn) && !ok[fn])
+            fail_msg("%s: tgl_warmup never calls it (src/core/prepare.c)", tgl__fn_name((tgl__fn)fn));
+        else if (tgl__fn_op((tgl__fn)fn) != TGL__NO_OP && !tgl__fn_warmed((tgl__fn)fn) && ok[fn])
+            fail_msg("%s: tgl_warmup calls it, but its registry row says NO_WARM", tgl__fn_name((tgl__fn)fn));
+}
+
 static void test_record_cpu_replay_both(void **state)
 {
     (void)state;
@@ -569,6 +600,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_cpu_replay_both),
+        cmocka_unit_test(test_warmup_covers_every_op),
         cmocka_unit_test(test_record_gl_replay_both),
         cmocka_unit_test(test_edited_snapshot_names_the_op),
         cmocka_unit_test(test_truncated_at_every_length),

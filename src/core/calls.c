@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* A row that disagrees with the public prototype it names fails the build here. */
-#define CHECK_PROTOTYPE(id, cname, family, slot, dtypes, cmp, cost)                               \
+#define CHECK_PROTOTYPE(id, cname, family, slot, dtypes, cmp, cost, warm)                               \
     _Static_assert(_Generic(&(cname), TGL__FN_TYPE(id): 1, default: 0),                          \
                    #cname ": the prototype in tensorgl.h and its row in op_registry.h disagree"); \
     _Static_assert(sizeof("" TGL__ARGS_##id(TGL__SIG_A, TGL__SIG_E, TGL__SIG_N)) - 1 <=           \
@@ -18,9 +18,12 @@ TGL__OPS(CHECK_PROTOTYPE)
 static const struct {
     const char *name, *sig;
     tgl__cmp_family family;
+    int op;   /* tgl_op, or TGL__NO_OP */
+    int warm; /* tgl_warmup calls it */
 } table[TGL__FN_COUNT] = {
-#define ROW(id, cname, family, slot, dtypes, cmp, cost)                                           \
-    [TGL__FN_##id] = {#cname, "" TGL__ARGS_##id(TGL__SIG_A, TGL__SIG_E, TGL__SIG_N), TGL__CMP_##cmp},
+#define ROW(id, cname, family, slot, dtypes, cmp, cost, warm)                                           \
+    [TGL__FN_##id] = {#cname, "" TGL__ARGS_##id(TGL__SIG_A, TGL__SIG_E, TGL__SIG_N), TGL__CMP_##cmp, family, \
+                       TGL__##warm},
     TGL__OPS(ROW)
 #undef ROW
 };
@@ -40,6 +43,16 @@ tgl__cmp_family tgl__fn_family(tgl__fn fn)
     return (unsigned)fn < TGL__FN_COUNT ? table[fn].family : TGL__CMP_EXACT;
 }
 
+int tgl__fn_op(tgl__fn fn)
+{
+    return (unsigned)fn < TGL__FN_COUNT ? table[fn].op : TGL__NO_OP;
+}
+
+int tgl__fn_warmed(tgl__fn fn)
+{
+    return (unsigned)fn < TGL__FN_COUNT && table[fn].warm;
+}
+
 double tgl__cmp_threshold(tgl__cmp_family f)
 {
     switch (f) {
@@ -57,7 +70,7 @@ double tgl__cmp_threshold(tgl__cmp_family f)
 tgl_status tgl__call_invoke(tgl_backend *b, const tgl__call *c)
 {
     switch (c->fn) {
-#define INVOKE(id, cname, family, slot, dtypes, cmp, cost)                                        \
+#define INVOKE(id, cname, family, slot, dtypes, cmp, cost, warm)                                        \
     case TGL__FN_##id: {                                                                          \
         tgl__args_##id s;                                                                         \
         tgl__unpack_##id(c, &s);                                                                  \

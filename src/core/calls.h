@@ -16,7 +16,7 @@ typedef enum {
 } tgl__cmp_family;
 
 typedef enum {
-#define TGL__CALL_ID(id, cname, family, slot, dtypes, cmp, cost) TGL__FN_##id,
+#define TGL__CALL_ID(id, cname, family, slot, dtypes, cmp, cost, warm) TGL__FN_##id,
     TGL__OPS(TGL__CALL_ID)
 #undef TGL__CALL_ID
     TGL__FN_COUNT
@@ -84,7 +84,7 @@ static inline uint64_t tgl__f32_bits(float f)
 #define TGL__GET_A(a) ((tgl_ptr *)(uintptr_t)(a)->ptr)
 
 /* Each row's arguments as a struct, tgl__args_<ID> (the cost models read them). */
-#define TGL__ARGS_STRUCT(id, cname, family, slot, dtypes, cmp, cost)                  \
+#define TGL__ARGS_STRUCT(id, cname, family, slot, dtypes, cmp, cost, warm)                  \
     typedef struct tgl__args_##id {                                                   \
         char none_; /* a struct needs a member; synchronize has no argument */       \
         TGL__ARGS_##id(TGL__FIELD_A, TGL__FIELD_E, TGL__FIELD_N)                      \
@@ -96,7 +96,7 @@ TGL__OPS(TGL__ARGS_STRUCT)
 #define TGL__UNPACK_E(t, name) s->name = (t)(int64_t)a->u; a++;
 #define TGL__UNPACK_N(k, p, count) s->p = (TGL__T_##k)a->ptr; s->count = (size_t)a->u; a++;
 /* tgl__unpack_<ID>(call, struct): a captured call's arguments into the row's struct. */
-#define TGL__UNPACK_FN(id, cname, family, slot, dtypes, cmp, cost)                            \
+#define TGL__UNPACK_FN(id, cname, family, slot, dtypes, cmp, cost, warm)                            \
     static inline void tgl__unpack_##id(const tgl__call *c, tgl__args_##id *s)                \
     {                                                                                         \
         const tgl__arg *a = c->args;                                                          \
@@ -109,6 +109,10 @@ TGL__OPS(TGL__UNPACK_FN)
 const char *tgl__fn_name(tgl__fn fn);
 const char *tgl__fn_signature(tgl__fn fn);
 tgl__cmp_family tgl__fn_family(tgl__fn fn);
+/* The op family (tgl_op) of fn's row, or TGL__NO_OP for calls that are not ops. */
+int tgl__fn_op(tgl__fn fn);
+/* 1 when tgl_warmup calls fn (its row says WARM). */
+int tgl__fn_warmed(tgl__fn fn);
 /* The NMSE a replay accepts for a family (0 for exact). */
 double tgl__cmp_threshold(tgl__cmp_family f);
 

@@ -26,7 +26,7 @@ static tgl_status run(tgl_backend *b, const tgl__call *c)
 #define PACK_N(k, p, count) tgl__cur->ptr = (p); tgl__cur->u = (uint64_t)(count); tgl__cur++;
 
 /* tgl__hook_<ID>: the row's parameters, typed as the public prototype, captured in order. */
-#define HOOK(id, cname, family, slot, dtypes, cmp, cost)                                          \
+#define HOOK(id, cname, family, slot, dtypes, cmp, cost, warm)                                          \
     tgl_status tgl__hook_##id(tgl_backend *b TGL__ARGS_##id(TGL__PARAM_A, TGL__PARAM_E, TGL__PARAM_N)) \
     {                                                                                             \
         tgl__call tgl__rec = {.fn = TGL__FN_##id};                                                \

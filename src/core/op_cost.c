@@ -150,7 +150,7 @@ void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {
     cost o = {0, 0};
     switch (c->fn) {
-#define COST(id, cname, family, slot, dtypes, cmp, model) \
+#define COST(id, cname, family, slot, dtypes, cmp, model, warm) \
     case TGL__FN_##id: {                                  \
         tgl__args_##id s;                                 \
         tgl__unpack_##id(c, &s);                          \

@@ -13,7 +13,8 @@
  *   - the tgl_supports answer: the op family (tgl_op), the vtable slot whose presence says a
  *     backend runs it, and the element types it takes.
  *
- * A row: X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model), and beside it
+ * A row: X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up),
+ * and beside it
  * TGL__ARGS_<ID>(ARG, ENUM, ARR), its arguments after the backend, in prototype order:
  *   ARG(kind, name)         one C argument of a kind below
  *   ENUM(type, name)        an int or enum argument of that C type (kind e)
@@ -30,7 +31,9 @@
  *   A tgl_ptr * result of tgl_alloc
  * The family is TGL__NO_OP for calls that are not ops (memory, copies); the dtypes are a mask
  * of TGL__DT(F32), TGL__DT(F16). The cost model is a function in op_cost.c named cost_<name>
- * taking the row's argument struct, or cost_none.
+ * taking the row's argument struct, or cost_none. Warm-up is WARM when tgl_warmup (prepare.c)
+ * calls the op, which test_trace checks, or NO_WARM (calls that are not ops, and tgl_map, whose
+ * kernels are made per expression).
  *
  * Rows are never reordered or removed: the call id is what a trace file stores. New rows go at
  * the end. */
@@ -42,6 +45,8 @@
 #define TGL__NO_OP (-1)
 #define TGL__DT(t) (1u << TGL_DTYPE_##t)
 #define TGL__DT_NONE 0u
+#define TGL__WARM 1
+#define TGL__NO_WARM 0
 
 #define TGL__ARGS_ALLOC(ARG, ENUM, ARR) ARG(z, bytes) ARG(A, out)
 #define TGL__ARGS_FREE(ARG, ENUM, ARR) ARG(p, p)
@@ -90,41 +95,41 @@
     ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
 #define TGL__ARGS_CONV2D(ARG, ENUM, ARR) ARG(c, desc) ARG(i, input) ARG(i, filter) ARG(i, bias) ARG(o, output)
 
-/* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model) */
+/* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
-    X(ALLOC, tgl_alloc, TGL__NO_OP, buffer_create, TGL__DT_NONE, EXACT, cost_none)                         \
-    X(FREE, tgl_free, TGL__NO_OP, buffer_destroy, TGL__DT_NONE, EXACT, cost_none)                          \
-    X(COPY_HTOD, tgl_copy_htod, TGL__NO_OP, upload, TGL__DT_NONE, EXACT, cost_copy_htod)                   \
-    X(COPY_DTOH, tgl_copy_dtoh, TGL__NO_OP, download, TGL__DT_NONE, EXACT, cost_copy_dtoh)                 \
-    X(COPY_DTOD, tgl_copy_dtod, TGL__NO_OP, copy, TGL__DT_NONE, EXACT, cost_copy_dtod)                     \
-    X(SYNCHRONIZE, tgl_synchronize, TGL__NO_OP, synchronize, TGL__DT_NONE, EXACT, cost_none)               \
-    X(UNARY, tgl_unary, TGL_OP_UNARY, unary, TGL__DT(F32), ELEMENTWISE, cost_unary)                        \
-    X(BINARY, tgl_binary, TGL_OP_BINARY, binary, TGL__DT(F32), ELEMENTWISE, cost_binary)                   \
-    X(MAP, tgl_map, TGL_OP_MAP, map, TGL__DT(F32), ELEMENTWISE, cost_map)                                  \
+    X(ALLOC, tgl_alloc, TGL__NO_OP, buffer_create, TGL__DT_NONE, EXACT, cost_none, NO_WARM)                         \
+    X(FREE, tgl_free, TGL__NO_OP, buffer_destroy, TGL__DT_NONE, EXACT, cost_none, NO_WARM)                          \
+    X(COPY_HTOD, tgl_copy_htod, TGL__NO_OP, upload, TGL__DT_NONE, EXACT, cost_copy_htod, NO_WARM)                   \
+    X(COPY_DTOH, tgl_copy_dtoh, TGL__NO_OP, download, TGL__DT_NONE, EXACT, cost_copy_dtoh, NO_WARM)                 \
+    X(COPY_DTOD, tgl_copy_dtod, TGL__NO_OP, copy, TGL__DT_NONE, EXACT, cost_copy_dtod, NO_WARM)                     \
+    X(SYNCHRONIZE, tgl_synchronize, TGL__NO_OP, synchronize, TGL__DT_NONE, EXACT, cost_none, NO_WARM)               \
+    X(UNARY, tgl_unary, TGL_OP_UNARY, unary, TGL__DT(F32), ELEMENTWISE, cost_unary, WARM)                        \
+    X(BINARY, tgl_binary, TGL_OP_BINARY, binary, TGL__DT(F32), ELEMENTWISE, cost_binary, WARM)                   \
+    X(MAP, tgl_map, TGL_OP_MAP, map, TGL__DT(F32), ELEMENTWISE, cost_map, NO_WARM)                                  \
     X(BINARY_BROADCAST, tgl_binary_broadcast, TGL_OP_BINARY_BROADCAST, strided, TGL__DT(F32), ELEMENTWISE, \
-      cost_binary_broadcast)                                                                               \
-    X(PERMUTE, tgl_permute, TGL_OP_PERMUTE, strided, TGL__DT(F32), EXACT, cost_permute)                    \
-    X(REDUCE, tgl_reduce, TGL_OP_REDUCE, reduce, TGL__DT(F32), ACCUMULATE, cost_reduce)                    \
-    X(ARGMAX, tgl_argmax, TGL_OP_ARG_REDUCE, arg_reduce, TGL__DT(F32), EXACT, cost_argmax)                 \
-    X(ARGMIN, tgl_argmin, TGL_OP_ARG_REDUCE, arg_reduce, TGL__DT(F32), EXACT, cost_argmin)                 \
-    X(FILL, tgl_fill, TGL_OP_FILL, fill, TGL__DT(F32), EXACT, cost_fill)                                   \
-    X(SCALE_ADD, tgl_scale_add, TGL_OP_SCALE_ADD, scale_add, TGL__DT(F32), ELEMENTWISE, cost_scale_add)    \
-    X(CAST_F32_F16, tgl_cast_f32_f16, TGL_OP_CAST, cast, TGL__DT(F32) | TGL__DT(F16), EXACT, cost_cast)    \
-    X(CAST_F16_F32, tgl_cast_f16_f32, TGL_OP_CAST, cast, TGL__DT(F32) | TGL__DT(F16), EXACT, cost_cast)    \
-    X(SOFTMAX, tgl_softmax, TGL_OP_SOFTMAX, rows, TGL__DT(F32), ACCUMULATE, cost_softmax)                  \
-    X(LOG_SOFTMAX, tgl_log_softmax, TGL_OP_LOG_SOFTMAX, rows, TGL__DT(F32), ACCUMULATE, cost_softmax)      \
-    X(RMSNORM, tgl_rmsnorm, TGL_OP_RMSNORM, rows, TGL__DT(F32), ACCUMULATE, cost_rmsnorm)                  \
-    X(LAYERNORM, tgl_layernorm, TGL_OP_LAYERNORM, rows, TGL__DT(F32), ACCUMULATE, cost_layernorm)          \
-    X(GEMM, tgl_gemm, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm)                              \
-    X(GEMM_BATCHED, tgl_gemm_batched, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm_batched)      \
-    X(GEMM_F16, tgl_gemm_f16, TGL_OP_GEMM, gemm, TGL__DT(F16), F16, cost_gemm_f16)                         \
-    X(MATVEC, tgl_matvec, TGL_OP_MATVEC, matvec, TGL__DT(F32), ACCUMULATE, cost_matvec)                    \
-    X(ROPE, tgl_rope, TGL_OP_ROPE, rope, TGL__DT(F32), ELEMENTWISE, cost_rope)                             \
-    X(GATHER_ROWS, tgl_gather_rows, TGL_OP_GATHER_ROWS, gather_rows, TGL__DT(F32), EXACT, cost_gather_rows) \
-    X(ATTENTION, tgl_attention, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention)     \
+      cost_binary_broadcast, WARM)                                                                               \
+    X(PERMUTE, tgl_permute, TGL_OP_PERMUTE, strided, TGL__DT(F32), EXACT, cost_permute, WARM)                    \
+    X(REDUCE, tgl_reduce, TGL_OP_REDUCE, reduce, TGL__DT(F32), ACCUMULATE, cost_reduce, WARM)                    \
+    X(ARGMAX, tgl_argmax, TGL_OP_ARG_REDUCE, arg_reduce, TGL__DT(F32), EXACT, cost_argmax, WARM)                 \
+    X(ARGMIN, tgl_argmin, TGL_OP_ARG_REDUCE, arg_reduce, TGL__DT(F32), EXACT, cost_argmin, WARM)                 \
+    X(FILL, tgl_fill, TGL_OP_FILL, fill, TGL__DT(F32), EXACT, cost_fill, WARM)                                   \
+    X(SCALE_ADD, tgl_scale_add, TGL_OP_SCALE_ADD, scale_add, TGL__DT(F32), ELEMENTWISE, cost_scale_add, WARM)    \
+    X(CAST_F32_F16, tgl_cast_f32_f16, TGL_OP_CAST, cast, TGL__DT(F32) | TGL__DT(F16), EXACT, cost_cast, WARM)    \
+    X(CAST_F16_F32, tgl_cast_f16_f32, TGL_OP_CAST, cast, TGL__DT(F32) | TGL__DT(F16), EXACT, cost_cast, WARM)    \
+    X(SOFTMAX, tgl_softmax, TGL_OP_SOFTMAX, rows, TGL__DT(F32), ACCUMULATE, cost_softmax, WARM)                  \
+    X(LOG_SOFTMAX, tgl_log_softmax, TGL_OP_LOG_SOFTMAX, rows, TGL__DT(F32), ACCUMULATE, cost_softmax, WARM)      \
+    X(RMSNORM, tgl_rmsnorm, TGL_OP_RMSNORM, rows, TGL__DT(F32), ACCUMULATE, cost_rmsnorm, WARM)                  \
+    X(LAYERNORM, tgl_layernorm, TGL_OP_LAYERNORM, rows, TGL__DT(F32), ACCUMULATE, cost_layernorm, WARM)          \
+    X(GEMM, tgl_gemm, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm, WARM)                              \
+    X(GEMM_BATCHED, tgl_gemm_batched, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm_batched, WARM)      \
+    X(GEMM_F16, tgl_gemm_f16, TGL_OP_GEMM, gemm, TGL__DT(F16), F16, cost_gemm_f16, WARM)                         \
+    X(MATVEC, tgl_matvec, TGL_OP_MATVEC, matvec, TGL__DT(F32), ACCUMULATE, cost_matvec, WARM)                    \
+    X(ROPE, tgl_rope, TGL_OP_ROPE, rope, TGL__DT(F32), ELEMENTWISE, cost_rope, WARM)                             \
+    X(GATHER_ROWS, tgl_gather_rows, TGL_OP_GATHER_ROWS, gather_rows, TGL__DT(F32), EXACT, cost_gather_rows, WARM) \
+    X(ATTENTION, tgl_attention, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention, WARM)     \
     X(ATTENTION_KV, tgl_attention_kv, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE,               \
-      cost_attention_kv)                                                                                   \
-    X(CONV2D, tgl_conv2d, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d)
+      cost_attention_kv, WARM)                                                                                   \
+    X(CONV2D, tgl_conv2d, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

@@ -104,14 +104,15 @@ static void products(warm *c)
                                 c->z, n, n * n, 4));
         did(c, tgl_matvec(b, 64, n, c->x, c->y, c->z));
     }
-    /* Attention at the common head sizes, prefill with and without the mask, and decode. */
+    /* Attention at the common head sizes, prefill with and without the mask, and decode over a
+     * KV cache (256 of 512 positions filled), as a model's decode step calls it. */
     const size_t dims[2] = {64, 128};
     for (int i = 0; i < 2; i++) {
         size_t d = dims[i];
         float scale = d == 64 ? 0.125f : 0.08838835f;
         did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 64, 64, d, scale, 0));
         did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 64, 64, d, scale, 1));
-        did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 1, 256, d, scale, 1));
+        did(c, tgl_attention_kv(b, c->x, c->y, c->z, c->w, 1, 2, 1, 256, 512, d, scale, 1));
     }
     /* Convolutions: 3x3 at 64 and 128 channels, 1x1, depthwise, a 7x7 stride-2 stem, and a large
      * layer with a bias (205 x 205, 672 K outputs: a grid GPUs run without splitting K). */

@@ -24,7 +24,7 @@ static const struct {
     int family;      /* tgl_op, or TGL__NO_OP */
     unsigned dtypes; /* TGL__DT mask */
 } rows[TGL__FN_COUNT] = {
-#define ROW(id, cname, family, slot, dtypes, cmp, cost) [TGL__FN_##id] = {family, dtypes},
+#define ROW(id, cname, family, slot, dtypes, cmp, cost, warm) [TGL__FN_##id] = {family, dtypes},
     TGL__OPS(ROW)
 #undef ROW
 };
@@ -33,7 +33,7 @@ static const struct {
 static int implemented(const tgl__vtable *vt, tgl__fn fn)
 {
     switch (fn) {
-#define SLOT(id, cname, family, slot, dtypes, cmp, cost) \
+#define SLOT(id, cname, family, slot, dtypes, cmp, cost, warm) \
     case TGL__FN_##id: return vt->slot != NULL;
         TGL__OPS(SLOT)
 #undef SLOT

@@ -13,7 +13,7 @@ static inline int tgl__hooked(const tgl_backend *b)
 
 /* The hooks, one per registry row (hook.c): each captures the call's arguments, records and
  * times it around the real call, and returns the real call's status. */
-#define TGL__HOOK_DECL(id, cname, family, slot, dtypes, cmp, cost) \
+#define TGL__HOOK_DECL(id, cname, family, slot, dtypes, cmp, cost, warm) \
     tgl_status tgl__hook_##id(tgl_backend *b TGL__ARGS_##id(TGL__PARAM_A, TGL__PARAM_E, TGL__PARAM_N));
 TGL__OPS(TGL__HOOK_DECL)
 #undef TGL__HOOK_DECL
