@@ -186,16 +186,23 @@ static tgl_status replay(const char *path, tgl_backend_kind kind, int compare)
 /* The workload makes every call of the op registry at least once and successfully, so the
  * replay below round-trips each row's signature, capture and invoker: a row added without a
  * call here fails. */
-static void every_row_recorded(const char *path)
+/* Counts the successful calls of each registry row in the trace file at path. */
+static void count_ok_calls(const char *path, unsigned ok[TGL__FN_COUNT])
 {
-    unsigned ok[TGL__FN_COUNT] = {0};
     tgl__trace_reader r;
     static tgl__rcall rc;
     int done = 0;
+    memset(ok, 0, TGL__FN_COUNT * sizeof ok[0]);
     assert_int_equal(tgl__reader_open(&r, path), TGL_OK);
     while (tgl__reader_next(&r, &rc, &done) == TGL_OK && !done)
         ok[rc.fn] += rc.status == TGL_OK;
     tgl__reader_close(&r);
+}
+
+static void every_row_recorded(const char *path)
+{
+    unsigned ok[TGL__FN_COUNT];
+    count_ok_calls(path, ok);
     for (int fn = 0; fn < TGL__FN_COUNT; fn++)
         if (!ok[fn])
             fail_msg("%s: no successful call in the traced workload (tests/test_trace.c)", tgl__fn_name((tgl__fn)fn));
@@ -254,14 +261,8 @@ static void test_warmup_covers_every_op(void **state)
     OK(tgl_trace_stop(b));
     tgl_close(b);
     trace_file(dir, path, sizeof path);
-    unsigned ok[TGL__FN_COUNT] = {0};
-    tgl__trace_reader r;
-    static tgl__rcall rc;
-    int done = 0;
-    assert_int_equal(tgl__reader_open(&r, path), TGL_OK);
-    while (tgl__reader_next(&r, &rc, &done) == TGL_OK && !done)
-        ok[rc.fn] += rc.status == TGL_OK;
-    tgl__reader_close(&r);
+    unsigned ok[TGL__FN_COUNT];
+    count_ok_calls(path, ok);
     remove_dir(dir);
     for (int fn = 0; fn < TGL__FN_COUNT; fn++)
         if (tgl__fn_warmed((tgl__fn)fn) && !ok[fn])
