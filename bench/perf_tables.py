@@ -48,8 +48,7 @@ def table(path, size, command):
         out[0] += "; reference: " + dev.get("torch", "PyTorch")
     out += ["| op | shape | GL | GL rate | %s | GL speed vs it |" % ref_name, "| --- | --- | --- | --- | --- | --- |"]
     ratios = []
-    for op in sorted(rows, key=lambda o: [r["op"] for r in d["results"]].index(o)):
-        b = rows[op]
+    for op, b in rows.items():  # in the JSON's order
         gl = b.get("gl")
         if not gl:
             continue

@@ -29,6 +29,11 @@ static void test_device_profile(void **state)
         assert_null(b);
         assert_non_null(strstr(tgl_last_error(NULL), "TGL_DEVICE_PROFILE"));
     }
+    /* A GEMM value, commas and all, at the end of the text as in the middle. */
+    tgt_setenv("TGL_DEVICE_PROFILE", "generic-gpu,gemm=tiled:32,32,8,4,4,double");
+    tgl_options cpu = {.kind = TGL_BACKEND_CPU};
+    assert_int_equal(tgl_open(&cpu, &b), TGL_OK);
+    tgl_close(b);
     if (tgt_cpu_only() || !tgl_egl_display_exists())
         skip();
     tgt_setenv("TGL_DEVICE_PROFILE", "generic-gpu,reduce_groups=300,gemm=tiled:32,32,8,4,4,double,flash_block_keys=16");

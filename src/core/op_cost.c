@@ -49,26 +49,17 @@ static void cost_binary_broadcast(const tgl__args_BINARY_BROADCAST *a, cost *o)
 
 static void cost_permute(const tgl__args_PERMUTE *a, cost *o) { o->bytes = 8.0 * prod(a->shape, a->ndim); }
 
-static void cost_reduce(const tgl__args_REDUCE *a, cost *o)
+/* Reductions read every element of the shape once. */
+static void reduce_cost(const size_t *shape, size_t ndim, cost *o)
 {
-    double n = prod(a->shape, a->ndim);
+    double n = prod(shape, ndim);
     o->flops = n;
     o->bytes = 4.0 * n;
 }
 
-static void cost_argmax(const tgl__args_ARGMAX *a, cost *o)
-{
-    double n = prod(a->shape, a->ndim);
-    o->flops = n;
-    o->bytes = 4.0 * n;
-}
-
-static void cost_argmin(const tgl__args_ARGMIN *a, cost *o)
-{
-    double n = prod(a->shape, a->ndim);
-    o->flops = n;
-    o->bytes = 4.0 * n;
-}
+#define cost_reduce(s, o) reduce_cost((s)->shape, (s)->ndim, o)
+#define cost_argmax(s, o) reduce_cost((s)->shape, (s)->ndim, o)
+#define cost_argmin(s, o) reduce_cost((s)->shape, (s)->ndim, o)
 
 static void cost_fill(const tgl__args_FILL *a, cost *o) { o->bytes = 4.0 * (double)a->n; }
 

@@ -20,11 +20,9 @@ TGL_API const char *tgl_dtype_name(tgl_dtype dtype)
     return dtype == TGL_DTYPE_F32 ? "f32" : dtype == TGL_DTYPE_F16 ? "f16" : NULL;
 }
 
-static const struct {
-    int family;      /* tgl_op, or TGL__NO_OP */
-    unsigned dtypes; /* TGL__DT mask */
-} rows[TGL__FN_COUNT] = {
-#define ROW(id, cname, family, slot, dtypes, cmp, cost, warm) [TGL__FN_##id] = {family, dtypes},
+/* Each row's element types (TGL__DT mask); its family is tgl__fn_op's. */
+static const unsigned row_dtypes[TGL__FN_COUNT] = {
+#define ROW(id, cname, family, slot, dtypes, cmp, cost, warm) [TGL__FN_##id] = (dtypes),
     TGL__OPS(ROW)
 #undef ROW
 };
@@ -46,7 +44,8 @@ TGL_API tgl_support tgl_supports(tgl_backend *b, tgl_op op, tgl_dtype dtype)
     if (!b || (unsigned)op >= TGL_OP_COUNT || (unsigned)dtype >= TGL_DTYPE_COUNT)
         return TGL_SUPPORT_NONE;
     for (int fn = 0; fn < TGL__FN_COUNT; fn++) {
-        if (rows[fn].family != (int)op || !(rows[fn].dtypes & (1u << dtype)) || !implemented(b->vt, (tgl__fn)fn))
+        if (tgl__fn_op((tgl__fn)fn) != (int)op || !(row_dtypes[fn] & (1u << dtype)) ||
+            !implemented(b->vt, (tgl__fn)fn))
             continue;
         /* Other types are stored as such and computed in f32 (GL: unpackHalf2x16; CPU: in double). */
         return dtype == TGL_DTYPE_F32 ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_CONVERTED;

@@ -130,10 +130,27 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
 
 /* ---- the trait list ---- */
 
+/* What a value of each kind looks like, for messages; GEMM values contain commas. */
+#define EXPECT_U32 "an integer below 2^32 - 1"
+#define EXPECT_U64 "an integer"
+#define EXPECT_FLAG "0 or 1"
+#define EXPECT_F64 "a positive number"
+#define EXPECT_POOL "off, reuse or carve"
+#define EXPECT_TRANSPOSE "gather, tiles or block4"
+#define EXPECT_GEMM "reg:WX,WY,TM,TN or tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex] within the device's limits"
+#define COMMAS_U32 0
+#define COMMAS_U64 0
+#define COMMAS_FLAG 0
+#define COMMAS_F64 0
+#define COMMAS_POOL 0
+#define COMMAS_TRANSPOSE 0
+#define COMMAS_GEMM 1
+
 static const struct {
-    const char *name, *help;
+    const char *name, *help, *expect;
+    int commas; /* the value may hold commas (TGL_DEVICE_PROFILE items run on through them) */
 } traits[] = {
-#define TRAIT_ROW(name, kind, help) {#name, help},
+#define TRAIT_ROW(name, kind, help) {#name, help, EXPECT_##kind, COMMAS_##kind},
     TGL_GL_TRAITS(TRAIT_ROW)
 #undef TRAIT_ROW
 };
@@ -246,28 +263,6 @@ static void format_TRANSPOSE(char *out, size_t size, const int *v)
 }
 static void format_GEMM(char *out, size_t size, const tgl_gl_gemm_config *v) { tgl_gl_gemm_format(v, out, size); }
 
-/* The help text of each value kind, for messages. */
-static const char *kind_help(int trait)
-{
-    switch (trait) {
-#define KIND(name, kind, help) case TGL_GL_TRAIT_##name: return #kind;
-        TGL_GL_TRAITS(KIND)
-#undef KIND
-    default: return "?";
-    }
-}
-
-static const char *expected(const char *kind)
-{
-    return !strcmp(kind, "U32") ? "an integer below 2^32 - 1"
-         : !strcmp(kind, "U64") ? "an integer"
-         : !strcmp(kind, "FLAG") ? "0 or 1"
-         : !strcmp(kind, "F64") ? "a positive number"
-         : !strcmp(kind, "POOL") ? "off, reuse or carve"
-         : !strcmp(kind, "TRANSPOSE") ? "gather, tiles or block4"
-         : "reg:WX,WY,TM,TN or tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex] within the device's limits";
-}
-
 /* Sets trait i of l from text; 0 when the text is not a value of its kind. */
 static int parse_trait(int i, const char *value, tgl_gl_limits *l)
 {
@@ -340,10 +335,15 @@ static tgl_status walk_spec(tgl_backend *b, const char *spec, const struct named
                 return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
                                  "TGL_DEVICE_PROFILE: no trait '%.*s' (`tensorgl info --profile` lists them)",
                                  (int)(eq - p), p);
-            /* A GEMM value runs on through items that are not trait=value. */
-            if (!strcmp(kind_help(t), "GEMM"))
-                while (end && end[1] && !memchr(end + 1, '=', strcspn(end + 1, ",")))
-                    end = strchr(end + 1, ',') ? strchr(end + 1, ',') : end + 1 + strlen(end + 1);
+            /* A GEMM value runs on through the items after it that are not trait=value (to the
+             * end of the text when no such item follows). */
+            while (traits[t].commas && end) {
+                const char *next = end + 1;
+                size_t n = strcspn(next, ",");
+                if (memchr(next, '=', n))
+                    break;
+                end = next[n] ? next + n : NULL;
+            }
             len = end ? (size_t)(end - p) : strlen(p);
             size_t vlen = len - (size_t)(eq + 1 - p);
             if (vlen >= sizeof item)
@@ -353,7 +353,7 @@ static tgl_status walk_spec(tgl_backend *b, const char *spec, const struct named
             tgl_gl_limits scratch = {0}; /* syntax only: a value parsed into nothing */
             if (!parse_trait(t, item, l ? l : &scratch))
                 return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_DEVICE_PROFILE: %s=%s: expected %s",
-                                 traits[t].name, item, expected(kind_help(t)));
+                                 traits[t].name, item, traits[t].expect);
             if (sources)
                 sources[t] = TGL_GL_FROM_OVERRIDE;
         }
