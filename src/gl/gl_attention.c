@@ -5,7 +5,6 @@
  * slabs whose windows fit the SSBO block limit and whose grids fit the workgroup-count limits. */
 #include "gl_internal.h"
 
-#include <stdio.h>
 
 #define F32 sizeof(float)
 /* Invocations per flash workgroup: 256 where the device allows (H100, batch 8, 16 heads, seq
@@ -44,11 +43,47 @@ static size_t flash_shared_bytes(flash_shape s)
     return 2u * s.bkv * s.tpr * s.dt * F32 + (s.tpr > 1 && !s.shuffle ? s.threads * s.bkv * F32 : 0);
 }
 
-static void flash_defines(char *out, size_t size, flash_shape s, int vec4, int split)
+/* The attention kernels' flags; each kernel's table takes the fields it has. */
+typedef struct att_flags {
+    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split;
+} att_flags;
+static const tgl_gl_def flash_defs[] = {
+    TGL_GL_UINT(att_flags, tpr, "TPR"), TGL_GL_UINT(att_flags, dt, "DT"), TGL_GL_UINT(att_flags, bkv, "BKV"),
+    TGL_GL_UINT(att_flags, threads, "THREADS"), TGL_GL_FLAG(att_flags, shuffle, "SUBGROUP_XOR"),
+    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"),
+};
+static const tgl_gl_def shuffle_defs[] = {
+    TGL_GL_UINT(att_flags, tpr, "TPR"), TGL_GL_UINT(att_flags, dt, "DT"), TGL_GL_UINT(att_flags, rq, "RQ"),
+    TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, threads, "THREADS"),
+    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"),
+};
+static const tgl_gl_def decode_defs[] = {
+    TGL_GL_UINT(att_flags, dp, "DP"), TGL_GL_UINT(att_flags, ch, "CH"), TGL_GL_FLAG(att_flags, vec4, "VEC4"),
+};
+/* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. SPLIT: the
+ * keys cut into chunks. */
+static const tgl_gl_def reg_defs[] = {
+    TGL_GL_UINT(att_flags, rq, "RQ"), TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, dp, "DP"),
+    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, exact, "D_EXACT"),
+    TGL_GL_FLAG(att_flags, split, "SPLIT"),
+};
+
+static tgl_gl_plan att_plan(const char *kernel, const tgl_gl_def *defs, size_t n, const att_flags *f, uint32_t wg,
+                            const char *why)
 {
-    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define BKV %u\n#define THREADS %u\n%s%s%s", s.tpr, s.dt,
-             s.bkv, s.threads, s.shuffle ? "#define SUBGROUP_XOR\n" : "", vec4 ? "#define VEC4\n" : "",
-             split ? "#define SPLIT\n" : "");
+    tgl_gl_plan p = {.op = "tgl_attention", .wg = wg, .why = why};
+    tgl_gl_plan_kernel(&p, kernel, defs, n, f);
+    return p;
+}
+
+static tgl_gl_plan flash_kernel_plan(flash_shape s, int vec4, int split)
+{
+    att_flags f = {.tpr = s.tpr, .dt = s.dt, .bkv = s.bkv, .threads = s.threads, .shuffle = s.shuffle,
+                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split};
+    return att_plan("attention/flash", TGL_GL_DEFS(flash_defs), &f, s.threads,
+                    split ? "flash: online softmax over blocks of keys, the keys cut into chunks to fill the device "
+                            "(attention_fill)"
+                          : "flash: online softmax over blocks of keys (flash_block_keys)");
 }
 
 /* Padded head dims of the decode kernels: the smallest of 16, 32, 64, 128, 256 holding d. */
@@ -60,9 +95,10 @@ static unsigned decode_dp(size_t d)
     return dp;
 }
 
-static void decode_defines(char *out, size_t size, unsigned dp, int vec4)
+static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, uint32_t wg, const char *why)
 {
-    snprintf(out, size, "#define DP %u\n#define CH %u\n%s", dp, DECODE_CHUNK, vec4 ? "#define VEC4\n" : "");
+    att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4};
+    return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
 /* The windows of (batch, head) blocks bh0 .. bh0 + n - 1: bindings 0 q, 1 k, 2 v, 3 o, their
@@ -115,11 +151,12 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
 #define SHUFFLE_RQ 2u
 #define SHUFFLE_BKV 32u
 
-static void shuffle_defines(char *out, size_t size, unsigned threads, int vec4, int split)
+static tgl_gl_plan shuffle_plan(unsigned threads, int vec4, int split)
 {
-    snprintf(out, size, "#define TPR %u\n#define DT %u\n#define RQ %u\n#define BKV %u\n#define THREADS %u\n%s%s",
-             SHUFFLE_TPR, SHUFFLE_DT, SHUFFLE_RQ, SHUFFLE_BKV, threads, vec4 ? "#define VEC4\n" : "",
-             split ? "#define SPLIT\n" : "");
+    att_flags f = {.tpr = SHUFFLE_TPR, .dt = SHUFFLE_DT, .rq = SHUFFLE_RQ, .bkv = SHUFFLE_BKV, .threads = threads,
+                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split};
+    return att_plan("attention/flash_shuffle", TGL_GL_DEFS(shuffle_defs), &f, threads,
+                    "32 < head_dim <= 64 where subgroups shuffle (subgroup_shuffle): two rows per invocation");
 }
 
 static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
@@ -132,10 +169,11 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
 static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
                                  const tgl__attention *a, size_t o_pad)
 {
-    char defines[96];
-    decode_defines(defines, sizeof defines, decode_dp(a->head_dim), 0);
+    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 64,
+                                   "the second pass of a split over keys: merges the chunks");
+    plan.groups = rows;
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, "attention/decode_combine", defines, 64, &prog);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
     tgl_gl_uniform_ui(b, prog, 0, (GLuint)rows);
@@ -248,17 +286,14 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
     if (st)
         return st;
-    char defines[160];
-    if (p->shuffle_kernel)
-        shuffle_defines(defines, sizeof defines, p->fs.threads, s.vec4, chunk_keys != 0);
-    else
-        flash_defines(defines, sizeof defines, p->fs, s.vec4, chunk_keys != 0);
+    tgl_gl_plan plan = p->shuffle_kernel ? shuffle_plan(p->fs.threads, s.vec4, chunk_keys != 0)
+                                         : flash_kernel_plan(p->fs, s.vec4, chunk_keys != 0);
+    uint32_t blocks = (uint32_t)tgl_gl_ceil_div(a->seq_q, p->bq);
+    plan.groups = (uint64_t)blocks * n * chunks;
     GLuint prog;
-    if ((st = tgl_gl_program_get_wg(b, p->shuffle_kernel ? "attention/flash_shuffle" : "attention/flash", defines,
-                                    p->fs.threads, &prog)))
+    if ((st = tgl_gl_plan_program(b, &plan, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
-    uint32_t blocks = (uint32_t)tgl_gl_ceil_div(a->seq_q, p->bq);
     if (!chunk_keys)
         return tgl_gl_dispatch_grid(b, prog, bind, 4, blocks, (uint32_t)n, 1);
     tgl_gl_uniform_ui(b, prog, 11, (GLuint)chunks);
@@ -296,13 +331,13 @@ static unsigned reg_rows(size_t seq_q, unsigned dp)
     return seq_q < 4 ? 1 : seq_q >= 16 && dp <= 64 ? 16 : 8;
 }
 
-/* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. */
-/* SPLIT: the keys cut into chunks (attention/flash_reg.comp). */
-static void reg_defines(char *out, size_t size, unsigned rq, unsigned dp, int vec4, int exact, int split)
+static tgl_gl_plan reg_plan(unsigned rq, unsigned dp, int vec4, int exact, int split)
 {
-    snprintf(out, size, "#define RQ %u\n#define BKV %u\n#define DP %u\n%s%s%s", rq, reg_keys(rq, dp), dp,
-             vec4 ? "#define VEC4\n" : "", vec4 && exact ? "#define D_EXACT\n" : "",
-             split ? "#define SPLIT\n" : "");
+    att_flags f = {.rq = rq, .bkv = reg_keys(rq, dp), .dp = dp, .vec4 = (uint32_t)vec4,
+                   .exact = (uint32_t)(vec4 && exact), .split = (uint32_t)split};
+    return att_plan("attention/flash_reg", TGL_GL_DEFS(reg_defs), &f, REG_THREADS,
+                    split ? "registers only, RQ query rows per invocation (attention_reg), keys in chunks"
+                          : "registers only, RQ query rows per invocation (attention_reg)");
 }
 
 /* Keys one invocation may walk under llvmpipe's loop limit (see tgl_gl_attention). */
@@ -349,10 +384,11 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     slab s = bind_slab(a, bh0, n, tgl_gl_of(b)->limits.ssbo_align);
     tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
-    char defines[96];
-    decode_defines(defines, sizeof defines, dp, s.vec4);
+    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, DECODE_THREADS,
+                                   "at most 4 query rows, or keys past the loop limit: chunks of keys in parallel");
+    plan.groups = chunks * rows;
     GLuint prog;
-    if ((st = tgl_gl_program_get_wg(b, "attention/decode", defines, DECODE_THREADS, &prog)))
+    if ((st = tgl_gl_plan_program(b, &plan, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
     tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
@@ -378,14 +414,14 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
     if (st)
         return st;
-    char defines[128];
-    reg_defines(defines, sizeof defines, rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0);
+    tgl_gl_plan plan = reg_plan(rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0);
+    size_t invocations = n * tgl_gl_ceil_div(a->seq_q, rq) * chunks;
+    plan.groups = tgl_gl_ceil_div(invocations, REG_THREADS);
     GLuint prog;
-    if ((st = tgl_gl_program_get_wg(b, "attention/flash_reg", defines, REG_THREADS, &prog)))
+    if ((st = tgl_gl_plan_program(b, &plan, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
     tgl_gl_uniform_ui(b, prog, 10, (GLuint)n);
-    size_t invocations = n * tgl_gl_ceil_div(a->seq_q, rq) * chunks;
     if (!chunk_keys)
         return tgl_gl_dispatch(b, prog, bind, 4, tgl_gl_ceil_div(invocations, REG_THREADS));
     tgl_gl_uniform_ui(b, prog, 11, (GLuint)chunks);
@@ -474,9 +510,13 @@ void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys)
     tgl_gl_of(b)->test.attention_chunk_keys = keys;
 }
 
+static void list(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx, tgl_gl_plan p)
+{
+    fn(ctx, p.kernel, p.defines);
+}
+
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[128];
     static const size_t dims[] = {16, 32, 64, 128, 256};
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         for (int vec4 = 0; vec4 < 2; vec4++) {
@@ -484,32 +524,25 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
             for (fs.shuffle = 0; fs.shuffle <= (fs.tpr > 1 ? 1u : 0u); fs.shuffle++)
                 for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
                     for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2)
-                        for (int split = 0; split < 2; split++) {
-                            flash_defines(defines, sizeof defines, fs, vec4, split);
-                            fn(ctx, "attention/flash", defines);
-                        }
+                        for (int split = 0; split < 2; split++)
+                            list(fn, ctx, flash_kernel_plan(fs, vec4, split));
             if (dims[i] == SHUFFLE_TPR * SHUFFLE_DT)
                 for (unsigned threads = 128; threads <= 256; threads *= 2)
-                    for (int split = 0; split < 2; split++) {
-                        shuffle_defines(defines, sizeof defines, threads, vec4, split);
-                        fn(ctx, "attention/flash_shuffle", defines);
-                    }
-            decode_defines(defines, sizeof defines, decode_dp(dims[i]), vec4);
-            fn(ctx, "attention/decode", defines);
+                    for (int split = 0; split < 2; split++)
+                        list(fn, ctx, shuffle_plan(threads, vec4, split));
+            list(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
                 if (rq == last_rq)
                     continue;
                 last_rq = rq;
-                for (int split = 0; split < 2; split++) {
-                    reg_defines(defines, sizeof defines, rq, dp, vec4, dims[i] == dp, split);
-                    fn(ctx, "attention/flash_reg", defines);
-                }
+                /* (D_EXACT only with vec4: a head_dim of whole vec4s short of dp, 80 say, has not) */
+                for (int exact = 0; exact <= vec4; exact++)
+                    for (int split = 0; split < 2; split++)
+                        list(fn, ctx, reg_plan(rq, dp, vec4, exact, split));
             }
-            if (!vec4) {
-                decode_defines(defines, sizeof defines, decode_dp(dims[i]), 0);
-                fn(ctx, "attention/decode_combine", defines);
-            }
+            if (!vec4)
+                list(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 64, NULL));
         }
 }

@@ -181,8 +181,8 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
     /* Word-aligned copies on GPUs: the copy kernel (see the per-renderer table in gl_limits.c).
      * Its dispatch gets the barriers any dispatch gets. */
     if (tgl_gl_of(b)->limits.copy_kernel && src.offset % 4 == 0 && dst.offset % 4 == 0 && bytes % 4 == 0) {
-        const tgl__view v[2] = {src, dst};
-        return tgl_gl_run_elementwise(b, "elementwise/copy", "", v, 2, bytes / 4, NULL, 0);
+        const tgl_gl_ew_run r = {"tgl_copy_dtod", TGL_GL_EW_COPY, 0, NULL, {src, dst}, 2, {0}, 0};
+        return tgl_gl_run_elementwise(b, &r, bytes / 4);
     }
     tgl_gl_buffer *d = dst.buf, *s = src.buf;
     tgl_status st = tgl_gl_before_transfer(b, s, 0);

@@ -3,6 +3,30 @@
  * merged by two successive dispatches; the hazard tracker orders them with a barrier. */
 #include "gl_internal.h"
 
+/* The casts' flags: the direction, and the piece (one element or word per invocation, four
+ * elements (TGL_VEC4), or f16 -> f32 eight per invocation stored as a dvec4 (TGL_WIDE)). */
+enum { PIECE_PLAIN, PIECE_VEC4, PIECE_WIDE };
+typedef struct cast_flags {
+    uint32_t vec4, wide;
+} cast_flags;
+static const tgl_gl_def cast_defs[] = {
+    TGL_GL_FLAG(cast_flags, vec4, "TGL_VEC4"),
+    TGL_GL_FLAG(cast_flags, wide, "TGL_WIDE"),
+};
+
+static tgl_gl_plan cast_plan(int to_f16, int piece)
+{
+    static const char *const why[3] = {
+        "an unaligned head or tail, or too few elements for vec4s (cast_vec4_min)",
+        "both windows 16-byte aligned: four elements per invocation",
+        "whole workgroups of eight halves, read as texels and stored as dvec4s (wide_stores)",
+    };
+    cast_flags f = {piece == PIECE_VEC4, piece == PIECE_WIDE};
+    tgl_gl_plan p = {.op = to_f16 ? "tgl_cast_f32_to_f16" : "tgl_cast_f16_to_f32", .why = why[piece]};
+    tgl_gl_plan_kernel(&p, to_f16 ? "cast/f32_to_f16" : "cast/f16_to_f32", TGL_GL_DEFS(cast_defs), &f);
+    return p;
+}
+
 /* llvmpipe's f16 -> f32 over whole workgroups (TGL_WIDE in f16_to_f32.comp: eight halves per
  * invocation from two RGBA16UI texels, one dvec4 store), where the halves start 8-byte aligned
  * in their texture window and the floats 32-byte aligned; *done gets the elements converted
@@ -26,7 +50,9 @@ static tgl_status wide_f16_to_f32(tgl_backend *b, tgl__view in, tgl__view out, s
     if (by_block <= max_groups)
         max_groups = by_block > 0 ? by_block - 1 : 0;
     GLuint prog;
-    tgl_status st = tgl_gl_program_get(b, "cast/f16_to_f32", "#define TGL_WIDE\n", &prog);
+    tgl_gl_plan plan = cast_plan(0, PIECE_WIDE);
+    plan.groups = n / per_group;
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     while (!st && n - *done >= per_group && max_groups > 0) {
         size_t groups = (n - *done) / per_group < max_groups ? (n - *done) / per_group : max_groups;
         size_t count = groups * per_group, pad_h, pad_y;
@@ -59,7 +85,9 @@ static tgl_status plain_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view
     if (chunk > grid)
         chunk = (size_t)grid;
     GLuint prog;
-    tgl_status st = n ? tgl_gl_program_get(b, to_f16 ? "cast/f32_to_f16" : "cast/f16_to_f32", "", &prog) : TGL_OK;
+    tgl_gl_plan plan = cast_plan(to_f16, PIECE_PLAIN);
+    plan.groups = tgl_gl_ceil_div(to_f16 ? tgl_gl_ceil_div(n, 2) : n, l->workgroup_size);
+    tgl_status st = n ? tgl_gl_plan_program(b, &plan, &prog) : TGL_OK;
     for (size_t start = 0; !st && start < n; start += chunk) {
         size_t count = n - start < chunk ? n - start : chunk;
         size_t in_pad, out_pad;
@@ -104,8 +132,9 @@ static tgl_status vec4_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view 
     if (chunk > grid)
         chunk = (size_t)grid;
     GLuint prog;
-    tgl_status st =
-        tgl_gl_program_get(b, to_f16 ? "cast/f32_to_f16" : "cast/f16_to_f32", "#define TGL_VEC4\n", &prog);
+    tgl_gl_plan plan = cast_plan(to_f16, PIECE_VEC4);
+    plan.groups = tgl_gl_ceil_div(n / 4, l->workgroup_size);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     for (size_t start = 0; !st && start < n; start += chunk) {
         size_t count = n - start < chunk ? n - start : chunk, in_pad, out_pad;
         tgl_gl_binding bind[2] = {
@@ -157,9 +186,9 @@ tgl_status tgl_gl_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, 
 
 void tgl_gl_cast_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    fn(ctx, "cast/f32_to_f16", "");
-    fn(ctx, "cast/f32_to_f16", "#define TGL_VEC4\n");
-    fn(ctx, "cast/f16_to_f32", "");
-    fn(ctx, "cast/f16_to_f32", "#define TGL_VEC4\n");
-    fn(ctx, "cast/f16_to_f32", "#define TGL_WIDE\n");
+    for (int to_f16 = 1; to_f16 >= 0; to_f16--)
+        for (int piece = PIECE_PLAIN; piece <= (to_f16 ? PIECE_VEC4 : PIECE_WIDE); piece++) {
+            tgl_gl_plan p = cast_plan(to_f16, piece);
+            fn(ctx, p.kernel, p.defines);
+        }
 }

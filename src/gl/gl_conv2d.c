@@ -6,8 +6,6 @@
  * slabs whose windows fit the SSBO block limit and whose grids fit the workgroup limits. */
 #include "gl_internal.h"
 
-#include <stdio.h>
-
 #define F32 sizeof(float)
 
 /* A kernel configuration: tiled (BM x BN tiles, BK slabs, TM x TN per invocation) or direct
@@ -104,19 +102,33 @@ static size_t choose(const tgl_gl_limits *l, size_t ocg)
     return ocg >= 4 ? 4 : 1;
 }
 
-/* fvec4 (tiled): the filter is read as vec4s (K and its window offset in whole vec4s). */
-static void conv_defines(const conv_config *c, int bias, int split, int fvec4, char *out, size_t size)
+/* The convolution kernels' flags: the configuration's tiles (conv2d_tiled.comp: BM..THREADS;
+ * conv2d_direct.comp: WG_X, WG_Y, TM, TN, TEX), split-K and the filter read as vec4s (K and its
+ * window offset in whole vec4s; tiled), and a bias. */
+typedef struct conv_flags {
+    uint32_t bm, bn, bk, tm, tn, threads, split, fvec4, wg_x, wg_y, tex, bias;
+} conv_flags;
+static const tgl_gl_def tiled_defs[] = {
+    TGL_GL_UINT(conv_flags, bm, "BM"), TGL_GL_UINT(conv_flags, bn, "BN"), TGL_GL_UINT(conv_flags, bk, "BK"),
+    TGL_GL_UINT(conv_flags, tm, "TM"), TGL_GL_UINT(conv_flags, tn, "TN"), TGL_GL_UINT(conv_flags, threads, "THREADS"),
+    TGL_GL_FLAG(conv_flags, split, "SPLIT_K"), TGL_GL_FLAG(conv_flags, fvec4, "F_VEC4"),
+    TGL_GL_FLAG(conv_flags, bias, "HAS_BIAS"),
+};
+static const tgl_gl_def direct_defs[] = {
+    TGL_GL_UINT(conv_flags, wg_x, "WG_X"), TGL_GL_UINT(conv_flags, wg_y, "WG_Y"), TGL_GL_UINT(conv_flags, tm, "TM"),
+    TGL_GL_UINT(conv_flags, tn, "TN"), TGL_GL_FLAG(conv_flags, tex, "TEX"), TGL_GL_FLAG(conv_flags, bias, "HAS_BIAS"),
+};
+
+static tgl_gl_plan conv_plan(const conv_config *c, int bias, int split, int fvec4)
 {
-    int n;
+    conv_flags f = {c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c), (uint32_t)split, (uint32_t)fvec4,
+                    c->wg_x, c->wg_y, (uint32_t)c->tex, (uint32_t)bias};
+    tgl_gl_plan p = {.op = "tgl_conv2d", .wg = threads_of(c)};
     if (c->tiled)
-        n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n%s%s", c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c),
-                     split ? "#define SPLIT_K\n" : "", fvec4 ? "#define F_VEC4\n" : "");
+        tgl_gl_plan_kernel(&p, "conv/conv2d_tiled", TGL_GL_DEFS(tiled_defs), &f);
     else
-        n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n%s", c->wg_x,
-                     c->wg_y, c->tm, c->tn, c->tex ? "#define TEX\n" : "");
-    if (bias && n > 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, "#define HAS_BIAS\n");
+        tgl_gl_plan_kernel(&p, "conv/conv2d_direct", TGL_GL_DEFS(direct_defs), &f);
+    return p;
 }
 
 /* How many K ranges a tiled grid of `grid` workgroups is cut into (1: none), over `slabs` slabs;
@@ -235,11 +247,20 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
                          "block or workgroup limits", img_in, img_out, n_f, d->groups);
     /* The filter's window starts at its offset modulo the window alignment (run_slab). */
     int fvec4 = cfg->tiled && k % 4 == 0 && cv->filter.offset % tgl_gl_window_align(l, cfg->tex) % 16 == 0;
-    char defines[256];
-    conv_defines(cfg, cv->bias.buf != NULL, splits > 1, fvec4, defines, sizeof defines);
+    tgl_gl_plan plan = conv_plan(cfg, cv->bias.buf != NULL, splits > 1, fvec4);
+    plan.groups = tgl_gl_ceil_div(d->batch * per_img_cols, tile_n(cfg)) * tgl_gl_ceil_div(ocg, tile_m(cfg)) * d->groups *
+                  splits;
+    static const char *const why[N_CONFIGS] = {
+        "16 or more output channels per group on a tiled-GEMM device: shared-memory tiles",
+        "fewer than 16 output channels per group (depthwise): direct, a channel per invocation",
+        "no tiled GEMM, buffer textures: direct, 4 channels x 4 pixels through texel gathers",
+        "no tiled GEMM, fewer than 4 channels per group: direct, through texel gathers",
+        "no tiled GEMM, no buffer textures: direct, 4 channels x 4 pixels",
+    };
+    plan.why = splits > 1 ? "a grid of fewer than two waves (compute_units): split-K, then a column sum"
+                          : why[cfg - configs];
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, cfg->tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines,
-                                          threads_of(cfg), &prog);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st || (splits > 1 && (st = tgl_gl_grow(b, &gl->split_partials, splits * nb * img_out * F32))))
         return st;
     for (size_t n0 = 0; n0 < d->batch; n0 += nb)
@@ -265,12 +286,11 @@ size_t tgl_gl_conv2d_config_count(void)
 
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[256];
     for (size_t i = 0; i < N_CONFIGS; i++)
         for (int bias = 0; bias < 2; bias++)
             for (int split = 0; split <= configs[i].tiled; split++)
                 for (int fvec4 = 0; fvec4 <= configs[i].tiled; fvec4++) {
-                    conv_defines(&configs[i], bias, split, fvec4, defines, sizeof defines);
-                    fn(ctx, configs[i].tiled ? "conv/conv2d_tiled" : "conv/conv2d_direct", defines);
+                    tgl_gl_plan p = conv_plan(&configs[i], bias, split, fvec4);
+                    fn(ctx, p.kernel, p.defines);
                 }
 }

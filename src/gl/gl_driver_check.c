@@ -27,9 +27,21 @@ void tgl_gl_test_driver_check(int mode)
     "seen in Mesa 25.0.7): its results cannot be trusted. Use another driver (llvmpipe: without "      \
     "GALLIUM_DRIVER=zink)"
 
-/* The two programs of the stale-variant check; tgl_gl_check_variants lists the same ones, so
- * `make spirv` builds a module for each. */
-static const char *const slot_defines[2] = {"#define SLOT 0\n", "#define SLOT 1\n"};
+/* The two programs of the stale-variant check (SLOT 0 and 1); tgl_gl_check_variants lists the
+ * same plans, so `make spirv` builds a module for each. */
+typedef struct check_flags {
+    uint32_t slot;
+} check_flags;
+static const tgl_gl_def check_defs[] = {TGL_GL_UINT(check_flags, slot, "SLOT")};
+
+static tgl_gl_plan check_plan(int slot)
+{
+    check_flags f = {(uint32_t)slot};
+    tgl_gl_plan p = {.op = "tgl_open (driver check)", .wg = 1, .groups = 1,
+                     .why = "zink: a loop-bound uniform must not run a stale variant"};
+    tgl_gl_plan_kernel(&p, "check/inlined_uniform", TGL_GL_DEFS(check_defs), &f);
+    return p;
+}
 
 /* Runs the two programs in turn, SLOT 1 with counts 3, 3, 1, 1; *ok is 1 when both sums are
  * what the counts add up to. */
@@ -38,8 +50,10 @@ static tgl_status run_sequence(tgl_backend *b, tgl_gl_buffer *sums, int *ok)
     static const GLuint counts[4] = {3, 3, 1, 1};
     GLuint prog[2];
     tgl_status st = TGL_OK;
-    for (int i = 0; i < 2 && !st; i++)
-        st = tgl_gl_program_get_wg(b, "check/inlined_uniform", slot_defines[i], 1, &prog[i]);
+    for (int i = 0; i < 2 && !st; i++) {
+        tgl_gl_plan plan = check_plan(i);
+        st = tgl_gl_plan_program(b, &plan, &prog[i]);
+    }
     const uint32_t zero[2] = {0, 0};
     if (!st)
         st = tgl_gl_upload(b, (tgl__view){sums, 0}, zero, sizeof zero);
@@ -84,6 +98,8 @@ tgl_status tgl_gl_driver_check(tgl_backend *b)
 
 void tgl_gl_check_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    for (int i = 0; i < 2; i++)
-        fn(ctx, "check/inlined_uniform", slot_defines[i]);
+    for (int i = 0; i < 2; i++) {
+        tgl_gl_plan p = check_plan(i);
+        fn(ctx, p.kernel, p.defines);
+    }
 }

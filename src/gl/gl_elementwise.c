@@ -9,57 +9,77 @@
 #include "gl_internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #define F32 sizeof(float)
-#define MAX_OPERANDS 9 /* tgl_map: 8 inputs and the output */
 
-/* Per-op defines, indexed by the public enums. */
-static const char *const unary_defines[TGL_UNARY_COUNT] = {
-    "#define OP_NEG\n", "#define OP_ABS\n", "#define OP_EXP\n", "#define OP_LOG\n", "#define OP_SQRT\n",
-    "#define OP_RSQRT\n", "#define OP_RECIP\n", "#define OP_SQUARE\n", "#define OP_SIN\n", "#define OP_COS\n",
-    "#define OP_TANH\n", "#define OP_SIGMOID\n", "#define OP_RELU\n", "#define OP_GELU\n", "#define OP_SILU\n",
-    "#define OP_FLOOR\n", "#define OP_CEIL\n",
+/* The element-wise kernels: which read their inputs through buffer textures where the device
+ * does (common/texel.glsl; fill reads nothing, copy has no such variant) and which have the
+ * TGL_WIDE variant (pairs of vec4s stored as dvec4s, common/wide_store.glsl). */
+static const struct ew_kernel {
+    const char *name;
+    int textures, wide;
+} ew_kernels[TGL_GL_EW_KERNELS] = {
+    [TGL_GL_EW_UNARY] = {"elementwise/unary", 1, 1},
+    [TGL_GL_EW_BINARY] = {"elementwise/binary", 1, 1},
+    [TGL_GL_EW_SCALE_ADD] = {"elementwise/scale_add", 1, 1},
+    [TGL_GL_EW_FILL] = {"elementwise/fill", 0, 1},
+    [TGL_GL_EW_COPY] = {"elementwise/copy", 0, 0},
+    [TGL_GL_EW_MAP] = {"map/map", 1, 1},
 };
-static const char *const binary_defines[TGL_BINARY_COUNT] = {
-    "#define OP_ADD\n", "#define OP_SUB\n", "#define OP_MUL\n", "#define OP_DIV\n",
-    "#define OP_MAX\n", "#define OP_MIN\n", "#define OP_POW\n",
-};
 
-/* Whether `kernel` reads its nv - 1 inputs through buffer textures here: the device's
- * element-wise kernels do (l->texel_inputs), the kernel has a TGL_TEX variant
- * (common/texel.glsl), and each input gets one of the texture units the dispatcher binds. */
-static int reads_textures(const tgl_gl_limits *l, const char *kernel, int nv)
-{
-    return l->texel_inputs && nv - 1 <= TGL_GL_MAX_TEXTURE_BINDINGS &&
-           (!strcmp(kernel, "elementwise/unary") || !strcmp(kernel, "elementwise/binary") ||
-            !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map"));
-}
-
-/* Whether `kernel` has the TGL_WIDE variant (pairs of vec4s stored as dvec4s). */
-static int has_wide(const char *kernel)
-{
-    return !strcmp(kernel, "elementwise/unary") || !strcmp(kernel, "elementwise/binary") ||
-           !strcmp(kernel, "elementwise/scale_add") || !strcmp(kernel, "map/map") ||
-           !strcmp(kernel, "elementwise/fill");
-}
-
-/* The variants dispatch_piece runs: one element per invocation, one vec4, or WIDE_PAIRS pairs
- * of vec4s (TGL_WIDE_PAIRS in common/wide_store.glsl). */
-enum { PIECE_SCALAR, PIECE_VEC4, PIECE_WIDE };
+/* The variants a dispatch runs: one element per invocation, one vec4, or WIDE_PAIRS pairs of
+ * vec4s (TGL_WIDE_PAIRS in common/wide_store.glsl). */
+enum { PIECE_SCALAR, PIECE_VEC4, PIECE_WIDE, PIECES };
 #define WIDE_PAIRS 2
 
-/* The kernel's own defines, then the variant's for the piece and the inputs' read: "" or a
- * malloc'd string (NULL: no memory). */
-static char *defines_for(const char *prefix, int piece, tgl_gl_read read)
+/* An element-wise kernel's flags: the op (unary ops, then binary ops, after "none"), the
+ * piece's vec4 and wide steps, and how inputs are read. */
+typedef struct ew_flags {
+    uint32_t op, vec4, read, wide;
+} ew_flags;
+#define OP_NONE 0u
+#define OP_UNARY(op) (1u + (uint32_t)(op))
+#define OP_BINARY(op) (1u + TGL_UNARY_COUNT + (uint32_t)(op))
+static const char *const op_names[1 + TGL_UNARY_COUNT + TGL_BINARY_COUNT] = {
+    NULL, "OP_NEG", "OP_ABS", "OP_EXP", "OP_LOG", "OP_SQRT", "OP_RSQRT", "OP_RECIP", "OP_SQUARE", "OP_SIN",
+    "OP_COS", "OP_TANH", "OP_SIGMOID", "OP_RELU", "OP_GELU", "OP_SILU", "OP_FLOOR", "OP_CEIL",
+    "OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_MAX", "OP_MIN", "OP_POW",
+};
+static const tgl_gl_def ew_defs[] = {
+    TGL_GL_NAME(ew_flags, op, op_names),
+    TGL_GL_FLAG(ew_flags, vec4, "TGL_VEC4"),
+    TGL_GL_READ(ew_flags, read),
+    TGL_GL_FLAG(ew_flags, wide, "TGL_WIDE"),
+};
+
+/* Whether kernel k reads its nv - 1 inputs through buffer textures here: the device's
+ * element-wise kernels do (l->texel_inputs), the kernel has a TGL_TEX variant, and each input
+ * gets one of the texture units the dispatcher binds. */
+static int reads_textures(const tgl_gl_limits *l, tgl_gl_ew_kernel k, int nv)
 {
-    size_t size = strlen(prefix) + 112;
-    char *out = malloc(size);
-    if (out)
-        snprintf(out, size, "%s%s%s%s", prefix, piece != PIECE_SCALAR ? "#define TGL_VEC4\n" : "",
-                 tgl_gl_read_defines(read), piece == PIECE_WIDE ? "#define TGL_WIDE\n" : "");
-    return out;
+    return l->texel_inputs && nv - 1 <= TGL_GL_MAX_TEXTURE_BINDINGS && ew_kernels[k].textures;
+}
+
+/* The plan of one piece: kernel k with op `op` (OP_NONE for the kernels without one), its
+ * inputs read as `read`. Pure: dispatch and the variant list both build plans here. */
+static tgl_gl_plan piece_plan(const tgl_gl_limits *l, const char *op_name, tgl_gl_ew_kernel k, uint32_t op,
+                              int piece, tgl_gl_read read)
+{
+    tgl_gl_plan p = {.op = op_name, .wg = l ? l->workgroup_size : 0};
+    ew_flags f = {op, piece != PIECE_SCALAR, (uint32_t)read, piece == PIECE_WIDE};
+    tgl_gl_plan_kernel(&p, ew_kernels[k].name, TGL_GL_DEFS(ew_defs), &f);
+    p.items = piece == PIECE_WIDE || !l ? 1 : l->items_per_invocation;
+    static const char *const why[PIECES][TGL_GL_READS] = {
+        {"a window not 16-byte aligned, or the 1..3 elements after the vec4s",
+         "unaligned or the tail; inputs as buffer textures (texel_inputs)",
+         "unaligned or the tail; inputs as images (image_inputs)"},
+        {"every window 16-byte aligned: one vec4 per item", "aligned: vec4s; inputs as buffer textures (texel_inputs)",
+         "aligned: vec4s; inputs as images (image_inputs)"},
+        {"whole workgroups of vec4 pairs, output 32-byte aligned (wide_stores)",
+         "vec4 pairs (wide_stores); inputs as buffer textures (texel_inputs)",
+         "vec4 pairs (wide_stores); inputs as images (image_inputs)"},
+    };
+    p.why = why[piece][read];
+    return p;
 }
 
 /* Elements one dispatch may cover: every window (alignment pad + data + vec4 rounding) stays
@@ -82,72 +102,69 @@ static size_t chunk_elements(const tgl_gl_limits *l, int tex)
  * workgroups, the output 32-byte aligned) or the scalar one. The kernel's uniforms: 0 the count
  * (in vec4s for the vec4 and wide variants), 1.. the operands' offsets in the same unit, 8..
  * the float parameters, TGL_GL_SWEEP_LOCATION the direction. */
-static tgl_status dispatch_piece(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v, int nv,
-                                 size_t start, size_t count, int piece, const float *params, int nparams,
+static tgl_status dispatch_piece(tgl_backend *b, const tgl_gl_ew_run *r, size_t start, size_t count, int piece,
                                  unsigned backward)
 {
-    int vec4 = piece != PIECE_SCALAR;
-    tgl_gl_binding bind[MAX_OPERANDS];
-    GLuint pad[MAX_OPERANDS];
+    int vec4 = piece != PIECE_SCALAR, nv = r->nv;
+    tgl_gl_binding bind[TGL_GL_EW_OPERANDS];
+    GLuint pad[TGL_GL_EW_OPERANDS];
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    int tex = reads_textures(l, kernel, nv);
+    int tex = reads_textures(l, r->kernel, nv);
     tgl_gl_read read = tgl_gl_input_read(l, tex);
     size_t align = tgl_gl_window_align(l, tex);
     for (int i = 0; i < nv; i++) {
         size_t pad_bytes;
         /* The wide variant's output window starts 32-byte aligned: its offset in vec4s is even. */
         size_t a = piece == PIECE_WIDE && i == nv - 1 && align < 32 ? 32 : align;
-        bind[i] = tgl_gl_window_aligned((tgl__view){v[i].buf, v[i].offset + start * F32}, count * F32, i == nv - 1,
-                                        a, &pad_bytes);
+        bind[i] = tgl_gl_window_aligned((tgl__view){r->v[i].buf, r->v[i].offset + start * F32}, count * F32,
+                                        i == nv - 1, a, &pad_bytes);
         if (i < nv - 1)
             tgl_gl_bind_read(&bind[i], read, vec4 ? GL_RGBA32F : GL_R32F);
         pad[i] = (GLuint)(pad_bytes / F32);
     }
-    char *defines = defines_for(prefix, piece, read);
-    if (!defines)
-        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for its defines", kernel);
+    tgl_gl_plan plan = piece_plan(l, r->op_name, r->kernel, r->op, piece, read);
+    plan.generated = r->generated;
+    size_t items = vec4 ? count / 4 : count;
+    uint64_t per_group = (uint64_t)plan.wg * (piece == PIECE_WIDE ? 2 * WIDE_PAIRS : plan.items);
+    plan.groups = (items + per_group - 1) / per_group;
     GLuint program;
-    uint32_t per_invocation = piece == PIECE_WIDE ? 1 : l->items_per_invocation;
-    tgl_status st = tgl_gl_program_get_spec(b, kernel, defines, l->workgroup_size, per_invocation, &program);
-    free(defines);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &program);
     if (st)
         return st;
-    size_t items = vec4 ? count / 4 : count;
     tgl_gl_uniform_ui(b, program, 0, (GLuint)items);
     for (int i = 0; i < nv; i++)
         tgl_gl_uniform_ui(b, program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
-    for (int i = 0; i < nparams; i++)
-        tgl_gl_uniform_f(b, program, 8 + i, params[i]);
+    for (int i = 0; i < r->nparams; i++)
+        tgl_gl_uniform_f(b, program, 8 + i, r->params[i]);
     tgl_gl_uniform_ui(b, program, TGL_GL_SWEEP_LOCATION, backward);
-    uint64_t per_group = (uint64_t)l->workgroup_size * (piece == PIECE_WIDE ? 2 * WIDE_PAIRS : per_invocation);
-    return tgl_gl_dispatch(b, program, bind, nv, (items + per_group - 1) / per_group);
+    return tgl_gl_dispatch(b, program, bind, nv, plan.groups);
 }
 
 /* Elements from `start` the wide variant takes: whole workgroups, at most a row of the grid per
  * dispatch (its grid has no bounds test, so none may be rounded up). */
-static size_t wide_elements(const tgl_gl_limits *l, const char *kernel, int tex, const tgl__view *out, size_t start,
+static size_t wide_elements(const tgl_gl_limits *l, tgl_gl_ew_kernel k, int tex, const tgl__view *out, size_t start,
                             size_t body)
 {
     /* (fill reads nothing, so it needs no textures: the wide variant is llvmpipe's either way) */
-    int inputs_ok = tex || !strcmp(kernel, "elementwise/fill");
-    if (!l->wide_stores || !inputs_ok || !has_wide(kernel) || (out->offset + start * F32) % 32)
+    int inputs_ok = tex || k == TGL_GL_EW_FILL;
+    if (!l->wide_stores || !inputs_ok || !ew_kernels[k].wide || (out->offset + start * F32) % 32)
         return 0;
     size_t per_group = (size_t)l->workgroup_size * 8 * WIDE_PAIRS, groups = body / per_group;
     return (groups < l->wg_count[0] ? groups : l->wg_count[0]) * per_group;
 }
 
-/* Runs `kernel` over n elements, with `prefix` (its own #define lines) ahead of the variant's;
- * operands v[0..nv-2] are read, v[nv-1] is written. Where every
- * operand's window starts 16-byte aligned, the vec4 variant takes all whole vec4s and the
+/* Runs r's kernel over n elements; operands v[0..nv-2] are read, v[nv-1] is written. Where
+ * every operand's window starts 16-byte aligned, the vec4 variant takes all whole vec4s and the
  * scalar one the 1..3 elements left (a tail inside the vec4 kernel slows llvmpipe's code for
  * the whole kernel by ~1.6x). An op over limits.sweep_bytes or more walks every dispatch the
  * other way from the last such op (glsl/common/sweep.glsl); a smaller one walks forward. */
-tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v,
-                                  int nv, size_t n, const float *params, int nparams)
+tgl_status tgl_gl_run_elementwise(tgl_backend *b, const tgl_gl_ew_run *r, size_t n)
 {
     tgl_gl *gl = tgl_gl_of(b);
     const tgl_gl_limits *l = &gl->limits;
-    int tex = reads_textures(l, kernel, nv);
+    const tgl__view *v = r->v;
+    int nv = r->nv;
+    int tex = reads_textures(l, r->kernel, nv);
     size_t chunk = chunk_elements(l, tex), align = tgl_gl_window_align(l, tex);
     uint64_t bytes = (uint64_t)n * F32 * (uint64_t)nv;
     unsigned backward = tgl_gl_sweep_direction(gl, bytes);
@@ -155,7 +172,7 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
     if ((uint32_t)blocks > l->storage_blocks)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "kernel %s binds %d storage buffers (%d inputs and the output); "
                          "compute shaders on this device may bind %u (GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS)",
-                         kernel, blocks, nv - 1, l->storage_blocks);
+                         ew_kernels[r->kernel].name, blocks, nv - 1, l->storage_blocks);
     if (chunk == 0)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "the device's SSBO block limit (%llu bytes) is too small",
                          (unsigned long long)l->max_ssbo_block);
@@ -167,17 +184,14 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
                 vec4 = 0;
         size_t body = vec4 ? count / 4 * 4 : 0, done = 0, wide;
         tgl_status st = TGL_OK;
-        while (!st && (wide = wide_elements(l, kernel, tex, &v[nv - 1], start + done, body - done)) > 0) {
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, wide, PIECE_WIDE, params, nparams,
-                                backward);
+        while (!st && (wide = wide_elements(l, r->kernel, tex, &v[nv - 1], start + done, body - done)) > 0) {
+            st = dispatch_piece(b, r, start + done, wide, PIECE_WIDE, backward);
             done += wide;
         }
         if (!st && body > done)
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + done, body - done, PIECE_VEC4, params, nparams,
-                                backward);
+            st = dispatch_piece(b, r, start + done, body - done, PIECE_VEC4, backward);
         if (!st && count > body)
-            st = dispatch_piece(b, kernel, prefix, v, nv, start + body, count - body, PIECE_SCALAR, params, nparams,
-                                backward);
+            st = dispatch_piece(b, r, start + body, count - body, PIECE_SCALAR, backward);
         if (st)
             return st;
     }
@@ -187,51 +201,49 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char
 
 tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n)
 {
-    const tgl__view v[2] = {in, out};
-    return tgl_gl_run_elementwise(b, "elementwise/unary", unary_defines[op], v, 2, n, NULL, 0);
+    const tgl_gl_ew_run r = {"tgl_unary", TGL_GL_EW_UNARY, OP_UNARY(op), NULL, {in, out}, 2, {0}, 0};
+    return tgl_gl_run_elementwise(b, &r, n);
 }
 
 tgl_status tgl_gl_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb, tgl__view out,
                          size_t n)
 {
-    const tgl__view v[3] = {a, bb, out};
-    return tgl_gl_run_elementwise(b, "elementwise/binary", binary_defines[op], v, 3, n, NULL, 0);
+    const tgl_gl_ew_run r = {"tgl_binary", TGL_GL_EW_BINARY, OP_BINARY(op), NULL, {a, bb, out}, 3, {0}, 0};
+    return tgl_gl_run_elementwise(b, &r, n);
 }
 
 tgl_status tgl_gl_fill(tgl_backend *b, tgl__view out, float value, size_t n)
 {
-    return tgl_gl_run_elementwise(b, "elementwise/fill", "", &out, 1, n, &value, 1);
+    const tgl_gl_ew_run r = {"tgl_fill", TGL_GL_EW_FILL, OP_NONE, NULL, {out}, 1, {value}, 1};
+    return tgl_gl_run_elementwise(b, &r, n);
 }
 
 tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n)
 {
-    const tgl__view v[2] = {x, y};
-    const float ab[2] = {alpha, beta};
-    return tgl_gl_run_elementwise(b, "elementwise/scale_add", "", v, 2, n, ab, 2);
+    const tgl_gl_ew_run r = {"tgl_scale_add", TGL_GL_EW_SCALE_ADD, OP_NONE, NULL, {x, y}, 2, {alpha, beta}, 2};
+    return tgl_gl_run_elementwise(b, &r, n);
 }
 
 void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines),
                                  void *ctx)
 {
-    for (int variant = 0; variant < 3 * TGL_GL_READS; variant++) {
-        int piece = variant % 3;
-        tgl_gl_read read = (tgl_gl_read)(variant / 3);
-        /* the wide variants of kernels with inputs read through textures; fill reads nothing */
-        int reading_kernels = piece != PIECE_WIDE || read != TGL_GL_READ_SSBO;
-        char *d = defines_for("", piece, read);
-        if (d && read == TGL_GL_READ_SSBO)
-            fn(ctx, "elementwise/fill", d);
-        if (d && read == TGL_GL_READ_SSBO && piece != PIECE_WIDE)
-            fn(ctx, "elementwise/copy", d);
-        if (d && reading_kernels)
-            fn(ctx, "elementwise/scale_add", d);
-        free(d);
-        for (int op = 0; reading_kernels && op < TGL_UNARY_COUNT + TGL_BINARY_COUNT; op++) {
-            int unary = op < TGL_UNARY_COUNT;
-            char *dv = defines_for(unary ? unary_defines[op] : binary_defines[op - TGL_UNARY_COUNT], piece, read);
-            if (dv)
-                fn(ctx, unary ? "elementwise/unary" : "elementwise/binary", dv);
-            free(dv);
-        }
-    }
+    for (int k = 0; k < TGL_GL_EW_KERNELS; k++)
+        for (int piece = 0; piece < PIECES; piece++)
+            for (tgl_gl_read read = TGL_GL_READ_SSBO; read < TGL_GL_READS; read++) {
+                /* inputs through textures only in kernels that have them; the wide piece only in
+                 * kernels that have it, with textures for those with inputs (wide_elements) */
+                if ((read != TGL_GL_READ_SSBO && !ew_kernels[k].textures) || (piece == PIECE_WIDE && !ew_kernels[k].wide) ||
+                    (piece == PIECE_WIDE && read == TGL_GL_READ_SSBO && ew_kernels[k].textures))
+                    continue;
+                /* tgl_map's expression is generated per call: its read and piece variants are
+                 * listed with the kernel's standalone default expression */
+                uint32_t first = k == TGL_GL_EW_UNARY ? OP_UNARY(0) : k == TGL_GL_EW_BINARY ? OP_BINARY(0) : OP_NONE;
+                uint32_t last = k == TGL_GL_EW_UNARY ? OP_UNARY(TGL_UNARY_COUNT - 1)
+                                : k == TGL_GL_EW_BINARY ? OP_BINARY(TGL_BINARY_COUNT - 1)
+                                                        : OP_NONE;
+                for (uint32_t op = first; op <= last; op++) {
+                    tgl_gl_plan p = piece_plan(NULL, NULL, (tgl_gl_ew_kernel)k, op, piece, read);
+                    fn(ctx, p.kernel, p.defines);
+                }
+            }
 }

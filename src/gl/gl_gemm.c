@@ -9,7 +9,6 @@
  * multiples of 4 elements loads as vec4s. */
 #include "gl_internal.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* Which kernel and launch shape a product gets. */
@@ -17,6 +16,7 @@ typedef struct gemm_kernel {
     const tgl_gl_gemm_config *cfg;
     int textures;           /* A and B through buffer textures (k > 0; tiled: batch 1 too) */
     size_t tile_m, tile_n; /* C elements per workgroup */
+    const char *why;
 } gemm_kernel;
 
 /* One sub-product: rows i0.., columns j0.., k from k0.., products t0.. of the batch. */
@@ -100,28 +100,32 @@ static size_t covered(const tgl__gemm *g, const tgl_gl_gemm_config *cfg)
     return tgl_gl_ceil_div(g->m, cfg->bm) * cfg->bm * tgl_gl_ceil_div(g->n, cfg->bn) * cfg->bn;
 }
 
+/* The product's kernel configuration, pure in its shape and the profile (the F_* bits follow
+ * each sub-product's alignment in run_part). */
 static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
 {
     const tgl_gl_gemm_config *cfg = g->f16 ? &l->gemm_f16 : &l->gemm;
+    const char *why = g->f16 ? "the profile's f16 configuration (gemm_f16)" : "the profile's large tile (gemm)";
     if (cfg->tiled) {
         size_t grid = tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * g->batch;
         if (grid < GEMM_SMALL_GRID && l->gemm_small.tiled)
-            cfg = &l->gemm_small;
+            cfg = &l->gemm_small, why = "a grid of fewer than 64 large tiles: the small tile (gemm_small)";
         else if (grid < GEMM_MEDIUM_GRID && l->gemm_medium.tiled)
-            cfg = &l->gemm_medium;
+            cfg = &l->gemm_medium, why = "a grid of fewer than 256 large tiles: the medium tile (gemm_medium)";
         /* The small tile also takes products the chosen one would cover a quarter more of than
          * it does (n = 64 in 256-wide tiles: four times the work). */
         if (l->gemm_small.tiled && covered(g, cfg) * 4 > covered(g, &l->gemm_small) * 5)
-            cfg = &l->gemm_small;
+            cfg = &l->gemm_small, why = "the larger tiles would compute a quarter more than C: the small tile";
     }
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
-        cfg = tgl_gl_gemm_table_entry(0);
+        cfg = tgl_gl_gemm_table_entry(0), why = "m or n under 32: the register kernel";
     /* Tiles read through textures only for products of one matrix (gains: gl_limits.c): on the
      * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s. */
     if (cfg->tiled)
-        return (gemm_kernel){cfg, cfg->textures && g->k > 0 && g->batch == 1, cfg->bm, cfg->bn};
-    return (gemm_kernel){cfg, cfg->textures && g->k > 0, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x};
+        return (gemm_kernel){cfg, cfg->textures && g->k > 0 && g->batch == 1, cfg->bm, cfg->bn, why};
+    return (gemm_kernel){cfg, cfg->textures && g->k > 0, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x,
+                         why};
 }
 
 /* Invocations per workgroup of a configuration's kernel. */
@@ -130,20 +134,53 @@ static uint32_t group_size(const tgl_gl_gemm_config *cfg)
     return cfg->tiled ? (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn) : cfg->wg_x * cfg->wg_y;
 }
 
-static void gemm_defines(const tgl_gl_gemm_config *cfg, unsigned f, char *out, size_t size)
+/* The GEMM kernels' flags: the configuration's tiles (gemm_tiled.comp: BM..THREADS, NV_UNROLL,
+ * DOUBLE_SLAB; gemm_reg.comp: WG_X, WG_Y, TM, TN), then the product's F_* bits. */
+typedef struct gemm_flags {
+    uint32_t bm, bn, bk, tm, tn, threads, unroll, double_slab, wg_x, wg_y;
+    uint32_t trans_a, trans_b, f16, a_vec4, b_vec4, c_vec4, beta_zero, tex;
+} gemm_flags;
+#define GEMM_BITS(T)                                                                                  \
+    TGL_GL_FLAG(T, trans_a, "TRANS_A"), TGL_GL_FLAG(T, trans_b, "TRANS_B"), TGL_GL_FLAG(T, f16, "F16"), \
+        TGL_GL_FLAG(T, a_vec4, "A_VEC4"), TGL_GL_FLAG(T, b_vec4, "B_VEC4"), TGL_GL_FLAG(T, c_vec4, "C_VEC4"), \
+        TGL_GL_FLAG(T, beta_zero, "BETA_ZERO"), TGL_GL_FLAG(T, tex, "TEX")
+static const tgl_gl_def tiled_defs[] = {
+    TGL_GL_UINT(gemm_flags, bm, "BM"), TGL_GL_UINT(gemm_flags, bn, "BN"), TGL_GL_UINT(gemm_flags, bk, "BK"),
+    TGL_GL_UINT(gemm_flags, tm, "TM"), TGL_GL_UINT(gemm_flags, tn, "TN"), TGL_GL_UINT(gemm_flags, threads, "THREADS"),
+    TGL_GL_FLAG(gemm_flags, unroll, "NV_UNROLL"), TGL_GL_FLAG(gemm_flags, double_slab, "DOUBLE_SLAB"),
+    GEMM_BITS(gemm_flags),
+};
+static const tgl_gl_def reg_defs[] = {
+    TGL_GL_UINT(gemm_flags, wg_x, "WG_X"), TGL_GL_UINT(gemm_flags, wg_y, "WG_Y"), TGL_GL_UINT(gemm_flags, tm, "TM"),
+    TGL_GL_UINT(gemm_flags, tn, "TN"), GEMM_BITS(gemm_flags),
+};
+
+/* Whether cfg is one of the built-in configurations (the variant list holds those; one from
+ * TGL_GEMM or a tune file is the user's). */
+static int built_in(const tgl_gl_gemm_config *cfg)
 {
-    int n;
+    const tgl_gl_gemm_config *e;
+    for (size_t i = 0; (e = tgl_gl_gemm_table_entry(i)); i++)
+        if (!memcmp(e, cfg, sizeof *cfg))
+            return 1;
+    return 0;
+}
+
+/* The plan of configuration cfg with the product's F_* bits f: the one place GEMM defines are
+ * written. */
+static tgl_gl_plan gemm_plan(const tgl_gl_gemm_config *cfg, unsigned f)
+{
+    gemm_flags g = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg), cfg->unroll, cfg->double_slab,
+                    cfg->wg_x, cfg->wg_y,
+                    !!(f & F_TRANS_A), !!(f & F_TRANS_B), !!(f & F_F16), !!(f & F_A_VEC4), !!(f & F_B_VEC4),
+                    !!(f & F_C_VEC4), !!(f & F_BETA_ZERO), !!(f & F_TEX)};
+    tgl_gl_plan p = {.op = f & F_F16 ? "tgl_gemm_f16" : "tgl_gemm", .wg = group_size(cfg)};
     if (cfg->tiled)
-        n = snprintf(out, size, "#define BM %u\n#define BN %u\n#define BK %u\n#define TM %u\n#define TN %u\n"
-                     "#define THREADS %u\n%s%s", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg),
-                     cfg->unroll ? "#define NV_UNROLL\n" : "", cfg->double_slab ? "#define DOUBLE_SLAB\n" : "");
+        tgl_gl_plan_kernel(&p, "gemm/gemm_tiled", TGL_GL_DEFS(tiled_defs), &g);
     else
-        n = snprintf(out, size, "#define WG_X %u\n#define WG_Y %u\n#define TM %u\n#define TN %u\n", cfg->wg_x,
-                     cfg->wg_y, cfg->tm, cfg->tn);
-    static const char *names[] = {"TRANS_A", "TRANS_B", "F16", "A_VEC4", "B_VEC4", "C_VEC4", "BETA_ZERO", "TEX"};
-    for (unsigned i = 0; i < 8; i++)
-        if ((f & (1u << i)) && n > 0 && (size_t)n < size)
-            n += snprintf(out + n, size - (size_t)n, "#define %s\n", names[i]);
+        tgl_gl_plan_kernel(&p, "gemm/gemm_reg", TGL_GL_DEFS(reg_defs), &g);
+    p.user_config = !built_in(cfg);
+    return p;
 }
 
 static int is4(size_t x)
@@ -191,11 +228,11 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
         bind[1].texture_format = formats[g->f16][!!(f & F_B_VEC4)];
     }
 
-    char defines[512]; /* gemm_defines writes at most ~250 bytes */
-    gemm_defines(kn->cfg, f, defines, sizeof defines);
+    tgl_gl_plan plan = gemm_plan(kn->cfg, f);
+    plan.groups = tgl_gl_ceil_div(p->nc, kn->tile_n) * tgl_gl_ceil_div(p->mc, kn->tile_m) * p->bc;
+    plan.why = kn->why;
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, kn->cfg->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines,
-                                          group_size(kn->cfg), &prog);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
     const GLuint u[] = {(GLuint)p->mc, (GLuint)p->nc, (GLuint)p->kc, (GLuint)g->lda, (GLuint)g->ldb, (GLuint)g->ldc,
@@ -328,7 +365,6 @@ void tgl_gl_test_force_gemm_splits(tgl_backend *b, int splits)
 
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[512]; /* gemm_defines writes at most ~250 bytes */
     const tgl_gl_gemm_config *cfg;
     for (size_t i = 0; (cfg = tgl_gl_gemm_table_entry(i)); i++) {
         int seen = 0; /* renderers sharing a configuration share its variants */
@@ -337,8 +373,8 @@ void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *
         for (unsigned f = 0; !seen && f <= F_ALL; f++) {
             if ((f & F_TEX) && !cfg->textures)
                 continue;
-            gemm_defines(cfg, f, defines, sizeof defines);
-            fn(ctx, cfg->tiled ? "gemm/gemm_tiled" : "gemm/gemm_reg", defines);
+            tgl_gl_plan p = gemm_plan(cfg, f);
+            fn(ctx, p.kernel, p.defines);
         }
     }
 }

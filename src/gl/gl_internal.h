@@ -224,6 +224,11 @@ typedef struct tgl_gl_programs {
     tgl_gl_program *items;
     size_t count, cap;
 } tgl_gl_programs;
+/* Every (kernel, defines) the enumerators list, sorted, built on the first TGL_DEBUG check. */
+typedef struct tgl_gl_variant_list {
+    char **keys; /* "kernel\ndefines" */
+    size_t count;
+} tgl_gl_variant_list;
 
 /* ---- program binaries on disk (gl_disk_cache.c) ---- */
 typedef struct tgl_gl_disk_cache {
@@ -290,6 +295,7 @@ typedef struct tgl_gl {
     tgl_egl egl;
     tgl_gl_limits limits;
     tgl_gl_programs programs;
+    tgl_gl_variant_list variants; /* TGL_DEBUG only */
     tgl_gl_disk_cache disk;
     tgl_gl_spirv spirv;
     tgl_gl_pool pool;
@@ -391,6 +397,7 @@ void tgl_gl_test_lose_context_after(tgl_backend *b, unsigned checks);
 void tgl_gl_test_skip_barriers(tgl_backend *b, int skip);
 
 /* ---- kernel sources and programs (gl_source.c, gl_programs.c) ---- */
+#include "gl_plan.h"
 #include "kernel_variants.h"
 
 /* Links a compiled compute shader into a new program and deletes the shader (GLSL source and
@@ -399,12 +406,13 @@ void tgl_gl_test_skip_barriers(tgl_backend *b, int skip);
 GLuint tgl_gl_link_shader(GLuint shader, int retrievable, GLint *linked);
 /* Compiles and links a compute program from full source; `label` names it in errors. */
 tgl_status tgl_gl_program_from_source(tgl_backend *b, const char *label, const char *source, GLuint *out);
-/* The cached program of (kernel, defines) with the element-wise workgroup size, or with `wg`. */
-tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out);
-tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, GLuint *out);
-/* ... and `items` elements per invocation (TGL_ITEMS) for the element-wise kernels. */
-tgl_status tgl_gl_program_get_spec(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
-                                   uint32_t items, GLuint *out);
+/* The program a plan runs (gl_plan.h): from the backend's cache, else built (from SPIR-V, the
+ * disk cache or GLSL). With TGL_DEBUG=1 a plan whose program is not cached yet is logged and
+ * checked against the listed variants (tgl_gl_plan_check_listed). */
+tgl_status tgl_gl_plan_program(tgl_backend *b, const tgl_gl_plan *p, GLuint *out);
+tgl_status tgl_gl_plan_check_listed(tgl_backend *b, const tgl_gl_plan *p);
+void tgl_gl_plan_log(tgl_backend *b, const tgl_gl_plan *p);
+void tgl_gl_variant_list_free(tgl_gl_variant_list *v);
 void tgl_gl_programs_free(tgl_gl_programs *p);
 
 /* ---- dispatch (gl_dispatch.c) ---- */
@@ -428,7 +436,7 @@ typedef struct tgl_gl_binding {
 
 /* How a kernel reads an input (common/texel.glsl): SSBO loads, texel fetches from a buffer
  * texture over the same window (TGL_TEX), or loads from that texture bound as a read-only image
- * (TGL_TEX and TGL_IMG). */
+ * (TGL_TEX and TGL_IMG; a plan's TGL_GL_READ field writes those defines). */
 typedef enum { TGL_GL_READ_SSBO, TGL_GL_READ_TEXELS, TGL_GL_READ_IMAGE, TGL_GL_READS } tgl_gl_read;
 
 /* The element-wise kernels' and the reductions' read of an input, given whether it goes
@@ -437,14 +445,6 @@ typedef enum { TGL_GL_READ_SSBO, TGL_GL_READ_TEXELS, TGL_GL_READ_IMAGE, TGL_GL_R
 static inline tgl_gl_read tgl_gl_input_read(const tgl_gl_limits *l, int texture)
 {
     return !texture ? TGL_GL_READ_SSBO : l->image_inputs ? TGL_GL_READ_IMAGE : TGL_GL_READ_TEXELS;
-}
-
-/* The kernel defines that select read r. */
-static inline const char *tgl_gl_read_defines(tgl_gl_read r)
-{
-    return r == TGL_GL_READ_IMAGE    ? "#define TGL_TEX\n#define TGL_IMG\n"
-           : r == TGL_GL_READ_TEXELS ? "#define TGL_TEX\n"
-                                     : "";
 }
 
 /* Sets bind up for read r, its texels of `format` (GL_R32F, GL_RGBA32F) unless r is SSBO loads. */
@@ -505,10 +505,27 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
                        size_t rows, size_t cols, float eps);
 void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* The element-wise kernels (gl_elementwise.c) and one run of one: the op (for the log), the
+ * kernel, its op selector (gl_elementwise.c's numbering), tgl_map's generated expression (NULL
+ * for the others), the operands (v[0..nv-2] read, v[nv-1] written) and float parameters. */
+typedef enum {
+    TGL_GL_EW_UNARY, TGL_GL_EW_BINARY, TGL_GL_EW_SCALE_ADD, TGL_GL_EW_FILL, TGL_GL_EW_COPY, TGL_GL_EW_MAP,
+    TGL_GL_EW_KERNELS
+} tgl_gl_ew_kernel;
+#define TGL_GL_EW_OPERANDS 9 /* tgl_map: 8 inputs and the output */
+typedef struct tgl_gl_ew_run {
+    const char *op_name;
+    tgl_gl_ew_kernel kernel;
+    uint32_t op;
+    const char *generated;
+    tgl__view v[TGL_GL_EW_OPERANDS];
+    int nv;
+    float params[2];
+    int nparams;
+} tgl_gl_ew_run;
 /* Runs an element-wise kernel (bindings 0..nv-1, the last written; uniforms: 0 the count,
  * 1..nv the operands' offsets, 8.. float params) over n elements, vec4 where aligned. */
-tgl_status tgl_gl_run_elementwise(tgl_backend *b, const char *kernel, const char *prefix, const tgl__view *v,
-                                  int nv, size_t n, const float *params, int nparams);
+tgl_status tgl_gl_run_elementwise(tgl_backend *b, const tgl_gl_ew_run *r, size_t n);
 tgl_status tgl_gl_fill(tgl_backend *b, tgl__view out, float value, size_t n);
 tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n);
 tgl_status tgl_gl_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n);
@@ -526,7 +543,6 @@ tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tg
 void tgl_gl_transpose_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);
-void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g);
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);

@@ -44,13 +44,51 @@ static tgl_status rope_table(tgl_backend *b, size_t head_dim, size_t pos_offset,
     return TGL_OK;
 }
 
-/* The kernel's #define lines (see rope.comp): by layout, then one invocation per pair, per pair
- * index (HEAD_LOOP, textures), per four pair indices (HEAD_LOOP in vec4s). */
-static const char *const rope_defines[2][3] = {
-    {"", "#define HEAD_LOOP\n#define TGL_TEX\n", "#define HEAD_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n"},
-    {"#define INTERLEAVED\n", "#define INTERLEAVED\n#define HEAD_LOOP\n#define TGL_TEX\n",
-     "#define INTERLEAVED\n#define HEAD_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n"},
+/* rope.comp's flags: the layout, then one invocation per pair, or per pair index over the heads
+ * (HEAD_LOOP, the input through a texture), in vec4s of pair indices. */
+typedef struct rope_flags {
+    uint32_t interleaved, loop, vec4;
+} rope_flags;
+static const tgl_gl_def rope_defs[] = {
+    TGL_GL_FLAG(rope_flags, interleaved, "INTERLEAVED"), TGL_GL_FLAG(rope_flags, loop, "HEAD_LOOP"),
+    TGL_GL_FLAG(rope_flags, loop, "TGL_TEX"), TGL_GL_FLAG(rope_flags, vec4, "TGL_VEC4"),
 };
+
+static tgl_gl_plan rope_plan(int interleaved, int loop, int vec4)
+{
+    rope_flags f = {(uint32_t)interleaved, (uint32_t)loop, (uint32_t)vec4};
+    tgl_gl_plan p = {.op = "tgl_rope",
+                     .why = loop ? "a pair index per invocation over the heads, through a texture (texel_inputs)"
+                                 : "an invocation per pair"};
+    tgl_gl_plan_kernel(&p, "llm/rope", TGL_GL_DEFS(rope_defs), &f);
+    return p;
+}
+
+/* gather_rows.comp's flags: the pass (the gather, clearing the status word, checking the ids),
+ * a row per invocation (ROW_LOOP, the table through a texture), vec4 rows, pairs of vec4s
+ * stored as dvec4s. */
+enum { GATHER, GATHER_CLEAR, GATHER_CHECK };
+typedef struct gather_flags {
+    uint32_t pass, row_loop, vec4, wide;
+} gather_flags;
+static const char *const gather_passes[3] = {NULL, "CLEAR_STATUS", "CHECK_IDS"};
+static const tgl_gl_def gather_defs[] = {
+    TGL_GL_NAME(gather_flags, pass, gather_passes), TGL_GL_FLAG(gather_flags, row_loop, "ROW_LOOP"),
+    TGL_GL_FLAG(gather_flags, row_loop, "TGL_TEX"), TGL_GL_FLAG(gather_flags, vec4, "TGL_VEC4"),
+    TGL_GL_FLAG(gather_flags, wide, "TGL_WIDE"),
+};
+
+static tgl_gl_plan gather_plan(int pass, int row_loop, int vec4, int wide)
+{
+    gather_flags f = {(uint32_t)pass, (uint32_t)row_loop, (uint32_t)vec4, (uint32_t)wide};
+    tgl_gl_plan p = {.op = "tgl_gather_rows",
+                     .why = pass == GATHER_CLEAR ? "clears the status word"
+                            : pass == GATHER_CHECK ? "checks every id before anything is written"
+                            : row_loop ? "a row per invocation through a texture (texel_inputs)"
+                                       : "a workgroup row per id"};
+    tgl_gl_plan_kernel(&p, "llm/gather_rows", TGL_GL_DEFS(gather_defs), &f);
+    return p;
+}
 
 tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
                        size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode)
@@ -95,7 +133,9 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
         if (vec4) /* invocations: four pair indices each */
             pairs /= 4;
         GLuint prog;
-        st = tgl_gl_program_get(b, "llm/rope", rope_defines[mode == TGL_ROPE_INTERLEAVED][loop + vec4], &prog);
+        tgl_gl_plan plan = rope_plan(mode == TGL_ROPE_INTERLEAVED, loop, vec4);
+        plan.groups = (pairs + l->workgroup_size - 1) / l->workgroup_size;
+        st = tgl_gl_plan_program(b, &plan, &prog);
         if (st)
             return st;
         tgl_gl_uniform_ui(b, prog, 3, (GLuint)head_dim);
@@ -105,7 +145,7 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
         tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_x / F32));
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_y / F32));
         tgl_gl_uniform_ui(b, prog, 6, (GLuint)(r0 % seq));
-        if ((st = tgl_gl_dispatch(b, prog, bind, 3, (pairs + l->workgroup_size - 1) / l->workgroup_size)))
+        if ((st = tgl_gl_dispatch(b, prog, bind, 3, plan.groups)))
             return st;
     }
     return TGL_OK;
@@ -153,17 +193,17 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     /* ... and pairs of vec4s stored as dvec4s (common/wide_store.glsl) where rows are whole
      * pairs and a dispatch's output starts 32-byte aligned. */
     int wide = row_loop && vec4 && l->wide_stores && cols % 8 == 0;
-    static const char *const gather_defines[2][2] = {
-        {"", "#define TGL_VEC4\n"},
-        {"#define ROW_LOOP\n#define TGL_TEX\n", "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n"}};
     tgl_status st = tgl_gl_grow(b, &tgl_gl_of(b)->status, 16);
     status_buf = tgl_gl_of(b)->status;
-    if (st || (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CLEAR_STATUS\n", &clear)) ||
-        (st = tgl_gl_program_get(b, "llm/gather_rows", "#define CHECK_IDS\n", &check)) ||
-        (st = tgl_gl_program_get(b, "llm/gather_rows", gather_defines[row_loop][vec4], &gather[0])) ||
-        (wide && (st = tgl_gl_program_get(b, "llm/gather_rows",
-                                          "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n#define TGL_WIDE\n",
-                                          &gather[1]))))
+    tgl_gl_plan plans[4] = {gather_plan(GATHER_CLEAR, 0, 0, 0), gather_plan(GATHER_CHECK, 0, 0, 0),
+                            gather_plan(GATHER, row_loop, vec4, 0), gather_plan(GATHER, row_loop, vec4, 1)};
+    plans[0].groups = 1;
+    plans[1].groups = tgl_gl_ceil_div(n_ids, l->workgroup_size);
+    plans[2].groups = plans[3].groups = row_loop ? tgl_gl_ceil_div(n_ids, l->workgroup_size)
+                                                 : tgl_gl_ceil_div(cols / unit, l->workgroup_size) * n_ids;
+    if (st || (st = tgl_gl_plan_program(b, &plans[0], &clear)) || (st = tgl_gl_plan_program(b, &plans[1], &check)) ||
+        (st = tgl_gl_plan_program(b, &plans[2], &gather[0])) ||
+        (wide && (st = tgl_gl_plan_program(b, &plans[3], &gather[1]))))
         return st;
     /* The status word is set by a dispatch: an upload would wait for the device to go idle on
      * GPUs (limits.upload_waits), on top of the status read below. */
@@ -241,15 +281,18 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     return TGL_OK;
 }
 
+static void list(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx, tgl_gl_plan p)
+{
+    fn(ctx, p.kernel, p.defines);
+}
+
 void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    for (int m = 0; m < 6; m++)
-        fn(ctx, "llm/rope", rope_defines[m / 3][m % 3]);
-    fn(ctx, "llm/gather_rows", "#define CLEAR_STATUS\n");
-    fn(ctx, "llm/gather_rows", "#define CHECK_IDS\n");
-    fn(ctx, "llm/gather_rows", "");
-    fn(ctx, "llm/gather_rows", "#define TGL_VEC4\n");
-    fn(ctx, "llm/gather_rows", "#define ROW_LOOP\n#define TGL_TEX\n");
-    fn(ctx, "llm/gather_rows", "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n");
-    fn(ctx, "llm/gather_rows", "#define ROW_LOOP\n#define TGL_TEX\n#define TGL_VEC4\n#define TGL_WIDE\n");
+    for (int m = 0; m < 6; m++) /* each layout: per pair, per pair index, in vec4s */
+        list(fn, ctx, rope_plan(m / 3, m % 3 > 0, m % 3 == 2));
+    list(fn, ctx, gather_plan(GATHER_CLEAR, 0, 0, 0));
+    list(fn, ctx, gather_plan(GATHER_CHECK, 0, 0, 0));
+    for (int v = 0; v < 4; v++)
+        list(fn, ctx, gather_plan(GATHER, v >> 1, v & 1, 0));
+    list(fn, ctx, gather_plan(GATHER, 1, 1, 1)); /* wide: with ROW_LOOP and vec4 */
 }

@@ -65,13 +65,15 @@ static int emit(const tgl_expr *e, size_t k, out_text *t)
 }
 
 /* Only the inputs the expression uses are bound, renumbered in order, so every uniform the
- * kernel declares is live; the element-wise runner then handles windows, vec4 and chunks. */
+ * kernel declares is live; the element-wise runner then handles windows, vec4 and chunks, and
+ * lists the kernel's read and piece variants (with its standalone default expression). */
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n)
 {
     /* Every node's text is bounded (a number is the longest, 24 characters, plus separators). */
     out_text t = {malloc(128 + e->count * 48), 0, 128 + e->count * 48, {0}};
-    tgl__view v[TGL_EXPR_MAX_INPUTS + 1];
+    tgl_gl_ew_run r = {"tgl_map", TGL_GL_EW_MAP, 0, NULL, {{0}}, 0, {0}, 0};
+    tgl__view *v = r.v;
     int used = 0;
     if (!t.p)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_map: no host memory for the kernel");
@@ -89,18 +91,9 @@ tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs
         free(t.p);
         return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_map: generated expression exceeds its bound");
     }
-    tgl_status st = tgl_gl_run_elementwise(b, "map/map", t.p, v, used + 1, n, NULL, 0);
+    r.generated = t.p;
+    r.nv = used + 1;
+    tgl_status st = tgl_gl_run_elementwise(b, &r, n);
     free(t.p);
     return st;
-}
-
-void tgl_gl_map_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
-{
-    /* Generated per expression; the standalone defaults exercise every helper, scalar and vec4. */
-    for (tgl_gl_read read = TGL_GL_READ_SSBO; read < TGL_GL_READS; read++) {
-        char d[64];
-        fn(ctx, "map/map", tgl_gl_read_defines(read));
-        snprintf(d, sizeof d, "#define TGL_VEC4\n%s", tgl_gl_read_defines(read));
-        fn(ctx, "map/map", d);
-    }
 }

@@ -2,9 +2,48 @@
  * fits the SSBO block limit and whose workgroups fit the grid. */
 #include "gl_internal.h"
 
-#include <stdio.h>
 
 #define F32 sizeof(float)
+
+/* matvec.comp's flags: a row per invocation (else a workgroup per row), vec4 loads, W and x read
+ * through buffer textures (per-invocation rows only). */
+typedef struct mv_flags {
+    uint32_t alone, vec4, tex;
+} mv_flags;
+static const tgl_gl_def mv_defs[] = {
+    TGL_GL_FLAG(mv_flags, alone, "ROW_PER_INVOCATION"),
+    TGL_GL_FLAG(mv_flags, vec4, "VEC4"),
+    TGL_GL_FLAG(mv_flags, tex, "TEX"),
+};
+
+static tgl_gl_plan mv_plan(const mv_flags *f)
+{
+    tgl_gl_plan p = {.op = "tgl_matvec"};
+    tgl_gl_plan_kernel(&p, "gemm/matvec", TGL_GL_DEFS(mv_defs), f);
+    p.why = f->alone ? (f->tex ? "a row per invocation, read through textures (matvec_row_per_invocation, textures)"
+                               : "a row per invocation (matvec_row_per_invocation)")
+                     : "a workgroup per row, tree sum";
+    return p;
+}
+
+/* The matvec's variant for rows of `cols`, pure in the shape and the profile: the flags but
+ * vec4 (a slab's alignment says that), the workgroup size and rows per workgroup. */
+static void mv_choose(const tgl_gl_limits *l, size_t cols, mv_flags *f, uint32_t *wg_out)
+{
+    /* A row per invocation walks cols / 4 vec4s in one invocation: beyond llvmpipe's loop limit
+     * (iterations per invocation, all loops together) long rows take a workgroup each. */
+    int per_invocation = l->gemm.matvec_row_per_invocation && (!l->loop_limit || cols / 4 < l->loop_limit / 2);
+    f->alone = (uint32_t)per_invocation;
+    f->tex = per_invocation && l->gemm.textures; /* the texture variants are per-invocation ones */
+    f->vec4 = 0;
+    uint32_t wg = per_invocation ? l->workgroup_size : l->reduce_workgroup_size;
+    /* A workgroup per row: each invocation walks cols / wg elements, so under a loop limit long
+     * rows take wider groups (powers of two, for the tree sum). */
+    while (!per_invocation && l->loop_limit && cols / wg + 1 >= l->loop_limit / 2 && wg * 2 <= l->wg_invocations &&
+           wg * 2 <= l->wg_size[0])
+        wg *= 2;
+    *wg_out = wg;
+}
 
 tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols)
 {
@@ -15,17 +54,11 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
     if (cols > max)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_matvec: a row of %zu floats exceeds the SSBO block limit",
                          cols);
-    /* A row per invocation walks cols / 4 vec4s in one invocation: beyond llvmpipe's loop limit
-     * (iterations per invocation, all loops together) long rows take a workgroup each. */
-    int per_invocation = l->gemm.matvec_row_per_invocation && (!l->loop_limit || cols / 4 < l->loop_limit / 2);
-    int tex = per_invocation && l->gemm.textures; /* the texture variants are per-invocation ones */
+    mv_flags f;
+    uint32_t wg;
+    mv_choose(l, cols, &f, &wg);
+    int per_invocation = (int)f.alone, tex = (int)f.tex;
     size_t align = tgl_gl_window_align(l, tex);
-    uint32_t wg = per_invocation ? l->workgroup_size : l->reduce_workgroup_size;
-    /* A workgroup per row: each invocation walks cols / wg elements, so under a loop limit long
-     * rows take wider groups (powers of two, for the tree sum). */
-    while (!per_invocation && l->loop_limit && cols / wg + 1 >= l->loop_limit / 2 && wg * 2 <= l->wg_invocations &&
-           wg * 2 <= l->wg_size[0])
-        wg *= 2;
     uint64_t groups_max = (uint64_t)l->wg_count[0] * l->wg_count[1];
     size_t per = max / cols;
     uint32_t rows_per_group = per_invocation ? wg : 1;
@@ -51,11 +84,12 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         int vec4 = cols % 4 == 0 && (pad_w / F32) % 4 == 0 && (pad_x / F32) % 4 == 0;
         if (tex)
             bind[0].texture_format = bind[1].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
-        char defines[96];
-        snprintf(defines, sizeof defines, "%s%s%s", per_invocation ? "#define ROW_PER_INVOCATION\n" : "",
-                 vec4 ? "#define VEC4\n" : "", tex ? "#define TEX\n" : "");
+        f.vec4 = (uint32_t)vec4;
+        tgl_gl_plan plan = mv_plan(&f);
+        plan.wg = wg;
+        plan.groups = (nr + rows_per_group - 1) / rows_per_group;
         GLuint prog;
-        tgl_status st = tgl_gl_program_get_wg(b, "gemm/matvec", defines, wg, &prog);
+        tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
         if (st)
             return st;
         tgl_gl_uniform_ui(b, prog, 0, (GLuint)nr);
@@ -63,7 +97,7 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_w / F32));
         tgl_gl_uniform_ui(b, prog, 3, (GLuint)(pad_x / F32));
         tgl_gl_uniform_ui(b, prog, 4, (GLuint)(pad_y / F32));
-        if ((st = tgl_gl_dispatch(b, prog, bind, 3, (nr + rows_per_group - 1) / rows_per_group)))
+        if ((st = tgl_gl_dispatch(b, prog, bind, 3, plan.groups)))
             return st;
     }
     return TGL_OK;
@@ -71,10 +105,11 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
 
 void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    static const char *variants[] = {
-        "#define ROW_PER_INVOCATION\n#define VEC4\n#define TEX\n", "#define ROW_PER_INVOCATION\n#define TEX\n",
-        "#define ROW_PER_INVOCATION\n#define VEC4\n", "#define ROW_PER_INVOCATION\n", "#define VEC4\n", "",
-    };
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        fn(ctx, "gemm/matvec", variants[i]);
+    for (uint32_t v = 0; v < 8; v++) {
+        mv_flags f = {v & 1, (v >> 1) & 1, (v >> 2) & 1};
+        if (f.tex && !f.alone) /* the texture variants are per-invocation ones */
+            continue;
+        tgl_gl_plan p = mv_plan(&f);
+        fn(ctx, p.kernel, p.defines);
+    }
 }

@@ -7,24 +7,39 @@
 #define F32 sizeof(float)
 
 static const char *const kind_defines[TGL__ROWS_COUNT] = {"SOFTMAX", "LOG_SOFTMAX", "RMSNORM", "LAYERNORM"};
+static const char *const op_names[TGL__ROWS_COUNT] = {"tgl_softmax", "tgl_log_softmax", "tgl_rmsnorm",
+                                                      "tgl_layernorm"};
 
 #define ROW_PER_INVOCATION_MAX 8192
 
-/* tex: rows read through a buffer texture; alone: one invocation per row (both llvmpipe's);
- * vec4: rows taken a vec4 at a time; wide: (with alone and vec4) stored two vec4s at a time. */
-static void defines_for(char *out, size_t size, int kind, int weight, int bias, int tex, int alone, int vec4,
-                        int wide)
-{
-    snprintf(out, size, "#define %s\n%s%s%s%s%s%s", kind_defines[kind], weight ? "#define HAS_WEIGHT\n" : "",
-             bias ? "#define HAS_BIAS\n" : "", tex ? "#define TGL_TEX\n" : "",
-             alone ? "#define ROW_PER_INVOCATION\n" : "", vec4 ? "#define TGL_VEC4\n" : "",
-             wide ? "#define TGL_WIDE\n" : "");
-}
+/* norm/rows: tex, rows read through a buffer texture; alone, one invocation per row (both
+ * llvmpipe's); vec4, rows taken a vec4 at a time; wide, (with alone and vec4) stored two vec4s
+ * at a time. */
+typedef struct rows_flags {
+    uint32_t kind, weight, bias, tex, alone, vec4, wide;
+} rows_flags;
+static const tgl_gl_def rows_defs[] = {
+    TGL_GL_NAME(rows_flags, kind, kind_defines), TGL_GL_FLAG(rows_flags, weight, "HAS_WEIGHT"),
+    TGL_GL_FLAG(rows_flags, bias, "HAS_BIAS"),   TGL_GL_FLAG(rows_flags, tex, "TGL_TEX"),
+    TGL_GL_FLAG(rows_flags, alone, "ROW_PER_INVOCATION"), TGL_GL_FLAG(rows_flags, vec4, "TGL_VEC4"),
+    TGL_GL_FLAG(rows_flags, wide, "TGL_WIDE"),
+};
+
+/* norm/softmax_lanes: LANES invocations per row, REGS vec4 pairs each, ROWS rows per workgroup;
+ * EXACT when the row fills them. */
+#define LANES_MAX_REGS 32u
+#define LANES_ROWS 8u /* rows per workgroup (see the kernel) */
+typedef struct lanes_flags {
+    uint32_t kind, lanes, regs, rows, exact;
+} lanes_flags;
+static const tgl_gl_def lanes_defs[] = {
+    TGL_GL_NAME(lanes_flags, kind, kind_defines), TGL_GL_UINT(lanes_flags, lanes, "LANES"),
+    TGL_GL_UINT(lanes_flags, regs, "REGS"),       TGL_GL_UINT(lanes_flags, rows, "ROWS"),
+    TGL_GL_FLAG(lanes_flags, exact, "EXACT"),
+};
 
 /* Vec4s per invocation of norm/softmax_lanes for rows of `cols` floats over `lanes` invocations:
  * the fewest of 2, 4, ... 32 that hold the row, 0 for a longer row. */
-#define LANES_MAX_REGS 32u
-#define LANES_ROWS 8u /* rows per workgroup (see the kernel) */
 static unsigned lanes_regs(size_t cols, unsigned lanes)
 {
     unsigned regs = 2;
@@ -33,10 +48,16 @@ static unsigned lanes_regs(size_t cols, unsigned lanes)
     return (size_t)lanes * 4 * regs >= cols ? regs : 0;
 }
 
-static void lanes_defines(char *out, size_t size, int kind, unsigned lanes, unsigned regs, int exact)
+/* A row-wise op's shape and its operands' window starts (pads, in bytes). */
+typedef struct rows_shape {
+    int kind, weight, bias;
+    size_t rows, cols, in_pad, out_pad, w_pad, b_pad;
+} rows_shape;
+
+/* Rows read through a buffer texture where element-wise inputs are (llvmpipe). */
+static int rows_read_texture(const tgl_gl_limits *l, size_t cols)
 {
-    snprintf(out, size, "#define %s\n#define LANES %u\n#define REGS %u\n#define ROWS %u\n%s", kind_defines[kind], lanes,
-             regs, LANES_ROWS, exact ? "#define EXACT\n" : "");
+    return l->texel_inputs && cols <= l->texture_buffer_texels;
 }
 
 /* A window's start inside its binding, in floats: vec4 views need a multiple of 4. */
@@ -45,21 +66,22 @@ static int whole_vec4(size_t pad_bytes)
     return (pad_bytes / F32) % 4 == 0;
 }
 
-tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
-                       size_t rows, size_t cols, float eps)
+/* A row-wise op's plan and the choices its dispatch follows: rows read through a texture, in
+ * vec4s, stored in pairs of vec4s, and rows per workgroup. */
+typedef struct rows_run {
+    tgl_gl_plan plan;
+    int tex, vec4, wide;
+    uint32_t rows_per_group;
+} rows_run;
+
+/* The plan for a row-wise op (norm/rows or norm/softmax_lanes), pure in the shape and the
+ * device profile; -1 with the plan's why saying so where the device's loop limit stops the row. */
+static int rows_plan(const tgl_gl_limits *l, const rows_shape *s, rows_run *r)
 {
-    size_t max_elems = tgl_gl_max_window_elems(&tgl_gl_of(b)->limits, F32);
-    if (cols > max_elems)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats exceeds the device's SSBO block limit", cols);
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    /* Rows read through a buffer texture where element-wise inputs are (llvmpipe). */
-    int tex = l->texel_inputs && cols <= l->texture_buffer_texels;
-    size_t per = max_elems / cols;
-    if (tex && per > l->texture_buffer_texels / cols)
-        per = l->texture_buffer_texels / cols;
-    if (per > ((size_t)1 << 26))
-        per = (size_t)1 << 26;
-    size_t in_align = tgl_gl_window_align(l, tex);
+    size_t cols = s->cols;
+    tgl_gl_plan *p = &r->plan;
+    *r = (rows_run){.plan = {.op = op_names[s->kind]}};
+    int tex = rows_read_texture(l, cols);
     /* One invocation per row (llvmpipe), for rows its loop limit lets one invocation walk: it
      * ends a shader's loops after 65535 iterations in all, and a row takes up to four passes. */
     int alone = l->rows_per_invocation && cols <= ROW_PER_INVOCATION_MAX;
@@ -69,47 +91,88 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     while (l->loop_limit && !alone && 4 * (cols / wg + 1) >= l->loop_limit && wg * 2 <= l->wg_invocations &&
            wg * 2 <= l->wg_size[0])
         wg *= 2;
-    if (l->loop_limit && !alone && 4 * (cols / wg + 1) >= l->loop_limit)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats passes the device's loop limit (%u iterations "
-                         "per invocation at %u invocations per row)", cols, l->loop_limit, wg);
-    tgl_gl_binding bind[4];
-    int nbind = 2;
-    size_t pad, w_pad = 0, b_pad = 0, in_pad, out_pad;
-    if (w.buf)
-        bind[nbind++] = tgl_gl_window(b, w, cols * F32, 0, &w_pad);
-    if (bias.buf) {
-        if (!w.buf) /* bias sits at binding 3 whatever comes before it */
-            bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &b_pad);
-        bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &b_pad);
+    if (l->loop_limit && !alone && 4 * (cols / wg + 1) >= l->loop_limit) {
+        p->wg = wg;
+        p->why = "the row passes the device's loop limit";
+        return -1;
     }
     /* vec4 steps when the row length and every window's start are whole vec4s. Slabs start
      * cols floats apart, so with cols % 4 == 0 every slab's windows keep the first one's. */
-    tgl_gl_window_aligned(in, cols * F32, 0, in_align, &in_pad);
-    tgl_gl_window(b, out, cols * F32, 1, &out_pad);
-    int vec4 = l->vec4_lines && cols % 4 == 0 && whole_vec4(in_pad) && whole_vec4(out_pad) && whole_vec4(w_pad) && whole_vec4(b_pad);
+    int vec4 = l->vec4_lines && cols % 4 == 0 && whole_vec4(s->in_pad) && whole_vec4(s->out_pad) &&
+               whole_vec4(s->w_pad) && whole_vec4(s->b_pad);
     /* Pairs of vec4s per store (llvmpipe, common/wide_store.glsl): rows of whole pairs whose
      * output starts 32 bytes into its window; slabs start cols floats apart, so keep that. */
-    int wide = l->wide_stores && alone && vec4 && cols % 8 == 0 && out_pad % 32 == 0;
+    int wide = l->wide_stores && alone && vec4 && cols % 8 == 0 && s->out_pad % 32 == 0;
     /* llvmpipe's softmax and log-softmax of rows up to 128 x row_lanes floats: row_lanes
      * invocations per row, LANES_ROWS rows per workgroup (norm/softmax_lanes.comp: pairs of vec4s
      * read through a texture, stored as dvec4s, as wide says). */
-    unsigned regs = wide && tex && kind <= TGL__ROWS_LOG_SOFTMAX && l->row_lanes ? lanes_regs(cols, l->row_lanes)
-                                                                                 : 0;
-    char defines[192];
+    unsigned regs = wide && tex && s->kind <= TGL__ROWS_LOG_SOFTMAX && l->row_lanes ? lanes_regs(cols, l->row_lanes)
+                                                                                    : 0;
+    r->tex = tex;
+    r->vec4 = vec4;
+    r->wide = wide;
     if (regs) {
-        lanes_defines(defines, sizeof defines, kind, l->row_lanes, regs, cols == (size_t)l->row_lanes * 4 * regs);
-        wg = l->row_lanes * LANES_ROWS;
-    } else {
-        defines_for(defines, sizeof defines, kind, w.buf != NULL, bias.buf != NULL, tex, alone, vec4, wide);
+        lanes_flags f = {(uint32_t)s->kind, l->row_lanes, regs, LANES_ROWS, cols == (size_t)l->row_lanes * 4 * regs};
+        tgl_gl_plan_kernel(p, "norm/softmax_lanes", TGL_GL_DEFS(lanes_defs), &f);
+        p->wg = l->row_lanes * LANES_ROWS;
+        r->rows_per_group = LANES_ROWS;
+        p->groups = tgl_gl_ceil_div(s->rows, LANES_ROWS);
+        p->why = "a short softmax row on row_lanes invocations, vec4 pairs through a texture";
+        return 0;
     }
+    rows_flags f = {(uint32_t)s->kind, (uint32_t)s->weight, (uint32_t)s->bias, (uint32_t)tex, (uint32_t)alone,
+                    (uint32_t)vec4, (uint32_t)wide};
+    tgl_gl_plan_kernel(p, "norm/rows", TGL_GL_DEFS(rows_defs), &f);
+    p->wg = wg;
+    r->rows_per_group = alone ? wg : 1;
+    p->groups = tgl_gl_ceil_div(s->rows, r->rows_per_group);
+    p->why = alone ? (wide ? "one invocation per row (rows_per_invocation), vec4 pairs stored (wide_stores)"
+                           : "one invocation per row (rows_per_invocation)")
+                   : vec4 ? "one workgroup per row, vec4 steps (vec4_lines, aligned windows)"
+                          : "one workgroup per row";
+    return 0;
+}
+
+tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl__view bias, tgl__view out,
+                       size_t rows, size_t cols, float eps)
+{
+    size_t max_elems = tgl_gl_max_window_elems(&tgl_gl_of(b)->limits, F32);
+    if (cols > max_elems)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats exceeds the device's SSBO block limit", cols);
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    int tex = rows_read_texture(l, cols);
+    size_t per = max_elems / cols;
+    if (tex && per > l->texture_buffer_texels / cols)
+        per = l->texture_buffer_texels / cols;
+    if (per > ((size_t)1 << 26))
+        per = (size_t)1 << 26;
+    size_t in_align = tgl_gl_window_align(l, tex);
+    tgl_gl_binding bind[4];
+    int nbind = 2;
+    rows_shape shape = {kind, w.buf != NULL, bias.buf != NULL, rows, cols, 0, 0, 0, 0};
+    size_t pad;
+    if (w.buf)
+        bind[nbind++] = tgl_gl_window(b, w, cols * F32, 0, &shape.w_pad);
+    if (bias.buf) {
+        if (!w.buf) /* bias sits at binding 3 whatever comes before it */
+            bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &shape.b_pad);
+        bind[nbind++] = tgl_gl_window(b, bias, cols * F32, 0, &shape.b_pad);
+    }
+    tgl_gl_window_aligned(in, cols * F32, 0, in_align, &shape.in_pad);
+    tgl_gl_window(b, out, cols * F32, 1, &shape.out_pad);
+    rows_run run;
+    if (rows_plan(l, &shape, &run))
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a row of %zu floats passes the device's loop limit (%u iterations "
+                         "per invocation at %u invocations per row)", cols, l->loop_limit, run.plan.wg);
+    int vec4 = run.vec4, wide = run.wide;
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, regs ? "norm/softmax_lanes" : "norm/rows", defines, wg, &prog);
+    tgl_status st = tgl_gl_plan_program(b, &run.plan, &prog);
     if (st)
         return st;
     if (w.buf)
-        tgl_gl_uniform_ui(b, prog, 4, (GLuint)(w_pad / F32));
+        tgl_gl_uniform_ui(b, prog, 4, (GLuint)(shape.w_pad / F32));
     if (bias.buf)
-        tgl_gl_uniform_ui(b, prog, 5, (GLuint)(b_pad / F32));
+        tgl_gl_uniform_ui(b, prog, 5, (GLuint)(shape.b_pad / F32));
     if (kind >= TGL__ROWS_RMSNORM)
         tgl_gl_uniform_f(b, prog, 6, eps);
     tgl_gl_uniform_ui(b, prog, 0, (GLuint)cols);
@@ -129,8 +192,7 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
         if ((vec4 && !whole_vec4(pad)) || (wide && pad % 32))
             return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
         tgl_gl_uniform_ui(b, prog, 1, (GLuint)nr);
-        size_t groups = regs ? tgl_gl_ceil_div(nr, LANES_ROWS) : alone ? tgl_gl_ceil_div(nr, wg) : nr;
-        if ((st = tgl_gl_dispatch(b, prog, bind, nbind, groups)))
+        if ((st = tgl_gl_dispatch(b, prog, bind, nbind, tgl_gl_ceil_div(nr, run.rows_per_group))))
             return st;
     }
     tgl_gl_sweep_done(tgl_gl_of(b), bytes);
@@ -139,23 +201,25 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
 
 void tgl_gl_rows_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[192];
-    for (int kind = 0; kind < TGL__ROWS_COUNT; kind++) {
-        int params = kind == TGL__ROWS_LAYERNORM ? 2 : kind == TGL__ROWS_RMSNORM ? 1 : 0;
-        for (int wb = 0; wb < (1 << params); wb++)
-            for (int v = 0; v < 10; v++) { /* the 8 combinations of tex, alone, vec4, then wide */
-                int tex = v & 1, alone = v >= 8 || (v >> 1) & 1, vec4 = v >= 8 || v >> 2, wide = v >= 8;
-                defines_for(defines, sizeof defines, kind, wb & 1, (wb >> 1) & 1, tex, alone, vec4, wide);
-                fn(ctx, "norm/rows", defines);
+    tgl_gl_plan p;
+    for (uint32_t kind = 0; kind < TGL__ROWS_COUNT; kind++) {
+        uint32_t params = kind == TGL__ROWS_LAYERNORM ? 2 : kind == TGL__ROWS_RMSNORM ? 1 : 0;
+        for (uint32_t wb = 0; wb < (1u << params); wb++)
+            for (uint32_t v = 0; v < 10; v++) { /* the 8 combinations of tex, alone, vec4, then wide */
+                uint32_t alone = v >= 8 || (v >> 1) & 1, vec4 = v >= 8 || v >> 2, wide = v >= 8;
+                rows_flags f = {kind, wb & 1, (wb >> 1) & 1, v & 1, alone, vec4, wide};
+                tgl_gl_plan_kernel(&p, "norm/rows", TGL_GL_DEFS(rows_defs), &f);
+                fn(ctx, p.kernel, p.defines);
             }
     }
     /* norm/softmax_lanes at llvmpipe's 4, 8 and 16 lanes (128-, 256- and 512-bit vectors; the
      * widths gl_limits.c takes) */
-    for (int kind = TGL__ROWS_SOFTMAX; kind <= TGL__ROWS_LOG_SOFTMAX; kind++)
-        for (unsigned lanes = 4; lanes <= 16; lanes *= 2)
-            for (unsigned regs = 2; regs <= LANES_MAX_REGS; regs *= 2)
-                for (int exact = 0; exact < 2; exact++) {
-                    lanes_defines(defines, sizeof defines, kind, lanes, regs, exact);
-                    fn(ctx, "norm/softmax_lanes", defines);
+    for (uint32_t kind = TGL__ROWS_SOFTMAX; kind <= TGL__ROWS_LOG_SOFTMAX; kind++)
+        for (uint32_t lanes = 4; lanes <= 16; lanes *= 2)
+            for (uint32_t regs = 2; regs <= LANES_MAX_REGS; regs *= 2)
+                for (uint32_t exact = 0; exact < 2; exact++) {
+                    lanes_flags f = {kind, lanes, regs, LANES_ROWS, exact};
+                    tgl_gl_plan_kernel(&p, "norm/softmax_lanes", TGL_GL_DEFS(lanes_defs), &f);
+                    fn(ctx, p.kernel, p.defines);
                 }
 }

@@ -102,16 +102,6 @@ static tgl_status remember(tgl_backend *b, tgl_gl_programs *cache, const char *k
     return TGL_OK;
 }
 
-tgl_status tgl_gl_program_get(tgl_backend *b, const char *kernel, const char *defines, GLuint *out)
-{
-    return tgl_gl_program_get_spec(b, kernel, defines, tgl_gl_of(b)->limits.workgroup_size, 1, out);
-}
-
-tgl_status tgl_gl_program_get_wg(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, GLuint *out)
-{
-    return tgl_gl_program_get_spec(b, kernel, defines, wg, 1, out);
-}
-
 /* From GLSL text: the program cache, else the compiler. */
 static tgl_status from_glsl(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg, uint32_t items,
                             GLuint *out)
@@ -127,19 +117,21 @@ static tgl_status from_glsl(tgl_backend *b, const char *kernel, const char *defi
     return st;
 }
 
-tgl_status tgl_gl_program_get_spec(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
-                                   uint32_t items, GLuint *out)
+tgl_status tgl_gl_plan_program(tgl_backend *b, const tgl_gl_plan *p, GLuint *out)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    if (!defines)
-        defines = "";
-    if (items < 1)
-        items = 1;
-    size_t size = strlen(kernel) + strlen(defines) + 32;
+    if (!p->kernel)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "%s: its kernel plan has a flag value outside the kernel's define table",
+                         p->op ? p->op : "an op");
+    const char *kernel = p->kernel, *generated = p->generated ? p->generated : "";
+    uint32_t wg = p->wg ? p->wg : gl->limits.workgroup_size, items = p->items ? p->items : 1;
+    size_t size = strlen(kernel) + strlen(generated) + strlen(p->defines) + 32;
     char *key = malloc(size);
     if (!key)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "kernel %s: no host memory for the cache key", kernel);
-    snprintf(key, size, "%s\n%u\n%u\n%s", kernel, wg, items, defines);
+    int head = snprintf(key, size, "%s\n%u\n%u\n", kernel, wg, items);
+    snprintf(key + head, size - (size_t)head, "%s%s", generated, p->defines);
+    const char *defines = key + head; /* the generated text, then the plan's defines */
     for (size_t i = 0; i < gl->programs.count; i++) {
         if (!strcmp(gl->programs.items[i].key, key)) {
             *out = gl->programs.items[i].program;
@@ -150,6 +142,16 @@ tgl_status tgl_gl_program_get_spec(tgl_backend *b, const char *kernel, const cha
     GLuint program = 0;
     int found = 0;
     tgl_status st = TGL_OK;
+    if (b->config.flags & TGL_FLAG_DEBUG) {
+        tgl_gl_plan used = *p; /* as built: the device's defaults filled in */
+        used.wg = wg;
+        used.items = items;
+        tgl_gl_plan_log(b, &used);
+        if ((st = tgl_gl_plan_check_listed(b, p))) {
+            free(key);
+            return st;
+        }
+    }
     if (gl->spirv.enabled)
         st = tgl_gl_spirv_program(b, kernel, defines, wg, items, &program, &found);
     if (!st && !found)

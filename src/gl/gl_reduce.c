@@ -17,9 +17,42 @@
  * workgroups, and each chunk still holds at least this many elements. */
 #define MIN_CHUNK 4096
 
-static const char *const op_defines[TGL_REDUCE_COUNT] = {
-    "#define OP_SUM\n", "#define OP_SUM\n", "#define OP_MAX\n", "#define OP_MIN\n", "#define OP_PROD\n",
+/* The reductions' flags: the op (tgl_reduce_op for reduce.comp and reduce_cols.comp; 0 argmin,
+ * 1 argmax for arg_reduce.comp), whether a long line's earlier pieces are carried in, the
+ * input's read and vec4 steps. */
+typedef struct red_flags {
+    uint32_t op, carry, read, vec4;
+} red_flags;
+static const char *const reduce_ops[TGL_REDUCE_COUNT] = {"OP_SUM", "OP_SUM", "OP_MAX", "OP_MIN", "OP_PROD"};
+static const char *const arg_ops[2] = {"ARG_MIN", "ARG_MAX"};
+static const tgl_gl_def reduce_defs[] = {
+    TGL_GL_NAME(red_flags, op, reduce_ops), TGL_GL_FLAG(red_flags, carry, "REDUCE_CARRY"),
+    TGL_GL_READ(red_flags, read), TGL_GL_FLAG(red_flags, vec4, "TGL_VEC4"),
 };
+static const tgl_gl_def arg_defs[] = {
+    TGL_GL_NAME(red_flags, op, arg_ops), TGL_GL_FLAG(red_flags, carry, "ARG_CARRY"),
+    TGL_GL_READ(red_flags, read), TGL_GL_FLAG(red_flags, vec4, "TGL_VEC4"),
+};
+static const char *const reduce_names[TGL_REDUCE_COUNT] = {"tgl_reduce(sum)", "tgl_reduce(mean)", "tgl_reduce(max)",
+                                                           "tgl_reduce(min)", "tgl_reduce(prod)"};
+
+/* Which reduction runs: tgl_reduce's op, or argmin / argmax (arg). */
+typedef struct red_op {
+    int arg;
+    uint32_t op;
+} red_op;
+
+/* A kernel's plan from its flags: the one place reduce's defines are written. */
+static tgl_gl_plan red_plan(const char *kernel, red_op o, uint32_t carry, tgl_gl_read read, int vec4)
+{
+    red_flags f = {o.op, carry, (uint32_t)read, (uint32_t)vec4};
+    tgl_gl_plan p = {.op = o.arg ? (o.op ? "tgl_argmax" : "tgl_argmin") : reduce_names[o.op]};
+    if (o.arg)
+        tgl_gl_plan_kernel(&p, kernel, TGL_GL_DEFS(arg_defs), &f);
+    else
+        tgl_gl_plan_kernel(&p, kernel, TGL_GL_DEFS(reduce_defs), &f);
+    return p;
+}
 
 static size_t choose_splits(size_t len, size_t outputs, size_t target_groups)
 {
@@ -35,7 +68,7 @@ typedef struct pass {
     size_t src_pad, dst_pad, best_pad; /* bytes */
     size_t len, inner, chunk, splits, groups;
     float scale;
-    const char *carry;  /* the carry variant's define, or NULL */
+    uint32_t carry;     /* the carry variant (a long line's later pieces) */
     size_t j_base;      /* arg_reduce with carry: the piece's first index along the line */
     int carry_in;       /* ... and whether earlier pieces' best competes */
     unsigned backward;  /* the direction of the walk over lines or chunks (glsl/common/sweep.glsl) */
@@ -48,20 +81,20 @@ static int use_textures(const tgl_gl_limits *l, size_t elems)
     return l->texel_inputs && elems <= l->texture_buffer_texels;
 }
 
-static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_defines_, const pass *p)
+/* The plan of one pass of reduce.comp (a line or chunk per workgroup) or arg_reduce.comp, pure
+ * in the pass and the profile; -1 where the device's loop limit stops the line. */
+static int pass_plan(const tgl_gl_limits *l, red_op o, const pass *p, tgl_gl_plan *plan, tgl_gl_read *read,
+                     int *vec4_out)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    tgl_gl_read read = tgl_gl_input_read(l, use_textures(l, p->src.bytes / F32));
+    *read = tgl_gl_input_read(l, use_textures(l, p->src.bytes / F32));
     /* Contiguous lines whose start, length and chunks are whole vec4s read vec4s: in
      * reduce.comp on every device (llvmpipe: a quarter of the fetches and loop trips; H100, sum
      * of 16M floats with 2048 groups, 0.0304 -> 0.0296 ms, rows of 1024 maxed 0.0070 -> 0.0067),
      * in arg_reduce.comp where limits.vec4_lines says so. */
     int vec4 = p->inner == 1 && p->len % 4 == 0 && (p->src_pad / F32) % 4 == 0 &&
-               (!strcmp(kernel, "reduce/reduce") ? p->chunk % 4 == 0
-                                                 : l->vec4_lines && !strcmp(kernel, "reduce/arg_reduce"));
-    char defines[176];
-    snprintf(defines, sizeof defines, "%s%s%s%s", op_defines_, p->carry ? p->carry : "", tgl_gl_read_defines(read),
-             vec4 ? "#define TGL_VEC4\n" : "");
+               (!o.arg ? p->chunk % 4 == 0 : l->vec4_lines);
+    *plan = red_plan(o.arg ? "reduce/arg_reduce" : "reduce/reduce", o, p->carry, *read, vec4);
+    *vec4_out = vec4;
     /* Each invocation walks span / wg elements of its line: under a loop limit (llvmpipe stops
      * an invocation's loops after 65535 iterations) long lines take wider groups (powers of two,
      * for the tree). */
@@ -69,11 +102,26 @@ static tgl_status run_pass(tgl_backend *b, const char *kernel, const char *op_de
     uint32_t wg = l->reduce_workgroup_size;
     while (l->loop_limit && span / wg + 1 >= l->loop_limit / 2 && wg * 2 <= l->wg_invocations && wg * 2 <= l->wg_size[0])
         wg *= 2;
-    if (l->loop_limit && span / wg + 1 >= l->loop_limit / 2)
+    plan->wg = wg;
+    plan->groups = p->groups;
+    plan->why = p->splits > 1 ? "few long lines: chunks in parallel, then a pass over the partials"
+                : p->carry    ? "a line past the SSBO block limit, in pieces carried through the output"
+                : vec4        ? "a workgroup per line, vec4 loads"
+                              : "a workgroup per line";
+    return l->loop_limit && span / wg + 1 >= l->loop_limit / 2 ? -1 : 0;
+}
+
+static tgl_status run_pass(tgl_backend *b, red_op o, const pass *p)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    tgl_gl_plan plan;
+    tgl_gl_read read;
+    int vec4;
+    if (pass_plan(l, o, p, &plan, &read, &vec4))
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a line of %zu elements passes the device's loop limit (%u iterations "
-                         "per invocation)", span, l->loop_limit);
+                         "per invocation)", (p->splits ? p->chunk : p->len) / (vec4 ? 4 : 1), l->loop_limit);
     GLuint prog;
-    tgl_status st = tgl_gl_program_get_wg(b, kernel, defines, wg, &prog);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
     tgl_gl_uniform_ui(b, prog, 0, (GLuint)p->len);
@@ -158,9 +206,9 @@ static size_t cols_splits(const tgl_gl_limits *l, size_t no, size_t len, size_t 
     return splits;
 }
 
-static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carry, tgl_gl_binding src,
-                           size_t src_pad, tgl_gl_binding dst, size_t dst_pad, size_t no, size_t len, size_t inner,
-                           size_t splits, float scale, unsigned backward)
+static tgl_status run_cols(tgl_backend *b, red_op o, uint32_t carry, tgl_gl_binding src, size_t src_pad,
+                           tgl_gl_binding dst, size_t dst_pad, size_t no, size_t len, size_t inner, size_t splits,
+                           float scale, unsigned backward)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     tgl_gl_read read = tgl_gl_input_read(l, use_textures(l, src.bytes / F32));
@@ -168,11 +216,12 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
      * (vec4_lines): a quarter of the texel fetches there (4096 x 4096 over axis 0: 13.6 -> 6.6
      * ms); on the H100 the quarter as many invocations left it latency-bound (0.054 -> 0.144). */
     int vec4 = l->vec4_lines && inner % 4 == 0 && src_pad % 16 == 0;
-    char d[144];
-    snprintf(d, sizeof d, "%s%s%s%s", defines, carry ? carry : "", tgl_gl_read_defines(read),
-             vec4 ? "#define TGL_VEC4\n" : "");
+    tgl_gl_plan plan = red_plan("reduce/reduce_cols", o, carry, read, vec4);
+    plan.groups = tgl_gl_ceil_div(inner / (vec4 ? 4 : 1), l->workgroup_size) * no * splits;
+    plan.why = splits > 1 ? "strided lines (inner >= 32): an invocation per line and chunk, then a pass over the partials"
+                          : "strided lines (inner >= 32): an invocation per line";
     GLuint prog;
-    tgl_status st = tgl_gl_program_get(b, "reduce/reduce_cols", d, &prog);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
     tgl_gl_uniform_ui(b, prog, 0, (GLuint)len);
@@ -192,7 +241,7 @@ static tgl_status run_cols(tgl_backend *b, const char *defines, const char *carr
 /* Reduces `lines` = no * inner lines of [no, len, inner] at src into dst (splitting long lines
  * into chunks reduced in parallel, with a second pass over the partials); the pass over src
  * walks its lines or chunks `backward` or not. */
-static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *carry, tgl__view src,
+static tgl_status reduce_lines(tgl_backend *b, red_op o, uint32_t carry, tgl__view src,
                                tgl__view dst, size_t no, size_t len, size_t inner, float scale, unsigned backward)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
@@ -204,24 +253,24 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
         tgl_gl_binding sb = tgl_gl_window_aligned(src, lines * len * F32, 0, src_align, &src_pad);
         if (col_splits == 1) {
             tgl_gl_binding db = tgl_gl_window(b, dst, lines * F32, 1, &dst_pad);
-            return run_cols(b, defines, carry, sb, src_pad, db, dst_pad, no, len, inner, 1, scale, backward);
+            return run_cols(b, o, carry, sb, src_pad, db, dst_pad, no, len, inner, 1, scale, backward);
         }
         tgl_gl_buffer *scratch;
         tgl_status st = tgl_gl_scratch(b, lines * col_splits * F32, &scratch);
         if (st)
             return st;
         tgl_gl_binding part = {.buf = scratch, .bytes = lines * col_splits * F32, .writes = 1};
-        if ((st = run_cols(b, defines, NULL, sb, src_pad, part, 0, no, len, inner, col_splits, 1.0f, backward)))
+        if ((st = run_cols(b, o, 0, sb, src_pad, part, 0, no, len, inner, col_splits, 1.0f, backward)))
             return st;
         /* Each line's partials are contiguous: reduce.comp combines them. */
         pass q = {.len = col_splits, .inner = 1, .chunk = col_splits, .splits = 1, .groups = lines, .scale = scale,
                   .carry = carry};
         q.src = (tgl_gl_binding){.buf = scratch, .bytes = lines * col_splits * F32};
         q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
-        return run_pass(b, "reduce/reduce", defines, &q);
+        return run_pass(b, o, &q);
     }
     size_t splits = choose_splits(len, lines, l->reduce_groups);
-    pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = NULL,
+    pass p = {.len = len, .inner = inner, .splits = splits, .groups = lines * splits, .carry = 0,
               .backward = backward};
     p.chunk = (len + splits - 1) / splits;
     if (inner == 1 && len % 4 == 0)
@@ -235,7 +284,7 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
         p.scale = scale;
         p.carry = carry;
         p.dst = tgl_gl_window(b, dst, lines * F32, 1, &p.dst_pad);
-        return run_pass(b, "reduce/reduce", defines, &p);
+        return run_pass(b, o, &p);
     }
     tgl_gl_buffer *scratch;
     tgl_status st = tgl_gl_scratch(b, lines * splits * F32, &scratch);
@@ -244,13 +293,13 @@ static tgl_status reduce_lines(tgl_backend *b, const char *defines, const char *
     p.scale = 1.0f;
     p.dst = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32, .writes = 1};
     p.dst_pad = 0;
-    if ((st = run_pass(b, "reduce/reduce", defines, &p)))
+    if ((st = run_pass(b, o, &p)))
         return st;
     /* Second pass: each line's partials are contiguous. */
     pass q = {.len = splits, .inner = 1, .chunk = splits, .splits = 1, .groups = lines, .scale = scale, .carry = carry};
     q.src = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32};
     q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
-    return run_pass(b, "reduce/reduce", defines, &q);
+    return run_pass(b, o, &q);
 }
 
 tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,
@@ -258,7 +307,7 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
 {
     tgl_gl *gl = tgl_gl_of(b);
     const tgl_gl_limits *l = &gl->limits;
-    const char *defines = op_defines[op];
+    const red_op ro = {0, (uint32_t)op};
     int mean = op == TGL_REDUCE_MEAN;
     float scale = !mean ? 1.0f : len ? (float)(1.0 / (double)len) : NAN;
     tgl_status st;
@@ -268,7 +317,7 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
         unsigned backward = tgl_gl_sweep_direction(gl, bytes);
         for (size_t o0 = 0; o0 < outer; o0 += per) {
             size_t no = outer - o0 < per ? outer - o0 : per;
-            st = reduce_lines(b, defines, NULL, (tgl__view){in.buf, in.offset + o0 * len * inner * F32},
+            st = reduce_lines(b, ro, 0, (tgl__view){in.buf, in.offset + o0 * len * inner * F32},
                               (tgl__view){out.buf, out.offset + o0 * inner * F32}, no, len, inner, scale, backward);
             if (st)
                 return st;
@@ -287,7 +336,7 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
                 size_t nj = len - j0 < pc.rows ? len - j0 : pc.rows;
                 tgl__view src = {in.buf, in.offset + ((o * len + j0) * inner + c0) * F32};
                 tgl__view dst = {out.buf, out.offset + (o * inner + c0) * F32};
-                st = reduce_lines(b, defines, j0 ? "#define REDUCE_CARRY\n" : NULL, src, dst, 1, nj, nc,
+                st = reduce_lines(b, ro, j0 > 0, src, dst, 1, nj, nc,
                                   j0 + nj == len ? scale : 1.0f, 0u);
                 if (st)
                     return st;
@@ -301,7 +350,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
 {
     tgl_gl *gl = tgl_gl_of(b);
     const tgl_gl_limits *l = &gl->limits;
-    const char *defines = want_max ? "#define ARG_MAX\n" : "#define ARG_MIN\n";
+    const red_op ro = {1, want_max ? 1u : 0u};
     /* One workgroup walks a whole line: under a loop limit (llvmpipe), longer lines than its
      * widest group can walk take pieces too. */
     uint32_t widest = l->wg_invocations < l->wg_size[0] ? l->wg_invocations : l->wg_size[0];
@@ -319,7 +368,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
                                           no * len * inner * F32, 0, align, &p.src_pad);
             p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + o0 * inner * sizeof(int32_t)},
                                   no * inner * sizeof(int32_t), 1, &p.dst_pad);
-            if ((st = run_pass(b, "reduce/arg_reduce", defines, &p)))
+            if ((st = run_pass(b, ro, &p)))
                 return st;
         }
         tgl_gl_sweep_done(gl, bytes);
@@ -338,7 +387,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
             size_t nc = inner - c0 < pc.cols ? inner - c0 : pc.cols;
             for (size_t j0 = 0; j0 < len; j0 += pc.rows) {
                 size_t nj = len - j0 < pc.rows ? len - j0 : pc.rows;
-                pass p = {.len = nj, .inner = nc, .groups = nc, .carry = "#define ARG_CARRY\n", .j_base = j0,
+                pass p = {.len = nj, .inner = nc, .groups = nc, .carry = 1, .j_base = j0,
                           .carry_in = j0 > 0};
                 size_t align = tgl_gl_window_align(l, use_textures(l, nj * nc));
                 p.src = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + ((o * len + j0) * inner + c0) * F32},
@@ -346,7 +395,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
                 p.dst = tgl_gl_window(b, (tgl__view){out.buf, out.offset + (o * inner + c0) * sizeof(int32_t)},
                                       nc * sizeof(int32_t), 1, &p.dst_pad);
                 p.best = (tgl_gl_binding){.buf = best, .bytes = nc * F32, .writes = 1};
-                if ((st = run_pass(b, "reduce/arg_reduce", defines, &p)))
+                if ((st = run_pass(b, ro, &p)))
                     return st;
             }
         }
@@ -355,28 +404,19 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
 
 void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    static const char *const carry_defines[2] = {"", "#define REDUCE_CARRY\n"}; /* long lines, in pieces */
-    char d[112];
-    for (tgl_gl_read read = TGL_GL_READ_SSBO; read < TGL_GL_READS; read++) {
-        const char *read_defines = tgl_gl_read_defines(read);
-        for (int op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++)
-            for (int carry = 0; carry < 2; carry++) {
-                snprintf(d, sizeof d, "%s%s%s", op_defines[op], carry_defines[carry], read_defines);
-                fn(ctx, "reduce/reduce", d);
-                fn(ctx, "reduce/reduce_cols", d); /* strided lines */
-                snprintf(d, sizeof d, "%s%s%s#define TGL_VEC4\n", op_defines[op], carry_defines[carry],
-                         read_defines);
-                fn(ctx, "reduce/reduce", d); /* contiguous rows of whole vec4s */
-                fn(ctx, "reduce/reduce_cols", d); /* four strided lines per invocation */
+    for (tgl_gl_read read = TGL_GL_READ_SSBO; read < TGL_GL_READS; read++)
+        for (uint32_t carry = 0; carry < 2; carry++) /* long lines, in pieces */
+            for (int vec4 = 0; vec4 < 2; vec4++) {
+                /* (mean is sum's kernel) */
+                for (uint32_t op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++) {
+                    tgl_gl_plan p = red_plan("reduce/reduce", (red_op){0, op}, carry, read, vec4);
+                    fn(ctx, p.kernel, p.defines); /* vec4: contiguous rows of whole vec4s */
+                    p = red_plan("reduce/reduce_cols", (red_op){0, op}, carry, read, vec4);
+                    fn(ctx, p.kernel, p.defines); /* strided lines; vec4: four per invocation */
+                }
+                for (uint32_t max = 0; max < 2; max++) {
+                    tgl_gl_plan p = red_plan("reduce/arg_reduce", (red_op){1, max}, carry, read, vec4);
+                    fn(ctx, p.kernel, p.defines);
+                }
             }
-        for (int max = 0; max < 2; max++)
-            for (int carry = 0; carry < 2; carry++) {
-                snprintf(d, sizeof d, "#define %s\n%s%s", max ? "ARG_MAX" : "ARG_MIN",
-                         carry ? "#define ARG_CARRY\n" : "", read_defines);
-                fn(ctx, "reduce/arg_reduce", d);
-                snprintf(d, sizeof d, "#define %s\n%s%s#define TGL_VEC4\n", max ? "ARG_MAX" : "ARG_MIN",
-                         carry ? "#define ARG_CARRY\n" : "", read_defines);
-                fn(ctx, "reduce/arg_reduce", d); /* contiguous rows of whole vec4s (llvmpipe) */
-            }
-    }
 }

@@ -4,25 +4,41 @@
  * is halved, axis by axis, into boxes whose every operand window fits, one dispatch each. */
 #include "gl_internal.h"
 
-#include <stdio.h>
-
 #define F32 sizeof(float)
 
-static const char *const op_names[TGL_BINARY_COUNT] = {"OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV",
-                                                       "OP_MAX", "OP_MIN", "OP_POW"};
+/* strided.comp's flags: the op (COPY, then the binary ops), rows (a workgroup row per output
+ * row), VEC (rows of vec4s) with A_RUN / B_RUN (an input read as vec4s) and TGL_WIDE (pairs
+ * stored as dvec4s), the inputs through textures, and BOX (inputs past the block limit). */
+typedef struct strided_flags {
+    uint32_t op, rows, vec, a_run, b_run, wide, tex, box;
+} strided_flags;
+static const char *const op_names[1 + TGL_BINARY_COUNT] = {"COPY",   "OP_ADD", "OP_SUB", "OP_MUL",
+                                                           "OP_DIV", "OP_MAX", "OP_MIN", "OP_POW"};
+static const tgl_gl_def strided_defs[] = {
+    TGL_GL_NAME(strided_flags, op, op_names),      TGL_GL_FLAG(strided_flags, rows, "ROWS"),
+    TGL_GL_FLAG(strided_flags, vec, "VEC"),        TGL_GL_FLAG(strided_flags, a_run, "A_RUN"),
+    TGL_GL_FLAG(strided_flags, b_run, "B_RUN"),    TGL_GL_FLAG(strided_flags, wide, "TGL_WIDE"),
+    TGL_GL_FLAG(strided_flags, tex, "TGL_TEX"),    TGL_GL_FLAG(strided_flags, box, "BOX"),
+};
 
 /* variant: VARIANT_FLAT, VARIANT_ROWS, or VARIANT_VEC (rows of vec4s) with
  * VEC_A_RUN and VEC_B_RUN as the inputs allow and VEC_WIDE (pairs of vec4s stored as dvec4s). */
 enum { VARIANT_FLAT = 0, VARIANT_ROWS = 1, VARIANT_VEC = 2, VEC_A_RUN = 4, VEC_B_RUN = 8, VEC_WIDE = 16 };
 
-#define DEFINES_SIZE 128
-
-static void defines_for(char *out, size_t size, int op, int variant, int tex, int box)
+/* op: -1 for tgl_permute's copy, else the tgl_binary_op of tgl_binary_broadcast. */
+static tgl_gl_plan strided_plan(int op, int variant, int tex, int box)
 {
-    snprintf(out, size, "#define %s\n%s%s%s%s%s%s%s", op < 0 ? "COPY" : op_names[op],
-             variant != VARIANT_FLAT ? "#define ROWS\n" : "", variant & VARIANT_VEC ? "#define VEC\n" : "",
-             variant & VEC_A_RUN ? "#define A_RUN\n" : "", variant & VEC_B_RUN ? "#define B_RUN\n" : "",
-             variant & VEC_WIDE ? "#define TGL_WIDE\n" : "", tex ? "#define TGL_TEX\n" : "", box ? "#define BOX\n" : "");
+    strided_flags f = {(uint32_t)(op + 1), variant != VARIANT_FLAT, !!(variant & VARIANT_VEC),
+                       !!(variant & VEC_A_RUN), !!(variant & VEC_B_RUN), !!(variant & VEC_WIDE),
+                       (uint32_t)tex, (uint32_t)box};
+    tgl_gl_plan p = {.op = op < 0 ? "tgl_permute" : "tgl_binary_broadcast"};
+    tgl_gl_plan_kernel(&p, "shape/strided", TGL_GL_DEFS(strided_defs), &f);
+    p.why = box                         ? "an input past the SSBO block limit: boxes whose windows fit"
+            : variant & VEC_WIDE        ? "rows of whole vec4 pairs, stored as dvec4s (wide_stores)"
+            : variant & VARIANT_VEC     ? "rows of whole vec4s"
+            : variant != VARIANT_FLAT   ? "a workgroup row per output row (the last axis at least 64)"
+                                        : "an invocation per output element";
+    return p;
 }
 
 /* Whether the VEC variant reads an input as vec4s (A_RUN, B_RUN in glsl/shape/strided.comp):
@@ -146,9 +162,8 @@ static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view b
         st *= s->shape[d];
     }
     for (int rows = 0; rows < 2; rows++) {
-        char defines[DEFINES_SIZE];
-        defines_for(defines, sizeof defines, op, rows, x.tex, 1);
-        tgl_status st = tgl_gl_program_get(b, "shape/strided", defines, &x.prog[rows]);
+        tgl_gl_plan plan = strided_plan(op, rows, x.tex, 1);
+        tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog[rows]);
         if (st)
             return st;
         tgl_gl_uniform_ui(b, x.prog[rows], 2, (GLuint)s->ndim);
@@ -211,10 +226,12 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
         while (wg[v] > 32 && wg[v] / 2 >= inner / (v == 2 ? 8 : 4))
             wg[v] /= 2;
     for (int v = 0; v <= vec + wide; v++) {
-        char defines[DEFINES_SIZE];
         int variant = v == 2 ? vec_variant | VEC_WIDE : v ? vec_variant : rows ? VARIANT_ROWS : VARIANT_FLAT;
-        defines_for(defines, sizeof defines, op, variant, tex, 0);
-        tgl_status st = tgl_gl_program_get_wg(b, "shape/strided", defines, wg[v], &prog[v]);
+        tgl_gl_plan plan = strided_plan(op, variant, tex, 0);
+        plan.wg = wg[v];
+        plan.groups = v ? tgl_gl_ceil_div(inner / (v == 2 ? 8 : 4), wg[v]) * (s->n_out / inner)
+                        : tgl_gl_ceil_div(s->n_out, l->workgroup_size);
+        tgl_status st = tgl_gl_plan_program(b, &plan, &prog[v]);
         if (st)
             return st;
         tgl_gl_uniform_ui(b, prog[v], 2, (GLuint)s->ndim);
@@ -259,19 +276,19 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
 
 void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    char defines[DEFINES_SIZE];
+    tgl_gl_plan p;
     for (int variant = 0; variant < 8; variant++)
         for (int op = -1; op < TGL_BINARY_COUNT; op++) {
-            defines_for(defines, sizeof defines, op, variant & 1, (variant >> 1) & 1, variant >> 2);
-            fn(ctx, "shape/strided", defines);
+            p = strided_plan(op, variant & 1, (variant >> 1) & 1, variant >> 2);
+            fn(ctx, p.kernel, p.defines);
         }
     for (int run = 0; run < 12; run++) /* VEC: rows, no boxes; textures then wide, or storage buffers */
         for (int op = -1; op < TGL_BINARY_COUNT; op++)
             if (op >= 0 || !(run & 2)) {
-                defines_for(defines, sizeof defines, op,
-                            VARIANT_ROWS | VARIANT_VEC | (run & 1 ? VEC_A_RUN : 0) | (run & 2 ? VEC_B_RUN : 0) |
-                                (run & 4 ? VEC_WIDE : 0),
-                            run < 8, 0);
-                fn(ctx, "shape/strided", defines);
+                p = strided_plan(op,
+                                 VARIANT_ROWS | VARIANT_VEC | (run & 1 ? VEC_A_RUN : 0) | (run & 2 ? VEC_B_RUN : 0) |
+                                     (run & 4 ? VEC_WIDE : 0),
+                                 run < 8, 0);
+                fn(ctx, p.kernel, p.defines);
             }
 }

@@ -201,7 +201,6 @@ void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *d
     tgl_gl_llm_variants(fn, ctx);
     tgl_gl_shape_variants(fn, ctx);
     tgl_gl_transpose_variants(fn, ctx);
-    tgl_gl_map_variants(fn, ctx);
     tgl_gl_gemm_variants(fn, ctx);
     tgl_gl_matvec_variants(fn, ctx);
     tgl_gl_attention_variants(fn, ctx);

@@ -16,9 +16,30 @@
 #define TILES_MIN_P 8u
 #define GROUP 8u  /* BLOCK4's workgroup: GROUP x GROUP blocks */
 
-static const char *const variant_defines[3] = {"", "#define BLOCK4\n#define TGL_TEX\n",
-                                               "#define BLOCK4\n#define TGL_TEX\n#define TGL_WIDE\n"};
+/* transpose.comp's flags: shared-memory tiles, or (llvmpipe) 4 x 4 blocks through a texture
+ * (BLOCK4), stored as dvec4 pairs (TGL_WIDE). */
 enum { VARIANT_TILES, VARIANT_BLOCK4, VARIANT_WIDE };
+typedef struct transpose_flags {
+    uint32_t block4, wide;
+} transpose_flags;
+static const tgl_gl_def transpose_defs[] = {
+    TGL_GL_FLAG(transpose_flags, block4, "BLOCK4"),
+    TGL_GL_FLAG(transpose_flags, block4, "TGL_TEX"),
+    TGL_GL_FLAG(transpose_flags, wide, "TGL_WIDE"),
+};
+
+static tgl_gl_plan transpose_plan(int variant)
+{
+    static const char *const why[3] = {
+        "the input's contiguous axis moves: 32 x 32 tiles through shared memory",
+        "the input's contiguous axis moves: 4 x 4 blocks through a texture (transpose)",
+        "the input's contiguous axis moves: 4 x 4 blocks, rows of eight stored as dvec4s (wide_stores)",
+    };
+    transpose_flags f = {variant != VARIANT_TILES, variant == VARIANT_WIDE};
+    tgl_gl_plan p = {.op = "tgl_permute", .why = why[variant]};
+    tgl_gl_plan_kernel(&p, "shape/transpose", TGL_GL_DEFS(transpose_defs), &f);
+    return p;
+}
 
 /* The permute's (P, L) plane and rest axes, innermost rest axis first. */
 typedef struct plane {
@@ -95,7 +116,9 @@ tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tg
     if (gx > l->wg_count[0] || gy > l->wg_count[1])
         return TGL_OK;
     GLuint prog;
-    tgl_status st = tgl_gl_program_get(b, "shape/transpose", variant_defines[variant], &prog);
+    tgl_gl_plan plan = transpose_plan(variant);
+    plan.groups = gx * gy * pl.layers;
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
     tgl_gl_uniform_ui(b, prog, 0, (GLuint)pl.ext_p);
@@ -120,6 +143,8 @@ tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tg
 
 void tgl_gl_transpose_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    for (int v = 0; v < 3; v++)
-        fn(ctx, "shape/transpose", variant_defines[v]);
+    for (int v = VARIANT_TILES; v <= VARIANT_WIDE; v++) {
+        tgl_gl_plan p = transpose_plan(v);
+        fn(ctx, p.kernel, p.defines);
+    }
 }
