@@ -7,6 +7,7 @@
 // weighted values. The unnormalized output, m and l go to `part`; attention/decode_combine
 // merges a row's chunks. A chunk the row sees no key of records m = -inf, l = 0.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 128
@@ -21,7 +22,7 @@
 
 #include "common/local_size.glsl"
 layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; }; // per (row, chunk): DP/4 + 1 vec4s
-layout(location = 10) uniform uint u_chunks;
+layout(location = LOC_ATT_DECODE_CHUNKS) uniform uint u_chunks;
 
 shared vec4 s_q[DP / 4];
 shared float s_p[CH];

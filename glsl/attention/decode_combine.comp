@@ -3,6 +3,7 @@
 // query row merges its chunks' (output, m, l) into softmax-weighted values. Invocation c4
 // owns the row's dims 4 c4 .. 4 c4 + 3. A row whose chunks saw no key is zeros.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -15,10 +16,10 @@
 #include "common/local_size.glsl"
 layout(std430, binding = 3) writeonly buffer O { float o_mem[]; };
 layout(std430, binding = 4) readonly buffer Part { vec4 part[]; };
-layout(location = 0) uniform uint u_rows;
-layout(location = 3) uniform uint u_d;
-layout(location = 8) uniform uint u_o_off;
-layout(location = 10) uniform uint u_chunks;
+layout(location = LOC_ATT_ROWS) uniform uint u_rows;
+layout(location = LOC_ATT_D) uniform uint u_d;
+layout(location = LOC_ATT_O_OFF) uniform uint u_o_off;
+layout(location = LOC_ATT_DECODE_CHUNKS) uniform uint u_chunks;
 
 void main()
 {

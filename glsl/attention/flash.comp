@@ -15,6 +15,7 @@
 // subgroupShuffleXor, which the host sets only where a subgroup holds whole rows (TPR divides
 // the subgroup size; a row's invocations are neighbours).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifdef SUBGROUP_XOR
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif

@@ -17,6 +17,7 @@
 // with loops, Mesa 25.0 kept q, o and the scores in memory (29.7 ms against 8.1 on Mesa 22.3;
 // d 16 and 4 rows, small enough for its unrolling, ran 3.8 ms against 7.5).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #include "common/repeat.glsl"
 #ifndef TGL_WG_SIZE
@@ -34,7 +35,7 @@
 #include "common/index.glsl"
 
 #include "common/local_size.glsl"
-layout(location = 10) uniform uint u_blocks; // (batch, head) blocks in this dispatch
+layout(location = LOC_ATT_BLOCKS) uniform uint u_blocks; // (batch, head) blocks in this dispatch
 
 // SPLIT (common/attention_io.glsl): each invocation walks one chunk of the keys. llvmpipe ends
 // an invocation's loops after 65535 iterations in all, so this is how long key sequences get

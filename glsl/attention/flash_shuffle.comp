@@ -15,6 +15,7 @@
 // sees whole skip the mask tests: 8 x 16 x 2048 x 64 on the H100, causal 2.79 -> 2.65 ms
 // (16 keys per block). SPLIT (common/attention_io.glsl): workgroup z walks chunk z of the keys.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common/unroll.glsl"
 #ifndef TPR

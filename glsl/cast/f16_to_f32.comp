@@ -8,6 +8,7 @@
 // workgroups with no bounds test, the windows aligned (u_h_off in texels, u_y_off in dvec4s), and
 // sends what is left to the plain variant.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -18,10 +19,10 @@
 
 #include "common/local_size.glsl"
 #ifdef TGL_WIDE
-layout(location = 60, binding = 0) uniform highp usamplerBuffer h_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp usamplerBuffer h_tex;
 layout(std430, binding = 1) writeonly buffer Dst { dvec4 y2[]; };
-layout(location = 1) uniform uint u_h_off;  // in texels of four halves
-layout(location = 2) uniform uint u_y_off;  // in dvec4s
+layout(location = LOC_CAST_IN_OFF) uniform uint u_h_off;  // in texels of four halves
+layout(location = LOC_CAST_OUT_OFF) uniform uint u_y_off;  // in dvec4s
 
 uvec4 convert4(uvec4 h)
 {
@@ -40,9 +41,9 @@ void main()
 // aligned, over whole groups of eight, and sends the elements around them to the plain variant.
 layout(std430, binding = 0) readonly buffer Src { uvec2 h2[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uvec4 y4[]; };
-layout(location = 0) uniform uint u_n;      // groups of four
-layout(location = 1) uniform uint u_h_off;  // in uvec2s
-layout(location = 2) uniform uint u_y_off;  // in uvec4s
+layout(location = LOC_CAST_N) uniform uint u_n;      // groups of four
+layout(location = LOC_CAST_IN_OFF) uniform uint u_h_off;  // in uvec2s
+layout(location = LOC_CAST_OUT_OFF) uniform uint u_y_off;  // in uvec4s
 
 uvec2 convert2(uint word)
 {
@@ -61,9 +62,9 @@ void main()
 #else
 layout(std430, binding = 0) readonly buffer Src { uint h[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uint y[]; };
-layout(location = 0) uniform uint u_n;
-layout(location = 1) uniform uint u_h_off;  // in halves (may be odd)
-layout(location = 2) uniform uint u_y_off;  // in floats
+layout(location = LOC_CAST_N) uniform uint u_n;
+layout(location = LOC_CAST_IN_OFF) uniform uint u_h_off;  // in halves (may be odd)
+layout(location = LOC_CAST_OUT_OFF) uniform uint u_y_off;  // in floats
 
 void main()
 {

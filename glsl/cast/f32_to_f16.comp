@@ -4,6 +4,7 @@
 // written back, so the neighbouring half outside the range keeps its value (no other
 // invocation touches that word). Data moves as uint bits so NaN payloads survive.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -20,9 +21,9 @@
 // before and after, whose words it does not share (the split falls on a multiple of 8 halves).
 layout(std430, binding = 0) readonly buffer Src { uvec4 x[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uvec2 h[]; };
-layout(location = 0) uniform uint u_n;      // groups of four
-layout(location = 1) uniform uint u_x_off;  // in uvec4s
-layout(location = 2) uniform uint u_h_off;  // in uvec2s
+layout(location = LOC_CAST_N) uniform uint u_n;      // groups of four
+layout(location = LOC_CAST_IN_OFF) uniform uint u_x_off;  // in uvec4s
+layout(location = LOC_CAST_OUT_OFF) uniform uint u_h_off;  // in uvec2s
 
 uint pack_two(uint lo, uint hi)
 {
@@ -41,9 +42,9 @@ void main()
 #else
 layout(std430, binding = 0) readonly buffer Src { uint x[]; };
 layout(std430, binding = 1) buffer Dst { uint h[]; };
-layout(location = 0) uniform uint u_n;      // elements
-layout(location = 1) uniform uint u_x_off;  // in floats
-layout(location = 2) uniform uint u_h_off;  // in halves (may be odd)
+layout(location = LOC_CAST_N) uniform uint u_n;      // elements
+layout(location = LOC_CAST_IN_OFF) uniform uint u_x_off;  // in floats
+layout(location = LOC_CAST_OUT_OFF) uniform uint u_h_off;  // in halves (may be odd)
 
 void main()
 {

@@ -4,6 +4,7 @@
 // variant of its value on CPU Vulkan devices; each adds u_count to sums[SLOT]. Alternating the
 // two with changing counts shows whether the driver runs the variant of the value set.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 1
 #endif
@@ -13,7 +14,7 @@
 
 #include "common/local_size.glsl"
 layout(std430, binding = 0) buffer Sums { uint sums[]; };
-layout(location = 0) uniform uint u_count;
+layout(location = LOC_CHECK_COUNT) uniform uint u_count;
 
 void main()
 {

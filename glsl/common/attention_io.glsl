@@ -7,9 +7,9 @@
 #ifdef TEX
 // q, k and v through buffer textures over the same ranges (texture units 0-2; RGBA32F with
 // VEC4, else R32F): llvmpipe gathers texels, while each SSBO load loops over its SIMD lanes.
-layout(location = 60, binding = 0) uniform highp samplerBuffer q_tex;
-layout(location = 61, binding = 1) uniform highp samplerBuffer k_tex;
-layout(location = 62, binding = 2) uniform highp samplerBuffer v_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer q_tex;
+layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer k_tex;
+layout(location = LOC_TEXTURE2, binding = 2) uniform highp samplerBuffer v_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
 layout(std430, binding = 1) readonly buffer K { vec4 k_mem[]; };
@@ -25,16 +25,16 @@ layout(std430, binding = 3) writeonly buffer O { vec4 o_mem[]; };
 layout(std430, binding = 3) writeonly buffer O { float o_mem[]; };
 #endif
 
-layout(location = 0) uniform uint u_seq_q;
-layout(location = 1) uniform uint u_seq_kv;
-layout(location = 2) uniform uint u_kv_cap;
-layout(location = 3) uniform uint u_d;
-layout(location = 4) uniform uint u_causal;
-layout(location = 5) uniform uint u_q_off;
-layout(location = 6) uniform uint u_k_off;
-layout(location = 7) uniform uint u_v_off;
-layout(location = 8) uniform uint u_o_off;
-layout(location = 9) uniform float u_scale;
+layout(location = LOC_ATT_SEQ_Q) uniform uint u_seq_q;
+layout(location = LOC_ATT_SEQ_KV) uniform uint u_seq_kv;
+layout(location = LOC_ATT_KV_CAP) uniform uint u_kv_cap;
+layout(location = LOC_ATT_D) uniform uint u_d;
+layout(location = LOC_ATT_CAUSAL) uniform uint u_causal;
+layout(location = LOC_ATT_Q_OFF) uniform uint u_q_off;
+layout(location = LOC_ATT_K_OFF) uniform uint u_k_off;
+layout(location = LOC_ATT_V_OFF) uniform uint u_v_off;
+layout(location = LOC_ATT_O_OFF) uniform uint u_o_off;
+layout(location = LOC_ATT_SCALE) uniform float u_scale;
 
 // SPLIT: the keys are cut into u_chunks chunks of u_chunk_keys (a multiple of the kernel's keys
 // per step), each walked by its own invocation or workgroup, which writes its rows'
@@ -44,8 +44,8 @@ layout(location = 9) uniform float u_scale;
 // output, then (m, l, 0, 0). A chunk a row sees none of still writes m = -inf and l = 0.
 #ifdef SPLIT
 layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; };
-layout(location = 11) uniform uint u_chunks;
-layout(location = 12) uniform uint u_chunk_keys;
+layout(location = LOC_ATT_CHUNKS) uniform uint u_chunks;
+layout(location = LOC_ATT_CHUNK_KEYS) uniform uint u_chunk_keys;
 
 uint split_part_at(uint row, uint chunk)
 {

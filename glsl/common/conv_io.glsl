@@ -7,8 +7,8 @@
 // Bindings: 0 input, 1 filter (also buffer textures on units 0 and 1 with TEX), 2 bias
 // (HAS_BIAS), 3 output. Workgroup z is the group.
 #ifdef TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer in_tex;
-layout(location = 61, binding = 1) uniform highp samplerBuffer f_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer in_tex;
+layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer f_tex;
 float in_at(uint i) { return texelFetch(in_tex, int(i)).x; }
 float f_at(uint i) { return texelFetch(f_tex, int(i)).x; }
 #else
@@ -27,35 +27,35 @@ layout(std430, binding = 2) readonly buffer Bias { float bias_mem[]; };
 #endif
 layout(std430, binding = 3) writeonly buffer Output { float out_mem[]; };
 
-layout(location = 0) uniform uint u_c;    // input channels (all groups)
-layout(location = 1) uniform uint u_h;
-layout(location = 2) uniform uint u_w;
-layout(location = 3) uniform uint u_oc;   // output channels (all groups)
-layout(location = 4) uniform uint u_oh;
-layout(location = 5) uniform uint u_ow;
-layout(location = 6) uniform uint u_kh;
-layout(location = 7) uniform uint u_kw;
-layout(location = 8) uniform uint u_sh;
-layout(location = 9) uniform uint u_sw;
-layout(location = 10) uniform uint u_ph;
-layout(location = 11) uniform uint u_pw;
-layout(location = 12) uniform uint u_dh;
-layout(location = 13) uniform uint u_dw;
-layout(location = 14) uniform uint u_icg;
-layout(location = 15) uniform uint u_ocg;
-layout(location = 16) uniform uint u_cols;
-layout(location = 17) uniform uint u_in_off;
-layout(location = 18) uniform uint u_f_off;
-layout(location = 19) uniform uint u_b_off;
-layout(location = 20) uniform uint u_out_off;
+layout(location = LOC_CONV_C) uniform uint u_c;    // input channels (all groups)
+layout(location = LOC_CONV_H) uniform uint u_h;
+layout(location = LOC_CONV_W) uniform uint u_w;
+layout(location = LOC_CONV_OC) uniform uint u_oc;   // output channels (all groups)
+layout(location = LOC_CONV_OH) uniform uint u_oh;
+layout(location = LOC_CONV_OW) uniform uint u_ow;
+layout(location = LOC_CONV_KH) uniform uint u_kh;
+layout(location = LOC_CONV_KW) uniform uint u_kw;
+layout(location = LOC_CONV_SH) uniform uint u_sh;
+layout(location = LOC_CONV_SW) uniform uint u_sw;
+layout(location = LOC_CONV_PH) uniform uint u_ph;
+layout(location = LOC_CONV_PW) uniform uint u_pw;
+layout(location = LOC_CONV_DH) uniform uint u_dh;
+layout(location = LOC_CONV_DW) uniform uint u_dw;
+layout(location = LOC_CONV_ICG) uniform uint u_icg;
+layout(location = LOC_CONV_OCG) uniform uint u_ocg;
+layout(location = LOC_CONV_COLS) uniform uint u_cols;
+layout(location = LOC_CONV_IN_OFF) uniform uint u_in_off;
+layout(location = LOC_CONV_F_OFF) uniform uint u_f_off;
+layout(location = LOC_CONV_B_OFF) uniform uint u_b_off;
+layout(location = LOC_CONV_OUT_OFF) uniform uint u_out_off;
 #ifdef SPLIT_K
 // conv2d_tiled with its K range cut into splits (grids too small to fill a GPU): workgroup z is
 // split * u_groups + group; split s covers kk in [s * u_k_chunk, (s + 1) * u_k_chunk) and writes
 // its partial sums as an output of its own, u_split_stride elements after the split before it,
 // the bias added by split 0 only; the host then sums the splits.
-layout(location = 21) uniform uint u_k_chunk;
-layout(location = 22) uniform uint u_split_stride;
-layout(location = 23) uniform uint u_groups;
+layout(location = LOC_CONV_K_CHUNK) uniform uint u_k_chunk;
+layout(location = LOC_CONV_SPLIT_STRIDE) uniform uint u_split_stride;
+layout(location = LOC_CONV_GROUPS) uniform uint u_groups;
 uint conv_split_index = 0u; // set by main
 #endif
 

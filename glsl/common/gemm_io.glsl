@@ -11,8 +11,8 @@
 #ifdef TEX
 // A and B through buffer textures over the same ranges (texture units 0 and 1, formats R32F or
 // RGBA32F with VEC4, R16F / RGBA16F for F16): texels come back as floats.
-layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
-layout(location = 61, binding = 1) uniform highp samplerBuffer b_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer a_tex;
+layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer b_tex;
 #endif
 
 #ifndef TEX
@@ -54,20 +54,20 @@ layout(std430, binding = 2) buffer MatC { float c_mem[]; };
 #endif
 #endif
 
-layout(location = 0) uniform uint u_m;
-layout(location = 1) uniform uint u_n;
-layout(location = 2) uniform uint u_k;
-layout(location = 3) uniform uint u_lda;
-layout(location = 4) uniform uint u_ldb;
-layout(location = 5) uniform uint u_ldc;
-layout(location = 6) uniform uint u_a_off;
-layout(location = 7) uniform uint u_b_off;
-layout(location = 8) uniform uint u_c_off;
-layout(location = 9) uniform uint u_stride_a;
-layout(location = 10) uniform uint u_stride_b;
-layout(location = 11) uniform uint u_stride_c;
-layout(location = 12) uniform float u_alpha;
-layout(location = 13) uniform float u_beta;
+layout(location = LOC_GEMM_M) uniform uint u_m;
+layout(location = LOC_GEMM_N) uniform uint u_n;
+layout(location = LOC_GEMM_K) uniform uint u_k;
+layout(location = LOC_GEMM_LDA) uniform uint u_lda;
+layout(location = LOC_GEMM_LDB) uniform uint u_ldb;
+layout(location = LOC_GEMM_LDC) uniform uint u_ldc;
+layout(location = LOC_GEMM_A_OFF) uniform uint u_a_off;
+layout(location = LOC_GEMM_B_OFF) uniform uint u_b_off;
+layout(location = LOC_GEMM_C_OFF) uniform uint u_c_off;
+layout(location = LOC_GEMM_STRIDE_A) uniform uint u_stride_a;
+layout(location = LOC_GEMM_STRIDE_B) uniform uint u_stride_b;
+layout(location = LOC_GEMM_STRIDE_C) uniform uint u_stride_c;
+layout(location = LOC_GEMM_ALPHA) uniform float u_alpha;
+layout(location = LOC_GEMM_BETA) uniform float u_beta;
 
 // One element, or 4 from an index that is a multiple of 4 (only with the operand's VEC4).
 #ifdef F16

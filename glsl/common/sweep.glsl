@@ -8,7 +8,7 @@
 // the same way every time, a chain of ops over more memory than those caches hold misses on
 // every page: the H100 added 64M floats (768 MB) at 1.97 TB/s always forward, 2.72
 // alternating (docs/performance.md). Location 15 is TGL_GL_SWEEP_LOCATION in gl_internal.h.
-layout(location = 15) uniform uint u_backward;
+layout(location = LOC_SWEEP) uniform uint u_backward;
 
 // The index that item i of a range of n takes in this dispatch's direction.
 uint tgl_sweep(uint i, uint n)

@@ -6,6 +6,7 @@
 // (depthwise), where a GEMM tile would be mostly empty. Workgroup (x, y) = WG_X invocations
 // along the pixels, WG_Y along the channels; z = the group.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef WG_X
 #define WG_X 64

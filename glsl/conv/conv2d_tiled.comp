@@ -12,6 +12,7 @@
 // im2col's vec4s took the 64 x 64 tile from 0.401 to 0.341 ms on the batch-32 64-channel 56x56
 // layer, ahead of any larger tile (docs/performance.md, Convolution).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef BM
 #define BM 64

@@ -1,6 +1,7 @@
 #version 430
 // out[i] = a[i] op b[i]. One define picks the op (OP_ADD ... OP_POW); TGL_VEC4 as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -24,8 +25,8 @@
 
 #include "common/local_size.glsl"
 #ifdef TGL_TEX
-TGL_TEXTURE(60, 0, a_tex);
-TGL_TEXTURE(61, 1, b_tex);
+TGL_TEXTURE(LOC_TEXTURE0, 0, a_tex);
+TGL_TEXTURE(LOC_TEXTURE1, 1, b_tex);
 #define A_AT(i) TGL_READ(a_tex, i)
 #define B_AT(i) TGL_READ(b_tex, i)
 #else
@@ -39,10 +40,10 @@ layout(std430, binding = 2) writeonly buffer Dst { dvec4 y[]; };
 #else
 layout(std430, binding = 2) writeonly buffer Dst { ELEM y[]; };
 #endif
-layout(location = 0) uniform uint u_n;
-layout(location = 1) uniform uint u_a_off;
-layout(location = 2) uniform uint u_b_off;
-layout(location = 3) uniform uint u_y_off;
+layout(location = LOC_EW_N) uniform uint u_n;
+layout(location = LOC_EW_OFF0) uniform uint u_a_off;
+layout(location = LOC_EW_OFF1) uniform uint u_b_off;
+layout(location = LOC_EW_OFF2) uniform uint u_y_off;
 
 // Each invocation takes TGL_ITEMS elements (vec4s with TGL_VEC4), one grid apart, so accesses
 // stay coalesced; u_n counts in the same unit.

@@ -3,6 +3,7 @@
 // payloads and non-float data survive): tgl_copy_dtod on GPUs, where this runs at memory
 // bandwidth while glCopyBufferSubData may not. TGL_VEC4 as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -22,9 +23,9 @@
 #include "common/local_size.glsl"
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
 layout(std430, binding = 1) writeonly buffer Dst { ELEM y[]; };
-layout(location = 0) uniform uint u_n;      // words (uvec4s with TGL_VEC4) in this dispatch
-layout(location = 1) uniform uint u_x_off;  // window offsets, in ELEM units
-layout(location = 2) uniform uint u_y_off;
+layout(location = LOC_EW_N) uniform uint u_n;      // words (uvec4s with TGL_VEC4) in this dispatch
+layout(location = LOC_EW_OFF0) uniform uint u_x_off;  // window offsets, in ELEM units
+layout(location = LOC_EW_OFF1) uniform uint u_y_off;
 
 void main()
 {

@@ -1,6 +1,7 @@
 #version 430
 // out[i] = u_value. TGL_VEC4 and TGL_WIDE as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -24,9 +25,9 @@ layout(std430, binding = 0) writeonly buffer Dst { dvec4 y[]; };
 #else
 layout(std430, binding = 0) writeonly buffer Dst { ELEM y[]; };
 #endif
-layout(location = 0) uniform uint u_n;
-layout(location = 1) uniform uint u_y_off;
-layout(location = 8) uniform float u_value;
+layout(location = LOC_EW_N) uniform uint u_n;
+layout(location = LOC_EW_OFF0) uniform uint u_y_off;
+layout(location = LOC_EW_PARAM0) uniform float u_value;
 
 // Each invocation takes TGL_ITEMS elements (vec4s with TGL_VEC4), one grid apart, so accesses
 // stay coalesced; u_n counts in the same unit.

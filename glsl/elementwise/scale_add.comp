@@ -2,6 +2,7 @@
 // y[i] = u_alpha * x[i] + u_beta * y[i]; with u_beta == 0 the old y is not read, so a NaN in it
 // cannot leak. TGL_VEC4 as in unary.comp.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -22,7 +23,7 @@
 
 #include "common/local_size.glsl"
 #ifdef TGL_TEX
-TGL_TEXTURE(60, 0, x_tex);
+TGL_TEXTURE(LOC_TEXTURE0, 0, x_tex);
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
@@ -33,11 +34,11 @@ layout(std430, binding = 1) buffer Dst { dvec4 y[]; };
 #else
 layout(std430, binding = 1) buffer Dst { ELEM y[]; };
 #endif
-layout(location = 0) uniform uint u_n;
-layout(location = 1) uniform uint u_x_off;
-layout(location = 2) uniform uint u_y_off;
-layout(location = 8) uniform float u_alpha;
-layout(location = 9) uniform float u_beta;
+layout(location = LOC_EW_N) uniform uint u_n;
+layout(location = LOC_EW_OFF0) uniform uint u_x_off;
+layout(location = LOC_EW_OFF1) uniform uint u_y_off;
+layout(location = LOC_EW_PARAM0) uniform float u_alpha;
+layout(location = LOC_EW_PARAM1) uniform float u_beta;
 
 // Each invocation takes TGL_ITEMS elements (vec4s with TGL_VEC4), one grid apart, so accesses
 // stay coalesced; u_n counts in the same unit.

@@ -3,6 +3,7 @@
 // invocation handle one vec4 (the host guarantees 16-byte-aligned windows and sends any tail
 // of 1..3 elements to the scalar variant).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -62,7 +63,7 @@
 
 #include "common/local_size.glsl"
 #ifdef TGL_TEX
-TGL_TEXTURE(60, 0, x_tex);
+TGL_TEXTURE(LOC_TEXTURE0, 0, x_tex);
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { ELEM x[]; };
@@ -73,9 +74,9 @@ layout(std430, binding = 1) writeonly buffer Dst { dvec4 y[]; };
 #else
 layout(std430, binding = 1) writeonly buffer Dst { ELEM y[]; };
 #endif
-layout(location = 0) uniform uint u_n;      // elements in this dispatch
-layout(location = 1) uniform uint u_x_off;  // window offsets, in ELEM units
-layout(location = 2) uniform uint u_y_off;
+layout(location = LOC_EW_N) uniform uint u_n;      // elements in this dispatch
+layout(location = LOC_EW_OFF0) uniform uint u_x_off;  // window offsets, in ELEM units
+layout(location = LOC_EW_OFF1) uniform uint u_y_off;
 
 // Each invocation takes TGL_ITEMS elements (vec4s with TGL_VEC4), one grid apart, so accesses
 // stay coalesced; u_n counts in the same unit.

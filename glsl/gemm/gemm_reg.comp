@@ -7,6 +7,7 @@
 // loses to this, and for thin products on GPUs. Workgroup (x, y) = (WG_X, WG_Y) blocks of
 // columns and rows, z = the product of the batch.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef WG_X
 #define WG_X 8

@@ -8,6 +8,7 @@
 // DOUBLE_SLAB: two slabs in shared memory, the next staged while the current is multiplied,
 // so one barrier per slab instead of two (twice the shared memory).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef BM
 #define BM 64

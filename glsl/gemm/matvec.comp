@@ -6,6 +6,7 @@
 // and x are read through buffer textures over the same ranges (units 0 and 1; RGBA32F with
 // VEC4, else R32F), which llvmpipe gathers where it loops over SIMD lanes for SSBO loads.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -16,8 +17,8 @@
 
 #include "common/local_size.glsl"
 #ifdef TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer w_tex;
-layout(location = 61, binding = 1) uniform highp samplerBuffer x_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer w_tex;
+layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer x_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer MatW { vec4 w[]; };
 layout(std430, binding = 1) readonly buffer VecX { vec4 x[]; };
@@ -26,11 +27,11 @@ layout(std430, binding = 0) readonly buffer MatW { float w[]; };
 layout(std430, binding = 1) readonly buffer VecX { float x[]; };
 #endif
 layout(std430, binding = 2) writeonly buffer VecY { float y[]; };
-layout(location = 0) uniform uint u_rows;
-layout(location = 1) uniform uint u_cols;
-layout(location = 2) uniform uint u_w_off; // in elements (a multiple of 4 with VEC4)
-layout(location = 3) uniform uint u_x_off;
-layout(location = 4) uniform uint u_y_off;
+layout(location = LOC_MV_ROWS) uniform uint u_rows;
+layout(location = LOC_MV_COLS) uniform uint u_cols;
+layout(location = LOC_MV_W_OFF) uniform uint u_w_off; // in elements (a multiple of 4 with VEC4)
+layout(location = LOC_MV_X_OFF) uniform uint u_x_off;
+layout(location = LOC_MV_Y_OFF) uniform uint u_y_off;
 
 // TGL_W / TGL_X load 4 elements (VEC4) or 1 at an element index.
 #if defined(TEX) && defined(VEC4)

@@ -15,6 +15,7 @@
 // them once per row, and texel fetches gather. With TGL_WIDE (rows of whole pairs of vec4s, the
 // output 32-byte aligned) pairs of vec4s are stored as dvec4s (common/wide_store.glsl).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -32,7 +33,7 @@ layout(std430, binding = 1) buffer Status { uint status[]; };
 #define ELEM float
 #endif
 #ifdef TGL_TEX
-layout(location = 62, binding = 2) uniform highp samplerBuffer table_tex;
+layout(location = LOC_TEXTURE2, binding = 2) uniform highp samplerBuffer table_tex;
 #define TABLE_AT(i) TGL_READ(table_tex, i)
 #else
 layout(std430, binding = 2) readonly buffer Table { ELEM table[]; };
@@ -43,16 +44,16 @@ layout(std430, binding = 3) writeonly buffer Dst { dvec4 y2[]; };
 #else
 layout(std430, binding = 3) writeonly buffer Dst { ELEM y[]; };
 #endif
-layout(location = 3) uniform uint u_cols;   // row length, in ELEMs
-layout(location = 4) uniform uint u_t_off;  // window offsets, in ELEMs
-layout(location = 5) uniform uint u_y_off;
-layout(location = 7) uniform uint u_row0;
-layout(location = 8) uniform uint u_win_rows;
+layout(location = LOC_GATHER_COLS) uniform uint u_cols;   // row length, in ELEMs
+layout(location = LOC_GATHER_T_OFF) uniform uint u_t_off;  // window offsets, in ELEMs
+layout(location = LOC_GATHER_Y_OFF) uniform uint u_y_off;
+layout(location = LOC_GATHER_ROW0) uniform uint u_row0;
+layout(location = LOC_GATHER_WIN_ROWS) uniform uint u_win_rows;
 #endif
-layout(location = 0) uniform uint u_count;      // ids to check, or elements to gather
-layout(location = 1) uniform uint u_ids_off;
-layout(location = 2) uniform uint u_table_rows;
-layout(location = 6) uniform uint u_first;      // position of ids[u_ids_off] in the whole call
+layout(location = LOC_GATHER_COUNT) uniform uint u_count;      // ids to check, or elements to gather
+layout(location = LOC_GATHER_IDS_OFF) uniform uint u_ids_off;
+layout(location = LOC_GATHER_TABLE_ROWS) uniform uint u_table_rows;
+layout(location = LOC_GATHER_FIRST) uniform uint u_first;      // position of ids[u_ids_off] in the whole call
 
 void main()
 {

@@ -12,6 +12,7 @@
 // went from 38 to 27 ms. With TGL_VEC4 (head_dim a multiple of 8, x and y 16-byte aligned) an
 // invocation takes four neighbouring pair indices, reading and writing vec4s: 5.0-6.4 ms.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -22,7 +23,7 @@
 
 #include "common/local_size.glsl"
 #ifdef TGL_TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
@@ -36,15 +37,15 @@ layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
 #define ANGLE float
 #endif
 layout(std430, binding = 2) readonly buffer Freq { float freq[]; }; // inv_freq[half], phase[half]
-layout(location = 0) uniform uint u_pairs;      // rows * heads * head_dim / 2 in this dispatch
+layout(location = LOC_ROPE_PAIRS) uniform uint u_pairs;      // rows * heads * head_dim / 2 in this dispatch
                                                 // (HEAD_LOOP: rows * head_dim / 2; with
                                                 // TGL_VEC4 a quarter of that)
-layout(location = 1) uniform uint u_x_off;
-layout(location = 2) uniform uint u_y_off;
-layout(location = 3) uniform uint u_head_dim;
-layout(location = 4) uniform uint u_heads;
-layout(location = 5) uniform uint u_seq;
-layout(location = 6) uniform uint u_row0;       // the first row's index in the call
+layout(location = LOC_ROPE_X_OFF) uniform uint u_x_off;
+layout(location = LOC_ROPE_Y_OFF) uniform uint u_y_off;
+layout(location = LOC_ROPE_HEAD_DIM) uniform uint u_head_dim;
+layout(location = LOC_ROPE_HEADS) uniform uint u_heads;
+layout(location = LOC_ROPE_SEQ) uniform uint u_seq;
+layout(location = LOC_ROPE_ROW0) uniform uint u_row0;       // the first row's index in the call
 
 // 2 pi = C1 + C2 + C3 (to 7e-15); C1 has 8 significant bits and C2 12, so k * C1 and k * C2
 // are exact for k < 2^12..2^16, i.e. angles up to ~2.5e4; beyond that the reduction's error

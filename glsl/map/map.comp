@@ -8,6 +8,7 @@
 // elementwise/unary.comp. TGL_TEX (only with at most 4 inputs, the texture units the
 // dispatcher binds) reads the inputs through buffer textures (common/texel.glsl).
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -38,62 +39,62 @@
 #include "common/local_size.glsl"
 #if MAP_INPUTS > 0
 #ifdef TGL_TEX
-TGL_TEXTURE(60, 0, in0_tex);
+TGL_TEXTURE(LOC_TEXTURE0, 0, in0_tex);
 #define X0 TGL_READ(in0_tex, u_off0 + i)
 #else
 layout(std430, binding = 0) readonly buffer In0 { ELEM in0[]; };
 #define X0 in0[u_off0 + i]
 #endif
-layout(location = 1) uniform uint u_off0;
+layout(location = LOC_EW_OFF0) uniform uint u_off0;
 #endif
 #if MAP_INPUTS > 1
 #ifdef TGL_TEX
-TGL_TEXTURE(61, 1, in1_tex);
+TGL_TEXTURE(LOC_TEXTURE1, 1, in1_tex);
 #define X1 TGL_READ(in1_tex, u_off1 + i)
 #else
 layout(std430, binding = 1) readonly buffer In1 { ELEM in1[]; };
 #define X1 in1[u_off1 + i]
 #endif
-layout(location = 2) uniform uint u_off1;
+layout(location = LOC_EW_OFF1) uniform uint u_off1;
 #endif
 #if MAP_INPUTS > 2
 #ifdef TGL_TEX
-TGL_TEXTURE(62, 2, in2_tex);
+TGL_TEXTURE(LOC_TEXTURE2, 2, in2_tex);
 #define X2 TGL_READ(in2_tex, u_off2 + i)
 #else
 layout(std430, binding = 2) readonly buffer In2 { ELEM in2[]; };
 #define X2 in2[u_off2 + i]
 #endif
-layout(location = 3) uniform uint u_off2;
+layout(location = LOC_EW_OFF2) uniform uint u_off2;
 #endif
 #if MAP_INPUTS > 3
 #ifdef TGL_TEX
-TGL_TEXTURE(63, 3, in3_tex);
+TGL_TEXTURE(LOC_TEXTURE3, 3, in3_tex);
 #define X3 TGL_READ(in3_tex, u_off3 + i)
 #else
 layout(std430, binding = 3) readonly buffer In3 { ELEM in3[]; };
 #define X3 in3[u_off3 + i]
 #endif
-layout(location = 4) uniform uint u_off3;
+layout(location = LOC_EW_OFF3) uniform uint u_off3;
 #endif
 #if MAP_INPUTS > 4
 layout(std430, binding = 4) readonly buffer In4 { ELEM in4[]; };
-layout(location = 5) uniform uint u_off4;
+layout(location = LOC_EW_OFF4) uniform uint u_off4;
 #define X4 in4[u_off4 + i]
 #endif
 #if MAP_INPUTS > 5
 layout(std430, binding = 5) readonly buffer In5 { ELEM in5[]; };
-layout(location = 6) uniform uint u_off5;
+layout(location = LOC_EW_OFF5) uniform uint u_off5;
 #define X5 in5[u_off5 + i]
 #endif
 #if MAP_INPUTS > 6
 layout(std430, binding = 6) readonly buffer In6 { ELEM in6[]; };
-layout(location = 7) uniform uint u_off6;
+layout(location = LOC_EW_OFF6) uniform uint u_off6;
 #define X6 in6[u_off6 + i]
 #endif
 #if MAP_INPUTS > 7
 layout(std430, binding = 7) readonly buffer In7 { ELEM in7[]; };
-layout(location = 8) uniform uint u_off7;
+layout(location = LOC_EW_OFF7) uniform uint u_off7;
 #define X7 in7[u_off7 + i]
 #endif
 #ifdef TGL_WIDE
@@ -101,7 +102,7 @@ layout(std430, binding = MAP_OUT_BINDING) writeonly buffer Dst { dvec4 y[]; };
 #else
 layout(std430, binding = MAP_OUT_BINDING) writeonly buffer Dst { ELEM y[]; };
 #endif
-layout(location = 0) uniform uint u_n;
+layout(location = LOC_EW_N) uniform uint u_n;
 layout(location = MAP_OUT_LOC) uniform uint u_y_off;
 
 // Functions rather than inline text, so a nested argument is generated (and evaluated) once.

@@ -3,6 +3,7 @@
 // LAYERNORM (one is defined), with HAS_WEIGHT / HAS_BIAS for the optional per-column operands.
 // Every pass reads the whole row before the last one writes it, so out may alias in.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -39,7 +40,7 @@
 #endif
 // TGL_TEX: the row read through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer x_tex;
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { T x[]; };
@@ -52,18 +53,18 @@ layout(std430, binding = 1) writeonly buffer Dst { T y[]; };
 #endif
 #ifdef HAS_WEIGHT
 layout(std430, binding = 2) readonly buffer Weight { T w[]; };
-layout(location = 4) uniform uint u_w_off;
+layout(location = LOC_ROWS_W_OFF) uniform uint u_w_off;
 #endif
 #ifdef HAS_BIAS
 layout(std430, binding = 3) readonly buffer Bias { T bias[]; };
-layout(location = 5) uniform uint u_b_off;
+layout(location = LOC_ROWS_B_OFF) uniform uint u_b_off;
 #endif
-layout(location = 0) uniform uint u_cols;
-layout(location = 1) uniform uint u_rows;
-layout(location = 2) uniform uint u_x_off;
-layout(location = 3) uniform uint u_y_off;
+layout(location = LOC_ROWS_COLS) uniform uint u_cols;
+layout(location = LOC_ROWS_ROWS) uniform uint u_rows;
+layout(location = LOC_ROWS_X_OFF) uniform uint u_x_off;
+layout(location = LOC_ROWS_Y_OFF) uniform uint u_y_off;
 #if defined(RMSNORM) || defined(LAYERNORM)
-layout(location = 6) uniform float u_eps;
+layout(location = LOC_ROWS_EPS) uniform float u_eps;
 #endif
 
 // ROW_PER_INVOCATION (llvmpipe): each invocation walks a whole row alone, with no barriers and

@@ -18,6 +18,7 @@
 // Every invocation reads its part of the row before any stores (the stores wait for the max,
 // which needs every part), so out may alias in.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #extension GL_ARB_shader_ballot : require
 #define TGL_VEC4
 #define TGL_TEX
@@ -42,12 +43,12 @@
 #include "common/unroll.glsl"
 
 layout(local_size_x = LANES * ROWS) in;
-layout(location = 60, binding = 0) uniform highp samplerBuffer x_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 1) writeonly buffer Dst { dvec4 y[]; };
-layout(location = 0) uniform uint u_cols;
-layout(location = 1) uniform uint u_rows;
-layout(location = 2) uniform uint u_x_off;
-layout(location = 3) uniform uint u_y_off;
+layout(location = LOC_ROWS_COLS) uniform uint u_cols;
+layout(location = LOC_ROWS_ROWS) uniform uint u_rows;
+layout(location = LOC_ROWS_X_OFF) uniform uint u_x_off;
+layout(location = LOC_ROWS_Y_OFF) uniform uint u_y_off;
 
 #define HSUM(v) (((v).x + (v).y) + ((v).z + (v).w))
 #define HMAX(v) max(max((v).x, (v).y), max((v).z, (v).w))

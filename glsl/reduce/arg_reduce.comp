@@ -9,6 +9,7 @@
 // written back to both.
 // TGL_VEC4 (llvmpipe): contiguous lines of whole vec4s, read a vec4 at a time.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -19,7 +20,7 @@
 #include "common/sweep.glsl"
 // TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-TGL_TEXTURE(60, 0, x_tex);
+TGL_TEXTURE(LOC_TEXTURE0, 0, x_tex);
 #define X_AT(i) TGL_READ(x_tex, i)
 #elif defined(TGL_VEC4)
 layout(std430, binding = 0) readonly buffer Src { vec4 x[]; };
@@ -31,17 +32,17 @@ layout(std430, binding = 0) readonly buffer Src { float x[]; };
 #ifdef ARG_CARRY
 layout(std430, binding = 1) buffer Dst { int y[]; };
 layout(std430, binding = 2) buffer Best { float best_v[]; };
-layout(location = 2) uniform uint u_j_base;
-layout(location = 3) uniform uint u_carry;
-layout(location = 6) uniform uint u_v_off;
+layout(location = LOC_RED_J_BASE) uniform uint u_j_base;
+layout(location = LOC_RED_CARRY) uniform uint u_carry;
+layout(location = LOC_RED_V_OFF) uniform uint u_v_off;
 #else
 layout(std430, binding = 1) writeonly buffer Dst { int y[]; };
 #endif
-layout(location = 0) uniform uint u_len;
-layout(location = 1) uniform uint u_inner;
-layout(location = 4) uniform uint u_x_off;
-layout(location = 5) uniform uint u_y_off;
-layout(location = 7) uniform uint u_groups;
+layout(location = LOC_RED_LEN) uniform uint u_len;
+layout(location = LOC_RED_INNER) uniform uint u_inner;
+layout(location = LOC_RED_X_OFF) uniform uint u_x_off;
+layout(location = LOC_RED_Y_OFF) uniform uint u_y_off;
+layout(location = LOC_RED_GROUPS) uniform uint u_groups;
 
 const uint NONE = 0xFFFFFFFFu;
 shared float s_val[TGL_WG_SIZE];

@@ -10,6 +10,7 @@
 // each invocation reads whole vec4s and keeps one running result (and compensation) per lane,
 // folded together before the tree; on llvmpipe a quarter of the loop trips and texel fetches.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -36,7 +37,7 @@
 #include "common/sweep.glsl"
 // TGL_TEX: the input through a buffer texture (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-TGL_TEXTURE(60, 0, x_tex);
+TGL_TEXTURE(LOC_TEXTURE0, 0, x_tex);
 #define X_AT(i) TGL_READ(x_tex, i)
 #elif defined(TGL_VEC4)
 layout(std430, binding = 0) readonly buffer Src { vec4 x[]; };
@@ -51,14 +52,14 @@ layout(std430, binding = 1) buffer Dst { float y[]; };
 #else
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
 #endif
-layout(location = 0) uniform uint u_len;
-layout(location = 1) uniform uint u_inner;
-layout(location = 2) uniform uint u_chunk;
-layout(location = 3) uniform uint u_splits;
-layout(location = 4) uniform uint u_x_off;
-layout(location = 5) uniform uint u_y_off;
-layout(location = 6) uniform float u_scale;
-layout(location = 7) uniform uint u_groups;
+layout(location = LOC_RED_LEN) uniform uint u_len;
+layout(location = LOC_RED_INNER) uniform uint u_inner;
+layout(location = LOC_RED_CHUNK) uniform uint u_chunk;
+layout(location = LOC_RED_SPLITS) uniform uint u_splits;
+layout(location = LOC_RED_X_OFF) uniform uint u_x_off;
+layout(location = LOC_RED_Y_OFF) uniform uint u_y_off;
+layout(location = LOC_RED_SCALE) uniform float u_scale;
+layout(location = LOC_RED_GROUPS) uniform uint u_groups;
 
 shared float s_val[TGL_WG_SIZE];
 

@@ -10,6 +10,7 @@
 // reduces four neighbouring lines as a vec4, a quarter of the loads (on llvmpipe, of its
 // texel-fetch calls), each component compensated on its own.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -42,7 +43,7 @@
 #define VW 1u
 #endif
 #ifdef TGL_TEX
-TGL_TEXTURE(60, 0, x_tex);
+TGL_TEXTURE(LOC_TEXTURE0, 0, x_tex);
 #define X_AT(i) TGL_READ(x_tex, i)
 #else
 layout(std430, binding = 0) readonly buffer Src { T x[]; };
@@ -53,13 +54,13 @@ layout(std430, binding = 1) buffer Dst { float y[]; };
 #else
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
 #endif
-layout(location = 0) uniform uint u_len;
-layout(location = 1) uniform uint u_inner;
-layout(location = 2) uniform uint u_chunk;
-layout(location = 3) uniform uint u_splits;
-layout(location = 4) uniform uint u_x_off;
-layout(location = 5) uniform uint u_y_off;
-layout(location = 6) uniform float u_scale;
+layout(location = LOC_RED_LEN) uniform uint u_len;
+layout(location = LOC_RED_INNER) uniform uint u_inner;
+layout(location = LOC_RED_CHUNK) uniform uint u_chunk;
+layout(location = LOC_RED_SPLITS) uniform uint u_splits;
+layout(location = LOC_RED_X_OFF) uniform uint u_x_off;
+layout(location = LOC_RED_Y_OFF) uniform uint u_y_off;
+layout(location = LOC_RED_SCALE) uniform float u_scale;
 
 void main()
 {

@@ -19,6 +19,7 @@
 // Coordinates: a row index splits into one coordinate per axis, outermost last; the outermost
 // needs no division (llvmpipe divides lane by lane), so 2-D operands divide nowhere.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
 #endif
@@ -32,7 +33,7 @@
 #include "common/local_size.glsl"
 // TGL_TEX: the inputs through buffer textures (common/texel.glsl), for llvmpipe.
 #ifdef TGL_TEX
-layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer a_tex;
 #define A_AT(i) TGL_READ(a_tex, i)
 #elif defined(VEC) && defined(A_RUN)
 layout(std430, binding = 0) readonly buffer SrcA { vec4 a4[]; };
@@ -42,7 +43,7 @@ layout(std430, binding = 0) readonly buffer SrcA { float a[]; };
 #endif
 #ifndef COPY
 #ifdef TGL_TEX
-layout(location = 61, binding = 1) uniform highp samplerBuffer b_tex;
+layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer b_tex;
 #define B_AT(i) TGL_READ(b_tex, i)
 #elif defined(VEC) && defined(B_RUN)
 layout(std430, binding = 1) readonly buffer SrcB { vec4 b4[]; };
@@ -61,18 +62,18 @@ layout(std430, binding = 2) writeonly buffer Dst { vec4 y4[]; };
 #else
 layout(std430, binding = 2) writeonly buffer Dst { float y[]; };
 #endif
-layout(location = 0) uniform uint u_n;
-layout(location = 1) uniform uint u_start;
-layout(location = 2) uniform uint u_ndim;
-layout(location = 3) uniform uint u_a_off;
-layout(location = 4) uniform uint u_b_off;
-layout(location = 5) uniform uint u_y_off;
+layout(location = LOC_STRIDED_N) uniform uint u_n;
+layout(location = LOC_STRIDED_START) uniform uint u_start;
+layout(location = LOC_STRIDED_NDIM) uniform uint u_ndim;
+layout(location = LOC_STRIDED_A_OFF) uniform uint u_a_off;
+layout(location = LOC_STRIDED_B_OFF) uniform uint u_b_off;
+layout(location = LOC_STRIDED_Y_OFF) uniform uint u_y_off;
 #ifdef VEC
 // The last axis's extent and strides as plain uniforms: llvmpipe indexes a uniform array with a
 // run-time index lane by lane (a row-bias add of 1024 x 1024, best of 15: 1.35-1.43 -> 1.19-1.26 ms).
-layout(location = 40) uniform uint u_inner;
-layout(location = 41) uniform uint u_a_step;
-layout(location = 42) uniform uint u_b_step;
+layout(location = LOC_STRIDED_INNER) uniform uint u_inner;
+layout(location = LOC_STRIDED_A_STEP) uniform uint u_a_step;
+layout(location = LOC_STRIDED_B_STEP) uniform uint u_b_step;
 
 #ifdef TGL_TEX
 // The four elements from element i on at the given stride.
@@ -105,13 +106,13 @@ vec4 fetch4(highp samplerBuffer t, uint i, uint stride)
 #endif
 #endif
 #endif
-layout(location = 8) uniform uint u_shape[8];
-layout(location = 16) uniform uint u_a_stride[8];
+layout(location = LOC_STRIDED_SHAPE) uniform uint u_shape[8];
+layout(location = LOC_STRIDED_A_STRIDE) uniform uint u_a_stride[8];
 #ifndef COPY
-layout(location = 24) uniform uint u_b_stride[8];
+layout(location = LOC_STRIDED_B_STRIDE) uniform uint u_b_stride[8];
 #endif
 #ifdef BOX
-layout(location = 32) uniform uint u_y_stride[8];
+layout(location = LOC_STRIDED_Y_STRIDE) uniform uint u_y_stride[8];
 #define Y_INDEX iy
 #else
 #define Y_INDEX i

@@ -13,6 +13,7 @@
 // for extents of P and L that are multiples of 4 and for both windows' data to start 16-byte
 // aligned, so every index below is a whole vec4.
 #extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
 #include "common/texel.glsl"
 
 #ifdef BLOCK4
@@ -22,7 +23,7 @@
 // large extents). 4096 x 4096 on llvmpipe: 19 ms; x along L 39 ms; 16 x 4, 32 x 2 and 64 x 1
 // groups 22-24 ms, 8 x 4 21, 8 x 16 19 (docs/performance.md).
 layout(local_size_x = 8, local_size_y = 8) in;
-layout(location = 60, binding = 0) uniform highp samplerBuffer a_tex;
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer a_tex;
 #include "common/wide_store.glsl"
 // TGL_WIDE (desktop GL): 4 x 8 blocks, each row's eight elements stored as one dvec4; the host
 // asks for L a multiple of 8 and the output 32-byte aligned in its window.
@@ -43,17 +44,17 @@ layout(std430, binding = 2) writeonly buffer Dst { float y[]; };
 shared float tile[TILE][TILE + 1u];
 #endif
 
-layout(location = 0) uniform uint u_ext_p;
-layout(location = 1) uniform uint u_ext_l;
-layout(location = 2) uniform uint u_a_l;   // input stride of L
-layout(location = 3) uniform uint u_y_p;   // output stride of P
-layout(location = 4) uniform uint u_a_off; // where the input starts in its window (elements)
-layout(location = 5) uniform uint u_y_off; // ... the output in its window
-layout(location = 6) uniform uint u_nrest;
-layout(location = 7) uniform uint u_z_start;
-layout(location = 8) uniform uint u_rest_ext[8];
-layout(location = 16) uniform uint u_rest_a[8];
-layout(location = 24) uniform uint u_rest_y[8];
+layout(location = LOC_TR_EXT_P) uniform uint u_ext_p;
+layout(location = LOC_TR_EXT_L) uniform uint u_ext_l;
+layout(location = LOC_TR_A_L) uniform uint u_a_l;   // input stride of L
+layout(location = LOC_TR_Y_P) uniform uint u_y_p;   // output stride of P
+layout(location = LOC_TR_A_OFF) uniform uint u_a_off; // where the input starts in its window (elements)
+layout(location = LOC_TR_Y_OFF) uniform uint u_y_off; // ... the output in its window
+layout(location = LOC_TR_NREST) uniform uint u_nrest;
+layout(location = LOC_TR_Z_START) uniform uint u_z_start;
+layout(location = LOC_TR_REST_EXT) uniform uint u_rest_ext[8];
+layout(location = LOC_TR_REST_A) uniform uint u_rest_a[8];
+layout(location = LOC_TR_REST_Y) uniform uint u_rest_y[8];
 
 void main()
 {

@@ -133,14 +133,17 @@ static slab bind_slab(const tgl__attention *a, size_t bh0, size_t n, size_t alig
     return s;
 }
 
-/* Uniforms 0-9 of common/attention_io.glsl. */
+/* The uniforms of common/attention_io.glsl every attention kernel has. */
 static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, const slab *s)
 {
-    const GLuint u[] = {(GLuint)a->seq_q, (GLuint)a->seq_kv, (GLuint)a->kv_cap, (GLuint)a->head_dim,
-                        (GLuint)a->causal, (GLuint)s->pad[0], (GLuint)s->pad[1], (GLuint)s->pad[2], (GLuint)s->pad[3]};
-    for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
-        tgl_gl_uniform_ui(b, prog, i, u[i]);
-    tgl_gl_uniform_f(b, prog, 9, a->scale);
+    const tgl_gl_uniform u[] = {
+        {LOC_ATT_SEQ_Q, a->seq_q},    {LOC_ATT_SEQ_KV, a->seq_kv}, {LOC_ATT_KV_CAP, a->kv_cap},
+        {LOC_ATT_D, a->head_dim},     {LOC_ATT_CAUSAL, (size_t)a->causal},
+        {LOC_ATT_Q_OFF, s->pad[0]},   {LOC_ATT_K_OFF, s->pad[1]}, {LOC_ATT_V_OFF, s->pad[2]},
+        {LOC_ATT_O_OFF, s->pad[3]},
+    };
+    tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
+    tgl_gl_uniform_f(b, prog, LOC_ATT_SCALE, a->scale);
 }
 
 /* attention/flash_shuffle for 32 < head_dim <= 64 where subgroups shuffle: two rows per
@@ -176,10 +179,10 @@ static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t 
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
-    tgl_gl_uniform_ui(b, prog, 0, (GLuint)rows);
-    tgl_gl_uniform_ui(b, prog, 3, (GLuint)a->head_dim);
-    tgl_gl_uniform_ui(b, prog, 8, (GLuint)o_pad);
-    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_ROWS, (GLuint)rows);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_D, (GLuint)a->head_dim);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_O_OFF, (GLuint)o_pad);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNKS, (GLuint)chunks);
     bind[3].writes = 1;
     bind[4].writes = 0;
     return tgl_gl_dispatch(b, prog, bind, 5, rows);
@@ -296,8 +299,8 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     set_uniforms(b, prog, a, &s);
     if (!chunk_keys)
         return tgl_gl_dispatch_grid(b, prog, bind, 4, blocks, (uint32_t)n, 1);
-    tgl_gl_uniform_ui(b, prog, 11, (GLuint)chunks);
-    tgl_gl_uniform_ui(b, prog, 12, (GLuint)chunk_keys);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNKS, (GLuint)chunks);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNK_KEYS, (GLuint)chunk_keys);
     if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, blocks, (uint32_t)n, (uint32_t)chunks)))
         return st;
     return combine_chunks(b, bind, n * a->seq_q, chunks, a, s.pad[3]);
@@ -391,7 +394,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     if ((st = tgl_gl_plan_program(b, &plan, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
-    tgl_gl_uniform_ui(b, prog, 10, (GLuint)chunks);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNKS, (GLuint)chunks);
     /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
     bind[3].writes = 0;
     if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)chunks, (uint32_t)rows, 1)))
@@ -421,11 +424,11 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     if ((st = tgl_gl_plan_program(b, &plan, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
-    tgl_gl_uniform_ui(b, prog, 10, (GLuint)n);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_BLOCKS, (GLuint)n);
     if (!chunk_keys)
         return tgl_gl_dispatch(b, prog, bind, 4, tgl_gl_ceil_div(invocations, REG_THREADS));
-    tgl_gl_uniform_ui(b, prog, 11, (GLuint)chunks);
-    tgl_gl_uniform_ui(b, prog, 12, (GLuint)chunk_keys);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNKS, (GLuint)chunks);
+    tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNK_KEYS, (GLuint)chunk_keys);
     if ((st = tgl_gl_dispatch(b, prog, bind, 5, tgl_gl_ceil_div(invocations, REG_THREADS))))
         return st;
     return combine_chunks(b, bind, n * a->seq_q, chunks, a, s.pad[3]);

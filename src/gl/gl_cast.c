@@ -64,9 +64,9 @@ static tgl_status wide_f16_to_f32(tgl_backend *b, tgl__view in, tgl__view out, s
         if (pad_h % 8 || pad_y % 32) /* the same for every dispatch: decided by the first */
             return TGL_OK;
         bind[0].texture_format = GL_RGBA16UI;
-        tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_h / 8));
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_y / 32));
-        tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_IN_OFF, (GLuint)(pad_h / 8));
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_OUT_OFF, (GLuint)(pad_y / 32));
+        tgl_gl_uniform_ui(b, prog, LOC_SWEEP, backward);
         st = tgl_gl_dispatch(b, prog, bind, 2, groups);
         if (!st)
             *done += count;
@@ -97,10 +97,10 @@ static tgl_status plain_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view
         };
         size_t half_pad = to_f16 ? out_pad / 2 : in_pad / 2;
         size_t items = to_f16 ? (half_pad + count + 1) / 2 : count; /* words written, or floats */
-        tgl_gl_uniform_ui(b, prog, 0, (GLuint)count);
-        tgl_gl_uniform_ui(b, prog, 1, (GLuint)(to_f16 ? in_pad / 4 : half_pad));
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(to_f16 ? half_pad : out_pad / 4));
-        tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_N, (GLuint)count);
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_IN_OFF, (GLuint)(to_f16 ? in_pad / 4 : half_pad));
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_OUT_OFF, (GLuint)(to_f16 ? half_pad : out_pad / 4));
+        tgl_gl_uniform_ui(b, prog, LOC_SWEEP, backward);
         st = tgl_gl_dispatch(b, prog, bind, 2, (items + l->workgroup_size - 1) / l->workgroup_size);
     }
     return st;
@@ -144,10 +144,10 @@ static tgl_status vec4_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view 
         if (in_pad % 16 || out_pad % 16) /* vec4_head saw the offsets; the windows keep them */
             return tgl__fail(b, TGL_ERR_INTERNAL, "cast: a 16-byte-aligned window lost its alignment");
         /* four elements per invocation: offsets in 16 bytes on the f32 side, 8 on the f16 side */
-        tgl_gl_uniform_ui(b, prog, 0, (GLuint)(count / 4));
-        tgl_gl_uniform_ui(b, prog, 1, (GLuint)(in_pad / (to_f16 ? 16 : 8)));
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(out_pad / (to_f16 ? 8 : 16)));
-        tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_N, (GLuint)(count / 4));
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_IN_OFF, (GLuint)(in_pad / (to_f16 ? 16 : 8)));
+        tgl_gl_uniform_ui(b, prog, LOC_CAST_OUT_OFF, (GLuint)(out_pad / (to_f16 ? 8 : 16)));
+        tgl_gl_uniform_ui(b, prog, LOC_SWEEP, backward);
         st = tgl_gl_dispatch(b, prog, bind, 2, tgl_gl_ceil_div(count / 4, l->workgroup_size));
     }
     return st;

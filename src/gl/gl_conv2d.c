@@ -178,17 +178,22 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
     if (cfg->tex)
         bind[0].texture_format = bind[1].texture_format = GL_R32F; /* bind[2] was copied before */
     size_t cols = nb * cv->out_h * cv->out_w;
-    const size_t u[] = {d->in_channels, d->in_h, d->in_w, d->out_channels, cv->out_h, cv->out_w, d->kernel_h,
-                        d->kernel_w, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dilation_h, d->dilation_w,
-                        d->in_channels / d->groups, d->out_channels / d->groups, cols, pad[0] / F32,
-                        pad[1] / F32, pad[2] / F32, pad[3] / F32};
-    for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
-        tgl_gl_uniform_ui(b, prog, i, (GLuint)u[i]);
+    const tgl_gl_uniform u[] = {
+        {LOC_CONV_C, d->in_channels},   {LOC_CONV_H, d->in_h},          {LOC_CONV_W, d->in_w},
+        {LOC_CONV_OC, d->out_channels}, {LOC_CONV_OH, cv->out_h},       {LOC_CONV_OW, cv->out_w},
+        {LOC_CONV_KH, d->kernel_h},     {LOC_CONV_KW, d->kernel_w},     {LOC_CONV_SH, d->stride_h},
+        {LOC_CONV_SW, d->stride_w},     {LOC_CONV_PH, d->pad_h},        {LOC_CONV_PW, d->pad_w},
+        {LOC_CONV_DH, d->dilation_h},   {LOC_CONV_DW, d->dilation_w},
+        {LOC_CONV_ICG, d->in_channels / d->groups}, {LOC_CONV_OCG, d->out_channels / d->groups},
+        {LOC_CONV_COLS, cols},          {LOC_CONV_IN_OFF, pad[0] / F32}, {LOC_CONV_F_OFF, pad[1] / F32},
+        {LOC_CONV_B_OFF, pad[2] / F32}, {LOC_CONV_OUT_OFF, pad[3] / F32},
+    };
+    tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
     if (splits > 1) {
         size_t k = (d->in_channels / d->groups) * d->kernel_h * d->kernel_w, slabs = tgl_gl_ceil_div(k, cfg->bk);
-        tgl_gl_uniform_ui(b, prog, 21, (GLuint)(tgl_gl_ceil_div(slabs, splits) * cfg->bk));
-        tgl_gl_uniform_ui(b, prog, 22, (GLuint)(nb * img_out));
-        tgl_gl_uniform_ui(b, prog, 23, (GLuint)d->groups);
+        tgl_gl_uniform_ui(b, prog, LOC_CONV_K_CHUNK, (GLuint)(tgl_gl_ceil_div(slabs, splits) * cfg->bk));
+        tgl_gl_uniform_ui(b, prog, LOC_CONV_SPLIT_STRIDE, (GLuint)(nb * img_out));
+        tgl_gl_uniform_ui(b, prog, LOC_CONV_GROUPS, (GLuint)d->groups);
     }
     tgl_status st = tgl_gl_dispatch_grid(b, prog, bind, 4, (uint32_t)tgl_gl_ceil_div(cols, tile_n(cfg)),
                                          (uint32_t)tgl_gl_ceil_div(d->out_channels / d->groups, tile_m(cfg)),

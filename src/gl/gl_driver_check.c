@@ -59,9 +59,9 @@ static tgl_status run_sequence(tgl_backend *b, tgl_gl_buffer *sums, int *ok)
         st = tgl_gl_upload(b, (tgl__view){sums, 0}, zero, sizeof zero);
     const tgl_gl_binding bind = {.buf = sums, .bytes = sizeof zero, .writes = 1};
     for (int round = 0; round < 4 && !st; round++) {
-        tgl_gl_uniform_ui(b, prog[0], 0, 5);
+        tgl_gl_uniform_ui(b, prog[0], LOC_CHECK_COUNT, 5);
         if (!(st = tgl_gl_dispatch(b, prog[0], &bind, 1, 1))) {
-            tgl_gl_uniform_ui(b, prog[1], 0, counts[round]);
+            tgl_gl_uniform_ui(b, prog[1], LOC_CHECK_COUNT, counts[round]);
             st = tgl_gl_dispatch(b, prog[1], &bind, 1, 1);
         }
     }

@@ -99,9 +99,9 @@ static size_t chunk_elements(const tgl_gl_limits *l, int tex)
 
 /* One dispatch over `count` elements from element `start` of every operand, with the vec4
  * variant (count a multiple of 4, every window 16-byte aligned), the wide one (whole
- * workgroups, the output 32-byte aligned) or the scalar one. The kernel's uniforms: 0 the count
- * (in vec4s for the vec4 and wide variants), 1.. the operands' offsets in the same unit, 8..
- * the float parameters, TGL_GL_SWEEP_LOCATION the direction. */
+ * workgroups, the output 32-byte aligned) or the scalar one. The kernel's uniforms
+ * (common/locations.glsl): the count (in vec4s for the vec4 and wide variants), the operands'
+ * offsets in the same unit, the float parameters, the direction. */
 static tgl_status dispatch_piece(tgl_backend *b, const tgl_gl_ew_run *r, size_t start, size_t count, int piece,
                                  unsigned backward)
 {
@@ -131,12 +131,12 @@ static tgl_status dispatch_piece(tgl_backend *b, const tgl_gl_ew_run *r, size_t 
     tgl_status st = tgl_gl_plan_program(b, &plan, &program);
     if (st)
         return st;
-    tgl_gl_uniform_ui(b, program, 0, (GLuint)items);
+    tgl_gl_uniform_ui(b, program, LOC_EW_N, (GLuint)items);
     for (int i = 0; i < nv; i++)
-        tgl_gl_uniform_ui(b, program, 1 + i, vec4 ? pad[i] / 4 : pad[i]);
+        tgl_gl_uniform_ui(b, program, LOC_EW_OFF0 + i, vec4 ? pad[i] / 4 : pad[i]);
     for (int i = 0; i < r->nparams; i++)
-        tgl_gl_uniform_f(b, program, 8 + i, r->params[i]);
-    tgl_gl_uniform_ui(b, program, TGL_GL_SWEEP_LOCATION, backward);
+        tgl_gl_uniform_f(b, program, LOC_EW_PARAM0 + i, r->params[i]);
+    tgl_gl_uniform_ui(b, program, LOC_SWEEP, backward);
     return tgl_gl_dispatch(b, program, bind, nv, plan.groups);
 }
 

@@ -235,13 +235,15 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
-    const GLuint u[] = {(GLuint)p->mc, (GLuint)p->nc, (GLuint)p->kc, (GLuint)g->lda, (GLuint)g->ldb, (GLuint)g->ldc,
-                        (GLuint)pad_a, (GLuint)pad_b, (GLuint)pad_c, (GLuint)g->stride_a, (GLuint)g->stride_b,
-                        (GLuint)g->stride_c};
-    for (GLint i = 0; i < (GLint)(sizeof u / sizeof u[0]); i++)
-        tgl_gl_uniform_ui(b, prog, i, u[i]);
-    tgl_gl_uniform_f(b, prog, 12, g->alpha);
-    tgl_gl_uniform_f(b, prog, 13, beta);
+    const tgl_gl_uniform u[] = {
+        {LOC_GEMM_M, p->mc},        {LOC_GEMM_N, p->nc},        {LOC_GEMM_K, p->kc},
+        {LOC_GEMM_LDA, g->lda},     {LOC_GEMM_LDB, g->ldb},     {LOC_GEMM_LDC, g->ldc},
+        {LOC_GEMM_A_OFF, pad_a},    {LOC_GEMM_B_OFF, pad_b},    {LOC_GEMM_C_OFF, pad_c},
+        {LOC_GEMM_STRIDE_A, g->stride_a}, {LOC_GEMM_STRIDE_B, g->stride_b}, {LOC_GEMM_STRIDE_C, g->stride_c},
+    };
+    tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
+    tgl_gl_uniform_f(b, prog, LOC_GEMM_ALPHA, g->alpha);
+    tgl_gl_uniform_f(b, prog, LOC_GEMM_BETA, beta);
     return tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n),
                                 (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
 }

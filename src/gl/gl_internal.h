@@ -57,7 +57,6 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
 #define TGL_GL_KERNEL_STORAGE_BLOCKS 4
 
 /* The uniform location of the streaming kernels' direction (glsl/common/sweep.glsl). */
-#define TGL_GL_SWEEP_LOCATION 15
 
 /* The device profile's traits (gl_profile.c): X(name, kind, help), each a field of
  * tgl_gl_limits of that name. Kinds: U32, U64, FLAG (0/1), F64, POOL (TGL_GL_POOL_*), TRANSPOSE
@@ -286,6 +285,12 @@ void tgl_gl_uniform_f(tgl_backend *b, GLuint prog, GLint loc, GLfloat v);
 void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLuint *v);
 /* A uint[TGL_MAX_DIMS] array at loc from n sizes (n <= TGL_MAX_DIMS), the rest 0. */
 void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n);
+/* A uint uniform by its location's name (glsl/common/locations.glsl), for setting a list. */
+typedef struct tgl_gl_uniform {
+    GLint loc;
+    size_t value; /* stored as a GLuint (the callers' values fit: windows and grids are bounded) */
+} tgl_gl_uniform;
+void tgl_gl_uniforms_ui(tgl_backend *b, GLuint prog, const tgl_gl_uniform *u, size_t n);
 
 /* ---- the backend ---- */
 #define TGL_GL_MAX_TEXTURE_BINDINGS 4
@@ -397,6 +402,7 @@ void tgl_gl_test_lose_context_after(tgl_backend *b, unsigned checks);
 void tgl_gl_test_skip_barriers(tgl_backend *b, int skip);
 
 /* ---- kernel sources and programs (gl_source.c, gl_programs.c) ---- */
+#include "../../glsl/common/locations.glsl"
 #include "gl_plan.h"
 #include "kernel_variants.h"
 

@@ -138,13 +138,13 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
         st = tgl_gl_plan_program(b, &plan, &prog);
         if (st)
             return st;
-        tgl_gl_uniform_ui(b, prog, 3, (GLuint)head_dim);
-        tgl_gl_uniform_ui(b, prog, 4, (GLuint)heads);
-        tgl_gl_uniform_ui(b, prog, 5, (GLuint)seq);
-        tgl_gl_uniform_ui(b, prog, 0, (GLuint)pairs);
-        tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_x / F32));
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_y / F32));
-        tgl_gl_uniform_ui(b, prog, 6, (GLuint)(r0 % seq));
+        tgl_gl_uniform_ui(b, prog, LOC_ROPE_HEAD_DIM, (GLuint)head_dim);
+        tgl_gl_uniform_ui(b, prog, LOC_ROPE_HEADS, (GLuint)heads);
+        tgl_gl_uniform_ui(b, prog, LOC_ROPE_SEQ, (GLuint)seq);
+        tgl_gl_uniform_ui(b, prog, LOC_ROPE_PAIRS, (GLuint)pairs);
+        tgl_gl_uniform_ui(b, prog, LOC_ROPE_X_OFF, (GLuint)(pad_x / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_ROPE_Y_OFF, (GLuint)(pad_y / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_ROPE_ROW0, (GLuint)(r0 % seq));
         if ((st = tgl_gl_dispatch(b, prog, bind, 3, plan.groups)))
             return st;
     }
@@ -214,10 +214,10 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     };
     if ((st = tgl_gl_dispatch_grid(b, clear, clear_bind, 2, 1, 1, 1)))
         return st;
-    tgl_gl_uniform_ui(b, check, 2, (GLuint)table_rows);
+    tgl_gl_uniform_ui(b, check, LOC_GATHER_TABLE_ROWS, (GLuint)table_rows);
     for (int w = 0; w <= wide; w++) {
-        tgl_gl_uniform_ui(b, gather[w], 2, (GLuint)table_rows);
-        tgl_gl_uniform_ui(b, gather[w], 3, (GLuint)(cols / unit));
+        tgl_gl_uniform_ui(b, gather[w], LOC_GATHER_TABLE_ROWS, (GLuint)table_rows);
+        tgl_gl_uniform_ui(b, gather[w], LOC_GATHER_COLS, (GLuint)(cols / unit));
     }
     /* Pass 1 checks every id; only if none was bad, pass 2 gathers, window by window. */
     for (size_t k0 = 0; k0 < n_ids; k0 += per_ids) {
@@ -226,9 +226,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
             tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
             {.buf = status_buf, .bytes = 16, .writes = 1},
         };
-        tgl_gl_uniform_ui(b, check, 0, (GLuint)nk);
-        tgl_gl_uniform_ui(b, check, 1, (GLuint)(pad_i / 4));
-        tgl_gl_uniform_ui(b, check, 6, (GLuint)k0);
+        tgl_gl_uniform_ui(b, check, LOC_GATHER_COUNT, (GLuint)nk);
+        tgl_gl_uniform_ui(b, check, LOC_GATHER_IDS_OFF, (GLuint)(pad_i / 4));
+        tgl_gl_uniform_ui(b, check, LOC_GATHER_FIRST, (GLuint)k0);
         if ((st = tgl_gl_dispatch(b, check, bind, 2, (nk + l->workgroup_size - 1) / l->workgroup_size)))
             return st;
     }
@@ -247,9 +247,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         if (row_loop)
             tbind.texture_format = vec4 ? GL_RGBA32F : GL_R32F;
         for (int w = 0; w <= wide; w++) {
-            tgl_gl_uniform_ui(b, gather[w], 4, (GLuint)(pad_t / F32 / unit));
-            tgl_gl_uniform_ui(b, gather[w], 7, (GLuint)r0);
-            tgl_gl_uniform_ui(b, gather[w], 8, (GLuint)nr);
+            tgl_gl_uniform_ui(b, gather[w], LOC_GATHER_T_OFF, (GLuint)(pad_t / F32 / unit));
+            tgl_gl_uniform_ui(b, gather[w], LOC_GATHER_ROW0, (GLuint)r0);
+            tgl_gl_uniform_ui(b, gather[w], LOC_GATHER_WIN_ROWS, (GLuint)nr);
         }
         for (size_t k0 = 0; k0 < n_ids; k0 += per_gather) {
             size_t nk = n_ids - k0 < per_gather ? n_ids - k0 : per_gather, pad_i, pad_y;
@@ -264,11 +264,11 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
                                       w && l->ssbo_align < 32 ? 32 : l->ssbo_align, &pad_y),
             };
             GLuint prog = gather[w];
-            tgl_gl_uniform_ui(b, prog, 1, (GLuint)(pad_i / 4));
-            tgl_gl_uniform_ui(b, prog, 5, (GLuint)(pad_y / F32 / unit));
-            tgl_gl_uniform_ui(b, prog, 6, (GLuint)k0);
+            tgl_gl_uniform_ui(b, prog, LOC_GATHER_IDS_OFF, (GLuint)(pad_i / 4));
+            tgl_gl_uniform_ui(b, prog, LOC_GATHER_Y_OFF, (GLuint)(pad_y / F32 / unit));
+            tgl_gl_uniform_ui(b, prog, LOC_GATHER_FIRST, (GLuint)k0);
             if (row_loop) {
-                tgl_gl_uniform_ui(b, prog, 0, (GLuint)nk);
+                tgl_gl_uniform_ui(b, prog, LOC_GATHER_COUNT, (GLuint)nk);
                 st = tgl_gl_dispatch(b, prog, bind, 4, tgl_gl_ceil_div(nk, l->workgroup_size));
             } else {
                 uint32_t gx = (uint32_t)tgl_gl_ceil_div(cols / unit, l->workgroup_size);

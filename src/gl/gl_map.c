@@ -85,7 +85,7 @@ tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs
     }
     v[used] = out;
     snprintf(t.p, t.cap, "#define MAP_INPUTS %d\n#define MAP_OUT_BINDING %d\n#define MAP_OUT_LOC %d\n#define MAP_EXPR ",
-             used, used, used + 1);
+             used, used, LOC_EW_OFF0 + used);
     t.len = strlen(t.p);
     if (!emit(e, e->root, &t) || !put(&t, "\n")) {
         free(t.p);

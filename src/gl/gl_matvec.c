@@ -92,11 +92,11 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
         if (st)
             return st;
-        tgl_gl_uniform_ui(b, prog, 0, (GLuint)nr);
-        tgl_gl_uniform_ui(b, prog, 1, (GLuint)cols);
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad_w / F32));
-        tgl_gl_uniform_ui(b, prog, 3, (GLuint)(pad_x / F32));
-        tgl_gl_uniform_ui(b, prog, 4, (GLuint)(pad_y / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_MV_ROWS, (GLuint)nr);
+        tgl_gl_uniform_ui(b, prog, LOC_MV_COLS, (GLuint)cols);
+        tgl_gl_uniform_ui(b, prog, LOC_MV_W_OFF, (GLuint)(pad_w / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_MV_X_OFF, (GLuint)(pad_x / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_MV_Y_OFF, (GLuint)(pad_y / F32));
         if ((st = tgl_gl_dispatch(b, prog, bind, 3, plan.groups)))
             return st;
     }

@@ -170,28 +170,28 @@ tgl_status tgl_gl_rows(tgl_backend *b, int kind, tgl__view in, tgl__view w, tgl_
     if (st)
         return st;
     if (w.buf)
-        tgl_gl_uniform_ui(b, prog, 4, (GLuint)(shape.w_pad / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_ROWS_W_OFF, (GLuint)(shape.w_pad / F32));
     if (bias.buf)
-        tgl_gl_uniform_ui(b, prog, 5, (GLuint)(shape.b_pad / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_ROWS_B_OFF, (GLuint)(shape.b_pad / F32));
     if (kind >= TGL__ROWS_RMSNORM)
-        tgl_gl_uniform_f(b, prog, 6, eps);
-    tgl_gl_uniform_ui(b, prog, 0, (GLuint)cols);
+        tgl_gl_uniform_f(b, prog, LOC_ROWS_EPS, eps);
+    tgl_gl_uniform_ui(b, prog, LOC_ROWS_COLS, (GLuint)cols);
     /* the rows in and out (glsl/common/sweep.glsl) */
     uint64_t bytes = (uint64_t)rows * cols * 2 * F32;
-    tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, tgl_gl_sweep_direction(tgl_gl_of(b), bytes));
+    tgl_gl_uniform_ui(b, prog, LOC_SWEEP, tgl_gl_sweep_direction(tgl_gl_of(b), bytes));
     for (size_t r0 = 0; r0 < rows; r0 += per) {
         size_t nr = rows - r0 < per ? rows - r0 : per;
         size_t off = r0 * cols * F32;
         bind[0] = tgl_gl_window_aligned((tgl__view){in.buf, in.offset + off}, nr * cols * F32, 0, in_align, &pad);
         bind[0].texture_format = tex ? (vec4 ? GL_RGBA32F : GL_R32F) : 0;
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)(pad / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_ROWS_X_OFF, (GLuint)(pad / F32));
         if (vec4 && !whole_vec4(pad))
             return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
         bind[1] = tgl_gl_window(b, (tgl__view){out.buf, out.offset + off}, nr * cols * F32, 1, &pad);
-        tgl_gl_uniform_ui(b, prog, 3, (GLuint)(pad / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_ROWS_Y_OFF, (GLuint)(pad / F32));
         if ((vec4 && !whole_vec4(pad)) || (wide && pad % 32))
             return tgl__fail(b, TGL_ERR_INTERNAL, "row-wise op: slab at row %zu lost its vec4 alignment", r0);
-        tgl_gl_uniform_ui(b, prog, 1, (GLuint)nr);
+        tgl_gl_uniform_ui(b, prog, LOC_ROWS_ROWS, (GLuint)nr);
         if ((st = tgl_gl_dispatch(b, prog, bind, nbind, tgl_gl_ceil_div(nr, run.rows_per_group))))
             return st;
     }

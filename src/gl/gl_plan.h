@@ -22,20 +22,21 @@ typedef enum {
 } tgl_gl_def_kind;
 
 typedef struct tgl_gl_def {
-    tgl_gl_def_kind kind;
     const char *macro;        /* FLAG, UINT */
-    size_t offset;            /* of the uint32_t field in the family's flags struct */
     const char *const *names; /* NAME: one macro per value */
+    size_t offset;            /* of the uint32_t field in the family's flags struct */
     uint32_t count;           /* NAME: how many */
+    tgl_gl_def_kind kind;
 } tgl_gl_def;
 
-#define TGL_GL_FLAG(type, field, macro) {TGL_GL_DEF_FLAG, macro, offsetof(type, field), NULL, 0}
-#define TGL_GL_UINT(type, field, macro) {TGL_GL_DEF_UINT, macro, offsetof(type, field), NULL, 0}
-#define TGL_GL_NAME(type, field, names) \
-    {TGL_GL_DEF_NAME, NULL, offsetof(type, field), names, (uint32_t)(sizeof names / sizeof *names)}
-#define TGL_GL_READ(type, field) {TGL_GL_DEF_READ, NULL, offsetof(type, field), NULL, 0}
+#define TGL_GL_FLAG(type, field, name) {.macro = (name), .offset = offsetof(type, field), .kind = TGL_GL_DEF_FLAG}
+#define TGL_GL_UINT(type, field, name) {.macro = (name), .offset = offsetof(type, field), .kind = TGL_GL_DEF_UINT}
+#define TGL_GL_NAME(type, field, list)                                                       \
+    {.names = (list), .offset = offsetof(type, field),                                        \
+     .count = (uint32_t)(sizeof(list) / sizeof(*(list))), .kind = TGL_GL_DEF_NAME}
+#define TGL_GL_READ(type, field) {.offset = offsetof(type, field), .kind = TGL_GL_DEF_READ}
 /* A define table and its length, as tgl_gl_plan_kernel takes them. */
-#define TGL_GL_DEFS(table) table, sizeof table / sizeof *table
+#define TGL_GL_DEFS(table) (table), sizeof(table) / sizeof(*(table))
 
 #define TGL_GL_DEFINES_MAX 384
 

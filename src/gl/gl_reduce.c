@@ -124,24 +124,24 @@ static tgl_status run_pass(tgl_backend *b, red_op o, const pass *p)
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
-    tgl_gl_uniform_ui(b, prog, 0, (GLuint)p->len);
-    tgl_gl_uniform_ui(b, prog, 1, (GLuint)p->inner);
-    tgl_gl_uniform_ui(b, prog, 4, (GLuint)(p->src_pad / F32));
-    tgl_gl_uniform_ui(b, prog, 5, (GLuint)(p->dst_pad / 4));
-    tgl_gl_uniform_ui(b, prog, 7, (GLuint)p->groups);
-    tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, p->backward);
+    tgl_gl_uniform_ui(b, prog, LOC_RED_LEN, (GLuint)p->len);
+    tgl_gl_uniform_ui(b, prog, LOC_RED_INNER, (GLuint)p->inner);
+    tgl_gl_uniform_ui(b, prog, LOC_RED_X_OFF, (GLuint)(p->src_pad / F32));
+    tgl_gl_uniform_ui(b, prog, LOC_RED_Y_OFF, (GLuint)(p->dst_pad / 4));
+    tgl_gl_uniform_ui(b, prog, LOC_RED_GROUPS, (GLuint)p->groups);
+    tgl_gl_uniform_ui(b, prog, LOC_SWEEP, p->backward);
     if (p->splits) { /* reduce.comp only */
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)p->chunk);
-        tgl_gl_uniform_ui(b, prog, 3, (GLuint)p->splits);
-        tgl_gl_uniform_f(b, prog, 6, p->scale);
+        tgl_gl_uniform_ui(b, prog, LOC_RED_CHUNK, (GLuint)p->chunk);
+        tgl_gl_uniform_ui(b, prog, LOC_RED_SPLITS, (GLuint)p->splits);
+        tgl_gl_uniform_f(b, prog, LOC_RED_SCALE, p->scale);
     }
     tgl_gl_binding bind[3] = {p->src, p->dst, p->best};
     tgl_gl_bind_read(&bind[0], read, vec4 ? GL_RGBA32F : GL_R32F);
     int nbind = 2;
     if (!p->splits && p->carry) { /* arg_reduce.comp's carry */
-        tgl_gl_uniform_ui(b, prog, 2, (GLuint)p->j_base);
-        tgl_gl_uniform_ui(b, prog, 3, (GLuint)p->carry_in);
-        tgl_gl_uniform_ui(b, prog, 6, (GLuint)(p->best_pad / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_RED_J_BASE, (GLuint)p->j_base);
+        tgl_gl_uniform_ui(b, prog, LOC_RED_CARRY, (GLuint)p->carry_in);
+        tgl_gl_uniform_ui(b, prog, LOC_RED_V_OFF, (GLuint)(p->best_pad / F32));
         nbind = 3;
     }
     return tgl_gl_dispatch(b, prog, bind, nbind, p->groups);
@@ -224,14 +224,14 @@ static tgl_status run_cols(tgl_backend *b, red_op o, uint32_t carry, tgl_gl_bind
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
-    tgl_gl_uniform_ui(b, prog, 0, (GLuint)len);
-    tgl_gl_uniform_ui(b, prog, 1, (GLuint)inner);
-    tgl_gl_uniform_ui(b, prog, 2, (GLuint)tgl_gl_ceil_div(len, splits));
-    tgl_gl_uniform_ui(b, prog, 3, (GLuint)splits);
-    tgl_gl_uniform_ui(b, prog, 4, (GLuint)(src_pad / F32));
-    tgl_gl_uniform_ui(b, prog, 5, (GLuint)(dst_pad / F32));
-    tgl_gl_uniform_f(b, prog, 6, scale);
-    tgl_gl_uniform_ui(b, prog, TGL_GL_SWEEP_LOCATION, backward);
+    tgl_gl_uniform_ui(b, prog, LOC_RED_LEN, (GLuint)len);
+    tgl_gl_uniform_ui(b, prog, LOC_RED_INNER, (GLuint)inner);
+    tgl_gl_uniform_ui(b, prog, LOC_RED_CHUNK, (GLuint)tgl_gl_ceil_div(len, splits));
+    tgl_gl_uniform_ui(b, prog, LOC_RED_SPLITS, (GLuint)splits);
+    tgl_gl_uniform_ui(b, prog, LOC_RED_X_OFF, (GLuint)(src_pad / F32));
+    tgl_gl_uniform_ui(b, prog, LOC_RED_Y_OFF, (GLuint)(dst_pad / F32));
+    tgl_gl_uniform_f(b, prog, LOC_RED_SCALE, scale);
+    tgl_gl_uniform_ui(b, prog, LOC_SWEEP, backward);
     tgl_gl_binding bind[2] = {src, dst};
     tgl_gl_bind_read(&bind[0], read, vec4 ? GL_RGBA32F : GL_R32F);
     return tgl_gl_dispatch_grid(b, prog, bind, 2, (uint32_t)tgl_gl_ceil_div(inner / (vec4 ? 4 : 1), l->workgroup_size),

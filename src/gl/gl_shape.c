@@ -137,12 +137,12 @@ static tgl_status run_box(boxes *x, size_t *lo, size_t *hi)
     size_t inner = ext[nd - 1], gx = tgl_gl_ceil_div(inner, l->workgroup_size);
     int rows = inner >= ROWS_MIN_INNER && gx <= l->wg_count[0] && n / inner <= l->wg_count[1];
     GLuint prog = x->prog[rows];
-    tgl_gl_uniform_ui(x->b, prog, 0, (GLuint)n);
-    tgl_gl_uniform_ui(x->b, prog, 1, 0);
-    tgl_gl_uniform_ui(x->b, prog, 3, (GLuint)(pad_a / F32));
-    tgl_gl_uniform_ui(x->b, prog, 4, (GLuint)(pad_b / F32));
-    tgl_gl_uniform_ui(x->b, prog, 5, (GLuint)(pad_y / F32));
-    tgl_gl_uniform_dims(x->b, prog, 8, ext, nd);
+    tgl_gl_uniform_ui(x->b, prog, LOC_STRIDED_N, (GLuint)n);
+    tgl_gl_uniform_ui(x->b, prog, LOC_STRIDED_START, 0);
+    tgl_gl_uniform_ui(x->b, prog, LOC_STRIDED_A_OFF, (GLuint)(pad_a / F32));
+    tgl_gl_uniform_ui(x->b, prog, LOC_STRIDED_B_OFF, (GLuint)(pad_b / F32));
+    tgl_gl_uniform_ui(x->b, prog, LOC_STRIDED_Y_OFF, (GLuint)(pad_y / F32));
+    tgl_gl_uniform_dims(x->b, prog, LOC_STRIDED_SHAPE, ext, nd);
     return rows ? tgl_gl_dispatch_grid(x->b, prog, bind, 3, (uint32_t)gx, (uint32_t)(n / inner), 1)
                 : tgl_gl_dispatch(x->b, prog, bind, 3, (n + l->workgroup_size - 1) / l->workgroup_size);
 }
@@ -166,11 +166,11 @@ static tgl_status strided_boxes(tgl_backend *b, int op, tgl__view a, tgl__view b
         tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog[rows]);
         if (st)
             return st;
-        tgl_gl_uniform_ui(b, x.prog[rows], 2, (GLuint)s->ndim);
-        tgl_gl_uniform_dims(b, x.prog[rows], 16, s->a_stride, s->ndim);
-        tgl_gl_uniform_dims(b, x.prog[rows], 32, x.y_stride, s->ndim);
+        tgl_gl_uniform_ui(b, x.prog[rows], LOC_STRIDED_NDIM, (GLuint)s->ndim);
+        tgl_gl_uniform_dims(b, x.prog[rows], LOC_STRIDED_A_STRIDE, s->a_stride, s->ndim);
+        tgl_gl_uniform_dims(b, x.prog[rows], LOC_STRIDED_Y_STRIDE, x.y_stride, s->ndim);
         if (op >= 0)
-            tgl_gl_uniform_dims(b, x.prog[rows], 24, s->b_stride, s->ndim);
+            tgl_gl_uniform_dims(b, x.prog[rows], LOC_STRIDED_B_STRIDE, s->b_stride, s->ndim);
     }
     size_t lo[TGL_MAX_DIMS] = {0}, hi[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < s->ndim; d++)
@@ -234,18 +234,18 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
         tgl_status st = tgl_gl_plan_program(b, &plan, &prog[v]);
         if (st)
             return st;
-        tgl_gl_uniform_ui(b, prog[v], 2, (GLuint)s->ndim);
-        tgl_gl_uniform_ui(b, prog[v], 3, (GLuint)(pad_a / F32));
-        tgl_gl_uniform_dims(b, prog[v], 8, s->shape, s->ndim);
-        tgl_gl_uniform_dims(b, prog[v], 16, s->a_stride, s->ndim);
+        tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_NDIM, (GLuint)s->ndim);
+        tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_A_OFF, (GLuint)(pad_a / F32));
+        tgl_gl_uniform_dims(b, prog[v], LOC_STRIDED_SHAPE, s->shape, s->ndim);
+        tgl_gl_uniform_dims(b, prog[v], LOC_STRIDED_A_STRIDE, s->a_stride, s->ndim);
         if (op >= 0) {
-            tgl_gl_uniform_ui(b, prog[v], 4, (GLuint)(pad_b / F32));
-            tgl_gl_uniform_dims(b, prog[v], 24, s->b_stride, s->ndim);
+            tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_B_OFF, (GLuint)(pad_b / F32));
+            tgl_gl_uniform_dims(b, prog[v], LOC_STRIDED_B_STRIDE, s->b_stride, s->ndim);
         }
         if (v) { /* the last axis as plain uniforms */
-            tgl_gl_uniform_ui(b, prog[v], 40, (GLuint)inner);
-            tgl_gl_uniform_ui(b, prog[v], 41, (GLuint)s->a_stride[s->ndim - 1]);
-            tgl_gl_uniform_ui(b, prog[v], 42, op >= 0 ? (GLuint)s->b_stride[s->ndim - 1] : 0);
+            tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_INNER, (GLuint)inner);
+            tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_A_STEP, (GLuint)s->a_stride[s->ndim - 1]);
+            tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_B_STEP, op >= 0 ? (GLuint)s->b_stride[s->ndim - 1] : 0);
         }
     }
     for (size_t start = 0; start < s->n_out; start += chunk) {
@@ -256,9 +256,9 @@ tgl_status tgl_gl_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl
             bind[0].texture_format = v && run_a ? GL_RGBA32F : GL_R32F;
             bind[1].texture_format = v && run_b ? GL_RGBA32F : GL_R32F;
         }
-        tgl_gl_uniform_ui(b, prog[v], 0, (GLuint)count);
-        tgl_gl_uniform_ui(b, prog[v], 1, (GLuint)(rows ? start / inner : start));
-        tgl_gl_uniform_ui(b, prog[v], 5, (GLuint)(pad_y / F32));
+        tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_N, (GLuint)count);
+        tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_START, (GLuint)(rows ? start / inner : start));
+        tgl_gl_uniform_ui(b, prog[v], LOC_STRIDED_Y_OFF, (GLuint)(pad_y / F32));
         tgl_status st;
         if (v)
             st = tgl_gl_dispatch_grid(b, prog[v], bind, 3,

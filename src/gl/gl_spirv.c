@@ -241,6 +241,12 @@ void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v
     tgl_gl_uniform_uiv(b, prog, loc, TGL_MAX_DIMS, u);
 }
 
+void tgl_gl_uniforms_ui(tgl_backend *b, GLuint prog, const tgl_gl_uniform *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tgl_gl_uniform_ui(b, prog, u[i].loc, (GLuint)u[i].value);
+}
+
 int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
 {
     /* Subgroup operations need SPIR-V 1.3; ARB_gl_spirv takes SPIR-V 1.0 (glslangValidator -G

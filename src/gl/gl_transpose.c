@@ -121,20 +121,20 @@ tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tg
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
-    tgl_gl_uniform_ui(b, prog, 0, (GLuint)pl.ext_p);
-    tgl_gl_uniform_ui(b, prog, 1, (GLuint)pl.ext_l);
-    tgl_gl_uniform_ui(b, prog, 2, (GLuint)pl.a_l);
-    tgl_gl_uniform_ui(b, prog, 3, (GLuint)pl.y_p);
-    tgl_gl_uniform_ui(b, prog, 4, (GLuint)(pad_a / F32));
-    tgl_gl_uniform_ui(b, prog, 5, (GLuint)(pad_y / F32));
-    tgl_gl_uniform_ui(b, prog, 6, (GLuint)pl.nrest);
-    tgl_gl_uniform_dims(b, prog, 8, pl.rest_ext, pl.nrest);
-    tgl_gl_uniform_dims(b, prog, 16, pl.rest_a, pl.nrest);
-    tgl_gl_uniform_dims(b, prog, 24, pl.rest_y, pl.nrest);
+    tgl_gl_uniform_ui(b, prog, LOC_TR_EXT_P, (GLuint)pl.ext_p);
+    tgl_gl_uniform_ui(b, prog, LOC_TR_EXT_L, (GLuint)pl.ext_l);
+    tgl_gl_uniform_ui(b, prog, LOC_TR_A_L, (GLuint)pl.a_l);
+    tgl_gl_uniform_ui(b, prog, LOC_TR_Y_P, (GLuint)pl.y_p);
+    tgl_gl_uniform_ui(b, prog, LOC_TR_A_OFF, (GLuint)(pad_a / F32));
+    tgl_gl_uniform_ui(b, prog, LOC_TR_Y_OFF, (GLuint)(pad_y / F32));
+    tgl_gl_uniform_ui(b, prog, LOC_TR_NREST, (GLuint)pl.nrest);
+    tgl_gl_uniform_dims(b, prog, LOC_TR_REST_EXT, pl.rest_ext, pl.nrest);
+    tgl_gl_uniform_dims(b, prog, LOC_TR_REST_A, pl.rest_a, pl.nrest);
+    tgl_gl_uniform_dims(b, prog, LOC_TR_REST_Y, pl.rest_y, pl.nrest);
     *done = 1;
     for (size_t z = 0; z < pl.layers; z += l->wg_count[2]) {
         size_t gz = pl.layers - z < l->wg_count[2] ? pl.layers - z : l->wg_count[2];
-        tgl_gl_uniform_ui(b, prog, 7, (GLuint)z);
+        tgl_gl_uniform_ui(b, prog, LOC_TR_Z_START, (GLuint)z);
         if ((st = tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz)))
             return st;
     }

@@ -1,0 +1,179 @@
+// Uniform locations of every kernel, by name: the kernels include this file and so does the GL
+// backend (src/gl/gl_internal.h), so the C side sets a uniform by the name the kernel declares it
+// under, never by a bare number. GLSL 4.30 and ES 3.10 take only a literal in a layout
+// qualifier, so each location is its own macro. Plain #defines and // comments: valid C too.
+#ifndef TGL_LOCATIONS_GLSL
+#define TGL_LOCATIONS_GLSL
+
+// Every kernel that walks its data in either direction (common/sweep.glsl).
+#define LOC_SWEEP 15
+
+// Buffer textures and images: 60 + the binding they read (common/texel.glsl says why they have
+// explicit locations).
+#define LOC_TEXTURE0 60
+#define LOC_TEXTURE1 61
+#define LOC_TEXTURE2 62
+#define LOC_TEXTURE3 63
+
+// Element-wise kernels (elementwise/*.comp, map/map.comp): the count, then each operand's
+// offset in order (inputs, then the output: operand i at LOC_EW_OFF0 + i), then the float
+// parameters (fill and scale_add, whose two operands leave 8 and 9 free).
+#define LOC_EW_N 0
+#define LOC_EW_OFF0 1
+#define LOC_EW_OFF1 2
+#define LOC_EW_OFF2 3
+#define LOC_EW_OFF3 4
+#define LOC_EW_OFF4 5
+#define LOC_EW_OFF5 6
+#define LOC_EW_OFF6 7
+#define LOC_EW_OFF7 8
+#define LOC_EW_PARAM0 8
+#define LOC_EW_OFF8 9
+#define LOC_EW_PARAM1 9
+
+// The f16 casts (cast/*.comp).
+#define LOC_CAST_N 0
+#define LOC_CAST_IN_OFF 1
+#define LOC_CAST_OUT_OFF 2
+
+// The driver check (check/inlined_uniform.comp).
+#define LOC_CHECK_COUNT 0
+
+// Reductions (reduce/*.comp); arg_reduce uses 2, 3 and 6 for its carry.
+#define LOC_RED_LEN 0
+#define LOC_RED_INNER 1
+#define LOC_RED_CHUNK 2
+#define LOC_RED_J_BASE 2
+#define LOC_RED_CARRY 3
+#define LOC_RED_SPLITS 3
+#define LOC_RED_X_OFF 4
+#define LOC_RED_Y_OFF 5
+#define LOC_RED_SCALE 6
+#define LOC_RED_V_OFF 6
+#define LOC_RED_GROUPS 7
+
+// Row-wise ops (norm/rows.comp, norm/softmax_lanes.comp).
+#define LOC_ROWS_COLS 0
+#define LOC_ROWS_ROWS 1
+#define LOC_ROWS_X_OFF 2
+#define LOC_ROWS_Y_OFF 3
+#define LOC_ROWS_W_OFF 4
+#define LOC_ROWS_B_OFF 5
+#define LOC_ROWS_EPS 6
+
+// RoPE (llm/rope.comp).
+#define LOC_ROPE_PAIRS 0
+#define LOC_ROPE_X_OFF 1
+#define LOC_ROPE_Y_OFF 2
+#define LOC_ROPE_HEAD_DIM 3
+#define LOC_ROPE_HEADS 4
+#define LOC_ROPE_SEQ 5
+#define LOC_ROPE_ROW0 6
+
+// Row gathers (llm/gather_rows.comp).
+#define LOC_GATHER_COUNT 0
+#define LOC_GATHER_IDS_OFF 1
+#define LOC_GATHER_TABLE_ROWS 2
+#define LOC_GATHER_COLS 3
+#define LOC_GATHER_T_OFF 4
+#define LOC_GATHER_Y_OFF 5
+#define LOC_GATHER_FIRST 6
+#define LOC_GATHER_ROW0 7
+#define LOC_GATHER_WIN_ROWS 8
+
+// Broadcasts and permutes (shape/strided.comp); the arrays take TGL_MAX_DIMS locations each.
+#define LOC_STRIDED_N 0
+#define LOC_STRIDED_START 1
+#define LOC_STRIDED_NDIM 2
+#define LOC_STRIDED_A_OFF 3
+#define LOC_STRIDED_B_OFF 4
+#define LOC_STRIDED_Y_OFF 5
+#define LOC_STRIDED_SHAPE 8
+#define LOC_STRIDED_A_STRIDE 16
+#define LOC_STRIDED_B_STRIDE 24
+#define LOC_STRIDED_Y_STRIDE 32
+#define LOC_STRIDED_INNER 40
+#define LOC_STRIDED_A_STEP 41
+#define LOC_STRIDED_B_STEP 42
+
+// Tiled permutes (shape/transpose.comp); the arrays take TGL_MAX_DIMS - 2 locations each.
+#define LOC_TR_EXT_P 0
+#define LOC_TR_EXT_L 1
+#define LOC_TR_A_L 2
+#define LOC_TR_Y_P 3
+#define LOC_TR_A_OFF 4
+#define LOC_TR_Y_OFF 5
+#define LOC_TR_NREST 6
+#define LOC_TR_Z_START 7
+#define LOC_TR_REST_EXT 8
+#define LOC_TR_REST_A 16
+#define LOC_TR_REST_Y 24
+
+// Matrix-vector products (gemm/matvec.comp).
+#define LOC_MV_ROWS 0
+#define LOC_MV_COLS 1
+#define LOC_MV_W_OFF 2
+#define LOC_MV_X_OFF 3
+#define LOC_MV_Y_OFF 4
+
+// GEMM (common/gemm_io.glsl).
+#define LOC_GEMM_M 0
+#define LOC_GEMM_N 1
+#define LOC_GEMM_K 2
+#define LOC_GEMM_LDA 3
+#define LOC_GEMM_LDB 4
+#define LOC_GEMM_LDC 5
+#define LOC_GEMM_A_OFF 6
+#define LOC_GEMM_B_OFF 7
+#define LOC_GEMM_C_OFF 8
+#define LOC_GEMM_STRIDE_A 9
+#define LOC_GEMM_STRIDE_B 10
+#define LOC_GEMM_STRIDE_C 11
+#define LOC_GEMM_ALPHA 12
+#define LOC_GEMM_BETA 13
+
+// Convolution (common/conv_io.glsl).
+#define LOC_CONV_C 0
+#define LOC_CONV_H 1
+#define LOC_CONV_W 2
+#define LOC_CONV_OC 3
+#define LOC_CONV_OH 4
+#define LOC_CONV_OW 5
+#define LOC_CONV_KH 6
+#define LOC_CONV_KW 7
+#define LOC_CONV_SH 8
+#define LOC_CONV_SW 9
+#define LOC_CONV_PH 10
+#define LOC_CONV_PW 11
+#define LOC_CONV_DH 12
+#define LOC_CONV_DW 13
+#define LOC_CONV_ICG 14
+#define LOC_CONV_OCG 15
+#define LOC_CONV_COLS 16
+#define LOC_CONV_IN_OFF 17
+#define LOC_CONV_F_OFF 18
+#define LOC_CONV_B_OFF 19
+#define LOC_CONV_OUT_OFF 20
+#define LOC_CONV_K_CHUNK 21
+#define LOC_CONV_SPLIT_STRIDE 22
+#define LOC_CONV_GROUPS 23
+
+// Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
+// use 10 for their own count, decode_combine 0 for its rows.
+#define LOC_ATT_ROWS 0
+#define LOC_ATT_SEQ_Q 0
+#define LOC_ATT_SEQ_KV 1
+#define LOC_ATT_KV_CAP 2
+#define LOC_ATT_D 3
+#define LOC_ATT_CAUSAL 4
+#define LOC_ATT_Q_OFF 5
+#define LOC_ATT_K_OFF 6
+#define LOC_ATT_V_OFF 7
+#define LOC_ATT_O_OFF 8
+#define LOC_ATT_SCALE 9
+#define LOC_ATT_BLOCKS 10
+#define LOC_ATT_DECODE_CHUNKS 10
+#define LOC_ATT_CHUNKS 11
+#define LOC_ATT_CHUNK_KEYS 12
+
+#endif
