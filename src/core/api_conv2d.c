@@ -24,7 +24,13 @@ static tgl_status normalize(tgl_backend *b, const tgl_conv2d_desc *in, tgl_conv2
     if (d->in_h > limit || d->in_w > limit || d->pad_h > limit || d->pad_w > limit || d->kernel_h > limit ||
         d->kernel_w > limit || d->dilation_h > limit || d->dilation_w > limit)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "desc: a spatial size exceeds 2^40");
-    size_t span_h = d->dilation_h * (d->kernel_h - 1) + 1, span_w = d->dilation_w * (d->kernel_w - 1) + 1;
+    /* dilation (kernel - 1) may pass 2^64 with both factors under the limit: checked */
+    size_t span_h, span_w;
+    tgl_status st;
+    if ((st = tgl__mul(b, "dilation_h * (kernel_h - 1)", d->dilation_h, d->kernel_h - 1, &span_h)) ||
+        (st = tgl__mul(b, "dilation_w * (kernel_w - 1)", d->dilation_w, d->kernel_w - 1, &span_w)))
+        return st;
+    span_h++, span_w++;
     size_t padded_h = d->in_h + 2 * d->pad_h, padded_w = d->in_w + 2 * d->pad_w;
     if (span_h > padded_h || span_w > padded_w)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "kernel: the dilated kernel (%zu x %zu) is larger than the "

@@ -209,6 +209,14 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     tgl_gl *gl = tgl_gl_of(b);
     const tgl_gl_limits *l = &gl->limits;
     const tgl_conv2d_desc *d = &cv->d;
+    /* The kernels index the padded input in 32-bit ints (conv_io.glsl): a descriptor past that
+     * is refused, not cut to 32 bits (which computed other pixels than the CPU backend). */
+    const size_t most = (size_t)INT32_MAX;
+    if (d->in_h + 2 * d->pad_h > most || d->in_w + 2 * d->pad_w > most || d->stride_h > most || d->stride_w > most ||
+        d->dilation_h * (d->kernel_h - 1) > most || d->dilation_w * (d->kernel_w - 1) > most)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_conv2d: the padded input (%zu x %zu), a stride or the dilated "
+                         "kernel passes 2^31 - 1, the GL kernels' index range", d->in_h + 2 * d->pad_h,
+                         d->in_w + 2 * d->pad_w);
     size_t ocg = d->out_channels / d->groups;
     size_t ci = gl->test.conv2d_config >= 0 && (size_t)gl->test.conv2d_config < N_CONFIGS ? (size_t)gl->test.conv2d_config
                                                                                  : choose(l, ocg);

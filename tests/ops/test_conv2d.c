@@ -278,6 +278,31 @@ static void test_conv2d_errors(void **state)
         bad = d, bad.batch = 1; /* so the misaligned input still fits its allocation */
         TGT_EXPECT(b, tgl_conv2d(b, &bad, in + 2, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
         TGT_EXPECT(NULL, tgl_conv2d(NULL, &d, in, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        /* dilation (kernel - 1) past 2^64 with each factor under the 2^40 bound (it once wrapped
+         * to a span of 1 and passed) */
+        bad = d, bad.kernel_h = ((size_t)1 << 39) + 1, bad.dilation_h = (size_t)1 << 39;
+        TGT_EXPECT(b, tgl_conv2d(b, &bad, in, f, bias, out), TGL_ERR_INVALID_ARGUMENT);
+        size_t oh = 0, ow = 0;
+        assert_int_equal(tgl_conv2d_output_size(&bad, &oh, &ow), TGL_ERR_INVALID_ARGUMENT);
+        /* Pads and strides past 32 bits: the output's one row lies in the padding (bias only).
+         * GL, whose kernels index in 32 bits, refuses it (it once cut the pad to 32 bits and read
+         * the input); the CPU backend computes it. */
+        bad = d, bad.batch = 1, bad.pad_h = (size_t)1 << 32, bad.stride_h = ((size_t)1 << 33) + 8;
+        assert_int_equal(tgl_conv2d_output_size(&bad, &oh, &ow), TGL_OK);
+        assert_int_equal(oh, 1);
+        if (b == p->gl) {
+            TGT_EXPECT(b, tgl_conv2d(b, &bad, in, f, bias, out), TGL_ERR_UNSUPPORTED);
+        } else {
+            tgl_ptr row;
+            float bias_host[4] = {1, 2, 3, 4}, got[4 * 6];
+            TGT_OK(b, tgl_alloc(b, sizeof got, &row));
+            TGT_OK(b, tgl_copy_htod(b, bias, bias_host, sizeof bias_host));
+            TGT_OK(b, tgl_conv2d(b, &bad, in, f, bias, row));
+            TGT_OK(b, tgl_copy_dtoh(b, got, row, sizeof got));
+            for (size_t i = 0; i < 4 * 6; i++)
+                assert_true(got[i] == bias_host[i / 6]);
+            TGT_OK(b, tgl_free(b, row));
+        }
         bad = d, bad.batch = 0; /* no-ops */
         TGT_OK(b, tgl_conv2d(b, &bad, 0, 0, 0, 0));
         bad = d, bad.out_channels = 0;
