@@ -24,7 +24,7 @@ VERSION := $(MAJOR).$(call VERSION_OF,MINOR).$(call VERSION_OF,PATCH)
 SONAME  := libtensorgl.so.$(MAJOR)
 
 DEPS := libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri \
-        libcmocka-dev glslang-tools spirv-tools pkgconf
+        libcmocka-dev glslang-tools spirv-tools pkgconf locales
 # What `make bench` adds: OpenBLAS, the CPU's own limit, as the GEMM family's reference.
 BENCH_DEPS := libopenblas0
 

@@ -369,7 +369,8 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
 
 /* out[i] = expr evaluated on inputs[0..n_inputs-1] at i, in one kernel, e.g.
  * tgl_map(b, "sqrt(a*b + c)", (tgl_ptr[]){x, y, z}, 3, out, n). Inputs are named a, b, c, ...
- * (at most 8). The grammar: numbers, inputs, + - * /, unary minus, parentheses, and the
+ * (at most 8). The grammar: numbers (1, 1.5, .5, 2.5e-3: '.' whatever the process locale),
+ * inputs, + - * /, unary minus, parentheses, and the
  * functions named like the unary ops (exp(x), gelu(x), ...) and binary ops (pow(x, y), max(x, y),
  * ...), plus clamp(x, lo, hi) = min(max(x, lo), hi) and select(c, x, y) = c != 0 ? x : y. Each
  * function computes what the op of that name computes. The text is parsed into a tree (at most

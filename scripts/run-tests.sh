@@ -11,6 +11,14 @@ export TGL_CACHE_DIR="${TGL_CACHE_DIR-$build/program-cache}"
 # The SPIR-V modules every build directory shares (`make spirv`), for test_spirv and for
 # TGL_SHADER=spirv runs.
 export TGL_SPIRV_DIR="${TGL_SPIRV_DIR-$(cd "$(dirname "$0")/.." && pwd)/build/tensorgl-spirv}"
+# A decimal-comma locale for test_map's locale test (number literals must not follow it), built
+# from the `locales` package's sources into the build tree: no system locale is needed.
+if [ ! -d "$build/locale/de_DE.UTF-8" ] && command -v localedef >/dev/null 2>&1 &&
+    [ -f /usr/share/i18n/locales/de_DE ]; then
+    mkdir -p "$build/locale"
+    localedef -i de_DE -f UTF-8 "$build/locale/de_DE.UTF-8" >/dev/null 2>&1 || rm -rf "$build/locale/de_DE.UTF-8"
+fi
+[ -d "$build/locale/de_DE.UTF-8" ] && export LOCPATH="$(cd "$build/locale" && pwd)"
 log="$build/tests/last-run.log"
 : > "$log"
 crashed=0

@@ -4,8 +4,9 @@
 
 #include "tensorgl.h"
 
-#include <ctype.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,42 @@ __attribute__((format(printf, 2, 3))) static int fail(parser *ps, const char *fm
     return -1;
 }
 
+/* Character classes in ASCII whatever the process locale (ctype's isalpha follows it). */
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The "C" locale, for reading numbers as the grammar writes them: strtof follows the calling
+ * thread's locale, and in a decimal-comma one it stops at the '.' (1.5 read as 1). NULL where
+ * the C library could not make it. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void make_c_locale(void)
+{
+    c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/* Reads the whole of `text` (digits, '.', exponent: checked by the caller) as an f32 in the C
+ * locale; 0 when it does not read whole. */
+static int read_f32(const char *text, float *out)
+{
+    pthread_once(&c_locale_once, make_c_locale);
+    if (!c_locale)
+        return 0;
+    locale_t old = uselocale(c_locale);
+    char *end = NULL;
+    *out = strtof(text, &end);
+    uselocale(old);
+    return end && end != text && *end == '\0';
+}
+
 static void skip_space(parser *ps)
 {
     while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')
@@ -45,7 +82,7 @@ static const char *found(parser *ps, char *buf, size_t size)
 {
     if (!*ps->p)
         return "the end";
-    if (isprint((unsigned char)*ps->p))
+    if (*ps->p >= ' ' && *ps->p <= '~')
         snprintf(buf, size, "'%c'", *ps->p);
     else
         snprintf(buf, size, "byte 0x%02x", (unsigned char)*ps->p);
@@ -76,10 +113,10 @@ static int expect(parser *ps, char c, const char *what)
 static int parse_number(parser *ps)
 {
     const char *s = ps->p;
-    while (isdigit((unsigned char)*ps->p))
+    while (is_digit(*ps->p))
         ps->p++;
     if (*ps->p == '.')
-        for (ps->p++; isdigit((unsigned char)*ps->p); ps->p++)
+        for (ps->p++; is_digit(*ps->p); ps->p++)
             ;
     if (ps->p == s + 1 && *s == '.')
         return fail(ps, "expected digits around '.'");
@@ -87,11 +124,11 @@ static int parse_number(parser *ps)
         const char *e = ps->p++;
         if (*ps->p == '+' || *ps->p == '-')
             ps->p++;
-        if (!isdigit((unsigned char)*ps->p)) {
+        if (!is_digit(*ps->p)) {
             ps->p = e;
             return fail(ps, "expected digits after the exponent");
         }
-        while (isdigit((unsigned char)*ps->p))
+        while (is_digit(*ps->p))
             ps->p++;
     }
     char buf[64];
@@ -102,7 +139,11 @@ static int parse_number(parser *ps)
     }
     memcpy(buf, s, len);
     buf[len] = '\0';
-    float v = strtof(buf, NULL);
+    float v;
+    if (!read_f32(buf, &v)) {
+        ps->p = s;
+        return fail(ps, "number %s could not be read", buf);
+    }
     if (!isfinite(v)) {
         ps->p = s;
         return fail(ps, "number %s is out of f32 range", buf);
@@ -129,7 +170,7 @@ static int lookup(const char *name, size_t len, tgl_expr_kind *kind, int *op)
 static int parse_name(parser *ps)
 {
     const char *s = ps->p;
-    while (isalnum((unsigned char)*ps->p) || *ps->p == '_')
+    while (is_alpha(*ps->p) || is_digit(*ps->p) || *ps->p == '_')
         ps->p++;
     size_t len = (size_t)(ps->p - s);
     skip_space(ps);
@@ -179,9 +220,9 @@ static int parse_factor(parser *ps)
         r = parse_expr(ps);
         if (r >= 0 && expect(ps, ')', "')'") < 0)
             r = -1;
-    } else if (isdigit((unsigned char)c) || c == '.') {
+    } else if (is_digit(c) || c == '.') {
         r = parse_number(ps);
-    } else if (isalpha((unsigned char)c)) {
+    } else if (is_alpha(c)) {
         r = parse_name(ps);
     } else {
         r = fail(ps, "expected a number, an input, a function or '(', found %s", found(ps, buf, sizeof buf));

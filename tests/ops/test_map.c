@@ -6,6 +6,7 @@
 #include "testing.h"
 #include "gl/gl_internal.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,12 +233,59 @@ static void test_storage_block_limit(void **state)
         free(in[k]);
 }
 
+/* Number literals are read the way the grammar writes them whatever the process locale: in a
+ * decimal-comma one (de_DE: scripts/run-tests.sh builds it under LOCPATH), `a*1.5` once
+ * computed a*1 and `.5*a` 0 with TGL_OK on both backends. A literal the C library cannot read
+ * whole is an error, not a prefix. */
+static void test_number_locale(void **state)
+{
+    pair *p = *state;
+    static const char *const comma_locales[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8"};
+    const char *set = NULL;
+    for (size_t i = 0; !set && i < sizeof comma_locales / sizeof comma_locales[0]; i++)
+        set = setlocale(LC_ALL, comma_locales[i]);
+    if (!set || strcmp(localeconv()->decimal_point, ",")) {
+        setlocale(LC_ALL, "C");
+        if (getenv("CI")) /* CI makes one (scripts/run-tests.sh): its absence there is a failure */
+            fail_msg("no decimal-comma locale (de_DE.UTF-8 under LOCPATH=%s)", getenv("LOCPATH") ? getenv("LOCPATH") : "");
+        skip();
+        return;
+    }
+    const size_t n = 37;
+    float *in[1] = {malloc(n * sizeof(float))};
+    for (size_t i = 0; i < n; i++)
+        in[0][i] = tgt_uniform(&p->rng, 0.5f, 2);
+    static const struct { const char *expr; float scale, add; } cases[] = {
+        {"a*1.5", 1.5f, 0}, {".5*a", 0.5f, 0}, {"a*2.5e-1 + 1.25", 0.25f, 1.25f}, {"a*1e1", 10.0f, 0},
+    };
+    tgl_backend *backends[2] = {p->gl, p->cpu};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int k = 0; k < 2; k++) {
+            if (!backends[k])
+                continue;
+            tgl_status st;
+            float *got = run_on(backends[k], cases[c].expr, in, 1, n, 0, 4, &st);
+            if (st)
+                fail_msg("%s in %s: %s", cases[c].expr, set, tgl_last_error(backends[k]));
+            for (size_t i = 0; i < n; i++) {
+                float want = in[0][i] * cases[c].scale + cases[c].add;
+                if (fabsf(got[4 + i] - want) > 1e-6f * fabsf(want))
+                    fail_msg("%s on %s in %s: element %zu is %g, want %g", cases[c].expr, k ? "cpu" : "gl", set, i,
+                             (double)got[4 + i], (double)want);
+            }
+            free(got);
+        }
+    setlocale(LC_ALL, "C");
+    free(in[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_expressions, tgt_pair_restore_reads),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_storage_block_limit),
+        cmocka_unit_test(test_number_locale),
     };
     return cmocka_run_group_tests_name("ops/map: fused expressions (gl vs cpu)", tests, setup, teardown);
 }
