@@ -117,6 +117,23 @@ static void test_tune_saves_and_later_backends_use_it(void **state)
     products_right(dir);
     assert_non_null(strstr(logged, "ignoring"));
     assert_null(strstr(logged, "GEMM shapes from"));
+    /* Shapes that once crashed tgl_open or passed by 32-bit wrap-around: no invocations
+     * (0 x 0 tiles: a division by zero), and thread counts or tiles whose products wrap. Each
+     * file is ignored, the table's shape runs. */
+    static const char *const hostile[] = {
+        "gemm=tiled:0,0,4,4,4\n", "gemm=tiled:4,0,4,4,4\n", "gemm=reg:65536,65536,4,4\n",
+        "gemm=tiled:2147483648,64,16,4,4\n", "gemm=tiled:64,64,1073741824,4,4\n",
+        "gemm=tiled:4294967292,4294967292,4,4294967292,4294967292\n",
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(hostile[i], f);
+        fclose(f);
+        products_right(dir);
+        if (!strstr(logged, "ignoring"))
+            fail_msg("tune file %s: not ignored", hostile[i]);
+    }
     /* Garbage of another kind, and an oversized file. */
     f = fopen(path, "w");
     assert_non_null(f);
@@ -141,6 +158,16 @@ static void test_tune_refusals(void **state)
     TGT_EXPECT(gl, tgl_tune(gl, 10, NULL), TGL_ERR_INVALID_ARGUMENT);
     TGT_OK(gl, tgl_tune(gl, 64, NULL));
     tgl_close(gl);
+    /* TGL_GEMM with no invocations or wrapping products is refused at open, not a crash */
+    static const char *const hostile[] = {"tiled:0,0,4,4,4", "reg:65536,65536,4,4", "tiled:2147483648,64,16,4,4"};
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        tgt_setenv("TGL_GEMM", hostile[i]);
+        tgl_backend *refused = NULL;
+        const tgl_options o = {.kind = TGL_BACKEND_GL};
+        assert_int_equal(tgl_open(&o, &refused), TGL_ERR_INVALID_ARGUMENT);
+        assert_null(refused);
+        assert_non_null(strstr(tgl_last_error(NULL), "TGL_GEMM"));
+    }
     tgt_setenv("TGL_GEMM", "reg:8,8,4,4");
     gl = tgt_open(TGL_BACKEND_GL);
     TGT_EXPECT(gl, tgl_tune(gl, 64, NULL), TGL_ERR_INVALID_ARGUMENT);

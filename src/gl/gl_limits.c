@@ -62,32 +62,63 @@ uint64_t tgl_gl_gemm_shared_bytes(const tgl_gl_gemm_config *g)
     return (uint64_t)g->bk * (g->bm + g->bn) * sizeof(float) * (g->double_slab ? 2 : 1);
 }
 
+/* The largest tile edge, slab depth and per-invocation block a configuration may ask for: far
+ * above any that fits a device's shared memory, and small enough that every product below is
+ * exact (a configuration may come from TGL_GEMM, a tune file or a profile override). */
+#define GEMM_MAX_EDGE 4096u
+#define GEMM_MAX_BLOCK 64u
+
 int tgl_gl_gemm_fits(const tgl_gl_gemm_config *g, const tgl_gl_limits *l)
 {
-    if (!g->tm || !g->tn || g->tm % 4 || g->tn % 4 || !g->bk || g->bk % 4 || g->bm % g->tm || g->bn % g->tn)
+    if (g->bm > GEMM_MAX_EDGE || g->bn > GEMM_MAX_EDGE || g->bk > GEMM_MAX_EDGE || g->tm > GEMM_MAX_BLOCK ||
+        g->tn > GEMM_MAX_BLOCK || !g->tm || !g->tn || g->tm % 4 || g->tn % 4 || !g->bk || g->bk % 4 ||
+        g->bm < g->tm || g->bn < g->tn || g->bm % g->tm || g->bn % g->tn)
         return 0;
-    uint32_t threads = (g->bm / g->tm) * (g->bn / g->tn);
+    uint64_t threads = (uint64_t)(g->bm / g->tm) * (g->bn / g->tn); /* >= 1: bm >= tm, bn >= tn */
     return threads <= l->wg_invocations && threads <= l->wg_size[0] &&
            tgl_gl_gemm_shared_bytes(g) <= l->shared_memory &&
-           (g->bm * g->bk) % (4 * threads) == 0 && (g->bn * g->bk) % (4 * threads) == 0;
+           ((uint64_t)g->bm * g->bk) % (4 * threads) == 0 && ((uint64_t)g->bn * g->bk) % (4 * threads) == 0;
+}
+
+/* Reads `n` comma-separated decimal numbers (digits only, each at most 2^32 - 1) after `prefix`;
+ * returns where the text goes on, or NULL. Not sscanf: its %u takes a sign and has no defined
+ * result past UINT_MAX. */
+static const char *read_numbers(const char *s, const char *prefix, unsigned *v, int n)
+{
+    size_t plen = strlen(prefix);
+    if (strncmp(s, prefix, plen))
+        return NULL;
+    s += plen;
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && *s++ != ',')
+            return NULL;
+        uint64_t x = 0;
+        const char *start = s;
+        for (; *s >= '0' && *s <= '9'; s++)
+            if ((x = x * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
+                return NULL;
+        if (s == start)
+            return NULL;
+        v[i] = (unsigned)x;
+    }
+    return s;
 }
 
 int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config *out)
 {
     unsigned v[5];
-    char tail;
-    int used = 0;
+    const char *rest;
     tgl_gl_gemm_config g = {0};
-    if (sscanf(s, "reg:%u,%u,%u,%u%c", &v[0], &v[1], &v[2], &v[3], &tail) == 4 && v[0] && v[1] &&
-        v[0] * v[1] <= l->wg_invocations && v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1] &&
+    if ((rest = read_numbers(s, "reg:", v, 4)) && !*rest && v[0] && v[1] &&
+        (uint64_t)v[0] * v[1] <= l->wg_invocations && v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1] &&
         (v[2] == 4 || v[2] == 8) && (v[3] == 4 || v[3] == 8)) {
         g = (tgl_gl_gemm_config){0, 0, 0, 0, v[2], v[3], v[0], v[1], l->gemm.matvec_row_per_invocation,
                                  l->texture_buffer_texels > 0, 0, 0};
-    } else if (sscanf(s, "tiled:%u,%u,%u,%u,%u%n", &v[0], &v[1], &v[2], &v[3], &v[4], &used) == 5 && used > 0) {
+    } else if ((rest = read_numbers(s, "tiled:", v, 5))) {
         /* then any of ",unroll", ",double" and ",tex", each at most once */
         int flags[3] = {0, 0, 0};
         static const char *const names[3] = {",unroll", ",double", ",tex"};
-        for (const char *rest = s + used; *rest;) {
+        while (*rest) {
             int known = 0;
             for (int i = 0; i < 3 && !known; i++)
                 if (!flags[i] && !strncmp(rest, names[i], strlen(names[i])) &&
