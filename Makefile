@@ -65,6 +65,21 @@ all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 deps:
 	@scripts/install-deps.sh $(DEPS)
 
+# Plain `make` without the build packages says so, and how to get them, instead of stopping at
+# the first missing header. Checked once per build directory.
+BUILD_HEADERS := epoxy/egl.h epoxy/gl.h
+$(BUILD)/.headers-found:
+	@for h in $(BUILD_HEADERS); do \
+	    if ! printf '#include <%s>\n' "$$h" | $(CC) -E -x c - >/dev/null 2>&1; then \
+	        echo "tensorgl: <$$h> is missing: the build needs the packages $(DEPS)." >&2; \
+	        echo "tensorgl: run 'make deps' (it installs the missing ones with apt), then 'make' again." >&2; \
+	        exit 1; \
+	    fi; \
+	done
+	@mkdir -p $(@D) && touch $@
+
+$(LIB_OBJ) $(CLI_OBJ): | $(BUILD)/.headers-found
+
 $(BUILD)/gen/kernels.c: $(KERNELS) scripts/embed-kernels.sh
 	@mkdir -p $(@D)
 	scripts/embed-kernels.sh glsl $@
