@@ -99,7 +99,8 @@ typedef struct tgl_options {
 /* Opens a backend.
  *   opts: NULL or zero fields for defaults (see tgl_options).
  *   out:  receives the backend; set to NULL on failure.
- * With TGL_BACKEND_AUTO, a GL failure falls back to the CPU backend; the reason stays readable
+ * With TGL_BACKEND_AUTO, a GL failure falls back to the CPU backend (not where a device was named,
+ * by TGL_DEVICE or opts->device, and cannot be had: TGL_ERR_NO_DEVICE); the reason stays readable
  * through tgl_last_error(b) and in tgl_device_info's fallback_reason.
  * Errors: TGL_ERR_INVALID_ARGUMENT (out NULL, bad kind, flags or environment value),
  *   TGL_ERR_NO_DEVICE (explicit GL request that failed; the message names the step: no EGL,

@@ -45,6 +45,14 @@ typedef struct tgl__config {
                                  backend at open (gl_profile.c), which knows the names */
 } tgl__config;
 
+/* Whether the user named a device (TGL_DEVICE or opts->device, by index past the first or by
+ * name): one that cannot be had is then an error for TGL_BACKEND_AUTO too, never a fallback to
+ * another device or to the CPU backend. */
+static inline int tgl__device_demanded(const tgl__config *c)
+{
+    return c->device_explicit && (c->device > 0 || c->device_name[0]);
+}
+
 /* A strided gather: out (row-major, `shape`) element at coordinates c reads a[sum c_d * a_stride[d]]
  * (and bb likewise); a stride of 0 broadcasts. Used by tgl_binary_broadcast and tgl_permute. */
 typedef struct tgl__strided {

@@ -35,7 +35,9 @@ void tgl__log(tgl_backend *b, int level, const char *fmt, ...)
         log_fn(log_user, level, msg);
     } else {
         FILE *f = b && b->log_file ? b->log_file : stderr;
-        fprintf(f, "tensorgl %s: %s\n", level_name(level), msg);
+        /* "tensorgl: warning: ...", as compilers write theirs ("tensorgl info: ..." read like the
+         * `tensorgl info` command) */
+        fprintf(f, "tensorgl: %s: %s\n", level_name(level), msg);
         fflush(f);
     }
     pthread_mutex_unlock(&log_lock);

@@ -33,7 +33,9 @@ static tgl_status open_kind(tgl_backend *b)
     if (b->config.kind == TGL_BACKEND_CPU)
         return tgl_cpu_open(b);
     tgl_status st = tgl_gl_open(b);
-    if (st != TGL_ERR_NO_DEVICE || b->config.kind == TGL_BACKEND_GL)
+    /* A device the user named that cannot be had is an error for auto too (README: not a silent
+     * fallback). */
+    if (st != TGL_ERR_NO_DEVICE || b->config.kind == TGL_BACKEND_GL || tgl__device_demanded(&b->config))
         return st;
     /* Auto: no usable GL context, so the CPU backend serves, and the reason is kept. */
     tgl__strlcpy(b->fallback_reason, b->last_error, sizeof b->fallback_reason);

@@ -372,7 +372,7 @@ static int try_device_platform(tgl_backend *b, tgl_egl *e, ladder_notes *n)
     const char *step = "EGL_EXT_platform_device";
     int want = b->config.device;
     const char *name = b->config.device_name;
-    int must = b->config.device_explicit && (want > 0 || name[0]);
+    int must = tgl__device_demanded(&b->config);
     EGLDeviceEXT devices[64];
     const char *why = NULL;
     int count = query_devices(devices, 64, &why);
@@ -420,7 +420,8 @@ tgl_status tgl_egl_create(tgl_backend *b, tgl_egl *e)
     if (r > 0)
         return TGL_OK;
     if (r < 0)
-        return tgl__fail(b, TGL_ERR_NO_DEVICE, "no usable GL context on the chosen device: %s", n.text);
+        return tgl__fail(b, TGL_ERR_NO_DEVICE, "no usable GL context on the device TGL_DEVICE (or opts->device) "
+                         "names: %s (`tensorgl devices` lists them)", n.text);
 
     if (client_ext("EGL_MESA_platform_surfaceless") && client_ext("EGL_EXT_platform_base")) {
         EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
