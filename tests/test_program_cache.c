@@ -221,6 +221,30 @@ static void test_bad_magic(void **state)
     damaged(flip_magic);
 }
 
+static void make_fifo(const char *path)
+{
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+}
+
+/* A FIFO where an entry should be: the open does not wait for a writer (it once blocked the first
+ * op forever), the entry is rebuilt and stored over it, and the next run loads it. alarm() turns
+ * a hang into a failure. */
+static void test_fifo_entry(void **state)
+{
+    (void)state;
+    char *dir = cold_dir();
+    assert_true(each_file(dir, make_fifo) >= 1);
+    unsigned long st[3];
+    alarm(120);
+    run_ok(dir, st);
+    alarm(0);
+    assert_true(st[STORES] >= 1);
+    run_ok(dir, st);
+    assert_true(st[HITS] >= 1);
+    remove_dir(dir);
+}
+
 /* A path under a regular file cannot be created, even by root. */
 static void test_unwritable_dir(void **state)
 {
@@ -310,6 +334,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_truncated, tgt_env_teardown),
         cmocka_unit_test_teardown(test_other_renderer, tgt_env_teardown),
         cmocka_unit_test_teardown(test_bad_magic, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_fifo_entry, tgt_env_teardown),
         cmocka_unit_test_teardown(test_unwritable_dir, tgt_env_teardown),
         cmocka_unit_test_teardown(test_turned_off, tgt_env_teardown),
         cmocka_unit_test_teardown(test_path_too_long, tgt_env_teardown),

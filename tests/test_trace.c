@@ -534,6 +534,17 @@ static void test_errors(void **state)
     temp_dir(dir, sizeof dir);
     assert_int_equal(replay(dir, TGL_BACKEND_CPU, 1), TGL_ERR_IO); /* holds no trace */
     assert_non_null(strstr(tgl_last_error(NULL), "no *.tgltrace"));
+    /* A FIFO named like a trace: refused at once (its open once waited for a writer forever;
+     * alarm() turns a hang into a failure). */
+    char fifo[128];
+    snprintf(fifo, sizeof fifo, "%s/fifo" TGL__TRACE_SUFFIX, dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(60);
+    assert_int_equal(replay(fifo, TGL_BACKEND_CPU, 1), TGL_ERR_IO);
+    assert_non_null(strstr(tgl_last_error(NULL), "not a regular file"));
+    assert_int_equal(replay(dir, TGL_BACKEND_CPU, 1), TGL_ERR_IO); /* the directory's only "trace" */
+    alarm(0);
+    assert_int_equal(unlink(fifo), 0);
     /* TGL_TRACE=DIR from tgl_open. */
     tgt_setenv("TGL_TRACE", dir);
     b = tgt_open(TGL_BACKEND_CPU);

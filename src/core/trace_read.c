@@ -1,5 +1,6 @@
 /* Reading trace files: bounds-checked decoding of the header and of each record. */
 #include "trace_read.h"
+#include "files.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -31,8 +32,9 @@ tgl_status tgl__reader_open(tgl__trace_reader *r, const char *path)
 {
     *r = (tgl__trace_reader){0};
     tgl__strlcpy(r->path, path, sizeof r->path);
-    if (!(r->f = fopen(path, "rb")))
-        return tgl__fail(NULL, TGL_ERR_IO, "trace %s: %s", path, strerror(errno));
+    if (!(r->f = tgl__fopen_regular(path))) /* a FIFO would block the reader forever */
+        return tgl__fail(NULL, TGL_ERR_IO, "trace %s: %s", path,
+                         errno == EINVAL ? "not a regular file" : strerror(errno));
     if (fseek(r->f, 0, SEEK_END) != 0 || ftell(r->f) < 0)
         return tgl__fail(NULL, TGL_ERR_IO, "trace %s: not a seekable file", path);
     r->size = (uint64_t)ftell(r->f);

@@ -10,6 +10,7 @@
  * one, never half of one. Failing to read or write the cache never fails an op: the program is
  * compiled from source as without a cache. With TGL_DEBUG=1 each of these is logged. */
 #include "gl_internal.h"
+#include "../core/files.h"
 #include "../core/hash.h"
 
 #include <errno.h>
@@ -105,7 +106,7 @@ void tgl_gl_identity(tgl_backend *b, char *out, size_t size)
 /* Reads the whole file into a malloc'd buffer; NULL when absent, unreadable or implausible. */
 static unsigned char *read_file(const char *path, size_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = tgl__open_regular(path); /* a FIFO here would block the first op forever */
     if (fd < 0)
         return NULL;
     struct stat st;

@@ -19,9 +19,11 @@
  * still applies. */
 #define _GNU_SOURCE /* dladdr: where the library itself lies */
 #include "gl_internal.h"
+#include "../core/files.h"
 #include "../core/hash.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,9 +88,9 @@ tgl_status tgl_gl_spirv_init(tgl_backend *b, tgl_gl_spirv *s)
 static uint32_t *read_module(const char *path, size_t *words, int *absent)
 {
     *absent = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = tgl__open_regular(path);
     if (fd < 0) {
-        *absent = 1;
+        *absent = errno != EINVAL; /* EINVAL: something other than a file is there */
         return NULL;
     }
     struct stat st;

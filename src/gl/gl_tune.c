@@ -9,6 +9,7 @@
  * contents are checked like any input: a line that does not parse, or a shape beyond the
  * device's limits, makes the whole file ignored (and logged). TGL_GEMM overrides both. */
 #include "gl_internal.h"
+#include "../core/files.h"
 #include "../core/hash.h"
 
 #include <errno.h>
@@ -55,9 +56,12 @@ void tgl_gl_tune_load(tgl_backend *b, tgl_gl_limits *l)
     char path[1100], text[MAX_TUNE_FILE + 1];
     if (!tune_path(b, path, sizeof path))
         return;
-    FILE *f = fopen(path, "r");
-    if (!f)
+    FILE *f = tgl__fopen_regular(path);
+    if (!f) {
+        if (errno == EINVAL)
+            tgl__log(b, TGL__LOG_WARN, "ignoring %s: not a regular file", path);
         return; /* not tuned: the table's choice stands */
+    }
     size_t n = fread(text, 1, sizeof text, f);
     int read_error = ferror(f);
     fclose(f);
