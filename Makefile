@@ -59,11 +59,15 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps check demo bench tests spirv install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa
+.PHONY: all deps print-deps check demo bench tests spirv install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
 	@scripts/install-deps.sh $(DEPS)
+
+# The package list, for the README check in .ci/run.
+print-deps:
+	@echo '$(DEPS)'
 
 # Plain `make` without the build packages says so, and how to get them, instead of stopping at
 # the first missing header. Checked once per build directory.
