@@ -21,6 +21,9 @@ static char self_path[4096];
 
 /* Opens a GL backend over `dir`, runs one op (compiling or loading its program), checks the
  * result on the host, reads the counters and closes. 0 when the result was right. */
+/* Which expression run_op computes: 0 its own, 1 a second one (two distinct programs). */
+static int second_expr;
+
 static int run_op(const char *dir, unsigned long stats[3])
 {
     tgt_setenv("TGL_CACHE_DIR", dir);
@@ -34,9 +37,10 @@ static int run_op(const char *dir, unsigned long stats[3])
     tgl_ptr p = 0, q = 0;
     int bad = tgl_alloc(b, sizeof x, &p) || tgl_alloc(b, sizeof y, &q) || tgl_copy_htod(b, p, x, sizeof x) ||
               /* an expression of its own, so no other suite has put this program in the cache */
-              tgl_map(b, "exp(a) * 0.25 + a * a - 1.5", &p, 1, q, N) || tgl_copy_dtoh(b, y, q, sizeof y);
+              tgl_map(b, second_expr ? "sqrt(a + 1) * 3" : "exp(a) * 0.25 + a * a - 1.5", &p, 1, q, N) ||
+              tgl_copy_dtoh(b, y, q, sizeof y);
     for (int i = 0; !bad && i < N; i++)
-        bad = fabsf(y[i] - (expf(x[i]) * 0.25f + x[i] * x[i] - 1.5f)) > 1e-5f;
+        bad = fabsf(y[i] - (second_expr ? sqrtf(x[i] + 1) * 3 : expf(x[i]) * 0.25f + x[i] * x[i] - 1.5f)) > 1e-5f;
     tgl_gl_test_cache_stats(b, stats);
     tgl_close(b);
     return bad;
@@ -245,6 +249,82 @@ static void test_fifo_entry(void **state)
     remove_dir(dir);
 }
 
+/* Reads a whole file. */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char *data = malloc(1 << 24);
+    assert_non_null(data);
+    *n = fread(data, 1, 1 << 24, f);
+    fclose(f);
+    return data;
+}
+
+static void spill(const char *path, const unsigned char *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static char entry_paths[8][512];
+static int n_entries;
+static void note_entry(const char *path)
+{
+    if (n_entries < 8)
+        snprintf(entry_paths[n_entries++], sizeof entry_paths[0], "%s", path);
+}
+
+/* Two valid entries whose payloads trade places, each under the other's name and with the other's
+ * key in its header (a mix-up a checksum over the payload alone let through: the first
+ * expression then ran the second's program). The header and identity are checksummed with the
+ * payload, so both are rejected and rebuilt, and the results stay right. */
+static void test_swapped_entries(void **state)
+{
+    (void)state;
+    char *dir = cold_dir(); /* the first expression's programs */
+    n_entries = 0;
+    each_file(dir, note_entry);
+    int first = n_entries;
+    char before[8][512];
+    memcpy(before, entry_paths, sizeof before);
+    unsigned long st[3];
+    second_expr = 1;
+    run_ok(dir, st); /* and the second's */
+    second_expr = 0;
+    n_entries = 0;
+    each_file(dir, note_entry);
+    assert_true(n_entries > first);
+    /* an entry of each expression: one of the first listing, and one it did not hold */
+    const char *a = before[0], *b = NULL;
+    for (int i = 0; i < n_entries && !b; i++) {
+        int old = 0;
+        for (int j = 0; j < first; j++)
+            old |= !strcmp(entry_paths[i], before[j]);
+        if (!old)
+            b = entry_paths[i];
+    }
+    assert_non_null(b);
+    size_t na, nb;
+    unsigned char *da = slurp(a, &na), *db = slurp(b, &nb);
+    unsigned char key_a[16], key_b[16];
+    memcpy(key_a, da + 16, 16); /* the header's key: after the magic and two 32-bit fields */
+    memcpy(key_b, db + 16, 16);
+    memcpy(db + 16, key_a, 16);
+    memcpy(da + 16, key_b, 16);
+    spill(a, db, nb);
+    spill(b, da, na);
+    free(da);
+    free(db);
+    run_ok(dir, st);
+    second_expr = 1;
+    run_ok(dir, st);
+    second_expr = 0;
+    remove_dir(dir);
+}
+
 /* A path under a regular file cannot be created, even by root. */
 static void test_unwritable_dir(void **state)
 {
@@ -335,6 +415,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_other_renderer, tgt_env_teardown),
         cmocka_unit_test_teardown(test_bad_magic, tgt_env_teardown),
         cmocka_unit_test_teardown(test_fifo_entry, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_swapped_entries, tgt_env_teardown),
         cmocka_unit_test_teardown(test_unwritable_dir, tgt_env_teardown),
         cmocka_unit_test_teardown(test_turned_off, tgt_env_teardown),
         cmocka_unit_test_teardown(test_path_too_long, tgt_env_teardown),

@@ -4,7 +4,8 @@
  * version, GL API, vendor, renderer and version string, which carries the driver version) and
  * the program's complete source (version line, defines, workgroup size, kernel text). Its
  * contents are never trusted: the header's magic, sizes, key and identity must match, a
- * checksum must match the payload, and the driver must accept the binary (link status); a file
+ * checksum over the header, identity and payload must match, and the driver must accept the
+ * binary (link status); a file
  * failing any of these is ignored, and the rebuilt program replaces it. Files are written to a
  * temporary name and renamed into place, so a concurrent reader sees the old file or the new
  * one, never half of one. Failing to read or write the cache never fails an op: the program is
@@ -14,6 +15,7 @@
 #include "../core/hash.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "TGLPBIN1"
+#define MAGIC "TGLPBIN2" /* 2: the checksum covers the header and identity too */
 #define MAX_FILE_BYTES (64u << 20) /* larger than any program binary seen; a bigger file is damage */
 
 typedef struct file_header {
@@ -30,7 +32,7 @@ typedef struct file_header {
     uint32_t format;     /* the GLenum glGetProgramBinary returned */
     uint64_t key[2];
     uint64_t binary_bytes;
-    uint64_t binary_sum; /* of the payload */
+    uint64_t binary_sum; /* of everything above it, the identity and the payload (entry_sum) */
 } file_header;
 
 /* The file's name: the hash of the identity, then of the source. */
@@ -42,13 +44,17 @@ static void key_of(const tgl_gl_disk_cache *c, const char *source, uint64_t key[
     tgl__hash128(source, strlen(source), id, key);
 }
 
-/* The payload's checksum. */
-static uint64_t sum_of(const void *bin, size_t n)
+/* The entry's checksum: the header's fields before it (magic, sizes, format, key), the identity
+ * and the payload, so what the entry claims is bound to its binary (a checksum of the payload
+ * alone let two entries trade keys and run one kernel's binary for another's source). */
+static uint64_t entry_sum(const file_header *h, const char *identity, const void *bin)
 {
     static const uint64_t start[2];
-    uint64_t h[2];
-    tgl__hash128(bin, n, start, h);
-    return h[0];
+    uint64_t a[2], b[2], c[2];
+    tgl__hash128(h, offsetof(file_header, binary_sum), start, a);
+    tgl__hash128(identity, h->identity_bytes, a, b);
+    tgl__hash128(bin, (size_t)h->binary_bytes, b, c);
+    return c[0];
 }
 
 static int path_of(const tgl_gl_disk_cache *c, const uint64_t key[2], char *out, size_t size)
@@ -154,8 +160,7 @@ int tgl_gl_disk_cache_load(tgl_backend *b, const char *source, GLuint *out)
              h.key[1] == key[1] && size - sizeof h >= id_len && h.binary_bytes == size - sizeof h - id_len &&
              h.binary_bytes > 0 && h.binary_bytes <= INT32_MAX;
     const unsigned char *bin = data + sizeof h + id_len;
-    ok = ok && !memcmp(data + sizeof h, c->identity, id_len) &&
-         sum_of(bin, (size_t)h.binary_bytes) == h.binary_sum;
+    ok = ok && !memcmp(data + sizeof h, c->identity, id_len) && entry_sum(&h, c->identity, bin) == h.binary_sum;
     GLuint program = 0;
     if (ok) {
         program = glCreateProgram();
@@ -214,11 +219,14 @@ void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program)
         free(bin);
         return;
     }
-    file_header h = {.identity_bytes = (uint32_t)strlen(c->identity), .format = format,
-                     .binary_bytes = (uint64_t)got,
-                     .binary_sum = sum_of(bin, (size_t)got)};
+    file_header h;
+    memset(&h, 0, sizeof h); /* padding too: the checksum reads the header's bytes */
+    h.identity_bytes = (uint32_t)strlen(c->identity);
+    h.format = format;
+    h.binary_bytes = (uint64_t)got;
     memcpy(h.magic, MAGIC, 8);
     key_of(c, source, h.key);
+    h.binary_sum = entry_sum(&h, c->identity, bin);
 
     char path[sizeof c->dir + 48], tmp[sizeof path + 32];
     static unsigned counter; /* distinct temporary names within the process */
