@@ -167,6 +167,14 @@ static int lookup(const char *name, size_t len, tgl_expr_kind *kind, int *op)
     return 0;
 }
 
+/* One level of nesting more (a '(', a call or a unary minus), or the failure past the limit. */
+static int deeper(parser *ps)
+{
+    if (++ps->depth > TGL_EXPR_MAX_DEPTH)
+        return fail(ps, "expression nests deeper than %d", TGL_EXPR_MAX_DEPTH);
+    return 0;
+}
+
 static int parse_name(parser *ps)
 {
     const char *s = ps->p;
@@ -189,6 +197,8 @@ static int parse_name(parser *ps)
         return fail(ps, "unknown function '%.*s'", (int)(len > 32 ? 32 : len), s);
     }
     ps->p++; /* '(' */
+    if (deeper(ps) < 0)
+        return -1;
     for (int k = 0; k < arity; k++) {
         if (k && expect(ps, ',', arity == 2 ? "',' and a second argument" : "',' and another argument") < 0)
             return -1;
@@ -197,6 +207,7 @@ static int parse_name(parser *ps)
             return -1;
         n.arg[k] = (uint16_t)a;
     }
+    ps->depth--;
     char what[64];
     snprintf(what, sizeof what, "')' after %d argument%s of %.*s", arity, arity > 1 ? "s" : "", (int)len, s);
     if (expect(ps, ')', what) < 0)
@@ -207,17 +218,21 @@ static int parse_name(parser *ps)
 static int parse_factor(parser *ps)
 {
     skip_space(ps);
-    if (++ps->depth > TGL_EXPR_MAX_DEPTH)
-        return fail(ps, "expression nests deeper than %d", TGL_EXPR_MAX_DEPTH);
     int r;
     char c = *ps->p, buf[16];
     if (c == '-') {
         ps->p++;
+        if (deeper(ps) < 0)
+            return -1;
         int a = parse_factor(ps);
+        ps->depth--;
         r = a < 0 ? -1 : add_node(ps, (tgl_expr_node){.kind = TGL_EXPR_UNARY, .op = TGL_UNARY_NEG, .arg = {(uint16_t)a}});
     } else if (c == '(') {
         ps->p++;
+        if (deeper(ps) < 0)
+            return -1;
         r = parse_expr(ps);
+        ps->depth--;
         if (r >= 0 && expect(ps, ')', "')'") < 0)
             r = -1;
     } else if (is_digit(c) || c == '.') {
@@ -227,7 +242,6 @@ static int parse_factor(parser *ps)
     } else {
         r = fail(ps, "expected a number, an input, a function or '(', found %s", found(ps, buf, sizeof buf));
     }
-    ps->depth--;
     return r;
 }
 
@@ -254,13 +268,11 @@ static int parse_chain(parser *ps, int terms)
     return left;
 }
 
+/* The nesting the limit counts is the text's: each '(', function call and unary minus is one
+ * level (deeper), so 32 parentheses are 32 levels (they once counted twice, and 16 failed). */
 static int parse_expr(parser *ps)
 {
-    if (++ps->depth > TGL_EXPR_MAX_DEPTH)
-        return fail(ps, "expression nests deeper than %d", TGL_EXPR_MAX_DEPTH);
-    int r = parse_chain(ps, 0);
-    ps->depth--;
-    return r;
+    return parse_chain(ps, 0);
 }
 
 int tgl_expr_parse(const char *text, tgl_expr *out, char *err, size_t err_size)

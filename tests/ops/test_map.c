@@ -165,6 +165,25 @@ static void test_malformed(void **state)
     memset(deep + 61, ')', 60);
     deep[121] = '\0';
     expect_rejected(p->gl, deep, 1, "nests deeper than 32");
+    /* 32 levels are allowed, as documented: parentheses, calls, unary minus; 33 are not */
+    static const char *const open_level[3] = {"(", "exp(", "-"}, *const close_level[3] = {")", ")", ""};
+    for (int kind = 0; kind < 3; kind++)
+        for (int levels = 32; levels <= 33; levels++) {
+            char text[256] = "";
+            for (int i = 0; i < levels; i++)
+                strcat(text, open_level[kind]);
+            strcat(text, "a * 0");
+            for (int i = 0; i < levels; i++)
+                strcat(text, close_level[kind]);
+            tgl_ptr buf;
+            TGT_OK(p->cpu, tgl_alloc(p->cpu, 64, &buf));
+            tgl_status st = tgl_map(p->cpu, text, &buf, 1, buf, 16);
+            if (levels == 32 && st)
+                fail_msg("%d levels of %s: %s", levels, open_level[kind], tgl_last_error(p->cpu));
+            if (levels == 33)
+                expect_rejected(p->cpu, text, 1, "nests deeper than 32");
+            TGT_OK(p->cpu, tgl_free(p->cpu, buf));
+        }
     memset(deep, '-', 100);
     memcpy(deep + 100, "a", 2);
     expect_rejected(p->cpu, deep, 1, "nests deeper than 32");
