@@ -147,7 +147,9 @@ static void test_bad_options(void **state)
     tgt_setenv("TGL_API", NULL);
     /* Every TGL_* variable is checked at open, even those only the GL backend reads. */
     static const char *const bad[][2] = {{"TGL_POOL", "carv"}, {"TGL_POOL", "1"}, {"TGL_PROFILE_TIMER", "yes"},
-                                         {"TGL_PROFILE_TIMER", "2"}};
+                                         {"TGL_PROFILE_TIMER", "2"}, {"TGL_MAX_MEMORY", " -1"},
+                                         {"TGL_MAX_MEMORY", "-1"}, {"TGL_MAX_MEMORY", "+5"},
+                                         {"TGL_MAX_TASKS", " 4"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tgt_setenv(bad[i][0], bad[i][1]);
         TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_INVALID_ARGUMENT);

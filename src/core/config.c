@@ -13,9 +13,11 @@
  * monitor on NVIDIA); splitting heavy ops at ~200 ms of estimated work stays well inside. */
 #define DEFAULT_MAX_DISPATCH_MS 200
 
+/* Digits only: strtoul alone also takes leading blanks and a sign, so " -1" read as ULONG_MAX
+ * (TGL_MAX_MEMORY=" -1" meant no budget at all). */
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
-    if (!s || !*s)
+    if (!s || *s < '0' || *s > '9')
         return 0;
     char *end;
     errno = 0;
