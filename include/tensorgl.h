@@ -276,7 +276,10 @@ TGL_API tgl_status tgl_warmup(tgl_backend *b, unsigned *calls);
 TGL_API tgl_status tgl_tune(tgl_backend *b, size_t size, FILE *report);
 
 /* Log sink for messages (KHR_debug output, warnings). level: 0 debug, 1 info, 2 warning, 3 error.
- * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide.
+ * fn == NULL restores the default (stderr, or the TGL_LOG file). Process-wide. fn may call into
+ * tensorgl (this function included); it may run in several threads at once. Once this returns,
+ * the previous fn runs in no thread (unless called from inside a callback, where it returns at
+ * once), so its user state may be freed.
  * Example: tgl_set_log_callback(my_log, my_state); ... tgl_set_log_callback(NULL, NULL); */
 typedef void (*tgl_log_fn)(void *user, int level, const char *message);
 TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);

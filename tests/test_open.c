@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int tgl_egl_display_exists(void);
 void tgl_gl_test_driver_check(int mode);
@@ -218,6 +219,40 @@ static void test_auto_fallback_keeps_reason(void **state)
     assert_string_equal(info.backend, "cpu");
     assert_true(info.fallback_reason[0] != '\0');
     tgl_close(b);
+}
+
+/* A callback that calls into tensorgl while it runs: replaces itself, and makes a call that logs
+ * again. With the log lock held during callbacks this deadlocked (alarm() makes that a failure). */
+static int reentered;
+static void reentrant_log(void *user, int level, const char *msg)
+{
+    (void)user, (void)level, (void)msg;
+    if (reentered++ == 0) {
+        tgl_set_log_callback(reentrant_log, NULL);
+        tgl_backend *b = NULL;
+        tgl_gl_test_driver_check(2); /* still on: the nested open falls back and logs */
+        if (tgl_open(NULL, &b) == TGL_OK)
+            tgl_close(b);
+    }
+}
+
+static void test_log_callback_reenters(void **state)
+{
+    (void)state;
+    tgt_setenv("TGL_BACKEND", "auto");
+    reentered = 0;
+    tgl_set_log_callback(reentrant_log, NULL);
+    tgl_gl_test_driver_check(2); /* GL refused: auto falls back and logs why */
+    alarm(60);
+    tgl_backend *b = NULL;
+    tgl_status st = tgl_open(NULL, &b);
+    alarm(0);
+    tgl_gl_test_driver_check(0);
+    tgl_set_log_callback(NULL, NULL);
+    TGT_OK(NULL, st);
+    tgl_close(b);
+    if (tgl_egl_display_exists())
+        assert_true(reentered >= 2); /* the callback, and the nested open's log inside it */
 }
 
 static void test_log_file_errors_are_io(void **state)
@@ -507,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_status_strings),
         cmocka_unit_test_teardown(test_device_profile, tgt_env_teardown),
         cmocka_unit_test_teardown(test_env_selects_backend, tgt_env_teardown),
+        cmocka_unit_test_teardown(test_log_callback_reenters, tgt_env_teardown),
         cmocka_unit_test_teardown(test_bad_options, tgt_env_teardown),
         cmocka_unit_test_teardown(test_explicit_gl_failure_names_step, tgt_env_teardown),
         cmocka_unit_test_teardown(test_auto_fallback_keeps_reason, tgt_env_teardown),
