@@ -24,6 +24,9 @@ tgl_status tgl__zero_alloc(tgl_backend *b, tgl_ptr p, size_t bytes);
 /* Trace writer (trace_write.c). */
 tgl_status tgl__trace_begin(tgl_backend *b, const char *dir);
 void tgl__trace_before(tgl_backend *b, const tgl__call *c);
+/* Tests: every snapshot's dedup hash alike (1), to prove that contents which collide are told
+ * apart by their bytes. */
+void tgl__test_trace_weak_hash(int on);
 void tgl__trace_after(tgl_backend *b, const tgl__call *c, tgl_status st);
 tgl_status tgl__trace_end(tgl_backend *b);
 

@@ -23,8 +23,16 @@ typedef struct trace_alloc {
 /* A distinct content already written, by hash. */
 typedef struct data_slot {
     uint64_t h[2];
-    uint32_t id; /* TGL__TRACE_NONE: empty slot */
+    uint64_t at, len; /* where the content lies in the file, and its bytes */
+    uint32_t id;      /* TGL__TRACE_NONE: empty slot */
 } data_slot;
+
+/* Tests: every content hashes alike, so every snapshot after the first is a collision. */
+static int weak_hash;
+void tgl__test_trace_weak_hash(int on)
+{
+    weak_hash = on;
+}
 
 struct tgl__trace {
     FILE *f;
@@ -135,6 +143,22 @@ static void write_record(tgl_backend *b, uint32_t type, const void *head, size_t
     tgl__bytes_free(&h);
 }
 
+/* Whether the n bytes at file offset `at` are `bytes` (read back: the hash only finds a
+ * candidate; contents that collide must not share a record). The stream is left at its end. */
+static int same_content(tgl__trace *t, uint64_t at, const void *bytes, size_t n)
+{
+    unsigned char buf[1 << 16];
+    int same = fseeko(t->f, (off_t)at, SEEK_SET) == 0;
+    for (size_t done = 0; same && done < n;) {
+        size_t k = n - done < sizeof buf ? n - done : sizeof buf;
+        same = fread(buf, 1, k, t->f) == k && !memcmp(buf, (const unsigned char *)bytes + done, k);
+        done += k;
+    }
+    if (fseeko(t->f, 0, SEEK_END) != 0)
+        same = 0;
+    return same;
+}
+
 /* The data id of `n` bytes, writing a DATA record the first time this content is seen. */
 static uint32_t put_data(tgl_backend *b, const void *bytes, size_t n)
 {
@@ -144,6 +168,8 @@ static uint32_t put_data(tgl_backend *b, const void *bytes, size_t n)
     static const uint64_t start[2];
     uint64_t h[2] = {0, 0};
     tgl__hash128(bytes, n, start, h);
+    if (weak_hash)
+        h[0] = h[1] = 0;
     if ((size_t)(t->n_data + 1) * 2 > t->data_cap) {
         size_t cap = t->data_cap ? t->data_cap * 2 : 256;
         data_slot *d = malloc(cap * sizeof *d);
@@ -169,15 +195,17 @@ static uint32_t put_data(tgl_backend *b, const void *bytes, size_t n)
     size_t i = (size_t)h[0] & (t->data_cap - 1);
     /* (every slot's id is set when the table is made: see above) */
     for (; t->data[i].id != TGL__TRACE_NONE; i = (i + 1) & (t->data_cap - 1)) // NOLINT(clang-analyzer-core.UndefinedBinaryOperatorResult)
-        if (t->data[i].h[0] == h[0] && t->data[i].h[1] == h[1])
+        if (t->data[i].h[0] == h[0] && t->data[i].h[1] == h[1] && t->data[i].len == n &&
+            same_content(t, t->data[i].at, bytes, n))
             return t->data[i].id;
     uint8_t head[16];
     for (int k = 0; k < 8; k++) {
         head[k] = (uint8_t)(h[0] >> (8 * k));
         head[8 + k] = (uint8_t)(h[1] >> (8 * k));
     }
+    off_t pos = ftello(t->f); /* the record's header (16 bytes) and hash (16) come first */
     write_record(b, TGL__REC_DATA, head, sizeof head, bytes, n);
-    t->data[i] = (data_slot){{h[0], h[1]}, t->n_data};
+    t->data[i] = (data_slot){{h[0], h[1]}, pos < 0 ? UINT64_MAX : (uint64_t)pos + 32, n, t->n_data};
     return t->n_data++;
 }
 
@@ -394,7 +422,7 @@ tgl_status tgl__trace_begin(tgl_backend *b, const char *dir)
         free(t);
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "dir: path too long");
     }
-    if (!(t->f = fopen(t->path, "wbx"))) {
+    if (!(t->f = fopen(t->path, "w+bx"))) { /* read too: a hash match is checked byte for byte */
         tgl_status st = tgl__fail(b, TGL_ERR_IO, "trace file %s: %s", t->path, strerror(errno));
         free(t);
         return st;
