@@ -380,7 +380,9 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
  * ...), plus clamp(x, lo, hi) = min(max(x, lo), hi) and select(c, x, y) = c != 0 ? x : y. Each
  * function computes what the op of that name computes. The text is parsed into a tree (at most
  * 4096 bytes, 256 operations and operands, nesting 32 deep) and never pasted into GLSL; GL builds
- * and caches one kernel per distinct tree. out may equal an input exactly.
+ * and caches one kernel per distinct tree, its numbers aside (they are uniforms: a*0.5 and a*2
+ * share one), and computes with IEEE semantics as the CPU backend does (a*0 is NaN for an
+ * infinite a, -0 + 0 is +0: nothing is folded). out may equal an input exactly.
  * Errors: TGL_ERR_INVALID_ARGUMENT (a malformed expression: the message gives the position and
  *   what was expected; an input beyond n_inputs; n_inputs over 8; NULL; overlap),
  *   TGL_ERR_INVALID_POINTER, TGL_ERR_SHADER, TGL_ERR_UNSUPPORTED (GL: the expression uses more

@@ -31,6 +31,10 @@
 #define LOC_EW_OFF8 9
 #define LOC_EW_PARAM1 9
 
+// tgl_map's numbers (map/map.comp): an array of up to 256 floats (the expression's node limit)
+// from here, above every other kernel's locations.
+#define LOC_MAP_NUM0 64
+
 // The f16 casts (cast/*.comp).
 #define LOC_CAST_N 0
 #define LOC_CAST_IN_OFF 1

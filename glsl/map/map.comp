@@ -1,7 +1,7 @@
 #version 430
 // tgl_map: y[i] = MAP_EXPR, an expression the host generates from the parsed tree (never from
 // the user's text) out of the names below: X0.. for the inputs the expression uses (renumbered
-// in order), TGL_NUM(bits) for numbers as exact bit patterns, and the functions of
+// in order), TGL_NUM(k) for its k-th number (MAP_NUMS of them, set as uniforms), and the functions of
 // common/math.glsl plus the helpers here. Inputs sit at bindings 0..MAP_INPUTS-1 with their
 // offsets at locations 1..MAP_INPUTS; the output at binding MAP_INPUTS, its offset at
 // location MAP_INPUTS + 1 (the element-wise runner's layout). TGL_VEC4 and TGL_ITEMS as in
@@ -9,6 +9,7 @@
 // dispatcher binds) reads the inputs through buffer textures (common/texel.glsl).
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
+#include "common/precise.glsl"
 #include "common/unroll.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -26,7 +27,8 @@
 #define MAP_INPUTS 2
 #define MAP_OUT_BINDING 2
 #define MAP_OUT_LOC 3
-#define MAP_EXPR tgl_select(X0, tgl_square(X1), tgl_recip(tgl_neg(X0) + TGL_NUM(0x3f800000u)))
+#define MAP_NUMS 1
+#define MAP_EXPR tgl_select(X0, tgl_square(X1), tgl_recip(tgl_neg(X0) + TGL_NUM(0)))
 #endif
 
 #ifdef TGL_VEC4
@@ -34,7 +36,13 @@
 #else
 #define ELEM float
 #endif
-#define TGL_NUM(bits) ELEM(uintBitsToFloat(bits))
+// The expression's numbers are uniforms, not literals: a compiler folds a*0 to 0 and a+0 to a
+// around a literal even under `precise` (llvmpipe does), which IEEE forbids (inf*0 is NaN,
+// -0+0 is +0). It also lets expressions that differ only in their numbers share a program.
+#if MAP_NUMS > 0
+layout(location = LOC_MAP_NUM0) uniform float u_num[MAP_NUMS];
+#endif
+#define TGL_NUM(k) ELEM(u_num[k])
 
 #include "common/local_size.glsl"
 #if MAP_INPUTS > 0
@@ -122,9 +130,10 @@ void main()
     uint w = tgl_sweep(tgl_global_index(), tgl_grid_invocations()) * TGL_WIDE_PAIRS;
     TGL_UNROLL for (uint k = 0u; k < TGL_WIDE_PAIRS; k++) {
         uint i = 2u * (w + k);
-        vec4 lo = MAP_EXPR;
+        TGL_PRECISE vec4 lo = MAP_EXPR; // precise: no folding IEEE forbids (a*0, a+0, a-a)
         i++;
-        y[u_y_off / 2u + w + k] = tgl_wide(lo, MAP_EXPR);
+        TGL_PRECISE vec4 hi = MAP_EXPR;
+        y[u_y_off / 2u + w + k] = tgl_wide(lo, hi);
     }
 #else
     uint first = tgl_global_index(), stride = tgl_grid_invocations();
@@ -133,7 +142,8 @@ void main()
         if (i >= u_n)
             return;
         i = tgl_sweep(i, u_n);
-        y[u_y_off + i] = MAP_EXPR;
+        TGL_PRECISE ELEM v = MAP_EXPR; // precise: no folding IEEE forbids (a*0, a+0, a-a)
+        y[u_y_off + i] = v;
     }
 #endif
 }

@@ -181,7 +181,7 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
     /* Word-aligned copies on GPUs: the copy kernel (see the per-renderer table in gl_limits.c).
      * Its dispatch gets the barriers any dispatch gets. */
     if (tgl_gl_of(b)->limits.copy_kernel && src.offset % 4 == 0 && dst.offset % 4 == 0 && bytes % 4 == 0) {
-        const tgl_gl_ew_run r = {"tgl_copy_dtod", TGL_GL_EW_COPY, 0, NULL, {src, dst}, 2, {0}, 0};
+        const tgl_gl_ew_run r = {.op_name = "tgl_copy_dtod", .kernel = TGL_GL_EW_COPY, .v = {src, dst}, .nv = 2};
         return tgl_gl_run_elementwise(b, &r, bytes / 4);
     }
     tgl_gl_buffer *d = dst.buf, *s = src.buf;

@@ -136,6 +136,8 @@ static tgl_status dispatch_piece(tgl_backend *b, const tgl_gl_ew_run *r, size_t 
         tgl_gl_uniform_ui(b, program, LOC_EW_OFF0 + i, vec4 ? pad[i] / 4 : pad[i]);
     for (int i = 0; i < r->nparams; i++)
         tgl_gl_uniform_f(b, program, LOC_EW_PARAM0 + i, r->params[i]);
+    if (r->n_nums)
+        tgl_gl_uniform_fv(b, program, LOC_MAP_NUM0, r->n_nums, r->nums);
     tgl_gl_uniform_ui(b, program, LOC_SWEEP, backward);
     return tgl_gl_dispatch(b, program, bind, nv, plan.groups);
 }
@@ -201,26 +203,29 @@ tgl_status tgl_gl_run_elementwise(tgl_backend *b, const tgl_gl_ew_run *r, size_t
 
 tgl_status tgl_gl_unary(tgl_backend *b, tgl_unary_op op, tgl__view in, tgl__view out, size_t n)
 {
-    const tgl_gl_ew_run r = {"tgl_unary", TGL_GL_EW_UNARY, OP_UNARY(op), NULL, {in, out}, 2, {0}, 0};
+    const tgl_gl_ew_run r = {.op_name = "tgl_unary", .kernel = TGL_GL_EW_UNARY, .op = OP_UNARY(op), .v = {in, out}, .nv = 2};
     return tgl_gl_run_elementwise(b, &r, n);
 }
 
 tgl_status tgl_gl_binary(tgl_backend *b, tgl_binary_op op, tgl__view a, tgl__view bb, tgl__view out,
                          size_t n)
 {
-    const tgl_gl_ew_run r = {"tgl_binary", TGL_GL_EW_BINARY, OP_BINARY(op), NULL, {a, bb, out}, 3, {0}, 0};
+    const tgl_gl_ew_run r = {.op_name = "tgl_binary", .kernel = TGL_GL_EW_BINARY, .op = OP_BINARY(op), .v = {a, bb, out},
+                             .nv = 3};
     return tgl_gl_run_elementwise(b, &r, n);
 }
 
 tgl_status tgl_gl_fill(tgl_backend *b, tgl__view out, float value, size_t n)
 {
-    const tgl_gl_ew_run r = {"tgl_fill", TGL_GL_EW_FILL, OP_NONE, NULL, {out}, 1, {value}, 1};
+    const tgl_gl_ew_run r = {.op_name = "tgl_fill", .kernel = TGL_GL_EW_FILL, .op = OP_NONE, .v = {out}, .nv = 1,
+                             .params = {value}, .nparams = 1};
     return tgl_gl_run_elementwise(b, &r, n);
 }
 
 tgl_status tgl_gl_scale_add(tgl_backend *b, float alpha, tgl__view x, float beta, tgl__view y, size_t n)
 {
-    const tgl_gl_ew_run r = {"tgl_scale_add", TGL_GL_EW_SCALE_ADD, OP_NONE, NULL, {x, y}, 2, {alpha, beta}, 2};
+    const tgl_gl_ew_run r = {.op_name = "tgl_scale_add", .kernel = TGL_GL_EW_SCALE_ADD, .op = OP_NONE, .v = {x, y},
+                             .nv = 2, .params = {alpha, beta}, .nparams = 2};
     return tgl_gl_run_elementwise(b, &r, n);
 }
 

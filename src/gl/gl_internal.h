@@ -283,6 +283,7 @@ void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[4]);
 void tgl_gl_uniform_ui(tgl_backend *b, GLuint prog, GLint loc, GLuint v);
 void tgl_gl_uniform_f(tgl_backend *b, GLuint prog, GLint loc, GLfloat v);
 void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLuint *v);
+void tgl_gl_uniform_fv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLfloat *v);
 /* A uint[TGL_MAX_DIMS] array at loc from n sizes (n <= TGL_MAX_DIMS), the rest 0. */
 void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n);
 /* A uint uniform by its location's name (glsl/common/locations.glsl), for setting a list. */
@@ -528,6 +529,8 @@ typedef struct tgl_gl_ew_run {
     int nv;
     float params[2];
     int nparams;
+    const float *nums; /* tgl_map's numbers, the uniform array at LOC_MAP_NUM0 */
+    int n_nums;
 } tgl_gl_ew_run;
 /* Runs an element-wise kernel (bindings 0..nv-1, the last written; uniforms: 0 the count,
  * 1..nv the operands' offsets, 8.. float params) over n elements, vec4 where aligned. */

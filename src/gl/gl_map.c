@@ -18,6 +18,8 @@ typedef struct out_text {
     char *p;
     size_t len, cap;
     int slot[TGL_EXPR_MAX_INPUTS]; /* input k -> its binding among the used inputs */
+    float nums[TGL_EXPR_MAX_NODES]; /* the numbers, in the order TGL_NUM(k) names them */
+    int n_nums;
 } out_text;
 
 static int put(out_text *t, const char *s)
@@ -36,12 +38,12 @@ static int emit(const tgl_expr *e, size_t k, out_text *t)
     const tgl_expr_node *n = &e->node[k];
     char buf[48];
     switch (n->kind) {
-    case TGL_EXPR_NUMBER: {
-        uint32_t bits;
-        memcpy(&bits, &n->value, sizeof bits);
-        snprintf(buf, sizeof buf, "TGL_NUM(0x%08xu)", bits);
+    case TGL_EXPR_NUMBER: /* a uniform, not a literal the compiler could fold (map.comp) */
+        if (t->n_nums >= TGL_EXPR_MAX_NODES)
+            return 0;
+        t->nums[t->n_nums] = n->value;
+        snprintf(buf, sizeof buf, "TGL_NUM(%d)", t->n_nums++);
         return put(t, buf);
-    }
     case TGL_EXPR_INPUT:
         snprintf(buf, sizeof buf, "X%d", t->slot[n->op]);
         return put(t, buf);
@@ -70,9 +72,9 @@ static int emit(const tgl_expr *e, size_t k, out_text *t)
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n)
 {
-    /* Every node's text is bounded (a number is the longest, 24 characters, plus separators). */
-    out_text t = {malloc(128 + e->count * 48), 0, 128 + e->count * 48, {0}};
-    tgl_gl_ew_run r = {"tgl_map", TGL_GL_EW_MAP, 0, NULL, {{0}}, 0, {0}, 0};
+    /* Every node's text is bounded (a function name is the longest, plus separators). */
+    out_text t = {malloc(160 + e->count * 48), 0, 160 + e->count * 48, {0}, {0}, 0};
+    tgl_gl_ew_run r = {.op_name = "tgl_map", .kernel = TGL_GL_EW_MAP};
     tgl__view *v = r.v;
     int used = 0;
     if (!t.p)
@@ -84,15 +86,25 @@ tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs
         }
     }
     v[used] = out;
-    snprintf(t.p, t.cap, "#define MAP_INPUTS %d\n#define MAP_OUT_BINDING %d\n#define MAP_OUT_LOC %d\n#define MAP_EXPR ",
-             used, used, LOC_EW_OFF0 + used);
+    int numbers = 0;
+    for (size_t k = 0; k < e->count; k++)
+        numbers += e->node[k].kind == TGL_EXPR_NUMBER;
+    snprintf(t.p, t.cap,
+             "#define MAP_INPUTS %d\n#define MAP_OUT_BINDING %d\n#define MAP_OUT_LOC %d\n#define MAP_NUMS %d\n"
+             "#define MAP_EXPR ", used, used, LOC_EW_OFF0 + used, numbers);
     t.len = strlen(t.p);
     if (!emit(e, e->root, &t) || !put(&t, "\n")) {
         free(t.p);
         return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_map: generated expression exceeds its bound");
     }
+    if (t.n_nums != numbers) {
+        free(t.p);
+        return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_map: %d numbers emitted of the tree's %d", t.n_nums, numbers);
+    }
     r.generated = t.p;
     r.nv = used + 1;
+    r.nums = t.nums;
+    r.n_nums = t.n_nums;
     tgl_status st = tgl_gl_run_elementwise(b, &r, n);
     free(t.p);
     return st;

@@ -235,6 +235,13 @@ void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, c
         glProgramUniform1uiv(prog, loc, n, v);
 }
 
+void tgl_gl_uniform_fv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLfloat *v)
+{
+    GLsizei n = taken(b, prog, loc, count);
+    if (n > 0)
+        glProgramUniform1fv(prog, loc, n, v);
+}
+
 void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n)
 {
     GLuint u[TGL_MAX_DIMS] = {0};

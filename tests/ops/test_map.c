@@ -298,6 +298,43 @@ static void test_number_locale(void **state)
     free(in[0]);
 }
 
+/* IEEE special values through expressions a compiler might fold (a*0 = 0, a+0 = a, a-a = 0 are
+ * false for inf, NaN and -0): GL gives the CPU backend's bits (NaN counting as NaN). */
+static void test_ieee_not_folded(void **state)
+{
+    pair *p = *state;
+    if (!p->gl) {
+        skip();
+        return;
+    }
+    static const char *const exprs[] = {"a*0", "a+0", "0+a", "a-0", "select(a-a, 1, 2)", "a*0+5", "a/a", "a*1",
+                                        "-(-a)", "a-a", "0*a+a", "a*0 + 0"};
+    float in[1][12];
+    const float specials[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f, 1.0f, -2.5f, 3e38f};
+    const size_t n = sizeof specials / sizeof specials[0];
+    float *inputs[1] = {in[0]};
+    memcpy(in[0], specials, sizeof specials);
+    for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++)
+        for (size_t front = 0; front <= 4; front += 4) { /* scalar and vec4 variants */
+            tgl_status sg, sc;
+            float *g = run_on(p->gl, exprs[e], inputs, 1, n, 0, front, &sg);
+            float *c = run_on(p->cpu, exprs[e], inputs, 1, n, 0, front, &sc);
+            assert_int_equal(sg, TGL_OK);
+            assert_int_equal(sc, TGL_OK);
+            for (size_t i = 0; i < n; i++) {
+                float x = g[front + i], y = c[front + i];
+                uint32_t bx, by;
+                memcpy(&bx, &x, 4);
+                memcpy(&by, &y, 4);
+                if (!(isnan(x) && isnan(y)) && bx != by)
+                    fail_msg("%s at a = %g: gl %g (0x%08x), cpu %g (0x%08x)", exprs[e], (double)specials[i], (double)x,
+                             bx, (double)y, by);
+            }
+            free(g);
+            free(c);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_storage_block_limit),
         cmocka_unit_test(test_number_locale),
+        cmocka_unit_test_teardown(test_ieee_not_folded, tgt_pair_restore_reads),
     };
     return cmocka_run_group_tests_name("ops/map: fused expressions (gl vs cpu)", tests, setup, teardown);
 }
