@@ -11,8 +11,9 @@ static const char *const unary_fn[TGL_UNARY_COUNT] = {
     "tgl_neg", "abs", "exp", "log", "sqrt", "inversesqrt", "tgl_recip", "tgl_square", "sin",
     "cos", "tgl_tanh", "tgl_sigmoid", "tgl_relu", "tgl_gelu", "tgl_silu", "floor", "ceil",
 };
-static const char *const binary_fn[TGL_BINARY_COUNT] = {NULL, NULL, NULL, NULL, "tgl_max", "tgl_min", "tgl_pow"};
-static const char binary_sym[TGL_BINARY_COUNT] = {'+', '-', '*', '/', 0, 0, 0};
+/* + - * / as map.comp's precise functions, so no compiler folds them (a-a, a*0) against IEEE */
+static const char *const binary_fn[TGL_BINARY_COUNT] = {"tgl_add", "tgl_sub", "tgl_mul", "tgl_div",
+                                                        "tgl_max", "tgl_min", "tgl_pow"};
 
 typedef struct out_text {
     char *p;
@@ -50,10 +51,6 @@ static int emit(const tgl_expr *e, size_t k, out_text *t)
     case TGL_EXPR_UNARY:
         return put(t, unary_fn[n->op]) && put(t, "(") && emit(e, n->arg[0], t) && put(t, ")");
     case TGL_EXPR_BINARY:
-        if (binary_sym[n->op]) {
-            snprintf(buf, sizeof buf, " %c ", binary_sym[n->op]);
-            return put(t, "(") && emit(e, n->arg[0], t) && put(t, buf) && emit(e, n->arg[1], t) && put(t, ")");
-        }
         return put(t, binary_fn[n->op]) && put(t, "(") && emit(e, n->arg[0], t) && put(t, ", ") &&
                emit(e, n->arg[1], t) && put(t, ")");
     case TGL_EXPR_CLAMP:
