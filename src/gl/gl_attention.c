@@ -513,11 +513,6 @@ void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys)
     tgl_gl_of(b)->test.attention_chunk_keys = keys;
 }
 
-static void list(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx, tgl_gl_plan p)
-{
-    fn(ctx, p.kernel, p.defines);
-}
-
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     static const size_t dims[] = {16, 32, 64, 128, 256};
@@ -528,12 +523,12 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
                     for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2)
                         for (int split = 0; split < 2; split++)
-                            list(fn, ctx, flash_kernel_plan(fs, vec4, split));
+                            tgl_gl_list_plan(fn, ctx, flash_kernel_plan(fs, vec4, split));
             if (dims[i] == SHUFFLE_TPR * SHUFFLE_DT)
                 for (unsigned threads = 128; threads <= 256; threads *= 2)
                     for (int split = 0; split < 2; split++)
-                        list(fn, ctx, shuffle_plan(threads, vec4, split));
-            list(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, DECODE_THREADS, NULL));
+                        tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split));
+            tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -543,9 +538,9 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 /* (D_EXACT only with vec4: a head_dim of whole vec4s short of dp, 80 say, has not) */
                 for (int exact = 0; exact <= vec4; exact++)
                     for (int split = 0; split < 2; split++)
-                        list(fn, ctx, reg_plan(rq, dp, vec4, exact, split));
+                        tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split));
             }
             if (!vec4)
-                list(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 64, NULL));
+                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 64, NULL));
         }
 }

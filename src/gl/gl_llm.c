@@ -281,18 +281,13 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     return TGL_OK;
 }
 
-static void list(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx, tgl_gl_plan p)
-{
-    fn(ctx, p.kernel, p.defines);
-}
-
 void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     for (int m = 0; m < 6; m++) /* each layout: per pair, per pair index, in vec4s */
-        list(fn, ctx, rope_plan(m / 3, m % 3 > 0, m % 3 == 2));
-    list(fn, ctx, gather_plan(GATHER_CLEAR, 0, 0, 0));
-    list(fn, ctx, gather_plan(GATHER_CHECK, 0, 0, 0));
+        tgl_gl_list_plan(fn, ctx, rope_plan(m / 3, m % 3 > 0, m % 3 == 2));
+    tgl_gl_list_plan(fn, ctx, gather_plan(GATHER_CLEAR, 0, 0, 0));
+    tgl_gl_list_plan(fn, ctx, gather_plan(GATHER_CHECK, 0, 0, 0));
     for (int v = 0; v < 4; v++)
-        list(fn, ctx, gather_plan(GATHER, v >> 1, v & 1, 0));
-    list(fn, ctx, gather_plan(GATHER, 1, 1, 1)); /* wide: with ROW_LOOP and vec4 */
+        tgl_gl_list_plan(fn, ctx, gather_plan(GATHER, v >> 1, v & 1, 0));
+    tgl_gl_list_plan(fn, ctx, gather_plan(GATHER, 1, 1, 1)); /* wide: with ROW_LOOP and vec4 */
 }

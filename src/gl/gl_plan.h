@@ -59,4 +59,11 @@ typedef struct tgl_gl_plan {
  * driver) leaves the plan without a kernel, which tgl_gl_plan_program refuses, and returns -1. */
 int tgl_gl_plan_kernel(tgl_gl_plan *p, const char *kernel, const tgl_gl_def *defs, size_t ndefs, const void *flags);
 
+/* Hands a plan's kernel and defines to a variant enumerator's callback (tgl_gl_each_variant). */
+static inline void tgl_gl_list_plan(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx,
+                                    tgl_gl_plan p)
+{
+    fn(ctx, p.kernel, p.defines);
+}
+
 #endif
