@@ -169,12 +169,14 @@ static void test_malformed(void **state)
     static const char *const open_level[3] = {"(", "exp(", "-"}, *const close_level[3] = {")", ")", ""};
     for (int kind = 0; kind < 3; kind++)
         for (int levels = 32; levels <= 33; levels++) {
-            char text[256] = "";
+            char text[256];
+            size_t used = 0;
             for (int i = 0; i < levels; i++)
-                strcat(text, open_level[kind]);
-            strcat(text, "a * 0");
+                used += (size_t)snprintf(text + used, sizeof text - used, "%s", open_level[kind]);
+            used += (size_t)snprintf(text + used, sizeof text - used, "a * 0");
             for (int i = 0; i < levels; i++)
-                strcat(text, close_level[kind]);
+                used += (size_t)snprintf(text + used, sizeof text - used, "%s", close_level[kind]);
+            assert_true(used < sizeof text);
             tgl_ptr buf;
             TGT_OK(p->cpu, tgl_alloc(p->cpu, 64, &buf));
             tgl_status st = tgl_map(p->cpu, text, &buf, 1, buf, 16);
