@@ -209,7 +209,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(FILL, fill) X(SCALE_ADD, scale_add) X(MAP, map) X(CAST, cast) X(REDUCE, reduce)                \
     X(ARG_REDUCE, arg_reduce) X(SOFTMAX, softmax) X(LOG_SOFTMAX, log_softmax) X(RMSNORM, rmsnorm)    \
     X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
-    X(ATTENTION, attention) X(CONV2D, conv2d)
+    X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -217,8 +217,22 @@ typedef enum {
     TGL_OP_COUNT
 } tgl_op;
 
-/* Element types an op's data may have. */
-typedef enum { TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_COUNT } tgl_dtype;
+/* Element types an op's data may have. Half types (f16, bf16) are stored as such and computed
+ * in f32; i32 arithmetic is exact; bool is one byte, read as true when non-zero and written as 0
+ * or 1. The block formats are ggml's (GGUF files load as they are): blocks of 32 elements along
+ * the last dim, q8_0 { binary16 d; int8_t q[32]; } (34 bytes, x[i] = q[i] * d) and q4_0
+ * { binary16 d; uint8_t q[16]; } (18 bytes, x[i] = ((q[i] & 15) - 8) * d for i < 16,
+ * ((q[i - 16] >> 4) - 8) * d after); they are weight operands only. */
+typedef enum {
+    TGL_DTYPE_F32,
+    TGL_DTYPE_F16,  /* IEEE binary16 */
+    TGL_DTYPE_BF16, /* bfloat16: the top 16 bits of an f32 */
+    TGL_DTYPE_I32,
+    TGL_DTYPE_BOOL,
+    TGL_DTYPE_Q8_0,
+    TGL_DTYPE_Q4_0,
+    TGL_DTYPE_COUNT
+} tgl_dtype;
 
 /* How a backend runs an op on data of a type (tgl_supports). */
 typedef enum {
@@ -230,15 +244,16 @@ typedef enum {
 /* Whether b runs op on data of type dtype, asked before a call so that a caller can route the
  * op elsewhere. It answers for the op as such: shape limits of the device (e.g. GL attention's
  * head_dim <= 256, one row past the SSBO block limit) are reported by the call itself. f16
- * exists for TGL_OP_GEMM (tgl_gemm_f16) and TGL_OP_CAST; other ops take f32 only. Neither
- * backend computes in f16 today (f16 GEMM accumulates in f32, as its contract says), so f16
- * answers CONVERTED where the op exists. `tensorgl info` prints the table.
+ * exists for TGL_OP_GEMM (tgl_gemm_f16), TGL_OP_CAST and TGL_OP_COPY; TGL_OP_COPY takes every
+ * dtype but the block formats; other ops take f32 only. The half types answer CONVERTED where
+ * the op takes them (neither backend computes in f16 or bf16: f16 GEMM accumulates in f32, as
+ * its contract says), f32, i32 and bool NATIVE. `tensorgl info` prints the table.
  * Returns TGL_SUPPORT_NONE for b NULL or op/dtype out of range.
  * Example: if (tgl_supports(b, TGL_OP_GEMM, TGL_DTYPE_F16)) tgl_gemm_f16(b, ...); */
 TGL_API tgl_support tgl_supports(tgl_backend *b, tgl_op op, tgl_dtype dtype);
 /* "gemm", "softmax", ...; NULL out of range. Example: puts(tgl_op_name(TGL_OP_CONV2D)); */
 TGL_API const char *tgl_op_name(tgl_op op);
-/* "f32" or "f16"; NULL out of range. */
+/* "f32", "f16", "bf16", "i32", "bool", "q8_0", "q4_0"; NULL out of range. */
 TGL_API const char *tgl_dtype_name(tgl_dtype dtype);
 
 /* Builds the device's kernels ahead of use: runs every op family once per kernel path an
@@ -390,6 +405,65 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
  *   textures; GL 4.3 guarantees 8 blocks, ES 3.1 only 4; nothing is written). */
 TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inputs, size_t n_inputs, tgl_ptr out,
                            size_t n);
+
+/* ---- tensors: descriptors with a dtype, a shape and strides ------------------------------ */
+
+/* A tensor in device memory, DLPack's idea in plain C. Element (i0, ..., ik) of a tensor t sits
+ * at byte t.data + (i0 * strides[0] + ... + ik * strides[k]) * tgl_dtype_size(t.dtype): strides
+ * count elements, a stride of 0 repeats one element along that dim (broadcast) and a negative one
+ * walks backwards from data (a flip). ndim 0 is a scalar (one element); a shape with a 0 dim is
+ * empty. Every element a descriptor reaches (the extreme indices, negative strides included) must
+ * lie inside one allocation, or the call fails with TGL_ERR_INVALID_POINTER; data must be
+ * aligned to the element size (TGL_ERR_INVALID_ARGUMENT). Block formats (q8_0, q4_0) have a last
+ * dim that is a multiple of 32 with stride 1; shapes count elements, not blocks. */
+typedef struct tgl_tensor {
+    tgl_ptr data;                    /* address of the element at index (0, ..., 0) */
+    tgl_dtype dtype;
+    size_t ndim;                     /* 0 (a scalar) .. TGL_MAX_DIMS */
+    size_t shape[TGL_MAX_DIMS];
+    int64_t strides[TGL_MAX_DIMS];   /* in elements; 0 broadcasts, negative walks backwards */
+} tgl_tensor;
+
+/* Bytes per element of dtype: 4 for f32 and i32, 2 for f16 and bf16, 1 for bool; 0 for the
+ * block formats (use tgl_tensor_bytes) and for values out of range. */
+TGL_API size_t tgl_dtype_size(tgl_dtype dtype);
+/* A row-major (C-contiguous) tensor of `ndim` dims at data: strides[k] is the product of the
+ * dims after k. Dims past ndim are 0 in shape and strides. ndim above TGL_MAX_DIMS (or shape NULL
+ * with ndim > 0) gives ndim = TGL_MAX_DIMS + 1, which every op refuses.
+ * Example: tgl_tensor x = tgl_tensor_contiguous(p, TGL_DTYPE_F16, 2, (size_t[]){rows, cols}); */
+TGL_API tgl_tensor tgl_tensor_contiguous(tgl_ptr data, tgl_dtype dtype, size_t ndim, const size_t *shape);
+/* Elements of t (the product of its shape; 1 for ndim 0); 0 when ndim is out of range or the
+ * product overflows size_t. */
+TGL_API size_t tgl_tensor_numel(const tgl_tensor *t);
+/* Bytes a contiguous tensor of t's dtype and shape occupies (block formats: whole blocks of the
+ * last dim); 0 when that is not defined (a bad dtype or ndim, a block format whose last dim is
+ * not a multiple of 32, overflow). Example: tgl_alloc(b, tgl_tensor_bytes(&x), &x.data); */
+TGL_API size_t tgl_tensor_bytes(const tgl_tensor *t);
+
+/* Copies src into dst element by element, converting between dtypes: this one op is
+ * contiguous(), slice, slice_assign, expand, transpose-copy, flip-copy and cast. dst and src
+ * take any strides; src is broadcast to dst's shape by NumPy's rules (dims aligned from the
+ * right; a src dim of 1, or missing, repeats). Conversions: float to float rounds to nearest
+ * even (f16 and bf16 overflow to infinity; f32 -> bf16 turns every NaN into 0x7FC0, as PyTorch
+ * does; f32 -> f16 keeps a NaN's sign and top payload bits, quieted); float -> i32 truncates
+ * toward zero and saturates at INT32_MIN / INT32_MAX, NaN -> 0; i32 -> float rounds to nearest
+ * even (to the half types through f32, as PyTorch does); x -> bool is x != 0 (NaN is true, -0
+ * false); bool -> x is 0 or 1. A copy to the same dtype moves the bits (NaN payloads kept), bool
+ * excepted (written as 0 or 1). Block formats are not taken (TGL_ERR_UNSUPPORTED).
+ * dst must not reach one element twice (a 0 stride on a dim above 1, or strides whose ranges
+ * interleave); dst and src must not share bytes unless they are the same elements (same data,
+ * dtype and strides: then the copy is in place). Size 0 (an empty dst) does nothing.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim above TGL_MAX_DIMS, a dtype out of range, an
+ *   element count or byte range that overflows, shapes that do not broadcast, a dst that reaches
+ *   an element twice, overlap; the message names dst or src), TGL_ERR_INVALID_POINTER (an
+ *   element out of its allocation, freed or foreign), TGL_ERR_INVALID_ARGUMENT also for data
+ *   not aligned to its element size, TGL_ERR_UNSUPPORTED (a block format).
+ * Example: transpose-copy a rows x cols f32 matrix into bf16, cols x rows:
+ *     tgl_tensor s = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 2, (size_t[]){rows, cols});
+ *     tgl_tensor d = tgl_tensor_contiguous(y, TGL_DTYPE_BF16, 2, (size_t[]){cols, rows});
+ *     s.shape[0] = cols; s.shape[1] = rows; s.strides[0] = 1; s.strides[1] = (int64_t)cols;
+ *     tgl_copy(b, &d, &s); */
+TGL_API tgl_status tgl_copy(tgl_backend *b, const tgl_tensor *dst, const tgl_tensor *src);
 
 /* ---- shapes (f32, row-major, up to TGL_MAX_DIMS dims) ------------------------------------ */
 

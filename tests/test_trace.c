@@ -27,6 +27,7 @@ typedef struct outputs {
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
+    uint16_t copied[ROWS * COLS]; /* tgl_copy: pm transposed into bf16 */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -124,6 +125,12 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_ptr conv = fresh(b, sizeof o->conv);
     OK(tgl_conv2d(b, &d, py, px, 0, conv));
     OK(tgl_copy_dtoh(b, o->conv, conv, sizeof o->conv));
+    tgl_tensor tsrc = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 2, (size_t[]){COLS, ROWS});
+    tgl_tensor tdst = tgl_tensor_contiguous(fresh(b, sizeof o->copied), TGL_DTYPE_BF16, 2, (size_t[]){COLS, ROWS});
+    tsrc.strides[0] = 1;
+    tsrc.strides[1] = COLS;
+    OK(tgl_copy(b, &tdst, &tsrc));
+    OK(tgl_copy_dtoh(b, o->copied, tdst.data, sizeof o->copied));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

@@ -68,11 +68,17 @@ int tgl_cmd_info(int argc, char **argv)
     }
     /* What tgl_supports answers, so a caller can see what to route elsewhere. */
     static const char *const how[] = {"-", "converted", "native"};
-    printf("ops (tgl_supports; f16 \"converted\": stored as f16, computed in f32):\n");
-    printf("  %-18s %-10s %s\n", "op", "f32", "f16");
-    for (int op = 0; op < TGL_OP_COUNT; op++)
-        printf("  %-18s %-10s %s\n", tgl_op_name((tgl_op)op), how[tgl_supports(b, (tgl_op)op, TGL_DTYPE_F32)],
-               how[tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16)]);
+    printf("ops (tgl_supports; \"converted\": stored as such, computed in f32):\n");
+    printf("  %-18s", "op");
+    for (int dt = 0; dt < TGL_DTYPE_COUNT; dt++)
+        printf(" %-10s", tgl_dtype_name((tgl_dtype)dt));
+    printf("\n");
+    for (int op = 0; op < TGL_OP_COUNT; op++) {
+        printf("  %-18s", tgl_op_name((tgl_op)op));
+        for (int dt = 0; dt < TGL_DTYPE_COUNT; dt++)
+            printf(" %-10s", how[tgl_supports(b, (tgl_op)op, (tgl_dtype)dt)]);
+        printf("\n");
+    }
     tgl_close(b);
     return 0;
 }

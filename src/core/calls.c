@@ -20,10 +20,11 @@ static const struct {
     tgl__cmp_family family;
     int op;   /* tgl_op, or TGL__NO_OP */
     int warm; /* tgl_warmup calls it */
+    unsigned dtypes; /* TGL__DT mask */
 } table[TGL__FN_COUNT] = {
 #define ROW(id, cname, family, slot, dtypes, cmp, cost, warm)                                           \
     [TGL__FN_##id] = {#cname, "" TGL__ARGS_##id(TGL__SIG_A, TGL__SIG_E, TGL__SIG_N), TGL__CMP_##cmp, family, \
-                       TGL__##warm},
+                       TGL__##warm, dtypes},
     TGL__OPS(ROW)
 #undef ROW
 };
@@ -46,6 +47,11 @@ tgl__cmp_family tgl__fn_family(tgl__fn fn)
 int tgl__fn_op(tgl__fn fn)
 {
     return (unsigned)fn < TGL__FN_COUNT ? table[fn].op : TGL__NO_OP;
+}
+
+unsigned tgl__fn_dtypes(tgl__fn fn)
+{
+    return (unsigned)fn < TGL__FN_COUNT ? table[fn].dtypes : 0u;
 }
 
 int tgl__fn_warmed(tgl__fn fn)
@@ -150,6 +156,21 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
                        d->in_channels, d->out_channels, d->in_h, d->in_w, d->kernel_h, d->kernel_w);
             else
                 append(buf, size, &len, "NULL");
+            break;
+        }
+        case 't': case 'T': {
+            const tgl_tensor *t = a->ptr;
+            if (!t) {
+                append(buf, size, &len, "NULL");
+                break;
+            }
+            const char *dt = tgl_dtype_name(t->dtype);
+            append(buf, size, &len, "{%s ", dt ? dt : "?");
+            append_sizes(buf, size, &len, t->shape, t->ndim);
+            append(buf, size, &len, " strides [");
+            for (size_t k = 0; k < t->ndim && k < TGL_MAX_DIMS; k++)
+                append(buf, size, &len, "%s%lld", k ? "," : "", (long long)t->strides[k]);
+            append(buf, size, &len, "] at 0x%llx}", (unsigned long long)t->data);
             break;
         }
         case 'D': case 'H': case 'A': append(buf, size, &len, a->ptr ? "host" : "NULL"); break;

@@ -29,7 +29,7 @@ typedef enum {
  * buffers point at the caller's memory (tracing) or at the reader's copy (replay). */
 typedef struct tgl__arg {
     uint64_t u;      /* e (as int64), z, f (float bits), device pointers, counts of S and L */
-    const void *ptr; /* S, q, L, s, c, D, H, A */
+    const void *ptr; /* S, q, L, s, c, t, T, D, H, A */
 } tgl__arg;
 
 typedef struct tgl__call {
@@ -63,6 +63,8 @@ static inline uint64_t tgl__f32_bits(float f)
 #define TGL__PUT_q(a, v) ((a)->ptr = (v))
 #define TGL__PUT_s TGL__PUT_q
 #define TGL__PUT_c TGL__PUT_q
+#define TGL__PUT_t TGL__PUT_q
+#define TGL__PUT_T TGL__PUT_q
 #define TGL__PUT_D TGL__PUT_q
 #define TGL__PUT_H TGL__PUT_q
 #define TGL__PUT_A TGL__PUT_q
@@ -79,6 +81,8 @@ static inline uint64_t tgl__f32_bits(float f)
 #define TGL__GET_q(a) ((const size_t *)(a)->ptr)
 #define TGL__GET_s(a) ((const char *)(a)->ptr)
 #define TGL__GET_c(a) ((const tgl_conv2d_desc *)(a)->ptr)
+#define TGL__GET_t(a) ((const tgl_tensor *)(a)->ptr)
+#define TGL__GET_T TGL__GET_t
 #define TGL__GET_D(a) ((a)->ptr)
 #define TGL__GET_H(a) ((void *)(uintptr_t)(a)->ptr)   /* the caller's own buffer: writable */
 #define TGL__GET_A(a) ((tgl_ptr *)(uintptr_t)(a)->ptr)
@@ -111,6 +115,9 @@ const char *tgl__fn_signature(tgl__fn fn);
 tgl__cmp_family tgl__fn_family(tgl__fn fn);
 /* The op family (tgl_op) of fn's row, or TGL__NO_OP for calls that are not ops. */
 int tgl__fn_op(tgl__fn fn);
+/* The element types fn's row takes (a TGL__DT mask): tgl_supports answers from it, and a
+ * descriptor op refuses any other (tgl__tensor_shape). */
+unsigned tgl__fn_dtypes(tgl__fn fn);
 /* 1 when tgl_warmup calls fn (its row says WARM). */
 int tgl__fn_warmed(tgl__fn fn);
 /* The NMSE a replay accepts for a family (0 for exact). */

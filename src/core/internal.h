@@ -121,6 +121,27 @@ typedef struct tgl__conv2d {
     tgl__view in, filter, bias, out;
 } tgl__conv2d;
 
+/* A validated tensor operand. view is at the lowest byte an element of it occupies (with
+ * negative strides, below element (0, ..., 0)); `base` elements after it sits element
+ * (0, ..., 0); `span` elements from view on cover every element reached. Strides are in the op's
+ * index space (a broadcast dim has stride 0). */
+typedef struct tgl__tensor_view {
+    tgl__view view;
+    tgl_dtype dtype;
+    size_t base, span;
+    int64_t strides[TGL_MAX_DIMS];
+} tgl__tensor_view;
+
+/* A validated tgl_copy: n > 0 elements of `shape` (ndim 0..TGL_MAX_DIMS; dims of 1 kept), dst
+ * reaches each element once, src's strides are seen in dst's index space (broadcast: 0), and
+ * the two share no byte unless `in_place` (the same elements: nothing to move but conversions). */
+typedef struct tgl__copy {
+    size_t ndim, n;
+    size_t shape[TGL_MAX_DIMS];
+    tgl__tensor_view dst, src;
+    int in_place;
+} tgl__copy;
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
@@ -173,6 +194,7 @@ typedef struct tgl__vtable {
     tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
+    tgl_status (*copy_tensor)(tgl_backend *b, const tgl__copy *c);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

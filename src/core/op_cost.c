@@ -137,6 +137,14 @@ static void cost_conv2d(const tgl__args_CONV2D *a, cost *o)
                       (double)d->batch * (double)d->out_channels * (double)oh * (double)ow);
 }
 
+static void cost_copy(const tgl__args_COPY *a, cost *o)
+{
+    const tgl_tensor *d = a->dst, *s = a->src;
+    if (!d || !s || d->ndim > TGL_MAX_DIMS)
+        return;
+    o->bytes = prod(d->shape, d->ndim) * (double)(tgl_dtype_size(d->dtype) + tgl_dtype_size(s->dtype));
+}
+
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {
     cost o = {0, 0};

@@ -27,10 +27,12 @@
  *   S const size_t * + its count   q const size_t * of the preceding S's count
  *   L const tgl_ptr * + its count, each read like i
  *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *
+ *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
+ *   T const tgl_tensor * written by the call (compared bit for bit, like b)
  *   D const void * host data of the following z's bytes   H void * host destination
  *   A tgl_ptr * result of tgl_alloc
  * The family is TGL__NO_OP for calls that are not ops (memory, copies); the dtypes are a mask
- * of TGL__DT(F32), TGL__DT(F16). The cost model is a function in op_cost.c named cost_<name>
+ * of TGL__DT(F32), TGL__DT(F16), ... (TGL__DT_FLOATS and TGL__DT_DATA name the usual sets). The cost model is a function in op_cost.c named cost_<name>
  * taking the row's argument struct, or cost_none. Warm-up is WARM when tgl_warmup (prepare.c)
  * calls the op, which test_trace checks, or NO_WARM (calls that are not ops, and tgl_map, whose
  * kernels are made per expression).
@@ -45,6 +47,8 @@
 #define TGL__NO_OP (-1)
 #define TGL__DT(t) (1u << TGL_DTYPE_##t)
 #define TGL__DT_NONE 0u
+#define TGL__DT_FLOATS (TGL__DT(F32) | TGL__DT(F16) | TGL__DT(BF16))
+#define TGL__DT_DATA (TGL__DT_FLOATS | TGL__DT(I32) | TGL__DT(BOOL)) /* every dtype but the block formats */
 #define TGL__WARM 1
 #define TGL__NO_WARM 0
 
@@ -94,6 +98,7 @@
     ARG(i, q) ARG(i, k) ARG(i, v) ARG(o, o) ARG(z, batch) ARG(z, heads) ARG(z, seq_q) ARG(z, seq_kv)                \
     ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
 #define TGL__ARGS_CONV2D(ARG, ENUM, ARR) ARG(c, desc) ARG(i, input) ARG(i, filter) ARG(i, bias) ARG(o, output)
+#define TGL__ARGS_COPY(ARG, ENUM, ARR) ARG(T, dst) ARG(t, src)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -129,7 +134,8 @@
     X(ATTENTION, tgl_attention, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention, WARM)     \
     X(ATTENTION_KV, tgl_attention_kv, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE,               \
       cost_attention_kv, WARM)                                                                                   \
-    X(CONV2D, tgl_conv2d, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d, WARM)
+    X(CONV2D, tgl_conv2d, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d, WARM)                    \
+    X(COPY, tgl_copy, TGL_OP_COPY, copy_tensor, TGL__DT_DATA, EXACT, cost_copy, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -147,6 +153,8 @@
 #define TGL__T_L const tgl_ptr *
 #define TGL__T_s const char *
 #define TGL__T_c const tgl_conv2d_desc *
+#define TGL__T_t const tgl_tensor *
+#define TGL__T_T const tgl_tensor *
 #define TGL__T_D const void *
 #define TGL__T_H void *
 #define TGL__T_A tgl_ptr *

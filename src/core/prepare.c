@@ -44,6 +44,21 @@ static void elementwise(warm *c)
     did(c, tgl_binary_broadcast(b, TGL_BINARY_MUL, c->x, m, 2, c->y, col, 2, c->z));
     did(c, tgl_permute(b, c->x, c->z, m, 2, swap));
     did(c, tgl_permute(b, c->x, c->z, t3, 3, rot));
+    /* tgl_copy: casts between f32 and the half types (dense: a word per invocation), and a
+     * strided f16 copy (one invocation per element) */
+    static const tgl_dtype halves[2] = {TGL_DTYPE_F16, TGL_DTYPE_BF16};
+    for (int h = 0; h < 2; h++) {
+        tgl_tensor f = tgl_tensor_contiguous(c->x, TGL_DTYPE_F32, 2, m);
+        tgl_tensor half = tgl_tensor_contiguous(c->z, halves[h], 2, m);
+        did(c, tgl_copy(b, &half, &f));
+        f.data = c->y;
+        did(c, tgl_copy(b, &f, &half));
+    }
+    tgl_tensor hs = tgl_tensor_contiguous(c->z, TGL_DTYPE_F16, 2, m), ht = hs;
+    ht.data = c->w;
+    ht.strides[0] = 1;
+    ht.strides[1] = 64;
+    did(c, tgl_copy(b, &ht, &hs));
 }
 
 static void reductions(warm *c)

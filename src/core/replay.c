@@ -203,7 +203,7 @@ static tgl_status check_inputs(replay *p, const tgl__rcall *rc)
     const char *sig = tgl__fn_signature(rc->fn);
     tgl_status st = TGL_OK;
     for (size_t i = 0; !st && sig[i]; i++) {
-        if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X')
+        if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X' || sig[i] == 't')
             st = check_snapshot(p, rc, &rc->p[i], "argument", i + 1);
         if (sig[i] == 'L' && rc->stored[i])
             for (size_t k = 0; !st && k < rc->u[i]; k++)
@@ -223,8 +223,8 @@ static int copy_fits(const replay *p, const tgl__rptr *rp, uint64_t bytes)
 }
 
 /* Builds the native call from the record. Host buffers it needs are returned in *owned. */
-static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_ptr *list, tgl_ptr *alloc_out,
-                             void **owned)
+static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_ptr *list, tgl_tensor *tensors,
+                             tgl_ptr *alloc_out, void **owned)
 {
     static const size_t dummy_sizes[TGL_MAX_DIMS];
     static uint8_t dummy_host[16];
@@ -247,6 +247,11 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
             break;
         case 's': a->ptr = rc->present[i] ? rc->str : NULL; break;
         case 'c': a->ptr = rc->present[i] ? &rc->desc : NULL; break;
+        case 't': case 'T':
+            tensors[i] = rc->tensor[i];
+            st = map_ptr(p, rc, i, &rc->p[i], &tensors[i].data);
+            a->ptr = rc->present[i] ? &tensors[i] : NULL;
+            break;
         case 'H': {
             /* Only a copy that will happen gets a real buffer; one the call rejects reads none. */
             size_t bytes = (size_t)rc->u[2];
@@ -304,7 +309,7 @@ static tgl_status after_call(replay *p, const tgl__rcall *rc, const tgl__call *c
     }
     const char *sig = tgl__fn_signature(rc->fn);
     for (size_t i = 0; sig[i]; i++) {
-        if (!strchr("oOIbxX", sig[i]) || rc->p[i].tag != TGL__PTR_ALLOC)
+        if (!strchr("oOIbxXT", sig[i]) || rc->p[i].tag != TGL__PTR_ALLOC)
             continue;
         replay_alloc *a = &p->allocs[rc->p[i].alloc];
         double limit = tgl__cmp_threshold(tgl__fn_family(rc->fn));
@@ -336,8 +341,9 @@ static tgl_status replay_call(replay *p, const tgl__rcall *rc)
         return st;
     tgl__call c;
     tgl_ptr list[TGL_EXPR_MAX_INPUTS] = {0}, new_ptr = 0;
+    tgl_tensor tensors[TGL__CALL_MAX_ARGS];
     void *owned;
-    if ((st = build_call(p, rc, &c, list, &new_ptr, &owned))) {
+    if ((st = build_call(p, rc, &c, list, tensors, &new_ptr, &owned))) {
         free(owned);
         return st;
     }

@@ -15,17 +15,15 @@ TGL_API const char *tgl_op_name(tgl_op op)
     return (unsigned)op < TGL_OP_COUNT ? op_names[op] : NULL;
 }
 
+static const char *const dtype_names[TGL_DTYPE_COUNT] = {
+    [TGL_DTYPE_F32] = "f32", [TGL_DTYPE_F16] = "f16",   [TGL_DTYPE_BF16] = "bf16", [TGL_DTYPE_I32] = "i32",
+    [TGL_DTYPE_BOOL] = "bool", [TGL_DTYPE_Q8_0] = "q8_0", [TGL_DTYPE_Q4_0] = "q4_0",
+};
+
 TGL_API const char *tgl_dtype_name(tgl_dtype dtype)
 {
-    return dtype == TGL_DTYPE_F32 ? "f32" : dtype == TGL_DTYPE_F16 ? "f16" : NULL;
+    return (unsigned)dtype < TGL_DTYPE_COUNT ? dtype_names[dtype] : NULL;
 }
-
-/* Each row's element types (TGL__DT mask); its family is tgl__fn_op's. */
-static const unsigned row_dtypes[TGL__FN_COUNT] = {
-#define ROW(id, cname, family, slot, dtypes, cmp, cost, warm) [TGL__FN_##id] = (dtypes),
-    TGL__OPS(ROW)
-#undef ROW
-};
 
 /* 1 when the vtable has the entry point the row's calls reach. */
 static int implemented(const tgl__vtable *vt, tgl__fn fn)
@@ -44,11 +42,12 @@ TGL_API tgl_support tgl_supports(tgl_backend *b, tgl_op op, tgl_dtype dtype)
     if (!b || (unsigned)op >= TGL_OP_COUNT || (unsigned)dtype >= TGL_DTYPE_COUNT)
         return TGL_SUPPORT_NONE;
     for (int fn = 0; fn < TGL__FN_COUNT; fn++) {
-        if (tgl__fn_op((tgl__fn)fn) != (int)op || !(row_dtypes[fn] & (1u << dtype)) ||
+        if (tgl__fn_op((tgl__fn)fn) != (int)op || !(tgl__fn_dtypes((tgl__fn)fn) & (1u << dtype)) ||
             !implemented(b->vt, (tgl__fn)fn))
             continue;
-        /* Other types are stored as such and computed in f32 (GL: unpackHalf2x16; CPU: in double). */
-        return dtype == TGL_DTYPE_F32 ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_CONVERTED;
+        /* Half types are stored as such and computed in f32 (or wider); f32, i32 and bool in
+         * their own type. */
+        return dtype == TGL_DTYPE_F16 || dtype == TGL_DTYPE_BF16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NATIVE;
     }
     return TGL_SUPPORT_NONE;
 }

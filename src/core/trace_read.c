@@ -197,6 +197,20 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
                                          f[7], f[8], f[9], f[10], f[11], f[12], f[13]};
             break;
         }
+        case 't': case 'T': {
+            tgl_tensor *t = &rc->tensor[i];
+            rc->present[i] = get8(c);
+            st = get_ptr(r, c, i, sig[i] == 't', &rc->p[i]);
+            *t = (tgl_tensor){.dtype = (tgl_dtype)(int32_t)get32(c)};
+            uint64_t ndim = get64(c);
+            /* more dims than the format stores: replayed as recorded, refused by the call */
+            t->ndim = ndim > TGL_MAX_DIMS ? TGL_MAX_DIMS + 1 : (size_t)ndim;
+            for (size_t k = 0; ndim <= TGL_MAX_DIMS && k < ndim; k++) {
+                t->shape[k] = (size_t)get64(c);
+                t->strides[k] = (int64_t)get64(c);
+            }
+            break;
+        }
         case 'D': rc->present[i] = get8(c); st = get_data_id(r, c, i, &rc->id[i]); break;
         case 'H': rc->present[i] = get8(c); break;
         case 'A': rc->present[i] = get8(c); rc->id[i] = get32(c); break;

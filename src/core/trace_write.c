@@ -245,6 +245,8 @@ void tgl__trace_before(tgl_backend *b, const tgl__call *c)
         t->snap[i] = TGL__TRACE_NONE;
         if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X')
             t->snap[i] = snapshot(b, a->u);
+        if (sig[i] == 't' && a->ptr)
+            t->snap[i] = snapshot(b, ((const tgl_tensor *)a->ptr)->data);
         if (sig[i] == 'L' && a->ptr && a->u <= TGL_EXPR_MAX_INPUTS)
             for (size_t k = 0; k < a->u; k++)
                 t->list_snap[k] = snapshot(b, ((const tgl_ptr *)a->ptr)[k]);
@@ -327,6 +329,22 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
             tgl__bytes_u8(o, d != NULL);
             for (size_t k = 0; k < TGL__CONV2D_FIELDS; k++)
                 tgl__bytes_u64(o, f[k]); // NOLINT(clang-analyzer-core.CallAndMessage): f's initializer fills all 14
+            break;
+        }
+        case 't': case 'T': {
+            /* presence, data pointer (with the snapshot for t), dtype, ndim, then shape and
+             * strides when ndim is at most TGL_MAX_DIMS (more is an error the call reports) */
+            const tgl_tensor *d = a->ptr;
+            tgl__bytes_u8(o, d != NULL);
+            put_ptr(t, o, d ? d->data : 0);
+            if (sig[i] == 't')
+                tgl__bytes_u32(o, t->snap[i]);
+            tgl__bytes_u32(o, d ? (uint32_t)d->dtype : 0);
+            tgl__bytes_u64(o, d ? d->ndim : 0);
+            for (size_t k = 0; d && d->ndim <= TGL_MAX_DIMS && k < d->ndim; k++) {
+                tgl__bytes_u64(o, d->shape[k]);
+                tgl__bytes_u64(o, (uint64_t)d->strides[k]);
+            }
             break;
         }
         case 'D': tgl__bytes_u8(o, a->ptr != NULL); tgl__bytes_u32(o, t->htod_data); break;

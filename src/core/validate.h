@@ -29,6 +29,21 @@ tgl_status tgl__check_alias(tgl_backend *b, const char *in_arg, tgl__view in, si
 /* out must not overlap in at all. */
 tgl_status tgl__check_disjoint(tgl_backend *b, const char *in_arg, tgl__view in, size_t in_bytes,
                                tgl__view out, size_t out_bytes);
+/* Descriptor operands (tensor.c). The dtype is in range and one of `dtypes` (a TGL__DT mask:
+ * another is TGL_ERR_UNSUPPORTED, naming fn), ndim at most TGL_MAX_DIMS, the element count
+ * (*n) without overflow. */
+tgl_status tgl__tensor_shape(tgl_backend *b, const char *fn, const char *arg, const tgl_tensor *t, unsigned dtypes,
+                             size_t *n);
+/* t's strides seen in the index space of `shape` (ndim dims): NumPy broadcasting, dims aligned
+ * from the right, a dim of 1 or a missing one repeating (stride 0). */
+tgl_status tgl__broadcast_to(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t ndim, const size_t *shape,
+                             int64_t *strides);
+/* The elements at data through `strides` over a non-empty `shape`: every one inside one
+ * allocation (TGL_ERR_INVALID_POINTER otherwise), data aligned to the element size. */
+tgl_status tgl__resolve_tensor(tgl_backend *b, const char *arg, tgl_ptr data, tgl_dtype dtype, size_t ndim,
+                               const size_t *shape, const int64_t *strides, tgl__tensor_view *v);
+/* An output reaches no element twice (a conservative test: see tensor.c). */
+tgl_status tgl__check_unique(tgl_backend *b, const char *arg, size_t ndim, const size_t *shape, const int64_t *strides);
 /* The backend lacks the op. */
 tgl_status tgl__unsupported(tgl_backend *b, const char *fn);
 

@@ -121,6 +121,7 @@ static const tgl__vtable gl_vtable = {
     .rope = tgl_gl_rope,
     .gather_rows = tgl_gl_gather_rows,
     .strided = tgl_gl_strided,
+    .copy_tensor = tgl_gl_copy_tensor,
     .map = tgl_gl_map,
     .gemm = tgl_gl_gemm,
     .matvec = tgl_gl_matvec,

@@ -1,0 +1,526 @@
+/* tgl_copy on GL compared with the CPU oracle bit for bit, the whole allocation included (guard
+ * bytes around and between the elements keep their poison): every dtype pair on every f16 and
+ * bf16 pattern, on 1M random f32 patterns and on integer and bool edge values; random shapes
+ * (0-d, empty, dims of 1) with random strides (negative, zero, gaps, permuted), broadcasting,
+ * windows cut into boxes by a small SSBO limit, in place. The oracle is pinned to hand-worked
+ * conversions. Then every refusal, with the destination unchanged. */
+#include "testing.h"
+#include "gl/gl_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef tgt_pair pair;
+
+static int setup(void **state)
+{
+    return tgt_pair_setup(state, 0xC0B1);
+}
+
+static int teardown(void **state)
+{
+    return tgt_pair_teardown(state);
+}
+
+static const tgl_dtype dtypes[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_BOOL};
+#define N_DTYPES (sizeof dtypes / sizeof dtypes[0])
+#define POISON 0xA5
+
+/* One copy on b: src_bytes of `src_init` in one allocation, a dst allocation of dst_bytes filled
+ * with POISON; the descriptors' data fields hold byte offsets into them. The whole dst
+ * allocation comes back in out (dst_bytes). Returns the call's status. */
+static tgl_status copy_on(tgl_backend *b, const uint8_t *src_init, size_t src_bytes, size_t dst_bytes, tgl_tensor dst,
+                          tgl_tensor src, uint8_t *out)
+{
+    tgl_ptr s, d;
+    TGT_OK(b, tgl_alloc(b, src_bytes, &s));
+    TGT_OK(b, tgl_alloc(b, dst_bytes, &d));
+    memset(out, POISON, dst_bytes);
+    TGT_OK(b, tgl_copy_htod(b, s, src_init, src_bytes));
+    TGT_OK(b, tgl_copy_htod(b, d, out, dst_bytes));
+    src.data += s;
+    dst.data += d;
+    tgl_status st = tgl_copy(b, &dst, &src);
+    TGT_OK(b, tgl_copy_dtoh(b, out, d, dst_bytes));
+    TGT_OK(b, tgl_free(b, s));
+    TGT_OK(b, tgl_free(b, d));
+    return st;
+}
+
+/* The same copy on gl and cpu: both must succeed and leave the same bytes. */
+static void same_on_both(pair *p, tgl_backend *gl, const uint8_t *src_init, size_t src_bytes, size_t dst_bytes,
+                         tgl_tensor dst, tgl_tensor src, const char *what)
+{
+    uint8_t *g = malloc(dst_bytes), *c = malloc(dst_bytes);
+    TGT_OK(p->cpu, copy_on(p->cpu, src_init, src_bytes, dst_bytes, dst, src, c));
+    if (gl) {
+        TGT_OK(gl, copy_on(gl, src_init, src_bytes, dst_bytes, dst, src, g));
+        for (size_t i = 0; i < dst_bytes; i++)
+            if (g[i] != c[i])
+                fail_msg("%s (%s -> %s, %zu dims): byte %zu of dst's allocation is 0x%02x on gl, 0x%02x on cpu", what,
+                         tgl_dtype_name(src.dtype), tgl_dtype_name(dst.dtype), dst.ndim, i, g[i], c[i]);
+    }
+    free(g);
+    free(c);
+}
+
+static tgl_tensor vec(tgl_dtype dt, size_t n)
+{
+    return tgl_tensor_contiguous(0, dt, 1, &n);
+}
+
+/* ---- the oracle against hand-worked conversions -------------------------------------------- */
+
+typedef struct known {
+    tgl_dtype from, to;
+    uint32_t in, want; /* bit patterns (bool: 0 or 1; i32 as two's complement) */
+} known;
+
+static const known cases[] = {
+    /* f32 -> bf16: nearest even, overflow to inf, every NaN 0x7FC0 */
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x3F800000u, 0x3F80u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x3F808000u, 0x3F80u}, /* tie, even below */
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x3F818000u, 0x3F82u}, /* tie, odd below: up */
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x3F808001u, 0x3F81u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x7F7FFFFFu, 0x7F80u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0xFFC00001u, 0x7FC0u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x7F800001u, 0x7FC0u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x80000000u, 0x8000u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x00018000u, 0x0002u}, /* subnormal tie, odd: up */
+    {TGL_DTYPE_F32, TGL_DTYPE_BF16, 0x00008000u, 0x0000u},
+    /* f32 -> i32: toward zero, saturating, NaN 0 */
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0x4039999Au, 2u},                       /* 2.9 */
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0xC039999Au, (uint32_t)-2},             /* -2.9 */
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0x4F000000u, 0x7FFFFFFFu},              /* 2^31 */
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0xCF000000u, 0x80000000u},              /* -2^31 */
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0xCF000001u, 0x80000000u},
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0x4EFFFFFFu, 2147483520u},              /* largest below 2^31 */
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0x7F800000u, 0x7FFFFFFFu},              /* inf */
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0xFF800000u, 0x80000000u},
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0x7FC00000u, 0u},
+    {TGL_DTYPE_F32, TGL_DTYPE_I32, 0x00000001u, 0u},
+    {TGL_DTYPE_BF16, TGL_DTYPE_I32, 0xC2F7u, (uint32_t)-123},             /* -123.5 */
+    /* i32 -> f32: nearest even */
+    {TGL_DTYPE_I32, TGL_DTYPE_F32, 16777217u, 0x4B800000u},                /* 2^24 + 1 -> 2^24 */
+    {TGL_DTYPE_I32, TGL_DTYPE_F32, 16777219u, 0x4B800002u},                /* -> 2^24 + 4 */
+    {TGL_DTYPE_I32, TGL_DTYPE_F32, 33554435u, 0x4C000001u},                /* 2^25 + 3 -> 2^25 + 4 */
+    {TGL_DTYPE_I32, TGL_DTYPE_F32, 0x80000000u, 0xCF000000u},
+    {TGL_DTYPE_I32, TGL_DTYPE_F32, 0x7FFFFFFFu, 0x4F000000u},
+    {TGL_DTYPE_I32, TGL_DTYPE_F32, (uint32_t)-16777217, 0xCB800000u},
+    {TGL_DTYPE_I32, TGL_DTYPE_F32, (uint32_t)-7, 0xC0E00000u},
+    {TGL_DTYPE_I32, TGL_DTYPE_F16, 65519u, 0x7BFFu},                       /* 65504 */
+    {TGL_DTYPE_I32, TGL_DTYPE_F16, 65520u, 0x7C00u},                       /* inf */
+    {TGL_DTYPE_I32, TGL_DTYPE_F16, (uint32_t)-70000, 0xFC00u},
+    {TGL_DTYPE_I32, TGL_DTYPE_BF16, 257u, 0x4380u},                        /* 257 -> 256 */
+    {TGL_DTYPE_I32, TGL_DTYPE_BF16, 259u, 0x4382u},                        /* 259 -> 260 */
+    /* to and from bool */
+    {TGL_DTYPE_BOOL, TGL_DTYPE_F32, 2u, 0x3F800000u},
+    {TGL_DTYPE_BOOL, TGL_DTYPE_F16, 0xFFu, 0x3C00u},
+    {TGL_DTYPE_BOOL, TGL_DTYPE_BF16, 1u, 0x3F80u},
+    {TGL_DTYPE_BOOL, TGL_DTYPE_I32, 7u, 1u},
+    {TGL_DTYPE_BOOL, TGL_DTYPE_BOOL, 9u, 1u},
+    {TGL_DTYPE_BOOL, TGL_DTYPE_F32, 0u, 0u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BOOL, 0x7FC00000u, 1u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BOOL, 0x80000000u, 0u},
+    {TGL_DTYPE_F32, TGL_DTYPE_BOOL, 0x00000001u, 1u},                      /* subnormal */
+    {TGL_DTYPE_F16, TGL_DTYPE_BOOL, 0x8000u, 0u},
+    {TGL_DTYPE_F16, TGL_DTYPE_BOOL, 0x0001u, 1u},
+    {TGL_DTYPE_I32, TGL_DTYPE_BOOL, 0x80000000u, 1u},
+    /* between the half types, and the same dtype keeps NaN payloads */
+    {TGL_DTYPE_F16, TGL_DTYPE_BF16, 0x3C01u, 0x3F80u},                     /* 1 + 2^-10 -> 1 */
+    {TGL_DTYPE_BF16, TGL_DTYPE_F16, 0x4780u, 0x7C00u},                     /* 65536 -> inf */
+    {TGL_DTYPE_BF16, TGL_DTYPE_F16, 0x3380u, 0x0001u},                     /* 2^-24 */
+    {TGL_DTYPE_F32, TGL_DTYPE_F32, 0x7F800123u, 0x7F800123u},
+    {TGL_DTYPE_F16, TGL_DTYPE_F16, 0x7C01u, 0x7C01u},
+    {TGL_DTYPE_F32, TGL_DTYPE_F16, 0x38800000u, 0x0400u},                  /* 2^-14 */
+};
+
+static void test_known_conversions(void **state)
+{
+    pair *p = *state;
+    tgl_backend *backends[2] = {p->cpu, p->gl};
+    for (int k = 0; k < 2; k++) {
+        if (!backends[k])
+            continue;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const known *c = &cases[i];
+            uint8_t in[4], out[8];
+            memcpy(in, &c->in, 4); /* little-endian: the low bytes are the narrower patterns */
+            TGT_OK(backends[k], copy_on(backends[k], in, 4, 8, vec(c->to, 1), vec(c->from, 1), out));
+            uint32_t got = 0;
+            memcpy(&got, out, tgl_dtype_size(c->to));
+            if (got != c->want)
+                fail_msg("%s: %s 0x%08x -> %s gives 0x%08x, want 0x%08x", k ? "gl" : "cpu", tgl_dtype_name(c->from),
+                         c->in, tgl_dtype_name(c->to), got, c->want);
+            for (size_t b = tgl_dtype_size(c->to); b < 8; b++)
+                if (out[b] != POISON)
+                    fail_msg("%s: %s -> %s wrote byte %zu past the element", k ? "gl" : "cpu", tgl_dtype_name(c->from),
+                             tgl_dtype_name(c->to), b);
+        }
+    }
+}
+
+/* ---- every pattern of the small types, 1M random f32 patterns, integer edges ---------------- */
+
+static void test_all_patterns(void **state)
+{
+    pair *p = *state;
+    const size_t n32 = (size_t)1 << 20;
+    uint8_t *src = malloc(n32 * 4);
+    for (size_t s = 0; s < N_DTYPES; s++) {
+        tgl_dtype from = dtypes[s];
+        size_t n = from == TGL_DTYPE_BOOL ? 256 : tgl_dtype_size(from) == 2 ? 65536 : n32;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v = (uint32_t)tgt_next(&p->rng);
+            if (tgl_dtype_size(from) < 4)
+                v = (uint32_t)i; /* every pattern */
+            else if (i < 64) /* edges first: zeros, infinities, NaNs, subnormals, integer limits */
+                v = (uint32_t[]){0u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFFFFFFFu, 0x7F800001u,
+                                 1u, 0x807FFFFFu, 0x7FFFFFFFu, 0x4F000000u, 0xCF000000u, 0x4EFFFFFFu, 0x477FF000u,
+                                 0x477FEFFFu, 0x33000000u, 0x33000001u, 0x38800000u, 0x387FFFFFu, 16777217u,
+                                 (uint32_t)-16777219, 2u}[i % 22];
+            memcpy(src + i * tgl_dtype_size(from), &v, tgl_dtype_size(from));
+        }
+        for (size_t d = 0; d < N_DTYPES; d++) {
+            tgl_dtype to = dtypes[d];
+            size_t bytes = n * tgl_dtype_size(to) + 8; /* a guard after the elements */
+            char what[64];
+            snprintf(what, sizeof what, "all patterns, %zu elements", n);
+            same_on_both(p, p->gl, src, n * tgl_dtype_size(from), bytes, vec(to, n), vec(from, n), what);
+        }
+    }
+    free(src);
+}
+
+/* ---- random layouts ----------------------------------------------------------------------- */
+
+/* A random layout of `shape` for dtype dt: dims permuted in memory, some reversed, gaps between
+ * them; *bytes gets the allocation it needs (data at *front bytes, element-aligned) */
+static tgl_tensor random_layout(tgt_rng *r, tgl_dtype dt, size_t ndim, const size_t *shape, size_t *bytes)
+{
+    tgl_tensor t = {.dtype = dt, .ndim = ndim};
+    size_t order[TGL_MAX_DIMS];
+    for (size_t d = 0; d < ndim; d++)
+        order[d] = d;
+    for (size_t d = ndim; d > 1; d--) { /* shuffle */
+        size_t k = tgt_below(r, d), tmp = order[d - 1];
+        order[d - 1] = order[k];
+        order[k] = tmp;
+    }
+    int64_t stride = 1 + (int64_t)tgt_below(r, 2);
+    size_t back = 0, ahead = 0;
+    for (size_t k = ndim; k-- > 0;) { /* order[ndim-1] innermost */
+        size_t d = order[k];
+        t.shape[d] = shape[d];
+        int neg = tgt_below(r, 4) == 0;
+        t.strides[d] = neg ? -stride : stride;
+        size_t reach = (size_t)stride * (shape[d] ? shape[d] - 1 : 0);
+        *(neg ? &back : &ahead) += reach;
+        stride *= (int64_t)(shape[d] ? shape[d] : 1);
+        stride += (int64_t)tgt_below(r, 3); /* a gap */
+    }
+    size_t es = tgl_dtype_size(dt), front = back + tgt_below(r, 5);
+    t.data = front * es;
+    *bytes = (front + ahead + 1 + tgt_below(r, 5)) * es;
+    return t;
+}
+
+static void random_copies(pair *p, tgl_backend *gl, int count, size_t max_dim, const char *what)
+{
+    for (int c = 0; c < count; c++) {
+        size_t ndim = tgt_below(&p->rng, 6), shape[TGL_MAX_DIMS], n = 1;
+        for (size_t d = 0; d < ndim; d++)
+            n *= shape[d] = c % 17 == 5 && d == 0 ? 0 : 1 + tgt_below(&p->rng, max_dim);
+        tgl_dtype to = dtypes[tgt_below(&p->rng, N_DTYPES)], from = dtypes[tgt_below(&p->rng, N_DTYPES)];
+        size_t dst_bytes, src_bytes;
+        tgl_tensor dst = random_layout(&p->rng, to, ndim, shape, &dst_bytes);
+        /* src: broadcast from fewer dims and dims of 1 now and then */
+        size_t s_ndim = ndim - (ndim ? tgt_below(&p->rng, 2) : 0), s_shape[TGL_MAX_DIMS];
+        for (size_t d = 0; d < s_ndim; d++)
+            s_shape[d] = tgt_below(&p->rng, 4) == 0 ? 1 : shape[d + ndim - s_ndim];
+        tgl_tensor src = random_layout(&p->rng, from, s_ndim, s_shape, &src_bytes);
+        for (size_t d = 0; d < s_ndim; d++)
+            if (s_shape[d] == 1 && tgt_below(&p->rng, 2))
+                src.strides[d] = 0; /* a broadcast dim's stride is not read */
+        uint8_t *init = malloc(src_bytes);
+        for (size_t i = 0; i < src_bytes; i++)
+            init[i] = (uint8_t)tgt_next(&p->rng);
+        (void)n;
+        same_on_both(p, gl, init, src_bytes, dst_bytes, dst, src, what);
+        free(init);
+    }
+}
+
+static void test_random_layouts(void **state)
+{
+    pair *p = *state;
+    random_copies(p, p->gl, 300, 7, "random layout");
+    random_copies(p, p->gl, 12, 40, "random layout, larger dims");
+}
+
+/* A 256-byte SSBO limit: every copy is cut into boxes whose windows fit. */
+static void test_boxes(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 256 + 64, NULL);
+    random_copies(p, gl, 60, 9, "small SSBO limit");
+    tgl_close(gl);
+}
+
+/* Transposes and flips of f32 (the strided gather's route), contiguous copies of each dtype (a
+ * buffer copy), and dense narrow destinations (a word per invocation) at sizes that are not
+ * multiples of the word or the workgroup, at odd element offsets. */
+static void test_routes(void **state)
+{
+    pair *p = *state;
+    static const size_t dims[][2] = {{1, 1}, {3, 5}, {33, 65}, {64, 64}, {129, 7}, {517, 300}};
+    for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
+        size_t r = dims[k][0], c = dims[k][1], n = r * c;
+        for (size_t s = 0; s < N_DTYPES; s++)
+            for (size_t d = 0; d < N_DTYPES; d++) {
+                size_t es = tgl_dtype_size(dtypes[s]), ed = tgl_dtype_size(dtypes[d]);
+                uint8_t *init = malloc((n + 3) * es);
+                for (size_t i = 0; i < (n + 3) * es; i++)
+                    init[i] = (uint8_t)tgt_next(&p->rng);
+                for (int layout = 0; layout < 3; layout++) {
+                    tgl_tensor src = tgl_tensor_contiguous(es * (1 + k % 3), dtypes[s], 2, (size_t[]){r, c});
+                    tgl_tensor dst = tgl_tensor_contiguous(ed * (1 + k % 2), dtypes[d], 2, (size_t[]){r, c});
+                    if (layout == 1) { /* transpose: dst [c, r] reads src's columns */
+                        dst = tgl_tensor_contiguous(ed * (1 + k % 2), dtypes[d], 2, (size_t[]){c, r});
+                        src.shape[0] = c;
+                        src.shape[1] = r;
+                        src.strides[0] = 1;
+                        src.strides[1] = (int64_t)c;
+                    } else if (layout == 2) { /* flip both dims */
+                        src.data += (n - 1) * es;
+                        src.strides[0] = -(int64_t)c;
+                        src.strides[1] = -1;
+                    }
+                    same_on_both(p, p->gl, init, (n + 3) * es, (n + 3) * ed, dst, src, "routes");
+                }
+                free(init);
+            }
+    }
+}
+
+/* dst and src the same elements: the copy is in place (bool is rewritten as 0 or 1). */
+static void test_in_place(void **state)
+{
+    pair *p = *state;
+    tgl_backend *backends[2] = {p->cpu, p->gl};
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = backends[k];
+        if (!b)
+            continue;
+        uint8_t bytes[40], got[40];
+        for (size_t i = 0; i < sizeof bytes; i++)
+            bytes[i] = (uint8_t)(i * 37);
+        for (size_t s = 0; s < N_DTYPES; s++) {
+            tgl_ptr a;
+            TGT_OK(b, tgl_alloc(b, sizeof bytes, &a));
+            TGT_OK(b, tgl_copy_htod(b, a, bytes, sizeof bytes));
+            size_t es = tgl_dtype_size(dtypes[s]), n = 32 / es / 2;
+            tgl_tensor t = tgl_tensor_contiguous(a + 4, dtypes[s], 2, (size_t[]){n, 2});
+            t.strides[0] = 2;
+            t.strides[1] = 1;
+            TGT_OK(b, tgl_copy(b, &t, &t));
+            TGT_OK(b, tgl_copy_dtoh(b, got, a, sizeof got));
+            for (size_t i = 0; i < sizeof bytes; i++) {
+                uint8_t want = bytes[i];
+                if (dtypes[s] == TGL_DTYPE_BOOL && i >= 4 && i < 4 + 2 * n)
+                    want = want != 0;
+                if (got[i] != want)
+                    fail_msg("%s: %s in place changed byte %zu: 0x%02x -> 0x%02x", k ? "gl" : "cpu",
+                             tgl_dtype_name(dtypes[s]), i, want, got[i]);
+            }
+            TGT_OK(b, tgl_free(b, a));
+        }
+    }
+}
+
+/* ---- refusals ---------------------------------------------------------------------------- */
+
+static void expect_refused(tgl_backend *b, tgl_ptr guard, const tgl_tensor *dst, const tgl_tensor *src,
+                           tgl_status want, const char *says)
+{
+    uint8_t before[256], after[256];
+    TGT_OK(b, tgl_copy_dtoh(b, before, guard, sizeof before));
+    TGT_EXPECT(b, tgl_copy(b, dst, src), want);
+    if (says && !strstr(tgl_last_error(b), says))
+        fail_msg("message \"%s\" does not say \"%s\"", tgl_last_error(b), says);
+    TGT_OK(b, tgl_copy_dtoh(b, after, guard, sizeof after));
+    assert_memory_equal(before, after, sizeof before);
+}
+
+static void refusals_on(tgl_backend *b)
+{
+    tgl_ptr a, other;
+    uint8_t fill[256];
+    memset(fill, POISON, sizeof fill);
+    TGT_OK(b, tgl_alloc(b, 256, &a));
+    TGT_OK(b, tgl_alloc(b, 256, &other));
+    TGT_OK(b, tgl_copy_htod(b, a, fill, sizeof fill));
+    tgl_tensor d = tgl_tensor_contiguous(a, TGL_DTYPE_F32, 2, (size_t[]){4, 4});
+    tgl_tensor s = tgl_tensor_contiguous(other, TGL_DTYPE_F32, 2, (size_t[]){4, 4}), t;
+    TGT_OK(b, tgl_copy(b, &d, &s));
+    TGT_OK(b, tgl_copy_htod(b, a, fill, sizeof fill));
+    expect_refused(b, a, NULL, &s, TGL_ERR_INVALID_ARGUMENT, "dst");
+    expect_refused(b, a, &d, NULL, TGL_ERR_INVALID_ARGUMENT, "src");
+    t = d;
+    t.ndim = TGL_MAX_DIMS + 1;
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_ARGUMENT, "ndim");
+    t = tgl_tensor_contiguous(a, TGL_DTYPE_F32, 9, (size_t[]){1, 1, 1, 1, 1, 1, 1, 1, 1});
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_ARGUMENT, "ndim");
+    t = d;
+    t.dtype = (tgl_dtype)99;
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_ARGUMENT, "dtype");
+    t = s;
+    t.dtype = (tgl_dtype)-1;
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_ARGUMENT, "dtype");
+    t = tgl_tensor_contiguous(a, TGL_DTYPE_Q8_0, 2, (size_t[]){1, 32});
+    expect_refused(b, a, &t, &s, TGL_ERR_UNSUPPORTED, "q8_0");
+    t = tgl_tensor_contiguous(other, TGL_DTYPE_Q4_0, 2, (size_t[]){4, 32});
+    expect_refused(b, a, &d, &t, TGL_ERR_UNSUPPORTED, "q4_0");
+    /* element counts that overflow size_t */
+    t = tgl_tensor_contiguous(a, TGL_DTYPE_F32, 3, (size_t[]){(size_t)1 << 32, (size_t)1 << 32, 2});
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_ARGUMENT, "overflows");
+    /* strides that walk out of the allocation: forwards, backwards, by the extreme index only */
+    t = d;
+    t.strides[0] = 30; /* element (3, 3) at float 93 of 64 */
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_POINTER, "dst");
+    t = d;
+    t.strides[1] = -1;
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_POINTER, "before data");
+    t = s;
+    t.data = other + 3 * 4;
+    t.strides[0] = -1;
+    t.strides[1] = 1; /* reaches other + 0 .. other + 6 floats: inside */
+    TGT_OK(b, tgl_copy(b, &d, &t));
+    TGT_OK(b, tgl_copy_htod(b, a, fill, sizeof fill));
+    t.data = other + 2 * 4; /* element (3, 0) one float before the allocation */
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_POINTER, "before data");
+    t = s;
+    t.strides[0] = INT64_MAX / 2;
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_POINTER, "src");
+    t = s;
+    t.strides[0] = INT64_MIN;
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_POINTER, "src");
+    /* a data pointer that is misaligned, freed, foreign */
+    t = d;
+    t.data = a + 2;
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_ARGUMENT, "aligned");
+    tgl_ptr gone;
+    TGT_OK(b, tgl_alloc(b, 64, &gone));
+    TGT_OK(b, tgl_free(b, gone));
+    t = s;
+    t.data = gone;
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_POINTER, "src");
+    t = s;
+    t.data = 12345;
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_POINTER, "src");
+    /* shapes that do not broadcast */
+    t = tgl_tensor_contiguous(other, TGL_DTYPE_F32, 2, (size_t[]){4, 3});
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_ARGUMENT, "broadcast");
+    t = tgl_tensor_contiguous(other, TGL_DTYPE_F32, 3, (size_t[]){1, 4, 4});
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_ARGUMENT, "broadcast");
+    /* a dst that reaches an element twice */
+    t = d;
+    t.strides[0] = 0;
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_ARGUMENT, "two indices");
+    t = d;
+    t.strides[0] = 2; /* rows of 4 at a step of 2: rows overlap */
+    expect_refused(b, a, &t, &s, TGL_ERR_INVALID_ARGUMENT, "two indices");
+    /* overlap between dst and src that is not the same elements */
+    t = d;
+    t.data = a + 4;
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_ARGUMENT, "overlaps");
+    t = d;
+    t.strides[0] = 1;
+    t.strides[1] = 4; /* the transpose of dst in place */
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_ARGUMENT, "overlaps");
+    t = d;
+    t.dtype = TGL_DTYPE_I32; /* the same bytes as another dtype */
+    expect_refused(b, a, &d, &t, TGL_ERR_INVALID_ARGUMENT, "overlaps");
+    /* empty tensors do nothing, whatever their pointers */
+    t = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){0, 4});
+    tgl_tensor e = tgl_tensor_contiguous(0, TGL_DTYPE_BOOL, 1, (size_t[]){4});
+    TGT_OK(b, tgl_copy(b, &t, &e));
+    TGT_OK(b, tgl_free(b, a));
+    TGT_OK(b, tgl_free(b, other));
+}
+
+static void test_refusals(void **state)
+{
+    pair *p = *state;
+    refusals_on(p->cpu);
+    if (p->gl)
+        refusals_on(p->gl);
+    /* tgl_supports: every dtype but the block formats */
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = k ? p->gl : p->cpu;
+        if (!b)
+            continue;
+        for (int dt = 0; dt < TGL_DTYPE_COUNT; dt++) {
+            tgl_support want = dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0 ? TGL_SUPPORT_NONE
+                               : dt == TGL_DTYPE_F16 || dt == TGL_DTYPE_BF16 ? TGL_SUPPORT_CONVERTED
+                                                                              : TGL_SUPPORT_NATIVE;
+            assert_int_equal(tgl_supports(b, TGL_OP_COPY, (tgl_dtype)dt), want);
+        }
+    }
+}
+
+/* The public helpers. */
+static void test_descriptor_helpers(void **state)
+{
+    (void)state;
+    assert_int_equal(tgl_dtype_size(TGL_DTYPE_F32), 4);
+    assert_int_equal(tgl_dtype_size(TGL_DTYPE_F16), 2);
+    assert_int_equal(tgl_dtype_size(TGL_DTYPE_BF16), 2);
+    assert_int_equal(tgl_dtype_size(TGL_DTYPE_I32), 4);
+    assert_int_equal(tgl_dtype_size(TGL_DTYPE_BOOL), 1);
+    assert_int_equal(tgl_dtype_size(TGL_DTYPE_Q8_0), 0);
+    assert_int_equal(tgl_dtype_size((tgl_dtype)99), 0);
+    tgl_tensor t = tgl_tensor_contiguous(8, TGL_DTYPE_F16, 3, (size_t[]){2, 3, 5});
+    assert_int_equal(t.strides[0], 15);
+    assert_int_equal(t.strides[1], 5);
+    assert_int_equal(t.strides[2], 1);
+    assert_int_equal(tgl_tensor_numel(&t), 30);
+    assert_int_equal(tgl_tensor_bytes(&t), 60);
+    t = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 0, NULL);
+    assert_int_equal(tgl_tensor_numel(&t), 1);
+    assert_int_equal(tgl_tensor_bytes(&t), 4);
+    t = tgl_tensor_contiguous(0, TGL_DTYPE_Q8_0, 2, (size_t[]){3, 64});
+    assert_int_equal(tgl_tensor_bytes(&t), 3 * 2 * 34);
+    t = tgl_tensor_contiguous(0, TGL_DTYPE_Q4_0, 2, (size_t[]){3, 64});
+    assert_int_equal(tgl_tensor_bytes(&t), 3 * 2 * 18);
+    t = tgl_tensor_contiguous(0, TGL_DTYPE_Q4_0, 1, (size_t[]){33});
+    assert_int_equal(tgl_tensor_bytes(&t), 0);
+    t = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 9, (size_t[]){1, 1, 1, 1, 1, 1, 1, 1, 1});
+    assert_int_equal(t.ndim, TGL_MAX_DIMS + 1);
+    assert_int_equal(tgl_tensor_numel(&t), 0);
+    t = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){SIZE_MAX, 2});
+    assert_int_equal(tgl_tensor_numel(&t), 0);
+    assert_string_equal(tgl_dtype_name(TGL_DTYPE_BF16), "bf16");
+    assert_string_equal(tgl_dtype_name(TGL_DTYPE_Q4_0), "q4_0");
+    assert_null(tgl_dtype_name(TGL_DTYPE_COUNT));
+    assert_string_equal(tgl_op_name(TGL_OP_COPY), "copy");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_descriptor_helpers),
+        cmocka_unit_test(test_known_conversions),
+        cmocka_unit_test(test_all_patterns),
+        cmocka_unit_test(test_random_layouts),
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_boxes),
+        cmocka_unit_test(test_in_place),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
