@@ -38,6 +38,7 @@ def make_case(op, p):
         n = p["n"]
         a, b, c, o = rand(n), rand(n), rand(n).abs(), rand(n)
         o16, a16 = torch.empty(n, device="cuda", dtype=torch.half), rand(n, dtype=torch.half)
+        obf = torch.empty(n, device="cuda", dtype=torch.bfloat16)
         host = torch.rand(n)  # pageable, as tensorgl's host arrays are
         return {
             "cast_f16_f32": lambda: o.copy_(a16),
@@ -50,6 +51,7 @@ def make_case(op, p):
             "scale_add": lambda: o.mul_(0.25).add_(a, alpha=0.5),
             "fill": lambda: o.fill_(1.5),
             "cast_f32_f16": lambda: o16.copy_(a),
+            "copy_f32_bf16": lambda: obf.copy_(a),
             "reduce_sum": lambda: torch.sum(a),
         }[op]
     if "rows" in p and op != "matvec":
@@ -60,6 +62,7 @@ def make_case(op, p):
         return {
             "binary_broadcast": lambda: torch.add(x, bias, out=o),
             "permute": lambda: o.view(c, r).copy_(x.t()),
+            "copy_transpose": lambda: o.view(c, r).copy_(x.t()),
             "reduce_sum_cols": lambda: torch.sum(x, dim=0),
             "argmax": lambda: torch.argmax(x, dim=1),
             "argmin": lambda: torch.argmin(x, dim=1),

@@ -87,6 +87,14 @@ static tgl_status run_cast_back(tgl_backend *b, const size_t *p, const tgl_ptr *
     return tgl_cast_f16_f32(b, u[0], u[1], p[0]);
 }
 
+/* tgl_copy f32 -> bf16 of a contiguous vector (torch: o_bf16.copy_(a)). */
+static tgl_status run_copy_bf16(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor src = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p);
+    tgl_tensor dst = tgl_tensor_contiguous(u[1], TGL_DTYPE_BF16, 1, p);
+    return tgl_copy(b, &dst, &src);
+}
+
 /* ---- transfers: p = {n floats} ----------------------------------------------------------- */
 
 static void spec_transfer(const size_t *p, bench_spec *s) { spec_n(p, s, 0, F4); }
@@ -183,6 +191,19 @@ static tgl_status run_permute(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 }
 
 /* A bias row added to every row: [rows, cols] + [cols]. */
+/* tgl_copy of a rows x cols f32 matrix's transpose into a dense cols x rows one (torch:
+ * o.view(c, r).copy_(x.t())). */
+static tgl_status run_copy_transpose(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor src = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 2, p);
+    tgl_tensor dst = tgl_tensor_contiguous(u[1], TGL_DTYPE_F32, 2, (size_t[]){p[1], p[0]});
+    src.shape[0] = p[1];
+    src.shape[1] = p[0];
+    src.strides[0] = 1;
+    src.strides[1] = (int64_t)p[1];
+    return tgl_copy(b, &dst, &src);
+}
+
 static tgl_status run_broadcast(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 {
     return tgl_binary_broadcast(b, TGL_BINARY_ADD, u[0], p, 2, u[2], p + 1, 1, u[1]);
@@ -368,6 +389,9 @@ const bench_op tgl_bench_ops[] = {
      run_broadcast, NULL, NULL},
     {"permute", "shape", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_row_op, run_permute,
      NULL, NULL},
+    {"copy_transpose", "tensor", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_row_op,
+     run_copy_transpose, NULL, NULL},
+    {"copy_f32_bf16", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_cast, run_copy_bf16, NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},
     {"reduce_sum_cols", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_sum_cols,
      run_sum_cols, NULL, NULL},

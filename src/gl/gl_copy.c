@@ -9,20 +9,25 @@
 /* copy.comp's flags: the dtypes, and WORDS (a dense dst of 1- or 2-byte elements, a word per
  * invocation). */
 typedef struct copy_flags {
-    uint32_t src, dst, words;
+    uint32_t src, dst, words, linear;
 } copy_flags;
 static const tgl_gl_def copy_defs[] = {
     TGL_GL_UINT(copy_flags, src, "SRC_DTYPE"),
     TGL_GL_UINT(copy_flags, dst, "DST_DTYPE"),
     TGL_GL_FLAG(copy_flags, words, "WORDS"),
+    TGL_GL_FLAG(copy_flags, linear, "LINEAR"),
 };
 
-static tgl_gl_plan copy_plan(tgl_dtype dst, tgl_dtype src, int words)
+/* words: a dense dst of 1- or 2-byte elements, a word per invocation; linear: both operands
+ * dense (no coordinates). */
+static tgl_gl_plan copy_plan(tgl_dtype dst, tgl_dtype src, int words, int linear)
 {
-    copy_flags f = {(uint32_t)src, (uint32_t)dst, (uint32_t)words};
+    copy_flags f = {(uint32_t)src, (uint32_t)dst, (uint32_t)words, (uint32_t)linear};
     tgl_gl_plan p = {.op = "tgl_copy"};
     tgl_gl_plan_kernel(&p, "tensor/copy", TGL_GL_DEFS(copy_defs), &f);
-    p.why = words ? "a dense dst of 1- or 2-byte elements: a whole word per invocation"
+    p.why = words && linear ? "both sides dense, dst of 1- or 2-byte elements: a whole word per invocation"
+            : words         ? "a dense dst of 1- or 2-byte elements: a whole word per invocation"
+            : linear        ? "both sides dense: an invocation per element, no coordinates"
             : tgl_dtype_size(dst) < 4 ? "a strided dst of 1- or 2-byte elements: atomic stores into its words"
                                       : "an invocation per element";
     return p;
@@ -31,15 +36,15 @@ static tgl_gl_plan copy_plan(tgl_dtype dst, tgl_dtype src, int words)
 typedef enum { ROUTE_NONE, ROUTE_BUFFER, ROUTE_STRIDED, ROUTE_KERNEL } copy_route;
 
 /* Row-major dense over the dims of more than one index, with positive strides. */
-static int dense(const tgl__copy *c, const int64_t *strides)
+static int dense(size_t ndim, const size_t *shape, const int64_t *strides)
 {
     int64_t want = 1;
-    for (size_t d = c->ndim; d-- > 0;) {
-        if (c->shape[d] == 1)
+    for (size_t d = ndim; d-- > 0;) {
+        if (shape[d] == 1)
             continue;
         if (strides[d] != want)
             return 0;
-        want *= (int64_t)c->shape[d];
+        want *= (int64_t)shape[d];
     }
     return 1;
 }
@@ -47,10 +52,10 @@ static int dense(const tgl__copy *c, const int64_t *strides)
 static copy_route route(const tgl__copy *c)
 {
     int same = c->dst.dtype == c->src.dtype && c->dst.dtype != TGL_DTYPE_BOOL; /* bits as they are */
-    int dst_dense = dense(c, c->dst.strides);
+    int dst_dense = dense(c->ndim, c->shape, c->dst.strides);
     if (same && c->in_place)
         return ROUTE_NONE; /* nothing moves */
-    if (same && dst_dense && dense(c, c->src.strides))
+    if (same && dst_dense && dense(c->ndim, c->shape, c->src.strides))
         return ROUTE_BUFFER;
     if (c->dst.dtype == TGL_DTYPE_F32 && c->src.dtype == TGL_DTYPE_F32 && dst_dense && c->ndim > 0) {
         int forward = 1;
@@ -89,8 +94,8 @@ static tgl__tensor_view sub_view(const tgl__tensor_view *v, size_t ndim, const s
 typedef struct copy_run {
     tgl_backend *b;
     const tgl__copy *c;
-    GLuint prog;
-    int words;
+    GLuint prog[2][2]; /* by WORDS and LINEAR, decided per box (a box cut across a dense
+                          operand's rows is no longer dense); 0 until a box needs it */
     size_t max_bytes; /* a window's limit */
 } copy_run;
 
@@ -114,32 +119,42 @@ static tgl_status dispatch_box(copy_run *x, const box *bx, size_t n)
         dst_stride[d] = (GLuint)(uint64_t)bx->dst.strides[d];
     }
     GLuint dst_base = (GLuint)(pad_d / ds + bx->dst.base);
-    tgl_gl_uniform_ui(b, x->prog, LOC_COPY_NDIM, (GLuint)ndim);
-    tgl_gl_uniform_ui(b, x->prog, LOC_COPY_SRC_BASE, (GLuint)(pad_s / ss + bx->src.base));
-    tgl_gl_uniform_ui(b, x->prog, LOC_COPY_DST_BASE, dst_base);
-    tgl_gl_uniform_dims(b, x->prog, LOC_COPY_SHAPE, bx->shape, ndim);
+    int dst_dense = dense(ndim, bx->shape, bx->dst.strides);
+    int words = ds < 4 && dst_dense, linear = dst_dense && dense(ndim, bx->shape, bx->src.strides);
+    if (!x->prog[words][linear]) {
+        tgl_gl_plan plan = copy_plan(bx->dst.dtype, bx->src.dtype, words, linear);
+        plan.items = n;
+        tgl_status pst = tgl_gl_plan_program(b, &plan, &x->prog[words][linear]);
+        if (pst)
+            return pst;
+    }
+    GLuint prog = x->prog[words][linear];
+    tgl_gl_uniform_ui(b, prog, LOC_COPY_NDIM, (GLuint)ndim);
+    tgl_gl_uniform_ui(b, prog, LOC_COPY_SRC_BASE, (GLuint)(pad_s / ss + bx->src.base));
+    tgl_gl_uniform_ui(b, prog, LOC_COPY_DST_BASE, dst_base);
+    tgl_gl_uniform_dims(b, prog, LOC_COPY_SHAPE, bx->shape, ndim);
     if (ndim) {
-        tgl_gl_uniform_uiv(b, x->prog, LOC_COPY_SRC_STRIDE, (GLsizei)ndim, src_stride);
-        tgl_gl_uniform_uiv(b, x->prog, LOC_COPY_DST_STRIDE, (GLsizei)ndim, dst_stride);
+        tgl_gl_uniform_uiv(b, prog, LOC_COPY_SRC_STRIDE, (GLsizei)ndim, src_stride);
+        tgl_gl_uniform_uiv(b, prog, LOC_COPY_DST_STRIDE, (GLsizei)ndim, dst_stride);
     }
     /* items per dispatch: the grid's invocations, a multiple of the workgroup */
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     tgl_status st = TGL_OK;
-    if (x->words) {
+    if (words) {
         size_t per = 4 / ds, first = dst_base / per, end = (dst_base + n + per - 1) / per;
-        tgl_gl_uniform_ui(b, x->prog, LOC_COPY_N, (GLuint)n);
+        tgl_gl_uniform_ui(b, prog, LOC_COPY_N, (GLuint)n);
         for (size_t w = first; !st && w < end; w += grid) {
             size_t count = end - w < grid ? end - w : grid;
-            tgl_gl_uniform_ui(b, x->prog, LOC_COPY_START, (GLuint)w);
-            st = tgl_gl_dispatch(b, x->prog, bind, 2, tgl_gl_ceil_div(count, l->workgroup_size));
+            tgl_gl_uniform_ui(b, prog, LOC_COPY_START, (GLuint)w);
+            st = tgl_gl_dispatch(b, prog, bind, 2, tgl_gl_ceil_div(count, l->workgroup_size));
         }
         return st;
     }
     for (size_t i = 0; !st && i < n; i += grid) {
         size_t count = n - i < grid ? n - i : grid;
-        tgl_gl_uniform_ui(b, x->prog, LOC_COPY_N, (GLuint)count);
-        tgl_gl_uniform_ui(b, x->prog, LOC_COPY_START, (GLuint)i);
-        st = tgl_gl_dispatch(b, x->prog, bind, 2, tgl_gl_ceil_div(count, l->workgroup_size));
+        tgl_gl_uniform_ui(b, prog, LOC_COPY_N, (GLuint)count);
+        tgl_gl_uniform_ui(b, prog, LOC_COPY_START, (GLuint)i);
+        st = tgl_gl_dispatch(b, prog, bind, 2, tgl_gl_ceil_div(count, l->workgroup_size));
     }
     return st;
 }
@@ -199,12 +214,6 @@ tgl_status tgl_gl_copy_tensor(tgl_backend *b, const tgl__copy *c)
     default: break;
     }
     copy_run x = {.b = b, .c = c, .max_bytes = tgl_gl_max_window_elems(l, 4) * 4};
-    x.words = tgl_dtype_size(c->dst.dtype) < 4 && dense(c, c->dst.strides);
-    tgl_gl_plan plan = copy_plan(c->dst.dtype, c->src.dtype, x.words);
-    plan.items = c->n;
-    tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);
-    if (st)
-        return st;
     size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS];
     for (size_t d = 0; d < c->ndim; d++)
         ext[d] = c->shape[d];
@@ -217,5 +226,6 @@ void tgl_gl_copy_variants(void (*fn)(void *ctx, const char *kernel, const char *
     for (size_t s = 0; s < sizeof data / sizeof *data; s++)
         for (size_t d = 0; d < sizeof data / sizeof *data; d++)
             for (int words = 0; words <= (tgl_dtype_size(data[d]) < 4); words++)
-                tgl_gl_list_plan(fn, ctx, copy_plan(data[d], data[s], words));
+                for (int linear = 0; linear < 2; linear++)
+                    tgl_gl_list_plan(fn, ctx, copy_plan(data[d], data[s], words, linear));
 }

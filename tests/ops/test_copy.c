@@ -268,6 +268,19 @@ static void test_boxes(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 256 + 64, NULL);
     random_copies(p, gl, 60, 9, "small SSBO limit");
+    /* dense operands cut into boxes across their rows: a box is dense or not on its own */
+    const size_t shape[3] = {5, 7, 23}, n = 5 * 7 * 23;
+    uint8_t *init = malloc(n * 4 + 8);
+    for (size_t i = 0; i < n * 4 + 8; i++)
+        init[i] = (uint8_t)tgt_next(&p->rng);
+    for (size_t s = 0; s < N_DTYPES; s++)
+        for (size_t d = 0; d < N_DTYPES; d++) {
+            size_t es = tgl_dtype_size(dtypes[s]), ed = tgl_dtype_size(dtypes[d]);
+            tgl_tensor src = tgl_tensor_contiguous(es, dtypes[s], 3, shape);
+            tgl_tensor dst = tgl_tensor_contiguous(ed, dtypes[d], 3, shape);
+            same_on_both(p, gl, init, n * es + 8, n * ed + 8, dst, src, "dense, small SSBO limit");
+        }
+    free(init);
     tgl_close(gl);
 }
 
