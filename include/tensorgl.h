@@ -209,7 +209,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(FILL, fill) X(SCALE_ADD, scale_add) X(MAP, map) X(CAST, cast) X(REDUCE, reduce)                \
     X(ARG_REDUCE, arg_reduce) X(SOFTMAX, softmax) X(LOG_SOFTMAX, log_softmax) X(RMSNORM, rmsnorm)    \
     X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
-    X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy)
+    X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -464,6 +464,40 @@ TGL_API size_t tgl_tensor_bytes(const tgl_tensor *t);
  *     s.shape[0] = cols; s.shape[1] = rows; s.strides[0] = 1; s.strides[1] = (int64_t)cols;
  *     tgl_copy(b, &d, &s); */
 TGL_API tgl_status tgl_copy(tgl_backend *b, const tgl_tensor *dst, const tgl_tensor *src);
+
+/* Element-wise comparisons, bool results. */
+typedef enum { TGL_COMPARE_EQ, TGL_COMPARE_NE, TGL_COMPARE_LT, TGL_COMPARE_LE, TGL_COMPARE_GT,
+               TGL_COMPARE_GE } tgl_compare_op;
+#define TGL_COMPARE_COUNT 6
+/* "eq", "ne", "lt", "le", "gt", "ge"; NULL out of range. */
+TGL_API const char *tgl_compare_name(tgl_compare_op op);
+
+/* out = (a op bb) as bool (0 or 1), a and bb broadcast to out's shape by NumPy's rules (out's
+ * shape must be the broadcast of theirs). a and bb have one dtype (f32, f16, bf16, i32 or bool;
+ * tgl_copy converts first where they differ); floats compare as IEEE numbers: NaN is unequal to
+ * everything (ne is true, every other op false), -0 equals +0, subnormals are kept; bool
+ * compares as 0 and 1 (any non-zero byte is 1). Any strides on every operand. out must not
+ * share bytes with an input, except as the same elements with the same dtype (bool inputs).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (op, NULL, ndim, a dtype out of range, dtypes of a and bb
+ *   that differ, shapes that do not broadcast or an out shape that is not their broadcast, an
+ *   out that reaches an element twice, overlap; the message names the argument),
+ *   TGL_ERR_INVALID_POINTER (as tgl_copy), TGL_ERR_UNSUPPORTED (a block format, an out that
+ *   is not bool).
+ * Example: mask = x > 0 for an f32 tensor x and a bool tensor mask of its shape:
+ *     tgl_tensor zero = tgl_tensor_contiguous(z, TGL_DTYPE_F32, 0, NULL);   // z holds 0.0f
+ *     tgl_compare(b, TGL_COMPARE_GT, &x, &zero, &mask); */
+TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tensor *a, const tgl_tensor *bb,
+                               const tgl_tensor *out);
+
+/* out = cond ? a : bb element-wise, cond, a and bb broadcast to out's shape (which must be the
+ * broadcast of theirs). cond is bool (any non-zero byte selects a); a, bb and out have one dtype
+ * (f32, f16, bf16, i32 or bool), whose bits are moved as they are (bool as 0 or 1). Any strides.
+ * out may be an input's elements exactly (same data, dtype and strides), otherwise shares no
+ * byte with one. Errors: as tgl_compare (TGL_ERR_UNSUPPORTED for a cond that is not bool, a
+ *   block format; TGL_ERR_INVALID_ARGUMENT for a, bb and out of different dtypes).
+ * Example: y = where(mask, x, y) in place: tgl_where(b, &mask, &x, &y, &y); */
+TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_tensor *a, const tgl_tensor *bb,
+                             const tgl_tensor *out);
 
 /* ---- shapes (f32, row-major, up to TGL_MAX_DIMS dims) ------------------------------------ */
 

@@ -426,8 +426,9 @@ static void test_list_and_choose_devices(void **state)
     TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
 }
 
-/* tgl_supports on both backends: every op in f32, f16 for GEMM and casts (computed in f32),
- * nothing for out-of-range arguments; every op and type has a distinct name. */
+/* tgl_supports on both backends: every op in f32, f16 for GEMM, casts and the element-wise
+ * descriptor ops (computed in f32), the other dtypes for those descriptor ops only, nothing for
+ * out-of-range arguments; every op and type has a distinct name. */
 static void test_supports(void **state)
 {
     (void)state;
@@ -437,9 +438,17 @@ static void test_supports(void **state)
         tgl_backend *b = be[k];
         for (int op = 0; op < TGL_OP_COUNT; op++) {
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F32), TGL_SUPPORT_NATIVE);
-            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST;
+            int descriptor = op == TGL_OP_COPY || op == TGL_OP_COMPARE || op == TGL_OP_WHERE;
+            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BF16),
+                             descriptor ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_I32),
+                             descriptor ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BOOL),
+                             descriptor ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_Q8_0), TGL_SUPPORT_NONE);
             assert_non_null(tgl_op_name((tgl_op)op));
             for (int other = 0; other < op; other++)
                 assert_string_not_equal(tgl_op_name((tgl_op)op), tgl_op_name((tgl_op)other));

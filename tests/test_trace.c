@@ -28,6 +28,7 @@ typedef struct outputs {
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
     uint16_t copied[ROWS * COLS]; /* tgl_copy: pm transposed into bf16 */
+    float picked[ROWS * COLS];    /* tgl_compare of pm against a row, then tgl_where */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -131,6 +132,13 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tsrc.strides[1] = COLS;
     OK(tgl_copy(b, &tdst, &tsrc));
     OK(tgl_copy_dtoh(b, o->copied, tdst.data, sizeof o->copied));
+    tgl_tensor tm = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+    tgl_tensor trow = tgl_tensor_contiguous(row, TGL_DTYPE_F32, 1, (size_t[]){COLS});
+    tgl_tensor tmask = tgl_tensor_contiguous(fresh(b, ROWS * COLS), TGL_DTYPE_BOOL, 2, (size_t[]){ROWS, COLS});
+    tgl_tensor tpick = tgl_tensor_contiguous(fresh(b, sizeof o->picked), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+    OK(tgl_compare(b, TGL_COMPARE_GT, &tm, &trow, &tmask));
+    OK(tgl_where(b, &tmask, &tm, &trow, &tpick));
+    OK(tgl_copy_dtoh(b, o->picked, tpick.data, sizeof o->picked));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

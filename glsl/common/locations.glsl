@@ -162,15 +162,21 @@
 #define LOC_CONV_SPLIT_STRIDE 22
 #define LOC_CONV_GROUPS 23
 
-// tgl_copy (tensor/copy.comp): the arrays hold one entry per dim (TGL_MAX_DIMS, 8).
-#define LOC_COPY_N 0
-#define LOC_COPY_START 1
-#define LOC_COPY_NDIM 2
-#define LOC_COPY_SRC_BASE 3
-#define LOC_COPY_DST_BASE 4
-#define LOC_COPY_SHAPE 16
-#define LOC_COPY_SRC_STRIDE 24
-#define LOC_COPY_DST_STRIDE 32
+// The element-wise descriptor ops (tensor/elementwise.comp): the arrays hold one entry per dim
+// (TGL_MAX_DIMS, 8); operand k's are BASEk and STRIDEk.
+#define LOC_TEW_N 0
+#define LOC_TEW_START 1
+#define LOC_TEW_NDIM 2
+#define LOC_TEW_COMPARE 3
+#define LOC_TEW_OUT_BASE 4
+#define LOC_TEW_BASE0 5
+#define LOC_TEW_BASE1 6
+#define LOC_TEW_BASE2 7
+#define LOC_TEW_SHAPE 16
+#define LOC_TEW_OUT_STRIDE 24
+#define LOC_TEW_STRIDE0 32
+#define LOC_TEW_STRIDE1 40
+#define LOC_TEW_STRIDE2 48
 
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows.

@@ -95,6 +95,24 @@ static tgl_status run_copy_bf16(tgl_backend *b, const size_t *p, const tgl_ptr *
     return tgl_copy(b, &dst, &src);
 }
 
+/* tgl_compare (a > b into a bool mask) then tgl_where(mask, a, b) over n f32 elements (torch:
+ * torch.where(a > b, a, b, out=o)). Buffers: a, b, out, and the mask (n bytes). */
+static void spec_compare_where(const size_t *p, bench_spec *s)
+{
+    spec_n(p, s, 2, 4 * F4 + 2); /* a, b read twice, out written, the mask written and read */
+    buf(s, (p[0] + 3) / 4, BENCH_F32, 0);
+}
+
+static tgl_status run_compare_where(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor a = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), bb = a, out = a;
+    tgl_tensor mask = tgl_tensor_contiguous(u[3], TGL_DTYPE_BOOL, 1, p);
+    bb.data = u[1];
+    out.data = u[2];
+    tgl_status st = tgl_compare(b, TGL_COMPARE_GT, &a, &bb, &mask);
+    return st ? st : tgl_where(b, &mask, &a, &bb, &out);
+}
+
 /* ---- transfers: p = {n floats} ----------------------------------------------------------- */
 
 static void spec_transfer(const size_t *p, bench_spec *s) { spec_n(p, s, 0, F4); }
@@ -392,6 +410,8 @@ const bench_op tgl_bench_ops[] = {
     {"copy_transpose", "tensor", "rows,cols", N3(P(256, 256), P(1024, 1024), P(4096, 4096)), spec_row_op,
      run_copy_transpose, NULL, NULL},
     {"copy_f32_bf16", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_cast, run_copy_bf16, NULL, NULL},
+    {"compare_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_compare_where, run_compare_where, NULL,
+     NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},
     {"reduce_sum_cols", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_sum_cols,
      run_sum_cols, NULL, NULL},

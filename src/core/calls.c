@@ -134,6 +134,8 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
                 name = tgl_binary_name((tgl_binary_op)a->u);
             else if (i == 0 && c->fn == TGL__FN_REDUCE)
                 name = tgl_reduce_name((tgl_reduce_op)a->u);
+            else if (i == 0 && c->fn == TGL__FN_COMPARE)
+                name = tgl_compare_name((tgl_compare_op)a->u);
             if (name)
                 append(buf, size, &len, "%s", name);
             else

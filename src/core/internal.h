@@ -132,15 +132,27 @@ typedef struct tgl__tensor_view {
     int64_t strides[TGL_MAX_DIMS];
 } tgl__tensor_view;
 
-/* A validated tgl_copy: n > 0 elements of `shape` (ndim 0..TGL_MAX_DIMS; dims of 1 kept), dst
- * reaches each element once, src's strides are seen in dst's index space (broadcast: 0), and
- * the two share no byte unless `in_place` (the same elements: nothing to move but conversions). */
-typedef struct tgl__copy {
-    size_t ndim, n;
+/* The element-wise descriptor ops as the backends see them: copy (in[0] converted to out's
+ * dtype), the comparisons (in[0] op in[1] into a bool out, one input dtype) and where (in[0] a
+ * bool condition choosing in[1] or in[2], of out's dtype). Validated: n > 0 elements of
+ * `shape` (ndim 0..TGL_MAX_DIMS; dims of 1 kept), out reaches each element once, the inputs'
+ * strides are seen in out's index space (broadcast: 0), and out shares no byte with an input
+ * unless it is the same elements with the same dtype (`in_place` says so for copy's input). */
+typedef enum {
+    TGL__TEW_COPY,
+    TGL__TEW_COMPARE, /* + tgl_compare_op in `compare` */
+    TGL__TEW_WHERE,
+    TGL__TEW_COUNT
+} tgl__tew_op;
+#define TGL__TEW_MAX_INPUTS 3
+typedef struct tgl__tew {
+    tgl__tew_op op;
+    tgl_compare_op compare;
+    size_t ndim, n, nin;
     size_t shape[TGL_MAX_DIMS];
-    tgl__tensor_view dst, src;
+    tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
     int in_place;
-} tgl__copy;
+} tgl__tew;
 
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
@@ -194,7 +206,7 @@ typedef struct tgl__vtable {
     tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
-    tgl_status (*copy_tensor)(tgl_backend *b, const tgl__copy *c);
+    tgl_status (*tensor_ewise)(tgl_backend *b, const tgl__tew *e);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

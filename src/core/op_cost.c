@@ -145,6 +145,23 @@ static void cost_copy(const tgl__args_COPY *a, cost *o)
     o->bytes = prod(d->shape, d->ndim) * (double)(tgl_dtype_size(d->dtype) + tgl_dtype_size(s->dtype));
 }
 
+/* Bytes of a descriptor's elements (none for NULL or a bad ndim). */
+static double tensor_bytes(const tgl_tensor *t)
+{
+    return t && t->ndim <= TGL_MAX_DIMS ? prod(t->shape, t->ndim) * (double)tgl_dtype_size(t->dtype) : 0.0;
+}
+
+static void cost_compare(const tgl__args_COMPARE *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim <= TGL_MAX_DIMS ? prod(a->out->shape, a->out->ndim) : 0.0;
+    o->bytes = tensor_bytes(a->a) + tensor_bytes(a->bb) + tensor_bytes(a->out);
+}
+
+static void cost_where(const tgl__args_WHERE *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->cond) + tensor_bytes(a->a) + tensor_bytes(a->bb) + tensor_bytes(a->out);
+}
+
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {
     cost o = {0, 0};

@@ -99,6 +99,8 @@
     ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
 #define TGL__ARGS_CONV2D(ARG, ENUM, ARR) ARG(c, desc) ARG(i, input) ARG(i, filter) ARG(i, bias) ARG(o, output)
 #define TGL__ARGS_COPY(ARG, ENUM, ARR) ARG(T, dst) ARG(t, src)
+#define TGL__ARGS_COMPARE(ARG, ENUM, ARR) ENUM(tgl_compare_op, op) ARG(t, a) ARG(t, bb) ARG(T, out)
+#define TGL__ARGS_WHERE(ARG, ENUM, ARR) ARG(t, cond) ARG(t, a) ARG(t, bb) ARG(T, out)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -135,7 +137,9 @@
     X(ATTENTION_KV, tgl_attention_kv, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE,               \
       cost_attention_kv, WARM)                                                                                   \
     X(CONV2D, tgl_conv2d, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d, WARM)                    \
-    X(COPY, tgl_copy, TGL_OP_COPY, copy_tensor, TGL__DT_DATA, EXACT, cost_copy, WARM)
+    X(COPY, tgl_copy, TGL_OP_COPY, tensor_ewise, TGL__DT_DATA, EXACT, cost_copy, WARM)                          \
+    X(COMPARE, tgl_compare, TGL_OP_COMPARE, tensor_ewise, TGL__DT_DATA, EXACT, cost_compare, WARM)              \
+    X(WHERE, tgl_where, TGL_OP_WHERE, tensor_ewise, TGL__DT_DATA, EXACT, cost_where, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

@@ -59,6 +59,13 @@ static void elementwise(warm *c)
     ht.strides[0] = 1;
     ht.strides[1] = 64;
     did(c, tgl_copy(b, &ht, &hs));
+    /* a comparison against a broadcast row and a where over its result (f32) */
+    tgl_tensor x = tgl_tensor_contiguous(c->x, TGL_DTYPE_F32, 2, m);
+    tgl_tensor r = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 1, m + 1);
+    tgl_tensor mask = tgl_tensor_contiguous(c->z, TGL_DTYPE_BOOL, 2, m);
+    tgl_tensor out = tgl_tensor_contiguous(c->w, TGL_DTYPE_F32, 2, m);
+    did(c, tgl_compare(b, TGL_COMPARE_GT, &x, &r, &mask));
+    did(c, tgl_where(b, &mask, &x, &r, &out));
 }
 
 static void reductions(warm *c)

@@ -138,7 +138,7 @@ static const tgl__vtable cpu_vtable = {
     .matvec = tgl_cpu_matvec,
     .attention = tgl_cpu_attention,
     .conv2d = tgl_cpu_conv2d,
-    .copy_tensor = tgl_cpu_copy_tensor,
+    .tensor_ewise = tgl_cpu_tensor_ewise,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

@@ -1,9 +1,12 @@
-/* tgl_copy on GL compared with the CPU oracle bit for bit, the whole allocation included (guard
+/* The element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where) on GL compared with the
+ * CPU oracle bit for bit. tgl_copy: the whole allocation included (guard
  * bytes around and between the elements keep their poison): every dtype pair on every f16 and
  * bf16 pattern, on 1M random f32 patterns and on integer and bool edge values; random shapes
  * (0-d, empty, dims of 1) with random strides (negative, zero, gaps, permuted), broadcasting,
  * windows cut into boxes by a small SSBO limit, in place. The oracle is pinned to hand-worked
- * conversions. Then every refusal, with the destination unchanged. */
+ * conversions. tgl_compare and tgl_where: hand-worked cases (NaN, signed zeros, subnormals,
+ * integer limits, bool bytes), random layouts and broadcasts over edge values of every dtype,
+ * boxes. Then every refusal, with the destination unchanged. */
 #include "testing.h"
 #include "gl/gl_internal.h"
 
@@ -27,42 +30,74 @@ static const tgl_dtype dtypes[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16,
 #define N_DTYPES (sizeof dtypes / sizeof dtypes[0])
 #define POISON 0xA5
 
-/* One copy on b: src_bytes of `src_init` in one allocation, a dst allocation of dst_bytes filled
- * with POISON; the descriptors' data fields hold byte offsets into them. The whole dst
- * allocation comes back in out (dst_bytes). Returns the call's status. */
-static tgl_status copy_on(tgl_backend *b, const uint8_t *src_init, size_t src_bytes, size_t dst_bytes, tgl_tensor dst,
-                          tgl_tensor src, uint8_t *out)
+/* An input: its allocation's initial bytes, and its descriptor with data a byte offset into it. */
+typedef struct operand {
+    const uint8_t *init;
+    size_t bytes;
+    tgl_tensor t;
+} operand;
+
+enum { OP_COPY, OP_COMPARE, OP_WHERE };
+static const char *const op_names[3] = {"copy", "compare", "where"};
+
+/* One call on b: each input in an allocation of its bytes, out in one of out_bytes filled with
+ * POISON (descriptors' data fields are byte offsets into them). The whole out allocation comes
+ * back in got. Returns the call's status. */
+static tgl_status run_on(tgl_backend *b, int op, tgl_compare_op cmp, const operand *in, size_t nin, size_t out_bytes,
+                         tgl_tensor out, uint8_t *got)
 {
-    tgl_ptr s, d;
-    TGT_OK(b, tgl_alloc(b, src_bytes, &s));
-    TGT_OK(b, tgl_alloc(b, dst_bytes, &d));
-    memset(out, POISON, dst_bytes);
-    TGT_OK(b, tgl_copy_htod(b, s, src_init, src_bytes));
-    TGT_OK(b, tgl_copy_htod(b, d, out, dst_bytes));
-    src.data += s;
-    dst.data += d;
-    tgl_status st = tgl_copy(b, &dst, &src);
-    TGT_OK(b, tgl_copy_dtoh(b, out, d, dst_bytes));
-    TGT_OK(b, tgl_free(b, s));
+    tgl_ptr a[3], d;
+    tgl_tensor t[3];
+    for (size_t k = 0; k < nin; k++) {
+        TGT_OK(b, tgl_alloc(b, in[k].bytes, &a[k]));
+        TGT_OK(b, tgl_copy_htod(b, a[k], in[k].init, in[k].bytes));
+        t[k] = in[k].t;
+        t[k].data += a[k];
+    }
+    TGT_OK(b, tgl_alloc(b, out_bytes, &d));
+    memset(got, POISON, out_bytes);
+    TGT_OK(b, tgl_copy_htod(b, d, got, out_bytes));
+    out.data += d;
+    tgl_status st = op == OP_COPY      ? tgl_copy(b, &out, &t[0])
+                    : op == OP_COMPARE ? tgl_compare(b, cmp, &t[0], &t[1], &out)
+                                       : tgl_where(b, &t[0], &t[1], &t[2], &out);
+    TGT_OK(b, tgl_copy_dtoh(b, got, d, out_bytes));
+    for (size_t k = 0; k < nin; k++)
+        TGT_OK(b, tgl_free(b, a[k]));
     TGT_OK(b, tgl_free(b, d));
     return st;
 }
 
-/* The same copy on gl and cpu: both must succeed and leave the same bytes. */
-static void same_on_both(pair *p, tgl_backend *gl, const uint8_t *src_init, size_t src_bytes, size_t dst_bytes,
-                         tgl_tensor dst, tgl_tensor src, const char *what)
+/* The same call on gl and cpu: both must succeed and leave the same bytes. */
+static void same_run(pair *p, tgl_backend *gl, int op, tgl_compare_op cmp, const operand *in, size_t nin,
+                     size_t out_bytes, tgl_tensor out, const char *what)
 {
-    uint8_t *g = malloc(dst_bytes), *c = malloc(dst_bytes);
-    TGT_OK(p->cpu, copy_on(p->cpu, src_init, src_bytes, dst_bytes, dst, src, c));
+    uint8_t *g = malloc(out_bytes), *c = malloc(out_bytes);
+    TGT_OK(p->cpu, run_on(p->cpu, op, cmp, in, nin, out_bytes, out, c));
     if (gl) {
-        TGT_OK(gl, copy_on(gl, src_init, src_bytes, dst_bytes, dst, src, g));
-        for (size_t i = 0; i < dst_bytes; i++)
+        TGT_OK(gl, run_on(gl, op, cmp, in, nin, out_bytes, out, g));
+        for (size_t i = 0; i < out_bytes; i++)
             if (g[i] != c[i])
-                fail_msg("%s (%s -> %s, %zu dims): byte %zu of dst's allocation is 0x%02x on gl, 0x%02x on cpu", what,
-                         tgl_dtype_name(src.dtype), tgl_dtype_name(dst.dtype), dst.ndim, i, g[i], c[i]);
+                fail_msg("%s: %s (%s -> %s, %zu dims): byte %zu of out's allocation is 0x%02x on gl, 0x%02x on cpu", what,
+                         op_names[op], tgl_dtype_name(in[nin - 1].t.dtype), tgl_dtype_name(out.dtype), out.ndim, i,
+                         g[i], c[i]);
     }
     free(g);
     free(c);
+}
+
+static tgl_status copy_on(tgl_backend *b, const uint8_t *src_init, size_t src_bytes, size_t dst_bytes, tgl_tensor dst,
+                          tgl_tensor src, uint8_t *out)
+{
+    operand in = {src_init, src_bytes, src};
+    return run_on(b, OP_COPY, TGL_COMPARE_EQ, &in, 1, dst_bytes, dst, out);
+}
+
+static void same_on_both(pair *p, tgl_backend *gl, const uint8_t *src_init, size_t src_bytes, size_t dst_bytes,
+                         tgl_tensor dst, tgl_tensor src, const char *what)
+{
+    operand in = {src_init, src_bytes, src};
+    same_run(p, gl, OP_COPY, TGL_COMPARE_EQ, &in, 1, dst_bytes, dst, what);
 }
 
 static tgl_tensor vec(tgl_dtype dt, size_t n)
@@ -257,6 +292,152 @@ static void test_random_layouts(void **state)
     pair *p = *state;
     random_copies(p, p->gl, 300, 7, "random layout");
     random_copies(p, p->gl, 12, 40, "random layout, larger dims");
+}
+
+/* ---- comparisons and where ----------------------------------------------------------------- */
+
+/* Bytes of dtype dt drawn from a small pool of each type's edge values, so that equal elements,
+ * NaNs, signed zeros, subnormals and integer limits meet often. */
+static void pool_fill(tgt_rng *r, tgl_dtype dt, uint8_t *p, size_t bytes)
+{
+    static const uint32_t f32[] = {0u, 0x80000000u, 0x3F800000u, 0xBF800000u, 0x3F000000u, 0x7FC00000u, 0xFFC00001u,
+                                   0x7F800000u, 0xFF800000u, 1u, 2u, 0x80000001u, 0x7149F2CAu, 0x4B800001u};
+    static const uint32_t f16[] = {0u, 0x8000u, 0x3C00u, 0xBC00u, 0x7C00u, 0xFC00u, 0x7E00u, 0x7C01u, 1u, 2u, 0x8001u};
+    static const uint32_t bf16[] = {0u, 0x8000u, 0x3F80u, 0xBF80u, 0x7F80u, 0xFF80u, 0x7FC0u, 1u, 0x8001u, 0x3F81u};
+    static const uint32_t i32[] = {0u, 1u, 0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu, 2u, 0xFFFFFFFEu};
+    static const uint32_t b8[] = {0u, 1u, 2u, 255u, 0u};
+    const uint32_t *pool = dt == TGL_DTYPE_F32 ? f32 : dt == TGL_DTYPE_F16 ? f16 : dt == TGL_DTYPE_BF16 ? bf16
+                           : dt == TGL_DTYPE_I32 ? i32 : b8;
+    size_t count = dt == TGL_DTYPE_F32 ? 14 : dt == TGL_DTYPE_F16 ? 11 : dt == TGL_DTYPE_BF16 ? 10
+                   : dt == TGL_DTYPE_I32 ? 7 : 5;
+    size_t es = tgl_dtype_size(dt), i = 0;
+    for (; i + es <= bytes; i += es) {
+        uint32_t v = pool[tgt_below(r, count)];
+        memcpy(p + i, &v, es);
+    }
+    for (; i < bytes; i++)
+        p[i] = (uint8_t)tgt_next(r);
+}
+
+/* Random compare (where_ 0) or where (1) calls: out in a random layout, inputs broadcast to it
+ * (fewer dims, dims of 1), every dtype. */
+static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count, size_t max_dim, const char *what)
+{
+    size_t nin = where_ ? 3 : 2;
+    for (int c = 0; c < count; c++) {
+        size_t ndim = tgt_below(&p->rng, 5), shape[TGL_MAX_DIMS];
+        for (size_t d = 0; d < ndim; d++)
+            shape[d] = c % 13 == 7 && d == 0 ? 0 : 1 + tgt_below(&p->rng, max_dim);
+        tgl_dtype dt = dtypes[tgt_below(&p->rng, N_DTYPES)];
+        tgl_dtype out_dt = where_ ? dt : TGL_DTYPE_BOOL;
+        size_t out_bytes;
+        tgl_tensor out = random_layout(&p->rng, out_dt, ndim, shape, &out_bytes);
+        /* each input keeps or drops (to 1) each dim; one input, the `full` one, keeps what the
+         * others all dropped, so the broadcast is out's shape */
+        size_t full = tgt_below(&p->rng, nin), in_shape[3][TGL_MAX_DIMS], in_ndim[3];
+        for (size_t k = 0; k < nin; k++) {
+            in_ndim[k] = k == full ? ndim : ndim - (ndim ? tgt_below(&p->rng, ndim + 1) : 0);
+            for (size_t d = 0; d < in_ndim[k]; d++)
+                in_shape[k][d] = tgt_below(&p->rng, 3) == 0 ? 1 : shape[d + ndim - in_ndim[k]];
+        }
+        for (size_t d = 0; d < ndim; d++) {
+            int kept = 0;
+            for (size_t k = 0; k < nin; k++)
+                kept |= k != full && d + in_ndim[k] >= ndim && in_shape[k][d + in_ndim[k] - ndim] == shape[d];
+            if (!kept)
+                in_shape[full][d] = shape[d];
+        }
+        operand in[3];
+        uint8_t *init[3];
+        for (size_t k = 0; k < nin; k++) {
+            tgl_dtype kt = where_ && k == 0 ? TGL_DTYPE_BOOL : dt;
+            in[k].t = random_layout(&p->rng, kt, in_ndim[k], in_shape[k], &in[k].bytes);
+            init[k] = malloc(in[k].bytes);
+            pool_fill(&p->rng, kt, init[k], in[k].bytes);
+            in[k].init = init[k];
+        }
+        tgl_compare_op cmp = (tgl_compare_op)tgt_below(&p->rng, TGL_COMPARE_COUNT);
+        same_run(p, gl, where_ ? OP_WHERE : OP_COMPARE, cmp, in, nin, out_bytes, out, what);
+        for (size_t k = 0; k < nin; k++)
+            free(init[k]);
+    }
+}
+
+static void test_compare_where_random(void **state)
+{
+    pair *p = *state;
+    random_compare_where(p, p->gl, 0, 300, 7, "random compare");
+    random_compare_where(p, p->gl, 1, 200, 7, "random where");
+    if (!p->gl)
+        return;
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 256 + 64, NULL);
+    random_compare_where(p, gl, 0, 30, 9, "compare, small SSBO limit");
+    random_compare_where(p, gl, 1, 30, 9, "where, small SSBO limit");
+    tgl_close(gl);
+}
+
+/* Comparisons worked by hand, on both backends: NaN, signed zeros, subnormals, integer limits,
+ * bool bytes. Each row: dtype, a, b, then the six results eq ne lt le gt ge. */
+typedef struct cmp_case {
+    tgl_dtype dt;
+    uint32_t a, b;
+    uint8_t want[TGL_COMPARE_COUNT];
+} cmp_case;
+
+static const cmp_case cmp_cases[] = {
+    {TGL_DTYPE_F32, 0x7FC00000u, 0x7FC00000u, {0, 1, 0, 0, 0, 0}}, /* NaN, NaN */
+    {TGL_DTYPE_F32, 0x7FC00000u, 0x3F800000u, {0, 1, 0, 0, 0, 0}},
+    {TGL_DTYPE_F32, 0x80000000u, 0u, {1, 0, 0, 1, 0, 1}},          /* -0, +0 */
+    {TGL_DTYPE_F32, 1u, 2u, {0, 1, 1, 1, 0, 0}},                   /* subnormals */
+    {TGL_DTYPE_F32, 0x80000002u, 0x80000001u, {0, 1, 1, 1, 0, 0}},
+    {TGL_DTYPE_F32, 0xFF800000u, 0x7F800000u, {0, 1, 1, 1, 0, 0}}, /* -inf, inf */
+    {TGL_DTYPE_F32, 0xBF800000u, 0x3F800000u, {0, 1, 1, 1, 0, 0}},
+    {TGL_DTYPE_F16, 0x7C01u, 0x7C01u, {0, 1, 0, 0, 0, 0}},
+    {TGL_DTYPE_F16, 0x8001u, 0x0000u, {0, 1, 1, 1, 0, 0}},
+    {TGL_DTYPE_BF16, 0x3F81u, 0x3F80u, {0, 1, 0, 0, 1, 1}},
+    {TGL_DTYPE_BF16, 0x8000u, 0x0000u, {1, 0, 0, 1, 0, 1}},
+    {TGL_DTYPE_I32, 0x80000000u, 0x7FFFFFFFu, {0, 1, 1, 1, 0, 0}},
+    {TGL_DTYPE_I32, 0xFFFFFFFFu, 0xFFFFFFFFu, {1, 0, 0, 1, 0, 1}},
+    {TGL_DTYPE_I32, 16777217u, 16777216u, {0, 1, 0, 0, 1, 1}},     /* exact, not through f32 */
+    {TGL_DTYPE_BOOL, 2u, 1u, {1, 0, 0, 1, 0, 1}},                  /* both true */
+    {TGL_DTYPE_BOOL, 0u, 255u, {0, 1, 1, 1, 0, 0}},
+};
+
+static void test_compare_known(void **state)
+{
+    pair *p = *state;
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = k ? p->gl : p->cpu;
+        if (!b)
+            continue;
+        for (size_t i = 0; i < sizeof cmp_cases / sizeof cmp_cases[0]; i++) {
+            const cmp_case *c = &cmp_cases[i];
+            uint8_t a[4], bb[4], got[8];
+            memcpy(a, &c->a, 4);
+            memcpy(bb, &c->b, 4);
+            operand in[2] = {{a, 4, vec(c->dt, 1)}, {bb, 4, vec(c->dt, 1)}};
+            for (int op = 0; op < TGL_COMPARE_COUNT; op++) {
+                TGT_OK(b, run_on(b, OP_COMPARE, (tgl_compare_op)op, in, 2, 8, vec(TGL_DTYPE_BOOL, 1), got));
+                if (got[0] != c->want[op] || got[1] != POISON)
+                    fail_msg("%s: %s 0x%x %s 0x%x gives %u, want %u", k ? "gl" : "cpu", tgl_dtype_name(c->dt), c->a,
+                             tgl_compare_name((tgl_compare_op)op), c->b, got[0], c->want[op]);
+            }
+        }
+        /* where picks bits as they are (a NaN payload survives), bool as 0 or 1 */
+        uint8_t cond[4] = {0, 7, 1, 0}, got[16];
+        uint32_t x[4] = {0x7F800123u, 1u, 2u, 3u}, y[4] = {10u, 11u, 12u, 0xFFC00001u};
+        operand in[3] = {{cond, 4, vec(TGL_DTYPE_BOOL, 4)}, {(uint8_t *)x, 16, vec(TGL_DTYPE_F32, 4)},
+                         {(uint8_t *)y, 16, vec(TGL_DTYPE_F32, 4)}};
+        TGT_OK(b, run_on(b, OP_WHERE, TGL_COMPARE_EQ, in, 3, 16, vec(TGL_DTYPE_F32, 4), got));
+        uint32_t want[4] = {10u, 1u, 2u, 0xFFC00001u};
+        assert_memory_equal(got, want, 16);
+        uint8_t bx[4] = {5, 0, 9, 0}, by[4] = {0, 3, 0, 0};
+        in[1] = (operand){bx, 4, vec(TGL_DTYPE_BOOL, 4)};
+        in[2] = (operand){by, 4, vec(TGL_DTYPE_BOOL, 4)};
+        TGT_OK(b, run_on(b, OP_WHERE, TGL_COMPARE_EQ, in, 3, 8, vec(TGL_DTYPE_BOOL, 4), got));
+        assert_memory_equal(got, ((uint8_t[]){0, 0, 1, 0}), 4);
+    }
 }
 
 /* A 256-byte SSBO limit: every copy is cut into boxes whose windows fit. */
@@ -458,6 +639,36 @@ static void refusals_on(tgl_backend *b)
     t = d;
     t.dtype = TGL_DTYPE_I32; /* the same bytes as another dtype */
     expect_refused(b, a, &d, &t, TGL_ERR_INVALID_ARGUMENT, "overlaps");
+    /* tgl_compare and tgl_where */
+    tgl_tensor bo = tgl_tensor_contiguous(a, TGL_DTYPE_BOOL, 2, (size_t[]){4, 4});
+    tgl_tensor row = tgl_tensor_contiguous(other, TGL_DTYPE_F32, 1, (size_t[]){4});
+    TGT_OK(b, tgl_compare(b, TGL_COMPARE_LT, &s, &row, &bo));
+    TGT_OK(b, tgl_copy_htod(b, a, fill, sizeof fill));
+    TGT_EXPECT(b, tgl_compare(b, (tgl_compare_op)6, &s, &row, &bo), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_compare(b, TGL_COMPARE_EQ, &s, &row, &d), TGL_ERR_UNSUPPORTED); /* f32 out */
+    t = row;
+    t.dtype = TGL_DTYPE_I32;
+    TGT_EXPECT(b, tgl_compare(b, TGL_COMPARE_EQ, &s, &t, &bo), TGL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tgl_last_error(b), "differ"));
+    t = tgl_tensor_contiguous(a, TGL_DTYPE_BOOL, 2, (size_t[]){8, 4});
+    TGT_EXPECT(b, tgl_compare(b, TGL_COMPARE_EQ, &s, &row, &t), TGL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tgl_last_error(b), "broadcast shape"));
+    t = tgl_tensor_contiguous(other, TGL_DTYPE_F32, 1, (size_t[]){3});
+    TGT_EXPECT(b, tgl_compare(b, TGL_COMPARE_EQ, &s, &t, &bo), TGL_ERR_INVALID_ARGUMENT);
+    t = tgl_tensor_contiguous(other, TGL_DTYPE_Q8_0, 1, (size_t[]){32});
+    TGT_EXPECT(b, tgl_compare(b, TGL_COMPARE_EQ, &t, &t, &bo), TGL_ERR_UNSUPPORTED);
+    tgl_tensor fcond = tgl_tensor_contiguous(other, TGL_DTYPE_F32, 2, (size_t[]){4, 4});
+    TGT_EXPECT(b, tgl_where(b, &fcond, &s, &s, &d), TGL_ERR_UNSUPPORTED);
+    tgl_tensor cond = tgl_tensor_contiguous(other + 128, TGL_DTYPE_BOOL, 1, (size_t[]){4});
+    TGT_OK(b, tgl_where(b, &cond, &s, &row, &d));
+    t = d;
+    t.dtype = TGL_DTYPE_I32;
+    TGT_EXPECT(b, tgl_where(b, &cond, &s, &row, &t), TGL_ERR_INVALID_ARGUMENT);
+    t = s;
+    t.data = a + 4; /* out overlapping an input without being its elements */
+    TGT_EXPECT(b, tgl_where(b, &cond, &t, &row, &d), TGL_ERR_INVALID_ARGUMENT);
+    TGT_OK(b, tgl_where(b, &cond, &d, &row, &d)); /* in place */
+    TGT_OK(b, tgl_copy_htod(b, a, fill, sizeof fill));
     /* empty tensors do nothing, whatever their pointers */
     t = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){0, 4});
     tgl_tensor e = tgl_tensor_contiguous(0, TGL_DTYPE_BOOL, 1, (size_t[]){4});
@@ -482,6 +693,8 @@ static void test_refusals(void **state)
                                : dt == TGL_DTYPE_F16 || dt == TGL_DTYPE_BF16 ? TGL_SUPPORT_CONVERTED
                                                                               : TGL_SUPPORT_NATIVE;
             assert_int_equal(tgl_supports(b, TGL_OP_COPY, (tgl_dtype)dt), want);
+            assert_int_equal(tgl_supports(b, TGL_OP_COMPARE, (tgl_dtype)dt), want);
+            assert_int_equal(tgl_supports(b, TGL_OP_WHERE, (tgl_dtype)dt), want);
         }
     }
 }
@@ -533,6 +746,8 @@ int main(void)
         cmocka_unit_test(test_routes),
         cmocka_unit_test(test_boxes),
         cmocka_unit_test(test_in_place),
+        cmocka_unit_test(test_compare_known),
+        cmocka_unit_test(test_compare_where_random),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,86 @@
+/* CPU element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where): walks out's index space in
+ * row-major order (an odometer over the coordinates), each operand's element offset kept as it
+ * goes; conversions are cpu_convert.h's. */
+#include "cpu_convert.h"
+#include "cpu_ops.h"
+
+/* a op b on elements of dtype dt: floats as IEEE numbers (C's comparisons: NaN unordered, -0 ==
+ * +0), i32 as integers, bool as 0 and 1. */
+static uint8_t compare(tgl_compare_op op, tgl_dtype dt, const uint8_t *a, const uint8_t *b)
+{
+    double x, y;
+    if (dt == TGL_DTYPE_I32) {
+        int32_t i, j;
+        memcpy(&i, a, 4);
+        memcpy(&j, b, 4);
+        x = i; /* exact in double */
+        y = j;
+    } else if (dt == TGL_DTYPE_BOOL) {
+        x = a[0] != 0;
+        y = b[0] != 0;
+    } else {
+        uint8_t fa[4], fb[4];
+        tgl_cpu_convert(TGL_DTYPE_F32, dt, a, fa);
+        tgl_cpu_convert(TGL_DTYPE_F32, dt, b, fb);
+        float p, q;
+        memcpy(&p, fa, 4);
+        memcpy(&q, fb, 4);
+        x = p;
+        y = q;
+    }
+    switch (op) {
+    case TGL_COMPARE_EQ: return x == y;
+    case TGL_COMPARE_NE: return x != y;
+    case TGL_COMPARE_LT: return x < y;
+    case TGL_COMPARE_LE: return x <= y;
+    case TGL_COMPARE_GT: return x > y;
+    default: return x >= y;
+    }
+}
+
+tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
+{
+    (void)b;
+    if (e->in_place && e->out.dtype != TGL_DTYPE_BOOL)
+        return TGL_OK; /* a copy onto itself: every element is already what it would be written as */
+    const size_t os = tgl_dtype_size(e->out.dtype);
+    uint8_t *out = (uint8_t *)tgl_cpu_at(e->out.view);
+    const uint8_t *in[TGL__TEW_MAX_INPUTS] = {NULL};
+    size_t is[TGL__TEW_MAX_INPUTS] = {0};
+    int64_t at[TGL__TEW_MAX_INPUTS + 1]; /* element offsets from the views: the inputs, then out */
+    for (size_t k = 0; k < e->nin; k++) {
+        in[k] = (const uint8_t *)tgl_cpu_at(e->in[k].view);
+        is[k] = tgl_dtype_size(e->in[k].dtype);
+        at[k] = (int64_t)e->in[k].base;
+    }
+    at[e->nin] = (int64_t)e->out.base;
+    size_t idx[TGL_MAX_DIMS] = {0};
+    for (size_t i = 0; i < e->n; i++) {
+        uint8_t *o = out + at[e->nin] * (int64_t)os;
+        const uint8_t *x = in[0] + at[0] * (int64_t)is[0];
+        switch (e->op) {
+        case TGL__TEW_COPY: tgl_cpu_convert(e->out.dtype, e->in[0].dtype, x, o); break;
+        case TGL__TEW_COMPARE:
+            o[0] = compare(e->compare, e->in[0].dtype, x, in[1] + at[1] * (int64_t)is[1]);
+            break;
+        default: { /* where: a and bb have out's dtype */
+            int k = x[0] ? 1 : 2;
+            tgl_cpu_convert(e->out.dtype, e->out.dtype, in[k] + at[k] * (int64_t)is[k], o);
+            break;
+        }
+        }
+        for (size_t d = e->ndim; d-- > 0;) { /* next index: carry through the dims */
+            if (++idx[d] < e->shape[d]) {
+                for (size_t k = 0; k < e->nin; k++)
+                    at[k] += e->in[k].strides[d];
+                at[e->nin] += e->out.strides[d];
+                break;
+            }
+            for (size_t k = 0; k < e->nin; k++)
+                at[k] -= e->in[k].strides[d] * (int64_t)(e->shape[d] - 1);
+            at[e->nin] -= e->out.strides[d] * (int64_t)(e->shape[d] - 1);
+            idx[d] = 0;
+        }
+    }
+    return TGL_OK;
+}

@@ -1,0 +1,270 @@
+/* GL driver for the element-wise descriptor ops (glsl/tensor/elementwise.comp): tgl_copy,
+ * tgl_compare, tgl_where. One pure function routes a copy: nothing to do (in place, no
+ * conversion), a buffer copy (one dtype, both sides dense), the strided gather of tgl_permute
+ * (f32 into a dense f32 dst from non-negative strides: its transpose tiles and vec4 rows), or
+ * the kernel, which the other ops always take. The kernel's operands are bound from their
+ * lowest element; an index space whose windows pass the SSBO block limit is halved, axis by
+ * axis, into boxes whose windows fit, and each box picks its variant (WORDS, LINEAR) itself. */
+#include "gl_internal.h"
+
+/* elementwise.comp's flags: the op, the dtypes (the inputs' but where's condition, and out's),
+ * WORDS (a dense out of 1- or 2-byte elements, a word per invocation) and LINEAR (every operand
+ * dense: no coordinates). */
+typedef struct tew_flags {
+    uint32_t op, in, out, words, linear;
+} tew_flags;
+static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE"};
+static const tgl_gl_def tew_defs[] = {
+    TGL_GL_NAME(tew_flags, op, op_defines),
+    TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
+    TGL_GL_UINT(tew_flags, out, "OUT_DTYPE"),
+    TGL_GL_FLAG(tew_flags, words, "WORDS"),
+    TGL_GL_FLAG(tew_flags, linear, "LINEAR"),
+};
+static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where"};
+
+static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int words, int linear)
+{
+    tew_flags f = {(uint32_t)op, (uint32_t)in, (uint32_t)out, (uint32_t)words, (uint32_t)linear};
+    tgl_gl_plan p = {.op = op_fns[op]};
+    tgl_gl_plan_kernel(&p, "tensor/elementwise", TGL_GL_DEFS(tew_defs), &f);
+    p.why = words && linear ? "every operand dense, out of 1- or 2-byte elements: a whole word per invocation"
+            : words         ? "a dense out of 1- or 2-byte elements: a whole word per invocation"
+            : linear        ? "every operand dense: an invocation per element, no coordinates"
+            : tgl_dtype_size(out) < 4 ? "a strided out of 1- or 2-byte elements: atomic stores into its words"
+                                      : "an invocation per element";
+    return p;
+}
+
+/* The dtype the kernel's IN_DTYPE names: where's a and bb (input 0 is its bool condition). */
+static tgl_dtype in_dtype(const tgl__tew *e)
+{
+    return e->op == TGL__TEW_WHERE ? e->in[1].dtype : e->in[0].dtype;
+}
+
+/* Row-major dense over the dims of more than one index, with positive strides. */
+static int dense(size_t ndim, const size_t *shape, const int64_t *strides)
+{
+    int64_t want = 1;
+    for (size_t d = ndim; d-- > 0;) {
+        if (shape[d] == 1)
+            continue;
+        if (strides[d] != want)
+            return 0;
+        want *= (int64_t)shape[d];
+    }
+    return 1;
+}
+
+typedef enum { ROUTE_NONE, ROUTE_BUFFER, ROUTE_STRIDED, ROUTE_KERNEL } tew_route;
+
+static tew_route route(const tgl__tew *e)
+{
+    if (e->op != TGL__TEW_COPY)
+        return ROUTE_KERNEL;
+    const tgl__tensor_view *dst = &e->out, *src = &e->in[0];
+    int same = dst->dtype == src->dtype && dst->dtype != TGL_DTYPE_BOOL; /* bits as they are */
+    int dst_dense = dense(e->ndim, e->shape, dst->strides);
+    if (same && e->in_place)
+        return ROUTE_NONE; /* nothing moves */
+    if (same && dst_dense && dense(e->ndim, e->shape, src->strides))
+        return ROUTE_BUFFER;
+    if (dst->dtype == TGL_DTYPE_F32 && src->dtype == TGL_DTYPE_F32 && dst_dense && e->ndim > 0) {
+        int forward = 1;
+        for (size_t d = 0; d < e->ndim; d++)
+            forward &= src->strides[d] >= 0;
+        if (forward)
+            return ROUTE_STRIDED;
+    }
+    return ROUTE_KERNEL;
+}
+
+/* One box of the index space: its extents and each operand's window. */
+typedef struct box {
+    size_t shape[TGL_MAX_DIMS];
+    tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
+} box;
+
+/* The operand's window over a box starting at index `lo` with extents `ext` (from the whole
+ * operand v over its shape). */
+static tgl__tensor_view sub_view(const tgl__tensor_view *v, size_t ndim, const size_t *lo, const size_t *ext)
+{
+    tgl__tensor_view s = *v;
+    int64_t origin = (int64_t)v->base, back = 0, ahead = 0;
+    size_t es = tgl_dtype_size(v->dtype);
+    for (size_t d = 0; d < ndim; d++) {
+        origin += (int64_t)lo[d] * v->strides[d];
+        int64_t reach = v->strides[d] * (int64_t)(ext[d] - 1);
+        *(reach < 0 ? &back : &ahead) += reach < 0 ? -reach : reach;
+    }
+    s.view.offset = v->view.offset + (size_t)(origin - back) * es;
+    s.base = (size_t)back;
+    s.span = (size_t)(back + ahead + 1);
+    return s;
+}
+
+typedef struct tew_run {
+    tgl_backend *b;
+    const tgl__tew *e;
+    GLuint prog[2][2]; /* by WORDS and LINEAR, decided per box (a box cut across a dense
+                          operand's rows is no longer dense); 0 until a box needs it */
+    size_t max_bytes;  /* a window's limit */
+} tew_run;
+
+static size_t window_bytes(const tgl__tensor_view *v)
+{
+    return v->span * tgl_dtype_size(v->dtype);
+}
+
+static const GLint base_loc[TGL__TEW_MAX_INPUTS] = {LOC_TEW_BASE0, LOC_TEW_BASE1, LOC_TEW_BASE2};
+static const GLint stride_loc[TGL__TEW_MAX_INPUTS] = {LOC_TEW_STRIDE0, LOC_TEW_STRIDE1, LOC_TEW_STRIDE2};
+
+/* Two's complement strides: the kernel's sums wrap to the offset. */
+static void set_strides(tgl_backend *b, GLuint prog, GLint loc, const int64_t *strides, size_t ndim)
+{
+    GLuint v[TGL_MAX_DIMS] = {0};
+    for (size_t d = 0; d < ndim; d++)
+        v[d] = (GLuint)(uint64_t)strides[d];
+    if (ndim)
+        tgl_gl_uniform_uiv(b, prog, loc, (GLsizei)ndim, v);
+}
+
+static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
+{
+    tgl_backend *b = x->b;
+    const tgl__tew *e = x->e;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t ndim = e->ndim, os = tgl_dtype_size(bx->out.dtype), pad;
+    int out_dense = dense(ndim, bx->shape, bx->out.strides), linear = out_dense;
+    for (size_t k = 0; k < e->nin; k++)
+        linear &= dense(ndim, bx->shape, bx->in[k].strides);
+    int words = os < 4 && out_dense;
+    GLuint *prog = &x->prog[words][linear];
+    if (!*prog) {
+        tgl_gl_plan plan = tew_plan(e->op, in_dtype(e), e->out.dtype, words, linear);
+        plan.items = n;
+        tgl_status st = tgl_gl_plan_program(b, &plan, prog);
+        if (st)
+            return st;
+    }
+    /* bindings 0..nin-1 the inputs, 3 the output; unused ones repeat input 0 (never read) */
+    tgl_gl_binding bind[4];
+    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) {
+        size_t j = k < e->nin ? k : 0;
+        bind[k] = tgl_gl_window(b, bx->in[j].view, window_bytes(&bx->in[j]), 0, &pad);
+        tgl_gl_uniform_ui(b, *prog, base_loc[k], (GLuint)(pad / tgl_dtype_size(bx->in[j].dtype) + bx->in[j].base));
+        if (k < e->nin)
+            set_strides(b, *prog, stride_loc[k], bx->in[k].strides, ndim);
+    }
+    bind[3] = tgl_gl_window(b, bx->out.view, window_bytes(&bx->out), 1, &pad);
+    GLuint out_base = (GLuint)(pad / os + bx->out.base);
+    tgl_gl_uniform_ui(b, *prog, LOC_TEW_OUT_BASE, out_base);
+    set_strides(b, *prog, LOC_TEW_OUT_STRIDE, bx->out.strides, ndim);
+    tgl_gl_uniform_ui(b, *prog, LOC_TEW_NDIM, (GLuint)ndim);
+    tgl_gl_uniform_ui(b, *prog, LOC_TEW_COMPARE, (GLuint)e->compare);
+    tgl_gl_uniform_dims(b, *prog, LOC_TEW_SHAPE, bx->shape, ndim);
+    /* items per dispatch: the grid's invocations, a multiple of the workgroup */
+    size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
+    tgl_status st = TGL_OK;
+    if (words) {
+        size_t per = 4 / os, first = out_base / per, end = (out_base + n + per - 1) / per;
+        tgl_gl_uniform_ui(b, *prog, LOC_TEW_N, (GLuint)n);
+        for (size_t w = first; !st && w < end; w += grid) {
+            size_t count = end - w < grid ? end - w : grid;
+            tgl_gl_uniform_ui(b, *prog, LOC_TEW_START, (GLuint)w);
+            st = tgl_gl_dispatch(b, *prog, bind, 4, tgl_gl_ceil_div(count, l->workgroup_size));
+        }
+        return st;
+    }
+    for (size_t i = 0; !st && i < n; i += grid) {
+        size_t count = n - i < grid ? n - i : grid;
+        tgl_gl_uniform_ui(b, *prog, LOC_TEW_N, (GLuint)count);
+        tgl_gl_uniform_ui(b, *prog, LOC_TEW_START, (GLuint)i);
+        st = tgl_gl_dispatch(b, *prog, bind, 4, tgl_gl_ceil_div(count, l->workgroup_size));
+    }
+    return st;
+}
+
+/* Runs the box [lo, lo + ext), halving it along the axis that spreads it furthest while a
+ * window or its index count is past the limits. */
+static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
+{
+    const tgl__tew *e = x->e;
+    box bx;
+    size_t n = 1;
+    for (size_t d = 0; d < e->ndim; d++)
+        n *= bx.shape[d] = ext[d];
+    bx.out = sub_view(&e->out, e->ndim, lo, ext);
+    int fits = window_bytes(&bx.out) <= x->max_bytes && n <= UINT32_MAX;
+    for (size_t k = 0; k < e->nin; k++) {
+        bx.in[k] = sub_view(&e->in[k], e->ndim, lo, ext);
+        fits &= window_bytes(&bx.in[k]) <= x->max_bytes;
+    }
+    if (fits)
+        return dispatch_box(x, &bx, n);
+    size_t best = e->ndim;
+    uint64_t reach = 0;
+    for (size_t d = 0; d < e->ndim; d++) {
+        uint64_t widest = (uint64_t)(e->out.strides[d] < 0 ? -e->out.strides[d] : e->out.strides[d]);
+        for (size_t k = 0; k < e->nin; k++) {
+            uint64_t s = (uint64_t)(e->in[k].strides[d] < 0 ? -e->in[k].strides[d] : e->in[k].strides[d]);
+            widest = s > widest ? s : widest;
+        }
+        uint64_t r = (ext[d] - 1) * (widest | 1u);
+        if (ext[d] > 1 && (best == e->ndim || r > reach)) {
+            best = d;
+            reach = r;
+        }
+    }
+    if (best == e->ndim) /* one element always fits */
+        return tgl__fail(x->b, TGL_ERR_INTERNAL, "%s: a box of one element exceeds the window limit", op_fns[e->op]);
+    size_t keep_lo = lo[best], keep_ext = ext[best], half = keep_ext / 2;
+    ext[best] = half;
+    tgl_status st = run_box(x, lo, ext);
+    lo[best] = keep_lo + half;
+    ext[best] = keep_ext - half;
+    if (!st)
+        st = run_box(x, lo, ext);
+    lo[best] = keep_lo;
+    ext[best] = keep_ext;
+    return st;
+}
+
+tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    switch (route(e)) {
+    case ROUTE_NONE: return TGL_OK;
+    case ROUTE_BUFFER: return tgl_gl_copy(b, e->out.view, e->in[0].view, e->n * tgl_dtype_size(e->out.dtype));
+    case ROUTE_STRIDED: {
+        tgl__strided s = {.ndim = e->ndim, .n_out = e->n, .n_a = e->in[0].span};
+        for (size_t d = 0; d < e->ndim; d++) {
+            s.shape[d] = e->shape[d];
+            s.a_stride[d] = (size_t)e->in[0].strides[d];
+        }
+        return tgl_gl_strided(b, -1, e->in[0].view, (tgl__view){0}, e->out.view, &s);
+    }
+    default: break;
+    }
+    tew_run x = {.b = b, .e = e, .max_bytes = tgl_gl_max_window_elems(l, 4) * 4};
+    size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS];
+    for (size_t d = 0; d < e->ndim; d++)
+        ext[d] = e->shape[d];
+    return run_box(&x, lo, ext);
+}
+
+void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    static const tgl_dtype data[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_BOOL};
+    const size_t nd = sizeof data / sizeof *data;
+    for (int op = 0; op < TGL__TEW_COUNT; op++)
+        for (size_t i = 0; i < nd; i++)
+            for (size_t o = 0; o < nd; o++) {
+                /* copy: any pair; compare: bool out; where: out of the inputs' dtype */
+                if ((op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) || (op == TGL__TEW_WHERE && o != i))
+                    continue;
+                for (int words = 0; words <= (tgl_dtype_size(data[o]) < 4); words++)
+                    for (int linear = 0; linear < 2; linear++)
+                        tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], words, linear));
+            }
+}
