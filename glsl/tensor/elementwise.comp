@@ -28,6 +28,13 @@
 #include "common/convert.glsl"
 #include "common/local_size.glsl"
 
+// Standalone (the file as written, without the host's defines): an f32 copy.
+#ifndef IN_DTYPE
+#define IN_DTYPE 0
+#endif
+#ifndef OUT_DTYPE
+#define OUT_DTYPE 0
+#endif
 #if defined(WHERE)
 #define NIN 3
 #elif defined(COMPARE)
