@@ -263,7 +263,7 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
                 /* copy: any pair; compare: bool out; where: out of the inputs' dtype */
                 if ((op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) || (op == TGL__TEW_WHERE && o != i))
                     continue;
-                for (int words = 0; words <= (tgl_dtype_size(data[o]) < 4); words++)
+                for (int words = 0; words < (tgl_dtype_size(data[o]) < 4 ? 2 : 1); words++)
                     for (int linear = 0; linear < 2; linear++)
                         tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], words, linear));
             }

@@ -235,7 +235,7 @@ static void test_all_patterns(void **state)
 static tgl_tensor random_layout(tgt_rng *r, tgl_dtype dt, size_t ndim, const size_t *shape, size_t *bytes)
 {
     tgl_tensor t = {.dtype = dt, .ndim = ndim};
-    size_t order[TGL_MAX_DIMS];
+    size_t order[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < ndim; d++)
         order[d] = d;
     for (size_t d = ndim; d > 1; d--) { /* shuffle */
