@@ -77,7 +77,7 @@ static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, 
     unsigned dtypes = tgl__fn_dtypes(row);
     size_t n;
     tgl_status st = tgl__tensor_shape(b, fn, out_name, out, dtypes, &e->n);
-    for (size_t k = 0; !st && k < e->nin; k++)
+    for (size_t k = 0; !st && k < e->nin && k < TGL__TEW_MAX_INPUTS; k++)
         st = tgl__tensor_shape(b, fn, names[k], in[k], dtypes, &n);
     if (st)
         return st;
@@ -103,7 +103,7 @@ static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, 
     for (size_t d = 0; d < e->ndim; d++)
         e->shape[d] = out->shape[d];
     int64_t strides[TGL__TEW_MAX_INPUTS][TGL_MAX_DIMS] = {{0}};
-    for (size_t k = 0; k < e->nin; k++)
+    for (size_t k = 0; k < e->nin && k < TGL__TEW_MAX_INPUTS; k++)
         if ((st = tgl__broadcast_to(b, names[k], in[k], e->ndim, e->shape, strides[k])))
             return st;
     *empty = e->n == 0;
@@ -111,13 +111,13 @@ static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, 
         return TGL_OK;
     if ((st = tgl__resolve_tensor(b, out_name, out->data, out->dtype, e->ndim, e->shape, out->strides, &e->out)))
         return st;
-    for (size_t k = 0; k < e->nin; k++)
+    for (size_t k = 0; k < e->nin && k < TGL__TEW_MAX_INPUTS; k++)
         if ((st = tgl__resolve_tensor(b, names[k], in[k]->data, in[k]->dtype, e->ndim, e->shape, strides[k], &e->in[k])))
             return st;
     if ((st = tgl__check_unique(b, out_name, e->ndim, e->shape, out->strides)))
         return st;
     size_t out_bytes = e->out.span * tgl_dtype_size(e->out.dtype);
-    for (size_t k = 0; k < e->nin; k++) {
+    for (size_t k = 0; k < e->nin && k < TGL__TEW_MAX_INPUTS; k++) {
         size_t in_bytes = e->in[k].span * tgl_dtype_size(e->in[k].dtype);
         if (!tgl__overlaps(e->out.view, out_bytes, e->in[k].view, in_bytes))
             continue;
@@ -146,9 +146,9 @@ TGL_API tgl_status tgl_copy(tgl_backend *b, const tgl_tensor *dst, const tgl_ten
         return TGL__HOOK(COPY);
     tgl_status st = tgl__enter(b);
     tgl__tew e = {.op = TGL__TEW_COPY, .nin = 1};
-    const tgl_tensor *in[1] = {src};
-    static const char *const names[1] = {"src"};
-    int empty;
+    const tgl_tensor *in[TGL__TEW_MAX_INPUTS] = {src};
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"src"};
+    int empty = 0;
     if (st || (st = check_tew(b, TGL__FN_COPY, dst, "dst", in, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_copy");
@@ -161,9 +161,9 @@ TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tens
         return TGL__HOOK(COMPARE);
     tgl_status st = tgl__enter(b);
     tgl__tew e = {.op = TGL__TEW_COMPARE, .compare = op, .nin = 2};
-    const tgl_tensor *in[2] = {a, bb};
-    static const char *const names[2] = {"a", "bb"};
-    int empty;
+    const tgl_tensor *in[TGL__TEW_MAX_INPUTS] = {a, bb};
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"a", "bb"};
+    int empty = 0;
     if (st)
         return st;
     if ((unsigned)op >= TGL_COMPARE_COUNT)
@@ -182,7 +182,7 @@ TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_t
     tgl__tew e = {.op = TGL__TEW_WHERE, .nin = 3};
     const tgl_tensor *in[3] = {cond, a, bb};
     static const char *const names[3] = {"cond", "a", "bb"};
-    int empty;
+    int empty = 0;
     if (st || (st = check_tew(b, TGL__FN_WHERE, out, "out", in, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_where");

@@ -111,6 +111,8 @@ tgl_status tgl__resolve_tensor(tgl_backend *b, const char *arg, tgl_ptr data, tg
     const uint64_t limit = TGL__MAX_ALLOC_BYTES;
     uint64_t back = 0, ahead = 0, es = tgl_dtype_size(dtype);
     *v = (tgl__tensor_view){.dtype = dtype};
+    if (!es) /* callers pass checked dtypes: never a block format */
+        return tgl__fail(b, TGL_ERR_INTERNAL, "%s: %s has no element size", arg, tgl_dtype_name(dtype));
     for (size_t d = 0; d < ndim; d++) {
         uint64_t ext = shape[d] ? shape[d] - 1 : 0;
         uint64_t mag = strides[d] < 0 ? 0 - (uint64_t)strides[d] : (uint64_t)strides[d];
@@ -135,7 +137,7 @@ tgl_status tgl__resolve_tensor(tgl_backend *b, const char *arg, tgl_ptr data, tg
     if (at.offset < back * es)
         return tgl__fail(b, TGL_ERR_INVALID_POINTER,
                          "%s: negative strides reach %llu bytes before data, which is %zu bytes into its allocation",
-                         arg, (unsigned long long)(back * es), at.offset);
+                         arg, (unsigned long long)back * es, at.offset);
     v->view = (tgl__view){at.buf, at.offset - (size_t)(back * es)};
     v->base = (size_t)back;
     v->span = (size_t)(back + ahead + 1);

@@ -190,7 +190,7 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
 static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
 {
     const tgl__tew *e = x->e;
-    box bx;
+    box bx = {.shape = {0}};
     size_t n = 1;
     for (size_t d = 0; d < e->ndim; d++)
         n *= bx.shape[d] = ext[d];
@@ -247,7 +247,7 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     default: break;
     }
     tew_run x = {.b = b, .e = e, .max_bytes = tgl_gl_max_window_elems(l, 4) * 4};
-    size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS];
+    size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < e->ndim; d++)
         ext[d] = e->shape[d];
     return run_box(&x, lo, ext);
