@@ -40,7 +40,6 @@ static uint8_t compare(tgl_compare_op op, tgl_dtype dt, const uint8_t *a, const 
 
 tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
 {
-    (void)b;
     if (e->in_place && e->out.dtype != TGL_DTYPE_BOOL)
         return TGL_OK; /* a copy onto itself: every element is already what it would be written as */
     const size_t os = tgl_dtype_size(e->out.dtype);
@@ -54,6 +53,11 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
         at[k] = (int64_t)e->in[k].base;
     }
     at[e->nin] = (int64_t)e->out.base;
+    for (size_t k = 0; k < e->nin; k++)
+        if (!in[k])
+            return tgl__fail(b, TGL_ERR_INTERNAL, "tensor op: input %zu has no buffer", k);
+    if (!out)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "tensor op: out has no buffer");
     size_t idx[TGL_MAX_DIMS] = {0};
     for (size_t i = 0; i < e->n; i++) {
         uint8_t *o = out + at[e->nin] * (int64_t)os;
