@@ -47,13 +47,14 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     const uint8_t *in[TGL__TEW_MAX_INPUTS] = {NULL};
     size_t is[TGL__TEW_MAX_INPUTS] = {0};
     int64_t at[TGL__TEW_MAX_INPUTS + 1]; /* element offsets from the views: the inputs, then out */
-    for (size_t k = 0; k < e->nin; k++) {
-        in[k] = (const uint8_t *)tgl_cpu_at(e->in[k].view);
-        is[k] = tgl_dtype_size(e->in[k].dtype);
-        at[k] = (int64_t)e->in[k].base;
+    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) { /* inputs past nin repeat input 0, never read */
+        size_t j = k < e->nin ? k : 0;
+        in[k] = (const uint8_t *)tgl_cpu_at(e->in[j].view);
+        is[k] = tgl_dtype_size(e->in[j].dtype);
+        at[k] = (int64_t)e->in[j].base;
     }
     at[e->nin] = (int64_t)e->out.base;
-    for (size_t k = 0; k < e->nin; k++)
+    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++)
         if (!in[k])
             return tgl__fail(b, TGL_ERR_INTERNAL, "tensor op: input %zu has no buffer", k);
     if (!out)
