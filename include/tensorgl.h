@@ -209,7 +209,8 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(FILL, fill) X(SCALE_ADD, scale_add) X(MAP, map) X(CAST, cast) X(REDUCE, reduce)                \
     X(ARG_REDUCE, arg_reduce) X(SOFTMAX, softmax) X(LOG_SOFTMAX, log_softmax) X(RMSNORM, rmsnorm)    \
     X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
-    X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)
+    X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
+    X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -356,20 +357,35 @@ TGL_API tgl_status tgl_synchronize(tgl_backend *b);
 
 /* ---- element-wise ops (f32) ------------------------------------------------------------ */
 
+/* The ops from TGL_UNARY_ERF and TGL_BINARY_ATAN2 on came with the tensor descriptors. The
+ * flat tgl_unary and tgl_binary take those of them that are float ops (run by the descriptor
+ * kernels); tgl_binary_broadcast and tgl_map's grammar take only the ops before them; the
+ * integer and bool ops (NOT, FLOOR_DIV, AND ... SHR) and the tests ISNAN, ISINF, ISFINITE
+ * (a bool out) are for tgl_unary_t and tgl_binary_t.
+ * docs/ops.md gives each op's formula and dtypes. */
 typedef enum { TGL_UNARY_NEG, TGL_UNARY_ABS, TGL_UNARY_EXP, TGL_UNARY_LOG, TGL_UNARY_SQRT,
                TGL_UNARY_RSQRT, TGL_UNARY_RECIP, TGL_UNARY_SQUARE, TGL_UNARY_SIN, TGL_UNARY_COS,
                TGL_UNARY_TANH, TGL_UNARY_SIGMOID, TGL_UNARY_RELU, TGL_UNARY_GELU /* tanh approx. */,
-               TGL_UNARY_SILU, TGL_UNARY_FLOOR, TGL_UNARY_CEIL } tgl_unary_op;
-#define TGL_UNARY_COUNT 17
+               TGL_UNARY_SILU, TGL_UNARY_FLOOR, TGL_UNARY_CEIL,
+               TGL_UNARY_ERF, TGL_UNARY_GELU_ERF /* exact: x/2 (1 + erf(x/sqrt 2)) */, TGL_UNARY_LOG1P,
+               TGL_UNARY_EXPM1, TGL_UNARY_ROUND /* half to even */, TGL_UNARY_TRUNC, TGL_UNARY_SIGN,
+               TGL_UNARY_NOT /* i32: bitwise; bool: logical */,
+               TGL_UNARY_ISNAN, TGL_UNARY_ISINF, TGL_UNARY_ISFINITE /* float in, bool out */ } tgl_unary_op;
+#define TGL_UNARY_COUNT 28
 
 typedef enum { TGL_BINARY_ADD, TGL_BINARY_SUB, TGL_BINARY_MUL, TGL_BINARY_DIV,
-               TGL_BINARY_MAX, TGL_BINARY_MIN, TGL_BINARY_POW } tgl_binary_op;
-#define TGL_BINARY_COUNT 7
+               TGL_BINARY_MAX, TGL_BINARY_MIN, TGL_BINARY_POW,
+               TGL_BINARY_ATAN2, TGL_BINARY_FMOD /* C's fmod: the sign of a */,
+               TGL_BINARY_REMAINDER /* Python's %: the sign of bb */, TGL_BINARY_FLOOR_DIV /* i32 */,
+               TGL_BINARY_AND, TGL_BINARY_OR, TGL_BINARY_XOR /* i32: bitwise; bool: logical */,
+               TGL_BINARY_SHL, TGL_BINARY_SHR /* i32; SHR is arithmetic */ } tgl_binary_op;
+#define TGL_BINARY_COUNT 16
 
 /* out[i] = op(in[i]) for i < n. out may equal in (in place) but must not partially overlap it.
  * Semantics are those of C's float functions (docs/ops.md lists each op's formula).
  * Errors: TGL_ERR_INVALID_ARGUMENT (op out of range, misaligned or partially overlapping
- *   operands), TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the end).
+ *   operands), TGL_ERR_INVALID_POINTER (null/unknown/freed pointer, range past the end),
+ *   TGL_ERR_UNSUPPORTED (an integer/bool op: NOT; tgl_binary: FLOOR_DIV, AND ... SHR).
  * Example: tgl_unary(b, TGL_UNARY_GELU, x, x, n);  // in place */
 TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_ptr out, size_t n);
 
@@ -498,6 +514,58 @@ TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tens
  * Example: y = where(mask, x, y) in place: tgl_where(b, &mask, &x, &y, &y); */
 TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_tensor *a, const tgl_tensor *bb,
                              const tgl_tensor *out);
+
+/* out = op(in) element-wise over descriptors: in broadcast to out's shape (which must be the
+ * broadcast of in's), any strides, in and out of one dtype. Float ops take f32, f16 and bf16
+ * (half types computed in f32 and rounded back to nearest even); i32 takes NEG, ABS, SQUARE,
+ * SIGN and NOT (bitwise), exact with two's complement wrap (-INT32_MIN == INT32_MIN); bool takes
+ * NOT (logical). ISNAN, ISINF and ISFINITE read a float dtype and write a bool out. out may be in's elements exactly (in place), otherwise shares no byte with it.
+ * Errors: as tgl_compare; TGL_ERR_UNSUPPORTED for an op the dtype does not take (naming both),
+ *   TGL_ERR_INVALID_ARGUMENT for in and out of different dtypes.
+ * Example: y = erf(x) for bf16 tensors: tgl_unary_t(b, TGL_UNARY_ERF, &x, &y); */
+TGL_API tgl_status tgl_unary_t(tgl_backend *b, tgl_unary_op op, const tgl_tensor *in, const tgl_tensor *out);
+
+/* out = a op bb element-wise over descriptors, a and bb broadcast to out's shape (which must
+ * be the broadcast of theirs), any strides, a, bb and out of one dtype. Floats (f32, f16, bf16;
+ * computed in f32): ADD ... POW as tgl_binary, ATAN2 (C's atan2, signed zeros and infinities
+ * included), FMOD (exact, the sign of a), REMAINDER (a - floor(a/bb) * bb as PyTorch computes
+ * it: fmod, plus bb where the signs differ). i32, exact with wrap: ADD, SUB, MUL, MAX, MIN,
+ * FLOOR_DIV and REMAINDER (Python's signs: floor(a / bb), a - floor(a / bb) * bb;
+ * INT32_MIN // -1 wraps to INT32_MIN; by zero: a // 0 == 0 and a % 0 == a, so that a ==
+ * (a // bb) * bb + a % bb always), AND, OR, XOR, SHL and SHR (arithmetic; a count outside
+ * 0..31 shifts everything out: 0, or -1 for a negative a under SHR). bool: AND, OR, XOR
+ * (logical, 0 or 1). out may be an input's elements exactly, otherwise shares no byte with one.
+ * Errors: as tgl_unary_t.
+ * Example: q = a // bb for i32 tensors: tgl_binary_t(b, TGL_BINARY_FLOOR_DIV, &a, &bb, &q); */
+TGL_API tgl_status tgl_binary_t(tgl_backend *b, tgl_binary_op op, const tgl_tensor *a, const tgl_tensor *bb,
+                                const tgl_tensor *out);
+
+/* out = min(max(x, lo), hi) element-wise (PyTorch's clamp): x, lo and hi broadcast to out's
+ * shape (a 0-d lo or hi is a scalar bound), one dtype: f32, f16, bf16 (NaN in any of the three
+ * gives NaN; lo > hi gives hi) or i32. out may be x's elements exactly (in place), otherwise
+ * shares no byte with an input. Errors: as tgl_unary_t.
+ * Example: relu6 in place: tgl_clamp(b, &x, &zero, &six, &x); */
+TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tensor *lo, const tgl_tensor *hi,
+                             const tgl_tensor *out);
+
+/* Sets every element of out (any strides, any dtype but the block formats) to value, converted
+ * once on the host: f32 rounds to nearest even; f16 and bf16 through f32 (as PyTorch converts a
+ * Python float); i32 truncates toward zero and saturates, NaN -> 0; bool is value != 0 (NaN is
+ * true). Bytes between strided elements keep theirs. out must reach no element twice.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim, a dtype out of range, an out that reaches an
+ *   element twice), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a block format).
+ * Example: a bf16 mask of -inf: tgl_fill_t(b, &mask, -INFINITY); */
+TGL_API tgl_status tgl_fill_t(tgl_backend *b, const tgl_tensor *out, double value);
+
+/* out[i] = start + i * step for a 1-D out (any stride). Floats: start and step rounded to f32,
+ * then start + (float)i * step in f32 (two roundings, never fused: PyTorch's GPU arithmetic),
+ * rounded to f16/bf16 for those; i32: start and step must be integers in int32's range, the
+ * values exact with two's complement wrap. Bool is not taken.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, out not 1-D, a non-integer or out-of-range start or
+ *   step for i32, a stride of 0 over more than one element), TGL_ERR_INVALID_POINTER,
+ *   TGL_ERR_UNSUPPORTED (bool, block formats).
+ * Example: positions 0..n-1 as i32: tgl_arange(b, &pos, 0.0, 1.0); */
+TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double start, double step);
 
 /* ---- shapes (f32, row-major, up to TGL_MAX_DIMS dims) ------------------------------------ */
 

@@ -438,7 +438,9 @@ static void test_supports(void **state)
         tgl_backend *b = be[k];
         for (int op = 0; op < TGL_OP_COUNT; op++) {
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F32), TGL_SUPPORT_NATIVE);
-            int descriptor = op == TGL_OP_COPY || op == TGL_OP_COMPARE || op == TGL_OP_WHERE;
+            int descriptor = op == TGL_OP_COPY || op == TGL_OP_COMPARE || op == TGL_OP_WHERE || op == TGL_OP_UNARY_T ||
+                             op == TGL_OP_BINARY_T || op == TGL_OP_CLAMP || op == TGL_OP_FILL_T ||
+                             op == TGL_OP_ARANGE;
             int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
@@ -446,8 +448,9 @@ static void test_supports(void **state)
                              descriptor ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_I32),
                              descriptor ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
+            int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BOOL),
-                             descriptor ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
+                             descriptor && !numbers_only ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_Q8_0), TGL_SUPPORT_NONE);
             assert_non_null(tgl_op_name((tgl_op)op));
             for (int other = 0; other < op; other++)

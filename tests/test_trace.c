@@ -29,6 +29,7 @@ typedef struct outputs {
     uint16_t half[N];
     uint16_t copied[ROWS * COLS]; /* tgl_copy: pm transposed into bf16 */
     float picked[ROWS * COLS];    /* tgl_compare of pm against a row, then tgl_where */
+    float mathed[ROWS * COLS];    /* tgl_unary_t of pm, tgl_binary_t with the row, tgl_clamp */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -139,6 +140,21 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_compare(b, TGL_COMPARE_GT, &tm, &trow, &tmask));
     OK(tgl_where(b, &tmask, &tm, &trow, &tpick));
     OK(tgl_copy_dtoh(b, o->picked, tpick.data, sizeof o->picked));
+    tgl_tensor tmath = tgl_tensor_contiguous(fresh(b, sizeof o->mathed), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+    OK(tgl_unary_t(b, TGL_UNARY_ERF, &tm, &tmath));
+    OK(tgl_binary_t(b, TGL_BINARY_REMAINDER, &tmath, &trow, &tmath));
+    tgl_tensor lo = trow, hi = trow;
+    lo.ndim = hi.ndim = 0; /* scalar bounds: the row's first two elements */
+    hi.data += sizeof(float);
+    OK(tgl_clamp(b, &tmath, &lo, &hi, &tmath));
+    tgl_tensor corner = tmath; /* every other element of the first row */
+    corner.ndim = 1;
+    corner.shape[0] = COLS / 2;
+    corner.strides[0] = 2;
+    OK(tgl_fill_t(b, &corner, -0.25));
+    corner.data += sizeof(float) * COLS; /* the second row's: 0.5, 0.25, 0, ... */
+    OK(tgl_arange(b, &corner, 0.5, -0.25));
+    OK(tgl_copy_dtoh(b, o->mathed, tmath.data, sizeof o->mathed));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

@@ -167,11 +167,14 @@
 #define LOC_TEW_N 0
 #define LOC_TEW_START 1
 #define LOC_TEW_NDIM 2
-#define LOC_TEW_COMPARE 3
+#define LOC_TEW_OP 3
 #define LOC_TEW_OUT_BASE 4
 #define LOC_TEW_BASE0 5
 #define LOC_TEW_BASE1 6
 #define LOC_TEW_BASE2 7
+#define LOC_TEW_VALUE 8
+#define LOC_TEW_STEP 9
+#define LOC_TEW_INDEX0 10
 #define LOC_TEW_SHAPE 16
 #define LOC_TEW_OUT_STRIDE 24
 #define LOC_TEW_STRIDE0 32

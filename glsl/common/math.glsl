@@ -62,3 +62,162 @@ vec4 tgl_pow(vec4 a, vec4 b)
 {
     return vec4(tgl_pow(a.x, b.x), tgl_pow(a.y, b.y), tgl_pow(a.z, b.z), tgl_pow(a.w, b.w));
 }
+
+// The descriptor ops' float formulas (scalar; src/cpu/cpu_math.h computes the same in double).
+// erf: the odd Taylor series below |x| = 1 (11 terms: truncation < 2e-9), 1 - erfc above.
+// tgl_erfc_tail(a), a >= 1: erfc(a) to a relative 1.2e-7 by the Chebyshev fit published in
+// Numerical Recipes (erfcc: t exp(-a^2 + P(t)), t = 1 / (1 + a/2)), so the tails of erf and
+// exact gelu keep their relative precision; a^2 is split (ah: a's top 12 bits, ah^2 exact) so
+// its rounding does not become the result's error at large a.
+float tgl_erfc_tail(float a)
+{
+    if (a >= 10.0)
+        return 0.0; // erfc(10) is 2e-45, about the least f32 (and keeps inf out of the split)
+    float t = 1.0 / (1.0 + 0.5 * a);
+    float p = 0.17087277;
+    p = -0.82215223 + t * p;
+    p = 1.48851587 + t * p;
+    p = -1.13520398 + t * p;
+    p = 0.27886807 + t * p;
+    p = -0.18628806 + t * p;
+    p = 0.09678418 + t * p;
+    p = 0.37409196 + t * p;
+    p = 1.00002368 + t * p;
+    p = -1.26551223 + t * p;
+    float ah = uintBitsToFloat(floatBitsToUint(a) & 0xFFFFF000u);
+    return t * exp(-ah * ah) * exp(p - (a - ah) * (a + ah));
+}
+float tgl_erf_small(float x) // |x| < 1
+{
+    float z = x * x;
+    float p = 1.0 / 76204800.0;
+    p = -1.0 / 6894720.0 + z * p;
+    p = 1.0 / 685440.0 + z * p;
+    p = -1.0 / 75600.0 + z * p;
+    p = 1.0 / 9360.0 + z * p;
+    p = -1.0 / 1320.0 + z * p;
+    p = 1.0 / 216.0 + z * p;
+    p = -1.0 / 42.0 + z * p;
+    p = 1.0 / 10.0 + z * p;
+    p = -1.0 / 3.0 + z * p;
+    p = 1.0 + z * p;
+    return 1.1283791670955126 * x * p; // 2 / sqrt(pi)
+}
+float tgl_erf(float x)
+{
+    float a = abs(x);
+    if (!(a >= 1.0))
+        return tgl_erf_small(x); // NaN passes through
+    float y = 1.0 - tgl_erfc_tail(a);
+    return x < 0.0 ? -y : y;
+}
+// x/2 (1 + erf(x / sqrt 2)); for x <= -sqrt 2, 1 + erf is erfc's tail, computed directly.
+float tgl_gelu_erf(float x)
+{
+    float z = x * 0.70710678118654752;
+    return z <= -1.0 ? 0.5 * x * tgl_erfc_tail(-z) : 0.5 * x * (1.0 + tgl_erf(z));
+}
+// log1p: 2 atanh(s), s = x / (2 + x), by its odd series where |s| < 1/3 (GLSL's log has only
+// absolute precision near 1); log(1 + x) elsewhere (NaN, -1, below and +inf included).
+float tgl_log1p(float x)
+{
+    if (!(x > -0.5 && x < 1.0))
+        return log(1.0 + x);
+    float s = x / (2.0 + x), z = s * s;
+    float p = 1.0 / 17.0;
+    p = 1.0 / 15.0 + z * p;
+    p = 1.0 / 13.0 + z * p;
+    p = 1.0 / 11.0 + z * p;
+    p = 1.0 / 9.0 + z * p;
+    p = 1.0 / 7.0 + z * p;
+    p = 1.0 / 5.0 + z * p;
+    p = 1.0 / 3.0 + z * p;
+    p = 1.0 + z * p;
+    return 2.0 * s * p;
+}
+// expm1: its Taylor series below |x| = 0.5 (truncation < 2e-11), exp(x) - 1 elsewhere.
+float tgl_expm1(float x)
+{
+    if (!(abs(x) < 0.5))
+        return exp(x) - 1.0;
+    float p = 1.0 / 3628800.0;
+    p = 1.0 / 362880.0 + x * p;
+    p = 1.0 / 40320.0 + x * p;
+    p = 1.0 / 5040.0 + x * p;
+    p = 1.0 / 720.0 + x * p;
+    p = 1.0 / 120.0 + x * p;
+    p = 1.0 / 24.0 + x * p;
+    p = 1.0 / 6.0 + x * p;
+    p = 0.5 + x * p;
+    p = 1.0 + x * p;
+    return x * p;
+}
+// +-1, or x itself for +-0 and NaN.
+float tgl_sign(float x)
+{
+    return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
+}
+bool tgl_sign_bit(float x)
+{
+    return (floatBitsToUint(x) >> 31) != 0u;
+}
+// C's atan2, its zeros and infinities spelled out (GLSL's atan(y, x) leaves them undefined).
+float tgl_atan2(float y, float x)
+{
+    if (isnan(x) || isnan(y))
+        return tgl_nan();
+    const float pi = 3.14159265358979;
+    bool xneg = tgl_sign_bit(x);
+    float r;
+    if (y == 0.0)
+        r = xneg ? pi : 0.0;
+    else if (isinf(x))
+        r = isinf(y) ? (xneg ? 0.75 * pi : 0.25 * pi) : (xneg ? pi : 0.0);
+    else if (x == 0.0 || isinf(y))
+        r = 0.5 * pi;
+    else
+        r = atan(abs(y), x);
+    return tgl_sign_bit(y) ? -r : r;
+}
+// C's fmod, exactly, on the bits: a binary long division of |a|'s significand by |b|'s, one
+// exponent step at a time (at most 277), so subnormals count whatever the device does with them
+// in float arithmetic. The result takes a's sign (-0 included).
+float tgl_fmod(float a, float b)
+{
+    uint ua = floatBitsToUint(a), ub = floatBitsToUint(b), sign = ua & 0x80000000u;
+    ua &= 0x7FFFFFFFu;
+    ub &= 0x7FFFFFFFu;
+    if (ub == 0u || ua >= 0x7F800000u || ub > 0x7F800000u)
+        return tgl_nan(); // b zero or NaN, a infinite or NaN
+    if (ua < ub)
+        return a; // |a| < |b|, b infinite included
+    // value = m * 2^(e - 150) with 2^23 <= m < 2^24: subnormals normalized to e below 1
+    int ea = int(ua >> 23), eb = int(ub >> 23);
+    uint ma = (ua & 0x7FFFFFu) | (ea == 0 ? 0u : 0x800000u);
+    uint mb = (ub & 0x7FFFFFu) | (eb == 0 ? 0u : 0x800000u);
+    int sa = 23 - findMSB(ma), sb = 23 - findMSB(mb);
+    ma <<= uint(sa);
+    mb <<= uint(sb);
+    ea = max(ea, 1) - sa;
+    eb = max(eb, 1) - sb;
+    for (int e = ea; e > eb; e--) { // ma < 2 mb < 2^25 throughout
+        if (ma >= mb)
+            ma -= mb;
+        ma <<= 1;
+    }
+    if (ma >= mb)
+        ma -= mb;
+    if (ma == 0u)
+        return uintBitsToFloat(sign);
+    int shift = 23 - findMSB(ma); // normalize; below exponent 1 the result is subnormal,
+    ma <<= uint(shift);           // representable, so the shift right drops no bit
+    eb -= shift;
+    uint bits = eb >= 1 ? (uint(eb) << 23) | (ma - 0x800000u) : ma >> uint(1 - eb);
+    return uintBitsToFloat(bits | sign);
+}
+// PyTorch's float remainder: fmod, plus b where the result and b differ in sign.
+float tgl_remainder(float a, float b)
+{
+    float m = tgl_fmod(a, b);
+    return m != 0.0 && (m < 0.0) != (b < 0.0) ? m + b : m;
+}

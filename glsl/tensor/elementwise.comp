@@ -1,8 +1,14 @@
 #version 430
 // The element-wise descriptor ops over out's index space, walked by its row-major linear index:
 // COPY (out = input 0 converted from IN_DTYPE to OUT_DTYPE), COMPARE (out = input 0 op input 1,
-// u_compare a tgl_compare_op, bool out) and WHERE (out = input 0 ? input 1 : input 2, inputs 1
-// and 2 of out's dtype). Each operand is bound from the lowest element it reaches, so its
+// u_op a tgl_compare_op, bool out), WHERE (out = input 0 ? input 1 : input 2, inputs 1 and 2 of
+// out's dtype), UNARY and BINARY (out = op(input 0) or input 0 op input 1, u_op a tgl_unary_op
+// or tgl_binary_op, one dtype; common/ewise_ops.glsl; the float tests ISNAN, ISINF, ISFINITE
+// into a bool out) and CLAMP (out = min(max(input 0, input 1), input 2), one dtype; floats
+// compared on ordered-int keys and moved as bits, NaN anywhere giving NaN) and FILL (out =
+// u_value, an element's bits; input 0 is out itself, never read) and ARANGE (1-D out = u_value +
+// (index + u_index0) * u_step, f32 bits computed in precise f32 for the float dtypes, i32 with
+// wrap for i32; u_index0 is the first index of the box). Each operand is bound from the lowest element it reaches, so its
 // offsets are small non-negative numbers even with negative strides; the strides are two's
 // complement uints and their sums wrap to the right offset. Inputs repeat along stride-0 dims
 // (broadcast). IN_DTYPE and OUT_DTYPE are tgl_dtype values (0 f32, 1 f16, 2 bf16, 3 i32,
@@ -26,6 +32,9 @@
 #endif
 #include "common/index.glsl"
 #include "common/convert.glsl"
+#include "common/precise.glsl"
+#include "common/math.glsl"
+#include "common/ewise_ops.glsl"
 #include "common/local_size.glsl"
 
 // Standalone (the file as written, without the host's defines): an f32 copy.
@@ -35,9 +44,9 @@
 #ifndef OUT_DTYPE
 #define OUT_DTYPE 0
 #endif
-#if defined(WHERE)
+#if defined(WHERE) || defined(CLAMP)
 #define NIN 3
-#elif defined(COMPARE)
+#elif defined(COMPARE) || defined(BINARY)
 #define NIN 2
 #else
 #define NIN 1
@@ -61,7 +70,10 @@ layout(std430, binding = 3) buffer Out { uint y[]; };
 layout(location = LOC_TEW_N) uniform uint u_n;               // plain: elements of this dispatch; WORDS: of the box
 layout(location = LOC_TEW_START) uniform uint u_start;       // plain: first linear index; WORDS: first word
 layout(location = LOC_TEW_NDIM) uniform uint u_ndim;
-layout(location = LOC_TEW_COMPARE) uniform uint u_compare;
+layout(location = LOC_TEW_VALUE) uniform uint u_value;      // FILL: the element's bits; ARANGE: start
+layout(location = LOC_TEW_STEP) uniform uint u_step;        // ARANGE
+layout(location = LOC_TEW_INDEX0) uniform uint u_index0;    // ARANGE: the box's first index
+layout(location = LOC_TEW_OP) uniform uint u_op;            // COMPARE, UNARY, BINARY: the op
 layout(location = LOC_TEW_OUT_BASE) uniform uint u_out_base; // element (0, ..., 0) in each window, in elements
 layout(location = LOC_TEW_BASE0) uniform uint u_base0;
 layout(location = LOC_TEW_BASE1) uniform uint u_base1;
@@ -150,16 +162,61 @@ uint value(uint i)
 #else
     uint fa = tgl_to_f32(a, uint(IN_DTYPE)), fb = tgl_to_f32(b, uint(IN_DTYPE));
     if (tgl_f32_is_nan(fa) || tgl_f32_is_nan(fb))
-        return u_compare == 1u ? 1u : 0u; // NaN: only ne holds
+        return u_op == 1u ? 1u : 0u; // NaN: only ne holds
     int ka = float_key(fa), kb = float_key(fb);
 #endif
-    bool r = u_compare == 0u ? ka == kb
-             : u_compare == 1u ? ka != kb
-             : u_compare == 2u ? ka < kb
-             : u_compare == 3u ? ka <= kb
-             : u_compare == 4u ? ka > kb
+    bool r = u_op == 0u ? ka == kb
+             : u_op == 1u ? ka != kb
+             : u_op == 2u ? ka < kb
+             : u_op == 3u ? ka <= kb
+             : u_op == 4u ? ka > kb
                                : ka >= kb;
     return r ? 1u : 0u;
+#elif defined(FILL)
+    return u_value;
+#elif defined(ARANGE)
+    uint k = i + u_index0;
+#if OUT_DTYPE == 3
+    return u_value + k * u_step;
+#else
+    TGL_PRECISE float offset = float(k) * uintBitsToFloat(u_step);
+    TGL_PRECISE float v = uintBitsToFloat(u_value) + offset;
+    return tgl_convert(floatBitsToUint(v), 0u, uint(OUT_DTYPE));
+#endif
+#elif defined(CLAMP)
+    uint v = LOAD_IN(x0, o0), lo = LOAD_IN(x1, o1), hi = LOAD_IN(x2, o2);
+#if IN_DTYPE == 3
+    return uint(min(max(int(v), int(lo)), int(hi)));
+#else
+    uint fv = tgl_to_f32(v, uint(IN_DTYPE)), fl = tgl_to_f32(lo, uint(IN_DTYPE)), fh = tgl_to_f32(hi, uint(IN_DTYPE));
+    if (tgl_f32_is_nan(fv) || tgl_f32_is_nan(fl) || tgl_f32_is_nan(fh))
+        return tgl_convert(0x7FC00000u, 0u, uint(OUT_DTYPE));
+    uint r = float_key(fv) < float_key(fl) ? lo : v; // ties keep x, as the CPU's v < lo does
+    uint fr = float_key(fv) < float_key(fl) ? fl : fv;
+    return float_key(fr) > float_key(fh) ? hi : r;
+#endif
+#elif defined(UNARY) && OUT_DTYPE == 4 && IN_DTYPE != 4
+    uint f = tgl_to_f32(LOAD_IN(x0, o0), uint(IN_DTYPE)) & 0x7FFFFFFFu; // |x|'s bits
+    bool r = u_op == 25u ? f > 0x7F800000u : u_op == 26u ? f == 0x7F800000u : f < 0x7F800000u;
+    return r ? 1u : 0u; // isnan, isinf, isfinite
+#elif defined(UNARY) || defined(BINARY)
+    uint a = LOAD_IN(x0, o0);
+#ifdef BINARY
+    uint b = LOAD_IN(x1, o1);
+    bool unary = false;
+#else
+    uint b = 0u;
+    bool unary = true;
+#endif
+#if IN_DTYPE == 3
+    return unary ? tgl_unary_i32(u_op, a) : tgl_binary_i32(u_op, a, b);
+#elif IN_DTYPE == 4
+    return tgl_logical(u_op, unary, a, b);
+#else
+    float fa = uintBitsToFloat(tgl_to_f32(a, uint(IN_DTYPE)));
+    float r = unary ? tgl_unary_f32(u_op, fa) : tgl_binary_f32(u_op, fa, uintBitsToFloat(tgl_to_f32(b, uint(IN_DTYPE))));
+    return tgl_convert(floatBitsToUint(r), 0u, uint(OUT_DTYPE));
+#endif
 #else
     return tgl_convert(LOAD_IN(x0, o0), uint(IN_DTYPE), uint(OUT_DTYPE));
 #endif

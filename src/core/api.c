@@ -143,12 +143,17 @@ TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_pt
         return st;
     if ((unsigned)op >= TGL_UNARY_COUNT)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_unary_op", (int)op);
+    if (!(tgl__unary_dtypes(op) & TGL__DT(F32)) || tgl__unary_bool_out(op))
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "op: %s takes i32 or bool or writes bool: tgl_unary_t runs it",
+                         tgl_unary_name(op));
     if (n == 0)
         return TGL_OK;
     if ((st = tgl__resolve_array(b, "in", in, n, F32, &vi)) ||
         (st = tgl__resolve_array(b, "out", out, n, F32, &vo)) ||
         (st = tgl__check_alias(b, "in", vi, n * F32, vo, n * F32)))
         return st;
+    if (op >= TGL__UNARY_FLAT_KERNELS)
+        return tgl__leave(b, tgl__flat_tew(b, TGL__TEW_UNARY, (int)op, &vi, 1, vo, n, "tgl_unary"));
     if (!b->vt->unary)
         return tgl__unsupported(b, "tgl_unary");
     return tgl__leave(b, b->vt->unary(b, op, vi, vo, n));
@@ -165,6 +170,8 @@ TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_p
         return st;
     if ((unsigned)op >= TGL_BINARY_COUNT)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_binary_op", (int)op);
+    if (!(tgl__binary_dtypes(op) & TGL__DT(F32)))
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "op: %s takes i32 or bool: tgl_binary_t runs it", tgl_binary_name(op));
     if (n == 0)
         return TGL_OK;
     if ((st = tgl__resolve_array(b, "a", a, n, F32, &va)) ||
@@ -173,6 +180,10 @@ TGL_API tgl_status tgl_binary(tgl_backend *b, tgl_binary_op op, tgl_ptr a, tgl_p
         (st = tgl__check_alias(b, "a", va, n * F32, vo, n * F32)) ||
         (st = tgl__check_alias(b, "bb", vb, n * F32, vo, n * F32)))
         return st;
+    if (op >= TGL__BINARY_FLAT_KERNELS) {
+        const tgl__view in[2] = {va, vb};
+        return tgl__leave(b, tgl__flat_tew(b, TGL__TEW_BINARY, (int)op, in, 2, vo, n, "tgl_binary"));
+    }
     if (!b->vt->binary)
         return tgl__unsupported(b, "tgl_binary");
     return tgl__leave(b, b->vt->binary(b, op, va, vb, vo, n));

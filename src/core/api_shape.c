@@ -86,6 +86,9 @@ TGL_API tgl_status tgl_binary_broadcast(tgl_backend *b, tgl_binary_op op, tgl_pt
     tgl__view va, vb, vo;
     if (st)
         return st;
+    if ((unsigned)op >= TGL__BINARY_FLAT_KERNELS && (unsigned)op < TGL_BINARY_COUNT)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "op: %s is not taken by tgl_binary_broadcast: tgl_binary_t runs it",
+                         tgl_binary_name(op));
     if ((unsigned)op >= TGL_BINARY_COUNT)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_binary_op", (int)op);
     if ((st = broadcast(b, a_shape, a_ndim, b_shape, b_ndim, s.shape, &s.ndim)) ||

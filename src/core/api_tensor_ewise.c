@@ -1,7 +1,9 @@
-/* The element-wise descriptor ops: tgl_copy, tgl_compare, tgl_where (tensorgl.h). One checking
- * path turns their descriptors into a tgl__tew for vtable->tensor_ewise. */
+/* The element-wise descriptor ops: tgl_copy, tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t,
+ * tgl_clamp, tgl_fill_t, tgl_arange (tensorgl.h). One checking path turns their descriptors into a tgl__tew for
+ * vtable->tensor_ewise; tgl__flat_tew hands it the flat ops' later unary and binary ops. */
 #include "trace.h"
 #include "validate.h"
+#include "../cpu/cpu_convert.h" /* the element conversions, shared with the CPU backend */
 
 #include <stdio.h>
 
@@ -73,23 +75,26 @@ static tgl_status check_broadcast_shape(tgl_backend *b, const tgl_tensor *out, c
 static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, const char *out_name,
                             const tgl_tensor *const *in, const char *const *names, tgl__tew *e, int *empty)
 {
+    /* op and nin read once: the calls below take pointers into *e */
+    const tgl__tew_op op = e->op;
+    const size_t nin = e->nin < TGL__TEW_MAX_INPUTS ? e->nin : TGL__TEW_MAX_INPUTS;
     const char *fn = tgl__fn_name(row);
     unsigned dtypes = tgl__fn_dtypes(row);
     size_t n;
     tgl_status st = tgl__tensor_shape(b, fn, out_name, out, dtypes, &e->n);
-    for (size_t k = 0; !st && k < e->nin && k < TGL__TEW_MAX_INPUTS; k++)
+    for (size_t k = 0; !st && k < nin; k++)
         st = tgl__tensor_shape(b, fn, names[k], in[k], dtypes, &n);
     if (st)
         return st;
     /* the dtypes each op takes, beyond the row's */
-    if (e->op == TGL__TEW_COMPARE) {
+    if (op == TGL__TEW_COMPARE) {
         if (in[0]->dtype != in[1]->dtype)
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "a and bb: %s and %s differ (tgl_copy one to the other's dtype)",
                              tgl_dtype_name(in[0]->dtype), tgl_dtype_name(in[1]->dtype));
         if (out->dtype != TGL_DTYPE_BOOL)
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "out: tgl_compare writes bool, not %s", tgl_dtype_name(out->dtype));
     }
-    if (e->op == TGL__TEW_WHERE) {
+    if (op == TGL__TEW_WHERE) {
         if (in[0]->dtype != TGL_DTYPE_BOOL)
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "cond: tgl_where takes a bool condition, not %s",
                              tgl_dtype_name(in[0]->dtype));
@@ -97,13 +102,30 @@ static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, 
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "a, bb and out: %s, %s and %s are not one dtype",
                              tgl_dtype_name(in[1]->dtype), tgl_dtype_name(in[2]->dtype), tgl_dtype_name(out->dtype));
     }
-    if (e->op != TGL__TEW_COPY && (st = check_broadcast_shape(b, out, in, names, e->nin)))
+    if (op == TGL__TEW_UNARY || op == TGL__TEW_BINARY || op == TGL__TEW_CLAMP) {
+        int unary = op == TGL__TEW_UNARY, tests = unary && tgl__unary_bool_out((tgl_unary_op)e->sub);
+        const char *op_name = unary ? tgl_unary_name((tgl_unary_op)e->sub)
+                              : op == TGL__TEW_BINARY ? tgl_binary_name((tgl_binary_op)e->sub) : "clamp";
+        if (tests && out->dtype != TGL_DTYPE_BOOL)
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: %s writes bool, not %s", out_name, op_name,
+                             tgl_dtype_name(out->dtype));
+        for (size_t k = 0; k < nin && !tests; k++)
+            if (in[k]->dtype != out->dtype)
+                return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s and %s: %s and %s differ (tgl_copy converts first)",
+                                 names[k], out_name, tgl_dtype_name(in[k]->dtype), tgl_dtype_name(out->dtype));
+        unsigned takes = unary ? tgl__unary_dtypes((tgl_unary_op)e->sub)
+                         : op == TGL__TEW_BINARY ? tgl__binary_dtypes((tgl_binary_op)e->sub) : dtypes;
+        if (!(takes & (1u << in[0]->dtype)))
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: %s does not take %s", names[0], op_name,
+                             tgl_dtype_name(in[0]->dtype));
+    }
+    if (op != TGL__TEW_COPY && (st = check_broadcast_shape(b, out, in, names, nin)))
         return st;
     e->ndim = out->ndim;
     for (size_t d = 0; d < e->ndim; d++)
         e->shape[d] = out->shape[d];
     int64_t strides[TGL__TEW_MAX_INPUTS][TGL_MAX_DIMS] = {{0}};
-    for (size_t k = 0; k < e->nin && k < TGL__TEW_MAX_INPUTS; k++)
+    for (size_t k = 0; k < nin; k++)
         if ((st = tgl__broadcast_to(b, names[k], in[k], e->ndim, e->shape, strides[k])))
             return st;
     *empty = e->n == 0;
@@ -111,13 +133,13 @@ static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, 
         return TGL_OK;
     if ((st = tgl__resolve_tensor(b, out_name, out->data, out->dtype, e->ndim, e->shape, out->strides, &e->out)))
         return st;
-    for (size_t k = 0; k < e->nin && k < TGL__TEW_MAX_INPUTS; k++)
+    for (size_t k = 0; k < nin; k++)
         if ((st = tgl__resolve_tensor(b, names[k], in[k]->data, in[k]->dtype, e->ndim, e->shape, strides[k], &e->in[k])))
             return st;
     if ((st = tgl__check_unique(b, out_name, e->ndim, e->shape, out->strides)))
         return st;
     size_t out_bytes = e->out.span * tgl_dtype_size(e->out.dtype);
-    for (size_t k = 0; k < e->nin && k < TGL__TEW_MAX_INPUTS; k++) {
+    for (size_t k = 0; k < nin; k++) {
         size_t in_bytes = e->in[k].span * tgl_dtype_size(e->in[k].dtype);
         if (!tgl__overlaps(e->out.view, out_bytes, e->in[k].view, in_bytes))
             continue;
@@ -127,7 +149,7 @@ static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, 
                              "same elements",
                              out_name, names[k], e->out.view.offset, e->out.view.offset + out_bytes - 1,
                              e->in[k].view.offset, e->in[k].view.offset + in_bytes - 1);
-        if (e->op == TGL__TEW_COPY)
+        if (op == TGL__TEW_COPY)
             e->in_place = 1;
     }
     return TGL_OK;
@@ -160,7 +182,7 @@ TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tens
     if (tgl__hooked(b))
         return TGL__HOOK(COMPARE);
     tgl_status st = tgl__enter(b);
-    tgl__tew e = {.op = TGL__TEW_COMPARE, .compare = op, .nin = 2};
+    tgl__tew e = {.op = TGL__TEW_COMPARE, .sub = (int)op, .nin = 2};
     const tgl_tensor *in[TGL__TEW_MAX_INPUTS] = {a, bb};
     static const char *const names[TGL__TEW_MAX_INPUTS] = {"a", "bb"};
     int empty = 0;
@@ -186,4 +208,141 @@ TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_t
     if (st || (st = check_tew(b, TGL__FN_WHERE, out, "out", in, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_where");
+}
+
+TGL_API tgl_status tgl_unary_t(tgl_backend *b, tgl_unary_op op, const tgl_tensor *in, const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(UNARY_T);
+    tgl_status st = tgl__enter(b);
+    tgl__tew e = {.op = TGL__TEW_UNARY, .sub = (int)op, .nin = 1};
+    const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {in};
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"in"};
+    int empty = 0;
+    if (st)
+        return st;
+    if ((unsigned)op >= TGL_UNARY_COUNT)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_unary_op", (int)op);
+    if ((st = check_tew(b, TGL__FN_UNARY_T, out, "out", ins, names, &e, &empty)) || empty)
+        return st;
+    return run(b, &e, "tgl_unary_t");
+}
+
+TGL_API tgl_status tgl_binary_t(tgl_backend *b, tgl_binary_op op, const tgl_tensor *a, const tgl_tensor *bb,
+                                const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(BINARY_T);
+    tgl_status st = tgl__enter(b);
+    tgl__tew e = {.op = TGL__TEW_BINARY, .sub = (int)op, .nin = 2};
+    const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {a, bb};
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"a", "bb"};
+    int empty = 0;
+    if (st)
+        return st;
+    if ((unsigned)op >= TGL_BINARY_COUNT)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_binary_op", (int)op);
+    if ((st = check_tew(b, TGL__FN_BINARY_T, out, "out", ins, names, &e, &empty)) || empty)
+        return st;
+    return run(b, &e, "tgl_binary_t");
+}
+
+TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tensor *lo, const tgl_tensor *hi,
+                             const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(CLAMP);
+    tgl_status st = tgl__enter(b);
+    tgl__tew e = {.op = TGL__TEW_CLAMP, .nin = 3};
+    const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {x, lo, hi};
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"x", "lo", "hi"};
+    int empty = 0;
+    if (st || (st = check_tew(b, TGL__FN_CLAMP, out, "out", ins, names, &e, &empty)) || empty)
+        return st;
+    return run(b, &e, "tgl_clamp");
+}
+
+/* value as one element of dtype dt, by tgl_fill_t's rules. */
+static uint32_t element_bits(tgl_dtype dt, double value)
+{
+    uint32_t bits = 0;
+    if (dt == TGL_DTYPE_I32) {
+        int32_t v = isnan(value) ? 0 : value >= 2147483647.0 ? INT32_MAX : value <= -2147483648.0 ? INT32_MIN
+                                                                                                    : (int32_t)value;
+        memcpy(&bits, &v, 4);
+    } else if (dt == TGL_DTYPE_BOOL) {
+        bits = value != 0.0;
+    } else {
+        float f = (float)value;
+        uint8_t f32[4], out[4] = {0};
+        memcpy(f32, &f, 4);
+        tgl_cpu_convert(dt, TGL_DTYPE_F32, f32, out);
+        memcpy(&bits, out, tgl_dtype_size(dt));
+    }
+    return bits;
+}
+
+TGL_API tgl_status tgl_fill_t(tgl_backend *b, const tgl_tensor *out, double value)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(FILL_T);
+    tgl_status st = tgl__enter(b);
+    tgl__tew e = {.op = TGL__TEW_FILL, .nin = 1};
+    const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {out}; /* out itself: resolved alike, never read */
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"out"};
+    int empty = 0;
+    if (st || (st = check_tew(b, TGL__FN_FILL_T, out, "out", ins, names, &e, &empty)) || empty)
+        return st;
+    e.value = element_bits(out->dtype, value);
+    return run(b, &e, "tgl_fill_t");
+}
+
+/* start or step of tgl_arange as the kernel's bits: f32 for the float dtypes, an i32 for i32
+ * (an integer in range, or the call fails naming it). */
+static tgl_status arange_bits(tgl_backend *b, const char *name, tgl_dtype dt, double v, uint32_t *bits)
+{
+    if (dt != TGL_DTYPE_I32) {
+        float f = (float)v;
+        memcpy(bits, &f, 4);
+        return TGL_OK;
+    }
+    if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != floor(v))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %.17g is not an i32 value", name, v);
+    int32_t i = (int32_t)v;
+    memcpy(bits, &i, 4);
+    return TGL_OK;
+}
+
+TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double start, double step)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(ARANGE);
+    tgl_status st = tgl__enter(b);
+    tgl__tew e = {.op = TGL__TEW_ARANGE, .nin = 1};
+    const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {out};
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"out"};
+    int empty = 0;
+    if (st || (st = check_tew(b, TGL__FN_ARANGE, out, "out", ins, names, &e, &empty)))
+        return st;
+    if (e.ndim != 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out: tgl_arange writes a 1-D tensor, not %zu dims", e.ndim);
+    if (empty)
+        return TGL_OK;
+    if ((st = arange_bits(b, "start", out->dtype, start, &e.value)) || (st = arange_bits(b, "step", out->dtype, step, &e.step)))
+        return st;
+    return run(b, &e, "tgl_arange");
+}
+
+tgl_status tgl__flat_tew(tgl_backend *b, tgl__tew_op op, int sub, const tgl__view *in, size_t nin, tgl__view out,
+                         size_t n, const char *fn)
+{
+    tgl__tew e = {.op = op, .sub = sub, .ndim = 1, .n = n, .nin = nin, .shape = {n}};
+    const tgl__tensor_view flat = {.dtype = TGL_DTYPE_F32, .span = n, .strides = {1}};
+    e.out = flat;
+    e.out.view = out;
+    for (size_t k = 0; k < nin && k < TGL__TEW_MAX_INPUTS; k++) {
+        e.in[k] = flat;
+        e.in[k].view = in[k];
+    }
+    return run(b, &e, fn);
 }

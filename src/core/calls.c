@@ -144,6 +144,7 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
         }
         case 'z': append(buf, size, &len, "%llu", (unsigned long long)a->u); break;
         case 'f': append(buf, size, &len, "%.9g", (double)tgl__arg_f32(a)); break;
+        case 'd': append(buf, size, &len, "%.17g", tgl__arg_f64(a)); break;
         case 'S':
             append_sizes(buf, size, &len, a->ptr, (size_t)a->u);
             last_count = (size_t)a->u;

@@ -28,7 +28,7 @@ typedef enum {
 /* One argument in native form: what the C call takes. Arrays, strings, descriptors and host
  * buffers point at the caller's memory (tracing) or at the reader's copy (replay). */
 typedef struct tgl__arg {
-    uint64_t u;      /* e (as int64), z, f (float bits), device pointers, counts of S and L */
+    uint64_t u;      /* e (as int64), z, f (float bits), d (double bits), device pointers, counts of S and L */
     const void *ptr; /* S, q, L, s, c, t, T, D, H, A */
 } tgl__arg;
 
@@ -49,9 +49,22 @@ static inline uint64_t tgl__f32_bits(float f)
     return v.u;
 }
 
+static inline double tgl__arg_f64(const tgl__arg *a)
+{
+    union { uint64_t u; double d; } v = {.u = a->u};
+    return v.d;
+}
+
+static inline uint64_t tgl__f64_bits(double d)
+{
+    union { double d; uint64_t u; } v = {.d = d};
+    return v.u;
+}
+
 /* Storing an argument of each kind into a tgl__arg, and reading it back (hook, replay). */
 #define TGL__PUT_z(a, v) ((a)->u = (uint64_t)(v))
 #define TGL__PUT_f(a, v) ((a)->u = tgl__f32_bits(v))
+#define TGL__PUT_d(a, v) ((a)->u = tgl__f64_bits(v))
 #define TGL__PUT_p(a, v) ((a)->u = (uint64_t)(v))
 #define TGL__PUT_i TGL__PUT_p
 #define TGL__PUT_o TGL__PUT_p
@@ -70,6 +83,7 @@ static inline uint64_t tgl__f32_bits(float f)
 #define TGL__PUT_A TGL__PUT_q
 #define TGL__GET_z(a) ((size_t)(a)->u)
 #define TGL__GET_f(a) tgl__arg_f32(a)
+#define TGL__GET_d(a) tgl__arg_f64(a)
 #define TGL__GET_p(a) ((tgl_ptr)(a)->u)
 #define TGL__GET_i TGL__GET_p
 #define TGL__GET_o TGL__GET_p

@@ -1,6 +1,7 @@
 /* Recursive-descent parser for tgl_map expressions (grammar in expr.h). Every limit (length,
  * nodes, depth) is checked before it could be exceeded, so hostile text costs bounded work. */
 #include "expr.h"
+#include "internal.h"
 
 #include "tensorgl.h"
 
@@ -154,10 +155,10 @@ static int parse_number(parser *ps)
 /* Looks a function name up: kind and op, and how many arguments it takes (0 = unknown). */
 static int lookup(const char *name, size_t len, tgl_expr_kind *kind, int *op)
 {
-    for (int i = 0; i < TGL_UNARY_COUNT; i++)
+    for (int i = 0; i < TGL__UNARY_FLAT_KERNELS; i++)
         if (strlen(tgl_unary_name(i)) == len && !strncmp(name, tgl_unary_name(i), len))
             return *kind = TGL_EXPR_UNARY, *op = i, 1;
-    for (int i = 0; i < TGL_BINARY_COUNT; i++)
+    for (int i = 0; i < TGL__BINARY_FLAT_KERNELS; i++)
         if (strlen(tgl_binary_name(i)) == len && !strncmp(name, tgl_binary_name(i), len))
             return *kind = TGL_EXPR_BINARY, *op = i, 2;
     if (len == 5 && !strncmp(name, "clamp", 5))

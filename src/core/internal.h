@@ -132,22 +132,41 @@ typedef struct tgl__tensor_view {
     int64_t strides[TGL_MAX_DIMS];
 } tgl__tensor_view;
 
+/* The flat element-wise kernels (elementwise/, shape/strided, map) implement the unary and
+ * binary ops before these; the later ones run on the descriptor kernels only. */
+#define TGL__UNARY_FLAT_KERNELS (TGL_UNARY_CEIL + 1)
+#define TGL__BINARY_FLAT_KERNELS (TGL_BINARY_POW + 1)
+/* The dtypes (a TGL__DT mask) each unary and binary op takes in tgl_unary_t / tgl_binary_t
+ * (ewise_dtypes.c); 0 for an op out of range. */
+unsigned tgl__unary_dtypes(tgl_unary_op op);
+unsigned tgl__binary_dtypes(tgl_binary_op op);
+/* The unary ops that write bool (ISNAN, ISINF, ISFINITE) whatever their input's dtype. */
+int tgl__unary_bool_out(tgl_unary_op op);
+
 /* The element-wise descriptor ops as the backends see them: copy (in[0] converted to out's
- * dtype), the comparisons (in[0] op in[1] into a bool out, one input dtype) and where (in[0] a
- * bool condition choosing in[1] or in[2], of out's dtype). Validated: n > 0 elements of
+ * dtype), the comparisons (in[0] op in[1] into a bool out, one input dtype), where (in[0] a
+ * bool condition choosing in[1] or in[2], of out's dtype), unary and binary (out's dtype; the
+ * float tests write bool), clamp (out's dtype), fill, arange. Validated: n > 0 elements of
  * `shape` (ndim 0..TGL_MAX_DIMS; dims of 1 kept), out reaches each element once, the inputs'
  * strides are seen in out's index space (broadcast: 0), and out shares no byte with an input
  * unless it is the same elements with the same dtype (`in_place` says so for copy's input). */
 typedef enum {
     TGL__TEW_COPY,
-    TGL__TEW_COMPARE, /* + tgl_compare_op in `compare` */
+    TGL__TEW_COMPARE, /* + tgl_compare_op in `sub` */
     TGL__TEW_WHERE,
+    TGL__TEW_UNARY,   /* + tgl_unary_op in `sub`: out = op(in[0]), one dtype */
+    TGL__TEW_BINARY,  /* + tgl_binary_op in `sub`: out = in[0] op in[1], one dtype */
+    TGL__TEW_CLAMP,   /* out = min(max(in[0], in[1]), in[2]), one dtype */
+    TGL__TEW_FILL,    /* out = `value` (an element's bits); in[0] is out itself, never read */
+    TGL__TEW_ARANGE,  /* 1-D out = value + i * step (f32 or i32 bits by out's dtype); in[0] as fill */
     TGL__TEW_COUNT
 } tgl__tew_op;
 #define TGL__TEW_MAX_INPUTS 3
 typedef struct tgl__tew {
     tgl__tew_op op;
-    tgl_compare_op compare;
+    int sub;        /* the compare, unary or binary op */
+    uint32_t value; /* fill: the element's bits (low bits for 1- and 2-byte dtypes); arange: start */
+    uint32_t step;  /* arange: the step (f32 bits for the float dtypes, i32 for i32) */
     size_t ndim, n, nin;
     size_t shape[TGL_MAX_DIMS];
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];

@@ -162,6 +162,35 @@ static void cost_where(const tgl__args_WHERE *a, cost *o)
     o->bytes = tensor_bytes(a->cond) + tensor_bytes(a->a) + tensor_bytes(a->bb) + tensor_bytes(a->out);
 }
 
+static void cost_unary_t(const tgl__args_UNARY_T *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim <= TGL_MAX_DIMS ? prod(a->out->shape, a->out->ndim) : 0.0;
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
+}
+
+static void cost_binary_t(const tgl__args_BINARY_T *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim <= TGL_MAX_DIMS ? prod(a->out->shape, a->out->ndim) : 0.0;
+    o->bytes = tensor_bytes(a->a) + tensor_bytes(a->bb) + tensor_bytes(a->out);
+}
+
+static void cost_clamp(const tgl__args_CLAMP *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim <= TGL_MAX_DIMS ? 2.0 * prod(a->out->shape, a->out->ndim) : 0.0;
+    o->bytes = tensor_bytes(a->x) + tensor_bytes(a->lo) + tensor_bytes(a->hi) + tensor_bytes(a->out);
+}
+
+static void cost_fill_t(const tgl__args_FILL_T *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->out);
+}
+
+static void cost_arange(const tgl__args_ARANGE *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim == 1 ? 2.0 * (double)a->out->shape[0] : 0.0;
+    o->bytes = tensor_bytes(a->out);
+}
+
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {
     cost o = {0, 0};

@@ -2,10 +2,13 @@
 
 static const char *const unary_names[TGL_UNARY_COUNT] = {
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "square", "sin",
-    "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "floor", "ceil",
+    "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "floor", "ceil", "erf",
+    "gelu_erf", "log1p", "expm1", "round", "trunc", "sign", "not", "isnan",
+    "isinf", "isfinite",
 };
 static const char *const binary_names[TGL_BINARY_COUNT] = {
-    "add", "sub", "mul", "div", "max", "min", "pow",
+    "add", "sub", "mul", "div", "max", "min", "pow", "atan2",
+    "fmod", "remainder", "floor_div", "and", "or", "xor", "shl", "shr",
 };
 
 static const char *const reduce_names[TGL_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod"};

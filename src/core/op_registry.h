@@ -20,7 +20,7 @@
  *   ENUM(type, name)        an int or enum argument of that C type (kind e)
  *   ARR(kind, ptr, count)   an array and its length, two C arguments (kinds S and L)
  * Kinds (the trace signature letters; docs/trace-format.md):
- *   z size_t   f float   p device pointer, not accessed (tgl_free)
+ *   z size_t   f float   d double   p device pointer, not accessed (tgl_free)
  *   i device pointer read by the call (its allocation is snapshotted before the call)
  *   o written f32   O written f16   I written int32   b written bytes (copies)
  *   x read and written f32   X read and written f16
@@ -28,7 +28,8 @@
  *   L const tgl_ptr * + its count, each read like i
  *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *
  *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
- *   T const tgl_tensor * written by the call (compared bit for bit, like b)
+ *   T const tgl_tensor * written by the call (compared as its dtype: floats by NMSE, i32 and
+ *     bool bit for bit)
  *   D const void * host data of the following z's bytes   H void * host destination
  *   A tgl_ptr * result of tgl_alloc
  * The family is TGL__NO_OP for calls that are not ops (memory, copies); the dtypes are a mask
@@ -101,6 +102,11 @@
 #define TGL__ARGS_COPY(ARG, ENUM, ARR) ARG(T, dst) ARG(t, src)
 #define TGL__ARGS_COMPARE(ARG, ENUM, ARR) ENUM(tgl_compare_op, op) ARG(t, a) ARG(t, bb) ARG(T, out)
 #define TGL__ARGS_WHERE(ARG, ENUM, ARR) ARG(t, cond) ARG(t, a) ARG(t, bb) ARG(T, out)
+#define TGL__ARGS_UNARY_T(ARG, ENUM, ARR) ENUM(tgl_unary_op, op) ARG(t, in) ARG(T, out)
+#define TGL__ARGS_BINARY_T(ARG, ENUM, ARR) ENUM(tgl_binary_op, op) ARG(t, a) ARG(t, bb) ARG(T, out)
+#define TGL__ARGS_CLAMP(ARG, ENUM, ARR) ARG(t, x) ARG(t, lo) ARG(t, hi) ARG(T, out)
+#define TGL__ARGS_FILL_T(ARG, ENUM, ARR) ARG(T, out) ARG(d, value)
+#define TGL__ARGS_ARANGE(ARG, ENUM, ARR) ARG(T, out) ARG(d, start) ARG(d, step)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -139,11 +145,17 @@
     X(CONV2D, tgl_conv2d, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d, WARM)                    \
     X(COPY, tgl_copy, TGL_OP_COPY, tensor_ewise, TGL__DT_DATA, EXACT, cost_copy, WARM)                          \
     X(COMPARE, tgl_compare, TGL_OP_COMPARE, tensor_ewise, TGL__DT_DATA, EXACT, cost_compare, WARM)              \
-    X(WHERE, tgl_where, TGL_OP_WHERE, tensor_ewise, TGL__DT_DATA, EXACT, cost_where, WARM)
+    X(WHERE, tgl_where, TGL_OP_WHERE, tensor_ewise, TGL__DT_DATA, EXACT, cost_where, WARM)                      \
+    X(UNARY_T, tgl_unary_t, TGL_OP_UNARY_T, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_unary_t, WARM)        \
+    X(BINARY_T, tgl_binary_t, TGL_OP_BINARY_T, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_binary_t, WARM)    \
+    X(CLAMP, tgl_clamp, TGL_OP_CLAMP, tensor_ewise, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_clamp, WARM)       \
+    X(FILL_T, tgl_fill_t, TGL_OP_FILL_T, tensor_ewise, TGL__DT_DATA, EXACT, cost_fill_t, WARM)                  \
+    X(ARANGE, tgl_arange, TGL_OP_ARANGE, tensor_ewise, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arange, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
 #define TGL__T_f float
+#define TGL__T_d double
 #define TGL__T_p tgl_ptr
 #define TGL__T_i tgl_ptr
 #define TGL__T_o tgl_ptr

@@ -30,9 +30,9 @@ static void did(warm *c, tgl_status st)
 static void elementwise(warm *c)
 {
     tgl_backend *b = c->b;
-    for (int op = 0; op < TGL_UNARY_COUNT && !c->st; op++)
+    for (int op = 0; op < TGL__UNARY_FLAT_KERNELS && !c->st; op++)
         did(c, tgl_unary(b, (tgl_unary_op)op, c->x, c->y, ODD));
-    for (int op = 0; op < TGL_BINARY_COUNT && !c->st; op++)
+    for (int op = 0; op < TGL__BINARY_FLAT_KERNELS && !c->st; op++)
         did(c, tgl_binary(b, (tgl_binary_op)op, c->x, c->y, c->z, ODD));
     did(c, tgl_scale_add(b, 2.0f, c->x, 1.0f, c->y, ODD));
     did(c, tgl_copy_dtod(b, c->y, c->x, ODD * sizeof(float)));
@@ -66,6 +66,12 @@ static void elementwise(warm *c)
     tgl_tensor out = tgl_tensor_contiguous(c->w, TGL_DTYPE_F32, 2, m);
     did(c, tgl_compare(b, TGL_COMPARE_GT, &x, &r, &mask));
     did(c, tgl_where(b, &mask, &x, &r, &out));
+    /* the descriptor unary and binary ops (f32, dense; the op is a uniform) */
+    did(c, tgl_unary_t(b, TGL_UNARY_ERF, &x, &out));
+    did(c, tgl_binary_t(b, TGL_BINARY_ATAN2, &x, &out, &out));
+    did(c, tgl_clamp(b, &x, &r, &out, &out));
+    did(c, tgl_fill_t(b, &mask, 1.0));
+    did(c, tgl_arange(b, &r, 0.0, 0.5));
 }
 
 static void reductions(warm *c)

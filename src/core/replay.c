@@ -21,6 +21,7 @@ typedef struct replay_alloc {
     uint64_t writer_call;/* the latest of them */
     char writer[320];    /* and its arguments */
     char out_kind;       /* its signature letter for this buffer: the element type */
+    tgl_dtype out_dtype; /* for a tensor ('T'): its dtype */
     double limit;        /* the loosest family limit among them */
 } replay_alloc;
 
@@ -98,13 +99,24 @@ static double half_to_double(uint16_t h)
     return h & 0x8000 ? -v : v;
 }
 
-/* NMSE of got against want as elements of `kind` ('o'/'x' f32, 'O'/'X' f16, anything else:
- * bytes, which must match). NaN/inf must sit where the trace has the same value. */
-static double buffer_nmse(const uint8_t *got, const uint8_t *want, size_t n, char kind)
+static double bf16_to_double(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* NMSE of got against want as elements of `kind` ('o'/'x' f32, 'O'/'X' f16, 'T' a tensor of
+ * dtype dt: f32, f16 or bf16; anything else: bytes, which must match). NaN/inf must sit where
+ * the trace has the same value. */
+static double buffer_nmse(const uint8_t *got, const uint8_t *want, size_t n, char kind, tgl_dtype dt)
 {
     if (memcmp(got, want, n) == 0)
         return 0.0;
-    size_t es = kind == 'o' || kind == 'x' ? 4 : kind == 'O' || kind == 'X' ? 2 : 0;
+    if (kind == 'T')
+        kind = dt == TGL_DTYPE_F32 ? 'o' : dt == TGL_DTYPE_F16 ? 'O' : dt == TGL_DTYPE_BF16 ? 'B' : 0;
+    size_t es = kind == 'o' || kind == 'x' ? 4 : kind == 'O' || kind == 'X' || kind == 'B' ? 2 : 0;
     if (!es || memcmp(got + n / es * es, want + n / es * es, n % es) != 0)
         return INFINITY;
     double diff = 0.0, ref = 0.0;
@@ -120,8 +132,8 @@ static double buffer_nmse(const uint8_t *got, const uint8_t *want, size_t n, cha
             uint16_t hg, hw;
             memcpy(&hg, got + i, 2);
             memcpy(&hw, want + i, 2);
-            g = half_to_double(hg);
-            w = half_to_double(hw);
+            g = kind == 'B' ? bf16_to_double(hg) : half_to_double(hg);
+            w = kind == 'B' ? bf16_to_double(hw) : half_to_double(hw);
         }
         if (!isfinite(g) || !isfinite(w)) {
             if (!(isnan(g) && isnan(w)) && g != w)
@@ -157,7 +169,7 @@ static tgl_status check_input(replay *p, const tgl__rcall *rc, uint32_t id, uint
         free(want);
         return tgl__fail(NULL, st, "replay: reading allocation %u back failed: %s", id, tgl_last_error(p->b));
     }
-    double nmse = buffer_nmse(p->scratch, want, (size_t)a->bytes, a->out_kind);
+    double nmse = buffer_nmse(p->scratch, want, (size_t)a->bytes, a->out_kind, a->out_dtype);
     double limit = a->writers ? a->limit : 0.0;
     p->checks++;
     if (a->writers && nmse > p->worst[family_of(limit)])
@@ -236,7 +248,7 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
         tgl__arg *a = &c->args[i];
         a->u = rc->u[i];
         switch (sig[i]) {
-        case 'e': case 'z': case 'f': break;
+        case 'e': case 'z': case 'f': case 'd': break;
         case 'S': case 'q':
             a->ptr = !rc->present[i] ? NULL : rc->stored[i] ? (const void *)rc->sizes[i] : (const void *)dummy_sizes;
             break;
@@ -316,6 +328,7 @@ static tgl_status after_call(replay *p, const tgl__rcall *rc, const tgl__call *c
         a->writers++;
         a->writer_call = p->calls;
         a->out_kind = sig[i];
+        a->out_dtype = sig[i] == 'T' ? rc->tensor[i].dtype : TGL_DTYPE_F32;
         if (limit > a->limit)
             a->limit = limit;
         tgl__call_format(c, a->writer, sizeof a->writer);

@@ -44,6 +44,10 @@ tgl_status tgl__resolve_tensor(tgl_backend *b, const char *arg, tgl_ptr data, tg
                                const size_t *shape, const int64_t *strides, tgl__tensor_view *v);
 /* An output reaches no element twice (a conservative test: see tensor.c). */
 tgl_status tgl__check_unique(tgl_backend *b, const char *arg, size_t ndim, const size_t *shape, const int64_t *strides);
+/* Runs a flat op's unary or binary op (`sub`, one the flat kernels lack) on the descriptor
+ * kernels: nin validated f32 arrays of n elements in, out (equal to an input or apart from it). */
+tgl_status tgl__flat_tew(tgl_backend *b, tgl__tew_op op, int sub, const tgl__view *in, size_t nin, tgl__view out,
+                         size_t n, const char *fn);
 /* The backend lacks the op. */
 tgl_status tgl__unsupported(tgl_backend *b, const char *fn);
 

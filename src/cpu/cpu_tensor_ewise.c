@@ -1,8 +1,77 @@
-/* CPU element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where): walks out's index space in
- * row-major order (an odometer over the coordinates), each operand's element offset kept as it
- * goes; conversions are cpu_convert.h's. */
+/* CPU element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t,
+ * tgl_clamp, tgl_fill_t, tgl_arange): walks out's index space in row-major order (an odometer over the coordinates), each
+ * operand's element offset kept as it goes; conversions are cpu_convert.h's, formulas cpu_math.h's. */
 #include "cpu_convert.h"
+#include "cpu_math.h"
 #include "cpu_ops.h"
+
+static float load_f32(tgl_dtype dt, const uint8_t *p)
+{
+    uint8_t f[4];
+    float v;
+    tgl_cpu_convert(TGL_DTYPE_F32, dt, p, f);
+    memcpy(&v, f, 4);
+    return v;
+}
+
+static void store_f32(tgl_dtype dt, float v, uint8_t *p)
+{
+    uint8_t f[4];
+    memcpy(f, &v, 4);
+    tgl_cpu_convert(dt, TGL_DTYPE_F32, f, p);
+}
+
+/* min(max(x, lo), hi) in dtype dt: floats through f32 (NaN anywhere gives NaN), i32 exact. */
+static void clamp(tgl_dtype dt, const uint8_t *x, const uint8_t *lo, const uint8_t *hi, uint8_t *o)
+{
+    if (dt == TGL_DTYPE_I32) {
+        int32_t v, l, h;
+        memcpy(&v, x, 4);
+        memcpy(&l, lo, 4);
+        memcpy(&h, hi, 4);
+        v = v < l ? l : v;
+        v = v > h ? h : v;
+        memcpy(o, &v, 4);
+        return;
+    }
+    float v = load_f32(dt, x), l = load_f32(dt, lo), h = load_f32(dt, hi);
+    if (isnan(v) || isnan(l) || isnan(h))
+        v = NAN;
+    else {
+        v = v < l ? l : v;
+        v = v > h ? h : v;
+    }
+    store_f32(dt, v, o);
+}
+
+/* isnan, isinf, isfinite of x (dtype dt, a float) as 0 or 1. */
+static uint8_t classify(tgl_unary_op op, tgl_dtype dt, const uint8_t *x)
+{
+    float v = load_f32(dt, x);
+    return (uint8_t)(op == TGL_UNARY_ISNAN ? isnan(v) != 0 : op == TGL_UNARY_ISINF ? isinf(v) != 0 : isfinite(v) != 0);
+}
+
+/* out = op(x) (unary) or x op y (binary) in dtype dt: floats through f32, i32 exact, bool logical. */
+static void arith(const tgl__tew *e, tgl_dtype dt, const uint8_t *x, const uint8_t *y, uint8_t *o)
+{
+    int unary = e->op == TGL__TEW_UNARY;
+    if (dt == TGL_DTYPE_BOOL) {
+        int p = x[0] != 0, q = unary ? 0 : y[0] != 0;
+        o[0] = (uint8_t)(unary ? !p : e->sub == TGL_BINARY_AND ? p && q : e->sub == TGL_BINARY_OR ? p || q : p != q);
+    } else if (dt == TGL_DTYPE_I32) {
+        int32_t p, q = 0, r;
+        memcpy(&p, x, 4);
+        if (!unary)
+            memcpy(&q, y, 4);
+        r = unary ? tgl_cpu_unary_i32((tgl_unary_op)e->sub, p) : tgl_cpu_binary_i32((tgl_binary_op)e->sub, p, q);
+        memcpy(o, &r, 4);
+    } else {
+        float p = load_f32(dt, x);
+        float r = unary ? tgl_cpu_unary((tgl_unary_op)e->sub, p)
+                        : tgl_cpu_binary((tgl_binary_op)e->sub, p, load_f32(dt, y));
+        store_f32(dt, r, o);
+    }
+}
 
 /* a op b on elements of dtype dt: floats as IEEE numbers (C's comparisons: NaN unordered, -0 ==
  * +0), i32 as integers, bool as 0 and 1. */
@@ -40,7 +109,7 @@ static uint8_t compare(tgl_compare_op op, tgl_dtype dt, const uint8_t *a, const 
 
 tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
 {
-    if (e->in_place && e->out.dtype != TGL_DTYPE_BOOL)
+    if (e->op == TGL__TEW_COPY && e->in_place && e->out.dtype != TGL_DTYPE_BOOL)
         return TGL_OK; /* a copy onto itself: every element is already what it would be written as */
     const size_t os = tgl_dtype_size(e->out.dtype);
     uint8_t *out = (uint8_t *)tgl_cpu_at(e->out.view);
@@ -66,8 +135,31 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
         switch (e->op) {
         case TGL__TEW_COPY: tgl_cpu_convert(e->out.dtype, e->in[0].dtype, x, o); break;
         case TGL__TEW_COMPARE:
-            o[0] = compare(e->compare, e->in[0].dtype, x, in[1] + at[1] * (int64_t)is[1]);
+            o[0] = compare((tgl_compare_op)e->sub, e->in[0].dtype, x, in[1] + at[1] * (int64_t)is[1]);
             break;
+        case TGL__TEW_UNARY:
+            if (tgl__unary_bool_out((tgl_unary_op)e->sub))
+                o[0] = classify((tgl_unary_op)e->sub, e->in[0].dtype, x);
+            else
+                arith(e, e->out.dtype, x, NULL, o);
+            break;
+        case TGL__TEW_FILL: memcpy(o, &e->value, os); break; /* little-endian: the low bytes */
+        case TGL__TEW_ARANGE:
+            if (e->out.dtype == TGL_DTYPE_I32) {
+                uint32_t v = e->value + (uint32_t)i * e->step; /* wraps */
+                memcpy(o, &v, 4);
+            } else {
+                float start, step;
+                memcpy(&start, &e->value, 4);
+                memcpy(&step, &e->step, 4);
+                float offset = (float)i * step; /* two statements: never one fused multiply-add */
+                store_f32(e->out.dtype, start + offset, o);
+            }
+            break;
+        case TGL__TEW_CLAMP:
+            clamp(e->out.dtype, x, in[1] + at[1] * (int64_t)is[1], in[2] + at[2] * (int64_t)is[2], o);
+            break;
+        case TGL__TEW_BINARY: arith(e, e->out.dtype, x, in[1] + at[1] * (int64_t)is[1], o); break;
         default: { /* where: a and bb have out's dtype */
             int k = x[0] ? 1 : 2;
             tgl_cpu_convert(e->out.dtype, e->out.dtype, in[k] + at[k] * (int64_t)is[k], o);

@@ -38,8 +38,8 @@ typedef struct ew_flags {
 } ew_flags;
 #define OP_NONE 0u
 #define OP_UNARY(op) (1u + (uint32_t)(op))
-#define OP_BINARY(op) (1u + TGL_UNARY_COUNT + (uint32_t)(op))
-static const char *const op_names[1 + TGL_UNARY_COUNT + TGL_BINARY_COUNT] = {
+#define OP_BINARY(op) (1u + TGL__UNARY_FLAT_KERNELS + (uint32_t)(op))
+static const char *const op_names[1 + TGL__UNARY_FLAT_KERNELS + TGL__BINARY_FLAT_KERNELS] = {
     NULL, "OP_NEG", "OP_ABS", "OP_EXP", "OP_LOG", "OP_SQRT", "OP_RSQRT", "OP_RECIP", "OP_SQUARE", "OP_SIN",
     "OP_COS", "OP_TANH", "OP_SIGMOID", "OP_RELU", "OP_GELU", "OP_SILU", "OP_FLOOR", "OP_CEIL",
     "OP_ADD", "OP_SUB", "OP_MUL", "OP_DIV", "OP_MAX", "OP_MIN", "OP_POW",
@@ -243,8 +243,8 @@ void tgl_gl_elementwise_variants(void (*fn)(void *ctx, const char *kernel, const
                 /* tgl_map's expression is generated per call: its read and piece variants are
                  * listed with the kernel's standalone default expression */
                 uint32_t first = k == TGL_GL_EW_UNARY ? OP_UNARY(0) : k == TGL_GL_EW_BINARY ? OP_BINARY(0) : OP_NONE;
-                uint32_t last = k == TGL_GL_EW_UNARY ? OP_UNARY(TGL_UNARY_COUNT - 1)
-                                : k == TGL_GL_EW_BINARY ? OP_BINARY(TGL_BINARY_COUNT - 1)
+                uint32_t last = k == TGL_GL_EW_UNARY ? OP_UNARY(TGL__UNARY_FLAT_KERNELS - 1)
+                                : k == TGL_GL_EW_BINARY ? OP_BINARY(TGL__BINARY_FLAT_KERNELS - 1)
                                                         : OP_NONE;
                 for (uint32_t op = first; op <= last; op++) {
                     tgl_gl_plan p = piece_plan(NULL, NULL, (tgl_gl_ew_kernel)k, op, piece, read);

@@ -12,7 +12,7 @@
 typedef struct strided_flags {
     uint32_t op, rows, vec, a_run, b_run, wide, tex, box;
 } strided_flags;
-static const char *const op_names[1 + TGL_BINARY_COUNT] = {"COPY",   "OP_ADD", "OP_SUB", "OP_MUL",
+static const char *const op_names[1 + TGL__BINARY_FLAT_KERNELS] = {"COPY",   "OP_ADD", "OP_SUB", "OP_MUL",
                                                            "OP_DIV", "OP_MAX", "OP_MIN", "OP_POW"};
 static const tgl_gl_def strided_defs[] = {
     TGL_GL_NAME(strided_flags, op, op_names),      TGL_GL_FLAG(strided_flags, rows, "ROWS"),
@@ -278,12 +278,12 @@ void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char 
 {
     tgl_gl_plan p;
     for (int variant = 0; variant < 8; variant++)
-        for (int op = -1; op < TGL_BINARY_COUNT; op++) {
+        for (int op = -1; op < TGL__BINARY_FLAT_KERNELS; op++) {
             p = strided_plan(op, variant & 1, (variant >> 1) & 1, variant >> 2);
             fn(ctx, p.kernel, p.defines);
         }
     for (int run = 0; run < 12; run++) /* VEC: rows, no boxes; textures then wide, or storage buffers */
-        for (int op = -1; op < TGL_BINARY_COUNT; op++)
+        for (int op = -1; op < TGL__BINARY_FLAT_KERNELS; op++)
             if (op >= 0 || !(run & 2)) {
                 p = strided_plan(op,
                                  VARIANT_ROWS | VARIANT_VEC | (run & 1 ? VEC_A_RUN : 0) | (run & 2 ? VEC_B_RUN : 0) |

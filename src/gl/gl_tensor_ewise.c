@@ -1,6 +1,7 @@
 /* GL driver for the element-wise descriptor ops (glsl/tensor/elementwise.comp): tgl_copy,
- * tgl_compare, tgl_where. One pure function routes a copy: nothing to do (in place, no
- * conversion), a buffer copy (one dtype, both sides dense), the strided gather of tgl_permute
+ * tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t, tgl_clamp, tgl_fill_t, tgl_arange (and the
+ * flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
+ * place, no conversion), a buffer copy (one dtype, both sides dense), the strided gather of tgl_permute
  * (f32 into a dense f32 dst from non-negative strides: its transpose tiles and vec4 rows), or
  * the kernel, which the other ops always take. The kernel's operands are bound from their
  * lowest element; an index space whose windows pass the SSBO block limit is halved, axis by
@@ -13,7 +14,8 @@
 typedef struct tew_flags {
     uint32_t op, in, out, words, linear;
 } tew_flags;
-static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE"};
+static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
+                                                          "FILL", "ARANGE"};
 static const tgl_gl_def tew_defs[] = {
     TGL_GL_NAME(tew_flags, op, op_defines),
     TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
@@ -21,7 +23,9 @@ static const tgl_gl_def tew_defs[] = {
     TGL_GL_FLAG(tew_flags, words, "WORDS"),
     TGL_GL_FLAG(tew_flags, linear, "LINEAR"),
 };
-static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where"};
+static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where", "tgl_unary_t",
+                                                       "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
+                                                       "tgl_arange"};
 
 static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int words, int linear)
 {
@@ -81,7 +85,7 @@ static tew_route route(const tgl__tew *e)
 
 /* One box of the index space: its extents and each operand's window. */
 typedef struct box {
-    size_t shape[TGL_MAX_DIMS];
+    size_t shape[TGL_MAX_DIMS], index0; /* index0: the first index along dim 0 (arange's values) */
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
 } box;
 
@@ -161,7 +165,10 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
     tgl_gl_uniform_ui(b, *prog, LOC_TEW_OUT_BASE, out_base);
     set_strides(b, *prog, LOC_TEW_OUT_STRIDE, bx->out.strides, ndim);
     tgl_gl_uniform_ui(b, *prog, LOC_TEW_NDIM, (GLuint)ndim);
-    tgl_gl_uniform_ui(b, *prog, LOC_TEW_COMPARE, (GLuint)e->compare);
+    tgl_gl_uniform_ui(b, *prog, LOC_TEW_OP, (GLuint)e->sub);
+    tgl_gl_uniform_ui(b, *prog, LOC_TEW_VALUE, (GLuint)e->value);
+    tgl_gl_uniform_ui(b, *prog, LOC_TEW_STEP, (GLuint)e->step);
+    tgl_gl_uniform_ui(b, *prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
     tgl_gl_uniform_dims(b, *prog, LOC_TEW_SHAPE, bx->shape, ndim);
     /* items per dispatch: the grid's invocations, a multiple of the workgroup */
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
@@ -190,7 +197,7 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
 static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
 {
     const tgl__tew *e = x->e;
-    box bx = {.shape = {0}};
+    box bx = {.shape = {0}, .index0 = e->ndim ? lo[0] : 0};
     size_t n = 1;
     for (size_t d = 0; d < e->ndim; d++)
         n *= bx.shape[d] = ext[d];
@@ -260,8 +267,13 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
     for (int op = 0; op < TGL__TEW_COUNT; op++)
         for (size_t i = 0; i < nd; i++)
             for (size_t o = 0; o < nd; o++) {
-                /* copy: any pair; compare: bool out; where: out of the inputs' dtype */
-                if ((op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) || (op == TGL__TEW_WHERE && o != i))
+                /* copy: any pair; compare: bool out; unary: also a float into bool (the tests);
+                 * clamp: floats and i32; the others: out of the inputs' dtype */
+                int float_in = data[i] != TGL_DTYPE_I32 && data[i] != TGL_DTYPE_BOOL;
+                int tests = op == TGL__TEW_UNARY && float_in && data[o] == TGL_DTYPE_BOOL;
+                if ((op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) ||
+                    ((op == TGL__TEW_CLAMP || op == TGL__TEW_ARANGE) && data[i] == TGL_DTYPE_BOOL) ||
+                    (op != TGL__TEW_COPY && op != TGL__TEW_COMPARE && o != i && !tests))
                     continue;
                 for (int words = 0; words < (tgl_dtype_size(data[o]) < 4 ? 2 : 1); words++)
                     for (int linear = 0; linear < 2; linear++)

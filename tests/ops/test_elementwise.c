@@ -1,4 +1,5 @@
-/* Every unary and binary op on GL compared with the CPU oracle on random data, at sizes 0, 1,
+/* Every float unary and binary op of the flat tgl_unary and tgl_binary (the later ones run on the
+ * descriptor kernels) on GL compared with the CPU oracle on random data, at sizes 0, 1,
  * 7, 4099, 4199 and ~1M, at 32-byte-aligned, 16-byte-aligned and unaligned offsets (on llvmpipe
  * the wide kernels then take the whole workgroups of 2048 elements and the vec4 and scalar ones
  * the rest; at 16 bytes only the vec4 and scalar ones run), in place, and split into chunks over
@@ -57,6 +58,9 @@ static void unary_input(tgt_rng *r, tgl_unary_op op, float *x, size_t n)
         case TGL_UNARY_EXP:
             x[i] = tgt_uniform(r, -20.0f, 20.0f);
             break;
+        case TGL_UNARY_LOG1P:
+            x[i] = tgt_uniform(r, -0.999f, 100.0f);
+            break;
         default:
             x[i] = tgt_uniform(r, -8.0f, 8.0f);
         }
@@ -89,6 +93,7 @@ static double unary_threshold(tgl_unary_op op)
     switch (op) {
     case TGL_UNARY_NEG: case TGL_UNARY_ABS: case TGL_UNARY_SQUARE: case TGL_UNARY_RELU:
     case TGL_UNARY_FLOOR: case TGL_UNARY_CEIL: case TGL_UNARY_RECIP: case TGL_UNARY_SQRT:
+    case TGL_UNARY_ROUND: case TGL_UNARY_TRUNC: case TGL_UNARY_SIGN:
         return 1e-10;
     default:
         return 1e-9;
@@ -97,7 +102,7 @@ static double unary_threshold(tgl_unary_op op)
 
 static double binary_threshold(tgl_binary_op op)
 {
-    return op == TGL_BINARY_POW ? 1e-9 : 1e-10;
+    return op == TGL_BINARY_POW || op == TGL_BINARY_ATAN2 ? 1e-9 : 1e-10;
 }
 
 /* One backend's run: inputs uploaded at element offset `front` of allocations with guards on
@@ -171,7 +176,7 @@ static void compare(pair *p, const run_args *ra, double threshold, const char *n
 static void unary_all(void *ctx)
 {
     pair *p = ctx;
-    for (int op = 0; op < TGL_UNARY_COUNT; op++) {
+    for (int op = 0; op < TGL_UNARY_NOT; op++) { /* the float ops: all before NOT */
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             size_t n = sizes[s];
             float *x = malloc((n + 1) * sizeof(float));
@@ -199,7 +204,7 @@ static void test_unary_all(void **state)
 static void binary_all(void *ctx)
 {
     pair *p = ctx;
-    for (int op = 0; op < TGL_BINARY_COUNT; op++) {
+    for (int op = 0; op < TGL_BINARY_FLOOR_DIV; op++) { /* the float ops: all before FLOOR_DIV */
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             size_t n = sizes[s];
             float *a = malloc((n + 1) * sizeof(float)), *b = malloc((n + 1) * sizeof(float));

@@ -102,7 +102,7 @@ static void broadcast_cases(void *ctx)
         size_t os[TGL_MAX_DIMS], on;
         TGT_OK(NULL, tgl_broadcast_shape(cases[c].a, cases[c].an, cases[c].b, cases[c].bn, os, &on));
         size_t n_out = count(os, on);
-        for (int op = 0; op < TGL_BINARY_COUNT; op++) {
+        for (int op = 0; op <= TGL_BINARY_POW; op++) { /* the ops tgl_binary_broadcast takes */
             float *a = randoms(&p->rng, count(cases[c].a, cases[c].an), op);
             float *b = randoms(&p->rng, count(cases[c].b, cases[c].bn), op);
             int in_place = n_out == count(cases[c].a, cases[c].an) && op % 2 == 0;
@@ -215,7 +215,7 @@ static void past_block_limit(void *ctx)
         size_t os[TGL_MAX_DIMS], on;
         TGT_OK(NULL, tgl_broadcast_shape(bc[c].a, bc[c].an, bc[c].b, bc[c].bn, os, &on));
         size_t n_out = count(os, on);
-        int op = (int)(c % TGL_BINARY_COUNT), in_place = c == 0;
+        int op = (int)(c % (TGL_BINARY_POW + 1)), in_place = c == 0;
         float *a = randoms(&p->rng, count(bc[c].a, bc[c].an), op), *b = randoms(&p->rng, count(bc[c].b, bc[c].bn), op);
         float *g = run_on(p->gl, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place, layouts[0]);
         float *w = run_on(p->cpu, op, a, bc[c].a, bc[c].an, b, bc[c].b, bc[c].bn, NULL, n_out, in_place, layouts[0]);
@@ -271,7 +271,8 @@ static void test_errors(void **state)
         TGT_OK(b, tgl_alloc(b, sizeof data, &a));
         TGT_OK(b, tgl_copy_htod(b, a, data, sizeof data));
         TGT_EXPECT(b, tgl_binary_broadcast(b, TGL_BINARY_ADD, a, s3, 1, a, s4, 1, a + 32), TGL_ERR_INVALID_ARGUMENT);
-        TGT_EXPECT(b, tgl_binary_broadcast(b, (tgl_binary_op)9, a, s3, 1, a, s3, 1, a + 32), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_binary_broadcast(b, (tgl_binary_op)TGL_BINARY_COUNT, a, s3, 1, a, s3, 1, a + 32), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_binary_broadcast(b, TGL_BINARY_FMOD, a, s3, 1, a, s3, 1, a + 32), TGL_ERR_UNSUPPORTED);
         TGT_EXPECT(b, tgl_binary_broadcast(b, TGL_BINARY_ADD, a, s3, 1, a, s23, 2, a + 4), TGL_ERR_INVALID_ARGUMENT); /* out overlaps a */
         TGT_EXPECT(b, tgl_binary_broadcast(b, TGL_BINARY_ADD, a, s3, 1, a, s23, 2, a + 48), TGL_ERR_INVALID_POINTER);
         size_t bad_perm[2] = {0, 0}, far_perm[2] = {0, 2}, perm[2] = {1, 0};

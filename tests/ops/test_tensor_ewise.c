@@ -8,6 +8,7 @@
  * integer limits, bool bytes), random layouts and broadcasts over edge values of every dtype,
  * boxes. Then every refusal, with the destination unchanged. */
 #include "testing.h"
+#include "tensors.h"
 #include "gl/gl_internal.h"
 
 #include <math.h>
@@ -230,37 +231,6 @@ static void test_all_patterns(void **state)
 
 /* ---- random layouts ----------------------------------------------------------------------- */
 
-/* A random layout of `shape` for dtype dt: dims permuted in memory, some reversed, gaps between
- * them; *bytes gets the allocation it needs (data at *front bytes, element-aligned) */
-static tgl_tensor random_layout(tgt_rng *r, tgl_dtype dt, size_t ndim, const size_t *shape, size_t *bytes)
-{
-    tgl_tensor t = {.dtype = dt, .ndim = ndim};
-    size_t order[TGL_MAX_DIMS] = {0};
-    for (size_t d = 0; d < ndim; d++)
-        order[d] = d;
-    for (size_t d = ndim; d > 1; d--) { /* shuffle */
-        size_t k = tgt_below(r, d), tmp = order[d - 1];
-        order[d - 1] = order[k];
-        order[k] = tmp;
-    }
-    int64_t stride = 1 + (int64_t)tgt_below(r, 2);
-    size_t back = 0, ahead = 0;
-    for (size_t k = ndim; k-- > 0;) { /* order[ndim-1] innermost */
-        size_t d = order[k];
-        t.shape[d] = shape[d];
-        int neg = tgt_below(r, 4) == 0;
-        t.strides[d] = neg ? -stride : stride;
-        size_t reach = (size_t)stride * (shape[d] ? shape[d] - 1 : 0);
-        *(neg ? &back : &ahead) += reach;
-        stride *= (int64_t)(shape[d] ? shape[d] : 1);
-        stride += (int64_t)tgt_below(r, 3); /* a gap */
-    }
-    size_t es = tgl_dtype_size(dt), front = back + tgt_below(r, 5);
-    t.data = front * es;
-    *bytes = (front + ahead + 1 + tgt_below(r, 5)) * es;
-    return t;
-}
-
 static void random_copies(pair *p, tgl_backend *gl, int count, size_t max_dim, const char *what)
 {
     for (int c = 0; c < count; c++) {
@@ -269,12 +239,12 @@ static void random_copies(pair *p, tgl_backend *gl, int count, size_t max_dim, c
             n *= shape[d] = c % 17 == 5 && d == 0 ? 0 : 1 + tgt_below(&p->rng, max_dim);
         tgl_dtype to = dtypes[tgt_below(&p->rng, N_DTYPES)], from = dtypes[tgt_below(&p->rng, N_DTYPES)];
         size_t dst_bytes, src_bytes;
-        tgl_tensor dst = random_layout(&p->rng, to, ndim, shape, &dst_bytes);
+        tgl_tensor dst = tgt_random_layout(&p->rng, to, ndim, shape, &dst_bytes);
         /* src: broadcast from fewer dims and dims of 1 now and then */
         size_t s_ndim = ndim - (ndim ? tgt_below(&p->rng, 2) : 0), s_shape[TGL_MAX_DIMS];
         for (size_t d = 0; d < s_ndim; d++)
             s_shape[d] = tgt_below(&p->rng, 4) == 0 ? 1 : shape[d + ndim - s_ndim];
-        tgl_tensor src = random_layout(&p->rng, from, s_ndim, s_shape, &src_bytes);
+        tgl_tensor src = tgt_random_layout(&p->rng, from, s_ndim, s_shape, &src_bytes);
         for (size_t d = 0; d < s_ndim; d++)
             if (s_shape[d] == 1 && tgt_below(&p->rng, 2))
                 src.strides[d] = 0; /* a broadcast dim's stride is not read */
@@ -296,29 +266,6 @@ static void test_random_layouts(void **state)
 
 /* ---- comparisons and where ----------------------------------------------------------------- */
 
-/* Bytes of dtype dt drawn from a small pool of each type's edge values, so that equal elements,
- * NaNs, signed zeros, subnormals and integer limits meet often. */
-static void pool_fill(tgt_rng *r, tgl_dtype dt, uint8_t *p, size_t bytes)
-{
-    static const uint32_t f32[] = {0u, 0x80000000u, 0x3F800000u, 0xBF800000u, 0x3F000000u, 0x7FC00000u, 0xFFC00001u,
-                                   0x7F800000u, 0xFF800000u, 1u, 2u, 0x80000001u, 0x7149F2CAu, 0x4B800001u};
-    static const uint32_t f16[] = {0u, 0x8000u, 0x3C00u, 0xBC00u, 0x7C00u, 0xFC00u, 0x7E00u, 0x7C01u, 1u, 2u, 0x8001u};
-    static const uint32_t bf16[] = {0u, 0x8000u, 0x3F80u, 0xBF80u, 0x7F80u, 0xFF80u, 0x7FC0u, 1u, 0x8001u, 0x3F81u};
-    static const uint32_t i32[] = {0u, 1u, 0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu, 2u, 0xFFFFFFFEu};
-    static const uint32_t b8[] = {0u, 1u, 2u, 255u, 0u};
-    const uint32_t *pool = dt == TGL_DTYPE_F32 ? f32 : dt == TGL_DTYPE_F16 ? f16 : dt == TGL_DTYPE_BF16 ? bf16
-                           : dt == TGL_DTYPE_I32 ? i32 : b8;
-    size_t count = dt == TGL_DTYPE_F32 ? 14 : dt == TGL_DTYPE_F16 ? 11 : dt == TGL_DTYPE_BF16 ? 10
-                   : dt == TGL_DTYPE_I32 ? 7 : 5;
-    size_t es = tgl_dtype_size(dt), i = 0;
-    for (; i + es <= bytes; i += es) {
-        uint32_t v = pool[tgt_below(r, count)];
-        memcpy(p + i, &v, es);
-    }
-    for (; i < bytes; i++)
-        p[i] = (uint8_t)tgt_next(r);
-}
-
 /* Random compare (where_ 0) or where (1) calls: out in a random layout, inputs broadcast to it
  * (fewer dims, dims of 1), every dtype. */
 static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count, size_t max_dim, const char *what)
@@ -331,29 +278,16 @@ static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count
         tgl_dtype dt = dtypes[tgt_below(&p->rng, N_DTYPES)];
         tgl_dtype out_dt = where_ ? dt : TGL_DTYPE_BOOL;
         size_t out_bytes;
-        tgl_tensor out = random_layout(&p->rng, out_dt, ndim, shape, &out_bytes);
-        /* each input keeps or drops (to 1) each dim; one input, the `full` one, keeps what the
-         * others all dropped, so the broadcast is out's shape */
-        size_t full = tgt_below(&p->rng, nin), in_shape[3][TGL_MAX_DIMS], in_ndim[3];
-        for (size_t k = 0; k < nin; k++) {
-            in_ndim[k] = k == full ? ndim : ndim - (ndim ? tgt_below(&p->rng, ndim + 1) : 0);
-            for (size_t d = 0; d < in_ndim[k]; d++)
-                in_shape[k][d] = tgt_below(&p->rng, 3) == 0 ? 1 : shape[d + ndim - in_ndim[k]];
-        }
-        for (size_t d = 0; d < ndim; d++) {
-            int kept = 0;
-            for (size_t k = 0; k < nin; k++)
-                kept |= k != full && d + in_ndim[k] >= ndim && in_shape[k][d + in_ndim[k] - ndim] == shape[d];
-            if (!kept)
-                in_shape[full][d] = shape[d];
-        }
+        tgl_tensor out = tgt_random_layout(&p->rng, out_dt, ndim, shape, &out_bytes);
+        size_t in_shape[3][TGL_MAX_DIMS], in_ndim[3];
+        tgt_broadcast_shapes(&p->rng, nin, ndim, shape, in_ndim, in_shape);
         operand in[3];
         uint8_t *init[3];
         for (size_t k = 0; k < nin; k++) {
             tgl_dtype kt = where_ && k == 0 ? TGL_DTYPE_BOOL : dt;
-            in[k].t = random_layout(&p->rng, kt, in_ndim[k], in_shape[k], &in[k].bytes);
+            in[k].t = tgt_random_layout(&p->rng, kt, in_ndim[k], in_shape[k], &in[k].bytes);
             init[k] = malloc(in[k].bytes);
-            pool_fill(&p->rng, kt, init[k], in[k].bytes);
+            tgt_pool_fill(&p->rng, kt, init[k], in[k].bytes);
             in[k].init = init[k];
         }
         tgl_compare_op cmp = (tgl_compare_op)tgt_below(&p->rng, TGL_COMPARE_COUNT);

@@ -127,7 +127,7 @@ static void step(int kind)
     calls[kind]++;
     switch (kind) {
     case 0: { /* every unary op over a domain where all are defined */
-        int op = (int)tgt_below(&rng, TGL_UNARY_COUNT);
+        int op = (int)tgt_below(&rng, TGL_UNARY_NOT); /* the float ops: all before NOT */
         if (prepare(s, n, 0.1f, 3.0f, n * 4))
             break;
         BOTH(tgl_unary(G, op, s[0].in[0], s[0].out, n), tgl_unary(C, op, s[1].in[0], s[1].out, n));
@@ -135,7 +135,7 @@ static void step(int kind)
         break;
     }
     case 1: {
-        int op = (int)tgt_below(&rng, TGL_BINARY_COUNT);
+        int op = (int)tgt_below(&rng, TGL_BINARY_FLOOR_DIV); /* the float ops: all before FLOOR_DIV */
         if (prepare(s, n, 0.5f, 2.0f, n * 4))
             break;
         BOTH(tgl_binary(G, op, s[0].in[0], s[0].in[1], s[0].out, n), tgl_binary(C, op, s[1].in[0], s[1].in[1], s[1].out, n));
