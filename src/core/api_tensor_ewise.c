@@ -273,10 +273,8 @@ static uint32_t element_bits(tgl_dtype dt, double value)
     } else if (dt == TGL_DTYPE_BOOL) {
         bits = value != 0.0;
     } else {
-        float f = (float)value;
-        uint8_t f32[4], out[4] = {0};
-        memcpy(f32, &f, 4);
-        tgl_cpu_convert(dt, TGL_DTYPE_F32, f32, out);
+        uint8_t out[4] = {0};
+        tgl_cpu_store_f32(dt, (float)value, out);
         memcpy(&bits, out, tgl_dtype_size(dt));
     }
     return bits;

@@ -92,4 +92,22 @@ static inline void tgl_cpu_convert(tgl_dtype to, tgl_dtype from, const uint8_t *
     }
 }
 
+/* One element of float or other dtype dt at p as an f32 value, and an f32 value stored as one
+ * element of dt (by tgl_cpu_convert's rules). */
+static inline float tgl_cpu_load_f32(tgl_dtype dt, const uint8_t *p)
+{
+    uint8_t f[4];
+    float v;
+    tgl_cpu_convert(TGL_DTYPE_F32, dt, p, f);
+    memcpy(&v, f, 4);
+    return v;
+}
+
+static inline void tgl_cpu_store_f32(tgl_dtype dt, float v, uint8_t *p)
+{
+    uint8_t f[4];
+    memcpy(f, &v, 4);
+    tgl_cpu_convert(dt, TGL_DTYPE_F32, f, p);
+}
+
 #endif

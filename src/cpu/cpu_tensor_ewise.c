@@ -1,25 +1,10 @@
 /* CPU element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t,
- * tgl_clamp, tgl_fill_t, tgl_arange): walks out's index space in row-major order (an odometer over the coordinates), each
- * operand's element offset kept as it goes; conversions are cpu_convert.h's, formulas cpu_math.h's. */
+ * tgl_clamp, tgl_fill_t, tgl_arange): walks out's index space in row-major order (an odometer
+ * over the coordinates), each operand's element offset kept as it goes; conversions are
+ * cpu_convert.h's, formulas cpu_math.h's. */
 #include "cpu_convert.h"
 #include "cpu_math.h"
 #include "cpu_ops.h"
-
-static float load_f32(tgl_dtype dt, const uint8_t *p)
-{
-    uint8_t f[4];
-    float v;
-    tgl_cpu_convert(TGL_DTYPE_F32, dt, p, f);
-    memcpy(&v, f, 4);
-    return v;
-}
-
-static void store_f32(tgl_dtype dt, float v, uint8_t *p)
-{
-    uint8_t f[4];
-    memcpy(f, &v, 4);
-    tgl_cpu_convert(dt, TGL_DTYPE_F32, f, p);
-}
 
 /* min(max(x, lo), hi) in dtype dt: floats through f32 (NaN anywhere gives NaN), i32 exact. */
 static void clamp(tgl_dtype dt, const uint8_t *x, const uint8_t *lo, const uint8_t *hi, uint8_t *o)
@@ -34,20 +19,20 @@ static void clamp(tgl_dtype dt, const uint8_t *x, const uint8_t *lo, const uint8
         memcpy(o, &v, 4);
         return;
     }
-    float v = load_f32(dt, x), l = load_f32(dt, lo), h = load_f32(dt, hi);
+    float v = tgl_cpu_load_f32(dt, x), l = tgl_cpu_load_f32(dt, lo), h = tgl_cpu_load_f32(dt, hi);
     if (isnan(v) || isnan(l) || isnan(h))
         v = NAN;
     else {
         v = v < l ? l : v;
         v = v > h ? h : v;
     }
-    store_f32(dt, v, o);
+    tgl_cpu_store_f32(dt, v, o);
 }
 
 /* isnan, isinf, isfinite of x (dtype dt, a float) as 0 or 1. */
 static uint8_t classify(tgl_unary_op op, tgl_dtype dt, const uint8_t *x)
 {
-    float v = load_f32(dt, x);
+    float v = tgl_cpu_load_f32(dt, x);
     return (uint8_t)(op == TGL_UNARY_ISNAN ? isnan(v) != 0 : op == TGL_UNARY_ISINF ? isinf(v) != 0 : isfinite(v) != 0);
 }
 
@@ -66,10 +51,10 @@ static void arith(const tgl__tew *e, tgl_dtype dt, const uint8_t *x, const uint8
         r = unary ? tgl_cpu_unary_i32((tgl_unary_op)e->sub, p) : tgl_cpu_binary_i32((tgl_binary_op)e->sub, p, q);
         memcpy(o, &r, 4);
     } else {
-        float p = load_f32(dt, x);
+        float p = tgl_cpu_load_f32(dt, x);
         float r = unary ? tgl_cpu_unary((tgl_unary_op)e->sub, p)
-                        : tgl_cpu_binary((tgl_binary_op)e->sub, p, load_f32(dt, y));
-        store_f32(dt, r, o);
+                        : tgl_cpu_binary((tgl_binary_op)e->sub, p, tgl_cpu_load_f32(dt, y));
+        tgl_cpu_store_f32(dt, r, o);
     }
 }
 
@@ -88,14 +73,8 @@ static uint8_t compare(tgl_compare_op op, tgl_dtype dt, const uint8_t *a, const 
         x = a[0] != 0;
         y = b[0] != 0;
     } else {
-        uint8_t fa[4], fb[4];
-        tgl_cpu_convert(TGL_DTYPE_F32, dt, a, fa);
-        tgl_cpu_convert(TGL_DTYPE_F32, dt, b, fb);
-        float p, q;
-        memcpy(&p, fa, 4);
-        memcpy(&q, fb, 4);
-        x = p;
-        y = q;
+        x = tgl_cpu_load_f32(dt, a);
+        y = tgl_cpu_load_f32(dt, b);
     }
     switch (op) {
     case TGL_COMPARE_EQ: return x == y;
@@ -153,7 +132,7 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
                 memcpy(&start, &e->value, 4);
                 memcpy(&step, &e->step, 4);
                 float offset = (float)i * step; /* two statements: never one fused multiply-add */
-                store_f32(e->out.dtype, start + offset, o);
+                tgl_cpu_store_f32(e->out.dtype, start + offset, o);
             }
             break;
         case TGL__TEW_CLAMP:

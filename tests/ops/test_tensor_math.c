@@ -92,15 +92,6 @@ static int exact_op(int binary, int op)
     }
 }
 
-static float as_f32(tgl_dtype dt, const uint8_t *p)
-{
-    uint8_t f[4];
-    float v;
-    tgl_cpu_convert(TGL_DTYPE_F32, dt, p, f);
-    memcpy(&v, f, 4);
-    return v;
-}
-
 /* GL's and the CPU's elements agree: the same bytes, or (float dtypes, inexact ops) both NaN,
  * or within rtol relative (the op's accuracy plus a unit of the dtype's rounding) plus atol. */
 static int agree(const call *c, tgl_dtype dt, const uint8_t *g, const uint8_t *w)
@@ -110,7 +101,7 @@ static int agree(const call *c, tgl_dtype dt, const uint8_t *g, const uint8_t *w
         return 1;
     if (dt == TGL_DTYPE_I32 || dt == TGL_DTYPE_BOOL)
         return 0;
-    float x = as_f32(dt, g), y = as_f32(dt, w);
+    float x = tgl_cpu_load_f32(dt, g), y = tgl_cpu_load_f32(dt, w);
     if (isnan(x) && isnan(y))
         return 1; /* NaN payloads are the driver's */
     if (fabsf(x) < 0x1p-126f && fabsf(y) < 0x1p-126f)
@@ -141,8 +132,8 @@ static void same_run(pair *p, const call *c, const char *what)
         TGT_OK(p->gl, run_on(p->gl, c, g));
         for (size_t i = 0; i + es <= c->out_bytes; i += es)
             if (!agree(c, dt, g + i, w + i)) {
-                float x = as_f32(dt == TGL_DTYPE_I32 || dt == TGL_DTYPE_BOOL ? TGL_DTYPE_F32 : dt, g + i);
-                float y = as_f32(dt == TGL_DTYPE_I32 || dt == TGL_DTYPE_BOOL ? TGL_DTYPE_F32 : dt, w + i);
+                float x = tgl_cpu_load_f32(dt == TGL_DTYPE_I32 || dt == TGL_DTYPE_BOOL ? TGL_DTYPE_F32 : dt, g + i);
+                float y = tgl_cpu_load_f32(dt == TGL_DTYPE_I32 || dt == TGL_DTYPE_BOOL ? TGL_DTYPE_F32 : dt, w + i);
                 uint32_t gb = 0, wb = 0;
                 memcpy(&gb, g + i, es);
                 memcpy(&wb, w + i, es);
@@ -279,8 +270,8 @@ static void test_known_values(void **state)
             TGT_OK(b, run_on(b, &c, got));
             uint32_t g = 0;
             memcpy(&g, got, tgl_dtype_size(out_dt));
-            int nan_want = kn->dt == TGL_DTYPE_F32 && isnan(as_f32(kn->dt, (const uint8_t *)&kn->want));
-            if (g != kn->want && !(nan_want && isnan(as_f32(kn->dt, got))))
+            int nan_want = kn->dt == TGL_DTYPE_F32 && isnan(tgl_cpu_load_f32(kn->dt, (const uint8_t *)&kn->want));
+            if (g != kn->want && !(nan_want && isnan(tgl_cpu_load_f32(kn->dt, got))))
                 fail_msg("%s: %s(0x%x, 0x%x) on %s is 0x%x, want 0x%x", tgl_backend_name(b), op_name(&c), kn->a, kn->b,
                          tgl_dtype_name(kn->dt), g, kn->want);
         }
