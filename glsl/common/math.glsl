@@ -4,6 +4,9 @@
 
 float tgl_nan() { return uintBitsToFloat(0x7fc00000u); }
 float tgl_inf() { return uintBitsToFloat(0x7f800000u); }
+// ±0, on the bits. erf, log1p and expm1 return a zero as it is: NVIDIA's compiler turned erf's
+// x * p of -0 into +0 (it need not keep a zero's sign in arithmetic that is not `precise`).
+bool tgl_is_zero(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0u; }
 
 // tanh and gelu avoid the cancellations a driver's tanh and the textbook gelu have in f32:
 // - drivers may compute tanh as (e^2x - 1) / (e^2x + 1): inf/inf = NaN for large |x|, and all
@@ -106,6 +109,8 @@ float tgl_erf_small(float x) // |x| < 1
 float tgl_erf(float x)
 {
     float a = abs(x);
+    if (tgl_is_zero(x))
+        return x;
     if (!(a >= 1.0))
         return tgl_erf_small(x); // NaN passes through
     float y = 1.0 - tgl_erfc_tail(a);
@@ -121,6 +126,8 @@ float tgl_gelu_erf(float x)
 // absolute precision near 1); log(1 + x) elsewhere (NaN, -1, below and +inf included).
 float tgl_log1p(float x)
 {
+    if (tgl_is_zero(x))
+        return x;
     if (!(x > -0.5 && x < 1.0))
         return log(1.0 + x);
     float s = x / (2.0 + x), z = s * s;
@@ -138,6 +145,8 @@ float tgl_log1p(float x)
 // expm1: its Taylor series below |x| = 0.5 (truncation < 2e-11), exp(x) - 1 elsewhere.
 float tgl_expm1(float x)
 {
+    if (tgl_is_zero(x))
+        return x;
     if (!(abs(x) < 0.5))
         return exp(x) - 1.0;
     float p = 1.0 / 3628800.0;
@@ -153,13 +162,18 @@ float tgl_expm1(float x)
     return x * p;
 }
 // +-1, or x itself for +-0 and NaN.
-float tgl_sign(float x)
-{
-    return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
-}
 bool tgl_sign_bit(float x)
 {
     return (floatBitsToUint(x) >> 31) != 0u;
+}
+// On the bits: drivers may flush a subnormal to zero in a comparison (NVIDIA does), which would
+// pass the smallest subnormal through as if it were a zero.
+float tgl_sign(float x)
+{
+    uint m = floatBitsToUint(x) & 0x7fffffffu;
+    if (m == 0u || m > 0x7f800000u)
+        return x; // ±0 and NaN
+    return tgl_sign_bit(x) ? -1.0 : 1.0;
 }
 // C's atan2, its zeros and infinities spelled out (GLSL's atan(y, x) leaves them undefined).
 float tgl_atan2(float y, float x)
