@@ -25,6 +25,14 @@
 // LINEAR (every operand row-major dense, the host checked): offsets without coordinates
 // (llvmpipe indexes the stride arrays lane by lane: a 16M f32 -> bf16 copy ran 3x slower
 // through them).
+// VEC4 (LINEAR, and every operand's element 0 on a multiple of four elements, its binding too,
+// the host checked): an invocation per four elements (u_start, a multiple of four, the
+// dispatch's first element; u_n its groups of four), each operand read and out written as one
+// access of four elements (a uvec4 of 4-byte, a uvec2 of 2-byte, a uint of 1-byte elements),
+// walked in the host's direction (common/sweep.glsl); the host runs the tail by the variants
+// above. On an H200 (16M elements) scalar accesses of 4 or 8 bytes ran the cast f32 -> bf16 at
+// 2.8 TB/s, this at 4.2; two or four groups of four per invocation, side by side or a grid
+// apart, were slower than one (the cast 3.2 and 2.0 TB/s side by side).
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
@@ -35,6 +43,7 @@
 #include "common/precise.glsl"
 #include "common/math.glsl"
 #include "common/ewise_ops.glsl"
+#include "common/sweep.glsl"
 #include "common/local_size.glsl"
 
 // Standalone (the file as written, without the host's defines): an f32 copy.
@@ -59,6 +68,68 @@
 #define OUT_BYTES 2
 #endif
 
+#if IN_DTYPE == 0 || IN_DTYPE == 3
+#define IN_BYTES 4
+#elif IN_DTYPE == 4
+#define IN_BYTES 1
+#else
+#define IN_BYTES 2
+#endif
+#ifdef WHERE
+#define IN0_BYTES 1 // the condition
+#else
+#define IN0_BYTES IN_BYTES
+#endif
+
+// Four elements of 4, 2 or 1 bytes as one access (VEC4), its type and element k of it; and one
+// element of a packed array. GLSL has no token pasting: one #if per operand.
+#define LOAD_4(arr, e) arr[e]
+#define LOAD_2(arr, e) ((arr[(e) >> 1] >> (16u * ((e) & 1u))) & 0xFFFFu)
+#define LOAD_1(arr, e) ((arr[(e) >> 2] >> (8u * ((e) & 3u))) & 0xFFu)
+uvec4 unquad(uvec4 q) { return q; }
+uvec4 unquad(uvec2 q) { return uvec4(q.x & 0xFFFFu, q.x >> 16, q.y & 0xFFFFu, q.y >> 16); }
+uvec4 unquad(uint q) { return uvec4(q & 0xFFu, (q >> 8) & 0xFFu, (q >> 16) & 0xFFu, q >> 24); }
+#if IN0_BYTES == 4
+#define QUAD0 uvec4
+#define LOAD0(e) LOAD_4(x0, e)
+#elif IN0_BYTES == 2
+#define QUAD0 uvec2
+#define LOAD0(e) LOAD_2(x0, e)
+#else
+#define QUAD0 uint
+#define LOAD0(e) LOAD_1(x0, e)
+#endif
+#if IN_BYTES == 4
+#define QUAD_IN uvec4
+#define LOAD_IN(arr, e) LOAD_4(arr, e)
+#elif IN_BYTES == 2
+#define QUAD_IN uvec2
+#define LOAD_IN(arr, e) LOAD_2(arr, e)
+#else
+#define QUAD_IN uint
+#define LOAD_IN(arr, e) LOAD_1(arr, e)
+#endif
+#if OUT_BYTES == 4
+#define QUAD_OUT uvec4
+#define QUAD_OF(v) (v)
+#elif OUT_BYTES == 2
+#define QUAD_OUT uvec2
+#define QUAD_OF(v) uvec2((v).x | ((v).y << 16), (v).z | ((v).w << 16))
+#else
+#define QUAD_OUT uint
+#define QUAD_OF(v) ((v).x | ((v).y << 8) | ((v).z << 16) | ((v).w << 24))
+#endif
+
+#ifdef VEC4
+layout(std430, binding = 0) readonly buffer In0 { QUAD0 x0[]; };
+#if NIN > 1
+layout(std430, binding = 1) readonly buffer In1 { QUAD_IN x1[]; };
+#endif
+#if NIN > 2
+layout(std430, binding = 2) readonly buffer In2 { QUAD_IN x2[]; };
+#endif
+layout(std430, binding = 3) writeonly buffer Out { QUAD_OUT y[]; };
+#else
 layout(std430, binding = 0) readonly buffer In0 { uint x0[]; };
 #if NIN > 1
 layout(std430, binding = 1) readonly buffer In1 { uint x1[]; };
@@ -67,6 +138,7 @@ layout(std430, binding = 1) readonly buffer In1 { uint x1[]; };
 layout(std430, binding = 2) readonly buffer In2 { uint x2[]; };
 #endif
 layout(std430, binding = 3) buffer Out { uint y[]; };
+#endif
 layout(location = LOC_TEW_N) uniform uint u_n;               // plain: elements of this dispatch; WORDS: of the box
 layout(location = LOC_TEW_START) uniform uint u_start;       // plain: first linear index; WORDS: first word
 layout(location = LOC_TEW_NDIM) uniform uint u_ndim;
@@ -88,17 +160,6 @@ layout(location = LOC_TEW_STRIDE1) uniform uint u_stride1[8];
 layout(location = LOC_TEW_STRIDE2) uniform uint u_stride2[8];
 #endif
 
-// Element e of a packed array of 4-, 2- or 1-byte elements.
-#define LOAD_4(arr, e) arr[e]
-#define LOAD_2(arr, e) ((arr[(e) >> 1] >> (16u * ((e) & 1u))) & 0xFFFFu)
-#define LOAD_1(arr, e) ((arr[(e) >> 2] >> (8u * ((e) & 3u))) & 0xFFu)
-#if IN_DTYPE == 0 || IN_DTYPE == 3
-#define LOAD_IN(arr, e) LOAD_4(arr, e)
-#elif IN_DTYPE == 4
-#define LOAD_IN(arr, e) LOAD_1(arr, e)
-#else
-#define LOAD_IN(arr, e) LOAD_2(arr, e)
-#endif
 
 // The operands' element offsets (in their windows) of linear index i: the inputs', then out's.
 // The outermost coordinate needs no division.
@@ -145,16 +206,14 @@ int float_key(uint f)
     return (f & 0x80000000u) != 0u ? -int(f & 0x7FFFFFFFu) : int(f);
 }
 
-// The value of out's element at linear index i, in out's dtype (low bits).
-uint value(uint i)
+// The value of out's element at linear index i, in out's dtype (low bits), from the inputs'
+// elements there (a0: where's condition; unused ones 0).
+uint compute(uint i, uint a0, uint a1, uint a2)
 {
-    uint o0, o1, o2, oy;
-    locate(i, o0, o1, o2, oy);
 #if defined(WHERE)
-    return LOAD_1(x0, o0) != 0u ? tgl_convert(LOAD_IN(x1, o1), uint(IN_DTYPE), uint(OUT_DTYPE))
-                                : tgl_convert(LOAD_IN(x2, o2), uint(IN_DTYPE), uint(OUT_DTYPE));
+    return tgl_convert(a0 != 0u ? a1 : a2, uint(IN_DTYPE), uint(OUT_DTYPE));
 #elif defined(COMPARE)
-    uint a = LOAD_IN(x0, o0), b = LOAD_IN(x1, o1);
+    uint a = a0, b = a1;
 #if IN_DTYPE == 3
     int ka = int(a), kb = int(b);
 #elif IN_DTYPE == 4
@@ -184,7 +243,7 @@ uint value(uint i)
     return tgl_convert(floatBitsToUint(v), 0u, uint(OUT_DTYPE));
 #endif
 #elif defined(CLAMP)
-    uint v = LOAD_IN(x0, o0), lo = LOAD_IN(x1, o1), hi = LOAD_IN(x2, o2);
+    uint v = a0, lo = a1, hi = a2;
 #if IN_DTYPE == 3
     return uint(min(max(int(v), int(lo)), int(hi)));
 #else
@@ -196,13 +255,13 @@ uint value(uint i)
     return float_key(fr) > float_key(fh) ? hi : r;
 #endif
 #elif defined(UNARY) && OUT_DTYPE == 4 && IN_DTYPE != 4
-    uint f = tgl_to_f32(LOAD_IN(x0, o0), uint(IN_DTYPE)) & 0x7FFFFFFFu; // |x|'s bits
+    uint f = tgl_to_f32(a0, uint(IN_DTYPE)) & 0x7FFFFFFFu; // |x|'s bits
     bool r = u_op == 25u ? f > 0x7F800000u : u_op == 26u ? f == 0x7F800000u : f < 0x7F800000u;
     return r ? 1u : 0u; // isnan, isinf, isfinite
 #elif defined(UNARY) || defined(BINARY)
-    uint a = LOAD_IN(x0, o0);
+    uint a = a0;
 #ifdef BINARY
-    uint b = LOAD_IN(x1, o1);
+    uint b = a1;
     bool unary = false;
 #else
     uint b = 0u;
@@ -218,8 +277,26 @@ uint value(uint i)
     return tgl_convert(floatBitsToUint(r), 0u, uint(OUT_DTYPE));
 #endif
 #else
-    return tgl_convert(LOAD_IN(x0, o0), uint(IN_DTYPE), uint(OUT_DTYPE));
+    return tgl_convert(a0, uint(IN_DTYPE), uint(OUT_DTYPE));
 #endif
+}
+
+#ifndef VEC4
+// The value of out's element at linear index i, read from the inputs' windows.
+uint value(uint i)
+{
+    uint o0, o1, o2, oy, a0 = 0u, a1 = 0u, a2 = 0u;
+    locate(i, o0, o1, o2, oy);
+#if !defined(FILL) && !defined(ARANGE)
+    a0 = LOAD0(o0);
+#endif
+#if NIN > 1
+    a1 = LOAD_IN(x1, o1);
+#endif
+#if NIN > 2
+    a2 = LOAD_IN(x2, o2);
+#endif
+    return compute(i, a0, a1, a2);
 }
 
 // out's element offset of linear index i (plain variant).
@@ -229,9 +306,30 @@ uint out_offset(uint i)
     locate(i, o0, o1, o2, oy);
     return oy;
 }
+#endif
 
 void main()
 {
+#ifdef VEC4
+    uint q = tgl_global_index();
+    if (q >= u_n)
+        return;
+    uint i = u_start + 4u * tgl_sweep(q, u_n);
+    uvec4 a0 = uvec4(0u), a1 = uvec4(0u), a2 = uvec4(0u);
+#if !defined(FILL) && !defined(ARANGE)
+    a0 = unquad(x0[(u_base0 + i) / 4u]);
+#endif
+#if NIN > 1
+    a1 = unquad(x1[(u_base1 + i) / 4u]);
+#endif
+#if NIN > 2
+    a2 = unquad(x2[(u_base2 + i) / 4u]);
+#endif
+    uvec4 r;
+    for (int k = 0; k < 4; k++)
+        r[k] = compute(i + uint(k), a0[k], a1[k], a2[k]);
+    y[(u_out_base + i) / 4u] = QUAD_OF(r);
+#else
 #if OUT_BYTES < 4
     const uint per = uint(4 / OUT_BYTES), bits = uint(8 * OUT_BYTES), mask = (1u << bits) - 1u;
 #endif
@@ -259,6 +357,7 @@ void main()
     uint w = at / per, shift = bits * (at % per);
     atomicAnd(y[w], ~(mask << shift));
     atomicOr(y[w], v << shift);
+#endif
 #endif
 #endif
 }

@@ -5,14 +5,16 @@
  * (f32 into a dense f32 dst from non-negative strides: its transpose tiles and vec4 rows), or
  * the kernel, which the other ops always take. The kernel's operands are bound from their
  * lowest element; an index space whose windows pass the SSBO block limit is halved, axis by
- * axis, into boxes whose windows fit, and each box picks its variant (WORDS, LINEAR) itself. */
+ * axis, into boxes whose windows fit, and each box picks its variants (WORDS, LINEAR, VEC4)
+ * itself. */
 #include "gl_internal.h"
 
 /* elementwise.comp's flags: the op, the dtypes (the inputs' but where's condition, and out's),
- * WORDS (a dense out of 1- or 2-byte elements, a word per invocation) and LINEAR (every operand
- * dense: no coordinates). */
+ * WORDS (a dense out of 1- or 2-byte elements, a word per invocation), LINEAR (every operand
+ * dense: no coordinates) and VEC4 (LINEAR with every operand on a multiple of four elements:
+ * four per invocation, one access per operand). */
 typedef struct tew_flags {
-    uint32_t op, in, out, words, linear;
+    uint32_t op, in, out, words, linear, vec4;
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
                                                           "FILL", "ARANGE"};
@@ -22,17 +24,21 @@ static const tgl_gl_def tew_defs[] = {
     TGL_GL_UINT(tew_flags, out, "OUT_DTYPE"),
     TGL_GL_FLAG(tew_flags, words, "WORDS"),
     TGL_GL_FLAG(tew_flags, linear, "LINEAR"),
+    TGL_GL_FLAG(tew_flags, vec4, "VEC4"),
 };
 static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where", "tgl_unary_t",
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
                                                        "tgl_arange"};
 
-static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int words, int linear)
+/* The variant: vec4 (which implies linear and no words), else words and linear as given. */
+static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int words, int linear, int vec4)
 {
-    tew_flags f = {(uint32_t)op, (uint32_t)in, (uint32_t)out, (uint32_t)words, (uint32_t)linear};
+    tew_flags f = {(uint32_t)op, (uint32_t)in, (uint32_t)out, (uint32_t)(words && !vec4), (uint32_t)(linear || vec4),
+                   (uint32_t)vec4};
     tgl_gl_plan p = {.op = op_fns[op]};
     tgl_gl_plan_kernel(&p, "tensor/elementwise", TGL_GL_DEFS(tew_defs), &f);
-    p.why = words && linear ? "every operand dense, out of 1- or 2-byte elements: a whole word per invocation"
+    p.why = vec4            ? "every operand dense and on a multiple of four elements: four per invocation, one access each"
+            : words && linear ? "every operand dense, out of 1- or 2-byte elements: a whole word per invocation"
             : words         ? "a dense out of 1- or 2-byte elements: a whole word per invocation"
             : linear        ? "every operand dense: an invocation per element, no coordinates"
             : tgl_dtype_size(out) < 4 ? "a strided out of 1- or 2-byte elements: atomic stores into its words"
@@ -112,7 +118,9 @@ typedef struct tew_run {
     const tgl__tew *e;
     GLuint prog[2][2]; /* by WORDS and LINEAR, decided per box (a box cut across a dense
                           operand's rows is no longer dense); 0 until a box needs it */
+    GLuint prog_vec4;  /* the VEC4 variant, 0 until a box takes it */
     size_t max_bytes;  /* a window's limit */
+    unsigned backward; /* the VEC4 variant's direction (glsl/common/sweep.glsl) */
 } tew_run;
 
 static size_t window_bytes(const tgl__tensor_view *v)
@@ -133,6 +141,47 @@ static void set_strides(tgl_backend *b, GLuint prog, GLint loc, const int64_t *s
         tgl_gl_uniform_uiv(b, prog, loc, (GLsizei)ndim, v);
 }
 
+/* Whether a window's element (0, ..., 0), pad bytes into its binding plus base elements, and the
+ * binding's own offset lie on multiples of four elements: its accesses of four elements are then
+ * aligned (the VEC4 variant). */
+static int quad_aligned(const tgl__tensor_view *v, size_t pad)
+{
+    size_t es = tgl_dtype_size(v->dtype), quad = 4 * es;
+    return (v->view.offset - pad) % quad == 0 && (pad + v->base * es) % quad == 0;
+}
+
+/* Sets the program's uniforms of the box (all but the range of the dispatch). */
+static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *base, GLuint out_base)
+{
+    tgl_backend *b = x->b;
+    const tgl__tew *e = x->e;
+    size_t ndim = e->ndim;
+    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) {
+        tgl_gl_uniform_ui(b, prog, base_loc[k], base[k]);
+        if (k < e->nin)
+            set_strides(b, prog, stride_loc[k], bx->in[k].strides, ndim);
+    }
+    tgl_gl_uniform_ui(b, prog, LOC_TEW_OUT_BASE, out_base);
+    set_strides(b, prog, LOC_TEW_OUT_STRIDE, bx->out.strides, ndim);
+    tgl_gl_uniform_ui(b, prog, LOC_TEW_NDIM, (GLuint)ndim);
+    tgl_gl_uniform_ui(b, prog, LOC_TEW_OP, (GLuint)e->sub);
+    tgl_gl_uniform_ui(b, prog, LOC_TEW_VALUE, (GLuint)e->value);
+    tgl_gl_uniform_ui(b, prog, LOC_TEW_STEP, (GLuint)e->step);
+    tgl_gl_uniform_ui(b, prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
+    tgl_gl_uniform_dims(b, prog, LOC_TEW_SHAPE, bx->shape, ndim);
+}
+
+/* The variant's program; groups only for its log line. */
+static tgl_status plan_program(tew_run *x, GLuint *prog, int words, int linear, int vec4, uint64_t groups)
+{
+    if (*prog)
+        return TGL_OK;
+    tgl_gl_plan plan = tew_plan(x->e->op, in_dtype(x->e), x->e->out.dtype, words, linear, vec4);
+    plan.items = 1; /* an element, a word or (VEC4) four elements per invocation */
+    plan.groups = groups;
+    return tgl_gl_plan_program(x->b, &plan, prog);
+}
+
 static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
 {
     tgl_backend *b = x->b;
@@ -142,39 +191,45 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
     int out_dense = dense(ndim, bx->shape, bx->out.strides), linear = out_dense;
     for (size_t k = 0; k < e->nin; k++)
         linear &= dense(ndim, bx->shape, bx->in[k].strides);
-    int words = os < 4 && out_dense;
-    GLuint *prog = &x->prog[words][linear];
-    if (!*prog) {
-        tgl_gl_plan plan = tew_plan(e->op, in_dtype(e), e->out.dtype, words, linear);
-        plan.items = n;
-        tgl_status st = tgl_gl_plan_program(b, &plan, prog);
-        if (st)
-            return st;
-    }
+    int words = os < 4 && out_dense, vec4 = linear;
     /* bindings 0..nin-1 the inputs, 3 the output; unused ones repeat input 0 (never read) */
     tgl_gl_binding bind[4];
+    GLuint base[TGL__TEW_MAX_INPUTS];
     for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) {
         size_t j = k < e->nin ? k : 0;
         bind[k] = tgl_gl_window(b, bx->in[j].view, window_bytes(&bx->in[j]), 0, &pad);
-        tgl_gl_uniform_ui(b, *prog, base_loc[k], (GLuint)(pad / tgl_dtype_size(bx->in[j].dtype) + bx->in[j].base));
-        if (k < e->nin)
-            set_strides(b, *prog, stride_loc[k], bx->in[k].strides, ndim);
+        base[k] = (GLuint)(pad / tgl_dtype_size(bx->in[j].dtype) + bx->in[j].base);
+        vec4 &= quad_aligned(&bx->in[j], pad);
     }
     bind[3] = tgl_gl_window(b, bx->out.view, window_bytes(&bx->out), 1, &pad);
     GLuint out_base = (GLuint)(pad / os + bx->out.base);
-    tgl_gl_uniform_ui(b, *prog, LOC_TEW_OUT_BASE, out_base);
-    set_strides(b, *prog, LOC_TEW_OUT_STRIDE, bx->out.strides, ndim);
-    tgl_gl_uniform_ui(b, *prog, LOC_TEW_NDIM, (GLuint)ndim);
-    tgl_gl_uniform_ui(b, *prog, LOC_TEW_OP, (GLuint)e->sub);
-    tgl_gl_uniform_ui(b, *prog, LOC_TEW_VALUE, (GLuint)e->value);
-    tgl_gl_uniform_ui(b, *prog, LOC_TEW_STEP, (GLuint)e->step);
-    tgl_gl_uniform_ui(b, *prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
-    tgl_gl_uniform_dims(b, *prog, LOC_TEW_SHAPE, bx->shape, ndim);
+    vec4 &= quad_aligned(&bx->out, pad);
     /* items per dispatch: the grid's invocations, a multiple of the workgroup */
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
+    size_t done = vec4 ? n / 4 * 4 : 0; /* the elements the VEC4 variant takes */
     tgl_status st = TGL_OK;
-    if (words) {
-        size_t per = 4 / os, first = out_base / per, end = (out_base + n + per - 1) / per;
+    if (done) {
+        st = plan_program(x, &x->prog_vec4, 0, 1, 1, tgl_gl_ceil_div(done / 4, l->workgroup_size));
+        if (st)
+            return st;
+        box_uniforms(x, x->prog_vec4, bx, base, out_base);
+        tgl_gl_uniform_ui(b, x->prog_vec4, LOC_SWEEP, x->backward);
+        for (size_t q = 0; !st && q < done / 4; q += grid) {
+            size_t count = done / 4 - q < grid ? done / 4 - q : grid;
+            tgl_gl_uniform_ui(b, x->prog_vec4, LOC_TEW_N, (GLuint)count);
+            tgl_gl_uniform_ui(b, x->prog_vec4, LOC_TEW_START, (GLuint)(4 * q));
+            st = tgl_gl_dispatch(b, x->prog_vec4, bind, 4, tgl_gl_ceil_div(count, l->workgroup_size));
+        }
+    }
+    if (st || done == n)
+        return st;
+    GLuint *prog = &x->prog[words][linear];
+    st = plan_program(x, prog, words, linear, 0, tgl_gl_ceil_div(n - done, l->workgroup_size));
+    if (st)
+        return st;
+    box_uniforms(x, *prog, bx, base, out_base);
+    if (words) { /* done is a multiple of four elements from a word boundary: whole words */
+        size_t per = 4 / os, first = (out_base + done) / per, end = (out_base + n + per - 1) / per;
         tgl_gl_uniform_ui(b, *prog, LOC_TEW_N, (GLuint)n);
         for (size_t w = first; !st && w < end; w += grid) {
             size_t count = end - w < grid ? end - w : grid;
@@ -183,7 +238,7 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
         }
         return st;
     }
-    for (size_t i = 0; !st && i < n; i += grid) {
+    for (size_t i = done; !st && i < n; i += grid) {
         size_t count = n - i < grid ? n - i : grid;
         tgl_gl_uniform_ui(b, *prog, LOC_TEW_N, (GLuint)count);
         tgl_gl_uniform_ui(b, *prog, LOC_TEW_START, (GLuint)i);
@@ -253,11 +308,21 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     }
     default: break;
     }
-    tew_run x = {.b = b, .e = e, .max_bytes = tgl_gl_max_window_elems(l, 4) * 4};
+    /* the bytes it streams: each operand's elements once */
+    uint64_t bytes = (uint64_t)e->n * tgl_dtype_size(e->out.dtype);
+    for (size_t k = 0; k < e->nin; k++)
+        bytes += (uint64_t)e->n * tgl_dtype_size(e->in[k].dtype);
+    tew_run x = {.b = b,
+                 .e = e,
+                 .max_bytes = tgl_gl_max_window_elems(l, 4) * 4,
+                 .backward = tgl_gl_sweep_direction(tgl_gl_of(b), bytes)};
     size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < e->ndim; d++)
         ext[d] = e->shape[d];
-    return run_box(&x, lo, ext);
+    tgl_status st = run_box(&x, lo, ext);
+    if (!st)
+        tgl_gl_sweep_done(tgl_gl_of(b), bytes);
+    return st;
 }
 
 void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
@@ -277,6 +342,7 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
                     continue;
                 for (int words = 0; words < (tgl_dtype_size(data[o]) < 4 ? 2 : 1); words++)
                     for (int linear = 0; linear < 2; linear++)
-                        tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], words, linear));
+                        tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], words, linear, 0));
+                tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], 0, 1, 1));
             }
 }

@@ -34,6 +34,16 @@ tgl_tensor tgt_random_layout(tgt_rng *r, tgl_dtype dt, size_t ndim, const size_t
     return t;
 }
 
+tgl_tensor tgt_dense_layout(tgt_rng *r, tgl_dtype dt, size_t ndim, const size_t *shape, size_t *bytes)
+{
+    size_t es = tgl_dtype_size(dt), n = 1, front = tgt_below(r, 6);
+    for (size_t d = 0; d < ndim; d++)
+        n *= shape[d];
+    tgl_tensor t = tgl_tensor_contiguous(front * es, dt, ndim, shape);
+    *bytes = (front + n + tgt_below(r, 6)) * es;
+    return t;
+}
+
 /* Bytes of dtype dt drawn from a small pool of each type's edge values, so that equal elements,
  * NaNs, signed zeros, subnormals and integer limits meet often. */
 void tgt_pool_fill(tgt_rng *r, tgl_dtype dt, uint8_t *p, size_t bytes)

@@ -8,6 +8,11 @@
  * gaps between them. data is a byte offset (element-aligned) into an allocation of *bytes. */
 tgl_tensor tgt_random_layout(tgt_rng *r, tgl_dtype dt, size_t ndim, const size_t *shape, size_t *bytes);
 
+/* A row-major dense layout of `shape` for dtype dt, data 0-5 elements into an allocation of
+ * *bytes that runs 0-5 elements past its end: the element-wise kernels' aligned (four elements
+ * per access) and unaligned dense paths, with tails of every length. */
+tgl_tensor tgt_dense_layout(tgt_rng *r, tgl_dtype dt, size_t ndim, const size_t *shape, size_t *bytes);
+
 /* Fills bytes of p with elements of dtype dt drawn from a small pool of its edge values (NaN,
  * signed zeros, infinities, subnormals, integer limits, bool bytes other than 1). */
 void tgt_pool_fill(tgt_rng *r, tgl_dtype dt, uint8_t *p, size_t bytes);

@@ -245,6 +245,11 @@ static void random_copies(pair *p, tgl_backend *gl, int count, size_t max_dim, c
         for (size_t d = 0; d < s_ndim; d++)
             s_shape[d] = tgt_below(&p->rng, 4) == 0 ? 1 : shape[d + ndim - s_ndim];
         tgl_tensor src = tgt_random_layout(&p->rng, from, s_ndim, s_shape, &src_bytes);
+        if (c % 3 == 1) { /* both dense, one shape: the kernel's linear paths */
+            dst = tgt_dense_layout(&p->rng, to, ndim, shape, &dst_bytes);
+            src = tgt_dense_layout(&p->rng, from, ndim, shape, &src_bytes);
+            s_ndim = 0; /* no broadcast dims below */
+        }
         for (size_t d = 0; d < s_ndim; d++)
             if (s_shape[d] == 1 && tgt_below(&p->rng, 2))
                 src.strides[d] = 0; /* a broadcast dim's stride is not read */
@@ -267,7 +272,8 @@ static void test_random_layouts(void **state)
 /* ---- comparisons and where ----------------------------------------------------------------- */
 
 /* Random compare (where_ 0) or where (1) calls: out in a random layout, inputs broadcast to it
- * (fewer dims, dims of 1), every dtype. */
+ * (fewer dims, dims of 1), every dtype; every third call all operands dense and of out's shape
+ * (the kernel's linear paths). */
 static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count, size_t max_dim, const char *what)
 {
     size_t nin = where_ ? 3 : 2;
@@ -278,14 +284,17 @@ static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count
         tgl_dtype dt = dtypes[tgt_below(&p->rng, N_DTYPES)];
         tgl_dtype out_dt = where_ ? dt : TGL_DTYPE_BOOL;
         size_t out_bytes;
-        tgl_tensor out = tgt_random_layout(&p->rng, out_dt, ndim, shape, &out_bytes);
+        int dense = c % 3 == 1;
+        tgl_tensor out = dense ? tgt_dense_layout(&p->rng, out_dt, ndim, shape, &out_bytes)
+                               : tgt_random_layout(&p->rng, out_dt, ndim, shape, &out_bytes);
         size_t in_shape[3][TGL_MAX_DIMS], in_ndim[3];
         tgt_broadcast_shapes(&p->rng, nin, ndim, shape, in_ndim, in_shape);
         operand in[3];
         uint8_t *init[3];
         for (size_t k = 0; k < nin; k++) {
             tgl_dtype kt = where_ && k == 0 ? TGL_DTYPE_BOOL : dt;
-            in[k].t = tgt_random_layout(&p->rng, kt, in_ndim[k], in_shape[k], &in[k].bytes);
+            in[k].t = dense ? tgt_dense_layout(&p->rng, kt, ndim, shape, &in[k].bytes)
+                            : tgt_random_layout(&p->rng, kt, in_ndim[k], in_shape[k], &in[k].bytes);
             init[k] = malloc(in[k].bytes);
             tgt_pool_fill(&p->rng, kt, init[k], in[k].bytes);
             in[k].init = init[k];

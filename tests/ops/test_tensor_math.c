@@ -593,7 +593,8 @@ static int takes(int binary, int op, tgl_dtype dt)
 }
 
 /* Every op (and clamp) on every dtype it takes, `rounds` random layouts each: out random, inputs
- * broadcast to it; now and then in place (out is input 0's elements). */
+ * broadcast to it; now and then in place (out is input 0's elements); every third round all
+ * operands dense and of out's shape (the kernel's linear paths). */
 static void random_ops(pair *p, int rounds, size_t max_dim, const char *what)
 {
     for (int binary = 0; binary <= CLAMP; binary++)
@@ -611,11 +612,19 @@ static void random_ops(pair *p, int rounds, size_t max_dim, const char *what)
                     size_t nin = NIN(&c), in_shape[3][TGL_MAX_DIMS], in_ndim[3];
                     int tests = !binary && op >= TGL_UNARY_ISNAN; /* a bool out */
                     c.out = tgt_random_layout(&p->rng, tests ? TGL_DTYPE_BOOL : dt, ndim, shape, &c.out_bytes);
+                    int dense = round % 3 == 1;
+                    if (dense)
+                        c.out = tgt_dense_layout(&p->rng, c.out.dtype, ndim, shape, &c.out_bytes);
                     tgt_broadcast_shapes(&p->rng, nin, ndim, shape, in_ndim, in_shape);
+                    for (size_t k = 0; dense && k < nin; k++) {
+                        in_ndim[k] = ndim;
+                        memcpy(in_shape[k], shape, sizeof shape);
+                    }
                     uint8_t *init[3] = {NULL, NULL, NULL};
                     c.out_is_in = round % 5 == 3 && in_ndim[0] == ndim && !tests;
                     for (size_t k = 0; k < nin; k++) {
-                        c.in[k] = tgt_random_layout(&p->rng, dt, in_ndim[k], in_shape[k], &c.bytes[k]);
+                        c.in[k] = dense ? tgt_dense_layout(&p->rng, dt, ndim, shape, &c.bytes[k])
+                                        : tgt_random_layout(&p->rng, dt, in_ndim[k], in_shape[k], &c.bytes[k]);
                         if (k == 0 && c.out_is_in) {
                             int same = 1;
                             for (size_t d = 0; d < ndim; d++)
