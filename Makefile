@@ -121,6 +121,9 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON) $(BUILD)/libtensorgl.a tests/common/t
 
 tests: $(TEST_BIN)
 
+# test_cli runs the command built beside it.
+$(BUILD)/tests/test_cli: | $(BUILD)/tensorgl
+
 # The SPIR-V modules of TGL_SHADER=spirv (src/gl/gl_spirv.c), one per kernel variant; rebuilt
 # when the kernels or the library sources (which list the variants) change. Sanitizer flags do
 # not change them, so every build directory shares build/tensorgl-spirv.

@@ -8,6 +8,7 @@
  * `reps` rounds (5) of `iters` back-to-back calls (20) followed by one tgl_synchronize; a round times every
  * workload once, each device figure next to its host loop (time_rounds). */
 #include "bench_clock.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "tensorgl.h"
 
@@ -219,27 +220,95 @@ static int run_ops(tgl_backend *b, const cfg *cp, const struct tgl_device_info *
     return 0;
 }
 
+/* The subcommands and their options ('=' after a name: it takes a value). */
+static const struct {
+    const char *name, *options[6];
+} subcommands[] = {
+    {"ops", {"--add=", "--sum=", "--softmax=", "--iters=", "--reps="}},
+    {"gemm", {"--sizes=", "--matvec=", "--batched=", "--no-cpu"}},
+    {"attention", {"--shape=", "--causal=", "--decode="}},
+    {"conv2d", {"--shape="}},
+    {"engine", {"--round-trips=", "--chain=", "--transfer-mib=", "--allocs=", "--no-cache"}},
+};
+#define N_SUB (sizeof subcommands / sizeof subcommands[0])
+
+void tgl_cmd_bench_usage(FILE *f)
+{
+    fprintf(f, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
+               "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
+               "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N] [--reps N]\n"
+               "       tensorgl bench gemm [--sizes N|MxNxK,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
+               "                           [--no-cpu]\n"
+               "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
+               "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n"
+               "       tensorgl bench engine [--round-trips N] [--chain N] [--transfer-mib N] [--allocs N]\n"
+               "                             [--no-cache]\n");
+}
+
+/* Before a subcommand opens a device: --help prints the usage (exit 0); an option it does not
+ * take, or one without its value, is named (exit 2). -1: go on. */
+static int check_subcommand(size_t k, int argc, char **argv)
+{
+    const char *names[6];
+    size_t n = 0;
+    for (; n < 6 && subcommands[k].options[n]; n++)
+        names[n] = subcommands[k].options[n];
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "bench %s", subcommands[k].name);
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            tgl_cmd_bench_usage(stdout);
+            return 0;
+        }
+        size_t len = strlen(argv[i]), j = 0;
+        for (; j < n; j++)
+            if (!strncmp(names[j], argv[i], len) && (names[j][len] == '=' || !names[j][len]))
+                break;
+        if (j == n) {
+            /* the names without their '=' for the message */
+            char plain[6][24];
+            const char *valid[6];
+            for (size_t m = 0; m < n; m++) {
+                snprintf(plain[m], sizeof plain[m], "%.*s", (int)strcspn(names[m], "="), names[m]);
+                valid[m] = plain[m];
+            }
+            return tgl_cli_bad_choice(cmd, "option", argv[i], len, valid, n);
+        }
+        if (names[j][len] == '=') {
+            if (i + 1 >= argc)
+                return tgl_cli_missing_value(cmd, argv[i]);
+            i++;
+        }
+    }
+    return -1;
+}
+
 int tgl_cmd_bench(int argc, char **argv)
 {
     cfg c = {4u << 20, 16u << 20, 4096, 1024, 20, 5};
-    if (argc < 2 || !strncmp(argv[1], "--", 2))
+    if (argc < 2 || !strncmp(argv[1], "--", 2) || !strcmp(argv[1], "-h"))
         return tgl_cmd_bench_suite(argc, argv);
+    size_t k = 0;
+    while (k < N_SUB && strcmp(argv[1], subcommands[k].name))
+        k++;
+    if (k == N_SUB) {
+        const char *names[N_SUB];
+        for (size_t j = 0; j < N_SUB; j++)
+            names[j] = subcommands[j].name;
+        return tgl_cli_bad_choice("bench", "subcommand", argv[1], strlen(argv[1]), names, N_SUB);
+    }
+    int rc = check_subcommand(k, argc, argv);
+    if (rc >= 0)
+        return rc;
     if (!strcmp(argv[1], "gemm"))
         return tgl_cmd_bench_gemm(argc, argv);
     if (!strcmp(argv[1], "attention") || !strcmp(argv[1], "conv2d"))
         return tgl_cmd_bench_model(argc, argv);
     if (!strcmp(argv[1], "engine"))
         return tgl_cmd_bench_engine(argc, argv);
-    if (strcmp(argv[1], "ops") || !parse_args(argc, argv, &c)) {
-        fprintf(stderr, "usage: tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]\n"
-                        "                      (the standard set, one table; tensorgl bench --help lists the ops)\n"
-                        "       tensorgl bench ops [--add N] [--sum N] [--softmax ROWSxCOLS] [--iters N] [--reps N]\n"
-                        "       tensorgl bench gemm [--sizes N|MxNxK,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
-                        "                           [--no-cpu]\n"
-                        "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
-                        "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n"
-                        "       tensorgl bench engine [--round-trips N] [--chain N] [--transfer-mib N] [--allocs N]\n"
-                        "                             [--no-cache]\n");
+    if (!parse_args(argc, argv, &c)) {
+        fprintf(stderr, "tensorgl bench ops: a value is not a positive number (or ROWSxCOLS for --softmax)\n");
+        tgl_cmd_bench_usage(stderr);
         return 2;
     }
     tgl_backend *b = NULL;
@@ -257,7 +326,7 @@ int tgl_cmd_bench(int argc, char **argv)
     if (c.sm_rows * c.sm_cols > big)
         big = c.sm_rows * c.sm_cols;
     float *h = malloc(big * sizeof(float)), *h2 = malloc(big * sizeof(float)), *h3 = malloc(big * sizeof(float));
-    int rc = 1;
+    rc = 1;
     if (h && h2 && h3)
         rc = run_ops(b, &c, &info, h, h2, h3, big);
     else

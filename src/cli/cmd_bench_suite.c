@@ -6,6 +6,7 @@
  * times. Progress goes to stderr. */
 #include "bench_clock.h"
 #include "bench_suite.h"
+#include "cli_args.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -34,54 +35,78 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
-/* Every item of the list must name one of `names` (or, with ops, an op or a family). */
-static int list_valid(const char *list, const char *const *names, size_t n, int ops)
+/* Every item of the list names one of `names`; else the message naming the first that does not
+ * (and 2). */
+static int list_check(const char *option_what, const char *list, const char *const *names, size_t n)
 {
-    for (const char *p = list; *p;) {
+    for (const char *p = list;;) {
         size_t item = strcspn(p, ","), ok = 0;
-        for (size_t i = 0; i < n && !ok; i++) {
-            const char *name = ops ? tgl_bench_ops[i].name : names[i];
-            ok = (strlen(name) == item && !strncmp(p, name, item)) ||
-                 (ops && strlen(tgl_bench_ops[i].family) == item && !strncmp(p, tgl_bench_ops[i].family, item));
-        }
-        if (!ok || !item)
+        for (size_t i = 0; i < n && !ok; i++)
+            ok = strlen(names[i]) == item && !strncmp(p, names[i], item);
+        if (!ok)
+            return tgl_cli_bad_choice("bench", option_what, p, item, names, n);
+        if (!p[item])
             return 0;
-        p += item + (p[item] == ',');
+        p += item + 1;
     }
-    return 1;
 }
+
+#define MAX_NAMES 256 /* op names and families */
+#define USAGE "tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE] (bench --help)"
 
 static int parse(int argc, char **argv, args *a)
 {
     const char *sizes = "small,medium,large", *backends = "gl,cpu,openblas";
     a->repeat = 5;
     for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int known = !strcmp(o, "--ops") || !strcmp(o, "--sizes") || !strcmp(o, "--backend") || !strcmp(o, "--json") ||
+                    !strcmp(o, "--repeat");
+        if (!known)
+            return tgl_cli_bad_option("bench", o, USAGE);
         if (!v)
-            return 0;
-        if (!strcmp(argv[i], "--ops"))
+            return tgl_cli_missing_value("bench", o);
+        if (!strcmp(o, "--ops")) {
             a->ops = v;
-        else if (!strcmp(argv[i], "--sizes"))
+        } else if (!strcmp(o, "--sizes")) {
             sizes = v;
-        else if (!strcmp(argv[i], "--backend"))
+        } else if (!strcmp(o, "--backend")) {
             backends = v;
-        else if (!strcmp(argv[i], "--json"))
+        } else if (!strcmp(o, "--json")) {
             a->json = v;
-        else if (!strcmp(argv[i], "--repeat"))
-            a->repeat = atoi(v);
-        else
-            return 0;
+        } else {
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (*end || end == v || r < 1 || r > 1000)
+                return tgl_cli_bad_value("bench", o, v, "takes a whole number from 1 to 1000");
+            a->repeat = (int)r;
+        }
         i++;
     }
-    if ((a->ops && !list_valid(a->ops, NULL, tgl_bench_op_count, 1)) ||
-        !list_valid(sizes, tgl_bench_size_names, BENCH_SIZES, 0) || !list_valid(backends, backend_names, B_COUNT, 0) ||
-        a->repeat < 1 || a->repeat > 1000)
-        return 0;
+    /* ops: the op names, then each family once */
+    const char *names[MAX_NAMES];
+    size_t n = 0;
+    for (size_t i = 0; i < tgl_bench_op_count && n < MAX_NAMES; i++)
+        names[n++] = tgl_bench_ops[i].name;
+    for (size_t i = 0; i < tgl_bench_op_count && n < MAX_NAMES; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= !strcmp(tgl_bench_ops[j].family, tgl_bench_ops[i].family);
+        if (!seen)
+            names[n++] = tgl_bench_ops[i].family;
+    }
+    int rc = a->ops ? list_check("op or family", a->ops, names, n) : 0;
+    if (!rc)
+        rc = list_check("size", sizes, tgl_bench_size_names, BENCH_SIZES);
+    if (!rc)
+        rc = list_check("backend", backends, backend_names, B_COUNT);
+    if (rc)
+        return rc;
     for (int s = 0; s < BENCH_SIZES; s++)
         a->sizes[s] = listed(sizes, tgl_bench_size_names[s]);
     for (int k = 0; k < B_COUNT; k++)
         a->backends[k] = listed(backends, backend_names[k]);
-    return 1;
+    return 0;
 }
 
 /* Who runs a case: a backend (b != NULL, device buffers) or OpenBLAS (host buffers). */
@@ -246,7 +271,8 @@ static void usage(FILE *f)
     fprintf(f, "  --sizes    small,medium,large (default: all)\n"
                     "  --backend  gl,cpu,openblas (default: all available; openblas runs the gemm family)\n"
                     "  --repeat   timed runs per case, 1..1000 (default 5)\n"
-                    "  --json     also write the raw figures to FILE\n");
+                    "  --json     also write the raw figures to FILE\n\n");
+    tgl_cmd_bench_usage(f);
 }
 
 int tgl_cmd_bench_suite(int argc, char **argv)
@@ -256,10 +282,9 @@ int tgl_cmd_bench_suite(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!parse(argc, argv, &a)) {
-        usage(stderr);
-        return 2;
-    }
+    int rc = parse(argc, argv, &a);
+    if (rc)
+        return rc;
     bench_context ctx = {0};
     snprintf(ctx.version, sizeof ctx.version, "%d.%d.%d", TGL_VERSION_MAJOR, TGL_VERSION_MINOR, TGL_VERSION_PATCH);
     time_t now = time(NULL);
@@ -297,7 +322,7 @@ int tgl_cmd_bench_suite(int argc, char **argv)
      * case clocks down, and the next GL case would be timed at the lower clock (seen on the
      * H100: GL figures up to 3x slower when interleaved). Results go to their (case, backend)
      * slot and are compacted in case order for the table. */
-    int rc = 0;
+    rc = 0;
     for (int k = 0; k < B_COUNT; k++) {
         size_t c = 0;
         for (size_t i = 0; i < tgl_bench_op_count; i++) {

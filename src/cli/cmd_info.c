@@ -1,5 +1,6 @@
 /* `tensorgl info`, `devices`, `warmup`, `tune` and `version`. */
 #include "bench_clock.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "tensorgl.h"
 #include "core/internal.h"
@@ -18,10 +19,9 @@ int tgl_cmd_version(int argc, char **argv)
 int tgl_cmd_info(int argc, char **argv)
 {
     int profile = argc == 2 && !strcmp(argv[1], "--profile");
-    if (argc > 1 && !profile) {
-        fprintf(stderr, "usage: tensorgl info [--profile]\n");
-        return 2;
-    }
+    if (argc > 1 && !profile)
+        return tgl_cli_bad_option("info", argv[argc > 2 && !strcmp(argv[1], "--profile") ? 2 : 1],
+                                  "tensorgl info [--profile]");
     tgl_backend *b;
     tgl_status st = tgl_open(NULL, &b);
     if (st) {
@@ -86,11 +86,8 @@ int tgl_cmd_info(int argc, char **argv)
 /* `tensorgl devices`: every EGL device with what a context on it reports. */
 int tgl_cmd_devices(int argc, char **argv)
 {
-    (void)argv;
-    if (argc > 1) {
-        fprintf(stderr, "usage: tensorgl devices\n");
-        return 2;
-    }
+    if (argc > 1)
+        return tgl_cli_bad_option("devices", argv[1], "tensorgl devices (no options)");
     struct tgl_device_entry d[16];
     int n = 0;
     tgl_status st = tgl_list_devices(d, 16, &n);
@@ -118,11 +115,10 @@ int tgl_cmd_devices(int argc, char **argv)
 /* `tensorgl warmup`: builds the kernels of the default device into the caches (tgl_warmup). */
 int tgl_cmd_warmup(int argc, char **argv)
 {
-    (void)argv;
-    if (argc > 1) {
-        fprintf(stderr, "usage: tensorgl warmup   (TGL_CACHE_DIR, TGL_DEVICE and TGL_API choose as for any program)\n");
-        return 2;
-    }
+    if (argc > 1)
+        return tgl_cli_bad_option("warmup", argv[1],
+                                  "tensorgl warmup (no options; TGL_CACHE_DIR, TGL_DEVICE and TGL_API choose as for "
+                                  "any program)");
     tgl_backend *b;
     if (tgl_open(NULL, &b)) {
         fprintf(stderr, "tensorgl warmup: no usable device: %s\n", tgl_last_error(NULL));
@@ -149,14 +145,14 @@ int tgl_cmd_tune(int argc, char **argv)
     if (argc == 3 && !strcmp(argv[1], "--size")) {
         char *end;
         unsigned long v = strtoul(argv[2], &end, 10);
-        if (*end || v < 64 || v > 8192) {
-            fprintf(stderr, "tensorgl tune: --size takes 64..8192\n");
-            return 2;
-        }
+        if (*end || end == argv[2] || v < 64 || v > 8192)
+            return tgl_cli_bad_value("tune", "--size", argv[2], "takes a whole number from 64 to 8192");
         size = v;
+    } else if (argc == 2 && !strcmp(argv[1], "--size")) {
+        return tgl_cli_missing_value("tune", "--size");
     } else if (argc != 1) {
-        fprintf(stderr, "usage: tensorgl tune [--size N]   (saves under TGL_CACHE_DIR for later programs)\n");
-        return 2;
+        return tgl_cli_bad_option("tune", argv[strcmp(argv[1], "--size") ? 1 : 3],
+                                  "tensorgl tune [--size N] (saves under TGL_CACHE_DIR for later programs)");
     }
     tgl_backend *b;
     if (tgl_open(NULL, &b)) {

@@ -1,5 +1,8 @@
 #ifndef TGL_CLI_COMMANDS_H
 #define TGL_CLI_COMMANDS_H
+
+#include <stdio.h>
+
 /* Each subcommand gets argv from its own name on and returns the process exit code. */
 int tgl_cmd_info(int argc, char **argv);
 int tgl_cmd_devices(int argc, char **argv);
@@ -8,6 +11,8 @@ int tgl_cmd_tune(int argc, char **argv);
 int tgl_cmd_kernels(int argc, char **argv);
 int tgl_cmd_version(int argc, char **argv);
 int tgl_cmd_bench(int argc, char **argv);
+/* The usage of every form of `tensorgl bench` (cmd_bench.c). */
+void tgl_cmd_bench_usage(FILE *f);
 /* `tensorgl bench [--ops ...]`: the standard set in one table (called by tgl_cmd_bench). */
 int tgl_cmd_bench_suite(int argc, char **argv);
 /* `tensorgl bench gemm` (called by tgl_cmd_bench). */

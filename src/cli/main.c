@@ -16,7 +16,7 @@ static const struct {
     {"tune", tgl_cmd_tune, "[--size N]: time the GEMM kernel shapes, keep the fastest for this device (tgl_tune)"},
     {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
     {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
-                   "            bench ops|gemm|attention|conv2d: focused comparisons (bench --help)"},
+                   "            bench ops|gemm|attention|conv2d|engine: focused comparisons (bench --help)"},
     {"replay", tgl_cmd_replay, "replay PATH [--backend gl|cpu] [--compare] [--until N]: re-run a trace\n"
                    "            (TGL_TRACE=DIR records one) and name the first call that diverges"},
     {"version", tgl_cmd_version, "print the library version"},

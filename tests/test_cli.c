@@ -1,0 +1,114 @@
+/* The tensorgl command's argument errors: each mistake exits 2 with a message that names the
+ * bad value (and the closest valid one, where one is near); --help of a bench subcommand prints
+ * the usage without opening a device. Runs the tensorgl binary built beside this test. */
+#include "testing.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tool[PATH_MAX + 16];
+
+/* $(BUILD)/tensorgl, from this test's own path $(BUILD)/tests/test_cli. */
+static int setup(void **state)
+{
+    (void)state;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    snprintf(tool, sizeof tool, "%s/../tensorgl", self);
+    if (access(tool, X_OK)) {
+        fprintf(stderr, "test_cli: %s is not built (make all)\n", tool);
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs `tensorgl ARGS` with a device selection that matches nothing, so opening a device
+ * fails; returns its exit status, its stderr (or stdout with want_stdout) in out. */
+static int run(const char *args, int want_stdout, char *out, size_t cap)
+{
+    char cmd[sizeof tool + 512];
+    snprintf(cmd, sizeof cmd, "TGL_BACKEND=gl TGL_DEVICE=no-such-device '%s' %s %s", tool, args,
+             want_stdout ? "2>/dev/null" : "2>&1 >/dev/null");
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = fread(out, 1, cap - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const struct {
+    const char *args;
+    const char *says[3]; /* substrings the message must hold */
+} mistakes[] = {
+    {"bench --ops add", {"unknown op or family 'add'", "did you mean binary_add?", "binary_add"}},
+    {"bench --ops binary_add,sofmax", {"'sofmax'", "did you mean softmax?"}},
+    {"bench --sizes tiny", {"unknown size 'tiny'", "small, medium, large"}},
+    {"bench --backend vulkan", {"unknown backend 'vulkan'", "gl, cpu, openblas"}},
+    {"bench --repeat 0", {"--repeat '0'", "1 to 1000"}},
+    {"bench --repeat 5x", {"--repeat '5x'"}},
+    {"bench --json", {"--json needs a value"}},
+    {"bench --bogus x", {"unknown option '--bogus'"}},
+    {"bench bnech", {"unknown subcommand 'bnech'", "engine"}},
+    {"bench attention --bogus", {"bench attention: unknown option '--bogus'", "--shape, --causal, --decode"}},
+    {"bench engine --chian 5", {"unknown option '--chian'", "did you mean --chain?"}},
+    {"bench gemm --sizes", {"bench gemm: --sizes needs a value"}},
+    {"info --bogus", {"info: unknown option '--bogus'", "--profile"}},
+    {"info --profile extra", {"unknown option 'extra'"}},
+    {"devices -x", {"devices: unknown option '-x'"}},
+    {"warmup now", {"warmup: unknown option 'now'"}},
+    {"tune --size 3", {"--size '3'", "64 to 8192"}},
+    {"tune --size", {"--size needs a value"}},
+    {"bnech", {"unknown command 'bnech'"}},
+};
+
+static void test_mistakes(void **state)
+{
+    (void)state;
+    char out[8192];
+    for (size_t i = 0; i < sizeof mistakes / sizeof mistakes[0]; i++) {
+        int rc = run(mistakes[i].args, 0, out, sizeof out);
+        if (rc != 2)
+            fail_msg("tensorgl %s exited %d, want 2; it said: %s", mistakes[i].args, rc, out);
+        for (size_t k = 0; k < 3 && mistakes[i].says[k]; k++)
+            if (!strstr(out, mistakes[i].says[k]))
+                fail_msg("tensorgl %s: the message lacks \"%s\"; it said: %s", mistakes[i].args, mistakes[i].says[k],
+                         out);
+    }
+}
+
+/* --help anywhere in a bench subcommand prints every form's usage and exits 0 without opening
+ * a device (with TGL_DEVICE matching nothing, opening one would fail); bench --help lists the
+ * subcommands too. */
+static void test_help(void **state)
+{
+    (void)state;
+    static const char *const helps[] = {"bench attention --help", "bench conv2d -h", "bench gemm --sizes 64 --help",
+                                        "bench engine --help", "bench ops --help", "bench --help"};
+    char out[8192];
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        int rc = run(helps[i], 1, out, sizeof out);
+        if (rc != 0 || !strstr(out, "tensorgl bench engine") || !strstr(out, "tensorgl bench attention"))
+            fail_msg("tensorgl %s exited %d; it printed: %s", helps[i], rc, out);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mistakes),
+        cmocka_unit_test(test_help),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
