@@ -59,7 +59,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps print-deps check demo bench tests spirv install uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa
+.PHONY: all deps print-deps check demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -240,7 +240,10 @@ check-newer-mesa: deps
 	scripts/check-newer-mesa.sh $(BUILD) $(TEST_BIN)
 
 # tensorgl.pc is written at install time, so it always names this install's PREFIX/LIBDIR.
-install: all spirv
+# The SPIR-V modules (every kernel variant, minutes to build) only for TGL_SHADER=spirv:
+# `make install-spirv`. Into the system's own library directory, as root and not staged, install
+# runs ldconfig so programs find libtensorgl.so.0 at once; it prints what else a user needs.
+install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/tensorgl.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(BUILD)/libtensorgl.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
@@ -255,11 +258,24 @@ install: all spirv
 	install -m 755 $(BUILD)/tensorgl $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 644 docs/tensorgl.1 $(DESTDIR)$(MANDIR)/man1/
+	@echo "tensorgl: installed in $(DESTDIR)$(PREFIX). Next:"
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+	    ldconfig && echo "  (ldconfig has run: the loader finds libtensorgl.so.0 in a system prefix)"; \
+	else \
+	    echo "  sudo ldconfig                     # once, for a system prefix: the loader finds libtensorgl.so.0"; \
+	fi
+	@echo "  export PKG_CONFIG_PATH=$(LIBDIR)/pkgconfig LD_LIBRARY_PATH=$(LIBDIR)   # a prefix outside their paths"
+	@echo "  cc app.c \$$(pkg-config --cflags --libs tensorgl)   # docs/examples/ has programs to start from"
+	@echo "  tensorgl info; tensorgl warmup    # the device, then its kernels compiled ahead into the cache"
+	@echo "  make install-spirv                # only for TGL_SHADER=spirv: the SPIR-V modules"
+
+install-spirv: spirv
 	install -d $(DESTDIR)$(LIBDIR)/tensorgl-spirv
 	cp $(SPIRV_DIR)/*.spv $(SPIRV_DIR)/tensorgl-spirv.txt $(DESTDIR)$(LIBDIR)/tensorgl-spirv/
 	chmod 644 $(DESTDIR)$(LIBDIR)/tensorgl-spirv/*
 
-# Exactly the files install wrote (directories stay: they may hold other packages' files).
+# Exactly the files install and install-spirv wrote (directories stay: they may hold other
+# packages' files).
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/tensorgl.h $(DESTDIR)$(LIBDIR)/libtensorgl.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libtensorgl.so $(DESTDIR)$(LIBDIR)/libtensorgl.a \

@@ -10,7 +10,7 @@ stage=$(mktemp -d)
 work=$(mktemp -d)
 trap 'rm -rf "$stage" "$work"' EXIT
 prefix=/usr/local
-make --no-print-directory install DESTDIR="$stage" PREFIX="$prefix" >/dev/null
+make --no-print-directory install install-spirv DESTDIR="$stage" PREFIX="$prefix" >/dev/null
 lib="$stage$prefix/lib"
 
 echo "installed:"

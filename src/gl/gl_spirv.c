@@ -74,7 +74,7 @@ tgl_status tgl_gl_spirv_init(tgl_backend *b, tgl_gl_spirv *s)
     if (stat(manifest, &st) || !S_ISREG(st.st_mode))
         return tgl__fail(b, TGL_ERR_IO,
                          "TGL_SHADER=spirv: no SPIR-V modules at %s (no tensorgl-spirv.txt there); `make spirv` "
-                         "builds them into build/tensorgl-spirv and `make install` installs them; "
+                         "builds them into build/tensorgl-spirv and `make install-spirv` installs them; "
                          "TGL_SPIRV_DIR names another directory",
                          s->dir);
     s->enabled = 1;
