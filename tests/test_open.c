@@ -5,9 +5,12 @@
 #include "gl/gl_internal.h"
 
 #include <epoxy/gl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int tgl_egl_display_exists(void);
@@ -429,6 +432,63 @@ static void test_list_and_choose_devices(void **state)
 /* tgl_supports on both backends: every op in f32, f16 for GEMM, casts and the element-wise
  * descriptor ops (computed in f32), the other dtypes for those descriptor ops only, nothing for
  * out-of-range arguments; every op and type has a distinct name. */
+/* fork(): the child's calls on the parent's GL backend fail with TGL_ERR_DEVICE_LOST naming the
+ * fork (its context does not carry over; a child that used it hung or aborted in the driver), its tgl_close
+ * returns, the CPU backend it inherited keeps working, and the parent's GL backend and data are
+ * untouched. */
+static void test_fork_child(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only() || !tgl_egl_display_exists())
+        skip();
+    tgl_options glo = {.kind = TGL_BACKEND_GL}, cpuo = {.kind = TGL_BACKEND_CPU};
+    tgl_backend *gl = NULL, *cpu = NULL;
+    assert_int_equal(tgl_open(&glo, &gl), TGL_OK);
+    assert_int_equal(tgl_open(&cpuo, &cpu), TGL_OK);
+    const float v[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    float w[4] = {0};
+    tgl_ptr a;
+    TGT_OK(gl, tgl_alloc(gl, sizeof v, &a));
+    TGT_OK(gl, tgl_copy_htod(gl, a, v, sizeof v));
+    TGT_OK(gl, tgl_synchronize(gl));
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the child: no cmocka assertions (they would unwind into the parent's runner) */
+        int bad = 0;
+        tgl_ptr c = 0, d = 0;
+        bad |= tgl_alloc(gl, 16, &c) != TGL_ERR_DEVICE_LOST;
+        bad |= (strstr(tgl_last_error(gl), "fork()") == NULL) << 1;
+        bad |= (tgl_copy_dtoh(gl, w, a, sizeof w) != TGL_ERR_DEVICE_LOST) << 2;
+        bad |= (tgl_synchronize(gl) != TGL_ERR_DEVICE_LOST) << 3;
+        tgl_close(gl);
+        bad |= (tgl_alloc(cpu, 16, &d) != TGL_OK) << 4;
+        bad |= (tgl_fill(cpu, d, 2.0f, 4) != TGL_OK || tgl_copy_dtoh(cpu, w, d, sizeof w) != TGL_OK || w[3] != 2.0f) << 5;
+        tgl_free(cpu, d);
+        tgl_close(cpu);
+        _exit(bad);
+    }
+    int status = 0;
+    pid_t got = 0;
+    for (int waited = 0; (got = waitpid(pid, &status, WNOHANG)) == 0 && waited < 600; waited++)
+        nanosleep(&(struct timespec){0, 100000000}, NULL); /* a child that reaches into the parent's context deadlocks in the driver */
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("the forked child hung for 60 s (it used the parent's GL context)");
+    }
+    assert_int_equal(got, pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status))
+        fail_msg("the forked child %s (status 0x%x; bits of the exit code: 1 alloc not refused, 2 no fork() in the "
+                 "message, 4 download not refused, 8 synchronize not refused, 16/32 its CPU backend failed)",
+                 WIFEXITED(status) ? "found a wrong answer" : "died", status);
+    TGT_OK(gl, tgl_copy_dtoh(gl, w, a, sizeof w));
+    assert_memory_equal(v, w, sizeof v);
+    TGT_OK(gl, tgl_free(gl, a));
+    tgl_close(gl);
+    tgl_close(cpu);
+}
+
 static void test_supports(void **state)
 {
     (void)state;
@@ -565,6 +625,7 @@ int main(void)
         cmocka_unit_test_teardown(test_flush_every_dispatch, tgt_env_teardown),
         cmocka_unit_test_teardown(test_list_and_choose_devices, tgt_env_teardown),
         cmocka_unit_test(test_supports),
+        cmocka_unit_test(test_fork_child),
         cmocka_unit_test_teardown(test_driver_check_passes_on_sound_driver, driver_check_teardown),
         cmocka_unit_test_teardown(test_driver_check_refuses_device, driver_check_teardown),
     };

@@ -177,6 +177,9 @@ typedef struct tgl__tew {
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
     const char *name;
+    /* 1 when the backend's device state does not survive fork() (a GL context is the opening
+     * process's): a forked child's calls on it fail, and its tgl_close frees host memory only. */
+    int process_bound;
     /* Called before every call on b that may touch the device (GL: makes the context current). */
     tgl_status (*activate)(tgl_backend *b);
     void (*destroy)(tgl_backend *b);
@@ -241,6 +244,7 @@ struct tgl_backend {
     tgl__handles handles;
     tgl__config config;
     int lost;                   /* sticky TGL_ERR_DEVICE_LOST */
+    long pid;                   /* the process that opened it (getpid) */
     uint64_t mem_in_use, mem_peak; /* bytes of live allocations as requested; the most since open */
     FILE *log_file;             /* TGL_LOG, or NULL for stderr */
     char fallback_reason[512];  /* why auto chose the CPU backend */
@@ -249,6 +253,9 @@ struct tgl_backend {
     int hook_busy;              /* the hook is making its own calls: do not record or time them */
     char last_error[1024];
 };
+
+/* 1 when b is process-bound (vtable) and this process is a fork() of the one that opened it. */
+int tgl__forked(const tgl_backend *b);
 
 /* Records a failure on b (or the thread's open error for b == NULL) and returns status. */
 tgl_status tgl__fail(tgl_backend *b, tgl_status status, const char *fmt, ...)

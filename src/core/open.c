@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void destroy_buffer(void *ctx, void *buf)
 {
@@ -13,6 +14,14 @@ static void destroy_buffer(void *ctx, void *buf)
 
 static void backend_free(tgl_backend *b)
 {
+    if (tgl__forked(b)) {
+        /* A fork()ed child: the device objects, the trace and the profile are the parent's, and
+         * touching the context would abort in the driver; only this process's copy of the host
+         * memory goes (the backend's own state is left: freeing it would release GL objects). */
+        tgl__handles_fini(&b->handles);
+        free(b);
+        return;
+    }
     if (b->trace)
         tgl__trace_end(b);
     if (b->profile)
@@ -72,6 +81,7 @@ static tgl_status open_backend(const tgl_options *opts, int trace, tgl_backend *
     if (!b)
         return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "tgl_open: no host memory for the backend");
     b->config = cfg;
+    b->pid = (long)getpid();
     tgl__handles_init(&b->handles);
     if (cfg.log_path[0] && !(b->log_file = fopen(cfg.log_path, "a"))) {
         int err = errno;
@@ -104,7 +114,7 @@ TGL_API void tgl_close(tgl_backend *b)
 {
     if (!b)
         return;
-    if (b->vt && !b->lost)
+    if (b->vt && !b->lost && !tgl__forked(b))
         b->vt->synchronize(b); /* pending work ends before its buffers go */
     backend_free(b);
 }

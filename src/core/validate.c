@@ -1,11 +1,25 @@
 #include "validate.h"
 
+#include <unistd.h>
+
+int tgl__forked(const tgl_backend *b)
+{
+    return b->vt && b->vt->process_bound && b->pid != (long)getpid();
+}
+
 tgl_status tgl__enter_host(tgl_backend *b)
 {
     if (!b)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "b: NULL backend");
     if (b->lost)
         return tgl__fail(b, TGL_ERR_DEVICE_LOST, "the device was lost earlier; close this backend");
+    if (tgl__forked(b)) {
+        b->lost = 1;
+        return tgl__fail(b, TGL_ERR_DEVICE_LOST,
+                         "this %s backend was opened by process %ld, and this process (%ld) is a fork() of it: "
+                         "its context does not carry over; close it and open a backend here",
+                         b->vt->name, b->pid, (long)getpid());
+    }
     return TGL_OK;
 }
 

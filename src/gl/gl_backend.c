@@ -98,6 +98,7 @@ static void gl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
 
 static const tgl__vtable gl_vtable = {
     .name = "gl",
+    .process_bound = 1,
     .activate = gl_activate,
     .destroy = gl_destroy,
     .device_info = gl_device_info,
