@@ -244,7 +244,8 @@ struct tgl_backend {
     tgl__handles handles;
     tgl__config config;
     int lost;                   /* sticky TGL_ERR_DEVICE_LOST */
-    long pid;                   /* the process that opened it (getpid) */
+    long pid;                   /* the process that opened it (getpid), for messages */
+    unsigned long fork_generation; /* tgl__fork_generation() at open: another value means a fork()ed child */
     uint64_t mem_in_use, mem_peak; /* bytes of live allocations as requested; the most since open */
     FILE *log_file;             /* TGL_LOG, or NULL for stderr */
     char fallback_reason[512];  /* why auto chose the CPU backend */
@@ -256,6 +257,8 @@ struct tgl_backend {
 
 /* 1 when b is process-bound (vtable) and this process is a fork() of the one that opened it. */
 int tgl__forked(const tgl_backend *b);
+/* The fork() count that tgl__forked compares with; the first call registers the counter. */
+unsigned long tgl__fork_generation(void);
 
 /* Records a failure on b (or the thread's open error for b == NULL) and returns status. */
 tgl_status tgl__fail(tgl_backend *b, tgl_status status, const char *fmt, ...)

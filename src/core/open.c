@@ -82,6 +82,7 @@ static tgl_status open_backend(const tgl_options *opts, int trace, tgl_backend *
         return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "tgl_open: no host memory for the backend");
     b->config = cfg;
     b->pid = (long)getpid();
+    b->fork_generation = tgl__fork_generation();
     tgl__handles_init(&b->handles);
     if (cfg.log_path[0] && !(b->log_file = fopen(cfg.log_path, "a"))) {
         int err = errno;

@@ -1,10 +1,33 @@
 #include "validate.h"
 
+#include <pthread.h>
 #include <unistd.h>
+
+/* How many fork()s lie between the first tgl_open and this process: counted in the child by an
+ * atfork handler, so the check on every call reads a variable instead of calling getpid (a
+ * system call). The child runs its handler with one thread, before anything else. */
+static unsigned long fork_generation;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+    fork_generation++;
+}
+
+static void register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, count_fork);
+}
+
+unsigned long tgl__fork_generation(void)
+{
+    pthread_once(&atfork_once, register_atfork);
+    return fork_generation;
+}
 
 int tgl__forked(const tgl_backend *b)
 {
-    return b->vt && b->vt->process_bound && b->pid != (long)getpid();
+    return b->vt && b->vt->process_bound && b->fork_generation != fork_generation;
 }
 
 tgl_status tgl__enter_host(tgl_backend *b)
@@ -18,7 +41,7 @@ tgl_status tgl__enter_host(tgl_backend *b)
         return tgl__fail(b, TGL_ERR_DEVICE_LOST,
                          "this %s backend was opened by process %ld, and this process (%ld) is a fork() of it: "
                          "its context does not carry over; close it and open a backend here",
-                         b->vt->name, b->pid, (long)getpid());
+                         b->vt->name, b->pid, (long)getpid()); /* the error path only: getpid is a system call */
     }
     return TGL_OK;
 }
