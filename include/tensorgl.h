@@ -210,7 +210,8 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(ARG_REDUCE, arg_reduce) X(SOFTMAX, softmax) X(LOG_SOFTMAX, log_softmax) X(RMSNORM, rmsnorm)    \
     X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
     X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
-    X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)
+    X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
+    X(CAT, cat)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -566,6 +567,25 @@ TGL_API tgl_status tgl_fill_t(tgl_backend *b, const tgl_tensor *out, double valu
  *   TGL_ERR_UNSUPPORTED (bool, block formats).
  * Example: positions 0..n-1 as i32: tgl_arange(b, &pos, 0.0, 1.0); */
 TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double start, double step);
+
+/* Concatenates n_inputs tensors along dim `axis` into out (PyTorch's cat): inputs[k] fills
+ * out's indices offset_k .. offset_k + inputs[k].shape[axis] - 1 along axis, where offset_k is
+ * the sum of the earlier inputs' extents. Every input has out's ndim (at least 1) and out's
+ * extent along every other dim; the extents along axis add up to out's. An input may be empty
+ * along axis (it adds nothing). Any strides on every operand (an input's 0 stride repeats its
+ * element, as in tgl_copy); each input is converted to out's dtype as tgl_copy converts (any
+ * dtype but the block formats). out must reach no element twice and share no byte with an input.
+ * One copy runs per non-empty input, in order.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (inputs NULL or n_inputs 0, an ndim of 0 or above
+ *   TGL_MAX_DIMS, axis not below out's ndim, an input whose ndim or other extents differ from
+ *   out's, extents along axis that do not add up to out's, an out that reaches an element twice,
+ *   overlap; the message names inputs[k] or out), TGL_ERR_INVALID_POINTER (as tgl_copy),
+ *   TGL_ERR_UNSUPPORTED (a block format). Nothing is written unless every operand is valid.
+ * Example: out (rows x (c1 + c2)) = [a | bb] for f32 a (rows x c1) and bb (rows x c2):
+ *     tgl_tensor parts[2] = {a, bb};
+ *     tgl_cat(b, parts, 2, 1, &out); */
+TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_inputs, size_t axis,
+                           const tgl_tensor *out);
 
 /* ---- shapes (f32, row-major, up to TGL_MAX_DIMS dims) ------------------------------------ */
 

@@ -30,6 +30,7 @@ typedef struct outputs {
     uint16_t copied[ROWS * COLS]; /* tgl_copy: pm transposed into bf16 */
     float picked[ROWS * COLS];    /* tgl_compare of pm against a row, then tgl_where */
     float mathed[ROWS * COLS];    /* tgl_unary_t of pm, tgl_binary_t with the row, tgl_clamp */
+    float catted[ROWS * 3 * COLS]; /* tgl_cat of pm, the mask as f32 and the row repeated */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -155,6 +156,15 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     corner.data += sizeof(float) * COLS; /* the second row's: 0.5, 0.25, 0, ... */
     OK(tgl_arange(b, &corner, 0.5, -0.25));
     OK(tgl_copy_dtoh(b, o->mathed, tmath.data, sizeof o->mathed));
+    tgl_tensor parts[3] = {tm, tmask, trow};
+    parts[2].ndim = 2;
+    parts[2].shape[0] = ROWS;
+    parts[2].shape[1] = COLS;
+    parts[2].strides[0] = 0;
+    parts[2].strides[1] = 1;
+    tgl_tensor tcat = tgl_tensor_contiguous(fresh(b, sizeof o->catted), TGL_DTYPE_F32, 2, (size_t[]){ROWS, 3 * COLS});
+    OK(tgl_cat(b, parts, 3, 1, &tcat));
+    OK(tgl_copy_dtoh(b, o->catted, tcat.data, sizeof o->catted));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

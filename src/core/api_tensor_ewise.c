@@ -1,5 +1,5 @@
 /* The element-wise descriptor ops: tgl_copy, tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t,
- * tgl_clamp, tgl_fill_t, tgl_arange (tensorgl.h). One checking path turns their descriptors into a tgl__tew for
+ * tgl_clamp, tgl_fill_t, tgl_arange, and tgl_cat as copies into slices of its out (tensorgl.h). One checking path turns their descriptors into a tgl__tew for
  * vtable->tensor_ewise; tgl__flat_tew hands it the flat ops' later unary and binary ops. */
 #include "trace.h"
 #include "validate.h"
@@ -329,6 +329,116 @@ TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double star
     if ((st = arange_bits(b, "start", out->dtype, start, &e.value)) || (st = arange_bits(b, "step", out->dtype, step, &e.step)))
         return st;
     return run(b, &e, "tgl_arange");
+}
+
+/* tgl_cat's shapes: out has at least one dim and axis is one of them; every input has out's
+ * ndim and extents but along axis, where theirs add up to out's. */
+static tgl_status check_cat_shapes(tgl_backend *b, const tgl_tensor *inputs, size_t n_inputs, size_t axis,
+                                   const tgl_tensor *out)
+{
+    unsigned dtypes = tgl__fn_dtypes(TGL__FN_CAT);
+    size_t n;
+    tgl_status st = tgl__tensor_shape(b, "tgl_cat", "out", out, dtypes, &n);
+    if (st)
+        return st;
+    if (out->ndim == 0)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out: a 0-d tensor has no axis to concatenate along");
+    if (axis >= out->ndim)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "axis: %zu is not below out's ndim %zu", axis, out->ndim);
+    if (!inputs)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "inputs: NULL");
+    if (n_inputs == 0)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "n_inputs: 0 (tgl_cat takes at least one input)");
+    size_t sum = 0;
+    for (size_t k = 0; k < n_inputs; k++) {
+        const tgl_tensor *x = &inputs[k];
+        char name[40];
+        snprintf(name, sizeof name, "inputs[%zu]", k);
+        if ((st = tgl__tensor_shape(b, "tgl_cat", name, x, dtypes, &n)))
+            return st;
+        if (x->ndim != out->ndim)
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %zu dims where out has %zu", name, x->ndim, out->ndim);
+        for (size_t d = 0; d < out->ndim; d++)
+            if (d != axis && x->shape[d] != out->shape[d])
+                return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: dim %zu is %zu where out's is %zu", name, d,
+                                 x->shape[d], out->shape[d]);
+        if (x->shape[axis] > out->shape[axis] - sum)
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
+                             "%s: the extents along axis %zu up to this input exceed out's %zu", name, axis,
+                             out->shape[axis]);
+        sum += x->shape[axis];
+    }
+    if (sum != out->shape[axis])
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out: its extent along axis %zu is %zu, the inputs' add up to %zu",
+                         axis, out->shape[axis], sum);
+    return TGL_OK;
+}
+
+/* Every element of out and of each input inside its allocation, out reaching none twice and
+ * sharing no byte with an input: checked before anything is written. */
+static tgl_status check_cat_memory(tgl_backend *b, const tgl_tensor *inputs, size_t n_inputs, const tgl_tensor *out)
+{
+    tgl__tensor_view ov, iv;
+    tgl_status st = tgl__resolve_tensor(b, "out", out->data, out->dtype, out->ndim, out->shape, out->strides, &ov);
+    if (st || (st = tgl__check_unique(b, "out", out->ndim, out->shape, out->strides)))
+        return st;
+    size_t out_bytes = ov.span * tgl_dtype_size(out->dtype);
+    for (size_t k = 0; k < n_inputs; k++) {
+        const tgl_tensor *x = &inputs[k];
+        char name[40];
+        snprintf(name, sizeof name, "inputs[%zu]", k);
+        if (tgl_tensor_numel(x) == 0)
+            continue;
+        if ((st = tgl__resolve_tensor(b, name, x->data, x->dtype, x->ndim, x->shape, x->strides, &iv)))
+            return st;
+        size_t in_bytes = iv.span * tgl_dtype_size(x->dtype);
+        if (tgl__overlaps(ov.view, out_bytes, iv.view, in_bytes))
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
+                             "%s overlaps out (bytes %zu..%zu and %zu..%zu of one allocation); tgl_cat writes "
+                             "no input's memory",
+                             name, iv.view.offset, iv.view.offset + in_bytes - 1, ov.view.offset,
+                             ov.view.offset + out_bytes - 1);
+    }
+    return TGL_OK;
+}
+
+TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_inputs, size_t axis,
+                           const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(CAT);
+    tgl_status st = tgl__enter(b);
+    if (st || (st = check_cat_shapes(b, inputs, n_inputs, axis, out)) || tgl_tensor_numel(out) == 0)
+        return st;
+    if ((st = check_cat_memory(b, inputs, n_inputs, out)))
+        return st;
+    if (!b->vt->tensor_ewise)
+        return tgl__unsupported(b, "tgl_cat");
+    /* One copy per non-empty input into its slice of out. The slice's first element is an
+     * element of out (start is below out's extent), so its address stays inside out's range. */
+    const int64_t step = out->strides[axis] * (int64_t)tgl_dtype_size(out->dtype);
+    size_t start = 0;
+    for (size_t k = 0; k < n_inputs; k++) {
+        const tgl_tensor *x = &inputs[k];
+        size_t extent = x->shape[axis];
+        if (extent == 0)
+            continue;
+        tgl_tensor slice = *out;
+        slice.shape[axis] = extent;
+        slice.data = out->data + (tgl_ptr)((int64_t)start * step);
+        start += extent;
+        tgl__tew e = {.op = TGL__TEW_COPY, .nin = 1};
+        const tgl_tensor *in[TGL__TEW_MAX_INPUTS] = {x};
+        char name[40];
+        snprintf(name, sizeof name, "inputs[%zu]", k);
+        const char *names[TGL__TEW_MAX_INPUTS] = {name};
+        int empty = 0;
+        if ((st = check_tew(b, TGL__FN_CAT, &slice, "out", in, names, &e, &empty)))
+            return st;
+        if (!empty && (st = tgl__leave(b, b->vt->tensor_ewise(b, &e))))
+            return st;
+    }
+    return TGL_OK;
 }
 
 tgl_status tgl__flat_tew(tgl_backend *b, tgl__tew_op op, int sub, const tgl__view *in, size_t nin, tgl__view out,

@@ -151,6 +151,7 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
             break;
         case 'q': append_sizes(buf, size, &len, a->ptr, last_count); break;
         case 'L': append(buf, size, &len, "%llu inputs", (unsigned long long)a->u); break;
+        case 'U': append(buf, size, &len, "%llu tensors", (unsigned long long)a->u); break;
         case 's': append(buf, size, &len, a->ptr ? "\"%.60s\"" : "NULL", (const char *)a->ptr); break;
         case 'c': {
             const tgl_conv2d_desc *d = a->ptr;

@@ -191,6 +191,13 @@ static void cost_arange(const tgl__args_ARANGE *a, cost *o)
     o->bytes = tensor_bytes(a->out);
 }
 
+static void cost_cat(const tgl__args_CAT *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->out);
+    for (size_t k = 0; a->inputs && k < a->n_inputs; k++)
+        o->bytes += tensor_bytes(&a->inputs[k]);
+}
+
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {
     cost o = {0, 0};

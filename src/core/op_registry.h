@@ -18,7 +18,7 @@
  * TGL__ARGS_<ID>(ARG, ENUM, ARR), its arguments after the backend, in prototype order:
  *   ARG(kind, name)         one C argument of a kind below
  *   ENUM(type, name)        an int or enum argument of that C type (kind e)
- *   ARR(kind, ptr, count)   an array and its length, two C arguments (kinds S and L)
+ *   ARR(kind, ptr, count)   an array and its length, two C arguments (kinds S, L and U)
  * Kinds (the trace signature letters; docs/trace-format.md):
  *   z size_t   f float   d double   p device pointer, not accessed (tgl_free)
  *   i device pointer read by the call (its allocation is snapshotted before the call)
@@ -26,6 +26,7 @@
  *   x read and written f32   X read and written f16
  *   S const size_t * + its count   q const size_t * of the preceding S's count
  *   L const tgl_ptr * + its count, each read like i
+ *   U const tgl_tensor * + its count, each read like t
  *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *
  *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
  *   T const tgl_tensor * written by the call (compared as its dtype: floats by NMSE, i32 and
@@ -107,6 +108,7 @@
 #define TGL__ARGS_CLAMP(ARG, ENUM, ARR) ARG(t, x) ARG(t, lo) ARG(t, hi) ARG(T, out)
 #define TGL__ARGS_FILL_T(ARG, ENUM, ARR) ARG(T, out) ARG(d, value)
 #define TGL__ARGS_ARANGE(ARG, ENUM, ARR) ARG(T, out) ARG(d, start) ARG(d, step)
+#define TGL__ARGS_CAT(ARG, ENUM, ARR) ARR(U, inputs, n_inputs) ARG(z, axis) ARG(T, out)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -150,7 +152,8 @@
     X(BINARY_T, tgl_binary_t, TGL_OP_BINARY_T, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_binary_t, WARM)    \
     X(CLAMP, tgl_clamp, TGL_OP_CLAMP, tensor_ewise, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_clamp, WARM)       \
     X(FILL_T, tgl_fill_t, TGL_OP_FILL_T, tensor_ewise, TGL__DT_DATA, EXACT, cost_fill_t, WARM)                  \
-    X(ARANGE, tgl_arange, TGL_OP_ARANGE, tensor_ewise, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arange, WARM)
+    X(ARANGE, tgl_arange, TGL_OP_ARANGE, tensor_ewise, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arange, WARM) \
+    X(CAT, tgl_cat, TGL_OP_CAT, tensor_ewise, TGL__DT_DATA, EXACT, cost_cat, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -167,6 +170,7 @@
 #define TGL__T_S const size_t *
 #define TGL__T_q const size_t *
 #define TGL__T_L const tgl_ptr *
+#define TGL__T_U const tgl_tensor *
 #define TGL__T_s const char *
 #define TGL__T_c const tgl_conv2d_desc *
 #define TGL__T_t const tgl_tensor *

@@ -72,6 +72,13 @@ static void elementwise(warm *c)
     did(c, tgl_clamp(b, &x, &r, &out, &out));
     did(c, tgl_fill_t(b, &mask, 1.0));
     did(c, tgl_arange(b, &r, 0.0, 0.5));
+    /* tgl_cat along the last dim: x's two column halves side by side (strided slices) */
+    tgl_tensor halves_x[2] = {x, x};
+    for (int h = 0; h < 2; h++) {
+        halves_x[h].shape[1] = 32;
+        halves_x[h].data = c->x + (tgl_ptr)(h * 32 * sizeof(float));
+    }
+    did(c, tgl_cat(b, halves_x, 2, 1, &out));
 }
 
 static void reductions(warm *c)

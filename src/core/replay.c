@@ -220,6 +220,9 @@ static tgl_status check_inputs(replay *p, const tgl__rcall *rc)
         if (sig[i] == 'L' && rc->stored[i])
             for (size_t k = 0; !st && k < rc->u[i]; k++)
                 st = check_snapshot(p, rc, &rc->list[k], "input", k + 1);
+        if (sig[i] == 'U' && rc->present[i])
+            for (size_t k = 0; !st && k < rc->u[i]; k++)
+                st = check_snapshot(p, rc, &rc->tlist_p[k], "tensor", k + 1);
     }
     return st;
 }
@@ -259,6 +262,24 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
             break;
         case 's': a->ptr = rc->present[i] ? rc->str : NULL; break;
         case 'c': a->ptr = rc->present[i] ? &rc->desc : NULL; break;
+        case 'U': {
+            /* the list's descriptors with their pointers mapped, in *owned (a call with a
+             * list has no host buffer) */
+            size_t n = rc->present[i] ? (size_t)rc->u[i] : 0;
+            tgl_tensor *x = n ? malloc(n * sizeof *x) : NULL;
+            if (n && !x) {
+                st = tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "replay: no host memory for %zu tensors", n);
+                break;
+            }
+            *owned = x;
+            for (size_t k = 0; !st && k < n; k++) {
+                x[k] = rc->tlist[k];
+                st = map_ptr(p, rc, i, &rc->tlist_p[k], &x[k].data);
+            }
+            static const tgl_tensor empty_list[1];
+            a->ptr = !rc->present[i] ? NULL : x ? (const void *)x : (const void *)empty_list;
+            break;
+        }
         case 't': case 'T':
             tensors[i] = rc->tensor[i];
             st = map_ptr(p, rc, i, &rc->p[i], &tensors[i].data);
@@ -389,7 +410,7 @@ static uint64_t default_max_bytes(void)
 static tgl_status replay_file(const char *path, const tgl__replay_opts *o)
 {
     replay p = {.o = o, .max_bytes = o->max_bytes ? o->max_bytes : default_max_bytes()};
-    tgl__rcall *rc = malloc(sizeof *rc);
+    tgl__rcall *rc = calloc(1, sizeof *rc);
     if (!rc)
         return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "replay: no host memory");
     tgl_status st = tgl__reader_open(&p.r, path);
@@ -427,6 +448,7 @@ static tgl_status replay_file(const char *path, const tgl__replay_opts *o)
     tgl__reader_close(&p.r);
     free(p.allocs);
     free(p.scratch);
+    tgl__rcall_release(rc);
     free(rc);
     return st;
 }

@@ -142,6 +142,68 @@ static tgl_status get_sizes(tgl__trace_reader *r, cursor *c, tgl__rcall *rc, siz
     return TGL_OK;
 }
 
+/* A descriptor after its presence byte: pointer (and snapshot when read), dtype, ndim, then
+ * shape and strides. */
+static tgl_status get_tensor(tgl__trace_reader *r, cursor *c, size_t arg, int read, tgl_tensor *t, tgl__rptr *p)
+{
+    tgl_status st = get_ptr(r, c, arg, read, p);
+    *t = (tgl_tensor){.dtype = (tgl_dtype)(int32_t)get32(c)};
+    uint64_t ndim = get64(c);
+    /* more dims than the format stores: replayed as recorded, refused by the call */
+    t->ndim = ndim > TGL_MAX_DIMS ? TGL_MAX_DIMS + 1 : (size_t)ndim;
+    for (size_t k = 0; ndim <= TGL_MAX_DIMS && k < ndim; k++) {
+        t->shape[k] = (size_t)get64(c);
+        t->strides[k] = (int64_t)get64(c);
+    }
+    return st;
+}
+
+/* Bytes a listed descriptor takes at least: presence, a null pointer's tag, its snapshot id,
+ * dtype and ndim. */
+#define LISTED_TENSOR_MIN_BYTES 18u
+
+/* A tensor list: presence, count, then each descriptor as a read 't'. The count is checked
+ * against the bytes left in the record before anything is allocated for it. */
+static tgl_status get_tensor_list(tgl__trace_reader *r, cursor *c, tgl__rcall *rc, size_t i)
+{
+    rc->present[i] = get8(c);
+    rc->u[i] = get64(c);
+    size_t n = rc->present[i] ? (size_t)rc->u[i] : 0;
+    if (rc->present[i] && rc->u[i] > c->left / LISTED_TENSOR_MIN_BYTES)
+        return BAD(r, "argument %zu: a list of %llu tensors in a record with %zu bytes left", i + 1,
+                   (unsigned long long)rc->u[i], c->left);
+    if (n > rc->tlist_cap) {
+        tgl_tensor *t = realloc(rc->tlist, n * sizeof *t);
+        if (t)
+            rc->tlist = t;
+        tgl__rptr *p = realloc(rc->tlist_p, n * sizeof *p);
+        if (p)
+            rc->tlist_p = p;
+        if (!t || !p)
+            return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "trace %s: no host memory for a list of %zu tensors",
+                             r->path, n);
+        rc->tlist_cap = n;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint8_t present = get8(c);
+        if (!c->short_read && present != 1)
+            return BAD(r, "argument %zu: tensor %zu of the list has presence flag %u", i + 1, k, present);
+        tgl_status st = get_tensor(r, c, i, 1, &rc->tlist[k], &rc->tlist_p[k]);
+        if (st)
+            return st;
+    }
+    return TGL_OK;
+}
+
+void tgl__rcall_release(tgl__rcall *c)
+{
+    free(c->tlist);
+    free(c->tlist_p);
+    c->tlist = NULL;
+    c->tlist_p = NULL;
+    c->tlist_cap = 0;
+}
+
 static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
 {
     memset(rc, 0, offsetof(tgl__rcall, sizes));
@@ -197,20 +259,11 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
                                          f[7], f[8], f[9], f[10], f[11], f[12], f[13]};
             break;
         }
-        case 't': case 'T': {
-            tgl_tensor *t = &rc->tensor[i];
+        case 't': case 'T':
             rc->present[i] = get8(c);
-            st = get_ptr(r, c, i, sig[i] == 't', &rc->p[i]);
-            *t = (tgl_tensor){.dtype = (tgl_dtype)(int32_t)get32(c)};
-            uint64_t ndim = get64(c);
-            /* more dims than the format stores: replayed as recorded, refused by the call */
-            t->ndim = ndim > TGL_MAX_DIMS ? TGL_MAX_DIMS + 1 : (size_t)ndim;
-            for (size_t k = 0; ndim <= TGL_MAX_DIMS && k < ndim; k++) {
-                t->shape[k] = (size_t)get64(c);
-                t->strides[k] = (int64_t)get64(c);
-            }
+            st = get_tensor(r, c, i, sig[i] == 't', &rc->tensor[i], &rc->p[i]);
             break;
-        }
+        case 'U': st = get_tensor_list(r, c, rc, i); break;
         case 'D': rc->present[i] = get8(c); st = get_data_id(r, c, i, &rc->id[i]); break;
         case 'H': rc->present[i] = get8(c); break;
         case 'A': rc->present[i] = get8(c); rc->id[i] = get32(c); break;

@@ -29,6 +29,11 @@ typedef struct tgl__rcall {
     char str[TGL__TRACE_EXPR_MAX + 1];
     tgl_conv2d_desc desc;
     tgl_tensor tensor[TGL__CALL_MAX_ARGS]; /* t, T: the descriptor, data 0 (p[] holds the pointer) */
+    /* U (a call has at most one list): its descriptors (data 0) and their pointers, grown to
+     * the largest list read so far; tgl__rcall_release frees them */
+    tgl_tensor *tlist;
+    tgl__rptr *tlist_p;
+    size_t tlist_cap;
     uint32_t id[TGL__CALL_MAX_ARGS];      /* D: data id; A: the new allocation's id */
 } tgl__rcall;
 
@@ -51,6 +56,8 @@ void tgl__reader_close(tgl__trace_reader *r);
 /* Reads up to the next CALL record (indexing DATA records on the way) into *c.
  * Returns TGL_OK with *done = 0, TGL_OK with *done = 1 at a clean end, or TGL_ERR_IO. */
 tgl_status tgl__reader_next(tgl__trace_reader *r, tgl__rcall *c, int *done);
+/* Frees what a tgl__rcall grew (not the struct itself); a zeroed struct holds nothing. */
+void tgl__rcall_release(tgl__rcall *c);
 /* Reads data `id` (which must hold exactly `expect` bytes) into a new malloc'd buffer. */
 tgl_status tgl__reader_data(tgl__trace_reader *r, uint32_t id, uint64_t expect, void **out);
 

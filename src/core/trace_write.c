@@ -47,9 +47,11 @@ struct tgl__trace {
     size_t by_base_cap;
     uint8_t *scratch;
     size_t scratch_cap;
-    /* Snapshot ids of the current call: per argument, and per tgl_map input. */
+    /* Snapshot ids of the current call: per argument, and per element of its list argument
+     * (tgl_map's inputs, tgl_cat's tensors; a call has at most one list). */
     uint32_t snap[TGL__CALL_MAX_ARGS];
-    uint32_t list_snap[TGL_EXPR_MAX_INPUTS];
+    uint32_t *list_snap;
+    size_t list_cap;
     uint32_t htod_data;
     uint64_t calls;
 };
@@ -234,6 +236,35 @@ static uint32_t snapshot(tgl_backend *b, tgl_ptr p)
     return put_data(b, t->scratch, n);
 }
 
+/* Room in list_snap for n snapshot ids (0 and the trace stopped when there is no host memory). */
+static int list_room(tgl_backend *b, size_t n)
+{
+    tgl__trace *t = b->trace;
+    if (n <= t->list_cap)
+        return 1;
+    uint32_t *s = n <= SIZE_MAX / sizeof *s ? realloc(t->list_snap, n * sizeof *s) : NULL;
+    if (!s) {
+        trace_fail(b, "host allocation for a list's snapshots");
+        return 0;
+    }
+    t->list_snap = s;
+    t->list_cap = n;
+    return 1;
+}
+
+/* The allocations a tensor list reads, one snapshot per allocation however many of its tensors
+ * lie in it (tgl_cat's inputs are often slices of one buffer). */
+static void snapshot_tensors(tgl_backend *b, const tgl_tensor *x, size_t n)
+{
+    tgl__trace *t = b->trace;
+    for (size_t k = 0; k < n; k++) {
+        size_t j = 0;
+        while (j < k && (x[j].data & ~OFFSET_MASK) != (x[k].data & ~OFFSET_MASK))
+            j++;
+        t->list_snap[k] = j < k ? t->list_snap[j] : snapshot(b, x[k].data);
+    }
+}
+
 void tgl__trace_before(tgl_backend *b, const tgl__call *c)
 {
     tgl__trace *t = b->trace;
@@ -247,9 +278,11 @@ void tgl__trace_before(tgl_backend *b, const tgl__call *c)
             t->snap[i] = snapshot(b, a->u);
         if (sig[i] == 't' && a->ptr)
             t->snap[i] = snapshot(b, ((const tgl_tensor *)a->ptr)->data);
-        if (sig[i] == 'L' && a->ptr && a->u <= TGL_EXPR_MAX_INPUTS)
+        if (sig[i] == 'L' && a->ptr && a->u <= TGL_EXPR_MAX_INPUTS && list_room(b, (size_t)a->u))
             for (size_t k = 0; k < a->u; k++)
                 t->list_snap[k] = snapshot(b, ((const tgl_ptr *)a->ptr)[k]);
+        if (sig[i] == 'U' && a->ptr && list_room(b, (size_t)a->u))
+            snapshot_tensors(b, a->ptr, (size_t)a->u);
     }
     t->htod_data = TGL__TRACE_NONE;
     if (c->fn == TGL__FN_COPY_HTOD && c->args[1].ptr) {
@@ -289,6 +322,26 @@ static void put_sizes(tgl__bytes *o, const size_t *v, size_t n)
     if (v && n <= TGL_MAX_DIMS)
         for (size_t k = 0; k < n; k++)
             tgl__bytes_u64(o, v[k]);
+}
+
+/* A descriptor: presence, data pointer (with its allocation's snapshot when read), dtype, ndim,
+ * then shape and strides when ndim is at most TGL_MAX_DIMS (more is an error the call reports). */
+static void put_tensor(const tgl__trace *t, tgl__bytes *o, const tgl_tensor *d, int read, uint32_t snap)
+{
+    /* NOLINTBEGIN(clang-analyzer-core.CallAndMessage): the analyzer cannot see that the
+     * signature letter fixes what an argument points to; it pairs a 't' with adopt_live's alloc
+     * call, whose second argument is a tgl_ptr */
+    tgl__bytes_u8(o, d != NULL);
+    put_ptr(t, o, d ? d->data : 0);
+    if (read)
+        tgl__bytes_u32(o, snap);
+    tgl__bytes_u32(o, d ? (uint32_t)d->dtype : 0);
+    tgl__bytes_u64(o, d ? d->ndim : 0);
+    for (size_t k = 0; d && d->ndim <= TGL_MAX_DIMS && k < d->ndim; k++) {
+        tgl__bytes_u64(o, d->shape[k]);
+        tgl__bytes_u64(o, (uint64_t)d->strides[k]);
+    }
+    /* NOLINTEND(clang-analyzer-core.CallAndMessage) */
 }
 
 static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, uint32_t alloc_id)
@@ -331,26 +384,16 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
                 tgl__bytes_u64(o, f[k]); // NOLINT(clang-analyzer-core.CallAndMessage): f's initializer fills all 14
             break;
         }
-        case 't': case 'T': {
-            /* presence, data pointer (with the snapshot for t), dtype, ndim, then shape and
-             * strides when ndim is at most TGL_MAX_DIMS (more is an error the call reports) */
-            const tgl_tensor *d = a->ptr;
-            /* NOLINTBEGIN(clang-analyzer-core.CallAndMessage): the analyzer cannot see that the
-             * signature letter fixes what a->ptr points to; it pairs 't' with adopt_live's alloc
-             * call, whose second argument is a tgl_ptr */
-            tgl__bytes_u8(o, d != NULL);
-            put_ptr(t, o, d ? d->data : 0);
-            if (sig[i] == 't')
-                tgl__bytes_u32(o, t->snap[i]);
-            tgl__bytes_u32(o, d ? (uint32_t)d->dtype : 0);
-            tgl__bytes_u64(o, d ? d->ndim : 0);
-            for (size_t k = 0; d && d->ndim <= TGL_MAX_DIMS && k < d->ndim; k++) {
-                tgl__bytes_u64(o, d->shape[k]);
-                tgl__bytes_u64(o, (uint64_t)d->strides[k]);
-            }
-            /* NOLINTEND(clang-analyzer-core.CallAndMessage) */
+        case 'U':
+            /* presence, count, then each tensor as a read 't' */
+            tgl__bytes_u8(o, a->ptr != NULL);
+            tgl__bytes_u64(o, a->u);
+            for (size_t k = 0; a->ptr && k < a->u; k++)
+                put_tensor(t, o, (const tgl_tensor *)a->ptr + k, 1, t->list_snap[k]);
             break;
-        }
+        case 't': case 'T':
+            put_tensor(t, o, a->ptr, sig[i] == 't', t->snap[i]);
+            break;
         case 'D': tgl__bytes_u8(o, a->ptr != NULL); tgl__bytes_u32(o, t->htod_data); break;
         case 'H': tgl__bytes_u8(o, a->ptr != NULL); break;
         case 'A': tgl__bytes_u8(o, a->ptr != NULL); tgl__bytes_u32(o, alloc_id); break;
@@ -428,6 +471,7 @@ static void trace_free(tgl__trace *t)
     free(t->allocs);
     free(t->by_base);
     free(t->scratch);
+    free(t->list_snap);
     free(t);
 }
 
