@@ -246,8 +246,9 @@ typedef enum {
 /* Whether b runs op on data of type dtype, asked before a call so that a caller can route the
  * op elsewhere. It answers for the op as such: shape limits of the device (e.g. GL attention's
  * head_dim <= 256, one row past the SSBO block limit) are reported by the call itself. f16
- * exists for TGL_OP_GEMM (tgl_gemm_f16), TGL_OP_CAST and TGL_OP_COPY; TGL_OP_COPY takes every
- * dtype but the block formats; other ops take f32 only. The half types answer CONVERTED where
+ * exists for TGL_OP_GEMM (tgl_gemm_f16), TGL_OP_CAST and the descriptor ops (tgl_copy ...
+ * tgl_cat, the "tensors" section below), which take the dtypes each says; other ops take f32
+ * only. The half types answer CONVERTED where
  * the op takes them (neither backend computes in f16 or bf16: f16 GEMM accumulates in f32, as
  * its contract says), f32, i32 and bool NATIVE. `tensorgl info` prints the table.
  * Returns TGL_SUPPORT_NONE for b NULL or op/dtype out of range.

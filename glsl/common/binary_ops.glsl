@@ -6,7 +6,7 @@
 #elif defined(OP_MUL)
 #define BINARY(a, b) ((a) * (b))
 #elif defined(OP_DIV)
-#define BINARY(a, b) ((a) / (b))
+#define BINARY(a, b) tgl_quot(a, b)
 #elif defined(OP_MAX)
 #define BINARY(a, b) tgl_max(a, b)
 #elif defined(OP_MIN)

@@ -41,7 +41,7 @@ float tgl_binary_f32(uint op, float a, float b)
     case 0u: return a + b;
     case 1u: return a - b;
     case 2u: return a * b;
-    case 3u: return a / b;
+    case 3u: return tgl_quot(a, b);
     case 4u: return tgl_max(a, b);
     case 5u: return tgl_min(a, b);
     case 6u: return tgl_pow(a, b);

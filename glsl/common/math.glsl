@@ -2,8 +2,19 @@
 // variants run the same formula. They match src/cpu/cpu_math.h (the oracle); the comments say
 // where GLSL's own builtin would not.
 
+#include "common/precise.glsl"
+
 float tgl_nan() { return uintBitsToFloat(0x7fc00000u); }
 float tgl_inf() { return uintBitsToFloat(0x7f800000u); }
+// a / b. GLSL promises division's precision only for |b| in [2^-126, 2^126]; beyond, NVIDIA's
+// division (a times b's reciprocal) gave 0 for 3e38 / 3e38, the reciprocal underflowing. There
+// both operands are scaled by 1/4 first: exact, and a quotient the scaling changes (|a| below
+// 2^-124) underflows to 0 anyway. `precise`, so that the scaling is not simplified away.
+float tgl_div_scale(float b) { return abs(b) > uintBitsToFloat(0x7e800000u) ? 0.25 : 1.0; }
+vec4 tgl_div_scale(vec4 b) { return mix(vec4(1.0), vec4(0.25), greaterThan(abs(b), vec4(uintBitsToFloat(0x7e800000u)))); }
+float tgl_quot(float a, float b) { float s = tgl_div_scale(b); TGL_PRECISE float r = (a * s) / (b * s); return r; }
+vec4 tgl_quot(vec4 a, vec4 b) { vec4 s = tgl_div_scale(b); TGL_PRECISE vec4 r = (a * s) / (b * s); return r; }
+
 // ±0, on the bits. erf, log1p and expm1 return a zero as it is: NVIDIA's compiler turned erf's
 // x * p of -0 into +0 (it need not keep a zero's sign in arithmetic that is not `precise`).
 bool tgl_is_zero(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0u; }

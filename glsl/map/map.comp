@@ -122,8 +122,8 @@ float tgl_sub(float a, float b) { TGL_PRECISE float r = a - b; return r; }
 vec4 tgl_sub(vec4 a, vec4 b) { TGL_PRECISE vec4 r = a - b; return r; }
 float tgl_mul(float a, float b) { TGL_PRECISE float r = a * b; return r; }
 vec4 tgl_mul(vec4 a, vec4 b) { TGL_PRECISE vec4 r = a * b; return r; }
-float tgl_div(float a, float b) { TGL_PRECISE float r = a / b; return r; }
-vec4 tgl_div(vec4 a, vec4 b) { TGL_PRECISE vec4 r = a / b; return r; }
+float tgl_div(float a, float b) { return tgl_quot(a, b); } // common/math.glsl: precise, and right for |b| > 2^126
+vec4 tgl_div(vec4 a, vec4 b) { return tgl_quot(a, b); }
 
 // Functions rather than inline text, so a nested argument is generated (and evaluated) once.
 float tgl_neg(float x) { return -x; }

@@ -197,6 +197,10 @@ static const known knowns[] = {
     {0, TGL_UNARY_NOT, TGL_DTYPE_BOOL, 4u, 0, 0u},
     {0, TGL_UNARY_NOT, TGL_DTYPE_BOOL, 0u, 0, 1u},
     /* float fmod (sign of a) and remainder (sign of bb), exactly */
+    /* division by |b| above 2^126 (NVIDIA's a * (1/b) underflowed to 0 there) */
+    {1, TGL_BINARY_DIV, TGL_DTYPE_F32, F(7F000000), F(7F000000), F(3F800000)},   /* 2^127 / 2^127 = 1 */
+    {1, TGL_BINARY_DIV, TGL_DTYPE_F32, F(7F400000), F(FF000000), F(BFC00000)},   /* 1.5 * 2^127 / -2^127 */
+    {1, TGL_BINARY_DIV, TGL_DTYPE_F32, F(7F7FFFFF), F(7F7FFFFF), F(3F800000)},   /* max / max = 1 */
     {1, TGL_BINARY_FMOD, TGL_DTYPE_F32, F(40A00000), F(40400000), F(40000000)},  /* 5 fmod 3 = 2 */
     {1, TGL_BINARY_FMOD, TGL_DTYPE_F32, F(C0A00000), F(40400000), F(C0000000)},  /* -5 fmod 3 = -2 */
     {1, TGL_BINARY_FMOD, TGL_DTYPE_F32, F(C0C00000), F(40400000), F(80000000)},  /* -6 fmod 3 = -0 */
