@@ -1,5 +1,6 @@
 /* Threads (docs/api.md, "Threads"): several threads, each with its own GL and CPU backends, run
- * ops at the same time and each gets the CPU oracle's results; and one GL backend handed from
+ * ops at the same time and each gets the CPU oracle's results; the same with each thread's GL
+ * backend on another EGL device (where there are two GPUs); and one GL backend handed from
  * thread to thread (each thread done with it before the next starts, as the rules say) keeps
  * its buffers and works in each. */
 #include "testing.h"
@@ -14,8 +15,10 @@ enum { THREADS = 4, ROUNDS = 6, M = 37, K = 29, N = 41 };
 
 typedef struct worker {
     uint64_t seed;
+    int device; /* tgl_options.device of its GL backend (0: TGL_DEVICE's, the first by default) */
     int rounds_ok;
     char error[256];
+    char egl_path[64]; /* its GL backend's, e.g. "EGL_EXT_platform_device #1 of 2" */
 } worker;
 
 /* C = A B, then softmax over C's rows and a fused expression, on backend b; the host copy of
@@ -39,13 +42,16 @@ static int pipeline(tgl_backend *b, const float *a, const float *bm, float *out)
 static void *work(void *arg)
 {
     worker *w = arg;
-    tgl_options og = {.kind = TGL_BACKEND_GL}, oc = {.kind = TGL_BACKEND_CPU};
+    tgl_options og = {.kind = TGL_BACKEND_GL, .device = w->device}, oc = {.kind = TGL_BACKEND_CPU};
     tgl_backend *gl = NULL, *cpu = NULL;
     if (tgl_open(&og, &gl) || tgl_open(&oc, &cpu)) {
         snprintf(w->error, sizeof w->error, "open: %s", tgl_last_error(NULL));
         tgl_close(gl);
         return NULL;
     }
+    struct tgl_device_info info;
+    if (!tgl_device_info(gl, &info))
+        snprintf(w->egl_path, sizeof w->egl_path, "%s", info.egl_path);
     tgt_rng r;
     tgt_rng_init(&r, w->seed);
     static _Thread_local float a[M * K], bm[K * N], got[M * N], want[M * N];
@@ -86,6 +92,47 @@ static void test_backend_per_thread(void **state)
             fail_msg("thread %d: %s (seed %llu)", i, w[i].error, (unsigned long long)tgt_seed());
         assert_int_equal(w[i].rounds_ok, ROUNDS);
     }
+}
+
+/* Two GPUs at once: a thread per EGL device that makes a hardware context, each running the
+ * pipeline on its own backend against the CPU oracle while the other does. Skipped (saying
+ * why) where fewer than two such devices exist, as on a machine with llvmpipe only. */
+static void test_two_devices(void **state)
+{
+    (void)state;
+    struct tgl_device_entry d[16];
+    int count = 0, use[2], found = 0;
+    if (tgl_list_devices(d, 16, &count)) {
+        print_message("no EGL device list (%s): skipped\n", tgl_last_error(NULL));
+        skip();
+        return;
+    }
+    for (int i = 0; i < count && i < 16 && found < 2; i++)
+        if (d[i].api[0] && !d[i].software)
+            use[found++] = i;
+    if (found < 2) {
+        print_message("%d hardware device(s) with a context among %d EGL devices: two are needed, skipped\n", found,
+                      count);
+        skip();
+        return;
+    }
+    pthread_t t[2];
+    worker w[2];
+    for (int i = 0; i < 2; i++) {
+        w[i] = (worker){.seed = tgt_seed() + (uint64_t)i * 104729, .device = d[use[i]].index};
+        assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        if (w[i].error[0])
+            fail_msg("device %d (%s): %s (seed %llu)", d[use[i]].index, d[use[i]].name, w[i].error,
+                     (unsigned long long)tgt_seed());
+        assert_int_equal(w[i].rounds_ok, ROUNDS);
+        print_message("device %d: %s, %s, %d rounds checked\n", d[use[i]].index, d[use[i]].name, w[i].egl_path,
+                      ROUNDS);
+    }
+    if (!strcmp(w[0].egl_path, w[1].egl_path))
+        fail_msg("both backends report the EGL path \"%s\": not two devices", w[0].egl_path);
 }
 
 /* One backend, three threads in turn: the first opens it and uploads, the second runs an op
@@ -148,6 +195,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backend_per_thread),
         cmocka_unit_test(test_backend_handed_between_threads),
+        cmocka_unit_test(test_two_devices),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
