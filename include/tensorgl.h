@@ -211,7 +211,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
     X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
-    X(CAT, cat)
+    X(CAT, cat) X(REDUCE_T, reduce_t)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -619,9 +619,10 @@ TGL_API tgl_status tgl_permute(tgl_backend *b, tgl_ptr in, tgl_ptr out, const si
 
 /* ---- reductions (f32) -------------------------------------------------------------------- */
 
+/* ANY and ALL (is any / every element non-zero, into a bool out) are tgl_reduce_t's only. */
 typedef enum { TGL_REDUCE_SUM, TGL_REDUCE_MEAN, TGL_REDUCE_MAX, TGL_REDUCE_MIN,
-               TGL_REDUCE_PROD } tgl_reduce_op;
-#define TGL_REDUCE_COUNT 5
+               TGL_REDUCE_PROD, TGL_REDUCE_ANY, TGL_REDUCE_ALL } tgl_reduce_op;
+#define TGL_REDUCE_COUNT 7
 
 /* Reduces axis `axis` of a row-major tensor of `ndim` dims (1..TGL_MAX_DIMS); out has the shape
  * without that axis. Sums are accurate on long axes (compensated per thread, then a tree: NMSE
@@ -630,10 +631,27 @@ typedef enum { TGL_REDUCE_SUM, TGL_REDUCE_MEAN, TGL_REDUCE_MAX, TGL_REDUCE_MIN,
  * error. out must not overlap in. On GL, slices along the axis larger than the SSBO block limit
  * are reduced piece by piece into out (a sum's pieces are added in order, each summed in a tree).
  * Errors: TGL_ERR_INVALID_ARGUMENT (shape NULL, ndim 0 or over 8, axis >= ndim, op out of range,
- *   element count overflow, max/min of an empty axis, overlap), TGL_ERR_INVALID_POINTER.
+ *   element count overflow, max/min of an empty axis, overlap), TGL_ERR_INVALID_POINTER,
+ *   TGL_ERR_UNSUPPORTED (ANY and ALL: tgl_reduce_t).
  * Example: tgl_reduce(b, TGL_REDUCE_MEAN, x, means, (size_t[]){rows, cols}, 2, 1);  // mean of each row */
 TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_ptr out,
                               const size_t *shape, size_t ndim, size_t axis);
+
+/* Reduces dim `axis` of in into out, both any strides. out has in's shape without that dim, or
+ * with it as 1 (keepdim). Floats (f32, f16, bf16): SUM, MEAN, PROD, MAX, MIN computed in f32
+ * or wider and rounded to out's dtype, which is in's; MAX and MIN give NaN where the axis holds
+ * one. i32: SUM and PROD exact with two's complement wrap, MAX and MIN exact; MEAN is not taken.
+ * ANY and ALL (every dtype: an element is true when non-zero, NaN included, -0 not) write a bool
+ * out. An empty axis gives 0 (sum), 1 (prod), NaN (mean), false (any) or true (all); max and min
+ * of an empty axis are an error. out must reach no element twice and share no byte with in.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (op, NULL, ndim, in 0-d, axis not below in's ndim, an out
+ *   shape that is neither form, out's dtype not the op's, max/min of an empty axis, an out that
+ *   reaches an element twice, overlap), TGL_ERR_INVALID_POINTER (as tgl_copy),
+ *   TGL_ERR_UNSUPPORTED (bool with an op but ANY and ALL, MEAN of i32, block formats).
+ * Example: column sums of a strided bf16 matrix x (rows x cols) into s (cols):
+ *     tgl_reduce_t(b, TGL_REDUCE_SUM, &x, 0, &s); */
+TGL_API tgl_status tgl_reduce_t(tgl_backend *b, tgl_reduce_op op, const tgl_tensor *in, size_t axis,
+                                const tgl_tensor *out);
 
 /* Index (int32) of the largest / smallest element along `axis`; the first one on ties. NaN counts
  * as larger than every number for argmax and smaller for argmin (the first NaN wins). The axis

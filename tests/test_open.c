@@ -500,7 +500,7 @@ static void test_supports(void **state)
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F32), TGL_SUPPORT_NATIVE);
             int descriptor = op == TGL_OP_COPY || op == TGL_OP_COMPARE || op == TGL_OP_WHERE || op == TGL_OP_UNARY_T ||
                              op == TGL_OP_BINARY_T || op == TGL_OP_CLAMP || op == TGL_OP_FILL_T ||
-                             op == TGL_OP_ARANGE || op == TGL_OP_CAT;
+                             op == TGL_OP_ARANGE || op == TGL_OP_CAT || op == TGL_OP_REDUCE_T;
             int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);

@@ -31,6 +31,7 @@ typedef struct outputs {
     float picked[ROWS * COLS];    /* tgl_compare of pm against a row, then tgl_where */
     float mathed[ROWS * COLS];    /* tgl_unary_t of pm, tgl_binary_t with the row, tgl_clamp */
     float catted[ROWS * 3 * COLS]; /* tgl_cat of pm, the mask as f32 and the row repeated */
+    float colmax[COLS];            /* tgl_reduce_t: pm's column maxima */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -165,6 +166,9 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_tensor tcat = tgl_tensor_contiguous(fresh(b, sizeof o->catted), TGL_DTYPE_F32, 2, (size_t[]){ROWS, 3 * COLS});
     OK(tgl_cat(b, parts, 3, 1, &tcat));
     OK(tgl_copy_dtoh(b, o->catted, tcat.data, sizeof o->catted));
+    tgl_tensor tcol = tgl_tensor_contiguous(fresh(b, sizeof o->colmax), TGL_DTYPE_F32, 1, (size_t[]){COLS});
+    OK(tgl_reduce_t(b, TGL_REDUCE_MAX, &tm, 0, &tcol));
+    OK(tgl_copy_dtoh(b, o->colmax, tcol.data, sizeof o->colmax));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

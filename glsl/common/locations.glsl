@@ -181,6 +181,19 @@
 #define LOC_TEW_STRIDE1 40
 #define LOC_TEW_STRIDE2 48
 
+// tensor/reduce.comp
+#define LOC_RDT_N 0
+#define LOC_RDT_START 1
+#define LOC_RDT_NDIM 2
+#define LOC_RDT_OP 3
+#define LOC_RDT_LEN 4
+#define LOC_RDT_STEP 5
+#define LOC_RDT_IN_BASE 6
+#define LOC_RDT_OUT_BASE 7
+#define LOC_RDT_SHAPE 16
+#define LOC_RDT_IN_STRIDE 24
+#define LOC_RDT_OUT_STRIDE 32
+
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows.
 #define LOC_ATT_ROWS 0

@@ -63,6 +63,8 @@ TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_
         return st;
     if ((unsigned)op >= TGL_REDUCE_COUNT)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_reduce_op", (int)op);
+    if (op > TGL_REDUCE_PROD)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "op: %s writes bool; it is tgl_reduce_t's", tgl_reduce_name(op));
     if ((st = check_shape(b, shape, ndim, axis, &r)))
         return st;
     if (r.outputs == 0)

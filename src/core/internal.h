@@ -173,6 +173,18 @@ typedef struct tgl__tew {
     int in_place;
 } tgl__tew;
 
+/* A validated tgl_reduce_t: out's elements (an index space of ndim dims, n_out elements, never
+ * 0) each reduce `len` elements of in (len may be 0: the op's identity). in.strides are in's
+ * strides over out's dims (the axis left out), in_step its stride along the axis; out.strides
+ * out's own (a keepdim axis left out). in's view is unset when len is 0. */
+typedef struct tgl__rdt {
+    tgl_reduce_op op;
+    size_t ndim, n_out, len;
+    size_t shape[TGL_MAX_DIMS];
+    int64_t in_step;
+    tgl__tensor_view in, out;
+} tgl__rdt;
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
@@ -229,6 +241,7 @@ typedef struct tgl__vtable {
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
     tgl_status (*tensor_ewise)(tgl_backend *b, const tgl__tew *e);
+    tgl_status (*reduce_t)(tgl_backend *b, const tgl__rdt *r);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

@@ -198,6 +198,12 @@ static void cost_cat(const tgl__args_CAT *a, cost *o)
         o->bytes += tensor_bytes(&a->inputs[k]);
 }
 
+static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
+    o->flops = a->in && a->in->ndim <= TGL_MAX_DIMS ? prod(a->in->shape, a->in->ndim) : 0.0;
+}
+
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {
     cost o = {0, 0};

@@ -11,7 +11,7 @@ static const char *const binary_names[TGL_BINARY_COUNT] = {
     "fmod", "remainder", "floor_div", "and", "or", "xor", "shl", "shr",
 };
 
-static const char *const reduce_names[TGL_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod"};
+static const char *const reduce_names[TGL_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod", "any", "all"};
 
 TGL_API const char *tgl_reduce_name(tgl_reduce_op op)
 {

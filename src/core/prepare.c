@@ -79,6 +79,12 @@ static void elementwise(warm *c)
         halves_x[h].data = c->x + (tgl_ptr)(h * 32 * sizeof(float));
     }
     did(c, tgl_cat(b, halves_x, 2, 1, &out));
+    /* tgl_reduce_t: short lines (an invocation each) and long ones (a workgroup each), f32 */
+    tgl_tensor sums = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 1, m);
+    did(c, tgl_reduce_t(b, TGL_REDUCE_SUM, &x, 1, &sums));
+    tgl_tensor line = tgl_tensor_contiguous(c->x, TGL_DTYPE_F32, 1, (size_t[]){4096});
+    tgl_tensor total = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 0, NULL);
+    did(c, tgl_reduce_t(b, TGL_REDUCE_SUM, &line, 0, &total));
 }
 
 static void reductions(warm *c)
@@ -86,7 +92,7 @@ static void reductions(warm *c)
     tgl_backend *b = c->b;
     /* Rows (inner 1), columns (inner >= 32), short strides, and one long line. */
     const size_t rows[2] = {8, 1024}, cols[2] = {1024, 64}, mid[3] = {16, 8, 4}, line[1] = {65536};
-    for (int op = 0; op < TGL_REDUCE_COUNT && !c->st; op++) {
+    for (int op = 0; op <= TGL_REDUCE_PROD && !c->st; op++) {
         did(c, tgl_reduce(b, (tgl_reduce_op)op, c->x, c->y, rows, 2, 1));
         did(c, tgl_reduce(b, (tgl_reduce_op)op, c->x, c->y, cols, 2, 0));
         did(c, tgl_reduce(b, (tgl_reduce_op)op, c->x, c->y, mid, 3, 1));

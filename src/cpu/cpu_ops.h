@@ -32,5 +32,6 @@ tgl_status tgl_cpu_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y,
 tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a);
 tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c);
 tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e);
+tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r);
 
 #endif

@@ -552,6 +552,8 @@ tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tg
 void tgl_gl_transpose_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e);
 void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r);
+void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g);

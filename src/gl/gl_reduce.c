@@ -23,7 +23,7 @@
 typedef struct red_flags {
     uint32_t op, carry, read, vec4;
 } red_flags;
-static const char *const reduce_ops[TGL_REDUCE_COUNT] = {"OP_SUM", "OP_SUM", "OP_MAX", "OP_MIN", "OP_PROD"};
+static const char *const reduce_ops[TGL_REDUCE_PROD + 1] = {"OP_SUM", "OP_SUM", "OP_MAX", "OP_MIN", "OP_PROD"};
 static const char *const arg_ops[2] = {"ARG_MIN", "ARG_MAX"};
 static const tgl_gl_def reduce_defs[] = {
     TGL_GL_NAME(red_flags, op, reduce_ops), TGL_GL_FLAG(red_flags, carry, "REDUCE_CARRY"),
@@ -33,7 +33,7 @@ static const tgl_gl_def arg_defs[] = {
     TGL_GL_NAME(red_flags, op, arg_ops), TGL_GL_FLAG(red_flags, carry, "ARG_CARRY"),
     TGL_GL_READ(red_flags, read), TGL_GL_FLAG(red_flags, vec4, "TGL_VEC4"),
 };
-static const char *const reduce_names[TGL_REDUCE_COUNT] = {"tgl_reduce(sum)", "tgl_reduce(mean)", "tgl_reduce(max)",
+static const char *const reduce_names[TGL_REDUCE_PROD + 1] = {"tgl_reduce(sum)", "tgl_reduce(mean)", "tgl_reduce(max)",
                                                            "tgl_reduce(min)", "tgl_reduce(prod)"};
 
 /* Which reduction runs: tgl_reduce's op, or argmin / argmax (arg). */
@@ -408,7 +408,7 @@ void tgl_gl_reduce_variants(void (*fn)(void *ctx, const char *kernel, const char
         for (uint32_t carry = 0; carry < 2; carry++) /* long lines, in pieces */
             for (int vec4 = 0; vec4 < 2; vec4++) {
                 /* (mean is sum's kernel) */
-                for (uint32_t op = TGL_REDUCE_MEAN; op < TGL_REDUCE_COUNT; op++) {
+                for (uint32_t op = TGL_REDUCE_MEAN; op <= TGL_REDUCE_PROD; op++) {
                     tgl_gl_plan p = red_plan("reduce/reduce", (red_op){0, op}, carry, read, vec4);
                     fn(ctx, p.kernel, p.defines); /* vec4: contiguous rows of whole vec4s */
                     p = red_plan("reduce/reduce_cols", (red_op){0, op}, carry, read, vec4);

@@ -1,0 +1,95 @@
+/* CPU tgl_reduce_t: out's index space walked in row-major order (an odometer, as the
+ * element-wise descriptor ops), each out element reducing its line of in along the axis. Floats
+ * sum and multiply in double and are rounded once to out's dtype (through f32); MAX and MIN
+ * compare as numbers with NaN winning; i32 wraps; ANY and ALL test x != 0 on every dtype. */
+#include "cpu_convert.h"
+#include "cpu_ops.h"
+
+#include <math.h>
+
+/* An element of dtype dt as a double (i32 exactly, bool as 0/1). */
+static double load(tgl_dtype dt, const uint8_t *p)
+{
+    if (dt == TGL_DTYPE_I32) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    if (dt == TGL_DTYPE_BOOL)
+        return p[0] != 0;
+    return tgl_cpu_load_f32(dt, p);
+}
+
+/* The reduction of n elements of dtype dt from p, a stride of step elements apart, into o. */
+static void reduce_line(tgl_reduce_op op, tgl_dtype dt, tgl_dtype out_dt, const uint8_t *p, int64_t step,
+                        size_t n, uint8_t *o)
+{
+    const int64_t es = (int64_t)tgl_dtype_size(dt);
+    if (op == TGL_REDUCE_ANY || op == TGL_REDUCE_ALL) {
+        int any = 0, all = 1;
+        for (size_t k = 0; k < n; k++) {
+            int t = load(dt, p + (int64_t)k * step * es) != 0.0; /* NaN != 0: true; -0 == 0 */
+            any |= t;
+            all &= t;
+        }
+        o[0] = (uint8_t)(op == TGL_REDUCE_ANY ? any : all);
+        return;
+    }
+    if (dt == TGL_DTYPE_I32) {
+        uint32_t acc = op == TGL_REDUCE_PROD ? 1u : 0u; /* unsigned: wraps as two's complement */
+        int32_t best = 0;
+        for (size_t k = 0; k < n; k++) {
+            int32_t v;
+            memcpy(&v, p + (int64_t)k * step * es, 4);
+            if (op == TGL_REDUCE_SUM)
+                acc += (uint32_t)v;
+            else if (op == TGL_REDUCE_PROD)
+                acc *= (uint32_t)v;
+            else if (k == 0 || (op == TGL_REDUCE_MAX ? v > best : v < best))
+                best = v;
+        }
+        if (op == TGL_REDUCE_MAX || op == TGL_REDUCE_MIN)
+            acc = (uint32_t)best;
+        memcpy(o, &acc, 4);
+        return;
+    }
+    double acc = op == TGL_REDUCE_PROD ? 1.0 : 0.0;
+    for (size_t k = 0; k < n; k++) {
+        double v = load(dt, p + (int64_t)k * step * es);
+        if (op == TGL_REDUCE_SUM || op == TGL_REDUCE_MEAN)
+            acc += v;
+        else if (op == TGL_REDUCE_PROD)
+            acc *= v;
+        else if (k == 0 || isnan(v) || (!isnan(acc) && (op == TGL_REDUCE_MAX ? v > acc : v < acc)))
+            acc = v;
+    }
+    if (op == TGL_REDUCE_MEAN)
+        acc = n ? acc / (double)n : NAN;
+    tgl_cpu_store_f32(out_dt, (float)acc, o);
+}
+
+tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r)
+{
+    uint8_t *out = (uint8_t *)tgl_cpu_at(r->out.view);
+    const uint8_t *in = r->len ? (const uint8_t *)tgl_cpu_at(r->in.view) : NULL;
+    if (!out || (r->len && !in))
+        return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_reduce_t: an operand has no buffer");
+    const int64_t os = (int64_t)tgl_dtype_size(r->out.dtype), is = (int64_t)tgl_dtype_size(r->in.dtype);
+    int64_t at_in = (int64_t)r->in.base, at_out = (int64_t)r->out.base;
+    size_t idx[TGL_MAX_DIMS] = {0};
+    for (size_t i = 0; i < r->n_out; i++) {
+        reduce_line(r->op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, in ? in + at_in * is : NULL,
+                    r->in_step, r->len, out + at_out * os);
+        for (size_t d = r->ndim; d-- > 0;) { /* next index: carry through the dims */
+            if (++idx[d] < r->shape[d]) {
+                at_in += r->in.strides[d];
+                at_out += r->out.strides[d];
+                break;
+            }
+            at_in -= r->in.strides[d] * (int64_t)(r->shape[d] - 1);
+            at_out -= r->out.strides[d] * (int64_t)(r->shape[d] - 1);
+            idx[d] = 0;
+        }
+    }
+    return TGL_OK;
+}
