@@ -653,6 +653,20 @@ TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_
 TGL_API tgl_status tgl_reduce_t(tgl_backend *b, tgl_reduce_op op, const tgl_tensor *in, size_t axis,
                                 const tgl_tensor *out);
 
+/* Index (i32) of the largest / smallest element along dim `axis` of in (f32, f16, bf16 or i32,
+ * any strides) into out (i32, any strides), whose shape is in's without that dim or with it as 1
+ * (keepdim). The first index on ties; NaN counts as larger than every number for argmax and
+ * smaller for argmin (the first NaN wins), as torch.argmax / argmin. The axis must hold
+ * 1..2^31-1 elements. out must reach no element twice and share no byte with in.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, ndim, in 0-d, axis not below in's ndim, an empty axis,
+ *   an axis of 2^31 or more, an out shape that is neither form, out not i32, an out that reaches
+ *   an element twice, overlap), TGL_ERR_INVALID_POINTER (as tgl_copy), TGL_ERR_UNSUPPORTED (bool,
+ *   block formats).
+ * Example: the token of each row of bf16 logits (batch x vocab) into ids (batch, i32):
+ *     tgl_argmax_t(b, &logits, 1, &ids); */
+TGL_API tgl_status tgl_argmax_t(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out);
+TGL_API tgl_status tgl_argmin_t(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out);
+
 /* Index (int32) of the largest / smallest element along `axis`; the first one on ties. NaN counts
  * as larger than every number for argmax and smaller for argmin (the first NaN wins). The axis
  * length must be 1..2^31-1. Errors: as tgl_reduce; an empty axis is TGL_ERR_INVALID_ARGUMENT.

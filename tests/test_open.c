@@ -501,6 +501,8 @@ static void test_supports(void **state)
             int descriptor = op == TGL_OP_COPY || op == TGL_OP_COMPARE || op == TGL_OP_WHERE || op == TGL_OP_UNARY_T ||
                              op == TGL_OP_BINARY_T || op == TGL_OP_CLAMP || op == TGL_OP_FILL_T ||
                              op == TGL_OP_ARANGE || op == TGL_OP_CAT || op == TGL_OP_REDUCE_T;
+            int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE || op == TGL_OP_ARG_REDUCE;
+            descriptor |= op == TGL_OP_ARG_REDUCE; /* tgl_argmax_t, tgl_argmin_t */
             int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
@@ -508,7 +510,6 @@ static void test_supports(void **state)
                              descriptor ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_I32),
                              descriptor ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
-            int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BOOL),
                              descriptor && !numbers_only ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_Q8_0), TGL_SUPPORT_NONE);

@@ -32,6 +32,7 @@ typedef struct outputs {
     float mathed[ROWS * COLS];    /* tgl_unary_t of pm, tgl_binary_t with the row, tgl_clamp */
     float catted[ROWS * 3 * COLS]; /* tgl_cat of pm, the mask as f32 and the row repeated */
     float colmax[COLS];            /* tgl_reduce_t: pm's column maxima */
+    int32_t rowarg[2 * ROWS];      /* tgl_argmax_t and tgl_argmin_t of pm's rows */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -169,6 +170,11 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_tensor tcol = tgl_tensor_contiguous(fresh(b, sizeof o->colmax), TGL_DTYPE_F32, 1, (size_t[]){COLS});
     OK(tgl_reduce_t(b, TGL_REDUCE_MAX, &tm, 0, &tcol));
     OK(tgl_copy_dtoh(b, o->colmax, tcol.data, sizeof o->colmax));
+    tgl_tensor targ = tgl_tensor_contiguous(fresh(b, sizeof o->rowarg), TGL_DTYPE_I32, 1, (size_t[]){ROWS}), targ2 = targ;
+    targ2.data += ROWS * sizeof(int32_t);
+    OK(tgl_argmax_t(b, &tm, 1, &targ));
+    OK(tgl_argmin_t(b, &tm, 1, &targ2));
+    OK(tgl_copy_dtoh(b, o->rowarg, targ.data, sizeof o->rowarg));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

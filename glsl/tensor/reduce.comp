@@ -1,7 +1,9 @@
 #version 430
 // tgl_reduce_t: each element of out reduces a line of u_len elements of in, u_step elements
 // apart (two's complement), starting at its coordinates over out's index space (ndim dims,
-// in's strides over them in u_in_stride, out's in u_out_stride). u_op is a tgl_reduce_op.
+// in's strides over them in u_in_stride, out's in u_out_stride). u_op is a tgl_reduce_op, or
+// OP_ARGMAX / OP_ARGMIN (tgl_argmax_t, tgl_argmin_t: the line's index of its first largest or
+// smallest element, or of its first NaN, into an i32 out; floats compared as numbers, -0 == +0).
 // Floats (IN_DTYPE 0 f32, 1 f16, 2 bf16) accumulate in f32: SUM and MEAN compensated (Kahan,
 // `precise`), PROD plainly, MAX and MIN on the bits with NaN winning; the result is rounded to
 // OUT_DTYPE (in's) on the bits. i32 (3) sums and multiplies in uints (two's complement wrap),
@@ -63,6 +65,8 @@ layout(location = LOC_RDT_OUT_STRIDE) uniform uint u_out_stride[8];
 #define OP_PROD 4u
 #define OP_ANY 5u
 #define OP_ALL 6u
+#define OP_ARGMAX 7u // TGL__RDT_ARGMAX
+#define OP_ARGMIN 8u
 
 uint load_in(uint e)
 {
@@ -89,10 +93,11 @@ void store_out(uint at, uint v)
 
 // The running state of one line (or one invocation's share of it): f the float accumulator
 // (f32 bits' value), c its compensation, u the integer one (i32 sum/prod, max/min as int bits,
-// any/all as 0/1), nan whether a NaN was seen (MAX, MIN).
+// any/all as 0/1), nan whether a NaN was seen (MAX, MIN; the index ops: idx is its index),
+// idx the index along the line of the best element so far (the index ops).
 struct acc_t {
     float f, c;
-    uint u;
+    uint u, idx;
     bool nan, seen;
 };
 
@@ -102,6 +107,7 @@ acc_t acc_init()
     a.f = u_op == OP_PROD ? 1.0 : 0.0;
     a.c = 0.0;
     a.u = u_op == OP_PROD ? 1u : u_op == OP_ALL ? 1u : 0u;
+    a.idx = 0u;
     a.nan = false;
     a.seen = false;
     return a;
@@ -115,8 +121,55 @@ int key(float v)
     return i < 0 ? int(0x80000000u) - i - 1 : i;
 }
 
-void acc_add(inout acc_t a, uint bits)
+// The index ops compare as numbers: -0 and +0 tie (the first kept).
+int num_key(float v)
 {
+    return (floatBitsToUint(v) & 0x7FFFFFFFu) == 0u ? 0 : key(v);
+}
+
+bool is_arg()
+{
+    return u_op == OP_ARGMAX || u_op == OP_ARGMIN;
+}
+
+// Whether candidate b (at index bi) beats the best so far a (at ai) for the index ops: NaN beats
+// numbers, then larger (argmax) or smaller (argmin), then the lower index. b_key / a_key are
+// ordered ints (int bits for i32, num_key for floats).
+bool arg_beats(bool b_nan, int b_key, uint bi, bool a_nan, int a_key, uint ai)
+{
+    if (b_nan != a_nan)
+        return b_nan;
+    if (!b_nan && b_key != a_key)
+        return u_op == OP_ARGMAX ? b_key > a_key : b_key < a_key;
+    return bi < ai;
+}
+
+// Element k of the line, its bits, into a (k rising within one accumulator).
+void acc_add(inout acc_t a, uint bits, uint k)
+{
+    if (is_arg()) {
+#if IN_DTYPE == 3
+        bool n_ = false;
+        int kb = int(bits);
+        int ka = int(a.u);
+#else
+        uint fb = tgl_to_f32(bits, uint(IN_DTYPE));
+        bool n_ = tgl_f32_is_nan(fb);
+        int kb = n_ ? 0 : num_key(uintBitsToFloat(fb));
+        int ka = a.nan ? 0 : num_key(a.f);
+#endif
+        if (!a.seen || arg_beats(n_, kb, k, a.nan, ka, a.idx)) {
+#if IN_DTYPE == 3
+            a.u = bits;
+#else
+            a.f = uintBitsToFloat(fb);
+#endif
+            a.nan = n_;
+            a.idx = k;
+            a.seen = true;
+        }
+        return;
+    }
     if (u_op == OP_ANY || u_op == OP_ALL) {
 #if IN_DTYPE <= 2
         bool t = (tgl_to_f32(bits, uint(IN_DTYPE)) & 0x7FFFFFFFu) != 0u;
@@ -157,10 +210,18 @@ void acc_add(inout acc_t a, uint bits)
 #endif
 }
 
-// b folded into a (b the later part of the line).
+// b folded into a (b the later part of the line; for the index ops, any part: indices decide).
 void acc_merge(inout acc_t a, acc_t b)
 {
-    if (u_op == OP_ANY) {
+    if (is_arg()) {
+#if IN_DTYPE == 3
+        int kb = int(b.u), ka = int(a.u);
+#else
+        int kb = b.nan ? 0 : num_key(b.f), ka = a.nan ? 0 : num_key(a.f);
+#endif
+        if (b.seen && (!a.seen || arg_beats(b.nan, kb, b.idx, a.nan, ka, a.idx)))
+            a = b;
+    } else if (u_op == OP_ANY) {
         a.u |= b.u;
     } else if (u_op == OP_ALL) {
         a.u &= b.u;
@@ -195,6 +256,8 @@ void acc_merge(inout acc_t a, acc_t b)
 // The line's result as out's bits.
 uint acc_result(acc_t a)
 {
+    if (is_arg())
+        return a.idx;
     if (u_op == OP_ANY || u_op == OP_ALL)
         return a.u;
 #if IN_DTYPE == 3
@@ -236,6 +299,7 @@ void locate(uint i, out uint oi, out uint oo)
 shared float s_f[TGL_WG_SIZE];
 shared float s_c[TGL_WG_SIZE];
 shared uint s_u[TGL_WG_SIZE];
+shared uint s_i[TGL_WG_SIZE];
 shared uint s_flags[TGL_WG_SIZE]; // bit 0 nan, bit 1 seen
 
 void main()
@@ -249,10 +313,11 @@ void main()
     acc_t a = acc_init();
     // neighbouring lanes read neighbouring elements (a dense line's loads coalesce)
     for (uint k = lane; k < u_len; k += uint(TGL_WG_SIZE))
-        acc_add(a, load_in(oi + k * u_step));
+        acc_add(a, load_in(oi + k * u_step), k);
     s_f[lane] = a.f;
     s_c[lane] = a.c;
     s_u[lane] = a.u;
+    s_i[lane] = a.idx;
     s_flags[lane] = (a.nan ? 1u : 0u) | (a.seen ? 2u : 0u);
     barrier();
     for (uint half_ = uint(TGL_WG_SIZE) / 2u; half_ > 0u; half_ >>= 1u) {
@@ -261,12 +326,14 @@ void main()
             b.f = s_f[lane + half_];
             b.c = s_c[lane + half_];
             b.u = s_u[lane + half_];
+            b.idx = s_i[lane + half_];
             b.nan = (s_flags[lane + half_] & 1u) != 0u;
             b.seen = (s_flags[lane + half_] & 2u) != 0u;
             acc_merge(a, b);
             s_f[lane] = a.f;
             s_c[lane] = a.c;
             s_u[lane] = a.u;
+            s_i[lane] = a.idx;
             s_flags[lane] = (a.nan ? 1u : 0u) | (a.seen ? 2u : 0u);
         }
         barrier();
@@ -284,7 +351,7 @@ void main()
     locate(u_start + i, oi, oo);
     acc_t a = acc_init();
     for (uint k = 0u; k < u_len; k++)
-        acc_add(a, load_in(oi + k * u_step));
+        acc_add(a, load_in(oi + k * u_step), k);
     store_out(oo, acc_result(a));
 }
 #endif

@@ -1,5 +1,5 @@
-/* tgl_reduce_t: one dim of a descriptor reduced into another (tensorgl.h). The checks turn the
- * two descriptors into a tgl__rdt for vtable->reduce_t. */
+/* tgl_reduce_t, tgl_argmax_t and tgl_argmin_t: one dim of a descriptor reduced into another
+ * (tensorgl.h). The checks turn the two descriptors into a tgl__rdt for vtable->reduce_t. */
 #include "trace.h"
 #include "validate.h"
 
@@ -37,30 +37,29 @@ static tgl_status check_out_shape(tgl_backend *b, const tgl_tensor *in, size_t a
     return TGL_OK;
 }
 
-TGL_API tgl_status tgl_reduce_t(tgl_backend *b, tgl_reduce_op op, const tgl_tensor *in, size_t axis,
-                                const tgl_tensor *out)
+/* The checks all three ops share, in order, then the vtable call. op is a tgl__rdt op; fname
+ * names the public function in messages. */
+static tgl_status reduce_common(tgl_backend *b, const char *fname, unsigned op, const tgl_tensor *in, size_t axis,
+                                const tgl_tensor *out, tgl__fn fn)
 {
-    if (tgl__hooked(b))
-        return TGL__HOOK(REDUCE_T);
-    tgl_status st = tgl__enter(b);
-    if (st)
-        return st;
-    if ((unsigned)op >= TGL_REDUCE_COUNT)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_reduce_op", (int)op);
-    unsigned dtypes = tgl__fn_dtypes(TGL__FN_REDUCE_T);
+    int arg = op == TGL__RDT_ARGMAX || op == TGL__RDT_ARGMIN;
+    unsigned dtypes = tgl__fn_dtypes(fn);
     size_t n_in, n_out;
-    if ((st = tgl__tensor_shape(b, "tgl_reduce_t", "in", in, dtypes, &n_in)) ||
-        (st = tgl__tensor_shape(b, "tgl_reduce_t", "out", out, dtypes, &n_out)))
+    tgl_status st;
+    if ((st = tgl__tensor_shape(b, fname, "in", in, dtypes, &n_in)) ||
+        (st = tgl__tensor_shape(b, fname, "out", out, dtypes, &n_out)))
         return st;
     if (in->ndim == 0)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in: a 0-d tensor has no axis to reduce");
     if (axis >= in->ndim)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "axis: %zu is not below in's ndim %zu", axis, in->ndim);
-    const char *name = tgl_reduce_name(op);
-    if (!(op_dtypes(op) & (1u << in->dtype)))
+    const char *name = arg ? (op == TGL__RDT_ARGMAX ? "argmax" : "argmin") : tgl_reduce_name((tgl_reduce_op)op);
+    if (!arg && !(op_dtypes((tgl_reduce_op)op) & (1u << in->dtype)))
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "in: tgl_reduce_t's %s does not take %s", name,
                          tgl_dtype_name(in->dtype));
-    tgl_dtype want = op == TGL_REDUCE_ANY || op == TGL_REDUCE_ALL ? TGL_DTYPE_BOOL : in->dtype;
+    tgl_dtype want = arg                                               ? TGL_DTYPE_I32
+                     : op == TGL_REDUCE_ANY || op == TGL_REDUCE_ALL ? TGL_DTYPE_BOOL
+                                                                      : in->dtype;
     if (out->dtype != want)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out: %s of %s writes %s, not %s", name, tgl_dtype_name(in->dtype),
                          tgl_dtype_name(want), tgl_dtype_name(out->dtype));
@@ -76,9 +75,13 @@ TGL_API tgl_status tgl_reduce_t(tgl_backend *b, tgl_reduce_op op, const tgl_tens
         }
     if (n_out == 0)
         return TGL_OK;
-    if (r.len == 0 && (op == TGL_REDUCE_MAX || op == TGL_REDUCE_MIN))
+    if (r.len == 0 && (arg || op == TGL_REDUCE_MAX || op == TGL_REDUCE_MIN))
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in: dim %zu (the axis) is empty: an empty axis has no %s", axis,
                          name);
+    if (arg && r.len > (size_t)INT32_MAX)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in: dim %zu (the axis) holds %zu elements; an i32 index reaches "
+                                                      "2^31 - 1",
+                         axis, r.len);
     if ((st = tgl__resolve_tensor(b, "out", out->data, out->dtype, r.ndim, r.shape, out_strides, &r.out)) ||
         (st = tgl__check_unique(b, "out", r.ndim, r.shape, out_strides)))
         return st;
@@ -96,6 +99,39 @@ TGL_API tgl_status tgl_reduce_t(tgl_backend *b, tgl_reduce_op op, const tgl_tens
             r.in.strides[d] = 0;
     }
     if (!b->vt->reduce_t)
-        return tgl__unsupported(b, "tgl_reduce_t");
-    return tgl__leave(b, b->vt->reduce_t(b, &r));
+        return tgl__unsupported(b, fname);
+    return b->vt->reduce_t(b, &r);
+}
+
+TGL_API tgl_status tgl_reduce_t(tgl_backend *b, tgl_reduce_op op, const tgl_tensor *in, size_t axis,
+                                const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(REDUCE_T);
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    if ((unsigned)op >= TGL_REDUCE_COUNT)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_reduce_op", (int)op);
+    return tgl__leave(b, reduce_common(b, "tgl_reduce_t", (unsigned)op, in, axis, out, TGL__FN_REDUCE_T));
+}
+
+TGL_API tgl_status tgl_argmax_t(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(ARGMAX_T);
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    return tgl__leave(b, reduce_common(b, "tgl_argmax_t", TGL__RDT_ARGMAX, in, axis, out, TGL__FN_ARGMAX_T));
+}
+
+TGL_API tgl_status tgl_argmin_t(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(ARGMIN_T);
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    return tgl__leave(b, reduce_common(b, "tgl_argmin_t", TGL__RDT_ARGMIN, in, axis, out, TGL__FN_ARGMIN_T));
 }

@@ -173,12 +173,15 @@ typedef struct tgl__tew {
     int in_place;
 } tgl__tew;
 
-/* A validated tgl_reduce_t: out's elements (an index space of ndim dims, n_out elements, never
- * 0) each reduce `len` elements of in (len may be 0: the op's identity). in.strides are in's
- * strides over out's dims (the axis left out), in_step its stride along the axis; out.strides
- * out's own (a keepdim axis left out). in's view is unset when len is 0. */
+/* A validated tgl_reduce_t, tgl_argmax_t or tgl_argmin_t: out's elements (an index space of
+ * ndim dims, n_out elements, never 0) each reduce `len` elements of in (len may be 0: the op's
+ * identity). in.strides are in's strides over out's dims (the axis left out), in_step its stride
+ * along the axis; out.strides out's own (a keepdim axis left out). in's view is unset when len
+ * is 0. op is a tgl_reduce_op or one of the two index ops below (an i32 out). */
+#define TGL__RDT_ARGMAX ((unsigned)TGL_REDUCE_COUNT)
+#define TGL__RDT_ARGMIN ((unsigned)TGL_REDUCE_COUNT + 1u)
 typedef struct tgl__rdt {
-    tgl_reduce_op op;
+    unsigned op;
     size_t ndim, n_out, len;
     size_t shape[TGL_MAX_DIMS];
     int64_t in_step;

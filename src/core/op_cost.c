@@ -204,6 +204,14 @@ static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
     o->flops = a->in && a->in->ndim <= TGL_MAX_DIMS ? prod(a->in->shape, a->in->ndim) : 0.0;
 }
 
+/* argmax_t / argmin_t: reads in once, writes out (a comparison per element) */
+static void arg_t_cost(const tgl_tensor *in, const tgl_tensor *out, cost *o)
+{
+    o->bytes = tensor_bytes(in) + tensor_bytes(out);
+    o->flops = in && in->ndim <= TGL_MAX_DIMS ? prod(in->shape, in->ndim) : 0.0;
+}
+#define cost_arg_t(s, o) arg_t_cost((s)->in, (s)->out, o)
+
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {
     cost o = {0, 0};

@@ -110,6 +110,8 @@
 #define TGL__ARGS_ARANGE(ARG, ENUM, ARR) ARG(T, out) ARG(d, start) ARG(d, step)
 #define TGL__ARGS_CAT(ARG, ENUM, ARR) ARR(U, inputs, n_inputs) ARG(z, axis) ARG(T, out)
 #define TGL__ARGS_REDUCE_T(ARG, ENUM, ARR) ENUM(tgl_reduce_op, op) ARG(t, in) ARG(z, axis) ARG(T, out)
+#define TGL__ARGS_ARGMAX_T(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
+#define TGL__ARGS_ARGMIN_T(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -155,7 +157,9 @@
     X(FILL_T, tgl_fill_t, TGL_OP_FILL_T, tensor_ewise, TGL__DT_DATA, EXACT, cost_fill_t, WARM)                  \
     X(ARANGE, tgl_arange, TGL_OP_ARANGE, tensor_ewise, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arange, WARM) \
     X(CAT, tgl_cat, TGL_OP_CAT, tensor_ewise, TGL__DT_DATA, EXACT, cost_cat, WARM)                            \
-    X(REDUCE_T, tgl_reduce_t, TGL_OP_REDUCE_T, reduce_t, TGL__DT_DATA, ACCUMULATE, cost_reduce_t, WARM)
+    X(REDUCE_T, tgl_reduce_t, TGL_OP_REDUCE_T, reduce_t, TGL__DT_DATA, ACCUMULATE, cost_reduce_t, WARM)          \
+    X(ARGMAX_T, tgl_argmax_t, TGL_OP_ARG_REDUCE, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arg_t, WARM) \
+    X(ARGMIN_T, tgl_argmin_t, TGL_OP_ARG_REDUCE, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arg_t, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

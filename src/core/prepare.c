@@ -85,6 +85,10 @@ static void elementwise(warm *c)
     tgl_tensor line = tgl_tensor_contiguous(c->x, TGL_DTYPE_F32, 1, (size_t[]){4096});
     tgl_tensor total = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 0, NULL);
     did(c, tgl_reduce_t(b, TGL_REDUCE_SUM, &line, 0, &total));
+    /* tgl_argmax_t / tgl_argmin_t: each row's largest and smallest into i32 indices */
+    tgl_tensor ids = tgl_tensor_contiguous(c->y, TGL_DTYPE_I32, 1, m);
+    did(c, tgl_argmax_t(b, &x, 1, &ids));
+    did(c, tgl_argmin_t(b, &x, 1, &ids));
 }
 
 static void reductions(warm *c)

@@ -1,7 +1,8 @@
-/* CPU tgl_reduce_t: out's index space walked in row-major order (an odometer, as the
- * element-wise descriptor ops), each out element reducing its line of in along the axis. Floats
- * sum and multiply in double and are rounded once to out's dtype (through f32); MAX and MIN
- * compare as numbers with NaN winning; i32 wraps; ANY and ALL test x != 0 on every dtype. */
+/* CPU tgl_reduce_t, tgl_argmax_t and tgl_argmin_t: out's index space walked in row-major order
+ * (an odometer, as the element-wise descriptor ops), each out element reducing its line of in
+ * along the axis. Floats sum and multiply in double and are rounded once to out's dtype (through
+ * f32); MAX and MIN compare as numbers with NaN winning; i32 wraps; ANY and ALL test x != 0 on
+ * every dtype; the index ops keep the first best element. */
 #include "cpu_convert.h"
 #include "cpu_ops.h"
 
@@ -20,11 +21,32 @@ static double load(tgl_dtype dt, const uint8_t *p)
     return tgl_cpu_load_f32(dt, p);
 }
 
-/* The reduction of n elements of dtype dt from p, a stride of step elements apart, into o. */
-static void reduce_line(tgl_reduce_op op, tgl_dtype dt, tgl_dtype out_dt, const uint8_t *p, int64_t step,
-                        size_t n, uint8_t *o)
+/* The index (i32) of the largest (argmax) or smallest element of n >= 1 of dtype dt from p, a
+ * stride of step elements apart: the first on ties, the first NaN where there is one. */
+static void arg_line(int is_max, tgl_dtype dt, const uint8_t *p, int64_t step, size_t n, uint8_t *o)
 {
     const int64_t es = (int64_t)tgl_dtype_size(dt);
+    int32_t at = 0;
+    double best = 0.0;
+    for (size_t k = 0; k < n && !isnan(best); k++) {
+        double v = load(dt, p + (int64_t)k * step * es);
+        if (k == 0 || isnan(v) || (is_max ? v > best : v < best)) {
+            best = v;
+            at = (int32_t)k;
+        }
+    }
+    memcpy(o, &at, 4);
+}
+
+/* The reduction of n elements of dtype dt from p, a stride of step elements apart, into o. */
+static void reduce_line(unsigned op, tgl_dtype dt, tgl_dtype out_dt, const uint8_t *p, int64_t step, size_t n,
+                        uint8_t *o)
+{
+    const int64_t es = (int64_t)tgl_dtype_size(dt);
+    if (op == TGL__RDT_ARGMAX || op == TGL__RDT_ARGMIN) {
+        arg_line(op == TGL__RDT_ARGMAX, dt, p, step, n, o);
+        return;
+    }
     if (op == TGL_REDUCE_ANY || op == TGL_REDUCE_ALL) {
         int any = 0, all = 1;
         for (size_t k = 0; k < n; k++) {

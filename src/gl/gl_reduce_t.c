@@ -1,4 +1,4 @@
-/* GL driver for tgl_reduce_t (glsl/tensor/reduce.comp). One pure function picks the variant from
+/* GL driver for tgl_reduce_t, tgl_argmax_t and tgl_argmin_t (glsl/tensor/reduce.comp). One pure function picks the variant from
  * the shape and the device profile: a workgroup per out element (GROUP) where lines are long, an
  * invocation per out element otherwise. Operands are bound from their lowest element; out's
  * index space whose windows pass the SSBO block limit is halved, dim by dim, into boxes whose
@@ -24,10 +24,10 @@ static int use_group(const tgl_gl_limits *l, size_t n_out, size_t len)
     return len >= (size_t)GROUP_LINES_PER_LANE * l->reduce_workgroup_size || (len >= 64 && n_out < FEW_OUTPUTS);
 }
 
-static tgl_gl_plan rdt_plan(const tgl_gl_limits *l, tgl_dtype in, tgl_dtype out, int group)
+static tgl_gl_plan rdt_plan(const tgl_gl_limits *l, const char *op, tgl_dtype in, tgl_dtype out, int group)
 {
     rdt_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)group};
-    tgl_gl_plan p = {.op = "tgl_reduce_t"};
+    tgl_gl_plan p = {.op = op};
     tgl_gl_plan_kernel(&p, "tensor/reduce", TGL_GL_DEFS(rdt_defs), &f);
     if (group && l)
         p.wg = l->reduce_workgroup_size;
@@ -153,7 +153,10 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_reduce_t: a line of %zu elements (GL takes up to 2^32 - 1)",
                          r->len);
     rdt_run x = {.b = b, .r = r, .group = use_group(l, r->n_out, r->len), .max_bytes = tgl_gl_max_window_elems(l, 4) * 4};
-    tgl_gl_plan plan = rdt_plan(l, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
+    const char *op = r->op == TGL__RDT_ARGMAX   ? "tgl_argmax_t"
+                     : r->op == TGL__RDT_ARGMIN ? "tgl_argmin_t"
+                                                : "tgl_reduce_t";
+    tgl_gl_plan plan = rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
     plan.groups = x.group ? r->n_out : tgl_gl_ceil_div(r->n_out, l->workgroup_size);
     tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);
@@ -171,7 +174,9 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
     for (size_t i = 0; i < sizeof data / sizeof *data; i++)
         for (int group = 0; group < 2; group++) {
             if (data[i] != TGL_DTYPE_BOOL) /* the arithmetic ops: out of in's dtype */
-                tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, data[i], data[i], group));
-            tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, data[i], TGL_DTYPE_BOOL, group)); /* any, all */
+                tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_reduce_t", data[i], data[i], group));
+            tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_reduce_t", data[i], TGL_DTYPE_BOOL, group)); /* any, all */
+            if (data[i] != TGL_DTYPE_I32 && data[i] != TGL_DTYPE_BOOL) /* argmax, argmin of floats */
+                tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_argmax_t", data[i], TGL_DTYPE_I32, group));
         }
 }

@@ -1,4 +1,4 @@
-/* tgl_reduce_t on GL and on the CPU backend. The CPU backend is checked against a host
+/* tgl_reduce_t, tgl_argmax_t and tgl_argmin_t on GL and on the CPU backend. The CPU backend is checked against a host
  * reference computed here from the input's bytes and strides (every op and dtype it takes,
  * random layouts with negative strides, gaps and 0 strides, keepdim or not, empty axes), the
  * whole out allocation included (bytes outside out's elements keep their poison); GL is then
@@ -28,15 +28,30 @@ static int teardown(void **state)
 static const tgl_dtype dtypes[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_BOOL};
 #define N_DTYPES (sizeof dtypes / sizeof dtypes[0])
 
+/* The ops: a tgl_reduce_op, or these two (tgl_argmax_t, tgl_argmin_t). */
+#define ARGMAX ((int)TGL_REDUCE_COUNT)
+#define ARGMIN ((int)TGL_REDUCE_COUNT + 1)
+#define N_OPS (TGL_REDUCE_COUNT + 2)
+
+static const char *op_name(int op)
+{
+    return op == ARGMAX ? "argmax" : op == ARGMIN ? "argmin" : tgl_reduce_name((tgl_reduce_op)op);
+}
+
+static int is_arg(int op)
+{
+    return op == ARGMAX || op == ARGMIN;
+}
+
 typedef struct rcase {
-    tgl_reduce_op op;
+    int op;
     size_t axis;
     tgl_tensor in, out; /* data: byte offsets into their allocations */
     uint8_t *init;
     size_t in_bytes, out_bytes;
 } rcase;
 
-static int takes(tgl_reduce_op op, tgl_dtype dt)
+static int takes(int op, tgl_dtype dt)
 {
     if (op == TGL_REDUCE_ANY || op == TGL_REDUCE_ALL)
         return 1;
@@ -56,7 +71,9 @@ static tgl_status run_on(tgl_backend *b, const rcase *c, uint8_t *got)
     tgl_tensor in = c->in, out = c->out;
     in.data += pi;
     out.data += po;
-    tgl_status st = tgl_reduce_t(b, c->op, &in, c->axis, &out);
+    tgl_status st = c->op == ARGMAX   ? tgl_argmax_t(b, &in, c->axis, &out)
+                    : c->op == ARGMIN ? tgl_argmin_t(b, &in, c->axis, &out)
+                                      : tgl_reduce_t(b, (tgl_reduce_op)c->op, &in, c->axis, &out);
     TGT_OK(b, tgl_copy_dtoh(b, got, po, c->out_bytes));
     TGT_OK(b, tgl_free(b, pi));
     TGT_OK(b, tgl_free(b, po));
@@ -97,13 +114,19 @@ static double expect(const rcase *c, const size_t *o, int *exact, double *scale)
     double acc = c->op == TGL_REDUCE_PROD ? 1.0 : 0.0, mag = 0.0;
     uint32_t iacc = c->op == TGL_REDUCE_PROD ? 1u : 0u;
     int any = 0, all = 1;
+    size_t at = 0; /* the index ops: the first NaN, else the first best (-0 and +0 tie) */
+    double best = NAN;
     *exact = t->dtype == TGL_DTYPE_I32 || c->op == TGL_REDUCE_MAX || c->op == TGL_REDUCE_MIN ||
-             c->op == TGL_REDUCE_ANY || c->op == TGL_REDUCE_ALL;
+             c->op == TGL_REDUCE_ANY || c->op == TGL_REDUCE_ALL || is_arg(c->op);
     for (size_t k = 0; k < n; k++) {
         const uint8_t *p = c->init + (base + (int64_t)k * t->strides[c->axis]) * (int64_t)es;
         double v = load(t->dtype, p);
         any |= v != 0.0;
         all &= v != 0.0;
+        if (is_arg(c->op) && (k == 0 || (!isnan(best) && (isnan(v) || (c->op == ARGMAX ? v > best : v < best))))) {
+            best = v;
+            at = k;
+        }
         if (t->dtype == TGL_DTYPE_I32) {
             int32_t i = (int32_t)v;
             if (c->op == TGL_REDUCE_SUM)
@@ -121,6 +144,8 @@ static double expect(const rcase *c, const size_t *o, int *exact, double *scale)
     }
     if (c->op == TGL_REDUCE_ANY || c->op == TGL_REDUCE_ALL)
         return c->op == TGL_REDUCE_ANY ? any : all;
+    if (is_arg(c->op))
+        return (double)at;
     if (t->dtype == TGL_DTYPE_I32 && (c->op == TGL_REDUCE_SUM || c->op == TGL_REDUCE_PROD))
         return (int32_t)iacc;
     if (c->op == TGL_REDUCE_SUM || c->op == TGL_REDUCE_MEAN)
@@ -171,7 +196,7 @@ static void check_host(const rcase *c, const uint8_t *got, double tol, const cha
         }
         if (!ok)
             fail_msg("%s case %d: %s over axis %zu of %s, out element %zu: %.9g where %.9g is expected", who, i,
-                     tgl_reduce_name(c->op), c->axis, tgl_dtype_name(c->in.dtype), e, have, want);
+                     op_name(c->op), c->axis, tgl_dtype_name(c->in.dtype), e, have, want);
     }
     for (size_t k = 0; k < c->out_bytes; k++)
         if (!seen[k] && got[k] != POISON)
@@ -189,10 +214,10 @@ static void random_case(tgt_rng *r, rcase *c, size_t max_dim)
     c->axis = tgt_below(r, ndim);
     tgl_dtype dt;
     do {
-        c->op = (tgl_reduce_op)tgt_below(r, TGL_REDUCE_COUNT);
+        c->op = (int)tgt_below(r, N_OPS);
         dt = dtypes[tgt_below(r, N_DTYPES)];
     } while (!takes(c->op, dt) ||
-             ((c->op == TGL_REDUCE_MAX || c->op == TGL_REDUCE_MIN) && shape[c->axis] == 0));
+             ((c->op == TGL_REDUCE_MAX || c->op == TGL_REDUCE_MIN || is_arg(c->op)) && shape[c->axis] == 0));
     c->in = tgt_random_layout(r, dt, ndim, shape, &c->in_bytes);
     size_t d0 = tgt_below(r, ndim);
     if (tgt_below(r, 6) == 0)
@@ -225,7 +250,7 @@ static void random_case(tgt_rng *r, rcase *c, size_t max_dim)
     if (dt == TGL_DTYPE_F32 || dt == TGL_DTYPE_BF16) /* GL may flush f32 subnormals in arithmetic (docs/ops.md) */
         for (size_t k = 0, es = tgl_dtype_size(dt); k + es <= c->in_bytes; k += es) {
             double v = load(dt, c->init + k);
-            if (v != 0.0 && fabs(v) < FLT_MIN && (c->op != TGL_REDUCE_MAX && c->op != TGL_REDUCE_MIN))
+            if (v != 0.0 && fabs(v) < FLT_MIN && c->op != TGL_REDUCE_MAX && c->op != TGL_REDUCE_MIN && !is_arg(c->op))
                 memset(c->init + k, 0, es);
         }
     size_t oshape[TGL_MAX_DIMS], ondim = 0;
@@ -233,14 +258,14 @@ static void random_case(tgt_rng *r, rcase *c, size_t max_dim)
     for (size_t d = 0; d < ndim; d++)
         if (d != c->axis || keep)
             oshape[ondim++] = d == c->axis ? 1 : shape[d];
-    tgl_dtype odt = c->op == TGL_REDUCE_ANY || c->op == TGL_REDUCE_ALL ? TGL_DTYPE_BOOL : dt;
+    tgl_dtype odt = c->op == TGL_REDUCE_ANY || c->op == TGL_REDUCE_ALL ? TGL_DTYPE_BOOL : is_arg(c->op) ? TGL_DTYPE_I32 : dt;
     c->out = tgt_random_layout(r, odt, ondim, oshape, &c->out_bytes);
 }
 
 static void test_random(void **state)
 {
     tgt_pair *p = *state;
-    for (int i = 0; i < 400; i++) {
+    for (int i = 0; i < 500; i++) {
         rcase c;
         random_case(&p->rng, &c, i % 10 == 9 ? 300 : 7);
         uint8_t *cpu = malloc(c.out_bytes), *gl = malloc(c.out_bytes);
@@ -317,6 +342,66 @@ static void test_known(void **state)
     }
 }
 
+/* The index of one hand-made line on b: argmax (or argmin) of n values of dt from host bytes. */
+static int32_t arg_of(tgl_backend *b, int op, tgl_dtype dt, const void *host, size_t n)
+{
+    tgl_ptr pi, po;
+    int32_t got = -7;
+    TGT_OK(b, tgl_alloc(b, n * tgl_dtype_size(dt), &pi));
+    TGT_OK(b, tgl_alloc(b, 4, &po));
+    TGT_OK(b, tgl_copy_htod(b, pi, host, n * tgl_dtype_size(dt)));
+    tgl_tensor in = tgl_tensor_contiguous(pi, dt, 1, &n), out = tgl_tensor_contiguous(po, TGL_DTYPE_I32, 0, NULL);
+    TGT_OK(b, op == ARGMAX ? tgl_argmax_t(b, &in, 0, &out) : tgl_argmin_t(b, &in, 0, &out));
+    TGT_OK(b, tgl_copy_dtoh(b, &got, po, 4));
+    TGT_OK(b, tgl_free(b, pi));
+    TGT_OK(b, tgl_free(b, po));
+    return got;
+}
+
+/* argmax / argmin by hand on both backends: the first NaN wins both, -0 and +0 tie, the first of
+ * equal values, i32 extremes, bf16; and long lines (a workgroup each on GL) whose best value
+ * repeats in many lanes, the first at a high index or a NaN late. */
+static void test_arg_known(void **state)
+{
+    tgt_pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int k = 0; k < 2; k++) {
+        tgl_backend *b = bs[k];
+        if (!b || !tgl_supports(b, TGL_OP_ARG_REDUCE, TGL_DTYPE_I32))
+            continue;
+        const float nan_line[5] = {1.0f, 7.0f, NAN, 9.0f, NAN};
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_F32, nan_line, 5), 2);
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_F32, nan_line, 5), 2);
+        const float zeros[4] = {-0.0f, 0.0f, -0.0f, 0.0f};
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_F32, zeros, 4), 0);
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_F32, zeros, 4), 0);
+        const float ties[6] = {-INFINITY, 2.0f, -INFINITY, 2.0f, 1e-45f, -1e-45f};
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_F32, ties, 6), 1);
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_F32, ties, 6), 0);
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_F32, ties + 4, 2), 0); /* subnormals, not flushed */
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_F32, ties + 4, 2), 1);
+        const int32_t ints[5] = {5, INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX};
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_I32, ints, 5), 2);
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_I32, ints, 5), 1);
+        const uint16_t bf[4] = {0x3F80, 0x4000, 0xC000, 0x4000}; /* 1, 2, -2, 2 */
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_BF16, bf, 4), 1);
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_BF16, bf, 4), 2);
+        enum { LONG = 5000 };
+        float *line = malloc(LONG * sizeof *line);
+        for (size_t i = 0; i < LONG; i++)
+            line[i] = i >= 3001 && i % 7 == 3 ? 5.0f : (float)(i % 5);
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_F32, line, LONG), 3006); /* first 5 past 3000 (3006 % 7 == 3) */
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_F32, line, LONG), 0);
+        for (size_t i = 0; i < LONG; i++)
+            line[i] = 1.0f;
+        line[4321] = NAN;
+        line[4999] = NAN;
+        assert_int_equal(arg_of(b, ARGMAX, TGL_DTYPE_F32, line, LONG), 4321);
+        assert_int_equal(arg_of(b, ARGMIN, TGL_DTYPE_F32, line, LONG), 4321);
+        free(line);
+    }
+}
+
 /* Every refusal on the CPU backend (and GL where it runs the op), out unchanged. */
 static void test_refusals(void **state)
 {
@@ -368,6 +453,23 @@ static void test_refusals(void **state)
         x = in;
         x.strides[0] = 20; /* past in's allocation */
         TGT_EXPECT(b, tgl_reduce_t(b, TGL_REDUCE_SUM, &x, 1, &out), TGL_ERR_INVALID_POINTER);
+        /* the index ops: out not i32, bool and block formats, an empty axis, 0-d */
+        TGT_EXPECT(b, tgl_argmax_t(b, &in, 1, &out), TGL_ERR_INVALID_ARGUMENT);
+        o = out;
+        o.dtype = TGL_DTYPE_I32;
+        x = in;
+        x.dtype = TGL_DTYPE_BOOL;
+        TGT_EXPECT(b, tgl_argmin_t(b, &x, 1, &o), TGL_ERR_UNSUPPORTED);
+        x.dtype = TGL_DTYPE_Q4_0;
+        TGT_EXPECT(b, tgl_argmax_t(b, &x, 1, &o), TGL_ERR_UNSUPPORTED);
+        x = in;
+        x.shape[1] = 0;
+        TGT_EXPECT(b, tgl_argmax_t(b, &x, 1, &o), TGL_ERR_INVALID_ARGUMENT);
+        x.ndim = 0;
+        TGT_EXPECT(b, tgl_argmin_t(b, &x, 0, &o), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_argmin_t(b, &in, 1, NULL), TGL_ERR_INVALID_ARGUMENT);
+        o.data = pi + 8; /* inside in */
+        TGT_EXPECT(b, tgl_argmax_t(b, &in, 1, &o), TGL_ERR_INVALID_ARGUMENT);
         TGT_OK(b, tgl_copy_dtoh(b, after, po, sizeof after));
         assert_memory_equal(after, poison, sizeof after);
         TGT_OK(b, tgl_free(b, pi));
@@ -379,6 +481,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known),
+        cmocka_unit_test(test_arg_known),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_refusals),
     };
