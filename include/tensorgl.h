@@ -723,6 +723,28 @@ TGL_API tgl_status tgl_rmsnorm(tgl_backend *b, tgl_ptr in, tgl_ptr weight, tgl_p
 TGL_API tgl_status tgl_layernorm(tgl_backend *b, tgl_ptr in, tgl_ptr gamma, tgl_ptr beta, tgl_ptr out,
                                  size_t rows, size_t cols, float eps);
 
+/* The row-wise ops over descriptors: in f32, f16 or bf16 with any strides, out of in's shape and
+ * any float dtype with any strides, computed in f32 and rounded to out's dtype. Softmax and
+ * log-softmax run along dim `axis`; the norms along the last dim, whose length their optional
+ * 1-D operands (weight, gamma, beta: any float dtype, any stride; gamma and beta of one dtype;
+ * NULL for none) must have. Semantics as the flat functions above (a NaN in a line makes that
+ * line NaN). out may be in itself (the same data, dtype and strides) and must otherwise share no
+ * byte with in or the 1-D operands; it must reach no element twice. Empty tensors are a no-op.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in or out, ndim, in 0-d, axis not below in's ndim, out's
+ *   shape not in's, a 1-D operand of the wrong length, gamma and beta of two dtypes, eps not
+ *   finite and >= 0, an out that reaches an element twice, overlap), TGL_ERR_INVALID_POINTER (as
+ *   tgl_copy), TGL_ERR_UNSUPPORTED (i32, bool, block formats; GL: one line spanning more than the
+ *   device's buffer window).
+ * Example: attention probabilities of bf16 scores (batch, heads, q, k) over the keys in place:
+ *     tgl_softmax_t(b, &scores, 3, &scores); */
+TGL_API tgl_status tgl_softmax_t(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out);
+TGL_API tgl_status tgl_log_softmax_t(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out);
+/* Example: an f16 hidden state (tokens, dim) with f32 weights: tgl_rmsnorm_t(b, &h, &w, &h, 1e-6f); */
+TGL_API tgl_status tgl_rmsnorm_t(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *weight,
+                                 const tgl_tensor *out, float eps);
+TGL_API tgl_status tgl_layernorm_t(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *gamma,
+                                   const tgl_tensor *beta, const tgl_tensor *out, float eps);
+
 /* ---- matrix multiplication ------------------------------------------------------------ */
 
 typedef enum { TGL_NO_TRANS = 0, TGL_TRANS = 1 } tgl_transpose;

@@ -503,11 +503,13 @@ static void test_supports(void **state)
                              op == TGL_OP_ARANGE || op == TGL_OP_CAT || op == TGL_OP_REDUCE_T;
             int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE || op == TGL_OP_ARG_REDUCE;
             descriptor |= op == TGL_OP_ARG_REDUCE; /* tgl_argmax_t, tgl_argmin_t */
-            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor;
+            /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t: the half types */
+            int rows = op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX || op == TGL_OP_RMSNORM || op == TGL_OP_LAYERNORM;
+            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor || rows;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BF16),
-                             descriptor ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
+                             descriptor || rows ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_I32),
                              descriptor ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BOOL),

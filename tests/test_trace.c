@@ -33,6 +33,7 @@ typedef struct outputs {
     float catted[ROWS * 3 * COLS]; /* tgl_cat of pm, the mask as f32 and the row repeated */
     float colmax[COLS];            /* tgl_reduce_t: pm's column maxima */
     int32_t rowarg[2 * ROWS];      /* tgl_argmax_t and tgl_argmin_t of pm's rows */
+    uint16_t rowsoft[4 * ROWS * COLS]; /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t of pm (bf16) */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -175,6 +176,19 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_argmax_t(b, &tm, 1, &targ));
     OK(tgl_argmin_t(b, &tm, 1, &targ2));
     OK(tgl_copy_dtoh(b, o->rowarg, targ.data, sizeof o->rowarg));
+    tgl_tensor trs = tgl_tensor_contiguous(fresh(b, sizeof o->rowsoft), TGL_DTYPE_BF16, 2, (size_t[]){ROWS, COLS});
+    tgl_tensor trs2 = trs, trs3 = trs, trs4 = trs, tw = trow;
+    trs2.data += ROWS * COLS * 2;
+    trs3.data += 2 * ROWS * COLS * 2;
+    trs4.data += 3 * ROWS * COLS * 2;
+    tw.ndim = 1;
+    tw.shape[0] = COLS;
+    tw.strides[0] = 1;
+    OK(tgl_softmax_t(b, &tm, 0, &trs));
+    OK(tgl_log_softmax_t(b, &tm, 1, &trs2));
+    OK(tgl_rmsnorm_t(b, &tm, &tw, &trs3, 1e-5f));
+    OK(tgl_layernorm_t(b, &tm, &tw, NULL, &trs4, 1e-5f));
+    OK(tgl_copy_dtoh(b, o->rowsoft, trs.data, sizeof o->rowsoft));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

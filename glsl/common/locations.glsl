@@ -181,7 +181,7 @@
 #define LOC_TEW_STRIDE1 40
 #define LOC_TEW_STRIDE2 48
 
-// tensor/reduce.comp
+// tensor/reduce.comp and tensor/rows.comp (the row-wise ops: OUT_STEP .. PARAMS)
 #define LOC_RDT_N 0
 #define LOC_RDT_START 1
 #define LOC_RDT_NDIM 2
@@ -190,6 +190,13 @@
 #define LOC_RDT_STEP 5
 #define LOC_RDT_IN_BASE 6
 #define LOC_RDT_OUT_BASE 7
+#define LOC_RDT_OUT_STEP 8
+#define LOC_RDT_W_BASE 9
+#define LOC_RDT_W_STEP 10
+#define LOC_RDT_B_BASE 11
+#define LOC_RDT_B_STEP 12
+#define LOC_RDT_EPS 13
+#define LOC_RDT_PARAMS 14
 #define LOC_RDT_SHAPE 16
 #define LOC_RDT_IN_STRIDE 24
 #define LOC_RDT_OUT_STRIDE 32

@@ -319,6 +319,9 @@ void main()
     s_u[lane] = a.u;
     s_i[lane] = a.idx;
     s_flags[lane] = (a.nan ? 1u : 0u) | (a.seen ? 2u : 0u);
+    // barrier() orders execution only; memoryBarrierShared() keeps the compiler from carrying
+    // shared values across it (common/group.glsl does the same)
+    memoryBarrierShared();
     barrier();
     for (uint half_ = uint(TGL_WG_SIZE) / 2u; half_ > 0u; half_ >>= 1u) {
         if (lane < half_) {
@@ -336,6 +339,7 @@ void main()
             s_i[lane] = a.idx;
             s_flags[lane] = (a.nan ? 1u : 0u) | (a.seen ? 2u : 0u);
         }
+        memoryBarrierShared();
         barrier();
     }
     if (lane == 0u)

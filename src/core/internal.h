@@ -173,19 +173,33 @@ typedef struct tgl__tew {
     int in_place;
 } tgl__tew;
 
-/* A validated tgl_reduce_t, tgl_argmax_t or tgl_argmin_t: out's elements (an index space of
- * ndim dims, n_out elements, never 0) each reduce `len` elements of in (len may be 0: the op's
- * identity). in.strides are in's strides over out's dims (the axis left out), in_step its stride
- * along the axis; out.strides out's own (a keepdim axis left out). in's view is unset when len
- * is 0. op is a tgl_reduce_op or one of the two index ops below (an i32 out). */
+/* A validated line op (tgl_reduce_t, tgl_argmax_t, tgl_argmin_t, the row-wise _t ops): out's
+ * index space (ndim dims, n_out indices, never 0), each index taking a line of `len` elements of
+ * in (len may be 0 for the reductions: the op's identity). in.strides are in's strides over those
+ * dims (the axis left out), in_step its stride along the axis; out.strides out's own (a keepdim
+ * axis left out). in's view is unset when len is 0. op is a tgl_reduce_op or one below: the two
+ * index ops (an i32 out) and the row-wise ops. */
 #define TGL__RDT_ARGMAX ((unsigned)TGL_REDUCE_COUNT)
 #define TGL__RDT_ARGMIN ((unsigned)TGL_REDUCE_COUNT + 1u)
+/* The row-wise ops (tgl_softmax_t, ...): out is a line of len elements per index like in's,
+ * out_step apart (out.strides over the other dims, out's view covering its lines); w and bias
+ * are 1-D views of len elements (strides[0] their step) where has_w / has_bias. */
+#define TGL__RDT_SOFTMAX ((unsigned)TGL_REDUCE_COUNT + 2u)
+#define TGL__RDT_LOG_SOFTMAX ((unsigned)TGL_REDUCE_COUNT + 3u)
+#define TGL__RDT_RMSNORM ((unsigned)TGL_REDUCE_COUNT + 4u)
+#define TGL__RDT_LAYERNORM ((unsigned)TGL_REDUCE_COUNT + 5u)
+static inline int tgl__rdt_is_rows(unsigned op)
+{
+    return op >= TGL__RDT_SOFTMAX && op <= TGL__RDT_LAYERNORM;
+}
 typedef struct tgl__rdt {
     unsigned op;
     size_t ndim, n_out, len;
     size_t shape[TGL_MAX_DIMS];
-    int64_t in_step;
-    tgl__tensor_view in, out;
+    int64_t in_step, out_step;
+    tgl__tensor_view in, out, w, bias;
+    int has_w, has_bias;
+    float eps;
 } tgl__rdt;
 
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,

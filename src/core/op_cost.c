@@ -211,6 +211,14 @@ static void arg_t_cost(const tgl_tensor *in, const tgl_tensor *out, cost *o)
     o->flops = in && in->ndim <= TGL_MAX_DIMS ? prod(in->shape, in->ndim) : 0.0;
 }
 #define cost_arg_t(s, o) arg_t_cost((s)->in, (s)->out, o)
+/* the row-wise descriptor ops: in read (norms twice or three times, counted once), out written,
+ * a handful of flops per element */
+static void rows_t_cost(const tgl_tensor *in, const tgl_tensor *out, cost *o)
+{
+    o->bytes = tensor_bytes(in) + tensor_bytes(out);
+    o->flops = in && in->ndim <= TGL_MAX_DIMS ? 5.0 * prod(in->shape, in->ndim) : 0.0;
+}
+#define cost_rows_t(s, o) rows_t_cost((s)->in, (s)->out, o)
 
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {

@@ -112,6 +112,10 @@
 #define TGL__ARGS_REDUCE_T(ARG, ENUM, ARR) ENUM(tgl_reduce_op, op) ARG(t, in) ARG(z, axis) ARG(T, out)
 #define TGL__ARGS_ARGMAX_T(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
 #define TGL__ARGS_ARGMIN_T(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
+#define TGL__ARGS_SOFTMAX_T(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
+#define TGL__ARGS_LOG_SOFTMAX_T(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
+#define TGL__ARGS_RMSNORM_T(ARG, ENUM, ARR) ARG(t, in) ARG(t, weight) ARG(T, out) ARG(f, eps)
+#define TGL__ARGS_LAYERNORM_T(ARG, ENUM, ARR) ARG(t, in) ARG(t, gamma) ARG(t, beta) ARG(T, out) ARG(f, eps)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -159,7 +163,11 @@
     X(CAT, tgl_cat, TGL_OP_CAT, tensor_ewise, TGL__DT_DATA, EXACT, cost_cat, WARM)                            \
     X(REDUCE_T, tgl_reduce_t, TGL_OP_REDUCE_T, reduce_t, TGL__DT_DATA, ACCUMULATE, cost_reduce_t, WARM)          \
     X(ARGMAX_T, tgl_argmax_t, TGL_OP_ARG_REDUCE, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arg_t, WARM) \
-    X(ARGMIN_T, tgl_argmin_t, TGL_OP_ARG_REDUCE, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arg_t, WARM)
+    X(ARGMIN_T, tgl_argmin_t, TGL_OP_ARG_REDUCE, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_arg_t, WARM) \
+    X(SOFTMAX_T, tgl_softmax_t, TGL_OP_SOFTMAX, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM)          \
+    X(LOG_SOFTMAX_T, tgl_log_softmax_t, TGL_OP_LOG_SOFTMAX, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM) \
+    X(RMSNORM_T, tgl_rmsnorm_t, TGL_OP_RMSNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM)          \
+    X(LAYERNORM_T, tgl_layernorm_t, TGL_OP_LAYERNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

@@ -1,8 +1,9 @@
-/* CPU tgl_reduce_t, tgl_argmax_t and tgl_argmin_t: out's index space walked in row-major order
- * (an odometer, as the element-wise descriptor ops), each out element reducing its line of in
- * along the axis. Floats sum and multiply in double and are rounded once to out's dtype (through
- * f32); MAX and MIN compare as numbers with NaN winning; i32 wraps; ANY and ALL test x != 0 on
- * every dtype; the index ops keep the first best element. */
+/* CPU line ops (tgl_reduce_t, tgl_argmax_t, tgl_argmin_t, the row-wise _t ops): out's index
+ * space walked in row-major order (an odometer, as the element-wise descriptor ops), each index
+ * taking its line of in along the axis. Floats sum and multiply in double and are rounded once
+ * to out's dtype (through f32); MAX and MIN compare as numbers with NaN winning; i32 wraps; ANY
+ * and ALL test x != 0 on every dtype; the index ops keep the first best element; the row-wise
+ * ops compute each line in double. */
 #include "cpu_convert.h"
 #include "cpu_ops.h"
 
@@ -90,6 +91,58 @@ static void reduce_line(unsigned op, tgl_dtype dt, tgl_dtype out_dt, const uint8
     tgl_cpu_store_f32(out_dt, (float)acc, o);
 }
 
+/* Element k of a 1-D operand as a double. */
+static double param(const tgl__tensor_view *v, const uint8_t *base, size_t k)
+{
+    int64_t at = (int64_t)v->base + (int64_t)k * v->strides[0];
+    return tgl_cpu_load_f32(v->dtype, base + at * (int64_t)tgl_dtype_size(v->dtype));
+}
+
+/* One line of a row-wise op, in double: p's n elements step apart into o's, o_step apart (o may
+ * be p: every value is read before the last loop writes). */
+static void rows_line(const tgl__rdt *r, const uint8_t *w, const uint8_t *bias, const uint8_t *p, uint8_t *o)
+{
+    const int64_t es = (int64_t)tgl_dtype_size(r->in.dtype), os = (int64_t)tgl_dtype_size(r->out.dtype);
+    const size_t n = r->len;
+    double a = 0.0, c = 0.0; /* softmax: max and sum of exp; norms: the scale and the mean */
+    if (r->op == TGL__RDT_SOFTMAX || r->op == TGL__RDT_LOG_SOFTMAX) {
+        a = -INFINITY;
+        for (size_t k = 0; k < n; k++) {
+            double v = load(r->in.dtype, p + (int64_t)k * r->in_step * es);
+            a = isnan(v) || isnan(a) ? NAN : v > a ? v : a;
+        }
+        for (size_t k = 0; k < n; k++)
+            c += exp(load(r->in.dtype, p + (int64_t)k * r->in_step * es) - a);
+    } else {
+        double sum = 0.0, sq = 0.0;
+        if (r->op == TGL__RDT_LAYERNORM) {
+            for (size_t k = 0; k < n; k++)
+                sum += load(r->in.dtype, p + (int64_t)k * r->in_step * es);
+            c = sum / (double)n;
+        }
+        for (size_t k = 0; k < n; k++) {
+            double v = load(r->in.dtype, p + (int64_t)k * r->in_step * es) - c;
+            sq += v * v;
+        }
+        a = 1.0 / sqrt(sq / (double)n + (double)r->eps);
+    }
+    for (size_t k = 0; k < n; k++) {
+        double v = load(r->in.dtype, p + (int64_t)k * r->in_step * es), y;
+        if (r->op == TGL__RDT_SOFTMAX)
+            y = exp(v - a) / c;
+        else if (r->op == TGL__RDT_LOG_SOFTMAX)
+            y = v - a - log(c);
+        else {
+            y = (v - c) * a;
+            if (r->has_w)
+                y *= param(&r->w, w, k);
+            if (r->has_bias)
+                y += param(&r->bias, bias, k);
+        }
+        tgl_cpu_store_f32(r->out.dtype, (float)y, o + (int64_t)k * r->out_step * os);
+    }
+}
+
 tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r)
 {
     uint8_t *out = (uint8_t *)tgl_cpu_at(r->out.view);
@@ -99,9 +152,17 @@ tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r)
     const int64_t os = (int64_t)tgl_dtype_size(r->out.dtype), is = (int64_t)tgl_dtype_size(r->in.dtype);
     int64_t at_in = (int64_t)r->in.base, at_out = (int64_t)r->out.base;
     size_t idx[TGL_MAX_DIMS] = {0};
+    const int rows = tgl__rdt_is_rows(r->op);
+    const uint8_t *w = r->has_w ? (const uint8_t *)tgl_cpu_at(r->w.view) : NULL;
+    const uint8_t *bias = r->has_bias ? (const uint8_t *)tgl_cpu_at(r->bias.view) : NULL;
+    if ((r->has_w && !w) || (r->has_bias && !bias))
+        return tgl__fail(b, TGL_ERR_INTERNAL, "a row-wise op: an operand has no buffer");
     for (size_t i = 0; i < r->n_out; i++) {
-        reduce_line(r->op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, in ? in + at_in * is : NULL,
-                    r->in_step, r->len, out + at_out * os);
+        if (rows)
+            rows_line(r, w, bias, in + at_in * is, out + at_out * os);
+        else
+            reduce_line(r->op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, in ? in + at_in * is : NULL,
+                        r->in_step, r->len, out + at_out * os);
         for (size_t d = r->ndim; d-- > 0;) { /* next index: carry through the dims */
             if (++idx[d] < r->shape[d]) {
                 at_in += r->in.strides[d];

@@ -1,6 +1,7 @@
-/* GL driver for tgl_reduce_t, tgl_argmax_t and tgl_argmin_t (glsl/tensor/reduce.comp). One pure function picks the variant from
- * the shape and the device profile: a workgroup per out element (GROUP) where lines are long, an
- * invocation per out element otherwise. Operands are bound from their lowest element; out's
+/* GL driver for the line ops: tgl_reduce_t, tgl_argmax_t and tgl_argmin_t (glsl/tensor/reduce.comp)
+ * and the row-wise _t ops (glsl/tensor/rows.comp, always a workgroup per line). One pure function
+ * picks the reduction's variant from the shape and the device profile: a workgroup per out
+ * element (GROUP) where lines are long, an invocation per out element otherwise. Operands are bound from their lowest element; out's
  * index space whose windows pass the SSBO block limit is halved, dim by dim, into boxes whose
  * windows fit (a line is never cut: one past the limit is TGL_ERR_UNSUPPORTED). */
 #include "gl_internal.h"
@@ -12,6 +13,15 @@ static const tgl_gl_def rdt_defs[] = {
     TGL_GL_UINT(rdt_flags, in, "IN_DTYPE"),
     TGL_GL_UINT(rdt_flags, out, "OUT_DTYPE"),
     TGL_GL_FLAG(rdt_flags, group, "GROUP"),
+};
+
+typedef struct rows_flags {
+    uint32_t in, out, w;
+} rows_flags;
+static const tgl_gl_def rows_defs[] = {
+    TGL_GL_UINT(rows_flags, in, "IN_DTYPE"),
+    TGL_GL_UINT(rows_flags, out, "OUT_DTYPE"),
+    TGL_GL_UINT(rows_flags, w, "W_DTYPE"),
 };
 
 /* Lines at least this many reduce_workgroup_size long take a workgroup each; shorter ones too
@@ -33,6 +43,18 @@ static tgl_gl_plan rdt_plan(const tgl_gl_limits *l, const char *op, tgl_dtype in
         p.wg = l->reduce_workgroup_size;
     p.why = group ? "long lines (or few of them): a workgroup per out element, then a tree"
                   : "an invocation per out element, walking its line";
+    return p;
+}
+
+/* The row-wise ops: a workgroup per line; w is the 1-D operands' dtype (in's where there are none). */
+static tgl_gl_plan rows_plan(const tgl_gl_limits *l, const char *op, tgl_dtype in, tgl_dtype out, tgl_dtype w)
+{
+    rows_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)w};
+    tgl_gl_plan p = {.op = op};
+    tgl_gl_plan_kernel(&p, "tensor/rows", TGL_GL_DEFS(rows_defs), &f);
+    if (l)
+        p.wg = l->reduce_workgroup_size;
+    p.why = "a workgroup per line: its reductions in a tree, then the line written";
     return p;
 }
 
@@ -61,6 +83,7 @@ typedef struct rdt_run {
     GLuint prog;
     int group;
     size_t max_bytes;
+    int params_fit; /* the row-wise ops' 1-D operands within the window (bound whole) */
 } rdt_run;
 
 static tgl_status dispatch_box(rdt_run *x, const tgl__tensor_view *in, const tgl__tensor_view *out,
@@ -69,12 +92,27 @@ static tgl_status dispatch_box(rdt_run *x, const tgl__tensor_view *in, const tgl
     tgl_backend *b = x->b;
     const tgl__rdt *r = x->r;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t pad_in = 0, pad_out;
-    tgl_gl_binding bind[2];
+    size_t pad_in = 0, pad_out, pad_w = 0, pad_b = 0;
+    tgl_gl_binding bind[4];
+    const int rows = tgl__rdt_is_rows(r->op);
     /* an empty line reads nothing: out's window stands in for in's */
     bind[0] = r->len ? tgl_gl_window(b, in->view, in->span * tgl_dtype_size(in->dtype), 0, &pad_in)
                      : tgl_gl_window(b, out->view, out->span * tgl_dtype_size(out->dtype), 0, &pad_in);
     bind[1] = tgl_gl_window(b, out->view, out->span * tgl_dtype_size(out->dtype), 1, &pad_out);
+    if (rows) { /* absent 1-D operands: in's window stands in */
+        const tgl__tensor_view *w = r->has_w ? &r->w : in, *bb = r->has_bias ? &r->bias : in;
+        bind[2] = tgl_gl_window(b, w->view, w->span * tgl_dtype_size(w->dtype), 2, &pad_w);
+        bind[3] = tgl_gl_window(b, bb->view, bb->span * tgl_dtype_size(bb->dtype), 3, &pad_b);
+        tgl_gl_uniform_ui(b, x->prog, LOC_RDT_OUT_STEP, (GLuint)(uint64_t)r->out_step);
+        tgl_gl_uniform_ui(b, x->prog, LOC_RDT_W_BASE,
+                          r->has_w ? (GLuint)(pad_w / tgl_dtype_size(w->dtype) + w->base) : 0u);
+        tgl_gl_uniform_ui(b, x->prog, LOC_RDT_W_STEP, r->has_w ? (GLuint)(uint64_t)r->w.strides[0] : 0u);
+        tgl_gl_uniform_ui(b, x->prog, LOC_RDT_B_BASE,
+                          r->has_bias ? (GLuint)(pad_b / tgl_dtype_size(bb->dtype) + bb->base) : 0u);
+        tgl_gl_uniform_ui(b, x->prog, LOC_RDT_B_STEP, r->has_bias ? (GLuint)(uint64_t)r->bias.strides[0] : 0u);
+        tgl_gl_uniform_f(b, x->prog, LOC_RDT_EPS, r->eps);
+        tgl_gl_uniform_ui(b, x->prog, LOC_RDT_PARAMS, (r->has_w ? 1u : 0u) | (r->has_bias ? 2u : 0u));
+    }
     GLuint prog = x->prog;
     GLuint in_strides[TGL_MAX_DIMS] = {0}, out_strides[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < r->ndim; d++) {
@@ -100,7 +138,7 @@ static tgl_status dispatch_box(rdt_run *x, const tgl__tensor_view *in, const tgl
         size_t count = n - i < grid ? n - i : grid;
         tgl_gl_uniform_ui(b, prog, LOC_RDT_N, (GLuint)count);
         tgl_gl_uniform_ui(b, prog, LOC_RDT_START, (GLuint)i);
-        st = tgl_gl_dispatch(b, prog, bind, 2, x->group ? count : tgl_gl_ceil_div(count, wg));
+        st = tgl_gl_dispatch(b, prog, bind, rows ? 4 : 2, x->group ? count : tgl_gl_ceil_div(count, wg));
     }
     return st;
 }
@@ -113,10 +151,11 @@ static tgl_status run_box(rdt_run *x, size_t *lo, size_t *ext)
     size_t n = 1;
     for (size_t d = 0; d < r->ndim; d++)
         n *= ext[d];
-    tgl__tensor_view out = sub_view(&r->out, r->ndim, lo, ext, 0, 0);
+    /* the row-wise ops' out holds a line per index too */
+    tgl__tensor_view out = sub_view(&r->out, r->ndim, lo, ext, r->out_step, tgl__rdt_is_rows(r->op) ? r->len : 0);
     tgl__tensor_view in = r->len ? sub_view(&r->in, r->ndim, lo, ext, r->in_step, r->len) : out;
     size_t in_bytes = in.span * tgl_dtype_size(in.dtype), out_bytes = out.span * tgl_dtype_size(out.dtype);
-    if (in_bytes <= x->max_bytes && out_bytes <= x->max_bytes && n <= UINT32_MAX)
+    if (in_bytes <= x->max_bytes && out_bytes <= x->max_bytes && n <= UINT32_MAX && x->params_fit)
         return dispatch_box(x, &in, &out, ext, n);
     size_t best = r->ndim;
     uint64_t reach = 0;
@@ -129,7 +168,7 @@ static tgl_status run_box(rdt_run *x, size_t *lo, size_t *ext)
             reach = reach_d;
         }
     }
-    if (best == r->ndim)
+    if (best == r->ndim || !x->params_fit)
         return tgl__fail(x->b, TGL_ERR_UNSUPPORTED,
                          "tgl_reduce_t: one line of %zu elements, %lld apart, spans more than the device's buffer "
                          "window (%zu bytes)",
@@ -152,11 +191,21 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
     if (r->len > UINT32_MAX)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_reduce_t: a line of %zu elements (GL takes up to 2^32 - 1)",
                          r->len);
-    rdt_run x = {.b = b, .r = r, .group = use_group(l, r->n_out, r->len), .max_bytes = tgl_gl_max_window_elems(l, 4) * 4};
+    const int rows = tgl__rdt_is_rows(r->op);
+    rdt_run x = {.b = b, .r = r, .group = rows || use_group(l, r->n_out, r->len),
+                 .max_bytes = tgl_gl_max_window_elems(l, 4) * 4, .params_fit = 1};
+    if (r->has_w && r->w.span * tgl_dtype_size(r->w.dtype) > x.max_bytes)
+        x.params_fit = 0;
+    if (r->has_bias && r->bias.span * tgl_dtype_size(r->bias.dtype) > x.max_bytes)
+        x.params_fit = 0;
+    static const char *const rows_ops[4] = {"tgl_softmax_t", "tgl_log_softmax_t", "tgl_rmsnorm_t", "tgl_layernorm_t"};
     const char *op = r->op == TGL__RDT_ARGMAX   ? "tgl_argmax_t"
                      : r->op == TGL__RDT_ARGMIN ? "tgl_argmin_t"
+                     : rows                     ? rows_ops[r->op - TGL__RDT_SOFTMAX]
                                                 : "tgl_reduce_t";
-    tgl_gl_plan plan = rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
+    tgl_dtype wdt = r->has_w ? r->w.dtype : r->has_bias ? r->bias.dtype : r->in.dtype;
+    tgl_gl_plan plan = rows ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
+                            : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
     plan.groups = x.group ? r->n_out : tgl_gl_ceil_div(r->n_out, l->workgroup_size);
     tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);
@@ -179,4 +228,8 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
             if (data[i] != TGL_DTYPE_I32 && data[i] != TGL_DTYPE_BOOL) /* argmax, argmin of floats */
                 tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_argmax_t", data[i], TGL_DTYPE_I32, group));
         }
+    for (size_t i = 0; i < 3; i++) /* the row-wise ops: every float in, out and 1-D operand dtype */
+        for (size_t o = 0; o < 3; o++)
+            for (size_t w = 0; w < 3; w++)
+                tgl_gl_list_plan(fn, ctx, rows_plan(NULL, "tgl_rmsnorm_t", data[i], data[o], data[w]));
 }
