@@ -53,6 +53,7 @@ def make_case(op, p):
             "cast_f32_f16": lambda: o16.copy_(a),
             "copy_f32_bf16": lambda: obf.copy_(a),
             "compare_where": lambda: torch.where(a > b, a, b, out=o),
+            "map_where": lambda: torch.where(a > b, a, b, out=o),
             "reduce_sum": lambda: torch.sum(a),
         }[op]
     if "rows" in p and op != "matvec":

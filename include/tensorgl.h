@@ -410,7 +410,9 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
  * (at most 8). The grammar: numbers (1, 1.5, .5, 2.5e-3: '.' whatever the process locale),
  * inputs, + - * /, unary minus, parentheses, and the
  * functions named like the unary ops (exp(x), gelu(x), ...) and binary ops (pow(x, y), max(x, y),
- * ...), plus clamp(x, lo, hi) = min(max(x, lo), hi) and select(c, x, y) = c != 0 ? x : y. Each
+ * ...), plus clamp(x, lo, hi) = min(max(x, lo), hi) and select(c, x, y) = c != 0 ? x : y, and
+ * the comparisons == != < <= > >= (lowest precedence, not chained; 1.0 where one holds, else 0.0,
+ * NaN unordered as IEEE: only != holds; select(a > 0, a, 0)). Every node computes in f32. Each
  * function computes what the op of that name computes. The text is parsed into a tree (at most
  * 4096 bytes, 256 operations and operands, nesting 32 deep) and never pasted into GLSL; GL builds
  * and caches one kernel per distinct tree, its numbers aside (they are uniforms: a*0.5 and a*2
@@ -548,6 +550,30 @@ TGL_API tgl_status tgl_binary_t(tgl_backend *b, tgl_binary_op op, const tgl_tens
  * shares no byte with an input. Errors: as tgl_unary_t.
  * Example: relu6 in place: tgl_clamp(b, &x, &zero, &six, &x); */
 TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tensor *lo, const tgl_tensor *hi,
+                             const tgl_tensor *out);
+
+/* out = expr at each index of out's shape, in one kernel: tgl_map's grammar and functions over
+ * descriptors. inputs[k] (named a, b, ... in expr; at most 8) is f32, f16, bf16, i32 or bool,
+ * any strides, each broadcast to out's shape by NumPy's rules; out is any of those dtypes and
+ * strides (with no input, expr is a constant filling out). Types
+ * follow the expression: a node computes in i32 (exact, two's complement wrap) when everything
+ * it combines is i32 -- i32 and bool inputs (bool as 0 or 1), integer literals (written without
+ * '.' or exponent, within i32) -- through + - * max min clamp select neg abs square relu floor
+ * ceil; otherwise in f32 (half inputs exact, an i32 value rounded to the nearest f32 where it
+ * meets f32). / and every other function are f32 (7 / 2 is 3.5). The comparisons == != < <= >
+ * >= (lowest precedence, not chained: write (a < b) == c) give i32 1 or 0, IEEE's on f32 (NaN
+ * unordered: only != holds). select(c, x, y) takes x where c is non-zero (a NaN c is non-zero).
+ * The result is converted to out's dtype as tgl_copy converts (round to nearest even into
+ * f16/bf16, f32 to i32 toward zero saturating with NaN -> 0, bool = non-zero). f32 nodes keep
+ * IEEE semantics, nothing folded, as in tgl_map. out may be an input's elements exactly,
+ * otherwise shares no byte with one.
+ * Errors: as tgl_map (a malformed expr: position and what was expected; an input beyond
+ *   n_inputs), as tgl_binary_t for the descriptors (shapes that do not broadcast to out's, a
+ *   partial overlap, a dtype outside the five: TGL_ERR_UNSUPPORTED), TGL_ERR_UNSUPPORTED (GL:
+ *   the expression reads more inputs than max_storage_blocks - 1).
+ * Example: relu6 of an i32 tensor into f16: tgl_map_t(b, "clamp(a, 0, 6)", &x, 1, &y);
+ *   a mask: tgl_map_t(b, "(a > 0.5) * b", (tgl_tensor[]){p, v}, 2, &out); */
+TGL_API tgl_status tgl_map_t(tgl_backend *b, const char *expr, const tgl_tensor *inputs, size_t n_inputs,
                              const tgl_tensor *out);
 
 /* Sets every element of out (any strides, any dtype but the block formats) to value, converted

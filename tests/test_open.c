@@ -500,7 +500,8 @@ static void test_supports(void **state)
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F32), TGL_SUPPORT_NATIVE);
             int descriptor = op == TGL_OP_COPY || op == TGL_OP_COMPARE || op == TGL_OP_WHERE || op == TGL_OP_UNARY_T ||
                              op == TGL_OP_BINARY_T || op == TGL_OP_CLAMP || op == TGL_OP_FILL_T ||
-                             op == TGL_OP_ARANGE || op == TGL_OP_CAT || op == TGL_OP_REDUCE_T;
+                             op == TGL_OP_ARANGE || op == TGL_OP_CAT || op == TGL_OP_REDUCE_T ||
+                             op == TGL_OP_MAP; /* tgl_map_t */
             int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE || op == TGL_OP_ARG_REDUCE;
             descriptor |= op == TGL_OP_ARG_REDUCE; /* tgl_argmax_t, tgl_argmin_t */
             /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t: the half types */

@@ -34,6 +34,7 @@ typedef struct outputs {
     float colmax[COLS];            /* tgl_reduce_t: pm's column maxima */
     int32_t rowarg[2 * ROWS];      /* tgl_argmax_t and tgl_argmin_t of pm's rows */
     uint16_t rowsoft[4 * ROWS * COLS]; /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t of pm (bf16) */
+    uint16_t mapt[ROWS * COLS];        /* tgl_map_t of pm and the row into f16 */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -189,6 +190,9 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_rmsnorm_t(b, &tm, &tw, &trs3, 1e-5f));
     OK(tgl_layernorm_t(b, &tm, &tw, NULL, &trs4, 1e-5f));
     OK(tgl_copy_dtoh(b, o->rowsoft, trs.data, sizeof o->rowsoft));
+    tgl_tensor tmt = tgl_tensor_contiguous(fresh(b, sizeof o->mapt), TGL_DTYPE_F16, 2, (size_t[]){ROWS, COLS});
+    OK(tgl_map_t(b, "select(a > b, a * 2, b - 1) + (a < 0)", (tgl_tensor[]){tm, trow}, 2, &tmt));
+    OK(tgl_copy_dtoh(b, o->mapt, tmt.data, sizeof o->mapt));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

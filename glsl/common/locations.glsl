@@ -181,6 +181,18 @@
 #define LOC_TEW_STRIDE1 40
 #define LOC_TEW_STRIDE2 48
 
+// tgl_map_t (tensor/map.comp): arrays u_base[8] (the inputs'), u_shape[8], u_out_stride[8],
+// u_stride[64] (input k's dim d at 8 * k + d) and u_num[] (the expression's numbers, up to 256).
+#define LOC_TMAP_N 0
+#define LOC_TMAP_START 1
+#define LOC_TMAP_NDIM 2
+#define LOC_TMAP_OUT_BASE 3
+#define LOC_TMAP_BASE 8
+#define LOC_TMAP_SHAPE 16
+#define LOC_TMAP_OUT_STRIDE 24
+#define LOC_TMAP_STRIDE 32
+#define LOC_TMAP_NUM 96
+
 // tensor/reduce.comp and tensor/rows.comp (the row-wise ops: OUT_STEP .. PARAMS)
 #define LOC_RDT_N 0
 #define LOC_RDT_START 1

@@ -113,33 +113,7 @@ layout(std430, binding = MAP_OUT_BINDING) writeonly buffer Dst { ELEM y[]; };
 layout(location = LOC_EW_N) uniform uint u_n;
 layout(location = MAP_OUT_LOC) uniform uint u_y_off;
 
-// The four arithmetic operators as functions whose result is precise: `precise` on the stored
-// value alone did not reach a subexpression that feeds a select's condition (NVIDIA folded
-// a-a to 0 there, so select(a-a, 1, 2) gave 2 for an infinite a).
-float tgl_add(float a, float b) { TGL_PRECISE float r = a + b; return r; }
-vec4 tgl_add(vec4 a, vec4 b) { TGL_PRECISE vec4 r = a + b; return r; }
-float tgl_sub(float a, float b) { TGL_PRECISE float r = a - b; return r; }
-vec4 tgl_sub(vec4 a, vec4 b) { TGL_PRECISE vec4 r = a - b; return r; }
-float tgl_mul(float a, float b) { TGL_PRECISE float r = a * b; return r; }
-vec4 tgl_mul(vec4 a, vec4 b) { TGL_PRECISE vec4 r = a * b; return r; }
-float tgl_div(float a, float b) { return tgl_quot(a, b); } // common/math.glsl: precise, and right for |b| > 2^126
-vec4 tgl_div(vec4 a, vec4 b) { return tgl_quot(a, b); }
-
-// Functions rather than inline text, so a nested argument is generated (and evaluated) once.
-float tgl_neg(float x) { return -x; }
-vec4 tgl_neg(vec4 x) { return -x; }
-float tgl_recip(float x) { return 1.0 / x; }
-vec4 tgl_recip(vec4 x) { return 1.0 / x; }
-float tgl_square(float x) { return x * x; }
-vec4 tgl_square(vec4 x) { return x * x; }
-// select tests c's bits for +-0 rather than comparing floats: NVIDIA's compiler turned
-// (a - a) != 0 into false, which is wrong for an infinite or NaN a (the difference is NaN, and
-// NaN selects x, as on the CPU backend).
-float tgl_select(float c, float x, float y) { return (floatBitsToUint(c) & 0x7fffffffu) == 0u ? y : x; }
-vec4 tgl_select(vec4 c, vec4 x, vec4 y)
-{
-    return mix(x, y, equal(floatBitsToUint(c) & uvec4(0x7fffffffu), uvec4(0u)));
-}
+#include "common/map_ops.glsl"
 
 void main()
 {

@@ -113,6 +113,16 @@ static tgl_status run_compare_where(tgl_backend *b, const size_t *p, const tgl_p
     return st ? st : tgl_where(b, &mask, &a, &bb, &out);
 }
 
+/* The same select fused by tgl_map_t: a and b read once, out written (no mask in memory). */
+static void spec_map_where(const size_t *p, bench_spec *s) { spec_n(p, s, 2, 3 * F4); }
+
+static tgl_status run_map_where(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor in[2] = {tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), tgl_tensor_contiguous(u[1], TGL_DTYPE_F32, 1, p)};
+    tgl_tensor out = tgl_tensor_contiguous(u[2], TGL_DTYPE_F32, 1, p);
+    return tgl_map_t(b, "select(a > b, a, b)", in, 2, &out);
+}
+
 /* ---- transfers: p = {n floats} ----------------------------------------------------------- */
 
 static void spec_transfer(const size_t *p, bench_spec *s) { spec_n(p, s, 0, F4); }
@@ -412,6 +422,7 @@ const bench_op tgl_bench_ops[] = {
     {"copy_f32_bf16", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_cast, run_copy_bf16, NULL, NULL},
     {"compare_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_compare_where, run_compare_where, NULL,
      NULL},
+    {"map_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_map_where, run_map_where, NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},
     {"reduce_sum_cols", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_sum_cols,
      run_sum_cols, NULL, NULL},

@@ -69,10 +69,8 @@ static tgl_status check_broadcast_shape(tgl_backend *b, const tgl_tensor *out, c
     return TGL_OK;
 }
 
-/* Checks out and the inputs (in order, named) of op `fn` (its registry row gives the dtypes
- * taken) into e, whose op and nin the caller set. *empty is set when out has no element (then
- * nothing else was checked past the shapes). */
-static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, const char *out_name,
+/* The row's dtypes are the ones every operand may have; the checks per op narrow them. */
+tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, const char *out_name,
                             const tgl_tensor *const *in, const char *const *names, tgl__tew *e, int *empty)
 {
     /* op and nin read once: the calls below take pointers into *e */
@@ -119,7 +117,8 @@ static tgl_status check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, 
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: %s does not take %s", names[0], op_name,
                              tgl_dtype_name(in[0]->dtype));
     }
-    if (op != TGL__TEW_COPY && (st = check_broadcast_shape(b, out, in, names, nin)))
+    /* copy and map broadcast each input to out's shape; the others' out is the broadcast shape */
+    if (op != TGL__TEW_COPY && op != TGL__TEW_MAP && (st = check_broadcast_shape(b, out, in, names, nin)))
         return st;
     e->ndim = out->ndim;
     for (size_t d = 0; d < e->ndim; d++)
@@ -171,7 +170,7 @@ TGL_API tgl_status tgl_copy(tgl_backend *b, const tgl_tensor *dst, const tgl_ten
     const tgl_tensor *in[TGL__TEW_MAX_INPUTS] = {src};
     static const char *const names[TGL__TEW_MAX_INPUTS] = {"src"};
     int empty = 0;
-    if (st || (st = check_tew(b, TGL__FN_COPY, dst, "dst", in, names, &e, &empty)) || empty)
+    if (st || (st = tgl__check_tew(b, TGL__FN_COPY, dst, "dst", in, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_copy");
 }
@@ -190,7 +189,7 @@ TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tens
         return st;
     if ((unsigned)op >= TGL_COMPARE_COUNT)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_compare_op", (int)op);
-    if ((st = check_tew(b, TGL__FN_COMPARE, out, "out", in, names, &e, &empty)) || empty)
+    if ((st = tgl__check_tew(b, TGL__FN_COMPARE, out, "out", in, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_compare");
 }
@@ -205,7 +204,7 @@ TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_t
     const tgl_tensor *in[3] = {cond, a, bb};
     static const char *const names[3] = {"cond", "a", "bb"};
     int empty = 0;
-    if (st || (st = check_tew(b, TGL__FN_WHERE, out, "out", in, names, &e, &empty)) || empty)
+    if (st || (st = tgl__check_tew(b, TGL__FN_WHERE, out, "out", in, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_where");
 }
@@ -223,7 +222,7 @@ TGL_API tgl_status tgl_unary_t(tgl_backend *b, tgl_unary_op op, const tgl_tensor
         return st;
     if ((unsigned)op >= TGL_UNARY_COUNT)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_unary_op", (int)op);
-    if ((st = check_tew(b, TGL__FN_UNARY_T, out, "out", ins, names, &e, &empty)) || empty)
+    if ((st = tgl__check_tew(b, TGL__FN_UNARY_T, out, "out", ins, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_unary_t");
 }
@@ -242,7 +241,7 @@ TGL_API tgl_status tgl_binary_t(tgl_backend *b, tgl_binary_op op, const tgl_tens
         return st;
     if ((unsigned)op >= TGL_BINARY_COUNT)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_binary_op", (int)op);
-    if ((st = check_tew(b, TGL__FN_BINARY_T, out, "out", ins, names, &e, &empty)) || empty)
+    if ((st = tgl__check_tew(b, TGL__FN_BINARY_T, out, "out", ins, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_binary_t");
 }
@@ -257,7 +256,7 @@ TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tens
     const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {x, lo, hi};
     static const char *const names[TGL__TEW_MAX_INPUTS] = {"x", "lo", "hi"};
     int empty = 0;
-    if (st || (st = check_tew(b, TGL__FN_CLAMP, out, "out", ins, names, &e, &empty)) || empty)
+    if (st || (st = tgl__check_tew(b, TGL__FN_CLAMP, out, "out", ins, names, &e, &empty)) || empty)
         return st;
     return run(b, &e, "tgl_clamp");
 }
@@ -289,7 +288,7 @@ TGL_API tgl_status tgl_fill_t(tgl_backend *b, const tgl_tensor *out, double valu
     const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {out}; /* out itself: resolved alike, never read */
     static const char *const names[TGL__TEW_MAX_INPUTS] = {"out"};
     int empty = 0;
-    if (st || (st = check_tew(b, TGL__FN_FILL_T, out, "out", ins, names, &e, &empty)) || empty)
+    if (st || (st = tgl__check_tew(b, TGL__FN_FILL_T, out, "out", ins, names, &e, &empty)) || empty)
         return st;
     e.value = element_bits(out->dtype, value);
     return run(b, &e, "tgl_fill_t");
@@ -320,7 +319,7 @@ TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double star
     const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {out};
     static const char *const names[TGL__TEW_MAX_INPUTS] = {"out"};
     int empty = 0;
-    if (st || (st = check_tew(b, TGL__FN_ARANGE, out, "out", ins, names, &e, &empty)))
+    if (st || (st = tgl__check_tew(b, TGL__FN_ARANGE, out, "out", ins, names, &e, &empty)))
         return st;
     if (e.ndim != 1)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out: tgl_arange writes a 1-D tensor, not %zu dims", e.ndim);
@@ -433,7 +432,7 @@ TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_in
         snprintf(name, sizeof name, "inputs[%zu]", k);
         const char *names[TGL__TEW_MAX_INPUTS] = {name};
         int empty = 0;
-        if ((st = check_tew(b, TGL__FN_CAT, &slice, "out", in, names, &e, &empty)))
+        if ((st = tgl__check_tew(b, TGL__FN_CAT, &slice, "out", in, names, &e, &empty)))
             return st;
         if (!empty && (st = tgl__leave(b, b->vt->tensor_ewise(b, &e))))
             return st;

@@ -124,6 +124,11 @@ TGL__OPS(TGL__ARGS_STRUCT)
 TGL__OPS(TGL__UNPACK_FN)
 #undef TGL__UNPACK_FN
 
+/* Checks out and the inputs (in order, named) of the row's descriptor element-wise op into e,
+ * whose op and nin the caller set (api_tensor_ewise.c); *empty is set when out has no element
+ * (nothing past the shapes checked then). */
+tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, const char *out_name,
+                          const tgl_tensor *const *in, const char *const *names, tgl__tew *e, int *empty);
 const char *tgl__fn_name(tgl__fn fn);
 const char *tgl__fn_signature(tgl__fn fn);
 tgl__cmp_family tgl__fn_family(tgl__fn fn);

@@ -149,7 +149,17 @@ static int parse_number(parser *ps)
         ps->p = s;
         return fail(ps, "number %s is out of f32 range", buf);
     }
-    return add_node(ps, (tgl_expr_node){.kind = TGL_EXPR_NUMBER, .value = v});
+    tgl_expr_node n = {.kind = TGL_EXPR_NUMBER, .value = v};
+    if (!memchr(buf, '.', len) && !memchr(buf, 'e', len) && !memchr(buf, 'E', len)) {
+        long long i = 0; /* digits only: accumulate, stopping past the i32 range */
+        for (size_t k = 0; k < len && i <= INT32_MAX; k++)
+            i = i * 10 + (buf[k] - '0');
+        if (i <= INT32_MAX) {
+            n.integer = 1;
+            n.ivalue = (int32_t)i;
+        }
+    }
+    return add_node(ps, n);
 }
 
 /* Looks a function name up: kind and op, and how many arguments it takes (0 = unknown). */
@@ -269,11 +279,72 @@ static int parse_chain(parser *ps, int terms)
     return left;
 }
 
-/* The nesting the limit counts is the text's: each '(', function call and unary minus is one
- * level (deeper), so 32 parentheses are 32 levels (they once counted twice, and 16 failed). */
+/* The comparison operator at p (its length in *len), or -1. */
+static int compare_at(const char *p, size_t *len)
+{
+    *len = 2;
+    if (p[0] == '=' && p[1] == '=')
+        return TGL_COMPARE_EQ;
+    if (p[0] == '!' && p[1] == '=')
+        return TGL_COMPARE_NE;
+    if (p[0] == '<' || p[0] == '>') {
+        int le = p[0] == '<';
+        if (p[1] == '=')
+            return le ? TGL_COMPARE_LE : TGL_COMPARE_GE;
+        *len = 1;
+        return le ? TGL_COMPARE_LT : TGL_COMPARE_GT;
+    }
+    return -1;
+}
+
+/* A sum, or two compared. The nesting the limit counts is the text's: each '(', function call
+ * and unary minus is one level (deeper), so 32 parentheses are 32 levels. */
 static int parse_expr(parser *ps)
 {
-    return parse_chain(ps, 0);
+    int left = parse_chain(ps, 0);
+    if (left < 0)
+        return -1;
+    skip_space(ps);
+    size_t len;
+    int op = compare_at(ps->p, &len);
+    if (op < 0) {
+        if (*ps->p == '=' || *ps->p == '!')
+            return fail(ps, "expected '==' or '!=' (comparisons are == != < <= > >=)");
+        return left;
+    }
+    ps->p += len;
+    int right = parse_chain(ps, 0);
+    if (right < 0)
+        return -1;
+    skip_space(ps);
+    if (compare_at(ps->p, &len) >= 0)
+        return fail(ps, "comparisons do not chain: parenthesize one, e.g. (a < b) == c");
+    return add_node(ps, (tgl_expr_node){.kind = TGL_EXPR_COMPARE, .op = op, .arg = {(uint16_t)left, (uint16_t)right}});
+}
+
+void tgl_expr_types(const tgl_expr *e, unsigned int_inputs, uint8_t *is_int)
+{
+    memset(is_int, 0, e->count); /* leaves read their unused argument slots too */
+    for (size_t k = 0; k < e->count; k++) { /* children first: their types are known */
+        const tgl_expr_node *n = &e->node[k];
+        int a0 = is_int[n->arg[0]], a1 = is_int[n->arg[1]], a2 = is_int[n->arg[2]];
+        int r = 0;
+        switch (n->kind) {
+        case TGL_EXPR_NUMBER: r = n->integer; break;
+        case TGL_EXPR_INPUT: r = (int)(int_inputs >> n->op & 1u); break;
+        case TGL_EXPR_UNARY:
+            r = a0 && (n->op == TGL_UNARY_NEG || n->op == TGL_UNARY_ABS || n->op == TGL_UNARY_SQUARE ||
+                       n->op == TGL_UNARY_RELU || n->op == TGL_UNARY_FLOOR || n->op == TGL_UNARY_CEIL);
+            break;
+        case TGL_EXPR_BINARY:
+            r = a0 && a1 && n->op != TGL_BINARY_DIV && n->op != TGL_BINARY_POW;
+            break;
+        case TGL_EXPR_CLAMP: r = a0 && a1 && a2; break;
+        case TGL_EXPR_SELECT: r = a1 && a2; break;
+        case TGL_EXPR_COMPARE: r = 1; break;
+        }
+        is_int[k] = (uint8_t)r;
+    }
 }
 
 int tgl_expr_parse(const char *text, tgl_expr *out, char *err, size_t err_size)

@@ -159,9 +159,10 @@ typedef enum {
     TGL__TEW_CLAMP,   /* out = min(max(in[0], in[1]), in[2]), one dtype */
     TGL__TEW_FILL,    /* out = `value` (an element's bits); in[0] is out itself, never read */
     TGL__TEW_ARANGE,  /* 1-D out = value + i * step (f32 or i32 bits by out's dtype); in[0] as fill */
+    TGL__TEW_MAP,     /* out = `expr` of the inputs (tgl_map_t), each its own dtype */
     TGL__TEW_COUNT
 } tgl__tew_op;
-#define TGL__TEW_MAX_INPUTS 3
+#define TGL__TEW_MAX_INPUTS 8
 typedef struct tgl__tew {
     tgl__tew_op op;
     int sub;        /* the compare, unary or binary op */
@@ -171,7 +172,9 @@ typedef struct tgl__tew {
     size_t shape[TGL_MAX_DIMS];
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
     int in_place;
+    const struct tgl_expr *expr; /* map: the parsed expression */
 } tgl__tew;
+
 
 /* A validated line op (tgl_reduce_t, tgl_argmax_t, tgl_argmin_t, the row-wise _t ops): out's
  * index space (ndim dims, n_out indices, never 0), each index taking a line of `len` elements of

@@ -198,6 +198,16 @@ static void cost_cat(const tgl__args_CAT *a, cost *o)
         o->bytes += tensor_bytes(&a->inputs[k]);
 }
 
+/* tgl_map_t: as tgl_map, an op per element; bytes of every operand (n_inputs is checked at most
+ * 8 only by the call: a hostile count reads no further than it). */
+static void cost_map_t(const tgl__args_MAP_T *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim <= TGL_MAX_DIMS ? prod(a->out->shape, a->out->ndim) : 0.0;
+    o->bytes = tensor_bytes(a->out);
+    for (size_t k = 0; a->inputs && k < a->n_inputs && k < 8; k++)
+        o->bytes += tensor_bytes(&a->inputs[k]);
+}
+
 static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);

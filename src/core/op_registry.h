@@ -116,6 +116,7 @@
 #define TGL__ARGS_LOG_SOFTMAX_T(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
 #define TGL__ARGS_RMSNORM_T(ARG, ENUM, ARR) ARG(t, in) ARG(t, weight) ARG(T, out) ARG(f, eps)
 #define TGL__ARGS_LAYERNORM_T(ARG, ENUM, ARR) ARG(t, in) ARG(t, gamma) ARG(t, beta) ARG(T, out) ARG(f, eps)
+#define TGL__ARGS_MAP_T(ARG, ENUM, ARR) ARG(s, expr) ARR(U, inputs, n_inputs) ARG(T, out)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -167,7 +168,8 @@
     X(SOFTMAX_T, tgl_softmax_t, TGL_OP_SOFTMAX, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM)          \
     X(LOG_SOFTMAX_T, tgl_log_softmax_t, TGL_OP_LOG_SOFTMAX, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM) \
     X(RMSNORM_T, tgl_rmsnorm_t, TGL_OP_RMSNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM)          \
-    X(LAYERNORM_T, tgl_layernorm_t, TGL_OP_LAYERNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM)
+    X(LAYERNORM_T, tgl_layernorm_t, TGL_OP_LAYERNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM) \
+    X(MAP_T, tgl_map_t, TGL_OP_MAP, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_map_t, NO_WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

@@ -85,6 +85,20 @@ static inline float tgl_cpu_binary(tgl_binary_op op, float af, float bf)
     return NAN;
 }
 
+/* x op y as IEEE compares (NaN unordered: only ne holds; -0 == +0); doubles hold every f32 and
+ * i32 exactly. */
+static inline int tgl_cpu_compare(tgl_compare_op op, double x, double y)
+{
+    switch (op) {
+    case TGL_COMPARE_EQ: return x == y;
+    case TGL_COMPARE_NE: return x != y;
+    case TGL_COMPARE_LT: return x < y;
+    case TGL_COMPARE_LE: return x <= y;
+    case TGL_COMPARE_GT: return x > y;
+    default: return x >= y;
+    }
+}
+
 /* The i32 ops, exact with two's complement wrap (computed on uint32_t, where C defines it). */
 static inline int32_t tgl_cpu_i32(uint32_t u)
 {

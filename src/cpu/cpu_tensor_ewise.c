@@ -76,14 +76,7 @@ static uint8_t compare(tgl_compare_op op, tgl_dtype dt, const uint8_t *a, const 
         x = tgl_cpu_load_f32(dt, a);
         y = tgl_cpu_load_f32(dt, b);
     }
-    switch (op) {
-    case TGL_COMPARE_EQ: return x == y;
-    case TGL_COMPARE_NE: return x != y;
-    case TGL_COMPARE_LT: return x < y;
-    case TGL_COMPARE_LE: return x <= y;
-    case TGL_COMPARE_GT: return x > y;
-    default: return x >= y;
-    }
+    return (uint8_t)tgl_cpu_compare(op, x, y);
 }
 
 tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
@@ -95,11 +88,11 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     const uint8_t *in[TGL__TEW_MAX_INPUTS] = {NULL};
     size_t is[TGL__TEW_MAX_INPUTS] = {0};
     int64_t at[TGL__TEW_MAX_INPUTS + 1]; /* element offsets from the views: the inputs, then out */
-    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) { /* inputs past nin repeat input 0, never read */
-        size_t j = k < e->nin ? k : 0;
-        in[k] = (const uint8_t *)tgl_cpu_at(e->in[j].view);
-        is[k] = tgl_dtype_size(e->in[j].dtype);
-        at[k] = (int64_t)e->in[j].base;
+    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) { /* inputs past nin repeat input 0 (or out), never read */
+        const tgl__tensor_view *v = k < e->nin ? &e->in[k] : e->nin ? &e->in[0] : &e->out;
+        in[k] = (const uint8_t *)tgl_cpu_at(v->view);
+        is[k] = tgl_dtype_size(v->dtype);
+        at[k] = (int64_t)v->base;
     }
     at[e->nin] = (int64_t)e->out.base;
     for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++)
@@ -107,6 +100,9 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             return tgl__fail(b, TGL_ERR_INTERNAL, "tensor op: input %zu has no buffer", k);
     if (!out)
         return tgl__fail(b, TGL_ERR_INTERNAL, "tensor op: out has no buffer");
+    tgl_cpu_map_state map; /* tgl_map_t: the node types, once */
+    if (e->op == TGL__TEW_MAP)
+        tgl_cpu_map_begin(&map, e);
     size_t idx[TGL_MAX_DIMS] = {0};
     for (size_t i = 0; i < e->n; i++) {
         uint8_t *o = out + at[e->nin] * (int64_t)os;
@@ -139,6 +135,13 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             clamp(e->out.dtype, x, in[1] + at[1] * (int64_t)is[1], in[2] + at[2] * (int64_t)is[2], o);
             break;
         case TGL__TEW_BINARY: arith(e, e->out.dtype, x, in[1] + at[1] * (int64_t)is[1], o); break;
+        case TGL__TEW_MAP: {
+            const uint8_t *xs[TGL__TEW_MAX_INPUTS];
+            for (size_t k = 0; k < e->nin; k++)
+                xs[k] = in[k] + at[k] * (int64_t)is[k];
+            tgl_cpu_map_element(&map, xs, o);
+            break;
+        }
         default: { /* where: a and bb have out's dtype */
             int k = x[0] ? 1 : 2;
             tgl_cpu_convert(e->out.dtype, e->out.dtype, in[k] + at[k] * (int64_t)is[k], o);

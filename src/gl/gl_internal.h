@@ -556,6 +556,25 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r);
 void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);
+/* tgl_map_t on the element-wise descriptor runner (gl_tensor_ewise.c cuts out's index space into
+ * boxes whose windows fit; gl_map.c's glsl/tensor/map.comp runs each): begin generates the
+ * expression's kernel text once per call (TGL_ERR_UNSUPPORTED when it reads more inputs than
+ * the device's storage blocks allow), box dispatches one box (words: out is dense with elements
+ * below 4 bytes; linear: every operand is dense), end frees the text. */
+typedef struct tgl_gl_map_t {
+    const tgl__tew *e;
+    char *generated;
+    int used;                          /* inputs the expression reads, bound in order */
+    int slot[TGL_EXPR_MAX_INPUTS];     /* input k -> its binding */
+    GLuint nums[TGL_EXPR_MAX_NODES];   /* the numbers' bits (f32, or i32 for integer literals) */
+    int n_nums;
+    GLuint prog[2][2];                 /* by WORDS and LINEAR; 0 until a box needs it */
+} tgl_gl_map_t;
+tgl_status tgl_gl_map_t_begin(tgl_backend *b, const tgl__tew *e, tgl_gl_map_t *m);
+tgl_status tgl_gl_map_t_box(tgl_backend *b, tgl_gl_map_t *m, const tgl__tensor_view *out,
+                            const tgl__tensor_view *in, const size_t *shape, size_t n, int words, int linear);
+void tgl_gl_map_t_end(tgl_gl_map_t *m);
+void tgl_gl_map_t_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g);
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);

@@ -139,11 +139,11 @@ void tgl_gl_variant_list_free(tgl_gl_variant_list *v)
     memset(v, 0, sizeof *v);
 }
 
-/* tgl_map's kernels are generated from the expression, so they are listed by their read and
- * shape variants only (gl_map.c); every other kernel's defines must be listed exactly. */
+/* tgl_map's and tgl_map_t's kernels are generated from the expression, so they are listed by
+ * their other variants only (gl_map.c); every other kernel's defines must be listed exactly. */
 static int generated(const char *kernel)
 {
-    return !strcmp(kernel, "map/map");
+    return !strcmp(kernel, "map/map") || !strcmp(kernel, "tensor/map");
 }
 
 tgl_status tgl_gl_plan_check_listed(tgl_backend *b, const tgl_gl_plan *p)

@@ -17,7 +17,7 @@ typedef struct tew_flags {
     uint32_t op, in, out, words, linear, vec4;
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
-                                                          "FILL", "ARANGE"};
+                                                          "FILL", "ARANGE", "MAP"}; /* MAP: gl_map.c's kernel */
 static const tgl_gl_def tew_defs[] = {
     TGL_GL_NAME(tew_flags, op, op_defines),
     TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
@@ -28,7 +28,9 @@ static const tgl_gl_def tew_defs[] = {
 };
 static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where", "tgl_unary_t",
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
-                                                       "tgl_arange"};
+                                                       "tgl_arange", "tgl_map_t"};
+/* elementwise.comp's inputs: bindings 0..2 (out at 3) */
+#define KERNEL_INPUTS 3
 
 /* The variant: vec4 (which implies linear and no words), else words and linear as given. */
 static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int words, int linear, int vec4)
@@ -121,6 +123,7 @@ typedef struct tew_run {
     GLuint prog_vec4;  /* the VEC4 variant, 0 until a box takes it */
     size_t max_bytes;  /* a window's limit */
     unsigned backward; /* the VEC4 variant's direction (glsl/common/sweep.glsl) */
+    tgl_gl_map_t *map; /* tgl_map_t: its own kernel per box (gl_map.c) */
 } tew_run;
 
 static size_t window_bytes(const tgl__tensor_view *v)
@@ -128,8 +131,8 @@ static size_t window_bytes(const tgl__tensor_view *v)
     return v->span * tgl_dtype_size(v->dtype);
 }
 
-static const GLint base_loc[TGL__TEW_MAX_INPUTS] = {LOC_TEW_BASE0, LOC_TEW_BASE1, LOC_TEW_BASE2};
-static const GLint stride_loc[TGL__TEW_MAX_INPUTS] = {LOC_TEW_STRIDE0, LOC_TEW_STRIDE1, LOC_TEW_STRIDE2};
+static const GLint base_loc[KERNEL_INPUTS] = {LOC_TEW_BASE0, LOC_TEW_BASE1, LOC_TEW_BASE2};
+static const GLint stride_loc[KERNEL_INPUTS] = {LOC_TEW_STRIDE0, LOC_TEW_STRIDE1, LOC_TEW_STRIDE2};
 
 /* Two's complement strides: the kernel's sums wrap to the offset. */
 static void set_strides(tgl_backend *b, GLuint prog, GLint loc, const int64_t *strides, size_t ndim)
@@ -156,7 +159,7 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
     tgl_backend *b = x->b;
     const tgl__tew *e = x->e;
     size_t ndim = e->ndim;
-    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) {
+    for (size_t k = 0; k < KERNEL_INPUTS; k++) {
         tgl_gl_uniform_ui(b, prog, base_loc[k], base[k]);
         if (k < e->nin)
             set_strides(b, prog, stride_loc[k], bx->in[k].strides, ndim);
@@ -192,10 +195,12 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
     for (size_t k = 0; k < e->nin; k++)
         linear &= dense(ndim, bx->shape, bx->in[k].strides);
     int words = os < 4 && out_dense, vec4 = linear;
+    if (x->map)
+        return tgl_gl_map_t_box(b, x->map, &bx->out, bx->in, bx->shape, n, words, linear);
     /* bindings 0..nin-1 the inputs, 3 the output; unused ones repeat input 0 (never read) */
     tgl_gl_binding bind[4];
-    GLuint base[TGL__TEW_MAX_INPUTS];
-    for (size_t k = 0; k < TGL__TEW_MAX_INPUTS; k++) {
+    GLuint base[KERNEL_INPUTS];
+    for (size_t k = 0; k < KERNEL_INPUTS; k++) {
         size_t j = k < e->nin ? k : 0;
         bind[k] = tgl_gl_window(b, bx->in[j].view, window_bytes(&bx->in[j]), 0, &pad);
         base[k] = (GLuint)(pad / tgl_dtype_size(bx->in[j].dtype) + bx->in[j].base);
@@ -319,7 +324,16 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS] = {0};
     for (size_t d = 0; d < e->ndim; d++)
         ext[d] = e->shape[d];
+    tgl_gl_map_t map;
+    if (e->op == TGL__TEW_MAP) {
+        tgl_status st = tgl_gl_map_t_begin(b, e, &map);
+        if (st)
+            return st;
+        x.map = &map;
+    }
     tgl_status st = run_box(&x, lo, ext);
+    if (x.map)
+        tgl_gl_map_t_end(&map);
     if (!st)
         tgl_gl_sweep_done(tgl_gl_of(b), bytes);
     return st;
@@ -329,7 +343,7 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
 {
     static const tgl_dtype data[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_BOOL};
     const size_t nd = sizeof data / sizeof *data;
-    for (int op = 0; op < TGL__TEW_COUNT; op++)
+    for (int op = 0; op < TGL__TEW_MAP; op++) /* map's kernel is gl_map.c's */
         for (size_t i = 0; i < nd; i++)
             for (size_t o = 0; o < nd; o++) {
                 /* copy: any pair; compare: bool out; unary: also a float into bool (the tests);
