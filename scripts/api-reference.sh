@@ -4,6 +4,7 @@
 # line), grouped by the header's sections, and a thread-safety line for each function.
 #   scripts/api-reference.sh           rewrite docs/api.md between its two marker lines
 #   scripts/api-reference.sh --check   exit 1 (and say so) when docs/api.md is stale
+# Both also check the summary table above the reference against the header's functions.
 # Plain POSIX sh and awk (mawk), since CI starts from a bare Debian.
 set -eu
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ end='<!-- END REFERENCE -->'
 grep -qxF "$begin" "$doc" && grep -qxF "$end" "$doc" || { echo "api-reference: $doc lacks the marker lines" >&2; exit 1; }
 
 tmp=$(mktemp)
-trap 'rm -f "$tmp" "$tmp.ref"' EXIT
+trap 'rm -f "$tmp" "$tmp.ref" "$tmp.fns" "$tmp.rows"' EXIT
 
 awk '
 function esc(t) { gsub(/&/, "\\&amp;", t); gsub(/</, "\\&lt;", t); gsub(/\*/, "\\*", t); return t }
@@ -109,6 +110,19 @@ $0 == b { print; print ""; while ((getline l < ref) > 0) print l; skip = 1; next
 $0 == e { skip = 0 }
 !skip { print }
 ' "$doc" > "$tmp"
+
+# The hand-written summary table above the reference ("| `tgl_...` | what it does |" rows) names
+# every function the header declares, and only those: a function added without a row, or a
+# row left behind by a rename, fails both modes.
+grep -o '^TGL_API[^(]*tgl_[a-z0-9_]*(' "$header" | sed 's/.*\(tgl_[a-z0-9_]*\)($/\1/' | sort -u > "$tmp.fns"
+awk -v b="$begin" '$0 == b { exit } /^\| `tgl_/ { split($0, cell, "|"); print cell[2] }' "$doc" |
+    grep -o 'tgl_[a-z0-9_]*' | sort -u > "$tmp.rows"
+if ! cmp -s "$tmp.fns" "$tmp.rows"; then
+    echo "api-reference: docs/api.md's function table and include/tensorgl.h disagree:" >&2
+    comm -23 "$tmp.fns" "$tmp.rows" | sed 's/^/  no table row for /' >&2
+    comm -13 "$tmp.fns" "$tmp.rows" | sed 's/^/  a table row names /; s/$/, which the header does not declare/' >&2
+    exit 1
+fi
 
 if [ "${1:-}" = "--check" ]; then
     if ! cmp -s "$tmp" "$doc"; then
