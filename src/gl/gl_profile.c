@@ -486,6 +486,14 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     DEVICE_SETS(gemm_f16, tile_fits(&l->gemm_f16, l), fallback_gemm, "a tile the device cannot run");
     DEVICE_SETS(gemm_medium, tile_fits(&l->gemm_medium, l), fallback_gemm, "a tile the device cannot run");
     DEVICE_SETS(gemm_small, tile_fits(&l->gemm_small, l), fallback_gemm, "a tile the device cannot run");
+    /* softpipe (Mesa 22.3.6, ES 3.1) reads a buffer texel at or past byte 512 KiB of its buffer
+     * (the bound range's offset counted) as the texel 512 KiB before it, in R32F and RGBA32F
+     * alike (a vec4 neg of 140000 floats, inputs as texels: element 131072 came out as element
+     * 0's), though it reports 65536 texels per range, so windows cannot steer clear of it; its
+     * sampler fetches buffer texels through the texture tile cache, whose tile address packs x
+     * into a narrow bit field. No buffer textures there. */
+    if (!strncmp(renderer, "softpipe", 8))
+        l->texture_buffer_texels = 0;
     if (!l->texture_buffer_texels) {
         l->gemm.textures = l->gemm_f16.textures = l->gemm_medium.textures = l->gemm_small.textures = 0;
         DEVICE_SETS(texel_inputs, !l->texel_inputs, 0, "the device has no buffer textures");
