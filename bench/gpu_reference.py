@@ -54,6 +54,8 @@ def make_case(op, p):
             "copy_f32_bf16": lambda: obf.copy_(a),
             "compare_where": lambda: torch.where(a > b, a, b, out=o),
             "map_where": lambda: torch.where(a > b, a, b, out=o),
+            "random_normal": lambda: o.normal_(),
+            "dropout": lambda: F.dropout(a, 0.1, training=True),
             "reduce_sum": lambda: torch.sum(a),
         }[op]
     if "rows" in p and op != "matvec":

@@ -211,7 +211,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
     X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
-    X(CAT, cat) X(REDUCE_T, reduce_t)
+    X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -613,6 +613,54 @@ TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double star
  *     tgl_cat(b, parts, 2, 1, &out); */
 TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_inputs, size_t axis,
                            const tgl_tensor *out);
+
+/* ---- random numbers (descriptors) ---------------------------------------------------------- */
+
+/* Counter-based random numbers from Philox4x32-10 (Salmon et al., SC'11; the Random123 known
+ * answers hold): block j gives four 32-bit words W_j[0..3], the generator's output for key
+ * (seed's low word, high word) and counter (j as 64 bits, low word first, then 0, 0). Element
+ * i of out (its row-major index in out's shape, whatever out's strides) draws from block
+ * offset + i / 4: word x = W[i % 4], and for normal the pair x0 = W[i % 4 & 2], x1 = the word
+ * after it. The same (seed, offset, shape) gives the same bits on every backend and device,
+ * whatever else ran before; offset counts blocks, so a call of n elements uses blocks offset ..
+ * offset + ceil(n / 4) - 1, and a later call that must not repeat them takes offset +
+ * ceil(n / 4) (or another seed). With u24(x) = (x >> 8) * 2^-24, in [0, 1):
+ *   uniform: TGL_RANDOM_UNIFORM (a, bb), a + (bb - a) * u24(x) in f32, a and bb - a rounded to
+ *     f32 once, kept below bb (f32), then rounded to out's dtype (f16/bf16 rounding may reach
+ *     bb); floats only; a < bb, both finite.
+ *   normal: TGL_RANDOM_NORMAL (mean a, std bb), a + bb * z by Box-Muller: with u = u24(x0) +
+ *     2^-24 in (0, 1], t = 2 pi u24(x1) - pi, z = sqrt(-2 ln u) cos t for even i, sin t for odd
+ *     i (|z| < 5.8); floats only; bb >= 0, both finite. ln, sqrt, cos and sin are the device's:
+ *     values agree across backends to a few f32 ulps, not bit for bit.
+ *   bernoulli: TGL_RANDOM_BERNOULLI (p a, bb ignored), 1 where (x >> 8) < round(p * 2^24),
+ *     else 0 (the probability is p to within 2^-25); any dtype but the block formats;
+ *     0 <= p <= 1.
+ *   randint: TGL_RANDOM_RANDINT (low a, high bb), low + floor(x * (high - low) / 2^32), an
+ *     integer in [low, high) (bias under (high - low) / 2^32); low and high integers in
+ *     int32's range, low < high; i32 and the float dtypes (the integer rounded to them).
+ * Bytes between strided elements keep theirs; out must reach no element twice.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, kind, a parameter outside its range, naming it, an out
+ *   that reaches an element twice), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a dtype the
+ *   kind does not write).
+ * Example: tgl_random(b, TGL_RANDOM_NORMAL, &noise, 0.0, 1.0, seed, offset); offset += n; */
+typedef enum { TGL_RANDOM_UNIFORM, TGL_RANDOM_NORMAL, TGL_RANDOM_BERNOULLI,
+               TGL_RANDOM_RANDINT } tgl_random_kind;
+#define TGL_RANDOM_COUNT 4
+TGL_API tgl_status tgl_random(tgl_backend *b, tgl_random_kind kind, const tgl_tensor *out, double a, double bb,
+                              uint64_t seed, uint64_t offset);
+/* Inverted dropout (PyTorch's F.dropout in training): out[i] = (in[i] * m) * (1 / (1 - p)),
+ * m = 0 where element i is dropped, else 1 (so a dropped element is in[i] * 0: -0 for a
+ * negative, NaN for an infinity or NaN, as PyTorch's mask product). Element i is dropped where
+ * (x >> 8) < round(p * 2^24), x its tgl_random word for (seed, offset): a
+ * tgl_random(TGL_RANDOM_BERNOULLI, p) with the same seed, offset and shape is its drop mask.
+ * in broadcasts to out's shape; one float dtype (f32, f16, bf16), the scale rounded to f32 once
+ * and the products computed in f32; p = 1 drops everything (in * 0), p = 0 copies. out may be
+ * in's elements exactly, otherwise shares no byte with them.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, p outside [0, 1], shapes, dtypes that differ, a partial
+ *   overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (i32, bool, block formats).
+ * Example: tgl_dropout(b, &h, &h, 0.1, seed, offset); offset += (n + 3) / 4; */
+TGL_API tgl_status tgl_dropout(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out, double p, uint64_t seed,
+                               uint64_t offset);
 
 /* ---- shapes (f32, row-major, up to TGL_MAX_DIMS dims) ------------------------------------ */
 

@@ -58,7 +58,7 @@ function flush_pair(   i, names, n, line, rest, kind, txt, para, ex, inex, backe
     for (i = 1; i <= ncom; i++) {
         txt = com[i]
         if (txt ~ /^Example: /) { inex = 1; ex = substr(txt, 10); continue }
-        if (inex && txt ~ /^         /) { sub(/^ +/, "", txt); ex = ex "\n" txt; continue }
+        if (inex && txt ~ /^  +/) { sub(/^ +/, "", txt); ex = ex "\n" txt; continue }
         inex = 0
         if (txt ~ /^Thread safety:/) threads = 1
         if (txt ~ /^(Errors|Thread safety):/ && para != "") { print esc(para); print ""; para = "" }

@@ -501,8 +501,9 @@ static void test_supports(void **state)
             int descriptor = op == TGL_OP_COPY || op == TGL_OP_COMPARE || op == TGL_OP_WHERE || op == TGL_OP_UNARY_T ||
                              op == TGL_OP_BINARY_T || op == TGL_OP_CLAMP || op == TGL_OP_FILL_T ||
                              op == TGL_OP_ARANGE || op == TGL_OP_CAT || op == TGL_OP_REDUCE_T ||
-                             op == TGL_OP_MAP; /* tgl_map_t */
-            int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE || op == TGL_OP_ARG_REDUCE;
+                             op == TGL_OP_MAP /* tgl_map_t */ || op == TGL_OP_RANDOM || op == TGL_OP_DROPOUT;
+            int floats_only = op == TGL_OP_DROPOUT;
+            int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE || op == TGL_OP_ARG_REDUCE || floats_only;
             descriptor |= op == TGL_OP_ARG_REDUCE; /* tgl_argmax_t, tgl_argmin_t */
             /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t: the half types */
             int rows = op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX || op == TGL_OP_RMSNORM || op == TGL_OP_LAYERNORM;
@@ -512,7 +513,7 @@ static void test_supports(void **state)
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BF16),
                              descriptor || rows ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_I32),
-                             descriptor ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
+                             descriptor && !floats_only ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BOOL),
                              descriptor && !numbers_only ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_Q8_0), TGL_SUPPORT_NONE);

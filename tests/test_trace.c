@@ -35,6 +35,7 @@ typedef struct outputs {
     int32_t rowarg[2 * ROWS];      /* tgl_argmax_t and tgl_argmin_t of pm's rows */
     uint16_t rowsoft[4 * ROWS * COLS]; /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t of pm (bf16) */
     uint16_t mapt[ROWS * COLS];        /* tgl_map_t of pm and the row into f16 */
+    float rand[2 * ROWS * COLS];       /* tgl_random (normal, transposed), then tgl_dropout of pm */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -193,6 +194,14 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_tensor tmt = tgl_tensor_contiguous(fresh(b, sizeof o->mapt), TGL_DTYPE_F16, 2, (size_t[]){ROWS, COLS});
     OK(tgl_map_t(b, "select(a > b, a * 2, b - 1) + (a < 0)", (tgl_tensor[]){tm, trow}, 2, &tmt));
     OK(tgl_copy_dtoh(b, o->mapt, tmt.data, sizeof o->mapt));
+    tgl_tensor trand = tgl_tensor_contiguous(fresh(b, sizeof o->rand), TGL_DTYPE_F32, 2, (size_t[]){COLS, ROWS});
+    tgl_tensor tdrop = tm;
+    tdrop.data = trand.data + ROWS * COLS * sizeof(float);
+    trand.strides[0] = 1; /* written column by column */
+    trand.strides[1] = COLS;
+    OK(tgl_random(b, TGL_RANDOM_NORMAL, &trand, 0.5, 2.0, seed, 1u << 20));
+    OK(tgl_dropout(b, &tm, &tdrop, 0.25, seed, 77));
+    OK(tgl_copy_dtoh(b, o->rand, trand.data, sizeof o->rand));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

@@ -180,6 +180,15 @@
 #define LOC_TEW_STRIDE0 32
 #define LOC_TEW_STRIDE1 40
 #define LOC_TEW_STRIDE2 48
+// RANDOM and DROPOUT (one input: STRIDE1 and STRIDE2 free); all below 63, the SPIR-V
+// programs' active-location mask (src/gl/gl_spirv.c)
+#define LOC_TEW_ORIGIN LOC_TEW_STRIDE1
+#define LOC_TEW_WHOLE LOC_TEW_STRIDE2
+#define LOC_TEW_SEED 11   // [2]
+#define LOC_TEW_OFFSET 13 // [2]
+#define LOC_TEW_EXTRA 56
+#define LOC_TEW_FIRST_INDEX 57 // [2]
+#define LOC_TEW_CONSECUTIVE 59
 
 // tgl_map_t (tensor/map.comp): arrays u_base[8] (the inputs'), u_shape[8], u_out_stride[8],
 // u_stride[64] (input k's dim d at 8 * k + d) and u_num[] (the expression's numbers, up to 256).

@@ -8,7 +8,13 @@
 // compared on ordered-int keys and moved as bits, NaN anywhere giving NaN) and FILL (out =
 // u_value, an element's bits; input 0 is out itself, never read) and ARANGE (1-D out = u_value +
 // (index + u_index0) * u_step, f32 bits computed in precise f32 for the float dtypes, i32 with
-// wrap for i32; u_index0 is the first index of the box). Each operand is bound from the lowest element it reaches, so its
+// wrap for i32; u_index0 is the first index of the box) and RANDOM (out from the Philox words of
+// (u_seed, block u_offset + g / 4 for the element's row-major index g in the whole index space,
+// which the box's origin u_origin and the whole shape u_whole give, in 64 bits), u_op a tgl_random_kind, its
+// parameters in u_value, u_step, u_extra as src/core/api_random.c sets them, input 0 out itself,
+// never read) and DROPOUT (out = input 0 * 0 or 1 * f32 u_value, kept where the first word >> 8 is
+// at least u_step; one float dtype); the formulas are src/cpu/cpu_random.c's, statement for
+// statement. Each operand is bound from the lowest element it reaches, so its
 // offsets are small non-negative numbers even with negative strides; the strides are two's
 // complement uints and their sums wrap to the right offset. Inputs repeat along stride-0 dims
 // (broadcast). IN_DTYPE and OUT_DTYPE are tgl_dtype values (0 f32, 1 f16, 2 bf16, 3 i32,
@@ -44,6 +50,7 @@
 #include "common/math.glsl"
 #include "common/ewise_ops.glsl"
 #include "common/sweep.glsl"
+#include "common/philox.glsl"
 #include "common/local_size.glsl"
 
 // Standalone (the file as written, without the host's defines): an f32 copy.
@@ -145,6 +152,9 @@ layout(location = LOC_TEW_NDIM) uniform uint u_ndim;
 layout(location = LOC_TEW_VALUE) uniform uint u_value;      // FILL: the element's bits; ARANGE: start
 layout(location = LOC_TEW_STEP) uniform uint u_step;        // ARANGE
 layout(location = LOC_TEW_INDEX0) uniform uint u_index0;    // ARANGE: the box's first index
+layout(location = LOC_TEW_EXTRA) uniform uint u_extra;      // RANDOM: a third parameter
+layout(location = LOC_TEW_SEED) uniform uint u_seed[2];     // RANDOM, DROPOUT: low, high word
+layout(location = LOC_TEW_OFFSET) uniform uint u_offset[2];
 layout(location = LOC_TEW_OP) uniform uint u_op;            // COMPARE, UNARY, BINARY: the op
 layout(location = LOC_TEW_OUT_BASE) uniform uint u_out_base; // element (0, ..., 0) in each window, in elements
 layout(location = LOC_TEW_BASE0) uniform uint u_base0;
@@ -158,6 +168,117 @@ layout(location = LOC_TEW_STRIDE1) uniform uint u_stride1[8];
 #endif
 #if NIN > 2
 layout(location = LOC_TEW_STRIDE2) uniform uint u_stride2[8];
+#endif
+#if defined(RANDOM) || defined(DROPOUT)
+layout(location = LOC_TEW_ORIGIN) uniform uint u_origin[8]; // the box's first index along each dim
+layout(location = LOC_TEW_WHOLE) uniform uint u_whole[8];   // the whole index space's shape
+layout(location = LOC_TEW_CONSECUTIVE) uniform uint u_consecutive;  // the box's elements follow
+layout(location = LOC_TEW_FIRST_INDEX) uniform uint u_first_index[2]; // each other from this one
+
+// The row-major index (low, high word) in the whole index space of the box's linear index i:
+// each coordinate plus the box's origin times the whole extents inside it, from the innermost
+// dim out, in 64-bit sums of 32x32 -> 64-bit products. No local array: on softpipe, where a
+// quad's first lane skips this code (WORDS' first word), the other three lanes' elements came out
+// with the first lane's value while the coordinates went through an indexed local array
+// (measured; tgsi_exec addressing the array by one lane's index is the likely mechanism).
+uvec2 whole_index(uint i)
+{
+    uvec2 at = uvec2(0u), inner = uvec2(1u, 0u); // inner: the whole extents inside dim k
+    uint rest = i;
+    for (int k = int(u_ndim) - 1; k >= 0; k--) {
+        uint c = k > 0 ? rest % u_shape[k] : rest;
+        rest = k > 0 ? rest / u_shape[k] : 0u;
+        uint x = u_origin[k] + c, hi, lo, carry;
+        umulExtended(x, inner.x, hi, lo);
+        at.x = uaddCarry(at.x, lo, carry);
+        at.y += hi + x * inner.y + carry;
+        umulExtended(inner.x, u_whole[k], hi, lo);
+        inner = uvec2(lo, inner.y * u_whole[k] + hi);
+    }
+    return at;
+}
+
+// (x >> 8) * 2^-24: exact, in [0, 1).
+float u24(uint x)
+{
+    return float(x >> 8) * 5.9604644775390625e-8;
+}
+
+// Element i's value in out's dtype (low bits); a0 dropout's input element.
+// The words of the block holding whole index g (low, high word): block u_offset + g / 4.
+uvec4 draw(uvec2 g)
+{
+    uint carry;
+    uvec2 block;
+    block.x = uaddCarry(u_offset[0], (g.x >> 2) | (g.y << 30), carry);
+    block.y = u_offset[1] + (g.y >> 2) + carry;
+    return tgl_philox4x32_10(uvec4(block, 0u, 0u), uvec2(u_seed[0], u_seed[1]));
+}
+
+// The value in out's dtype (low bits) of the element at position q (its whole index mod 4) of
+// the block whose words are w; a0 dropout's input element. Its word is w[q]; a normal pair
+// (q even and q + 1) shares w[q & 2] and the word after it.
+uint from_words(uvec4 w, uint q, uint a0)
+{
+    uint x = q == 0u ? w.x : q == 1u ? w.y : q == 2u ? w.z : w.w; // selects, not an indexed access (see whole_index)
+#ifdef DROPOUT
+    TGL_PRECISE float masked = uintBitsToFloat(tgl_to_f32(a0, uint(IN_DTYPE))) * ((x >> 8) >= u_step ? 1.0 : 0.0);
+    TGL_PRECISE float r = masked * uintBitsToFloat(u_value);
+    return tgl_convert(floatBitsToUint(r), 0u, uint(OUT_DTYPE));
+#else
+    if (u_op == 0u) { // uniform
+        TGL_PRECISE float scaled = uintBitsToFloat(u_step) * u24(x);
+        TGL_PRECISE float r = uintBitsToFloat(u_value) + scaled;
+        float cap = uintBitsToFloat(u_extra);
+        return tgl_convert(floatBitsToUint(r < cap ? r : cap), 0u, uint(OUT_DTYPE));
+    }
+    if (u_op == 1u) { // normal: Box-Muller, cos for the pair's first, sin for its second
+        uint x0 = q < 2u ? w.x : w.z, x1 = q < 2u ? w.y : w.w;
+        TGL_PRECISE float u = u24(x0) + 5.9604644775390625e-8;
+        TGL_PRECISE float radius = sqrt(-2.0 * log(u));
+        TGL_PRECISE float turn = 6.28318548 * u24(x1);
+        TGL_PRECISE float angle = turn - 3.14159274;
+        TGL_PRECISE float z = radius * ((q & 1u) == 0u ? cos(angle) : sin(angle));
+        TGL_PRECISE float scaled = uintBitsToFloat(u_step) * z;
+        TGL_PRECISE float r = uintBitsToFloat(u_value) + scaled;
+        return tgl_convert(floatBitsToUint(r), 0u, uint(OUT_DTYPE));
+    }
+    uint hi, lo;
+    umulExtended(x, u_step, hi, lo);
+    uint v = u_op == 2u ? ((x >> 8) < u_step ? 1u : 0u) // bernoulli
+                        : u_value + hi;                 // randint: i32 with wrap
+    return tgl_convert(v, 3u, uint(OUT_DTYPE));
+#endif
+}
+
+// The whole index of the box's linear index i: counted from the box's first where its elements
+// are one run of the whole index space (no coordinates: they cost llvmpipe 3x), else rebuilt.
+uvec2 index_of(uint i)
+{
+    if (u_consecutive == 0u)
+        return whole_index(i);
+    uint carry;
+    uint lo = uaddCarry(u_first_index[0], i, carry);
+    return uvec2(lo, u_first_index[1] + carry);
+}
+
+// The block last drawn by this invocation (WORDS computes neighbours one after another, so
+// half its elements reuse it) and its words.
+bool g_drawn = false;
+uvec2 g_block;
+uvec4 g_words;
+
+// Element i's value in out's dtype (low bits), one at a time (the scalar variants).
+uint random_value(uint i, uint a0)
+{
+    uvec2 g = index_of(i), block = uvec2((g.x >> 2) | (g.y << 30), g.y >> 2);
+    if (!g_drawn || block != g_block) {
+        g_words = draw(g);
+        g_block = block;
+        g_drawn = true;
+    }
+    return from_words(g_words, g.x & 3u, a0);
+}
 #endif
 
 
@@ -231,6 +352,8 @@ uint compute(uint i, uint a0, uint a1, uint a2)
              : u_op == 4u ? ka > kb
                                : ka >= kb;
     return r ? 1u : 0u;
+#elif defined(RANDOM) || defined(DROPOUT)
+    return random_value(i, a0);
 #elif defined(FILL)
     return u_value;
 #elif defined(ARANGE)
@@ -287,7 +410,7 @@ uint value(uint i)
 {
     uint o0, o1, o2, oy, a0 = 0u, a1 = 0u, a2 = 0u;
     locate(i, o0, o1, o2, oy);
-#if !defined(FILL) && !defined(ARANGE)
+#if !defined(FILL) && !defined(ARANGE) && !defined(RANDOM)
     a0 = LOAD0(o0);
 #endif
 #if NIN > 1
@@ -316,7 +439,7 @@ void main()
         return;
     uint i = u_start + 4u * tgl_sweep(q, u_n);
     uvec4 a0 = uvec4(0u), a1 = uvec4(0u), a2 = uvec4(0u);
-#if !defined(FILL) && !defined(ARANGE)
+#if !defined(FILL) && !defined(ARANGE) && !defined(RANDOM)
     a0 = unquad(x0[(u_base0 + i) / 4u]);
 #endif
 #if NIN > 1
@@ -326,8 +449,14 @@ void main()
     a2 = unquad(x2[(u_base2 + i) / 4u]);
 #endif
     uvec4 r;
+#if defined(RANDOM) || defined(DROPOUT)
+    uvec4 w = draw(index_of(i)); // the host takes this variant where the four are one block
+    for (int k = 0; k < 4; k++)
+        r[k] = from_words(w, uint(k), a0[k]);
+#else
     for (int k = 0; k < 4; k++)
         r[k] = compute(i + uint(k), a0[k], a1[k], a2[k]);
+#endif
     y[(u_out_base + i) / 4u] = QUAD_OF(r);
 #else
 #if OUT_BYTES < 4

@@ -123,6 +123,21 @@ static tgl_status run_map_where(tgl_backend *b, const size_t *p, const tgl_ptr *
     return tgl_map_t(b, "select(a > b, a, b)", in, 2, &out);
 }
 
+/* tgl_random: n standard normal f32 values (torch: o.normal_()). */
+static tgl_status run_random_normal(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor out = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p);
+    return tgl_random(b, TGL_RANDOM_NORMAL, &out, 0.0, 1.0, 42, 0);
+}
+
+/* tgl_dropout of n f32 with p = 0.1 (torch: F.dropout(a, 0.1, training=True)). */
+static tgl_status run_dropout(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor in = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), out = in;
+    out.data = u[1];
+    return tgl_dropout(b, &in, &out, 0.1, 42, 0);
+}
+
 /* ---- transfers: p = {n floats} ----------------------------------------------------------- */
 
 static void spec_transfer(const size_t *p, bench_spec *s) { spec_n(p, s, 0, F4); }
@@ -423,6 +438,8 @@ const bench_op tgl_bench_ops[] = {
     {"compare_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_compare_where, run_compare_where, NULL,
      NULL},
     {"map_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_map_where, run_map_where, NULL, NULL},
+    {"random_normal", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_random_normal, NULL, NULL},
+    {"dropout", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_dropout, NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},
     {"reduce_sum_cols", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_sum_cols,
      run_sum_cols, NULL, NULL},

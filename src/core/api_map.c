@@ -90,7 +90,7 @@ TGL_API tgl_status tgl_map_t(tgl_backend *b, const char *expr, const tgl_tensor 
     int empty = 0;
     st = tgl__check_tew(b, TGL__FN_MAP_T, out, "out", in, name_of, &e, &empty);
     if (!st && !empty)
-        st = b->vt->tensor_ewise ? tgl__leave(b, b->vt->tensor_ewise(b, &e)) : tgl__unsupported(b, "tgl_map_t");
+        st = tgl__run_tew(b, &e, "tgl_map_t");
     free(parsed);
     return st;
 }

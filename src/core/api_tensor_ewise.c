@@ -154,7 +154,7 @@ tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, co
     return TGL_OK;
 }
 
-static tgl_status run(tgl_backend *b, const tgl__tew *e, const char *fn)
+tgl_status tgl__run_tew(tgl_backend *b, const tgl__tew *e, const char *fn)
 {
     if (!b->vt->tensor_ewise)
         return tgl__unsupported(b, fn);
@@ -172,7 +172,7 @@ TGL_API tgl_status tgl_copy(tgl_backend *b, const tgl_tensor *dst, const tgl_ten
     int empty = 0;
     if (st || (st = tgl__check_tew(b, TGL__FN_COPY, dst, "dst", in, names, &e, &empty)) || empty)
         return st;
-    return run(b, &e, "tgl_copy");
+    return tgl__run_tew(b, &e, "tgl_copy");
 }
 
 TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tensor *a, const tgl_tensor *bb,
@@ -191,7 +191,7 @@ TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tens
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_compare_op", (int)op);
     if ((st = tgl__check_tew(b, TGL__FN_COMPARE, out, "out", in, names, &e, &empty)) || empty)
         return st;
-    return run(b, &e, "tgl_compare");
+    return tgl__run_tew(b, &e, "tgl_compare");
 }
 
 TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_tensor *a, const tgl_tensor *bb,
@@ -206,7 +206,7 @@ TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_t
     int empty = 0;
     if (st || (st = tgl__check_tew(b, TGL__FN_WHERE, out, "out", in, names, &e, &empty)) || empty)
         return st;
-    return run(b, &e, "tgl_where");
+    return tgl__run_tew(b, &e, "tgl_where");
 }
 
 TGL_API tgl_status tgl_unary_t(tgl_backend *b, tgl_unary_op op, const tgl_tensor *in, const tgl_tensor *out)
@@ -224,7 +224,7 @@ TGL_API tgl_status tgl_unary_t(tgl_backend *b, tgl_unary_op op, const tgl_tensor
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_unary_op", (int)op);
     if ((st = tgl__check_tew(b, TGL__FN_UNARY_T, out, "out", ins, names, &e, &empty)) || empty)
         return st;
-    return run(b, &e, "tgl_unary_t");
+    return tgl__run_tew(b, &e, "tgl_unary_t");
 }
 
 TGL_API tgl_status tgl_binary_t(tgl_backend *b, tgl_binary_op op, const tgl_tensor *a, const tgl_tensor *bb,
@@ -243,7 +243,7 @@ TGL_API tgl_status tgl_binary_t(tgl_backend *b, tgl_binary_op op, const tgl_tens
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "op: %d is not a tgl_binary_op", (int)op);
     if ((st = tgl__check_tew(b, TGL__FN_BINARY_T, out, "out", ins, names, &e, &empty)) || empty)
         return st;
-    return run(b, &e, "tgl_binary_t");
+    return tgl__run_tew(b, &e, "tgl_binary_t");
 }
 
 TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tensor *lo, const tgl_tensor *hi,
@@ -258,7 +258,7 @@ TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tens
     int empty = 0;
     if (st || (st = tgl__check_tew(b, TGL__FN_CLAMP, out, "out", ins, names, &e, &empty)) || empty)
         return st;
-    return run(b, &e, "tgl_clamp");
+    return tgl__run_tew(b, &e, "tgl_clamp");
 }
 
 /* value as one element of dtype dt, by tgl_fill_t's rules. */
@@ -291,7 +291,7 @@ TGL_API tgl_status tgl_fill_t(tgl_backend *b, const tgl_tensor *out, double valu
     if (st || (st = tgl__check_tew(b, TGL__FN_FILL_T, out, "out", ins, names, &e, &empty)) || empty)
         return st;
     e.value = element_bits(out->dtype, value);
-    return run(b, &e, "tgl_fill_t");
+    return tgl__run_tew(b, &e, "tgl_fill_t");
 }
 
 /* start or step of tgl_arange as the kernel's bits: f32 for the float dtypes, an i32 for i32
@@ -327,7 +327,7 @@ TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double star
         return TGL_OK;
     if ((st = arange_bits(b, "start", out->dtype, start, &e.value)) || (st = arange_bits(b, "step", out->dtype, step, &e.step)))
         return st;
-    return run(b, &e, "tgl_arange");
+    return tgl__run_tew(b, &e, "tgl_arange");
 }
 
 /* tgl_cat's shapes: out has at least one dim and axis is one of them; every input has out's
@@ -451,5 +451,5 @@ tgl_status tgl__flat_tew(tgl_backend *b, tgl__tew_op op, int sub, const tgl__vie
         e.in[k] = flat;
         e.in[k].view = in[k];
     }
-    return run(b, &e, fn);
+    return tgl__run_tew(b, &e, fn);
 }

@@ -142,7 +142,7 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
                 append(buf, size, &len, "%lld", (long long)(int64_t)a->u);
             break;
         }
-        case 'z': append(buf, size, &len, "%llu", (unsigned long long)a->u); break;
+        case 'z': case 'u': append(buf, size, &len, "%llu", (unsigned long long)a->u); break;
         case 'f': append(buf, size, &len, "%.9g", (double)tgl__arg_f32(a)); break;
         case 'd': append(buf, size, &len, "%.17g", tgl__arg_f64(a)); break;
         case 'S':

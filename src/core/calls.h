@@ -63,6 +63,7 @@ static inline uint64_t tgl__f64_bits(double d)
 
 /* Storing an argument of each kind into a tgl__arg, and reading it back (hook, replay). */
 #define TGL__PUT_z(a, v) ((a)->u = (uint64_t)(v))
+#define TGL__PUT_u TGL__PUT_z
 #define TGL__PUT_f(a, v) ((a)->u = tgl__f32_bits(v))
 #define TGL__PUT_d(a, v) ((a)->u = tgl__f64_bits(v))
 #define TGL__PUT_p(a, v) ((a)->u = (uint64_t)(v))
@@ -82,6 +83,7 @@ static inline uint64_t tgl__f64_bits(double d)
 #define TGL__PUT_H TGL__PUT_q
 #define TGL__PUT_A TGL__PUT_q
 #define TGL__GET_z(a) ((size_t)(a)->u)
+#define TGL__GET_u(a) ((a)->u)
 #define TGL__GET_f(a) tgl__arg_f32(a)
 #define TGL__GET_d(a) tgl__arg_f64(a)
 #define TGL__GET_p(a) ((tgl_ptr)(a)->u)
@@ -129,6 +131,8 @@ TGL__OPS(TGL__UNPACK_FN)
  * (nothing past the shapes checked then). */
 tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, const char *out_name,
                           const tgl_tensor *const *in, const char *const *names, tgl__tew *e, int *empty);
+/* Runs a checked e on b's backend (fn names the op where the backend lacks the slot). */
+tgl_status tgl__run_tew(tgl_backend *b, const tgl__tew *e, const char *fn);
 const char *tgl__fn_name(tgl__fn fn);
 const char *tgl__fn_signature(tgl__fn fn);
 tgl__cmp_family tgl__fn_family(tgl__fn fn);

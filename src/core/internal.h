@@ -160,6 +160,10 @@ typedef enum {
     TGL__TEW_FILL,    /* out = `value` (an element's bits); in[0] is out itself, never read */
     TGL__TEW_ARANGE,  /* 1-D out = value + i * step (f32 or i32 bits by out's dtype); in[0] as fill */
     TGL__TEW_MAP,     /* out = `expr` of the inputs (tgl_map_t), each its own dtype */
+    TGL__TEW_RANDOM,  /* + tgl_random_kind in `sub`: out from Philox words of (seed, offset +
+                         out's row-major index); value, step, extra the kind's f32 or i32
+                         parameters (api_random.c); in[0] as fill */
+    TGL__TEW_DROPOUT, /* out = in[0] * f32 `value` where kept (first word >> 8 >= `step`), else 0 */
     TGL__TEW_COUNT
 } tgl__tew_op;
 #define TGL__TEW_MAX_INPUTS 8
@@ -168,6 +172,8 @@ typedef struct tgl__tew {
     int sub;        /* the compare, unary or binary op */
     uint32_t value; /* fill: the element's bits (low bits for 1- and 2-byte dtypes); arange: start */
     uint32_t step;  /* arange: the step (f32 bits for the float dtypes, i32 for i32) */
+    uint32_t extra; /* random: a third parameter */
+    uint64_t seed, offset; /* random, dropout: Philox's key and first counter */
     size_t ndim, n, nin;
     size_t shape[TGL_MAX_DIMS];
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];

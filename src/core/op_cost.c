@@ -208,6 +208,19 @@ static void cost_map_t(const tgl__args_MAP_T *a, cost *o)
         o->bytes += tensor_bytes(&a->inputs[k]);
 }
 
+/* Philox's ten rounds (about 40 integer operations) and the kind's transform per element. */
+static void cost_random(const tgl__args_RANDOM *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim <= TGL_MAX_DIMS ? 50.0 * prod(a->out->shape, a->out->ndim) : 0.0;
+    o->bytes = tensor_bytes(a->out);
+}
+
+static void cost_dropout(const tgl__args_DROPOUT *a, cost *o)
+{
+    o->flops = a->out && a->out->ndim <= TGL_MAX_DIMS ? 45.0 * prod(a->out->shape, a->out->ndim) : 0.0;
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
+}
+
 static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);

@@ -20,7 +20,7 @@
  *   ENUM(type, name)        an int or enum argument of that C type (kind e)
  *   ARR(kind, ptr, count)   an array and its length, two C arguments (kinds S, L and U)
  * Kinds (the trace signature letters; docs/trace-format.md):
- *   z size_t   f float   d double   p device pointer, not accessed (tgl_free)
+ *   z size_t   u uint64_t   f float   d double   p device pointer, not accessed (tgl_free)
  *   i device pointer read by the call (its allocation is snapshotted before the call)
  *   o written f32   O written f16   I written int32   b written bytes (copies)
  *   x read and written f32   X read and written f16
@@ -117,6 +117,9 @@
 #define TGL__ARGS_RMSNORM_T(ARG, ENUM, ARR) ARG(t, in) ARG(t, weight) ARG(T, out) ARG(f, eps)
 #define TGL__ARGS_LAYERNORM_T(ARG, ENUM, ARR) ARG(t, in) ARG(t, gamma) ARG(t, beta) ARG(T, out) ARG(f, eps)
 #define TGL__ARGS_MAP_T(ARG, ENUM, ARR) ARG(s, expr) ARR(U, inputs, n_inputs) ARG(T, out)
+#define TGL__ARGS_RANDOM(ARG, ENUM, ARR) \
+    ENUM(tgl_random_kind, kind) ARG(T, out) ARG(d, a) ARG(d, bb) ARG(u, seed) ARG(u, offset)
+#define TGL__ARGS_DROPOUT(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(d, p) ARG(u, seed) ARG(u, offset)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -169,10 +172,13 @@
     X(LOG_SOFTMAX_T, tgl_log_softmax_t, TGL_OP_LOG_SOFTMAX, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM) \
     X(RMSNORM_T, tgl_rmsnorm_t, TGL_OP_RMSNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM)          \
     X(LAYERNORM_T, tgl_layernorm_t, TGL_OP_LAYERNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM) \
-    X(MAP_T, tgl_map_t, TGL_OP_MAP, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_map_t, NO_WARM)
+    X(MAP_T, tgl_map_t, TGL_OP_MAP, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_map_t, NO_WARM)    \
+    X(RANDOM, tgl_random, TGL_OP_RANDOM, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_random, WARM)    \
+    X(DROPOUT, tgl_dropout, TGL_OP_DROPOUT, tensor_ewise, TGL__DT_FLOATS, EXACT, cost_dropout, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
+#define TGL__T_u uint64_t
 #define TGL__T_f float
 #define TGL__T_d double
 #define TGL__T_p tgl_ptr

@@ -72,6 +72,9 @@ static void elementwise(warm *c)
     did(c, tgl_clamp(b, &x, &r, &out, &out));
     did(c, tgl_fill_t(b, &mask, 1.0));
     did(c, tgl_arange(b, &r, 0.0, 0.5));
+    /* random numbers (the kind is a uniform: one program per out dtype) and dropout, f32 */
+    did(c, tgl_random(b, TGL_RANDOM_NORMAL, &out, 0.0, 1.0, 1, 0));
+    did(c, tgl_dropout(b, &x, &out, 0.5, 1, 0));
     /* tgl_cat along the last dim: x's two column halves side by side (strided slices) */
     tgl_tensor halves_x[2] = {x, x};
     for (int h = 0; h < 2; h++) {

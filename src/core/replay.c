@@ -251,7 +251,7 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
         tgl__arg *a = &c->args[i];
         a->u = rc->u[i];
         switch (sig[i]) {
-        case 'e': case 'z': case 'f': case 'd': break;
+        case 'e': case 'z': case 'u': case 'f': case 'd': break;
         case 'S': case 'q':
             a->ptr = !rc->present[i] ? NULL : rc->stored[i] ? (const void *)rc->sizes[i] : (const void *)dummy_sizes;
             break;

@@ -226,7 +226,7 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
             return BAD(r, "%s argument %zu: kind '%c' where the signature has '%c'", tgl__fn_name(rc->fn), i + 1,
                        kind >= 32 && kind < 127 ? kind : '?', sig[i]);
         switch (sig[i]) {
-        case 'e': case 'z': case 'd': rc->u[i] = get64(c); break;
+        case 'e': case 'z': case 'u': case 'd': rc->u[i] = get64(c); break;
         case 'f': rc->u[i] = get32(c); break;
         case 'S': case 'q': st = get_sizes(r, c, rc, i); break;
         case 'L':

@@ -352,7 +352,7 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
         const tgl__arg *a = &c->args[i];
         tgl__bytes_u8(o, (uint8_t)sig[i]);
         switch (sig[i]) {
-        case 'e': case 'z': case 'd': tgl__bytes_u64(o, a->u); break;
+        case 'e': case 'z': case 'u': case 'd': tgl__bytes_u64(o, a->u); break;
         case 'f': tgl__bytes_u32(o, (uint32_t)a->u); break;
         case 'S': put_sizes(o, a->ptr, (size_t)a->u); last_count = (size_t)a->u; break;
         case 'q': put_sizes(o, a->ptr, last_count); break;

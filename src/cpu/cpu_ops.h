@@ -40,6 +40,15 @@ tgl_status tgl_cpu_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y,
 tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a);
 tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c);
 tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e);
+/* tgl_random's and tgl_dropout's element at out's row-major index `index`; x is dropout's input
+ * element (cpu_random.c). st keeps the block of four last drawn; zero it before a call's walk. */
+typedef struct tgl_cpu_random_state {
+    int drawn;
+    uint64_t block;
+    uint32_t words[4];
+} tgl_cpu_random_state;
+void tgl_cpu_random_element(tgl_cpu_random_state *st, const tgl__tew *e, uint64_t index, const uint8_t *x,
+                            uint8_t *o);
 tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r);
 
 #endif

@@ -1,5 +1,5 @@
 /* CPU element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t,
- * tgl_clamp, tgl_fill_t, tgl_arange): walks out's index space in row-major order (an odometer
+ * tgl_clamp, tgl_fill_t, tgl_arange, tgl_random, tgl_dropout): walks out's index space in row-major order (an odometer
  * over the coordinates), each operand's element offset kept as it goes; conversions are
  * cpu_convert.h's, formulas cpu_math.h's. */
 #include "cpu_convert.h"
@@ -103,6 +103,7 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     tgl_cpu_map_state map; /* tgl_map_t: the node types, once */
     if (e->op == TGL__TEW_MAP)
         tgl_cpu_map_begin(&map, e);
+    tgl_cpu_random_state random = {0};
     size_t idx[TGL_MAX_DIMS] = {0};
     for (size_t i = 0; i < e->n; i++) {
         uint8_t *o = out + at[e->nin] * (int64_t)os;
@@ -131,6 +132,8 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
                 tgl_cpu_store_f32(e->out.dtype, start + offset, o);
             }
             break;
+        case TGL__TEW_RANDOM:
+        case TGL__TEW_DROPOUT: tgl_cpu_random_element(&random, e, i, x, o); break;
         case TGL__TEW_CLAMP:
             clamp(e->out.dtype, x, in[1] + at[1] * (int64_t)is[1], in[2] + at[2] * (int64_t)is[2], o);
             break;

@@ -1,6 +1,6 @@
 /* GL driver for the element-wise descriptor ops (glsl/tensor/elementwise.comp): tgl_copy,
- * tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t, tgl_clamp, tgl_fill_t, tgl_arange (and the
- * flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
+ * tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t, tgl_clamp, tgl_fill_t, tgl_arange,
+ * tgl_random, tgl_dropout (and the flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
  * place, no conversion), a buffer copy (one dtype, both sides dense), the strided gather of tgl_permute
  * (f32 into a dense f32 dst from non-negative strides: its transpose tiles and vec4 rows), or
  * the kernel, which the other ops always take. The kernel's operands are bound from their
@@ -17,7 +17,8 @@ typedef struct tew_flags {
     uint32_t op, in, out, words, linear, vec4;
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
-                                                          "FILL", "ARANGE", "MAP"}; /* MAP: gl_map.c's kernel */
+                                                          "FILL", "ARANGE", "MAP", /* MAP: gl_map.c's kernel */
+                                                          "RANDOM", "DROPOUT"};
 static const tgl_gl_def tew_defs[] = {
     TGL_GL_NAME(tew_flags, op, op_defines),
     TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
@@ -28,7 +29,7 @@ static const tgl_gl_def tew_defs[] = {
 };
 static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where", "tgl_unary_t",
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
-                                                       "tgl_arange", "tgl_map_t"};
+                                                       "tgl_arange", "tgl_map_t", "tgl_random", "tgl_dropout"};
 /* elementwise.comp's inputs: bindings 0..2 (out at 3) */
 #define KERNEL_INPUTS 3
 
@@ -94,6 +95,7 @@ static tew_route route(const tgl__tew *e)
 /* One box of the index space: its extents and each operand's window. */
 typedef struct box {
     size_t shape[TGL_MAX_DIMS], index0; /* index0: the first index along dim 0 (arange's values) */
+    size_t lo[TGL_MAX_DIMS];            /* the first index along each dim (random's counters) */
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
 } box;
 
@@ -153,6 +155,22 @@ static int quad_aligned(const tgl__tensor_view *v, size_t pad)
     return (v->view.offset - pad) % quad == 0 && (pad + v->base * es) % quad == 0;
 }
 
+/* Whether the box's elements are one run of the whole index space (every dim inside its
+ * outermost dim of more than one index whole: random's kernel then counts them from the first,
+ * *first, without coordinates). */
+static int one_run(const tgl__tew *e, const box *bx, uint64_t *first)
+{
+    int run = 1, inside = 0;
+    *first = 0;
+    for (size_t d = 0; d < e->ndim; d++) {
+        *first = *first * e->shape[d] + bx->lo[d];
+        if (inside && (bx->lo[d] != 0 || bx->shape[d] != e->shape[d]))
+            run = 0;
+        inside |= bx->shape[d] > 1;
+    }
+    return run;
+}
+
 /* Sets the program's uniforms of the box (all but the range of the dispatch). */
 static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *base, GLuint out_base)
 {
@@ -172,6 +190,20 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
     tgl_gl_uniform_ui(b, prog, LOC_TEW_STEP, (GLuint)e->step);
     tgl_gl_uniform_ui(b, prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
     tgl_gl_uniform_dims(b, prog, LOC_TEW_SHAPE, bx->shape, ndim);
+    if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) {
+        const GLuint seed[2] = {(GLuint)e->seed, (GLuint)(e->seed >> 32)};
+        const GLuint offset[2] = {(GLuint)e->offset, (GLuint)(e->offset >> 32)};
+        tgl_gl_uniform_ui(b, prog, LOC_TEW_EXTRA, (GLuint)e->extra);
+        tgl_gl_uniform_uiv(b, prog, LOC_TEW_SEED, 2, seed);
+        tgl_gl_uniform_uiv(b, prog, LOC_TEW_OFFSET, 2, offset);
+        tgl_gl_uniform_dims(b, prog, LOC_TEW_ORIGIN, bx->lo, ndim);
+        tgl_gl_uniform_dims(b, prog, LOC_TEW_WHOLE, e->shape, ndim);
+        uint64_t first;
+        int consecutive = one_run(e, bx, &first);
+        const GLuint first_index[2] = {(GLuint)first, (GLuint)(first >> 32)};
+        tgl_gl_uniform_ui(b, prog, LOC_TEW_CONSECUTIVE, (GLuint)consecutive);
+        tgl_gl_uniform_uiv(b, prog, LOC_TEW_FIRST_INDEX, 2, first_index);
+    }
 }
 
 /* The variant's program; groups only for its log line. */
@@ -195,6 +227,10 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
     for (size_t k = 0; k < e->nin; k++)
         linear &= dense(ndim, bx->shape, bx->in[k].strides);
     int words = os < 4 && out_dense, vec4 = linear;
+    if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) { /* VEC4: four elements, one block */
+        uint64_t first;
+        vec4 &= one_run(e, bx, &first) && first % 4 == 0;
+    }
     if (x->map)
         return tgl_gl_map_t_box(b, x->map, &bx->out, bx->in, bx->shape, n, words, linear);
     /* bindings 0..nin-1 the inputs, 3 the output; unused ones repeat input 0 (never read) */
@@ -259,8 +295,10 @@ static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
     const tgl__tew *e = x->e;
     box bx = {.shape = {0}, .index0 = e->ndim ? lo[0] : 0};
     size_t n = 1;
-    for (size_t d = 0; d < e->ndim; d++)
+    for (size_t d = 0; d < e->ndim; d++) {
         n *= bx.shape[d] = ext[d];
+        bx.lo[d] = lo[d];
+    }
     bx.out = sub_view(&e->out, e->ndim, lo, ext);
     int fits = window_bytes(&bx.out) <= x->max_bytes && n <= UINT32_MAX;
     for (size_t k = 0; k < e->nin; k++) {
@@ -313,6 +351,10 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     }
     default: break;
     }
+    for (size_t d = 0; (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) && d < e->ndim; d++)
+        if (e->shape[d] > UINT32_MAX) /* the kernel's counters take a dim's extent in 32 bits */
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: dim %zu has %zu indices, past 2^32 - 1", op_fns[e->op], d,
+                             e->shape[d]);
     /* the bytes it streams: each operand's elements once */
     uint64_t bytes = (uint64_t)e->n * tgl_dtype_size(e->out.dtype);
     for (size_t k = 0; k < e->nin; k++)
@@ -343,14 +385,15 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
 {
     static const tgl_dtype data[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_BOOL};
     const size_t nd = sizeof data / sizeof *data;
-    for (int op = 0; op < TGL__TEW_MAP; op++) /* map's kernel is gl_map.c's */
+    for (int op = 0; op < TGL__TEW_COUNT; op++) /* but map, whose kernel is gl_map.c's */
         for (size_t i = 0; i < nd; i++)
             for (size_t o = 0; o < nd; o++) {
                 /* copy: any pair; compare: bool out; unary: also a float into bool (the tests);
                  * clamp: floats and i32; the others: out of the inputs' dtype */
                 int float_in = data[i] != TGL_DTYPE_I32 && data[i] != TGL_DTYPE_BOOL;
                 int tests = op == TGL__TEW_UNARY && float_in && data[o] == TGL_DTYPE_BOOL;
-                if ((op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) ||
+                if (op == TGL__TEW_MAP || (op == TGL__TEW_DROPOUT && !float_in) ||
+                    (op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) ||
                     ((op == TGL__TEW_CLAMP || op == TGL__TEW_ARANGE) && data[i] == TGL_DTYPE_BOOL) ||
                     (op != TGL__TEW_COPY && op != TGL__TEW_COMPARE && o != i && !tests))
                     continue;
