@@ -654,8 +654,9 @@ TGL_API tgl_status tgl_random(tgl_backend *b, tgl_random_kind kind, const tgl_te
  * (x >> 8) < round(p * 2^24), x its tgl_random word for (seed, offset): a
  * tgl_random(TGL_RANDOM_BERNOULLI, p) with the same seed, offset and shape is its drop mask.
  * in broadcasts to out's shape; one float dtype (f32, f16, bf16), the scale rounded to f32 once
- * and the products computed in f32; p = 1 drops everything (in * 0), p = 0 copies. out may be
- * in's elements exactly, otherwise shares no byte with them.
+ * and the products computed in f32 (a device that flushes subnormal products, as GLSL allows and
+ * NVIDIA's GL does, writes 0 for them); p = 1 drops everything (in * 0), p = 0 copies. out may
+ * be in's elements exactly, otherwise shares no byte with them.
  * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, p outside [0, 1], shapes, dtypes that differ, a partial
  *   overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (i32, bool, block formats).
  * Example: tgl_dropout(b, &h, &h, 0.1, seed, offset); offset += (n + 3) / 4; */
