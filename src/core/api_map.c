@@ -89,8 +89,16 @@ TGL_API tgl_status tgl_map_t(tgl_backend *b, const char *expr, const tgl_tensor 
     }
     int empty = 0;
     st = tgl__check_tew(b, TGL__FN_MAP_T, out, "out", in, name_of, &e, &empty);
-    if (!st && !empty)
+    uint8_t is_int[TGL_EXPR_MAX_NODES];
+    if (!st && !empty) {
+        unsigned int_inputs = 0; /* i32 and bool inputs: their nodes compute in i32 */
+        for (size_t k = 0; k < n_inputs; k++)
+            if (inputs[k].dtype == TGL_DTYPE_I32 || inputs[k].dtype == TGL_DTYPE_BOOL)
+                int_inputs |= 1u << k;
+        tgl_expr_types(parsed, int_inputs, is_int);
+        e.expr_int = is_int;
         st = tgl__run_tew(b, &e, "tgl_map_t");
+    }
     free(parsed);
     return st;
 }

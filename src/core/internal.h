@@ -179,6 +179,8 @@ typedef struct tgl__tew {
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
     int in_place;
     const struct tgl_expr *expr; /* map: the parsed expression */
+    const uint8_t *expr_int;     /* map: per node, whether it computes in i32 (tgl_expr_types,
+                                    decided once from the inputs' dtypes, api_map.c) */
 } tgl__tew;
 
 

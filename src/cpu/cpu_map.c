@@ -35,16 +35,6 @@ tgl_status tgl_cpu_map(tgl_backend *b, const tgl_expr *e, const tgl__view *input
     return TGL_OK;
 }
 
-void tgl_cpu_map_begin(tgl_cpu_map_state *m, const tgl__tew *e)
-{
-    unsigned int_inputs = 0;
-    for (size_t k = 0; k < e->nin; k++)
-        if (e->in[k].dtype == TGL_DTYPE_I32 || e->in[k].dtype == TGL_DTYPE_BOOL)
-            int_inputs |= 1u << k;
-    m->e = e;
-    tgl_expr_types(e->expr, int_inputs, m->is_int);
-}
-
 /* An input element as its node holds it: i32 (bool as 0 or 1) or f32 (halves exact). */
 static void load_input(tgl_dtype dt, const uint8_t *p, int32_t *vi, float *vf)
 {
@@ -67,10 +57,10 @@ static int32_t unary_i32(tgl_unary_op op, int32_t x)
     }
 }
 
-void tgl_cpu_map_element(const tgl_cpu_map_state *m, const uint8_t *const *x, uint8_t *o)
+void tgl_cpu_map_element(const tgl__tew *t, const uint8_t *const *x, uint8_t *o)
 {
-    const tgl_expr *e = m->e->expr;
-    const uint8_t *is_int = m->is_int;
+    const tgl_expr *e = t->expr;
+    const uint8_t *is_int = t->expr_int;
     /* a node's value sits in the array of its type; unused argument slots name node 0, which
      * reads its own slot before writing it, hence the zeros */
     float vf[TGL_EXPR_MAX_NODES];
@@ -88,7 +78,7 @@ void tgl_cpu_map_element(const tgl_cpu_map_state *m, const uint8_t *const *x, ui
             vi[k] = nd->ivalue;
             vf[k] = nd->value;
             break;
-        case TGL_EXPR_INPUT: load_input(m->e->in[nd->op].dtype, x[nd->op], &vi[k], &vf[k]); break;
+        case TGL_EXPR_INPUT: load_input(t->in[nd->op].dtype, x[nd->op], &vi[k], &vf[k]); break;
         case TGL_EXPR_UNARY:
             if (is_int[k])
                 vi[k] = unary_i32((tgl_unary_op)nd->op, vi[a0]);
@@ -125,7 +115,7 @@ void tgl_cpu_map_element(const tgl_cpu_map_state *m, const uint8_t *const *x, ui
     }
     size_t r = e->root;
     if (is_int[r])
-        tgl_cpu_convert(m->e->out.dtype, TGL_DTYPE_I32, (const uint8_t *)&vi[r], o);
+        tgl_cpu_convert(t->out.dtype, TGL_DTYPE_I32, (const uint8_t *)&vi[r], o);
     else
-        tgl_cpu_convert(m->e->out.dtype, TGL_DTYPE_F32, (const uint8_t *)&vf[r], o);
+        tgl_cpu_convert(t->out.dtype, TGL_DTYPE_F32, (const uint8_t *)&vf[r], o);
 }

@@ -27,14 +27,9 @@ tgl_status tgl_cpu_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, t
 tgl_status tgl_cpu_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);
 tgl_status tgl_cpu_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                        size_t n);
-/* tgl_map_t per element (cpu_map.c): begin computes the node types once per call; element
- * evaluates the expression on the inputs' elements x[k] and writes out's element o. */
-typedef struct tgl_cpu_map_state {
-    const tgl__tew *e;
-    uint8_t is_int[TGL_EXPR_MAX_NODES];
-} tgl_cpu_map_state;
-void tgl_cpu_map_begin(tgl_cpu_map_state *m, const tgl__tew *e);
-void tgl_cpu_map_element(const tgl_cpu_map_state *m, const uint8_t *const *x, uint8_t *o);
+/* tgl_map_t per element (cpu_map.c): evaluates e's expression (its node types e->expr_int) on
+ * the inputs' elements x[k] and writes out's element o. */
+void tgl_cpu_map_element(const tgl__tew *e, const uint8_t *const *x, uint8_t *o);
 tgl_status tgl_cpu_gemm(tgl_backend *b, const tgl__gemm *g);
 tgl_status tgl_cpu_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
 tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a);

@@ -100,9 +100,6 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             return tgl__fail(b, TGL_ERR_INTERNAL, "tensor op: input %zu has no buffer", k);
     if (!out)
         return tgl__fail(b, TGL_ERR_INTERNAL, "tensor op: out has no buffer");
-    tgl_cpu_map_state map; /* tgl_map_t: the node types, once */
-    if (e->op == TGL__TEW_MAP)
-        tgl_cpu_map_begin(&map, e);
     tgl_cpu_random_state random = {0};
     size_t idx[TGL_MAX_DIMS] = {0};
     for (size_t i = 0; i < e->n; i++) {
@@ -142,7 +139,7 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             const uint8_t *xs[TGL__TEW_MAX_INPUTS];
             for (size_t k = 0; k < e->nin; k++)
                 xs[k] = in[k] + at[k] * (int64_t)is[k];
-            tgl_cpu_map_element(&map, xs, o);
+            tgl_cpu_map_element(e, xs, o);
             break;
         }
         default: { /* where: a and bb have out's dtype */

@@ -286,6 +286,13 @@ void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, c
 void tgl_gl_uniform_fv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLfloat *v);
 /* A uint[TGL_MAX_DIMS] array at loc from n sizes (n <= TGL_MAX_DIMS), the rest 0. */
 void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n);
+/* Element strides as the kernels take them: two's complement uints, whose wrapping sums give the
+ * right offsets (each operand is bound from its lowest element). */
+static inline void tgl_gl_stride_bits(GLuint *to, const int64_t *strides, size_t ndim)
+{
+    for (size_t d = 0; d < ndim; d++)
+        to[d] = (GLuint)(uint64_t)strides[d];
+}
 /* A uint uniform by its location's name (glsl/common/locations.glsl), for setting a list. */
 typedef struct tgl_gl_uniform {
     GLint loc;

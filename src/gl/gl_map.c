@@ -203,24 +203,18 @@ tgl_status tgl_gl_map_t_begin(tgl_backend *b, const tgl__tew *e, tgl_gl_map_t *m
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     memset(m, 0, sizeof *m);
     m->e = e;
-    unsigned int_inputs = 0;
-    for (size_t k = 0; k < e->nin; k++) {
-        if (e->in[k].dtype == TGL_DTYPE_I32 || e->in[k].dtype == TGL_DTYPE_BOOL)
-            int_inputs |= 1u << k;
+    for (size_t k = 0; k < e->nin; k++)
         if (ex->inputs_used >> k & 1u)
             m->slot[k] = m->used++;
-    }
     if ((uint32_t)m->used + 1u > l->storage_blocks)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED,
                          "tgl_map_t: the expression reads %d inputs, and with out that is more than the %u storage "
                          "blocks this device binds per kernel",
                          m->used, l->storage_blocks);
-    uint8_t is_int[TGL_EXPR_MAX_NODES];
-    tgl_expr_types(ex, int_inputs, is_int);
     /* a head of at most 8 input lines and 3 defines, then every node's text: its function (16
      * bytes at most), separators, and a tgl_itof( ) around each of up to 3 arguments */
     size_t cap = 1024 + ex->count * 96;
-    typed_text x = {{malloc(cap), 0, cap, {0}, {0}, 0}, is_int, m->nums};
+    typed_text x = {{malloc(cap), 0, cap, {0}, {0}, 0}, e->expr_int, m->nums};
     if (!x.t.p)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_map_t: no host memory for the kernel");
     memcpy(x.t.slot, m->slot, sizeof m->slot);
@@ -228,7 +222,7 @@ tgl_status tgl_gl_map_t_begin(tgl_backend *b, const tgl__tew *e, tgl_gl_map_t *m
     for (size_t k = 0; k < ex->count; k++)
         numbers += ex->node[k].kind == TGL_EXPR_NUMBER;
     snprintf(x.t.p, cap, "#define MAP_NIN %d\n#define MAP_NUMS %d\n#define MAP_INT %d\n", m->used, numbers,
-             is_int[ex->root]);
+             e->expr_int[ex->root]);
     x.t.len = strlen(x.t.p);
     char line[128];
     for (size_t k = 0; k < e->nin; k++) {
@@ -274,13 +268,6 @@ static tgl_gl_plan map_t_plan(tgl_dtype out, int words, int linear)
     return p;
 }
 
-/* Two's complement strides: the kernel's sums wrap to the offset. */
-static void strides_bits(GLuint *to, const int64_t *strides, size_t ndim)
-{
-    for (size_t d = 0; d < ndim; d++)
-        to[d] = (GLuint)(uint64_t)strides[d];
-}
-
 tgl_status tgl_gl_map_t_box(tgl_backend *b, tgl_gl_map_t *m, const tgl__tensor_view *out,
                             const tgl__tensor_view *in, const size_t *shape, size_t n, int words, int linear)
 {
@@ -296,11 +283,11 @@ tgl_status tgl_gl_map_t_box(tgl_backend *b, tgl_gl_map_t *m, const tgl__tensor_v
         size_t es = tgl_dtype_size(in[k].dtype);
         bind[s] = tgl_gl_window(b, in[k].view, in[k].span * es, 0, &pad);
         base[s] = (GLuint)(pad / es + in[k].base);
-        strides_bits(stride + 8 * s, in[k].strides, ndim);
+        tgl_gl_stride_bits(stride + 8 * s, in[k].strides, ndim);
     }
     bind[m->used] = tgl_gl_window(b, out->view, out->span * os, 1, &pad);
     GLuint out_base = (GLuint)(pad / os + out->base);
-    strides_bits(out_stride, out->strides, ndim);
+    tgl_gl_stride_bits(out_stride, out->strides, ndim);
     GLuint *prog = &m->prog[words][linear];
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     size_t per = words ? 4 / os : 1, first = words ? out_base / per : 0;

@@ -115,10 +115,8 @@ static tgl_status dispatch_box(rdt_run *x, const tgl__tensor_view *in, const tgl
     }
     GLuint prog = x->prog;
     GLuint in_strides[TGL_MAX_DIMS] = {0}, out_strides[TGL_MAX_DIMS] = {0};
-    for (size_t d = 0; d < r->ndim; d++) {
-        in_strides[d] = (GLuint)(uint64_t)in->strides[d];
-        out_strides[d] = (GLuint)(uint64_t)out->strides[d];
-    }
+    tgl_gl_stride_bits(in_strides, in->strides, r->ndim);
+    tgl_gl_stride_bits(out_strides, out->strides, r->ndim);
     tgl_gl_uniform_ui(b, prog, LOC_RDT_NDIM, (GLuint)r->ndim);
     tgl_gl_uniform_ui(b, prog, LOC_RDT_OP, (GLuint)r->op);
     tgl_gl_uniform_ui(b, prog, LOC_RDT_LEN, (GLuint)r->len);

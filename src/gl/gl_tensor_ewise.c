@@ -140,8 +140,7 @@ static const GLint stride_loc[KERNEL_INPUTS] = {LOC_TEW_STRIDE0, LOC_TEW_STRIDE1
 static void set_strides(tgl_backend *b, GLuint prog, GLint loc, const int64_t *strides, size_t ndim)
 {
     GLuint v[TGL_MAX_DIMS] = {0};
-    for (size_t d = 0; d < ndim; d++)
-        v[d] = (GLuint)(uint64_t)strides[d];
+    tgl_gl_stride_bits(v, strides, ndim);
     if (ndim)
         tgl_gl_uniform_uiv(b, prog, loc, (GLsizei)ndim, v);
 }
