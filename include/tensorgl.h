@@ -211,7 +211,8 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(LAYERNORM, layernorm) X(ROPE, rope) X(GATHER_ROWS, gather_rows) X(GEMM, gemm) X(MATVEC, matvec) \
     X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
-    X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout)
+    X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
+    X(TRIANGLE, triangle)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -613,6 +614,20 @@ TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double star
  *     tgl_cat(b, parts, 2, 1, &out); */
 TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_inputs, size_t axis,
                            const tgl_tensor *out);
+
+/* The upper (tgl_triu) or lower (tgl_tril) triangle of each matrix in the last two dims
+ * (PyTorch's triu and tril): out[..., i, j] = in[..., i, j] where j - i >= diagonal (triu) or
+ * j - i <= diagonal (tril), else 0 (false for bool); diagonal 0 is the main one, positive ones
+ * lie above it. in broadcasts to out's shape (at least 2 dims), one dtype of the five (kept
+ * elements as tgl_copy moves them: bits as they are, bool as 0 or 1); out may be in's elements
+ * exactly, otherwise shares no byte with them.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, out of fewer than 2 dims, dtypes that differ, shapes,
+ *   overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a block format; GL: a matrix dim past
+ *   2^31 - 1).
+ * Example: a causal mask, -inf above the diagonal and 0 elsewhere:
+ *   tgl_fill_t(b, &mask, -INFINITY); tgl_triu(b, &mask, &mask, 1); */
+TGL_API tgl_status tgl_triu(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out, int64_t diagonal);
+TGL_API tgl_status tgl_tril(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out, int64_t diagonal);
 
 /* ---- random numbers (descriptors) ---------------------------------------------------------- */
 

@@ -36,6 +36,7 @@ typedef struct outputs {
     uint16_t rowsoft[4 * ROWS * COLS]; /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t of pm (bf16) */
     uint16_t mapt[ROWS * COLS];        /* tgl_map_t of pm and the row into f16 */
     float rand[2 * ROWS * COLS];       /* tgl_random (normal, transposed), then tgl_dropout of pm */
+    float tri[2 * ROWS * COLS];        /* tgl_triu and tgl_tril of pm */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -202,6 +203,11 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_random(b, TGL_RANDOM_NORMAL, &trand, 0.5, 2.0, seed, 1u << 20));
     OK(tgl_dropout(b, &tm, &tdrop, 0.25, seed, 77));
     OK(tgl_copy_dtoh(b, o->rand, trand.data, sizeof o->rand));
+    tgl_tensor ttri = tgl_tensor_contiguous(fresh(b, sizeof o->tri), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS}), ttri2 = ttri;
+    ttri2.data += ROWS * COLS * sizeof(float);
+    OK(tgl_triu(b, &tm, &ttri, 1));
+    OK(tgl_tril(b, &tm, &ttri2, -1));
+    OK(tgl_copy_dtoh(b, o->tri, ttri.data, sizeof o->tri));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

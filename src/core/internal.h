@@ -164,6 +164,8 @@ typedef enum {
                          out's row-major index); value, step, extra the kind's f32 or i32
                          parameters (api_random.c); in[0] as fill */
     TGL__TEW_DROPOUT, /* out = in[0] * f32 `value` where kept (first word >> 8 >= `step`), else 0 */
+    TGL__TEW_TRIANGLE, /* out = in[0] where col - row >= (sub 1: triu) or <= (sub 0: tril) the
+                          i32 diagonal in `value`, else 0; row, col the last two coordinates */
     TGL__TEW_COUNT
 } tgl__tew_op;
 #define TGL__TEW_MAX_INPUTS 8

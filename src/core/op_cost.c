@@ -221,6 +221,16 @@ static void cost_dropout(const tgl__args_DROPOUT *a, cost *o)
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
 }
 
+static void cost_triu(const tgl__args_TRIU *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
+}
+
+static void cost_tril(const tgl__args_TRIL *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
+}
+
 static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);

@@ -120,6 +120,8 @@
 #define TGL__ARGS_RANDOM(ARG, ENUM, ARR) \
     ENUM(tgl_random_kind, kind) ARG(T, out) ARG(d, a) ARG(d, bb) ARG(u, seed) ARG(u, offset)
 #define TGL__ARGS_DROPOUT(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(d, p) ARG(u, seed) ARG(u, offset)
+#define TGL__ARGS_TRIU(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ENUM(int64_t, diagonal)
+#define TGL__ARGS_TRIL(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ENUM(int64_t, diagonal)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -174,7 +176,9 @@
     X(LAYERNORM_T, tgl_layernorm_t, TGL_OP_LAYERNORM, reduce_t, TGL__DT_FLOATS, ACCUMULATE, cost_rows_t, WARM) \
     X(MAP_T, tgl_map_t, TGL_OP_MAP, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_map_t, NO_WARM)    \
     X(RANDOM, tgl_random, TGL_OP_RANDOM, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_random, WARM)    \
-    X(DROPOUT, tgl_dropout, TGL_OP_DROPOUT, tensor_ewise, TGL__DT_FLOATS, EXACT, cost_dropout, WARM)
+    X(DROPOUT, tgl_dropout, TGL_OP_DROPOUT, tensor_ewise, TGL__DT_FLOATS, EXACT, cost_dropout, WARM)      \
+    X(TRIU, tgl_triu, TGL_OP_TRIANGLE, tensor_ewise, TGL__DT_DATA, EXACT, cost_triu, WARM)                 \
+    X(TRIL, tgl_tril, TGL_OP_TRIANGLE, tensor_ewise, TGL__DT_DATA, EXACT, cost_tril, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

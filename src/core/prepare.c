@@ -75,6 +75,8 @@ static void elementwise(warm *c)
     /* random numbers (the kind is a uniform: one program per out dtype) and dropout, f32 */
     did(c, tgl_random(b, TGL_RANDOM_NORMAL, &out, 0.0, 1.0, 1, 0));
     did(c, tgl_dropout(b, &x, &out, 0.5, 1, 0));
+    did(c, tgl_triu(b, &x, &out, 0)); /* triu and tril: one program per dtype, the side a uniform */
+    did(c, tgl_tril(b, &x, &out, -1));
     /* tgl_cat along the last dim: x's two column halves side by side (strided slices) */
     tgl_tensor halves_x[2] = {x, x};
     for (int h = 0; h < 2; h++) {

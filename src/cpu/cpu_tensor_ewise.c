@@ -1,5 +1,5 @@
 /* CPU element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t,
- * tgl_clamp, tgl_fill_t, tgl_arange, tgl_random, tgl_dropout): walks out's index space in row-major order (an odometer
+ * tgl_clamp, tgl_fill_t, tgl_arange, tgl_random, tgl_dropout, tgl_triu, tgl_tril): walks out's index space in row-major order (an odometer
  * over the coordinates), each operand's element offset kept as it goes; conversions are
  * cpu_convert.h's, formulas cpu_math.h's. */
 #include "cpu_convert.h"
@@ -131,6 +131,14 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             break;
         case TGL__TEW_RANDOM:
         case TGL__TEW_DROPOUT: tgl_cpu_random_element(&random, e, i, x, o); break;
+        case TGL__TEW_TRIANGLE: { /* row and col: the last two coordinates (out has at least 2 dims) */
+            int64_t diff = (int64_t)idx[e->ndim - 1] - (int64_t)idx[e->ndim - 2], diag = (int32_t)e->value;
+            if (e->sub ? diff >= diag : diff <= diag)
+                tgl_cpu_convert(e->out.dtype, e->out.dtype, x, o); /* bool as 0 or 1 */
+            else
+                memset(o, 0, os);
+            break;
+        }
         case TGL__TEW_CLAMP:
             clamp(e->out.dtype, x, in[1] + at[1] * (int64_t)is[1], in[2] + at[2] * (int64_t)is[2], o);
             break;

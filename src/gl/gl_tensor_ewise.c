@@ -1,6 +1,6 @@
 /* GL driver for the element-wise descriptor ops (glsl/tensor/elementwise.comp): tgl_copy,
  * tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t, tgl_clamp, tgl_fill_t, tgl_arange,
- * tgl_random, tgl_dropout (and the flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
+ * tgl_random, tgl_dropout, tgl_triu, tgl_tril (and the flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
  * place, no conversion), a buffer copy (one dtype, both sides dense), the strided gather of tgl_permute
  * (f32 into a dense f32 dst from non-negative strides: its transpose tiles and vec4 rows), or
  * the kernel, which the other ops always take. The kernel's operands are bound from their
@@ -18,7 +18,7 @@ typedef struct tew_flags {
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
                                                           "FILL", "ARANGE", "MAP", /* MAP: gl_map.c's kernel */
-                                                          "RANDOM", "DROPOUT"};
+                                                          "RANDOM", "DROPOUT", "TRIANGLE"};
 static const tgl_gl_def tew_defs[] = {
     TGL_GL_NAME(tew_flags, op, op_defines),
     TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
@@ -29,7 +29,8 @@ static const tgl_gl_def tew_defs[] = {
 };
 static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where", "tgl_unary_t",
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
-                                                       "tgl_arange", "tgl_map_t", "tgl_random", "tgl_dropout"};
+                                                       "tgl_arange", "tgl_map_t", "tgl_random", "tgl_dropout",
+                                                       "tgl_triu"}; /* or tgl_tril */
 /* elementwise.comp's inputs: bindings 0..2 (out at 3) */
 #define KERNEL_INPUTS 3
 
@@ -189,6 +190,8 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
     tgl_gl_uniform_ui(b, prog, LOC_TEW_STEP, (GLuint)e->step);
     tgl_gl_uniform_ui(b, prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
     tgl_gl_uniform_dims(b, prog, LOC_TEW_SHAPE, bx->shape, ndim);
+    if (e->op == TGL__TEW_TRIANGLE)
+        tgl_gl_uniform_dims(b, prog, LOC_TEW_ORIGIN, bx->lo, ndim);
     if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) {
         const GLuint seed[2] = {(GLuint)e->seed, (GLuint)(e->seed >> 32)};
         const GLuint offset[2] = {(GLuint)e->offset, (GLuint)(e->offset >> 32)};
@@ -350,10 +353,12 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     }
     default: break;
     }
-    for (size_t d = 0; (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) && d < e->ndim; d++)
-        if (e->shape[d] > UINT32_MAX) /* the kernel's counters take a dim's extent in 32 bits */
-            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: dim %zu has %zu indices, past 2^32 - 1", op_fns[e->op], d,
-                             e->shape[d]);
+    /* the kernel takes a dim's extent in 32 bits for random's counters, 31 for coordinates */
+    size_t most = e->op == TGL__TEW_TRIANGLE ? (size_t)INT32_MAX : (size_t)UINT32_MAX;
+    for (size_t d = 0; e->op >= TGL__TEW_RANDOM && d < e->ndim; d++)
+        if (e->shape[d] > most)
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: dim %zu has %zu indices, past %zu",
+                             e->op == TGL__TEW_TRIANGLE && !e->sub ? "tgl_tril" : op_fns[e->op], d, e->shape[d], most);
     /* the bytes it streams: each operand's elements once */
     uint64_t bytes = (uint64_t)e->n * tgl_dtype_size(e->out.dtype);
     for (size_t k = 0; k < e->nin; k++)
