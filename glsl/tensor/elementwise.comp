@@ -170,9 +170,10 @@ layout(location = LOC_TEW_STRIDE1) uniform uint u_stride1[8];
 #if NIN > 2
 layout(location = LOC_TEW_STRIDE2) uniform uint u_stride2[8];
 #endif
-#ifdef TRIANGLE
+#if defined(TRIANGLE) || defined(RANDOM) || defined(DROPOUT)
 layout(location = LOC_TEW_ORIGIN) uniform uint u_origin[8]; // the box's first index along each dim
-
+#endif
+#ifdef TRIANGLE
 // Coordinate d of the box's linear index i in the whole index space.
 uint whole_coord(uint i, int d)
 {
@@ -183,7 +184,6 @@ uint whole_coord(uint i, int d)
 }
 #endif
 #if defined(RANDOM) || defined(DROPOUT)
-layout(location = LOC_TEW_ORIGIN) uniform uint u_origin[8]; // the box's first index along each dim
 layout(location = LOC_TEW_WHOLE) uniform uint u_whole[8];   // the whole index space's shape
 layout(location = LOC_TEW_CONSECUTIVE) uniform uint u_consecutive;  // the box's elements follow
 layout(location = LOC_TEW_FIRST_INDEX) uniform uint u_first_index[2]; // each other from this one

@@ -7,15 +7,12 @@
 
 #include <float.h>
 #include <math.h>
-#include <string.h>
 
 static const char *const kind_names[TGL_RANDOM_COUNT] = {"uniform", "normal", "bernoulli", "randint"};
 
 static uint32_t f32_bits(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
+    return (uint32_t)tgl__f32_bits(f);
 }
 
 /* v as an f32 that is finite (the call fails naming it otherwise). */
@@ -24,15 +21,6 @@ static tgl_status finite_f32(tgl_backend *b, const char *name, double v, float *
     if (!(fabs(v) <= FLT_MAX))
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %.17g is not a finite f32 value", name, v);
     *f = (float)v;
-    return TGL_OK;
-}
-
-/* v as an i32 (an integer in int32's range, or the call fails naming it). */
-static tgl_status i32_param(tgl_backend *b, const char *name, double v, int64_t *i)
-{
-    if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != floor(v))
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %.17g is not an i32 value", name, v);
-    *i = (int64_t)v;
     return TGL_OK;
 }
 
@@ -49,7 +37,7 @@ static tgl_status threshold(tgl_backend *b, const char *name, double p, uint32_t
 static tgl_status random_params(tgl_backend *b, tgl__tew *e, double a, double bb)
 {
     float lo = 0.0f, hi = 0.0f, scale = 0.0f;
-    int64_t low = 0, high = 0;
+    int32_t low = 0, high = 0;
     tgl_status st;
     switch ((tgl_random_kind)e->sub) {
     case TGL_RANDOM_UNIFORM:
@@ -77,13 +65,13 @@ static tgl_status random_params(tgl_backend *b, tgl__tew *e, double a, double bb
         return TGL_OK;
     case TGL_RANDOM_BERNOULLI: return threshold(b, "a (p)", a, &e->step);
     default:
-        if ((st = i32_param(b, "a (low)", a, &low)) || (st = i32_param(b, "bb (high)", bb, &high)))
+        if ((st = tgl__i32_arg(b, "a (low)", a, &low)) || (st = tgl__i32_arg(b, "bb (high)", bb, &high)))
             return st;
         if (low >= high)
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "a, bb: randint takes low < high, not [%lld, %lld)",
                              (long long)low, (long long)high);
         e->value = (uint32_t)low;
-        e->step = (uint32_t)(high - low);
+        e->step = (uint32_t)((int64_t)high - low);
         return TGL_OK;
     }
 }
@@ -125,9 +113,6 @@ TGL_API tgl_status tgl_dropout(tgl_backend *b, const tgl_tensor *in, const tgl_t
     int empty = 0;
     if ((st = threshold(b, "p", p, &e.step)) || (st = tgl__check_tew(b, TGL__FN_DROPOUT, out, "out", ins, names, &e, &empty)))
         return st;
-    if (in->dtype != out->dtype)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in and out: %s and %s differ (tgl_copy converts first)",
-                         tgl_dtype_name(in->dtype), tgl_dtype_name(out->dtype));
     e.value = f32_bits(p == 1.0 ? 0.0f : (float)(1.0 / (1.0 - p))); /* p = 1: in * 0, as PyTorch */
     return empty ? TGL_OK : tgl__run_tew(b, &e, "tgl_dropout");
 }

@@ -117,6 +117,9 @@ tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, co
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: %s does not take %s", names[0], op_name,
                              tgl_dtype_name(in[0]->dtype));
     }
+    if ((op == TGL__TEW_DROPOUT || op == TGL__TEW_TRIANGLE) && in[0]->dtype != out->dtype)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s and %s: %s and %s differ (tgl_copy converts first)", names[0],
+                         out_name, tgl_dtype_name(in[0]->dtype), tgl_dtype_name(out->dtype));
     /* copy and map broadcast each input to out's shape; the others' out is the broadcast shape */
     if (op != TGL__TEW_COPY && op != TGL__TEW_MAP && (st = check_broadcast_shape(b, out, in, names, nin)))
         return st;
@@ -303,11 +306,10 @@ static tgl_status arange_bits(tgl_backend *b, const char *name, tgl_dtype dt, do
         memcpy(bits, &f, 4);
         return TGL_OK;
     }
-    if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != floor(v))
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %.17g is not an i32 value", name, v);
-    int32_t i = (int32_t)v;
-    memcpy(bits, &i, 4);
-    return TGL_OK;
+    int32_t i;
+    tgl_status st = tgl__i32_arg(b, name, v, &i);
+    *bits = (uint32_t)i;
+    return st;
 }
 
 TGL_API tgl_status tgl_arange(tgl_backend *b, const tgl_tensor *out, double start, double step)

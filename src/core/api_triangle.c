@@ -18,9 +18,6 @@ static tgl_status triangle(tgl_backend *b, tgl__fn row, const char *fn, int uppe
     if (e.ndim < 2)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out: %s takes matrices in the last two dims, not %zu dims", fn,
                          e.ndim);
-    if (in->dtype != out->dtype)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in and out: %s and %s differ (tgl_copy converts first)",
-                         tgl_dtype_name(in->dtype), tgl_dtype_name(out->dtype));
     /* |col - row| < 2^31 for matrices the kernels take: a diagonal past it keeps all or nothing */
     int64_t d = diagonal > INT32_MAX ? INT32_MAX : diagonal < -INT32_MAX ? -INT32_MAX : diagonal;
     e.value = (uint32_t)(int32_t)d;

@@ -1,5 +1,6 @@
 #include "validate.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -69,6 +70,14 @@ tgl_status tgl__resolve(tgl_backend *b, const char *arg, tgl_ptr p, size_t bytes
         return tgl__fail(b, TGL_ERR_INVALID_POINTER, "%s (0x%llx, %zu bytes): %s", arg,
                          (unsigned long long)p, bytes, tgl__handle_result_string(r));
     v->offset = (size_t)offset;
+    return TGL_OK;
+}
+
+tgl_status tgl__i32_arg(tgl_backend *b, const char *name, double v, int32_t *out)
+{
+    if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != floor(v))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %.17g is not an i32 value", name, v);
+    *out = (int32_t)v;
     return TGL_OK;
 }
 

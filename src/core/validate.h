@@ -18,6 +18,8 @@ tgl_status tgl__resolve(tgl_backend *b, const char *arg, tgl_ptr p, size_t bytes
 /* n elements of elem_size bytes at p, aligned to elem_size. */
 tgl_status tgl__resolve_array(tgl_backend *b, const char *arg, tgl_ptr p, size_t n, size_t elem_size,
                               tgl__view *v);
+/* v as an i32: an integer in int32's range, or the call fails naming it. */
+tgl_status tgl__i32_arg(tgl_backend *b, const char *name, double v, int32_t *out);
 /* n * m without overflow (for element counts). */
 tgl_status tgl__mul(tgl_backend *b, const char *what, size_t n, size_t m, size_t *out);
 

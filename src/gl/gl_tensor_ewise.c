@@ -97,6 +97,8 @@ static tew_route route(const tgl__tew *e)
 typedef struct box {
     size_t shape[TGL_MAX_DIMS], index0; /* index0: the first index along dim 0 (arange's values) */
     size_t lo[TGL_MAX_DIMS];            /* the first index along each dim (random's counters) */
+    uint64_t first;                     /* the whole index of its first element */
+    int one_run;                        /* its elements are one run of the whole index space */
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
 } box;
 
@@ -155,22 +157,6 @@ static int quad_aligned(const tgl__tensor_view *v, size_t pad)
     return (v->view.offset - pad) % quad == 0 && (pad + v->base * es) % quad == 0;
 }
 
-/* Whether the box's elements are one run of the whole index space (every dim inside its
- * outermost dim of more than one index whole: random's kernel then counts them from the first,
- * *first, without coordinates). */
-static int one_run(const tgl__tew *e, const box *bx, uint64_t *first)
-{
-    int run = 1, inside = 0;
-    *first = 0;
-    for (size_t d = 0; d < e->ndim; d++) {
-        *first = *first * e->shape[d] + bx->lo[d];
-        if (inside && (bx->lo[d] != 0 || bx->shape[d] != e->shape[d]))
-            run = 0;
-        inside |= bx->shape[d] > 1;
-    }
-    return run;
-}
-
 /* Sets the program's uniforms of the box (all but the range of the dispatch). */
 static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *base, GLuint out_base)
 {
@@ -190,20 +176,17 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
     tgl_gl_uniform_ui(b, prog, LOC_TEW_STEP, (GLuint)e->step);
     tgl_gl_uniform_ui(b, prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
     tgl_gl_uniform_dims(b, prog, LOC_TEW_SHAPE, bx->shape, ndim);
-    if (e->op == TGL__TEW_TRIANGLE)
+    if (e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT)
         tgl_gl_uniform_dims(b, prog, LOC_TEW_ORIGIN, bx->lo, ndim);
     if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) {
         const GLuint seed[2] = {(GLuint)e->seed, (GLuint)(e->seed >> 32)};
         const GLuint offset[2] = {(GLuint)e->offset, (GLuint)(e->offset >> 32)};
+        const GLuint first_index[2] = {(GLuint)bx->first, (GLuint)(bx->first >> 32)};
         tgl_gl_uniform_ui(b, prog, LOC_TEW_EXTRA, (GLuint)e->extra);
         tgl_gl_uniform_uiv(b, prog, LOC_TEW_SEED, 2, seed);
         tgl_gl_uniform_uiv(b, prog, LOC_TEW_OFFSET, 2, offset);
-        tgl_gl_uniform_dims(b, prog, LOC_TEW_ORIGIN, bx->lo, ndim);
         tgl_gl_uniform_dims(b, prog, LOC_TEW_WHOLE, e->shape, ndim);
-        uint64_t first;
-        int consecutive = one_run(e, bx, &first);
-        const GLuint first_index[2] = {(GLuint)first, (GLuint)(first >> 32)};
-        tgl_gl_uniform_ui(b, prog, LOC_TEW_CONSECUTIVE, (GLuint)consecutive);
+        tgl_gl_uniform_ui(b, prog, LOC_TEW_CONSECUTIVE, (GLuint)bx->one_run);
         tgl_gl_uniform_uiv(b, prog, LOC_TEW_FIRST_INDEX, 2, first_index);
     }
 }
@@ -229,10 +212,8 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
     for (size_t k = 0; k < e->nin; k++)
         linear &= dense(ndim, bx->shape, bx->in[k].strides);
     int words = os < 4 && out_dense, vec4 = linear;
-    if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) { /* VEC4: four elements, one block */
-        uint64_t first;
-        vec4 &= one_run(e, bx, &first) && first % 4 == 0;
-    }
+    if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) /* VEC4: four elements, one block */
+        vec4 &= bx->one_run && bx->first % 4 == 0;
     if (x->map)
         return tgl_gl_map_t_box(b, x->map, &bx->out, bx->in, bx->shape, n, words, linear);
     /* bindings 0..nin-1 the inputs, 3 the output; unused ones repeat input 0 (never read) */
@@ -295,11 +276,16 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
 static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
 {
     const tgl__tew *e = x->e;
-    box bx = {.shape = {0}, .index0 = e->ndim ? lo[0] : 0};
+    box bx = {.shape = {0}, .index0 = e->ndim ? lo[0] : 0, .one_run = 1};
     size_t n = 1;
+    int inside = 0; /* one run: every dim inside the outermost of more than one index is whole */
     for (size_t d = 0; d < e->ndim; d++) {
         n *= bx.shape[d] = ext[d];
         bx.lo[d] = lo[d];
+        bx.first = bx.first * e->shape[d] + lo[d];
+        if (inside && (lo[d] != 0 || ext[d] != e->shape[d]))
+            bx.one_run = 0;
+        inside |= ext[d] > 1;
     }
     bx.out = sub_view(&e->out, e->ndim, lo, ext);
     int fits = window_bytes(&bx.out) <= x->max_bytes && n <= UINT32_MAX;
