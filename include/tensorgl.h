@@ -645,8 +645,9 @@ TGL_API tgl_status tgl_tril(tgl_backend *b, const tgl_tensor *in, const tgl_tens
  *     bb); floats only; a < bb, both finite.
  *   normal: TGL_RANDOM_NORMAL (mean a, std bb), a + bb * z by Box-Muller: with u = u24(x0) +
  *     2^-24 in (0, 1], t = 2 pi u24(x1) - pi, z = sqrt(-2 ln u) cos t for even i, sin t for odd
- *     i (|z| < 5.8); floats only; bb >= 0, both finite. ln, sqrt, cos and sin are the device's:
- *     values agree across backends to a few f32 ulps, not bit for bit.
+ *     i (|z| < 5.8); floats only; bb >= 0, both finite. ln (for u < 0.75; above, the series of
+ *     4 atanh((1 - u) / (1 + u)), since a device's ln may err there by more than -2 ln u), sqrt,
+ *     cos and sin are the device's: values agree across backends to a few f32 ulps, not bit for bit.
  *   bernoulli: TGL_RANDOM_BERNOULLI (p a, bb ignored), 1 where (x >> 8) < round(p * 2^24),
  *     else 0 (the probability is p to within 2^-25); any dtype but the block formats;
  *     0 <= p <= 1.

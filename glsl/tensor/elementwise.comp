@@ -228,6 +228,19 @@ uvec4 draw(uvec2 g)
     return tgl_philox4x32_10(uvec4(block, 0u, 0u), uvec2(u_seed[0], u_seed[1]));
 }
 
+// -2 ln u for u in (0, 1]. GLSL allows log an absolute error of 2^-21 in [0.5, 2], which near
+// u = 1 is more than -2 ln u itself (the smallest radii: u = 1 - 2^-24 gives 1.2e-7), so for
+// u >= 0.75 it is 4 atanh(t), t = (1 - u) / (1 + u) in [0, 1/7] (1 - u exact on u's grid), by
+// its series to t^9 (the first term left out is below 2^-31 of the sum); cpu_random.c sums the same.
+float minus_two_ln(float u)
+{
+    TGL_PRECISE float t = (1.0 - u) / (1.0 + u);
+    TGL_PRECISE float t2 = t * t;
+    TGL_PRECISE float series = 4.0 * t * (1.0 + t2 * (1.0 / 3.0 + t2 * (0.2 + t2 * (1.0 / 7.0 + t2 * (1.0 / 9.0)))));
+    TGL_PRECISE float far = -2.0 * log(u);
+    return u >= 0.75 ? series : far;
+}
+
 // The value in out's dtype (low bits) of the element at position q (its whole index mod 4) of
 // the block whose words are w; a0 dropout's input element. Its word is w[q]; a normal pair
 // (q even and q + 1) shares w[q & 2] and the word after it.
@@ -248,7 +261,7 @@ uint from_words(uvec4 w, uint q, uint a0)
     if (u_op == 1u) { // normal: Box-Muller, cos for the pair's first, sin for its second
         uint x0 = q < 2u ? w.x : w.z, x1 = q < 2u ? w.y : w.w;
         TGL_PRECISE float u = u24(x0) + 5.9604644775390625e-8;
-        TGL_PRECISE float radius = sqrt(-2.0 * log(u));
+        TGL_PRECISE float radius = sqrt(minus_two_ln(u));
         TGL_PRECISE float turn = 6.28318548 * u24(x1);
         TGL_PRECISE float angle = turn - 3.14159274;
         TGL_PRECISE float z = radius * ((q & 1u) == 0u ? cos(angle) : sin(angle));

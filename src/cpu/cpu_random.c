@@ -21,6 +21,17 @@ static float u24(uint32_t x)
     return (float)(x >> 8) * 0x1p-24f;
 }
 
+/* -2 ln u for u in (0, 1], as glsl/tensor/elementwise.comp's minus_two_ln: for u >= 0.75 the
+ * series of 4 atanh((1 - u) / (1 + u)), since GLSL's log may err near u = 1 by more than the value. */
+static float minus_two_ln(float u)
+{
+    if (u < 0.75f)
+        return -2.0f * logf(u);
+    float t = (1.0f - u) / (1.0f + u);
+    float t2 = t * t;
+    return 4.0f * t * (1.0f + t2 * (1.0f / 3.0f + t2 * (0.2f + t2 * (1.0f / 7.0f + t2 * (1.0f / 9.0f)))));
+}
+
 void tgl_cpu_random_element(tgl_cpu_random_state *st, const tgl__tew *e, uint64_t index, const uint8_t *x, uint8_t *o)
 {
     uint64_t block = e->offset + index / 4;
@@ -47,7 +58,7 @@ void tgl_cpu_random_element(tgl_cpu_random_state *st, const tgl__tew *e, uint64_
     }
     case TGL_RANDOM_NORMAL: { /* a pair of elements from words 2 (q / 2) and the one after */
         float u = u24(w[q & 2u]) + 0x1p-24f, v = u24(w[(q & 2u) + 1]);
-        float radius = sqrtf(-2.0f * logf(u));
+        float radius = sqrtf(minus_two_ln(u));
         float turn = 6.28318548f * v;
         float angle = turn - 3.14159274f;
         float z = radius * (q & 1u ? sinf(angle) : cosf(angle));
