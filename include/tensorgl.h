@@ -212,7 +212,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
-    X(TRIANGLE, triangle)
+    X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -628,6 +628,60 @@ TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_in
  *   tgl_fill_t(b, &mask, -INFINITY); tgl_triu(b, &mask, &mask, 1); */
 TGL_API tgl_status tgl_triu(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out, int64_t diagonal);
 TGL_API tgl_status tgl_tril(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out, int64_t diagonal);
+
+/* ---- moving elements: flip, roll, repeat, pad (descriptors) ------------------------------- */
+/* Each is strided copies (and, for a constant pad, fills) of in into out, which have one ndim
+ * (tgl_repeat: out's may be larger) and any strides: in's elements are converted to out's dtype
+ * as tgl_copy converts (any dtype but the block formats). out must reach no element twice and
+ * share no byte with in; every operand is checked before anything is written. An empty out does
+ * nothing. Errors, besides each one's own: TGL_ERR_INVALID_ARGUMENT (NULL, ndim above
+ * TGL_MAX_DIMS, an out that reaches an element twice, overlap), TGL_ERR_INVALID_POINTER (as
+ * tgl_copy), TGL_ERR_UNSUPPORTED (a block format). */
+
+/* out = in reversed along each of dims[0 .. n_dims - 1] (PyTorch's flip): out[.., i, ..] =
+ * in[.., shape - 1 - i, ..]. out has in's shape; n_dims 0 copies. One copy (a view of in with
+ * negated strides).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (a dim not below ndim or named twice, shapes that differ).
+ * Example: a batch of images mirrored left-right (NCHW): tgl_flip(b, &x, (size_t[]){3}, 1, &y); */
+TGL_API tgl_status tgl_flip(tgl_backend *b, const tgl_tensor *in, const size_t *dims, size_t n_dims,
+                            const tgl_tensor *out);
+/* out = in rolled by shifts[k] along dims[k], k < n_shifts (PyTorch's roll with dims given):
+ * out[.., (i + shift) mod n, ..] = in[.., i, ..], a negative shift rolling toward lower indices;
+ * a dim named twice rolls by the sum. PyTorch's roll without dims rolls the flattened tensor:
+ * pass 1-d views of contiguous in and out. out has in's shape. At most 2^k copies for k dims
+ * whose shift is not a multiple of their extent.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (n_shifts 0 or above TGL_MAX_DIMS, shifts or dims NULL, a dim
+ *   not below ndim, shapes that differ).
+ * Example: a sequence (batch x seq x d) shifted one step later, wrapping:
+ *     tgl_roll(b, &x, (int64_t[]){1}, 1, (size_t[]){1}, &y); */
+TGL_API tgl_status tgl_roll(tgl_backend *b, const tgl_tensor *in, const int64_t *shifts, size_t n_shifts,
+                            const size_t *dims, const tgl_tensor *out);
+/* out = in repeated repeats[d] times along each dim (PyTorch's Tensor.repeat; NumPy's tile with
+ * as many repeats as dims): n_repeats >= in's ndim; in is seen with n_repeats - ndim leading dims
+ * of 1, and out's shape is that shape times repeats, dim by dim (a repeat of 0 gives an empty
+ * out). One copy (each dim split into repeat x extent in a view of out) while the split dims fit
+ * in TGL_MAX_DIMS; past that, one copy per index of the outermost repeats.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (n_repeats below in's ndim or above TGL_MAX_DIMS, repeats NULL,
+ *   out's shape not in's times repeats).
+ * Example: a row broadcast into 4 copies of a (1 x n) row: tgl_repeat(b, &row, (size_t[]){4, 1}, 2, &out); */
+TGL_API tgl_status tgl_repeat(tgl_backend *b, const tgl_tensor *in, const size_t *repeats, size_t n_repeats,
+                              const tgl_tensor *out);
+/* Padding modes of tgl_pad (PyTorch's F.pad modes). */
+typedef enum { TGL_PAD_CONSTANT, TGL_PAD_REFLECT, TGL_PAD_REPLICATE, TGL_PAD_CIRCULAR, TGL_PAD_MODE_COUNT } tgl_pad_mode;
+/* out = in padded (PyTorch's F.pad): pads lists (before, after) pairs from the last dim
+ * backwards, n_pads even and at most 2 x ndim (dims it does not reach are not padded); out's
+ * extent is in's + before + after along each dim. CONSTANT writes value (converted to out's
+ * dtype as tgl_fill_t converts) and takes negative widths, which crop (at most the extent in
+ * all); REFLECT mirrors without repeating the edge (out[-j] = in[j]; widths below the extent);
+ * REPLICATE repeats the edge element (any width; an extent of at least 1); CIRCULAR wraps (out[-j] =
+ * in[n - j]; widths at most the extent). The other modes take widths >= 0 and ignore value. One
+ * copy or fill per block of out (3 per padded dim, multiplied: 9 for the last two dims).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (pads NULL with n_pads > 0, n_pads odd or above 2 x ndim, a
+ *   mode out of range, a width the mode does not take, out's shape not the padded one).
+ * Example: reflection padding of 1 around each NCHW image:
+ *     tgl_pad(b, &x, (int64_t[]){1, 1, 1, 1}, 4, TGL_PAD_REFLECT, 0.0, &y); */
+TGL_API tgl_status tgl_pad(tgl_backend *b, const tgl_tensor *in, const int64_t *pads, size_t n_pads, tgl_pad_mode mode,
+                           double value, const tgl_tensor *out);
 
 /* ---- random numbers (descriptors) ---------------------------------------------------------- */
 

@@ -37,6 +37,7 @@ typedef struct outputs {
     uint16_t mapt[ROWS * COLS];        /* tgl_map_t of pm and the row into f16 */
     float rand[2 * ROWS * COLS];       /* tgl_random (normal, transposed), then tgl_dropout of pm */
     float tri[2 * ROWS * COLS];        /* tgl_triu and tgl_tril of pm */
+    float moved[4 * ROWS * COLS + (ROWS + 2) * (COLS + 2)]; /* tgl_flip, tgl_roll, tgl_repeat (2 x 1), tgl_pad of pm */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -208,6 +209,18 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_triu(b, &tm, &ttri, 1));
     OK(tgl_tril(b, &tm, &ttri2, -1));
     OK(tgl_copy_dtoh(b, o->tri, ttri.data, sizeof o->tri));
+    tgl_ptr moved = fresh(b, sizeof o->moved);
+    tgl_tensor tflip = tgl_tensor_contiguous(moved, TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS}), troll = tflip;
+    troll.data += ROWS * COLS * sizeof(float);
+    tgl_tensor trep = tgl_tensor_contiguous(troll.data + ROWS * COLS * sizeof(float), TGL_DTYPE_F32, 2,
+                                            (size_t[]){2 * ROWS, COLS});
+    tgl_tensor tpad = tgl_tensor_contiguous(trep.data + 2 * ROWS * COLS * sizeof(float), TGL_DTYPE_F32, 2,
+                                            (size_t[]){ROWS + 2, COLS + 2});
+    OK(tgl_flip(b, &tm, (const size_t[]){1, 0}, 2, &tflip));
+    OK(tgl_roll(b, &tm, (const int64_t[]){-3, 2}, 2, (const size_t[]){1, 0}, &troll));
+    OK(tgl_repeat(b, &tm, (const size_t[]){2, 1}, 2, &trep));
+    OK(tgl_pad(b, &tm, (const int64_t[]){1, 1, 1, 1}, 4, TGL_PAD_REFLECT, 0.0, &tpad));
+    OK(tgl_copy_dtoh(b, o->moved, moved, sizeof o->moved));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

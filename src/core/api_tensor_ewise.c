@@ -264,8 +264,7 @@ TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tens
     return tgl__run_tew(b, &e, "tgl_clamp");
 }
 
-/* value as one element of dtype dt, by tgl_fill_t's rules. */
-static uint32_t element_bits(tgl_dtype dt, double value)
+uint32_t tgl__fill_bits(tgl_dtype dt, double value)
 {
     uint32_t bits = 0;
     if (dt == TGL_DTYPE_I32) {
@@ -293,7 +292,7 @@ TGL_API tgl_status tgl_fill_t(tgl_backend *b, const tgl_tensor *out, double valu
     int empty = 0;
     if (st || (st = tgl__check_tew(b, TGL__FN_FILL_T, out, "out", ins, names, &e, &empty)) || empty)
         return st;
-    e.value = element_bits(out->dtype, value);
+    e.value = tgl__fill_bits(out->dtype, value);
     return tgl__run_tew(b, &e, "tgl_fill_t");
 }
 
@@ -375,9 +374,8 @@ static tgl_status check_cat_shapes(tgl_backend *b, const tgl_tensor *inputs, siz
     return TGL_OK;
 }
 
-/* Every element of out and of each input inside its allocation, out reaching none twice and
- * sharing no byte with an input: checked before anything is written. */
-static tgl_status check_cat_memory(tgl_backend *b, const tgl_tensor *inputs, size_t n_inputs, const tgl_tensor *out)
+tgl_status tgl__check_apart(tgl_backend *b, const char *fn, const tgl_tensor *inputs, size_t n_inputs,
+                            const char *in_name, int listed, const tgl_tensor *out)
 {
     tgl__tensor_view ov, iv;
     tgl_status st = tgl__resolve_tensor(b, "out", out->data, out->dtype, out->ndim, out->shape, out->strides, &ov);
@@ -387,7 +385,10 @@ static tgl_status check_cat_memory(tgl_backend *b, const tgl_tensor *inputs, siz
     for (size_t k = 0; k < n_inputs; k++) {
         const tgl_tensor *x = &inputs[k];
         char name[40];
-        snprintf(name, sizeof name, "inputs[%zu]", k);
+        if (listed)
+            snprintf(name, sizeof name, "%s[%zu]", in_name, k);
+        else
+            snprintf(name, sizeof name, "%s", in_name);
         if (tgl_tensor_numel(x) == 0)
             continue;
         if ((st = tgl__resolve_tensor(b, name, x->data, x->dtype, x->ndim, x->shape, x->strides, &iv)))
@@ -395,10 +396,10 @@ static tgl_status check_cat_memory(tgl_backend *b, const tgl_tensor *inputs, siz
         size_t in_bytes = iv.span * tgl_dtype_size(x->dtype);
         if (tgl__overlaps(ov.view, out_bytes, iv.view, in_bytes))
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
-                             "%s overlaps out (bytes %zu..%zu and %zu..%zu of one allocation); tgl_cat writes "
+                             "%s overlaps out (bytes %zu..%zu and %zu..%zu of one allocation); %s writes "
                              "no input's memory",
                              name, iv.view.offset, iv.view.offset + in_bytes - 1, ov.view.offset,
-                             ov.view.offset + out_bytes - 1);
+                             ov.view.offset + out_bytes - 1, fn);
     }
     return TGL_OK;
 }
@@ -411,7 +412,7 @@ TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_in
     tgl_status st = tgl__enter(b);
     if (st || (st = check_cat_shapes(b, inputs, n_inputs, axis, out)) || tgl_tensor_numel(out) == 0)
         return st;
-    if ((st = check_cat_memory(b, inputs, n_inputs, out)))
+    if ((st = tgl__check_apart(b, "tgl_cat", inputs, n_inputs, "inputs", 1, out)))
         return st;
     if (!b->vt->tensor_ewise)
         return tgl__unsupported(b, "tgl_cat");

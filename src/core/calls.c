@@ -114,6 +114,18 @@ static void append_sizes(char *buf, size_t size, size_t *len, const size_t *v, s
     append(buf, size, len, n > TGL_MAX_DIMS ? ",...]" : "]");
 }
 
+static void append_ints(char *buf, size_t size, size_t *len, const int64_t *v, size_t n)
+{
+    if (!v) {
+        append(buf, size, len, "NULL");
+        return;
+    }
+    append(buf, size, len, "[");
+    for (size_t i = 0; i < n && i < TGL__MAX_INTS; i++)
+        append(buf, size, len, "%s%lld", i ? "," : "", (long long)v[i]);
+    append(buf, size, len, n > TGL__MAX_INTS ? ",...]" : "]");
+}
+
 void tgl__call_format(const tgl__call *c, char *buf, size_t size)
 {
     const char *sig = tgl__fn_signature(c->fn);
@@ -150,6 +162,10 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
             last_count = (size_t)a->u;
             break;
         case 'q': append_sizes(buf, size, &len, a->ptr, last_count); break;
+        case 'J':
+            append_ints(buf, size, &len, a->ptr, (size_t)a->u);
+            last_count = (size_t)a->u;
+            break;
         case 'L': append(buf, size, &len, "%llu inputs", (unsigned long long)a->u); break;
         case 'U': append(buf, size, &len, "%llu tensors", (unsigned long long)a->u); break;
         case 's': append(buf, size, &len, a->ptr ? "\"%.60s\"" : "NULL", (const char *)a->ptr); break;

@@ -24,12 +24,13 @@ typedef enum {
 
 #define TGL__CALL_MAX_ARGS 20
 #define TGL__CONV2D_FIELDS 14 /* size_t members of tgl_conv2d_desc */
+#define TGL__MAX_INTS (2 * TGL_MAX_DIMS) /* values a J argument's record holds (tgl_pad's widths) */
 
 /* One argument in native form: what the C call takes. Arrays, strings, descriptors and host
  * buffers point at the caller's memory (tracing) or at the reader's copy (replay). */
 typedef struct tgl__arg {
-    uint64_t u;      /* e (as int64), z, f (float bits), d (double bits), device pointers, counts of S and L */
-    const void *ptr; /* S, q, L, s, c, t, T, D, H, A */
+    uint64_t u;      /* e (as int64), z, f (float bits), d (double bits), device pointers, counts of S, J, L, U */
+    const void *ptr; /* S, q, J, L, U, s, c, t, T, D, H, A */
 } tgl__arg;
 
 typedef struct tgl__call {
@@ -131,6 +132,13 @@ TGL__OPS(TGL__UNPACK_FN)
  * (nothing past the shapes checked then). */
 tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, const char *out_name,
                           const tgl_tensor *const *in, const char *const *names, tgl__tew *e, int *empty);
+/* Every element of a non-empty out and of each input inside its allocation, out reaching none
+ * twice and sharing no byte with an input (named in_name, or in_name[k] when listed): what an
+ * op that writes out in pieces checks before it writes any. */
+tgl_status tgl__check_apart(tgl_backend *b, const char *fn, const tgl_tensor *inputs, size_t n_inputs,
+                            const char *in_name, int listed, const tgl_tensor *out);
+/* value as one element of dtype dt (low bits), by tgl_fill_t's rules. */
+uint32_t tgl__fill_bits(tgl_dtype dt, double value);
 /* Runs a checked e on b's backend (fn names the op where the backend lacks the slot). */
 tgl_status tgl__run_tew(tgl_backend *b, const tgl__tew *e, const char *fn);
 const char *tgl__fn_name(tgl__fn fn);

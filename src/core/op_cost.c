@@ -231,6 +231,27 @@ static void cost_tril(const tgl__args_TRIL *a, cost *o)
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
 }
 
+/* flip, roll, repeat, pad: out written once, in read once (repeat and pad re-read parts of it) */
+static void cost_flip(const tgl__args_FLIP *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
+}
+
+static void cost_roll(const tgl__args_ROLL *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);
+}
+
+static void cost_repeat(const tgl__args_REPEAT *a, cost *o)
+{
+    o->bytes = 2.0 * tensor_bytes(a->out);
+}
+
+static void cost_pad(const tgl__args_PAD *a, cost *o)
+{
+    o->bytes = 2.0 * tensor_bytes(a->out);
+}
+
 static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);

@@ -18,13 +18,14 @@
  * TGL__ARGS_<ID>(ARG, ENUM, ARR), its arguments after the backend, in prototype order:
  *   ARG(kind, name)         one C argument of a kind below
  *   ENUM(type, name)        an int or enum argument of that C type (kind e)
- *   ARR(kind, ptr, count)   an array and its length, two C arguments (kinds S, L and U)
+ *   ARR(kind, ptr, count)   an array and its length, two C arguments (kinds S, J, L and U)
  * Kinds (the trace signature letters; docs/trace-format.md):
  *   z size_t   u uint64_t   f float   d double   p device pointer, not accessed (tgl_free)
  *   i device pointer read by the call (its allocation is snapshotted before the call)
  *   o written f32   O written f16   I written int32   b written bytes (copies)
  *   x read and written f32   X read and written f16
- *   S const size_t * + its count   q const size_t * of the preceding S's count
+ *   S const size_t * + its count   q const size_t * of the preceding S's or J's count
+ *   J const int64_t * + its count (at most 2 x TGL_MAX_DIMS values stored)
  *   L const tgl_ptr * + its count, each read like i
  *   U const tgl_tensor * + its count, each read like t
  *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *
@@ -122,6 +123,11 @@
 #define TGL__ARGS_DROPOUT(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(d, p) ARG(u, seed) ARG(u, offset)
 #define TGL__ARGS_TRIU(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ENUM(int64_t, diagonal)
 #define TGL__ARGS_TRIL(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ENUM(int64_t, diagonal)
+#define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
+#define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
+#define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
+#define TGL__ARGS_PAD(ARG, ENUM, ARR) \
+    ARG(t, in) ARR(J, pads, n_pads) ENUM(tgl_pad_mode, mode) ARG(d, value) ARG(T, out)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -178,7 +184,11 @@
     X(RANDOM, tgl_random, TGL_OP_RANDOM, tensor_ewise, TGL__DT_DATA, ELEMENTWISE, cost_random, WARM)    \
     X(DROPOUT, tgl_dropout, TGL_OP_DROPOUT, tensor_ewise, TGL__DT_FLOATS, EXACT, cost_dropout, WARM)      \
     X(TRIU, tgl_triu, TGL_OP_TRIANGLE, tensor_ewise, TGL__DT_DATA, EXACT, cost_triu, WARM)                 \
-    X(TRIL, tgl_tril, TGL_OP_TRIANGLE, tensor_ewise, TGL__DT_DATA, EXACT, cost_tril, WARM)
+    X(TRIL, tgl_tril, TGL_OP_TRIANGLE, tensor_ewise, TGL__DT_DATA, EXACT, cost_tril, WARM)                 \
+    X(FLIP, tgl_flip, TGL_OP_FLIP, tensor_ewise, TGL__DT_DATA, EXACT, cost_flip, WARM)                     \
+    X(ROLL, tgl_roll, TGL_OP_ROLL, tensor_ewise, TGL__DT_DATA, EXACT, cost_roll, WARM)                     \
+    X(REPEAT, tgl_repeat, TGL_OP_REPEAT, tensor_ewise, TGL__DT_DATA, EXACT, cost_repeat, WARM)             \
+    X(PAD, tgl_pad, TGL_OP_PAD, tensor_ewise, TGL__DT_DATA, EXACT, cost_pad, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -195,6 +205,7 @@
 #define TGL__T_X tgl_ptr
 #define TGL__T_S const size_t *
 #define TGL__T_q const size_t *
+#define TGL__T_J const int64_t *
 #define TGL__T_L const tgl_ptr *
 #define TGL__T_U const tgl_tensor *
 #define TGL__T_s const char *

@@ -84,6 +84,16 @@ static void elementwise(warm *c)
         halves_x[h].data = c->x + (tgl_ptr)(h * 32 * sizeof(float));
     }
     did(c, tgl_cat(b, halves_x, 2, 1, &out));
+    /* flip, roll, repeat and pad: strided copies (and a constant pad's fills) of x's halves */
+    tgl_tensor half_out = out;
+    half_out.shape[1] = 32;
+    did(c, tgl_flip(b, &halves_x[0], (const size_t[]){1}, 1, &half_out));
+    did(c, tgl_roll(b, &halves_x[0], (const int64_t[]){3}, 1, (const size_t[]){0}, &half_out));
+    did(c, tgl_repeat(b, &halves_x[0], (const size_t[]){1, 2}, 2, &out));
+    tgl_tensor inner = halves_x[0];
+    inner.shape[0] = 62;
+    inner.shape[1] = 30;
+    did(c, tgl_pad(b, &inner, (const int64_t[]){1, 1, 1, 1}, 4, TGL_PAD_CONSTANT, 0.0, &half_out));
     /* tgl_reduce_t: short lines (an invocation each) and long ones (a workgroup each), f32 */
     tgl_tensor sums = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 1, m);
     did(c, tgl_reduce_t(b, TGL_REDUCE_SUM, &x, 1, &sums));

@@ -242,6 +242,7 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
                              tgl_ptr *alloc_out, void **owned)
 {
     static const size_t dummy_sizes[TGL_MAX_DIMS];
+    static const int64_t dummy_ints[TGL__MAX_INTS];
     static uint8_t dummy_host[16];
     const char *sig = tgl__fn_signature(rc->fn);
     *c = (tgl__call){.fn = rc->fn};
@@ -254,6 +255,9 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
         case 'e': case 'z': case 'u': case 'f': case 'd': break;
         case 'S': case 'q':
             a->ptr = !rc->present[i] ? NULL : rc->stored[i] ? (const void *)rc->sizes[i] : (const void *)dummy_sizes;
+            break;
+        case 'J':
+            a->ptr = !rc->present[i] ? NULL : rc->stored[i] ? (const void *)rc->ints : (const void *)dummy_ints;
             break;
         case 'L':
             for (size_t k = 0; !st && rc->stored[i] && k < rc->u[i]; k++)

@@ -142,6 +142,19 @@ static tgl_status get_sizes(tgl__trace_reader *r, cursor *c, tgl__rcall *rc, siz
     return TGL_OK;
 }
 
+/* A J argument: as sizes, up to TGL__MAX_INTS values, two's complement. */
+static tgl_status get_ints(tgl__trace_reader *r, cursor *c, tgl__rcall *rc, size_t i)
+{
+    rc->present[i] = get8(c);
+    rc->u[i] = get64(c);
+    if (rc->present[i] > 1)
+        return BAD(r, "argument %zu: presence flag %u", i + 1, rc->present[i]);
+    rc->stored[i] = rc->present[i] && rc->u[i] <= TGL__MAX_INTS;
+    for (size_t k = 0; rc->stored[i] && k < rc->u[i]; k++)
+        rc->ints[k] = (int64_t)get64(c);
+    return TGL_OK;
+}
+
 /* A descriptor after its presence byte: pointer (and snapshot when read), dtype, ndim, then
  * shape and strides. */
 static tgl_status get_tensor(tgl__trace_reader *r, cursor *c, size_t arg, int read, tgl_tensor *t, tgl__rptr *p)
@@ -229,6 +242,7 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
         case 'e': case 'z': case 'u': case 'd': rc->u[i] = get64(c); break;
         case 'f': rc->u[i] = get32(c); break;
         case 'S': case 'q': st = get_sizes(r, c, rc, i); break;
+        case 'J': st = get_ints(r, c, rc, i); break;
         case 'L':
             rc->present[i] = get8(c);
             rc->u[i] = get64(c);

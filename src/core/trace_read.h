@@ -21,10 +21,11 @@ typedef struct tgl__rcall {
     tgl__fn fn;
     tgl_status status;
     uint64_t u[TGL__CALL_MAX_ARGS];       /* e, z, f bits, counts of S/q/L, string lengths */
-    uint8_t present[TGL__CALL_MAX_ARGS];  /* S, q, L, s, c, t, T, D, H, A: non-NULL in the call */
-    uint8_t stored[TGL__CALL_MAX_ARGS];   /* S, q, L: the values are in the record */
+    uint8_t present[TGL__CALL_MAX_ARGS];  /* S, q, J, L, s, c, t, T, D, H, A: non-NULL in the call */
+    uint8_t stored[TGL__CALL_MAX_ARGS];   /* S, q, J, L: the values are in the record */
     tgl__rptr p[TGL__CALL_MAX_ARGS];      /* device pointers */
     size_t sizes[TGL__CALL_MAX_ARGS][TGL_MAX_DIMS];
+    int64_t ints[TGL__MAX_INTS];          /* J (a call has at most one) */
     tgl__rptr list[TGL_EXPR_MAX_INPUTS];
     char str[TGL__TRACE_EXPR_MAX + 1];
     tgl_conv2d_desc desc;

@@ -324,6 +324,15 @@ static void put_sizes(tgl__bytes *o, const size_t *v, size_t n)
             tgl__bytes_u64(o, v[k]);
 }
 
+static void put_ints(tgl__bytes *o, const int64_t *v, size_t n)
+{
+    tgl__bytes_u8(o, v != NULL);
+    tgl__bytes_u64(o, n);
+    if (v && n <= TGL__MAX_INTS)
+        for (size_t k = 0; k < n; k++)
+            tgl__bytes_u64(o, (uint64_t)v[k]);
+}
+
 /* A descriptor: presence, data pointer (with its allocation's snapshot when read), dtype, ndim,
  * then shape and strides when ndim is at most TGL_MAX_DIMS (more is an error the call reports). */
 static void put_tensor(const tgl__trace *t, tgl__bytes *o, const tgl_tensor *d, int read, uint32_t snap)
@@ -356,6 +365,7 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
         case 'f': tgl__bytes_u32(o, (uint32_t)a->u); break;
         case 'S': put_sizes(o, a->ptr, (size_t)a->u); last_count = (size_t)a->u; break;
         case 'q': put_sizes(o, a->ptr, last_count); break;
+        case 'J': put_ints(o, a->ptr, (size_t)a->u); last_count = (size_t)a->u; break;
         case 'L':
             tgl__bytes_u8(o, a->ptr != NULL);
             tgl__bytes_u64(o, a->u);
