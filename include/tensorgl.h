@@ -212,7 +212,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
-    X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad)
+    X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -628,6 +628,20 @@ TGL_API tgl_status tgl_cat(tgl_backend *b, const tgl_tensor *inputs, size_t n_in
  *   tgl_fill_t(b, &mask, -INFINITY); tgl_triu(b, &mask, &mask, 1); */
 TGL_API tgl_status tgl_triu(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out, int64_t diagonal);
 TGL_API tgl_status tgl_tril(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out, int64_t diagonal);
+
+/* One-hot encoding (PyTorch's F.one_hot, with TensorFlow's and JAX's rule for indices out of
+ * range): out[..., c] = 1 where indices[...] == c, else 0, for c below num_classes, out's last
+ * extent. indices is i32 of any strides, its shape out's without the last dim (broadcast to it
+ * by NumPy's rules: a missing dim or one of 1 repeats); out any of the five dtypes (1, 1.0 or
+ * true) and strides, sharing no byte with indices (but as their same elements: i32, one class).
+ * An index outside [0, num_classes) gives a
+ * row of zeros, where PyTorch raises: compare tgl_reduce_t's min and max of the indices first
+ * where that must be an error. One pass over out.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, out of 0 dims, indices of TGL_MAX_DIMS dims, shapes,
+ *   overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (indices not i32, a block format;
+ *   GL: a dim past 2^31 - 1).
+ * Example: class labels (batch) into a (batch x classes) f32 target: tgl_one_hot(b, &labels, &target); */
+TGL_API tgl_status tgl_one_hot(tgl_backend *b, const tgl_tensor *indices, const tgl_tensor *out);
 
 /* ---- moving elements: flip, roll, repeat, pad (descriptors) ------------------------------- */
 /* Each is strided copies (and, for a constant pad, fills) of in into out, which have one ndim

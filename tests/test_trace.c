@@ -38,6 +38,7 @@ typedef struct outputs {
     float rand[2 * ROWS * COLS];       /* tgl_random (normal, transposed), then tgl_dropout of pm */
     float tri[2 * ROWS * COLS];        /* tgl_triu and tgl_tril of pm */
     float moved[4 * ROWS * COLS + (ROWS + 2) * (COLS + 2)]; /* tgl_flip, tgl_roll, tgl_repeat (2 x 1), tgl_pad of pm */
+    uint8_t hot[ROWS * COLS]; /* tgl_one_hot of rowarg's first ROWS (bool) */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -221,6 +222,10 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_repeat(b, &tm, (const size_t[]){2, 1}, 2, &trep));
     OK(tgl_pad(b, &tm, (const int64_t[]){1, 1, 1, 1}, 4, TGL_PAD_REFLECT, 0.0, &tpad));
     OK(tgl_copy_dtoh(b, o->moved, moved, sizeof o->moved));
+    tgl_tensor tids = tgl_tensor_contiguous(upload(b, o->rowarg, ROWS * sizeof(int32_t)), TGL_DTYPE_I32, 1, (size_t[]){ROWS});
+    tgl_tensor thot = tgl_tensor_contiguous(fresh(b, sizeof o->hot), TGL_DTYPE_BOOL, 2, (size_t[]){ROWS, COLS});
+    OK(tgl_one_hot(b, &tids, &thot));
+    OK(tgl_copy_dtoh(b, o->hot, thot.data, sizeof o->hot));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

@@ -13,7 +13,8 @@
 // which the box's origin u_origin and the whole shape u_whole give, in 64 bits), u_op a tgl_random_kind, its
 // parameters in u_value, u_step, u_extra as src/core/api_random.c sets them, input 0 out itself,
 // never read) and TRIANGLE (out = input 0 where its last two whole coordinates, col - row, are
-// >= (u_op 1: triu) or <= (u_op 0: tril) the i32 diagonal in u_value, else 0) and DROPOUT (out = input 0 * 0 or 1 * f32 u_value, kept where the first word >> 8 is
+// >= (u_op 1: triu) or <= (u_op 0: tril) the i32 diagonal in u_value, else 0), ONE_HOT (out =
+// 1 where the i32 input 0 equals the element's last whole coordinate, else 0) and DROPOUT (out = input 0 * 0 or 1 * f32 u_value, kept where the first word >> 8 is
 // at least u_step; one float dtype); the formulas are src/cpu/cpu_random.c's, statement for
 // statement. Each operand is bound from the lowest element it reaches, so its
 // offsets are small non-negative numbers even with negative strides; the strides are two's
@@ -170,10 +171,10 @@ layout(location = LOC_TEW_STRIDE1) uniform uint u_stride1[8];
 #if NIN > 2
 layout(location = LOC_TEW_STRIDE2) uniform uint u_stride2[8];
 #endif
-#if defined(TRIANGLE) || defined(RANDOM) || defined(DROPOUT)
+#if defined(TRIANGLE) || defined(ONE_HOT) || defined(RANDOM) || defined(DROPOUT)
 layout(location = LOC_TEW_ORIGIN) uniform uint u_origin[8]; // the box's first index along each dim
 #endif
-#ifdef TRIANGLE
+#if defined(TRIANGLE) || defined(ONE_HOT)
 // Coordinate d of the box's linear index i in the whole index space.
 uint whole_coord(uint i, int d)
 {
@@ -380,6 +381,8 @@ uint compute(uint i, uint a0, uint a1, uint a2)
     return r ? 1u : 0u;
 #elif defined(RANDOM) || defined(DROPOUT)
     return random_value(i, a0);
+#elif defined(ONE_HOT)
+    return tgl_convert(int(a0) == int(whole_coord(i, int(u_ndim) - 1)) ? 1u : 0u, 3u, uint(OUT_DTYPE));
 #elif defined(TRIANGLE)
     int diff = int(whole_coord(i, int(u_ndim) - 1)) - int(whole_coord(i, int(u_ndim) - 2));
     bool keep = u_op != 0u ? diff >= int(u_value) : diff <= int(u_value);

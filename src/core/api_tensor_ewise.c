@@ -117,6 +117,9 @@ tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, co
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: %s does not take %s", names[0], op_name,
                              tgl_dtype_name(in[0]->dtype));
     }
+    if (op == TGL__TEW_ONE_HOT && in[0]->dtype != TGL_DTYPE_I32)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: tgl_one_hot takes i32 indices, not %s", names[0],
+                         tgl_dtype_name(in[0]->dtype));
     if ((op == TGL__TEW_DROPOUT || op == TGL__TEW_TRIANGLE) && in[0]->dtype != out->dtype)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s and %s: %s and %s differ (tgl_copy converts first)", names[0],
                          out_name, tgl_dtype_name(in[0]->dtype), tgl_dtype_name(out->dtype));

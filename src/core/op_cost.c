@@ -252,6 +252,11 @@ static void cost_pad(const tgl__args_PAD *a, cost *o)
     o->bytes = 2.0 * tensor_bytes(a->out);
 }
 
+static void cost_one_hot(const tgl__args_ONE_HOT *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->indices) + tensor_bytes(a->out);
+}
+
 static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);

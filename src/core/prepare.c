@@ -104,6 +104,7 @@ static void elementwise(warm *c)
     tgl_tensor ids = tgl_tensor_contiguous(c->y, TGL_DTYPE_I32, 1, m);
     did(c, tgl_argmax_t(b, &x, 1, &ids));
     did(c, tgl_argmin_t(b, &x, 1, &ids));
+    did(c, tgl_one_hot(b, &ids, &out)); /* one program per out dtype */
     /* the row-wise ops over descriptors (a workgroup per line), f32 */
     did(c, tgl_softmax_t(b, &x, 1, &out));
     did(c, tgl_log_softmax_t(b, &x, 1, &out));

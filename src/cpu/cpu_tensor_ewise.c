@@ -131,6 +131,13 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             break;
         case TGL__TEW_RANDOM:
         case TGL__TEW_DROPOUT: tgl_cpu_random_element(&random, e, i, x, o); break;
+        case TGL__TEW_ONE_HOT: {
+            int32_t v, one;
+            memcpy(&v, x, 4);
+            one = (int64_t)v == (int64_t)idx[e->ndim - 1];
+            tgl_cpu_convert(e->out.dtype, TGL_DTYPE_I32, (const uint8_t *)&one, o);
+            break;
+        }
         case TGL__TEW_TRIANGLE: { /* row and col: the last two coordinates (out has at least 2 dims) */
             int64_t diff = (int64_t)idx[e->ndim - 1] - (int64_t)idx[e->ndim - 2], diag = (int32_t)e->value;
             if (e->sub ? diff >= diag : diff <= diag)

@@ -1,6 +1,6 @@
 /* GL driver for the element-wise descriptor ops (glsl/tensor/elementwise.comp): tgl_copy,
  * tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t, tgl_clamp, tgl_fill_t, tgl_arange,
- * tgl_random, tgl_dropout, tgl_triu, tgl_tril (and the flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
+ * tgl_random, tgl_dropout, tgl_triu, tgl_tril, tgl_one_hot (and the flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
  * place, no conversion), a buffer copy (one dtype, both sides dense), the strided gather of tgl_permute
  * (f32 into a dense f32 dst from non-negative strides: its transpose tiles and vec4 rows), or
  * the kernel, which the other ops always take. The kernel's operands are bound from their
@@ -18,7 +18,7 @@ typedef struct tew_flags {
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
                                                           "FILL", "ARANGE", "MAP", /* MAP: gl_map.c's kernel */
-                                                          "RANDOM", "DROPOUT", "TRIANGLE"};
+                                                          "RANDOM", "DROPOUT", "TRIANGLE", "ONE_HOT"};
 static const tgl_gl_def tew_defs[] = {
     TGL_GL_NAME(tew_flags, op, op_defines),
     TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
@@ -30,7 +30,8 @@ static const tgl_gl_def tew_defs[] = {
 static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where", "tgl_unary_t",
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
                                                        "tgl_arange", "tgl_map_t", "tgl_random", "tgl_dropout",
-                                                       "tgl_triu"}; /* or tgl_tril */
+                                                       "tgl_triu", /* or tgl_tril */
+                                                       "tgl_one_hot"};
 /* elementwise.comp's inputs: bindings 0..2 (out at 3) */
 #define KERNEL_INPUTS 3
 
@@ -176,7 +177,7 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
     tgl_gl_uniform_ui(b, prog, LOC_TEW_STEP, (GLuint)e->step);
     tgl_gl_uniform_ui(b, prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
     tgl_gl_uniform_dims(b, prog, LOC_TEW_SHAPE, bx->shape, ndim);
-    if (e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT)
+    if (e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_ONE_HOT || e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT)
         tgl_gl_uniform_dims(b, prog, LOC_TEW_ORIGIN, bx->lo, ndim);
     if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) {
         const GLuint seed[2] = {(GLuint)e->seed, (GLuint)(e->seed >> 32)};
@@ -340,7 +341,7 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     default: break;
     }
     /* the kernel takes a dim's extent in 32 bits for random's counters, 31 for coordinates */
-    size_t most = e->op == TGL__TEW_TRIANGLE ? (size_t)INT32_MAX : (size_t)UINT32_MAX;
+    size_t most = e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_ONE_HOT ? (size_t)INT32_MAX : (size_t)UINT32_MAX;
     for (size_t d = 0; e->op >= TGL__TEW_RANDOM && d < e->ndim; d++)
         if (e->shape[d] > most)
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: dim %zu has %zu indices, past %zu",
@@ -382,7 +383,10 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
                  * clamp: floats and i32; the others: out of the inputs' dtype */
                 int float_in = data[i] != TGL_DTYPE_I32 && data[i] != TGL_DTYPE_BOOL;
                 int tests = op == TGL__TEW_UNARY && float_in && data[o] == TGL_DTYPE_BOOL;
-                if (op == TGL__TEW_MAP || (op == TGL__TEW_DROPOUT && !float_in) ||
+                if (op == TGL__TEW_ONE_HOT) { /* i32 indices into any out */
+                    if (data[i] != TGL_DTYPE_I32)
+                        continue;
+                } else if (op == TGL__TEW_MAP || (op == TGL__TEW_DROPOUT && !float_in) ||
                     (op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) ||
                     ((op == TGL__TEW_CLAMP || op == TGL__TEW_ARANGE) && data[i] == TGL_DTYPE_BOOL) ||
                     (op != TGL__TEW_COPY && op != TGL__TEW_COMPARE && o != i && !tests))

@@ -1,5 +1,6 @@
-/* tgl_flip, tgl_roll, tgl_repeat and tgl_pad on GL compared with the CPU oracle, and the oracle
- * with a host reference that maps each out index to its in index by the op's definition:
+/* tgl_flip, tgl_roll, tgl_repeat, tgl_pad and tgl_one_hot on GL compared with the CPU oracle,
+ * and the oracle with a host reference that maps each out index to its in index by the op's
+ * definition (one_hot: to its index, compared with the class):
  * PyTorch's outputs for small cases on both backends; every op and mode on random layouts of
  * 0-6 dims (extents 1, primes, 2^k +- 1, past a workgroup; negative and gapped strides, a
  * conversion between dtypes now and then, empty tensors), shifts and widths at and past the
@@ -29,8 +30,8 @@ static int teardown(void **state)
 
 static const tgl_dtype dtypes[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_BOOL};
 
-typedef enum { FLIP, ROLL, REPEAT, PAD } op;
-static const char *const op_names[] = {"flip", "roll", "repeat", "pad"};
+typedef enum { FLIP, ROLL, REPEAT, PAD, ONE_HOT } op;
+static const char *const op_names[] = {"flip", "roll", "repeat", "pad", "one_hot"};
 
 /* One call: in (data an offset into an allocation of in_bytes holding init) into out (an offset
  * into an allocation of out_bytes, POISON first). */
@@ -51,6 +52,7 @@ static tgl_status invoke(tgl_backend *b, const call *c, const tgl_tensor *t, con
     case FLIP: return tgl_flip(b, t, c->dims, c->n, o);
     case ROLL: return tgl_roll(b, t, c->ints, c->n, c->dims, o);
     case REPEAT: return tgl_repeat(b, t, c->dims, c->n, o);
+    case ONE_HOT: return tgl_one_hot(b, t, o);
     default: return tgl_pad(b, t, c->ints, c->n, c->mode, c->value, o);
     }
 }
@@ -154,7 +156,13 @@ static void reference(const call *c, uint8_t *want)
         n *= o->shape[d];
     for (size_t k = 0; k < n; k++) {
         uint8_t *dst = want + offset_of(o, idx);
-        if (source_of(c, idx, from))
+        if (c->op == ONE_HOT) { /* indices aligned right with out's dims but the last, 1s repeating */
+            for (size_t d = 0; d < c->in.ndim; d++)
+                from[d] = c->in.shape[d] == 1 ? 0 : idx[d + o->ndim - 1 - c->in.ndim];
+            int32_t v;
+            memcpy(&v, c->init + offset_of(&c->in, from), 4);
+            fill_element(o->dtype, v == (int64_t)idx[o->ndim - 1] ? 1.0 : 0.0, dst);
+        } else if (source_of(c, idx, from))
             tgl_cpu_convert(o->dtype, c->in.dtype, c->init + offset_of(&c->in, from), dst);
         else
             fill_element(o->dtype, c->value, dst);
@@ -362,6 +370,64 @@ static void random_calls(pair *p, tgl_backend *gl, int count, const char *what)
     }
 }
 
+/* one_hot: indices in [-2, classes + 2) and at the i32 limits, broadcast now and then. */
+static void one_hot_calls(pair *p, tgl_backend *gl, int count, const char *what)
+{
+    tgt_rng *r = &p->rng;
+    for (int i = 0; i < count; i++) {
+        size_t ndim = 1 + tgt_below(r, 5), shape[TGL_MAX_DIMS] = {0}, n = 1;
+        for (size_t d = 0; d < ndim; d++) {
+            shape[d] = n * 129 <= 20000 ? awkward(r) : 1;
+            n *= shape[d];
+        }
+        if (tgt_below(r, 15) == 0)
+            shape[tgt_below(r, ndim)] = 0; /* empty */
+        call c = {.op = ONE_HOT};
+        size_t in_ndim = ndim - 1, in_shape[1][TGL_MAX_DIMS] = {{0}};
+        memcpy(in_shape[0], shape, sizeof shape);
+        if (in_ndim && tgt_below(r, 3) == 0)
+            tgt_broadcast_shapes(r, 1, in_ndim, shape, &in_ndim, in_shape);
+        c.in = tgt_random_layout(r, TGL_DTYPE_I32, in_ndim, in_shape[0], &c.in_bytes);
+        tgl_dtype dt = dtypes[tgt_below(r, 5)];
+        c.out = tgt_below(r, 2) ? tgt_random_layout(r, dt, ndim, shape, &c.out_bytes)
+                                : tgt_dense_layout(r, dt, ndim, shape, &c.out_bytes);
+        int32_t *init = malloc(c.in_bytes + 4);
+        for (size_t k = 0; k < c.in_bytes / 4; k++) {
+            int64_t classes = (int64_t)shape[ndim - 1];
+            init[k] = tgt_below(r, 20) == 0 ? (tgt_below(r, 2) ? INT32_MIN : INT32_MAX)
+                                            : (int32_t)((int64_t)tgt_below(r, (size_t)classes + 4) - 2);
+        }
+        c.init = (const uint8_t *)init;
+        check(p, gl, &c, what);
+        free(init);
+    }
+}
+
+static void test_one_hot(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int j = 0; j < 2; j++) { /* F.one_hot(tensor([2, 0, 1, 3]), 3), with 3 out of range: zeros */
+        if (!bs[j])
+            continue;
+        int32_t ids[4] = {2, 0, 1, 3};
+        float got[12];
+        const float want[12] = {0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0};
+        call c = {.op = ONE_HOT, .init = (const uint8_t *)ids, .in_bytes = sizeof ids, .out_bytes = sizeof got};
+        c.in = tgl_tensor_contiguous(0, TGL_DTYPE_I32, 1, (size_t[]){4});
+        c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){4, 3});
+        TGT_OK(bs[j], run_on(bs[j], &c, (uint8_t *)got));
+        assert_memory_equal(got, want, sizeof got);
+    }
+    one_hot_calls(p, p->gl, 120, "one_hot");
+    if (p->gl) {
+        tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+        tgl_gl_test_set_limits(gl, 256 + 64, NULL);
+        one_hot_calls(p, gl, 30, "one_hot, small SSBO limit");
+        tgl_close(gl);
+    }
+}
+
 static void test_random_layouts(void **state)
 {
     pair *p = *state;
@@ -457,6 +523,19 @@ static void test_refusals(void **state)
         TGT_EXPECT(b, tgl_pad(b, &m, crop, 2, TGL_PAD_CONSTANT, 0.0, &col), A);  /* crops 4 of 3 */
         TGT_EXPECT(b, tgl_pad(b, &m, (const int64_t[]){INT64_MIN, INT64_MAX}, 2, TGL_PAD_CONSTANT, 0.0, &col), A);
         TGT_EXPECT(b, tgl_pad(b, &m, (const int64_t[]){1, 0}, 2, TGL_PAD_CONSTANT, 0.0, &part), A);
+        tgl_tensor ids = tgl_tensor_contiguous(d, TGL_DTYPE_I32, 1, (size_t[]){2}), scalar = o;
+        scalar.ndim = 0;
+        tgl_tensor eight = ids;
+        eight.ndim = TGL_MAX_DIMS;
+        for (size_t k = 1; k < TGL_MAX_DIMS; k++)
+            eight.shape[k] = 1;
+        TGT_EXPECT(b, tgl_one_hot(b, NULL, &o), A);
+        TGT_EXPECT(b, tgl_one_hot(b, &ids, NULL), A);
+        TGT_EXPECT(b, tgl_one_hot(b, &ids, &scalar), A);  /* no class dim */
+        TGT_EXPECT(b, tgl_one_hot(b, &eight, &o), A);     /* no room for the class dim */
+        TGT_EXPECT(b, tgl_one_hot(b, &ids, &m), A);       /* out overlaps the indices */
+        TGT_EXPECT(b, tgl_one_hot(b, &m, &o), TGL_ERR_UNSUPPORTED); /* f32 indices */
+        TGT_EXPECT(b, tgl_one_hot(b, &ids, &big), A);     /* 4 rows for 2 indices */
         TGT_OK(b, tgl_copy_dtoh(b, after, d, sizeof after));
         assert_memory_equal(before, after, sizeof after);
         TGT_OK(b, tgl_free(b, d));
@@ -468,6 +547,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_values),
         cmocka_unit_test(test_random_layouts),
+        cmocka_unit_test(test_one_hot),
         cmocka_unit_test(test_repeat_past_max_dims),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_refusals),
