@@ -242,6 +242,33 @@ float minus_two_ln(float u)
     return u >= 0.75 ? series : far;
 }
 
+#ifdef RANDOM
+// Box-Muller's radius from a pair's first word and angle in [-pi, pi) from its second.
+float normal_radius(uint x0)
+{
+    TGL_PRECISE float u = u24(x0) + 5.9604644775390625e-8;
+    TGL_PRECISE float radius = sqrt(minus_two_ln(u));
+    return radius;
+}
+
+float normal_angle(uint x1)
+{
+    TGL_PRECISE float turn = 6.28318548 * u24(x1);
+    TGL_PRECISE float angle = turn - 3.14159274;
+    return angle;
+}
+
+// A normal element, mean u_value and std u_step (f32 bits), from its radius and its angle's
+// cosine (the pair's first) or sine (its second), in out's dtype.
+uint normal_value(float radius, float trig)
+{
+    TGL_PRECISE float z = radius * trig;
+    TGL_PRECISE float scaled = uintBitsToFloat(u_step) * z;
+    TGL_PRECISE float r = uintBitsToFloat(u_value) + scaled;
+    return tgl_convert(floatBitsToUint(r), 0u, uint(OUT_DTYPE));
+}
+#endif
+
 // The value in out's dtype (low bits) of the element at position q (its whole index mod 4) of
 // the block whose words are w; a0 dropout's input element. Its word is w[q]; a normal pair
 // (q even and q + 1) shares w[q & 2] and the word after it.
@@ -261,14 +288,8 @@ uint from_words(uvec4 w, uint q, uint a0)
     }
     if (u_op == 1u) { // normal: Box-Muller, cos for the pair's first, sin for its second
         uint x0 = q < 2u ? w.x : w.z, x1 = q < 2u ? w.y : w.w;
-        TGL_PRECISE float u = u24(x0) + 5.9604644775390625e-8;
-        TGL_PRECISE float radius = sqrt(minus_two_ln(u));
-        TGL_PRECISE float turn = 6.28318548 * u24(x1);
-        TGL_PRECISE float angle = turn - 3.14159274;
-        TGL_PRECISE float z = radius * ((q & 1u) == 0u ? cos(angle) : sin(angle));
-        TGL_PRECISE float scaled = uintBitsToFloat(u_step) * z;
-        TGL_PRECISE float r = uintBitsToFloat(u_value) + scaled;
-        return tgl_convert(floatBitsToUint(r), 0u, uint(OUT_DTYPE));
+        float angle = normal_angle(x1);
+        return normal_value(normal_radius(x0), (q & 1u) == 0u ? cos(angle) : sin(angle));
     }
     uint hi, lo;
     umulExtended(x, u_step, hi, lo);
@@ -484,6 +505,13 @@ void main()
     uvec4 r;
 #if defined(RANDOM) || defined(DROPOUT)
     uvec4 w = draw(index_of(i)); // the host takes this variant where the four are one block
+#ifdef RANDOM
+    if (u_op == 1u) { // normal: each pair's radius and angle once
+        float r0 = normal_radius(w.x), t0 = normal_angle(w.y), r1 = normal_radius(w.z), t1 = normal_angle(w.w);
+        r = uvec4(normal_value(r0, cos(t0)), normal_value(r0, sin(t0)), normal_value(r1, cos(t1)),
+                  normal_value(r1, sin(t1)));
+    } else
+#endif
     for (int k = 0; k < 4; k++)
         r[k] = from_words(w, uint(k), a0[k]);
 #else
