@@ -48,7 +48,8 @@ static tgl_status run_box(tgl_backend *b, tgl__fn row, const tgl_tensor *in, con
         if (p->extent[d] == 0)
             return TGL_OK;
         dst.shape[d] = src.shape[d] = p->extent[d];
-        src.strides[d] = in->strides[d] * p->step[d];
+        /* a dim of one index: its stride unchecked (any int64) and unused */
+        src.strides[d] = in->shape[d] > 1 ? in->strides[d] * p->step[d] : 0;
     }
     dst.data = address_of(out, p->start);
     src.data = address_of(in, p->first);

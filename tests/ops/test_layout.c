@@ -266,6 +266,34 @@ static void test_known_values(void **state)
     }
 }
 
+/* Dims of one index may carry any stride (the checks ignore them): INT64_MIN must not be negated. */
+static void test_strides_of_single_dims(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int j = 0; j < 2; j++) {
+        if (!bs[j])
+            continue;
+        float x[3] = {1, 2, 3}, got[3];
+        call c = {.op = FLIP, .dims = {0, 1}, .n = 2, .init = (const uint8_t *)x, .in_bytes = sizeof x};
+        c.in = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){1, 3});
+        c.in.strides[0] = INT64_MIN;
+        c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){1, 3});
+        c.out_bytes = 3 * sizeof(float);
+        TGT_OK(bs[j], run_on(bs[j], &c, (uint8_t *)got));
+        assert_memory_equal(got, ((const float[]){3, 2, 1}), 3 * sizeof(float));
+        c = (call){.op = PAD, .ints = {1, 1, 1, 0}, .n = 4, .mode = TGL_PAD_REPLICATE, .init = (const uint8_t *)x,
+                   .in_bytes = sizeof x};
+        c.in = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){1, 3});
+        c.in.strides[0] = INT64_MIN;
+        c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){2, 5});
+        c.out_bytes = 10 * sizeof(float);
+        float padded[10];
+        TGT_OK(bs[j], run_on(bs[j], &c, (uint8_t *)padded));
+        assert_memory_equal(padded, ((const float[]){1, 1, 2, 3, 3, 1, 1, 2, 3, 3}), sizeof padded);
+    }
+}
+
 static size_t awkward(tgt_rng *r)
 {
     static const size_t pick[] = {1, 2, 3, 5, 7, 13, 31, 33, 63, 65, 127, 129};
@@ -548,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_known_values),
         cmocka_unit_test(test_random_layouts),
         cmocka_unit_test(test_one_hot),
+        cmocka_unit_test(test_strides_of_single_dims),
         cmocka_unit_test(test_repeat_past_max_dims),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_refusals),
