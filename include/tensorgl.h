@@ -212,7 +212,8 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(ATTENTION, attention) X(CONV2D, conv2d) X(COPY, copy) X(COMPARE, compare) X(WHERE, where)           \
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
-    X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)
+    X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
+    X(MASKED_FILL, masked_fill)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -519,6 +520,16 @@ TGL_API tgl_status tgl_compare(tgl_backend *b, tgl_compare_op op, const tgl_tens
  * Example: y = where(mask, x, y) in place: tgl_where(b, &mask, &x, &y, &y); */
 TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_tensor *a, const tgl_tensor *bb,
                              const tgl_tensor *out);
+/* out = mask ? value : in element-wise (PyTorch's masked_fill): mask (bool, any non-zero byte
+ * true) and in broadcast to out's shape (which must be the broadcast of theirs); in and out of
+ * one dtype (f32, f16, bf16, i32 or bool), in's bits moved as they are (bool as 0 or 1); value
+ * converted to out's dtype once, as tgl_fill_t converts. Any strides; out may be in's elements
+ * exactly (in place), otherwise shares no byte with in or mask.
+ * Errors: as tgl_where (TGL_ERR_UNSUPPORTED for a mask that is not bool, a block format;
+ *   TGL_ERR_INVALID_ARGUMENT for in and out of different dtypes).
+ * Example: attention scores masked in place: tgl_masked_fill(b, &scores, &pad_mask, -INFINITY, &scores); */
+TGL_API tgl_status tgl_masked_fill(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *mask, double value,
+                                   const tgl_tensor *out);
 
 /* out = op(in) element-wise over descriptors: in broadcast to out's shape (which must be the
  * broadcast of in's), any strides, in and out of one dtype. Float ops take f32, f16 and bf16

@@ -28,7 +28,7 @@ typedef struct outputs {
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
     uint16_t copied[ROWS * COLS]; /* tgl_copy: pm transposed into bf16 */
-    float picked[ROWS * COLS];    /* tgl_compare of pm against a row, then tgl_where */
+    float picked[2 * ROWS * COLS]; /* tgl_compare of pm against a row, then tgl_where and tgl_masked_fill */
     float mathed[ROWS * COLS];    /* tgl_unary_t of pm, tgl_binary_t with the row, tgl_clamp */
     float catted[ROWS * 3 * COLS]; /* tgl_cat of pm, the mask as f32 and the row repeated */
     float colmax[COLS];            /* tgl_reduce_t: pm's column maxima */
@@ -148,6 +148,9 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_tensor tpick = tgl_tensor_contiguous(fresh(b, sizeof o->picked), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
     OK(tgl_compare(b, TGL_COMPARE_GT, &tm, &trow, &tmask));
     OK(tgl_where(b, &tmask, &tm, &trow, &tpick));
+    tgl_tensor tfilled = tpick;
+    tfilled.data += ROWS * COLS * sizeof(float);
+    OK(tgl_masked_fill(b, &tm, &tmask, -2.5, &tfilled));
     OK(tgl_copy_dtoh(b, o->picked, tpick.data, sizeof o->picked));
     tgl_tensor tmath = tgl_tensor_contiguous(fresh(b, sizeof o->mathed), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
     OK(tgl_unary_t(b, TGL_UNARY_ERF, &tm, &tmath));

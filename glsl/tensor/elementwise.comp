@@ -14,7 +14,8 @@
 // parameters in u_value, u_step, u_extra as src/core/api_random.c sets them, input 0 out itself,
 // never read) and TRIANGLE (out = input 0 where its last two whole coordinates, col - row, are
 // >= (u_op 1: triu) or <= (u_op 0: tril) the i32 diagonal in u_value, else 0), ONE_HOT (out =
-// 1 where the i32 input 0 equals the element's last whole coordinate, else 0) and DROPOUT (out = input 0 * 0 or 1 * f32 u_value, kept where the first word >> 8 is
+// 1 where the i32 input 0 equals the element's last whole coordinate, else 0), MASKED_FILL (out =
+// u_value where the bool input 0 is true, else input 1) and DROPOUT (out = input 0 * 0 or 1 * f32 u_value, kept where the first word >> 8 is
 // at least u_step; one float dtype); the formulas are src/cpu/cpu_random.c's, statement for
 // statement. Each operand is bound from the lowest element it reaches, so its
 // offsets are small non-negative numbers even with negative strides; the strides are two's
@@ -64,7 +65,7 @@
 #endif
 #if defined(WHERE) || defined(CLAMP)
 #define NIN 3
-#elif defined(COMPARE) || defined(BINARY)
+#elif defined(COMPARE) || defined(BINARY) || defined(MASKED_FILL)
 #define NIN 2
 #else
 #define NIN 1
@@ -84,8 +85,8 @@
 #else
 #define IN_BYTES 2
 #endif
-#ifdef WHERE
-#define IN0_BYTES 1 // the condition
+#if defined(WHERE) || defined(MASKED_FILL)
+#define IN0_BYTES 1 // the condition, the mask
 #else
 #define IN0_BYTES IN_BYTES
 #endif
@@ -381,6 +382,8 @@ uint compute(uint i, uint a0, uint a1, uint a2)
 {
 #if defined(WHERE)
     return tgl_convert(a0 != 0u ? a1 : a2, uint(IN_DTYPE), uint(OUT_DTYPE));
+#elif defined(MASKED_FILL)
+    return a0 != 0u ? u_value : tgl_convert(a1, uint(IN_DTYPE), uint(OUT_DTYPE));
 #elif defined(COMPARE)
     uint a = a0, b = a1;
 #if IN_DTYPE == 3

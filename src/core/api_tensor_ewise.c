@@ -1,5 +1,5 @@
 /* The element-wise descriptor ops: tgl_copy, tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t,
- * tgl_clamp, tgl_fill_t, tgl_arange, and tgl_cat as copies into slices of its out (tensorgl.h). One checking path turns their descriptors into a tgl__tew for
+ * tgl_clamp, tgl_fill_t, tgl_arange, tgl_masked_fill, and tgl_cat as copies into slices of its out (tensorgl.h). One checking path turns their descriptors into a tgl__tew for
  * vtable->tensor_ewise; tgl__flat_tew hands it the flat ops' later unary and binary ops. */
 #include "trace.h"
 #include "validate.h"
@@ -117,6 +117,14 @@ tgl_status tgl__check_tew(tgl_backend *b, tgl__fn row, const tgl_tensor *out, co
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: %s does not take %s", names[0], op_name,
                              tgl_dtype_name(in[0]->dtype));
     }
+    if (op == TGL__TEW_MASKED_FILL) {
+        if (in[0]->dtype != TGL_DTYPE_BOOL)
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "mask: tgl_masked_fill takes a bool mask, not %s",
+                             tgl_dtype_name(in[0]->dtype));
+        if (in[1]->dtype != out->dtype)
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in and out: %s and %s differ (tgl_copy converts first)",
+                             tgl_dtype_name(in[1]->dtype), tgl_dtype_name(out->dtype));
+    }
     if (op == TGL__TEW_ONE_HOT && in[0]->dtype != TGL_DTYPE_I32)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: tgl_one_hot takes i32 indices, not %s", names[0],
                          tgl_dtype_name(in[0]->dtype));
@@ -213,6 +221,22 @@ TGL_API tgl_status tgl_where(tgl_backend *b, const tgl_tensor *cond, const tgl_t
     if (st || (st = tgl__check_tew(b, TGL__FN_WHERE, out, "out", in, names, &e, &empty)) || empty)
         return st;
     return tgl__run_tew(b, &e, "tgl_where");
+}
+
+TGL_API tgl_status tgl_masked_fill(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *mask, double value,
+                                   const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(MASKED_FILL);
+    tgl_status st = tgl__enter(b);
+    tgl__tew e = {.op = TGL__TEW_MASKED_FILL, .nin = 2};
+    const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {mask, in};
+    static const char *const names[TGL__TEW_MAX_INPUTS] = {"mask", "in"};
+    int empty = 0;
+    if (st || (st = tgl__check_tew(b, TGL__FN_MASKED_FILL, out, "out", ins, names, &e, &empty)) || empty)
+        return st;
+    e.value = tgl__fill_bits(out->dtype, value);
+    return tgl__run_tew(b, &e, "tgl_masked_fill");
 }
 
 TGL_API tgl_status tgl_unary_t(tgl_backend *b, tgl_unary_op op, const tgl_tensor *in, const tgl_tensor *out)

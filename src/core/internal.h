@@ -167,6 +167,7 @@ typedef enum {
     TGL__TEW_TRIANGLE, /* out = in[0] where col - row >= (sub 1: triu) or <= (sub 0: tril) the
                           i32 diagonal in `value`, else 0; row, col the last two coordinates */
     TGL__TEW_ONE_HOT,  /* out = 1 where in[0] (i32) equals the last coordinate, else 0 */
+    TGL__TEW_MASKED_FILL, /* out = `value` (an element's bits) where in[0] (bool), else in[1] */
     TGL__TEW_COUNT
 } tgl__tew_op;
 #define TGL__TEW_MAX_INPUTS 8

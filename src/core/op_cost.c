@@ -257,6 +257,11 @@ static void cost_one_hot(const tgl__args_ONE_HOT *a, cost *o)
     o->bytes = tensor_bytes(a->indices) + tensor_bytes(a->out);
 }
 
+static void cost_masked_fill(const tgl__args_MASKED_FILL *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->in) + tensor_bytes(a->mask) + tensor_bytes(a->out);
+}
+
 static void cost_reduce_t(const tgl__args_REDUCE_T *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->out);

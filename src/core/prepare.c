@@ -66,6 +66,7 @@ static void elementwise(warm *c)
     tgl_tensor out = tgl_tensor_contiguous(c->w, TGL_DTYPE_F32, 2, m);
     did(c, tgl_compare(b, TGL_COMPARE_GT, &x, &r, &mask));
     did(c, tgl_where(b, &mask, &x, &r, &out));
+    did(c, tgl_masked_fill(b, &x, &mask, 0.0, &out));
     /* the descriptor unary and binary ops (f32, dense; the op is a uniform) */
     did(c, tgl_unary_t(b, TGL_UNARY_ERF, &x, &out));
     did(c, tgl_binary_t(b, TGL_BINARY_ATAN2, &x, &out, &out));

@@ -131,6 +131,12 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             break;
         case TGL__TEW_RANDOM:
         case TGL__TEW_DROPOUT: tgl_cpu_random_element(&random, e, i, x, o); break;
+        case TGL__TEW_MASKED_FILL:
+            if (x[0])
+                memcpy(o, &e->value, os); /* little-endian: the low bytes */
+            else
+                tgl_cpu_convert(e->out.dtype, e->out.dtype, in[1] + at[1] * (int64_t)is[1], o); /* bool as 0 or 1 */
+            break;
         case TGL__TEW_ONE_HOT: {
             int32_t v, one;
             memcpy(&v, x, 4);

@@ -1,6 +1,6 @@
 /* GL driver for the element-wise descriptor ops (glsl/tensor/elementwise.comp): tgl_copy,
  * tgl_compare, tgl_where, tgl_unary_t, tgl_binary_t, tgl_clamp, tgl_fill_t, tgl_arange,
- * tgl_random, tgl_dropout, tgl_triu, tgl_tril, tgl_one_hot (and the flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
+ * tgl_random, tgl_dropout, tgl_triu, tgl_tril, tgl_one_hot, tgl_masked_fill (and the flat ops' later unary and binary ops). One pure function routes a copy: nothing to do (in
  * place, no conversion), a buffer copy (one dtype, both sides dense), the strided gather of tgl_permute
  * (f32 into a dense f32 dst from non-negative strides: its transpose tiles and vec4 rows), or
  * the kernel, which the other ops always take. The kernel's operands are bound from their
@@ -18,7 +18,7 @@ typedef struct tew_flags {
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
                                                           "FILL", "ARANGE", "MAP", /* MAP: gl_map.c's kernel */
-                                                          "RANDOM", "DROPOUT", "TRIANGLE", "ONE_HOT"};
+                                                          "RANDOM", "DROPOUT", "TRIANGLE", "ONE_HOT", "MASKED_FILL"};
 static const tgl_gl_def tew_defs[] = {
     TGL_GL_NAME(tew_flags, op, op_defines),
     TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
@@ -31,7 +31,7 @@ static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "t
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
                                                        "tgl_arange", "tgl_map_t", "tgl_random", "tgl_dropout",
                                                        "tgl_triu", /* or tgl_tril */
-                                                       "tgl_one_hot"};
+                                                       "tgl_one_hot", "tgl_masked_fill"};
 /* elementwise.comp's inputs: bindings 0..2 (out at 3) */
 #define KERNEL_INPUTS 3
 
@@ -51,10 +51,10 @@ static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int wor
     return p;
 }
 
-/* The dtype the kernel's IN_DTYPE names: where's a and bb (input 0 is its bool condition). */
+/* The dtype the kernel's IN_DTYPE names: where's a and bb, masked_fill's in (input 0 the bool mask). */
 static tgl_dtype in_dtype(const tgl__tew *e)
 {
-    return e->op == TGL__TEW_WHERE ? e->in[1].dtype : e->in[0].dtype;
+    return e->op == TGL__TEW_WHERE || e->op == TGL__TEW_MASKED_FILL ? e->in[1].dtype : e->in[0].dtype;
 }
 
 /* Row-major dense over the dims of more than one index, with positive strides. */

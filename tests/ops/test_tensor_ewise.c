@@ -1,10 +1,10 @@
-/* The element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where) on GL compared with the
- * CPU oracle bit for bit. tgl_copy: the whole allocation included (guard
+/* The element-wise descriptor ops (tgl_copy, tgl_compare, tgl_where, tgl_masked_fill) on GL
+ * compared with the CPU oracle bit for bit. tgl_copy: the whole allocation included (guard
  * bytes around and between the elements keep their poison): every dtype pair on every f16 and
  * bf16 pattern, on 1M random f32 patterns and on integer and bool edge values; random shapes
  * (0-d, empty, dims of 1) with random strides (negative, zero, gaps, permuted), broadcasting,
  * windows cut into boxes by a small SSBO limit, in place. The oracle is pinned to hand-worked
- * conversions. tgl_compare and tgl_where: hand-worked cases (NaN, signed zeros, subnormals,
+ * conversions. tgl_compare, tgl_where, tgl_masked_fill: hand-worked cases (NaN, signed zeros, subnormals,
  * integer limits, bool bytes), random layouts and broadcasts over edge values of every dtype,
  * boxes. Then every refusal, with the destination unchanged. */
 #include "testing.h"
@@ -38,8 +38,8 @@ typedef struct operand {
     tgl_tensor t;
 } operand;
 
-enum { OP_COPY, OP_COMPARE, OP_WHERE };
-static const char *const op_names[3] = {"copy", "compare", "where"};
+enum { OP_COPY, OP_COMPARE, OP_WHERE, OP_MASKED_FILL };
+static const char *const op_names[4] = {"copy", "compare", "where", "masked_fill"};
 
 /* One call on b: each input in an allocation of its bytes, out in one of out_bytes filled with
  * POISON (descriptors' data fields are byte offsets into them). The whole out allocation comes
@@ -59,9 +59,12 @@ static tgl_status run_on(tgl_backend *b, int op, tgl_compare_op cmp, const opera
     memset(got, POISON, out_bytes);
     TGT_OK(b, tgl_copy_htod(b, d, got, out_bytes));
     out.data += d;
+    /* masked_fill: in[0] the mask, in[1] the input, the value the compare op's index - 2 (exact in
+     * every dtype) */
     tgl_status st = op == OP_COPY      ? tgl_copy(b, &out, &t[0])
                     : op == OP_COMPARE ? tgl_compare(b, cmp, &t[0], &t[1], &out)
-                                       : tgl_where(b, &t[0], &t[1], &t[2], &out);
+                    : op == OP_WHERE   ? tgl_where(b, &t[0], &t[1], &t[2], &out)
+                                       : tgl_masked_fill(b, &t[1], &t[0], (double)cmp - 2.0, &out);
     TGT_OK(b, tgl_copy_dtoh(b, got, d, out_bytes));
     for (size_t k = 0; k < nin; k++)
         TGT_OK(b, tgl_free(b, a[k]));
@@ -271,12 +274,13 @@ static void test_random_layouts(void **state)
 
 /* ---- comparisons and where ----------------------------------------------------------------- */
 
-/* Random compare (where_ 0) or where (1) calls: out in a random layout, inputs broadcast to it
- * (fewer dims, dims of 1), every dtype; every third call all operands dense and of out's shape
- * (the kernel's linear paths). */
-static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count, size_t max_dim, const char *what)
+/* Random compare (op OP_COMPARE), where or masked_fill calls: out in a random layout, inputs
+ * broadcast to it (fewer dims, dims of 1), every dtype; every third call all operands dense and
+ * of out's shape (the kernel's linear paths). */
+static void random_compare_where(pair *p, tgl_backend *gl, int op, int count, size_t max_dim, const char *what)
 {
-    size_t nin = where_ ? 3 : 2;
+    int where_ = op != OP_COMPARE; /* a bool input 0 and out of the data's dtype */
+    size_t nin = op == OP_WHERE ? 3 : 2;
     for (int c = 0; c < count; c++) {
         size_t ndim = tgt_below(&p->rng, 5), shape[TGL_MAX_DIMS];
         for (size_t d = 0; d < ndim; d++)
@@ -300,7 +304,7 @@ static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count
             in[k].init = init[k];
         }
         tgl_compare_op cmp = (tgl_compare_op)tgt_below(&p->rng, TGL_COMPARE_COUNT);
-        same_run(p, gl, where_ ? OP_WHERE : OP_COMPARE, cmp, in, nin, out_bytes, out, what);
+        same_run(p, gl, op, cmp, in, nin, out_bytes, out, what);
         for (size_t k = 0; k < nin; k++)
             free(init[k]);
     }
@@ -309,14 +313,16 @@ static void random_compare_where(pair *p, tgl_backend *gl, int where_, int count
 static void test_compare_where_random(void **state)
 {
     pair *p = *state;
-    random_compare_where(p, p->gl, 0, 300, 7, "random compare");
-    random_compare_where(p, p->gl, 1, 200, 7, "random where");
+    random_compare_where(p, p->gl, OP_COMPARE, 300, 7, "random compare");
+    random_compare_where(p, p->gl, OP_WHERE, 200, 7, "random where");
+    random_compare_where(p, p->gl, OP_MASKED_FILL, 200, 7, "random masked_fill");
     if (!p->gl)
         return;
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 256 + 64, NULL);
-    random_compare_where(p, gl, 0, 30, 9, "compare, small SSBO limit");
-    random_compare_where(p, gl, 1, 30, 9, "where, small SSBO limit");
+    random_compare_where(p, gl, OP_COMPARE, 30, 9, "compare, small SSBO limit");
+    random_compare_where(p, gl, OP_WHERE, 30, 9, "where, small SSBO limit");
+    random_compare_where(p, gl, OP_MASKED_FILL, 30, 9, "masked_fill, small SSBO limit");
     tgl_close(gl);
 }
 
@@ -368,7 +374,7 @@ static void test_compare_known(void **state)
             }
         }
         /* where picks bits as they are (a NaN payload survives), bool as 0 or 1 */
-        uint8_t cond[4] = {0, 7, 1, 0}, got[16];
+        uint8_t cond[4] = {0, 7, 1, 0}, got[32];
         uint32_t x[4] = {0x7F800123u, 1u, 2u, 3u}, y[4] = {10u, 11u, 12u, 0xFFC00001u};
         operand in[3] = {{cond, 4, vec(TGL_DTYPE_BOOL, 4)}, {(uint8_t *)x, 16, vec(TGL_DTYPE_F32, 4)},
                          {(uint8_t *)y, 16, vec(TGL_DTYPE_F32, 4)}};
@@ -380,6 +386,24 @@ static void test_compare_known(void **state)
         in[2] = (operand){by, 4, vec(TGL_DTYPE_BOOL, 4)};
         TGT_OK(b, run_on(b, OP_WHERE, TGL_COMPARE_EQ, in, 3, 8, vec(TGL_DTYPE_BOOL, 4), got));
         assert_memory_equal(got, ((uint8_t[]){0, 0, 1, 0}), 4);
+        /* masked_fill (value: the compare op's index - 2): x.masked_fill(cond, v), payloads kept,
+         * f16 and i32 values converted, bool as 0 or 1, a row mask broadcast over two rows */
+        in[0] = (operand){cond, 4, vec(TGL_DTYPE_BOOL, 4)};
+        in[1] = (operand){(uint8_t *)x, 16, vec(TGL_DTYPE_F32, 4)};
+        TGT_OK(b, run_on(b, OP_MASKED_FILL, TGL_COMPARE_COUNT - 1, in, 2, 16, vec(TGL_DTYPE_F32, 4), got));
+        assert_memory_equal(got, ((uint32_t[]){0x7F800123u, 0x40400000u, 0x40400000u, 3u}), 16); /* 3.0f */
+        uint16_t h[4] = {0x7C01u, 0x3C00u, 0x8000u, 0x0001u};
+        in[1] = (operand){(uint8_t *)h, 8, vec(TGL_DTYPE_F16, 4)};
+        TGT_OK(b, run_on(b, OP_MASKED_FILL, TGL_COMPARE_EQ, in, 2, 8, vec(TGL_DTYPE_F16, 4), got));
+        assert_memory_equal(got, ((uint16_t[]){0x7C01u, 0xC000u, 0xC000u, 0x0001u}), 8); /* -2.0 */
+        int32_t iv[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        in[1] = (operand){(uint8_t *)iv, 32, tgl_tensor_contiguous(0, TGL_DTYPE_I32, 2, (size_t[]){2, 4})};
+        TGT_OK(b, run_on(b, OP_MASKED_FILL, TGL_COMPARE_NE, in, 2, 32,
+                         tgl_tensor_contiguous(0, TGL_DTYPE_I32, 2, (size_t[]){2, 4}), got));
+        assert_memory_equal(got, ((int32_t[]){1, -1, -1, 4, 5, -1, -1, 8}), 32);
+        in[1] = (operand){bx, 4, vec(TGL_DTYPE_BOOL, 4)};
+        TGT_OK(b, run_on(b, OP_MASKED_FILL, TGL_COMPARE_EQ, in, 2, 8, vec(TGL_DTYPE_BOOL, 4), got));
+        assert_memory_equal(got, ((uint8_t[]){1, 1, 1, 0}), 4); /* -2 is true */
     }
 }
 
@@ -611,6 +635,19 @@ static void refusals_on(tgl_backend *b)
     t.data = a + 4; /* out overlapping an input without being its elements */
     TGT_EXPECT(b, tgl_where(b, &cond, &t, &row, &d), TGL_ERR_INVALID_ARGUMENT);
     TGT_OK(b, tgl_where(b, &cond, &d, &row, &d)); /* in place */
+    TGT_OK(b, tgl_copy_htod(b, a, fill, sizeof fill));
+    /* tgl_masked_fill: a bool mask, in and out of one dtype, no partial overlap */
+    TGT_EXPECT(b, tgl_masked_fill(b, &s, &fcond, 1.0, &d), TGL_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tgl_last_error(b), "bool mask"));
+    t = d;
+    t.dtype = TGL_DTYPE_I32;
+    TGT_EXPECT(b, tgl_masked_fill(b, &s, &cond, 1.0, &t), TGL_ERR_INVALID_ARGUMENT);
+    t = s;
+    t.data = a + 4;
+    TGT_EXPECT(b, tgl_masked_fill(b, &t, &cond, 1.0, &d), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_masked_fill(b, NULL, &cond, 1.0, &d), TGL_ERR_INVALID_ARGUMENT);
+    TGT_EXPECT(b, tgl_masked_fill(b, &s, &cond, 1.0, NULL), TGL_ERR_INVALID_ARGUMENT);
+    TGT_OK(b, tgl_masked_fill(b, &d, &cond, 1.0, &d)); /* in place */
     TGT_OK(b, tgl_copy_htod(b, a, fill, sizeof fill));
     /* empty tensors do nothing, whatever their pointers */
     t = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){0, 4});
