@@ -2,9 +2,10 @@
  *
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
- * softmax, rmsnorm, gemm, permute, gather, cast) on up to 8 allocations, with pointers that
- * are sometimes null, made up, stale, misaligned or past the end, sizes that overflow and
- * enums out of range. Oracle:
+ * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
+ * pad, one_hot and masked_fill over made-up layouts) on up to 8 allocations, with pointers
+ * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
+ * strides and widths at the int64 limits and enums out of range. Oracle:
  *  - a call that fails must change no byte of any live allocation (checked by reading every
  *    allocation back before and after) and must leave a message;
  *  - with TGL_FUZZ_GL=1 every call is made on a GL backend too: the statuses must match, and
@@ -102,13 +103,57 @@ static void unchanged(side *s, uint8_t was[SLOTS][MAX_BYTES])
             abort(); /* a failed call changed a buffer */
 }
 
+/* A signed argument: small, or at the int64 limits. */
+static int64_t some_int(input *in)
+{
+    uint8_t k = byte(in);
+    return k == 0xFF ? INT64_MIN : k == 0xFE ? INT64_MAX : k == 0xFD ? -INT64_MAX : (int64_t)(int8_t)k / 8;
+}
+
+/* A descriptor of up to 4 dims over a pointer argument: any dtype code (some out of range),
+ * extents up to 5, strides small or at the int64 limits. */
+static tgl_tensor some_tensor(input *in, const side *s)
+{
+    tgl_tensor t = {.data = pick_ptr(in, s), .dtype = (tgl_dtype)(byte(in) % (TGL_DTYPE_COUNT + 1))};
+    t.ndim = small(in, 4) + (byte(in) == 0x55 ? TGL_MAX_DIMS : 0);
+    for (size_t d = 0; d < t.ndim && d < 4; d++) {
+        t.shape[d] = small(in, 5);
+        t.strides[d] = some_int(in);
+    }
+    return t;
+}
+
+/* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill). */
+static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
+{
+    tgl_tensor x = some_tensor(in, s), y = some_tensor(in, s);
+    size_t n = small(in, 9), sizes[TGL_MAX_DIMS];
+    int64_t ints[2 * TGL_MAX_DIMS];
+    for (size_t k = 0; k < TGL_MAX_DIMS; k++)
+        sizes[k] = small(in, 4);
+    for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
+        ints[k] = some_int(in);
+    switch (byte(in) % 6) {
+    case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
+    case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
+    case 2: return tgl_repeat(b, &x, sizes, n, &y);
+    case 3: return tgl_pad(b, &x, ints, small(in, 9), (tgl_pad_mode)(byte(in) % (TGL_PAD_MODE_COUNT + 1)),
+                           (double)(int8_t)byte(in), &y);
+    case 4: return tgl_one_hot(b, &x, &y);
+    default: {
+        tgl_tensor mask = some_tensor(in, s);
+        return tgl_masked_fill(b, &x, &mask, (double)(int8_t)byte(in), &y);
+    }
+    }
+}
+
 /* One call on side s, its arguments read from a copy of the input (so both sides see the
  * same bytes). */
 static tgl_status call(side *s, input in, uint8_t op)
 {
     tgl_backend *b = s->b;
     int slot = byte(&in) % SLOTS;
-    switch (op % 17) {
+    switch (op % 18) {
     case 0: {
         size_t bytes = (size_t)(byte(&in) % 16 + 1) * 256;
         if (s->p[slot])
@@ -179,7 +224,7 @@ static tgl_status call(side *s, input in, uint8_t op)
         size_t shape[TGL_MAX_DIMS] = {small(&in, 9), small(&in, 9), small(&in, 9), small(&in, 2)};
         size_t ndim = small(&in, 4), axis = small(&in, 3);
         tgl_ptr x = pick_ptr(&in, s), y = pick_ptr(&in, s);
-        if (op % 17 == 10)
+        if (op % 18 == 10)
             return tgl_reduce(b, (tgl_reduce_op)(byte(&in) % (TGL_REDUCE_COUNT + 1)), x, y,
                               byte(&in) == 3 ? NULL : shape, ndim, axis);
         return tgl_argmax(b, x, y, shape, ndim, axis);
@@ -207,6 +252,7 @@ static tgl_status call(side *s, input in, uint8_t op)
         tgl_ptr x = pick_ptr(&in, s), y = pick_ptr(&in, s);
         return tgl_permute(b, x, y, shape, 1 + small(&in, 2), perm);
     }
+    case 16: return layout_call(b, &in, s);
     default: {
         tgl_ptr table = pick_ptr(&in, s), ids = pick_ptr(&in, s), y = pick_ptr(&in, s);
         if (byte(&in) & 1)
@@ -292,7 +338,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     memcpy(&g, before[1][i] + k, 4);
                     memcpy(&c, before[0][i] + k, 4);
                     fprintf(stderr, "fuzz_api: step %d (call kind %d, op byte %u): allocation %d element %zu: "
-                            "gl %.9g, cpu %.9g\n", step, op % 17, args.left ? (unsigned)args.d[1] : 0u, i, k / 4, (double)g,
+                            "gl %.9g, cpu %.9g\n", step, op % 18, args.left ? (unsigned)args.d[1] : 0u, i, k / 4, (double)g,
                             (double)c);
                     abort(); /* GL's result differs from the CPU oracle's */
                 }
