@@ -86,3 +86,12 @@ void tgt_broadcast_shapes(tgt_rng *r, size_t nin, size_t ndim, const size_t *sha
             in_shape[full][d] = shape[d];
     }
 }
+
+size_t tgt_awkward_extent(tgt_rng *r, size_t most)
+{
+    static const size_t pick[] = {1, 2, 3, 5, 7, 13, 31, 33, 63, 65, 127, 129, 257};
+    size_t n = sizeof pick / sizeof *pick;
+    while (n > 1 && pick[n - 1] > most)
+        n--;
+    return pick[tgt_below(r, n)];
+}

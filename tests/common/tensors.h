@@ -21,5 +21,8 @@ void tgt_pool_fill(tgt_rng *r, tgl_dtype dt, uint8_t *p, size_t bytes);
  * turns dims into 1 at random, one input keeping what all others dropped. */
 void tgt_broadcast_shapes(tgt_rng *r, size_t nin, size_t ndim, const size_t *shape, size_t *in_ndim,
                           size_t (*in_shape)[TGL_MAX_DIMS]);
+/* An extent that stresses an index space: 1, primes, 2^k +- 1, past a workgroup; at most `most`
+ * (of 129 and 257, the lists' largest). */
+size_t tgt_awkward_extent(tgt_rng *r, size_t most);
 
 #endif

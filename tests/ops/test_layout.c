@@ -294,12 +294,6 @@ static void test_strides_of_single_dims(void **state)
     }
 }
 
-static size_t awkward(tgt_rng *r)
-{
-    static const size_t pick[] = {1, 2, 3, 5, 7, 13, 31, 33, 63, 65, 127, 129};
-    return pick[tgt_below(r, sizeof pick / sizeof *pick)];
-}
-
 /* A shift: inside, at or past the extent, negative, or far past it. */
 static int64_t some_shift(tgt_rng *r, size_t n)
 {
@@ -381,7 +375,7 @@ static void random_calls(pair *p, tgl_backend *gl, int count, const char *what)
     for (int i = 0; i < count; i++) {
         size_t ndim = tgt_below(r, 6), shape[TGL_MAX_DIMS] = {0}, n = 1;
         for (size_t d = 0; d < ndim; d++) {
-            shape[d] = n * 129 <= 8000 ? awkward(r) : 1;
+            shape[d] = n * 129 <= 8000 ? tgt_awkward_extent(r, 129) : 1;
             n *= shape[d];
         }
         if (ndim && tgt_below(r, 15) == 0)
@@ -405,7 +399,7 @@ static void one_hot_calls(pair *p, tgl_backend *gl, int count, const char *what)
     for (int i = 0; i < count; i++) {
         size_t ndim = 1 + tgt_below(r, 5), shape[TGL_MAX_DIMS] = {0}, n = 1;
         for (size_t d = 0; d < ndim; d++) {
-            shape[d] = n * 129 <= 20000 ? awkward(r) : 1;
+            shape[d] = n * 129 <= 20000 ? tgt_awkward_extent(r, 129) : 1;
             n *= shape[d];
         }
         if (tgt_below(r, 15) == 0)

@@ -166,13 +166,6 @@ static void stream(tgt_rng *r, call *c)
     c->offset = tgt_below(r, 3) == 0 ? 0xFFFFFFFFull - tgt_below(r, 64) : tgt_below(r, 2) ? 0 : tgt_next(r);
 }
 
-/* Extents that stress the index space: 1, primes, 2^k +- 1, past a workgroup. */
-static size_t awkward(tgt_rng *r)
-{
-    static const size_t pick[] = {1, 2, 3, 5, 7, 13, 31, 33, 63, 65, 127, 129, 257};
-    return pick[tgt_below(r, sizeof pick / sizeof *pick)];
-}
-
 /* count calls of every kind (and dropout) on random layouts of up to max_ndim dims, through gl. */
 static void random_calls(pair *p, tgl_backend *gl, int count, size_t max_elems, const char *what)
 {
@@ -184,7 +177,7 @@ static void random_calls(pair *p, tgl_backend *gl, int count, size_t max_elems, 
             dt = TGL_DTYPE_F32;
         size_t ndim = tgt_below(r, 5), shape[TGL_MAX_DIMS], n = 1;
         for (size_t d = 0; d < ndim; d++) {
-            shape[d] = n * 257 <= max_elems ? awkward(r) : 1;
+            shape[d] = n * 257 <= max_elems ? tgt_awkward_extent(r, 257) : 1;
             n *= shape[d];
         }
         if (tgt_below(r, 10) == 0 && ndim)
@@ -287,7 +280,8 @@ static void test_index_not_memory(void **state)
         for (int round = 0; round < 6; round++) {
             call dense = {.kind = round % 4, .seed = tgt_next(&p->rng), .offset = 0xFFFFFF00ull + (uint64_t)round};
             params(&p->rng, &dense);
-            size_t shape[3] = {awkward(&p->rng), awkward(&p->rng), 3}, idx[TGL_MAX_DIMS] = {0};
+            size_t shape[3] = {tgt_awkward_extent(&p->rng, 257), tgt_awkward_extent(&p->rng, 257), 3};
+            size_t idx[TGL_MAX_DIMS] = {0};
             call strided = dense;
             dense.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 3, shape);
             dense.out_bytes = shape[0] * shape[1] * shape[2] * 4;

@@ -162,12 +162,6 @@ static void test_known_values(void **state)
     }
 }
 
-static size_t awkward(tgt_rng *r)
-{
-    static const size_t pick[] = {1, 2, 3, 5, 7, 13, 31, 33, 63, 65, 127, 129};
-    return pick[tgt_below(r, sizeof pick / sizeof *pick)];
-}
-
 static void random_calls(pair *p, tgl_backend *gl, int count, const char *what)
 {
     tgt_rng *r = &p->rng;
@@ -175,7 +169,7 @@ static void random_calls(pair *p, tgl_backend *gl, int count, const char *what)
         tgl_dtype dt = dtypes[tgt_below(r, 5)];
         size_t ndim = 2 + tgt_below(r, 4), shape[TGL_MAX_DIMS] = {0}, n = 1;
         for (size_t d = 0; d < ndim; d++) {
-            shape[d] = n * 129 <= 30000 ? awkward(r) : 1;
+            shape[d] = n * 129 <= 30000 ? tgt_awkward_extent(r, 129) : 1;
             n *= shape[d];
         }
         if (tgt_below(r, 12) == 0)
