@@ -164,9 +164,36 @@ void main()
         }
         sq = tgl_group_sum(sq);
         bool bad = tgl_group_max(nan_ ? 1.0 : 0.0) > 0.5;
-        float r = 1.0 / sqrt(sq / float(u_len) + u_eps);
+        float r = 1.0 / sqrt(sq / float(u_len) + u_eps), scale = 1.0;
+        if (!bad && (is_inf(sq) || is_nan(sq) || is_inf(mean) || is_nan(mean))) {
+            // Finite values whose sum or squares overflow f32 (the CPU's double does not): the
+            // line again, scaled by a power of two that brings its largest magnitude to about
+            // 2^32 (a normal number, so a device that flushes subnormals changes nothing). An
+            // infinite element keeps the plain result, as the CPU's.
+            float m = 0.0;
+            for (uint k = lane; k < u_len; k += wg)
+                m = max(m, abs(in_at(oi, k)));
+            m = tgl_group_max(m);
+            if (!is_inf(m)) {
+                int e;
+                frexp(m, e);
+                scale = ldexp(1.0, 32 - e);
+                x0 *= scale;
+                s = 0.0;
+                for (uint k = lane; k < u_len && u_op == OP_LAYERNORM; k += wg)
+                    s += in_at(oi, k) * scale - x0;
+                mean = tgl_group_sum(s) / float(u_len);
+                sq = 0.0;
+                for (uint k = lane; k < u_len; k += wg) {
+                    float d = (in_at(oi, k) * scale - x0) - mean;
+                    sq += d * d;
+                }
+                sq = tgl_group_sum(sq);
+                r = 1.0 / sqrt(sq / float(u_len) + u_eps * scale * scale);
+            }
+        }
         for (uint k = lane; k < u_len; k += wg) {
-            float v = ((in_at(oi, k) - x0) - mean) * r;
+            float v = ((in_at(oi, k) * scale - x0) - mean) * r;
             if ((u_params & 1u) != 0u)
                 v *= w_at(k);
             if ((u_params & 2u) != 0u)

@@ -310,7 +310,7 @@ static void test_random(void **state)
 }
 
 /* By hand on both backends: a masked softmax row, a row of only -inf (NaN), a NaN in a norm's
- * line, a 3000-element line, and in place on a strided f16 view. */
+ * line, lines near the f32 range limit, a 3000-element line, and in place on a strided f16 view. */
 static void test_known(void **state)
 {
     tgt_pair *p = *state;
@@ -344,6 +344,24 @@ static void test_known(void **state)
         TGT_OK(b, tgl_copy_dtoh(b, got, po, 16));
         for (int j = 0; j < 4; j++)
             assert_true(isnan(got[j]));
+        /* near the f32 range limit, where sums and squares overflow f32 but not the CPU's double:
+         * rmsnorm of 3e38s is 1, layernorm of +-3e38 is +-1; an infinite element keeps the plain
+         * result (NaN for it, 0 for the finite ones) */
+        const float huge[3][4] = {{3e38f, 3e38f, 3e38f, 3e38f}, {3e38f, -3e38f, 3e38f, -3e38f},
+                                  {INFINITY, 1.0f, 2.0f, 3.0f}};
+        const float want_huge[3][4] = {{1, 1, 1, 1}, {1, -1, 1, -1}, {NAN, 0, 0, 0}};
+        for (int h = 0; h < 3; h++) {
+            TGT_OK(b, tgl_copy_htod(b, pi, huge[h], sizeof huge[h]));
+            if (h == 1)
+                TGT_OK(b, tgl_layernorm_t(b, &row, NULL, NULL, &orow, 1e-5f));
+            else
+                TGT_OK(b, tgl_rmsnorm_t(b, &row, NULL, &orow, 1e-5f));
+            TGT_OK(b, tgl_copy_dtoh(b, got, po, 16));
+            for (int j = 0; j < 4; j++)
+                if (isnan(want_huge[h][j]) ? !isnan(got[j]) : fabsf(got[j] - want_huge[h][j]) > 1e-6f)
+                    fail_msg("%s: %s of line %d near the f32 limit, element %d: %.9g where %.9g is expected",
+                             tgl_backend_name(b), h == 1 ? "layernorm" : "rmsnorm", h, j, got[j], want_huge[h][j]);
+        }
         /* a long f32 line: layernorm of 0, 1, ..., LONG-1 */
         float *line = malloc(LONG * sizeof *line);
         for (int j = 0; j < LONG; j++)
