@@ -196,6 +196,7 @@
 #define LOC_TMAP_START 1
 #define LOC_TMAP_NDIM 2
 #define LOC_TMAP_OUT_BASE 3
+#define LOC_TMAP_ZERO 4
 #define LOC_TMAP_BASE 8
 #define LOC_TMAP_SHAPE 16
 #define LOC_TMAP_OUT_STRIDE 24

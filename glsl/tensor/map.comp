@@ -95,6 +95,10 @@ layout(location = LOC_TMAP_STRIDE) uniform uint u_stride[8 * MAP_NIN];
 #if MAP_NUMS > 0
 layout(location = LOC_TMAP_NUM) uniform uint u_num[MAP_NUMS];
 #endif
+// 0, set by the host where the expression converts an i32 node: tgl_itof's result is then never
+// a compile-time constant. A comparison of a value with itself (a > a) folds to 0, and llvmpipe
+// then folded tgl_mul(a, 0.0) to 0 despite `precise` (inf * (inf > inf) gave 0, not NaN).
+layout(location = LOC_TMAP_ZERO) uniform uint u_zero;
 #define TGL_FNUM(k) uintBitsToFloat(u_num[k])
 #define TGL_INUM(k) int(u_num[k])
 
@@ -108,7 +112,7 @@ int tgl_icmp(uint op, int a, int b)
     bool r = op == 0u ? a == b : op == 1u ? a != b : op == 2u ? a < b : op == 3u ? a <= b : op == 4u ? a > b : a >= b;
     return r ? 1 : 0;
 }
-float tgl_itof(int x) { return uintBitsToFloat(tgl_i32_to_f32(uint(x))); }
+float tgl_itof(int x) { return uintBitsToFloat(tgl_i32_to_f32(uint(x)) | u_zero); }
 bool tgl_true(int c) { return c != 0; }
 bool tgl_true(float c) { return (floatBitsToUint(c) & 0x7FFFFFFFu) != 0u; }
 

@@ -575,6 +575,7 @@ typedef struct tgl_gl_map_t {
     int slot[TGL_EXPR_MAX_INPUTS];     /* input k -> its binding */
     GLuint nums[TGL_EXPR_MAX_NODES];   /* the numbers' bits (f32, or i32 for integer literals) */
     int n_nums;
+    int itof;                          /* the expression converts an i32 node (u_zero is live) */
     GLuint prog[2][2];                 /* by WORDS and LINEAR; 0 until a box needs it */
 } tgl_gl_map_t;
 tgl_status tgl_gl_map_t_begin(tgl_backend *b, const tgl__tew *e, tgl_gl_map_t *m);

@@ -238,6 +238,7 @@ tgl_status tgl_gl_map_t_begin(tgl_backend *b, const tgl__tew *e, tgl_gl_map_t *m
     }
     m->generated = x.t.p;
     m->n_nums = numbers;
+    m->itof = strstr(x.t.p, "tgl_itof(") != NULL;
     return TGL_OK;
 }
 
@@ -313,6 +314,8 @@ tgl_status tgl_gl_map_t_box(tgl_backend *b, tgl_gl_map_t *m, const tgl__tensor_v
     }
     if (m->n_nums)
         tgl_gl_uniform_uiv(b, p, LOC_TMAP_NUM, m->n_nums, m->nums);
+    if (m->itof)
+        tgl_gl_uniform_ui(b, p, LOC_TMAP_ZERO, 0u);
     if (words)
         tgl_gl_uniform_ui(b, p, LOC_TMAP_N, (GLuint)n);
     for (size_t i = first; !st && i < end; i += grid) {

@@ -177,6 +177,11 @@ static const known knowns[] = {
     {"a * 0", TGL_DTYPE_F32, TGL_DTYPE_F32, TGL_DTYPE_F32, F32_INF, 0u, F32_NAN},
     {"a + 0", TGL_DTYPE_F32, TGL_DTYPE_F32, TGL_DTYPE_F32, F32_NEG0, 0u, 0u},
     {"select(a - a, 1, 2)", TGL_DTYPE_F32, TGL_DTYPE_F32, TGL_DTYPE_I32, F32_INF, 0u, 1u},
+    /* a comparison of a value with itself is a constant 0: the product with it still IEEE's
+     * (llvmpipe folded it to 0 until tgl_itof's result stopped being a constant) */
+    {"a * (a > a)", TGL_DTYPE_F32, TGL_DTYPE_F32, TGL_DTYPE_F32, F32_INF, 0u, F32_NAN},
+    {"a * (a > a)", TGL_DTYPE_F32, TGL_DTYPE_F32, TGL_DTYPE_F32, 0xC0A00000u, 0u, F32_NEG0}, /* -5 */
+    {"clamp((a * (a > a)), a, 4)", TGL_DTYPE_F32, TGL_DTYPE_F32, TGL_DTYPE_BOOL, 0xFF800000u, 0u, 1u},
 };
 
 /* Runs "expr" over 0-d a and b on backend bk; the out element's bits. */
