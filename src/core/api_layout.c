@@ -156,9 +156,10 @@ TGL_API tgl_status tgl_roll(tgl_backend *b, const tgl_tensor *in, const int64_t 
         if (d >= in->ndim)
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "dims[%zu]: %zu is not below ndim %zu", k, d, in->ndim);
         size_t n = in->shape[d];
-        if (n) /* (total + s) mod n without overflow: both below n */
-            total[d] = total[d] >= n - wrap_shift(shifts[k], n) ? total[d] - (n - wrap_shift(shifts[k], n))
-                                                                 : total[d] + wrap_shift(shifts[k], n);
+        if (n) { /* (total + s) mod n without overflow: both below n */
+            size_t s = wrap_shift(shifts[k], n);
+            total[d] = total[d] >= n - s ? total[d] - (n - s) : total[d] + s;
+        }
     }
     if (skip || (st = check_memory(b, TGL__FN_ROLL, in, out)))
         return st;
