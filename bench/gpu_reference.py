@@ -61,6 +61,9 @@ def make_case(op, p):
     if "rows" in p and op != "matvec":
         r, c = p["rows"], p["cols"]
         x, w, bias, o = rand(r, c), rand(c), rand(c), torch.empty(r, c, device="cuda")
+        if op == "gather":  # PyTorch's own index dtype (int64)
+            idx = torch.randint(0, c, (r, c), device="cuda")
+            return lambda: torch.gather(x, 1, idx, out=o)
         if op == "rmsnorm" and hasattr(F, "rms_norm"):
             return lambda: F.rms_norm(x, (c,), w, 1e-5)
         return {

@@ -213,7 +213,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
-    X(MASKED_FILL, masked_fill)
+    X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -653,6 +653,31 @@ TGL_API tgl_status tgl_tril(tgl_backend *b, const tgl_tensor *in, const tgl_tens
  *   GL: a dim past 2^31 - 1).
  * Example: class labels (batch) into a (batch x classes) f32 target: tgl_one_hot(b, &labels, &target); */
 TGL_API tgl_status tgl_one_hot(tgl_backend *b, const tgl_tensor *indices, const tgl_tensor *out);
+
+/* ---- indexing along an axis: gather, index_select (descriptors) ------------------------- */
+/* PyTorch's torch.gather: out[i0, .., id, .., in] = in[i0, .., index[i0, .., id, .., in], .., in]
+ * with id at `axis`. index is i32 of in's ndim (any strides, broadcast views included), no larger
+ * than in along the other dims; out has index's shape and in's dtype, any strides, sharing no
+ * byte with in or index. Every index must lie in [0, in's extent along axis) (no negative
+ * indices, as PyTorch): the indices are checked on the device before anything is written, and
+ * one outside fails the call, naming its position and value. A 0-d in, index and out are one
+ * element (axis 0). The call waits for the check (GL: a 4-byte status read).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, axis, ndim or shapes, an index out of range, overlap),
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (index not i32, a block format; GL: more than
+ *   2^32 - 2 indices).
+ * Example: each row's label probability, probs (batch x classes) and labels (batch x 1):
+ *   tgl_gather(b, &probs, 1, &labels, &picked); */
+TGL_API tgl_status tgl_gather(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *index,
+                              const tgl_tensor *out);
+/* PyTorch's torch.index_select: out is in with the `axis` dim replaced by the rows, columns, ...
+ * that the 1-D i32 index names, in its order (repeats allowed): out's extent along axis is
+ * index's, the others in's; out has in's dtype, any strides, sharing no byte with in or index.
+ * Indices are checked as tgl_gather's (range [0, in's extent along axis), nothing written on a
+ * bad one). One pass over out.
+ * Errors: as tgl_gather's, and index not 1-D.
+ * Example: rows 4, 0 and 4 of a table: tgl_index_select(b, &table, 0, &ids, &rows); */
+TGL_API tgl_status tgl_index_select(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *index,
+                                    const tgl_tensor *out);
 
 /* ---- moving elements: flip, roll, repeat, pad (descriptors) ------------------------------- */
 /* Each is strided copies (and, for a constant pad, fills) of in into out, which have one ndim

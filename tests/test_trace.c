@@ -39,6 +39,7 @@ typedef struct outputs {
     float tri[2 * ROWS * COLS];        /* tgl_triu and tgl_tril of pm */
     float moved[4 * ROWS * COLS + (ROWS + 2) * (COLS + 2)]; /* tgl_flip, tgl_roll, tgl_repeat (2 x 1), tgl_pad of pm */
     uint8_t hot[ROWS * COLS]; /* tgl_one_hot of rowarg's first ROWS (bool) */
+    float picks[ROWS + ROWS * ROWS]; /* tgl_gather of pm by those (a column), tgl_index_select of its columns */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -229,6 +230,14 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_tensor thot = tgl_tensor_contiguous(fresh(b, sizeof o->hot), TGL_DTYPE_BOOL, 2, (size_t[]){ROWS, COLS});
     OK(tgl_one_hot(b, &tids, &thot));
     OK(tgl_copy_dtoh(b, o->hot, thot.data, sizeof o->hot));
+    tgl_tensor tidcol = tids, tcolumn = tgl_tensor_contiguous(fresh(b, sizeof o->picks), TGL_DTYPE_F32, 2, (size_t[]){ROWS, 1});
+    tgl_tensor tsel = tgl_tensor_contiguous(tcolumn.data + ROWS * sizeof(float), TGL_DTYPE_F32, 2, (size_t[]){ROWS, ROWS});
+    tidcol.ndim = 2;
+    tidcol.shape[1] = 1;
+    tidcol.strides[1] = 1;
+    OK(tgl_gather(b, &tm, 1, &tidcol, &tcolumn));
+    OK(tgl_index_select(b, &tm, 1, &tids, &tsel));
+    OK(tgl_copy_dtoh(b, o->picks, tcolumn.data, sizeof o->picks));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

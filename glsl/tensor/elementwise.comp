@@ -15,7 +15,14 @@
 // never read) and TRIANGLE (out = input 0 where its last two whole coordinates, col - row, are
 // >= (u_op 1: triu) or <= (u_op 0: tril) the i32 diagonal in u_value, else 0), ONE_HOT (out =
 // 1 where the i32 input 0 equals the element's last whole coordinate, else 0), MASKED_FILL (out =
-// u_value where the bool input 0 is true, else input 1) and DROPOUT (out = input 0 * 0 or 1 * f32 u_value, kept where the first word >> 8 is
+// u_value where the bool input 0 is true, else input 1), GATHER (out = input 1's element
+// u_axis_stride * k further, k the i32 input 0, the host having checked k; input 1's stride
+// along the gathered axis is 0 in the index space, and a dispatch whose window of input 1 holds
+// only the indices [u_chunk_lo, u_chunk_lo + u_chunk_len) leaves the other elements as they
+// are; it writes nothing unless the status word at binding 2 says the check found no bad
+// index; input 1 is walked by coordinates in every variant, LINEAR and VEC4 walking only the
+// index and out densely), CHECK_INDEX (the status word, out's element, lowered by atomicMin to
+// the whole row-major position of each i32 input 0 outside [0, u_value); no element written) and DROPOUT (out = input 0 * 0 or 1 * f32 u_value, kept where the first word >> 8 is
 // at least u_step; one float dtype); the formulas are src/cpu/cpu_random.c's, statement for
 // statement. Each operand is bound from the lowest element it reaches, so its
 // offsets are small non-negative numbers even with negative strides; the strides are two's
@@ -65,7 +72,7 @@
 #endif
 #if defined(WHERE) || defined(CLAMP)
 #define NIN 3
-#elif defined(COMPARE) || defined(BINARY) || defined(MASKED_FILL)
+#elif defined(COMPARE) || defined(BINARY) || defined(MASKED_FILL) || defined(GATHER)
 #define NIN 2
 #else
 #define NIN 1
@@ -87,6 +94,8 @@
 #endif
 #if defined(WHERE) || defined(MASKED_FILL)
 #define IN0_BYTES 1 // the condition, the mask
+#elif defined(GATHER)
+#define IN0_BYTES 4 // the index
 #else
 #define IN0_BYTES IN_BYTES
 #endif
@@ -132,13 +141,19 @@ uvec4 unquad(uint q) { return uvec4(q & 0xFFu, (q >> 8) & 0xFFu, (q >> 16) & 0xF
 
 #ifdef VEC4
 layout(std430, binding = 0) readonly buffer In0 { QUAD0 x0[]; };
-#if NIN > 1
+#if defined(GATHER) // its in: an element at a time
+layout(std430, binding = 1) readonly buffer In1 { uint x1[]; };
+#elif NIN > 1
 layout(std430, binding = 1) readonly buffer In1 { QUAD_IN x1[]; };
 #endif
 #if NIN > 2
 layout(std430, binding = 2) readonly buffer In2 { QUAD_IN x2[]; };
 #endif
+#if defined(CHECK_INDEX) // the status word
+layout(std430, binding = 3) buffer Out { uint y[]; };
+#else
 layout(std430, binding = 3) writeonly buffer Out { QUAD_OUT y[]; };
+#endif
 #else
 layout(std430, binding = 0) readonly buffer In0 { uint x0[]; };
 #if NIN > 1
@@ -172,8 +187,15 @@ layout(location = LOC_TEW_STRIDE1) uniform uint u_stride1[8];
 #if NIN > 2
 layout(location = LOC_TEW_STRIDE2) uniform uint u_stride2[8];
 #endif
-#if defined(TRIANGLE) || defined(ONE_HOT) || defined(RANDOM) || defined(DROPOUT)
+#if defined(TRIANGLE) || defined(ONE_HOT) || defined(RANDOM) || defined(DROPOUT) || defined(CHECK_INDEX)
 layout(location = LOC_TEW_ORIGIN) uniform uint u_origin[8]; // the box's first index along each dim
+#endif
+#ifdef GATHER
+layout(std430, binding = 2) readonly buffer Status { uint status[]; }; // the check's: 0xFFFFFFFF, none bad
+layout(location = LOC_TEW_AXIS_STRIDE) uniform uint u_axis_stride; // input 1's along the axis
+layout(location = LOC_TEW_CHUNK_LO) uniform uint u_chunk_lo;       // the indices input 1's window
+layout(location = LOC_TEW_CHUNK_LEN) uniform uint u_chunk_len;     // holds: u_chunk_lo on
+bool g_skip = false; // the element's index is outside this dispatch's: out keeps it
 #endif
 #if defined(TRIANGLE) || defined(ONE_HOT)
 // Coordinate d of the box's linear index i in the whole index space.
@@ -185,10 +207,8 @@ uint whole_coord(uint i, int d)
     return (d > 0 ? rest % u_shape[d] : rest) + u_origin[d];
 }
 #endif
-#if defined(RANDOM) || defined(DROPOUT)
+#if defined(RANDOM) || defined(DROPOUT) || defined(CHECK_INDEX)
 layout(location = LOC_TEW_WHOLE) uniform uint u_whole[8];   // the whole index space's shape
-layout(location = LOC_TEW_CONSECUTIVE) uniform uint u_consecutive;  // the box's elements follow
-layout(location = LOC_TEW_FIRST_INDEX) uniform uint u_first_index[2]; // each other from this one
 
 // The row-major index (low, high word) in the whole index space of the box's linear index i:
 // each coordinate plus the box's origin times the whole extents inside it, from the innermost
@@ -212,6 +232,11 @@ uvec2 whole_index(uint i)
     }
     return at;
 }
+#endif
+
+#if defined(RANDOM) || defined(DROPOUT)
+layout(location = LOC_TEW_CONSECUTIVE) uniform uint u_consecutive;  // the box's elements follow
+layout(location = LOC_TEW_FIRST_INDEX) uniform uint u_first_index[2]; // each other from this one
 
 // (x >> 8) * 2^-24: exact, in [0, 1).
 float u24(uint x)
@@ -370,6 +395,26 @@ void locate(uint i, out uint o0, out uint o1, out uint o2, out uint oy)
 #endif
 }
 
+#ifdef GATHER
+// Input 1's element offset (at index 0 along the gathered axis) of linear index i, from its
+// coordinates: the LINEAR and VEC4 variants walk only the index and out without them.
+uint source_offset(uint i)
+{
+    uint o = u_base1, rest = i;
+    for (int k = int(u_ndim) - 1; k > 0; k--) {
+        o += (rest % u_shape[k]) * u_stride1[k];
+        rest /= u_shape[k];
+    }
+    return u_ndim > 0u ? o + rest * u_stride1[0] : o;
+}
+
+// The element of input 1 that index k picks for linear index i whose input 1 offset is at.
+uint gathered(uint at, uint k)
+{
+    return tgl_convert(LOAD_IN(x1, at + k * u_axis_stride), uint(IN_DTYPE), uint(OUT_DTYPE));
+}
+#endif
+
 // An ordered integer for f32 bits that are not NaN: -0 and +0 alike, subnormals kept.
 int float_key(uint f)
 {
@@ -467,6 +512,18 @@ uint value(uint i)
 {
     uint o0, o1, o2, oy, a0 = 0u, a1 = 0u, a2 = 0u;
     locate(i, o0, o1, o2, oy);
+#ifdef GATHER
+    // the index (checked: in [0, the axis's extent)) picks input 1's element along the axis
+    uint k = LOAD0(o0);
+    if (k - u_chunk_lo >= u_chunk_len) {
+        g_skip = true;
+        return 0u;
+    }
+#ifdef LINEAR
+    o1 = source_offset(i);
+#endif
+    return gathered(o1, k);
+#endif
 #if !defined(FILL) && !defined(ARANGE) && !defined(RANDOM)
     a0 = LOAD0(o0);
 #endif
@@ -490,7 +547,32 @@ uint out_offset(uint i)
 
 void main()
 {
+#ifdef GATHER
+    if (status[0] != 0xFFFFFFFFu) // an index out of range: the call fails, nothing written
+        return;
+#endif
+#if defined(CHECK_INDEX)
+    // the index space's first position (row-major) whose i32 index is outside [0, u_value); a
+    // negative index is a large unsigned one
 #ifdef VEC4
+    uint q = tgl_global_index();
+    if (q >= u_n)
+        return;
+    uint i = u_start + 4u * tgl_sweep(q, u_n);
+    uvec4 k = x0[(u_base0 + i) / 4u];
+    for (int j = 0; j < 4; j++)
+        if (k[j] >= u_value)
+            atomicMin(y[u_out_base], whole_index(i + uint(j)).x);
+#else
+    uint i = tgl_global_index();
+    if (i >= u_n)
+        return;
+    uint o0, o1, o2, oy;
+    locate(u_start + i, o0, o1, o2, oy);
+    if (LOAD0(o0) >= u_value)
+        atomicMin(y[u_out_base], whole_index(u_start + i).x);
+#endif
+#elif defined(VEC4)
     uint q = tgl_global_index();
     if (q >= u_n)
         return;
@@ -499,13 +581,27 @@ void main()
 #if !defined(FILL) && !defined(ARANGE) && !defined(RANDOM)
     a0 = unquad(x0[(u_base0 + i) / 4u]);
 #endif
-#if NIN > 1
+#if NIN > 1 && !defined(GATHER)
     a1 = unquad(x1[(u_base1 + i) / 4u]);
 #endif
 #if NIN > 2
     a2 = unquad(x2[(u_base2 + i) / 4u]);
 #endif
     uvec4 r;
+#if defined(GATHER) // the host takes this variant where in's window holds the whole axis
+    // in's offsets from the coordinates once: the next element is one step along the last dim
+    // until that dim wraps (an H200 spent more time in the divisions than in the loads)
+    int last = int(u_ndim) - 1;
+    uint c = i % u_shape[last], at = source_offset(i);
+    for (int k = 0; k < 4; k++) {
+        if (k > 0) {
+            c++;
+            at = c < u_shape[last] ? at + u_stride1[last] : source_offset(i + uint(k));
+            c = c < u_shape[last] ? c : 0u;
+        }
+        r[k] = gathered(at, a0[k]);
+    }
+#else
 #if defined(RANDOM) || defined(DROPOUT)
     uvec4 w = draw(index_of(i)); // the host takes this variant where the four are one block
 #ifdef RANDOM
@@ -521,6 +617,7 @@ void main()
     for (int k = 0; k < 4; k++)
         r[k] = compute(i + uint(k), a0[k], a1[k], a2[k]);
 #endif
+#endif
     y[(u_out_base + i) / 4u] = QUAD_OF(r);
 #else
 #if OUT_BYTES < 4
@@ -535,7 +632,14 @@ void main()
         uint slot = w * per + k; // element of the out window
         if (slot < u_out_base || slot - u_out_base >= u_n)
             continue;
-        word |= value(slot - u_out_base) << (bits * k);
+        uint v = value(slot - u_out_base);
+#ifdef GATHER
+        if (g_skip) { // another dispatch writes it: keep its bits
+            g_skip = false;
+            continue;
+        }
+#endif
+        word |= v << (bits * k);
         keep &= ~(mask << (bits * k));
     }
     y[w] = keep == 0u ? word : (y[w] & keep) | word;
@@ -544,6 +648,10 @@ void main()
     if (i >= u_n)
         return;
     uint v = value(u_start + i), at = out_offset(u_start + i);
+#ifdef GATHER
+    if (g_skip)
+        return;
+#endif
 #if OUT_BYTES == 4
     y[at] = v;
 #else

@@ -252,6 +252,22 @@ static tgl_status run_broadcast(tgl_backend *b, const size_t *p, const tgl_ptr *
     return tgl_binary_broadcast(b, TGL_BINARY_ADD, u[0], p, 2, u[2], p + 1, 1, u[1]);
 }
 
+/* tgl_gather along the last axis of a rows x cols f32 matrix by a rows x cols i32 index of
+ * random columns (torch: torch.gather(x, 1, idx, out=o)): x, the index and out once each. */
+static void spec_gather_axis(const size_t *p, bench_spec *s)
+{
+    spec_rows(p, s, p[0] * p[1], 3 * F4 * p[0] * p[1]);
+    buf(s, p[0] * p[1], BENCH_IDS, p[1]);
+}
+
+static tgl_status run_gather_axis(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor x = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 2, p), out = x;
+    tgl_tensor idx = tgl_tensor_contiguous(u[2], TGL_DTYPE_I32, 2, p);
+    out.data = u[1];
+    return tgl_gather(b, &x, 1, &idx, &out);
+}
+
 /* ---- LLM kernels ------------------------------------------------------------------------ */
 
 /* p = {batch, seq, heads, head_dim} */
@@ -438,6 +454,8 @@ const bench_op tgl_bench_ops[] = {
     {"compare_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_compare_where, run_compare_where, NULL,
      NULL},
     {"map_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_map_where, run_map_where, NULL, NULL},
+    {"gather", "tensor", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_gather_axis,
+     run_gather_axis, NULL, NULL},
     {"random_normal", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_random_normal, NULL, NULL},
     {"dropout", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_dropout, NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},

@@ -168,6 +168,10 @@ typedef enum {
                           i32 diagonal in `value`, else 0; row, col the last two coordinates */
     TGL__TEW_ONE_HOT,  /* out = 1 where in[0] (i32) equals the last coordinate, else 0 */
     TGL__TEW_MASKED_FILL, /* out = `value` (an element's bits) where in[0] (bool), else in[1] */
+    TGL__TEW_GATHER,   /* out = in[1] moved along `axis_stride` by the i32 in[0] (in[1]'s stride
+                          along the gathered axis is 0 in the index space; the indices checked) */
+    TGL__TEW_CHECK_INDEX, /* vtable->gather's first pass: the first element of the i32 in[0] outside
+                             [0, `value`), in row-major order (GL: into a status word, out) */
     TGL__TEW_COUNT
 } tgl__tew_op;
 #define TGL__TEW_MAX_INPUTS 8
@@ -178,6 +182,8 @@ typedef struct tgl__tew {
     uint32_t step;  /* arange: the step (f32 bits for the float dtypes, i32 for i32) */
     uint32_t extra; /* random: a third parameter */
     uint64_t seed, offset; /* random, dropout: Philox's key and first counter */
+    int64_t axis_stride;   /* gather: in[1]'s stride (elements) along the gathered axis */
+    size_t axis_len;       /* gather: in[1]'s extent along it (every index below it) */
     size_t ndim, n, nin;
     size_t shape[TGL_MAX_DIMS];
     tgl__tensor_view out, in[TGL__TEW_MAX_INPUTS];
@@ -273,6 +279,12 @@ typedef struct tgl__vtable {
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
     tgl_status (*tensor_ewise)(tgl_backend *b, const tgl__tew *e);
+    /* tgl_gather's two passes: check, a TGL__TEW_CHECK_INDEX over a non-empty index view (in[0]),
+     * then, only where every index is inside [0, check->value), e (a TGL__TEW_GATHER). Sets
+     * *bad_pos to the row-major position of check's first element outside that range and
+     * *bad_value to it (e then writes nothing), or *bad_pos to UINT64_MAX. */
+    tgl_status (*gather)(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
+                         int32_t *bad_value);
     tgl_status (*reduce_t)(tgl_backend *b, const tgl__rdt *r);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);

@@ -257,6 +257,17 @@ static void cost_one_hot(const tgl__args_ONE_HOT *a, cost *o)
     o->bytes = tensor_bytes(a->indices) + tensor_bytes(a->out);
 }
 
+/* gather: the indices read twice (the check, the gather), an element of in and of out per index */
+static void cost_gather(const tgl__args_GATHER *a, cost *o)
+{
+    o->bytes = 2.0 * tensor_bytes(a->index) + 2.0 * tensor_bytes(a->out);
+}
+
+static void cost_index_select(const tgl__args_INDEX_SELECT *a, cost *o)
+{
+    o->bytes = 2.0 * tensor_bytes(a->index) + 2.0 * tensor_bytes(a->out);
+}
+
 static void cost_masked_fill(const tgl__args_MASKED_FILL *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + tensor_bytes(a->mask) + tensor_bytes(a->out);

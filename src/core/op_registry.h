@@ -125,6 +125,8 @@
 #define TGL__ARGS_TRIL(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ENUM(int64_t, diagonal)
 #define TGL__ARGS_ONE_HOT(ARG, ENUM, ARR) ARG(t, indices) ARG(T, out)
 #define TGL__ARGS_MASKED_FILL(ARG, ENUM, ARR) ARG(t, in) ARG(t, mask) ARG(d, value) ARG(T, out)
+#define TGL__ARGS_GATHER(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(t, index) ARG(T, out)
+#define TGL__ARGS_INDEX_SELECT(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(t, index) ARG(T, out)
 #define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
 #define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
@@ -192,7 +194,9 @@
     X(REPEAT, tgl_repeat, TGL_OP_REPEAT, tensor_ewise, TGL__DT_DATA, EXACT, cost_repeat, WARM)             \
     X(PAD, tgl_pad, TGL_OP_PAD, tensor_ewise, TGL__DT_DATA, EXACT, cost_pad, WARM)                         \
     X(ONE_HOT, tgl_one_hot, TGL_OP_ONE_HOT, tensor_ewise, TGL__DT_DATA, EXACT, cost_one_hot, WARM)             \
-    X(MASKED_FILL, tgl_masked_fill, TGL_OP_MASKED_FILL, tensor_ewise, TGL__DT_DATA, EXACT, cost_masked_fill, WARM)
+    X(MASKED_FILL, tgl_masked_fill, TGL_OP_MASKED_FILL, tensor_ewise, TGL__DT_DATA, EXACT, cost_masked_fill, WARM) \
+    X(GATHER, tgl_gather, TGL_OP_GATHER, gather, TGL__DT_DATA, EXACT, cost_gather, WARM)                  \
+    X(INDEX_SELECT, tgl_index_select, TGL_OP_INDEX_SELECT, gather, TGL__DT_DATA, EXACT, cost_index_select, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

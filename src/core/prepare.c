@@ -106,6 +106,13 @@ static void elementwise(warm *c)
     did(c, tgl_argmax_t(b, &x, 1, &ids));
     did(c, tgl_argmin_t(b, &x, 1, &ids));
     did(c, tgl_one_hot(b, &ids, &out)); /* one program per out dtype */
+    /* gather and index_select by those indices: the check pass, then the gather (f32) */
+    tgl_tensor picks = ids, picked = tgl_tensor_contiguous(c->w, TGL_DTYPE_F32, 2, col);
+    picks.ndim = 2;
+    picks.shape[1] = 1;
+    picks.strides[1] = 1;
+    did(c, tgl_gather(b, &x, 1, &picks, &picked));
+    did(c, tgl_index_select(b, &x, 0, &ids, &out));
     /* the row-wise ops over descriptors (a workgroup per line), f32 */
     did(c, tgl_softmax_t(b, &x, 1, &out));
     did(c, tgl_log_softmax_t(b, &x, 1, &out));

@@ -35,6 +35,8 @@ tgl_status tgl_cpu_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y,
 tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a);
 tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c);
 tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e);
+tgl_status tgl_cpu_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
+                          int32_t *bad_value);
 /* tgl_random's and tgl_dropout's element at out's row-major index `index`; x is dropout's input
  * element (cpu_random.c). st keeps the block of four last drawn; zero it before a call's walk. */
 typedef struct tgl_cpu_random_state {

@@ -137,6 +137,13 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
             else
                 tgl_cpu_convert(e->out.dtype, e->out.dtype, in[1] + at[1] * (int64_t)is[1], o); /* bool as 0 or 1 */
             break;
+        case TGL__TEW_GATHER: { /* the index was checked: in[1]'s element along the axis */
+            int32_t k;
+            memcpy(&k, x, 4);
+            const uint8_t *from = in[1] + (at[1] + (int64_t)k * e->axis_stride) * (int64_t)is[1];
+            tgl_cpu_convert(e->out.dtype, e->in[1].dtype, from, o); /* bool as 0 or 1 */
+            break;
+        }
         case TGL__TEW_ONE_HOT: {
             int32_t v, one;
             memcpy(&v, x, 4);
@@ -183,4 +190,40 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
         }
     }
     return TGL_OK;
+}
+
+static tgl_status index_check(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value)
+{
+    const tgl__tensor_view *v = &check->in[0];
+    const uint8_t *base = (const uint8_t *)tgl_cpu_at(v->view);
+    if (!base)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "index check: the indices have no buffer");
+    size_t idx[TGL_MAX_DIMS] = {0};
+    int64_t at = (int64_t)v->base;
+    *bad_pos = UINT64_MAX;
+    for (size_t i = 0; i < check->n; i++) {
+        int32_t k;
+        memcpy(&k, base + at * 4, 4);
+        if ((uint32_t)k >= check->value) { /* a negative index as a large unsigned one */
+            *bad_pos = i;
+            *bad_value = k;
+            return TGL_OK;
+        }
+        for (size_t d = check->ndim; d-- > 0;) { /* next index: carry through the dims */
+            if (++idx[d] < check->shape[d]) {
+                at += v->strides[d];
+                break;
+            }
+            at -= v->strides[d] * (int64_t)(check->shape[d] - 1);
+            idx[d] = 0;
+        }
+    }
+    return TGL_OK;
+}
+
+tgl_status tgl_cpu_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
+                          int32_t *bad_value)
+{
+    tgl_status st = index_check(b, check, bad_pos, bad_value);
+    return st || *bad_pos != UINT64_MAX ? st : tgl_cpu_tensor_ewise(b, e);
 }

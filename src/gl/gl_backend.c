@@ -123,6 +123,7 @@ static const tgl__vtable gl_vtable = {
     .gather_rows = tgl_gl_gather_rows,
     .strided = tgl_gl_strided,
     .tensor_ewise = tgl_gl_tensor_ewise,
+    .gather = tgl_gl_gather,
     .reduce_t = tgl_gl_reduce_t,
     .map = tgl_gl_map,
     .gemm = tgl_gl_gemm,

@@ -558,6 +558,10 @@ void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char 
 tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tgl__strided *s, int *done);
 void tgl_gl_transpose_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e);
+/* vtable->gather: a fill of the status word, the CHECK_INDEX pass into it, the GATHER pass that
+ * writes only while the word says no index was bad, then a 4-byte read of the word. */
+tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
+                         int32_t *bad_value);
 void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r);
 void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);

@@ -18,7 +18,8 @@ typedef struct tew_flags {
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
                                                           "FILL", "ARANGE", "MAP", /* MAP: gl_map.c's kernel */
-                                                          "RANDOM", "DROPOUT", "TRIANGLE", "ONE_HOT", "MASKED_FILL"};
+                                                          "RANDOM", "DROPOUT", "TRIANGLE", "ONE_HOT", "MASKED_FILL",
+                                                          "GATHER", "CHECK_INDEX"};
 static const tgl_gl_def tew_defs[] = {
     TGL_GL_NAME(tew_flags, op, op_defines),
     TGL_GL_UINT(tew_flags, in, "IN_DTYPE"),
@@ -31,7 +32,9 @@ static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "t
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
                                                        "tgl_arange", "tgl_map_t", "tgl_random", "tgl_dropout",
                                                        "tgl_triu", /* or tgl_tril */
-                                                       "tgl_one_hot", "tgl_masked_fill"};
+                                                       "tgl_one_hot", "tgl_masked_fill",
+                                                       "tgl_gather", /* or tgl_index_select */
+                                                       "tgl_gather"};
 /* elementwise.comp's inputs: bindings 0..2 (out at 3) */
 #define KERNEL_INPUTS 3
 
@@ -51,10 +54,12 @@ static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int wor
     return p;
 }
 
-/* The dtype the kernel's IN_DTYPE names: where's a and bb, masked_fill's in (input 0 the bool mask). */
+/* The dtype the kernel's IN_DTYPE names: where's a and bb, masked_fill's in (input 0 the bool
+ * mask), gather's in (input 0 the i32 index). */
 static tgl_dtype in_dtype(const tgl__tew *e)
 {
-    return e->op == TGL__TEW_WHERE || e->op == TGL__TEW_MASKED_FILL ? e->in[1].dtype : e->in[0].dtype;
+    return e->op == TGL__TEW_WHERE || e->op == TGL__TEW_MASKED_FILL || e->op == TGL__TEW_GATHER ? e->in[1].dtype
+                                                                                                  : e->in[0].dtype;
 }
 
 /* Row-major dense over the dims of more than one index, with positive strides. */
@@ -130,6 +135,8 @@ typedef struct tew_run {
     size_t max_bytes;  /* a window's limit */
     unsigned backward; /* the VEC4 variant's direction (glsl/common/sweep.glsl) */
     tgl_gl_map_t *map; /* tgl_map_t: its own kernel per box (gl_map.c) */
+    size_t chunk_lo, chunk_len; /* gather: the indices along the axis that in's window holds */
+    tgl_gl_buffer *status;      /* gather: the check's status word (binding 2) */
 } tew_run;
 
 static size_t window_bytes(const tgl__tensor_view *v)
@@ -177,8 +184,16 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
     tgl_gl_uniform_ui(b, prog, LOC_TEW_STEP, (GLuint)e->step);
     tgl_gl_uniform_ui(b, prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
     tgl_gl_uniform_dims(b, prog, LOC_TEW_SHAPE, bx->shape, ndim);
-    if (e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_ONE_HOT || e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT)
+    if (e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_ONE_HOT || e->op == TGL__TEW_RANDOM ||
+        e->op == TGL__TEW_DROPOUT || e->op == TGL__TEW_CHECK_INDEX)
         tgl_gl_uniform_dims(b, prog, LOC_TEW_ORIGIN, bx->lo, ndim);
+    if (e->op == TGL__TEW_CHECK_INDEX)
+        tgl_gl_uniform_dims(b, prog, LOC_TEW_WHOLE, e->shape, ndim);
+    if (e->op == TGL__TEW_GATHER) {
+        tgl_gl_uniform_ui(b, prog, LOC_TEW_AXIS_STRIDE, (GLuint)(uint64_t)e->axis_stride); /* two's complement */
+        tgl_gl_uniform_ui(b, prog, LOC_TEW_CHUNK_LO, (GLuint)x->chunk_lo);
+        tgl_gl_uniform_ui(b, prog, LOC_TEW_CHUNK_LEN, (GLuint)x->chunk_len);
+    }
     if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) {
         const GLuint seed[2] = {(GLuint)e->seed, (GLuint)(e->seed >> 32)};
         const GLuint offset[2] = {(GLuint)e->offset, (GLuint)(e->offset >> 32)};
@@ -203,18 +218,24 @@ static tgl_status plan_program(tew_run *x, GLuint *prog, int words, int linear, 
     return tgl_gl_plan_program(x->b, &plan, prog);
 }
 
-static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
+static tgl_status dispatch_piece(tew_run *x, const box *bx, size_t n)
 {
     tgl_backend *b = x->b;
     const tgl__tew *e = x->e;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t ndim = e->ndim, os = tgl_dtype_size(bx->out.dtype), pad;
-    int out_dense = dense(ndim, bx->shape, bx->out.strides), linear = out_dense;
-    for (size_t k = 0; k < e->nin; k++)
+    int out_dense = dense(ndim, bx->shape, bx->out.strides);
+    /* check_index's out is the status word, never walked; gather's in (input 1) is walked by
+     * coordinates in every variant */
+    int linear = out_dense || e->op == TGL__TEW_CHECK_INDEX;
+    size_t walked = e->op == TGL__TEW_GATHER ? 1 : e->nin;
+    for (size_t k = 0; k < walked; k++)
         linear &= dense(ndim, bx->shape, bx->in[k].strides);
     int words = os < 4 && out_dense, vec4 = linear;
     if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) /* VEC4: four elements, one block */
         vec4 &= bx->one_run && bx->first % 4 == 0;
+    if (e->op == TGL__TEW_GATHER) /* VEC4 stores four: every index inside the window */
+        vec4 &= x->chunk_len == e->axis_len;
     if (x->map)
         return tgl_gl_map_t_box(b, x->map, &bx->out, bx->in, bx->shape, n, words, linear);
     /* bindings 0..nin-1 the inputs, 3 the output; unused ones repeat input 0 (never read) */
@@ -224,8 +245,10 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
         size_t j = k < e->nin ? k : 0;
         bind[k] = tgl_gl_window(b, bx->in[j].view, window_bytes(&bx->in[j]), 0, &pad);
         base[k] = (GLuint)(pad / tgl_dtype_size(bx->in[j].dtype) + bx->in[j].base);
-        vec4 &= quad_aligned(&bx->in[j], pad);
+        vec4 &= j >= walked || quad_aligned(&bx->in[j], pad);
     }
+    if (e->op == TGL__TEW_GATHER) /* in place of a third input */
+        bind[2] = (tgl_gl_binding){.buf = x->status, .bytes = 16};
     bind[3] = tgl_gl_window(b, bx->out.view, window_bytes(&bx->out), 1, &pad);
     GLuint out_base = (GLuint)(pad / os + bx->out.base);
     vec4 &= quad_aligned(&bx->out, pad);
@@ -268,6 +291,41 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
         tgl_gl_uniform_ui(b, *prog, LOC_TEW_N, (GLuint)count);
         tgl_gl_uniform_ui(b, *prog, LOC_TEW_START, (GLuint)i);
         st = tgl_gl_dispatch(b, *prog, bind, 4, tgl_gl_ceil_div(count, l->workgroup_size));
+    }
+    return st;
+}
+
+/* Gather's in over a box (w, its stride along the axis 0) widened to the indices [c0, c0 + len)
+ * along the axis (stride s): its base is then the offset of the box's first element at index 0
+ * along the axis, from which the kernel steps index * s. */
+static tgl__tensor_view axis_window(const tgl__tensor_view *w, int64_t s, size_t c0, size_t len)
+{
+    tgl__tensor_view r = *w;
+    int64_t first = (int64_t)c0 * s, last = (int64_t)(c0 + len - 1) * s, base = (int64_t)w->base;
+    int64_t lo = -base + (first < last ? first : last), hi = (int64_t)w->span - 1 - base + (first < last ? last : first);
+    r.view.offset = (size_t)((int64_t)w->view.offset + (lo + base) * (int64_t)tgl_dtype_size(w->dtype));
+    r.base = (size_t)-lo;
+    r.span = (size_t)(hi - lo + 1);
+    return r;
+}
+
+/* A box whose windows fit: gather runs it once per run of indices along the axis whose window
+ * of in fits (each run's pass writes the elements whose index falls in it), the others once. */
+static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
+{
+    const tgl__tew *e = x->e;
+    if (e->op != TGL__TEW_GATHER)
+        return dispatch_piece(x, bx, n);
+    size_t extent = e->axis_len, most = x->max_bytes / tgl_dtype_size(e->in[1].dtype);
+    uint64_t step = e->axis_stride < 0 ? 0 - (uint64_t)e->axis_stride : (uint64_t)e->axis_stride;
+    size_t len = step ? (size_t)((most - bx->in[1].span) / step + 1) : extent; /* the box's window fits */
+    tgl_status st = TGL_OK;
+    for (size_t c0 = 0; !st && c0 < extent; c0 += len) {
+        box piece = *bx;
+        x->chunk_lo = c0;
+        x->chunk_len = extent - c0 < len ? extent - c0 : len;
+        piece.in[1] = axis_window(&bx->in[1], e->axis_stride, c0, x->chunk_len);
+        st = dispatch_piece(x, &piece, n);
     }
     return st;
 }
@@ -324,7 +382,8 @@ static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
     return st;
 }
 
-tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
+/* e; gather reads the status word from `status`. */
+static tgl_status run_tew(tgl_backend *b, const tgl__tew *e, tgl_gl_buffer *status)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     switch (route(e)) {
@@ -342,7 +401,9 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     }
     /* the kernel takes a dim's extent in 32 bits for random's counters, 31 for coordinates */
     size_t most = e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_ONE_HOT ? (size_t)INT32_MAX : (size_t)UINT32_MAX;
-    for (size_t d = 0; e->op >= TGL__TEW_RANDOM && d < e->ndim; d++)
+    if (e->op == TGL__TEW_CHECK_INDEX && e->n >= UINT32_MAX) /* positions in 32 bits, one for none */
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: %zu indices, past 2^32 - 2", op_fns[e->op], e->n);
+    for (size_t d = 0; e->op >= TGL__TEW_RANDOM && e->op != TGL__TEW_GATHER && d < e->ndim; d++)
         if (e->shape[d] > most)
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: dim %zu has %zu indices, past %zu",
                              e->op == TGL__TEW_TRIANGLE && !e->sub ? "tgl_tril" : op_fns[e->op], d, e->shape[d], most);
@@ -352,6 +413,7 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
         bytes += (uint64_t)e->n * tgl_dtype_size(e->in[k].dtype);
     tew_run x = {.b = b,
                  .e = e,
+                 .status = status,
                  .max_bytes = tgl_gl_max_window_elems(l, 4) * 4,
                  .backward = tgl_gl_sweep_direction(tgl_gl_of(b), bytes)};
     size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS] = {0};
@@ -372,6 +434,46 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     return st;
 }
 
+tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
+{
+    if (e->op == TGL__TEW_GATHER) /* (vtable->gather runs it, after its check) */
+        return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_gather: the gather pass without its check");
+    return run_tew(b, e, NULL);
+}
+
+/* The gather is queued right behind the check, reading the status word itself, so the host
+ * waits once, for both: on an H200 a wait between them cost 50 us a call. */
+tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
+                         int32_t *bad_value)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    tgl_status st = tgl_gl_grow(b, &gl->status, 16);
+    if (st)
+        return st;
+    /* the status word: 0xFFFFFFFF, then lowered to each bad index's position (atomicMin); a
+     * dispatch, not an upload, which on GPUs waits for the device to go idle (gl_buffers.c) */
+    const tgl__tensor_view status = {.view = {gl->status, 0}, .dtype = TGL_DTYPE_I32, .span = 1};
+    tgl__tew fill = {.op = TGL__TEW_FILL, .value = 0xFFFFFFFFu, .n = 1, .nin = 1, .out = status, .in = {status}};
+    tgl__tew pass = *check;
+    pass.out = status; /* every index at the one word: strides 0 */
+    uint32_t first = 0;
+    if ((st = run_tew(b, &fill, NULL)) || (st = run_tew(b, &pass, NULL)) || (st = run_tew(b, e, gl->status)) ||
+        (st = tgl_gl_download(b, &first, status.view, sizeof first)))
+        return st;
+    *bad_pos = first == 0xFFFFFFFFu ? UINT64_MAX : first;
+    if (first == 0xFFFFFFFFu)
+        return TGL_OK;
+    /* the bad index itself, from its coordinates */
+    const tgl__tensor_view *v = &check->in[0];
+    int64_t at = (int64_t)v->base;
+    uint64_t rest = first;
+    for (size_t d = check->ndim; d-- > 0;) {
+        at += (int64_t)(rest % check->shape[d]) * v->strides[d];
+        rest /= check->shape[d];
+    }
+    return tgl_gl_download(b, bad_value, (tgl__view){v->view.buf, v->view.offset + (size_t)at * 4}, 4);
+}
+
 void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     static const tgl_dtype data[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_BOOL};
@@ -385,6 +487,9 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
                 int tests = op == TGL__TEW_UNARY && float_in && data[o] == TGL_DTYPE_BOOL;
                 if (op == TGL__TEW_ONE_HOT) { /* i32 indices into any out */
                     if (data[i] != TGL_DTYPE_I32)
+                        continue;
+                } else if (op == TGL__TEW_CHECK_INDEX) { /* i32 indices into the i32 status word */
+                    if (data[i] != TGL_DTYPE_I32 || data[o] != TGL_DTYPE_I32)
                         continue;
                 } else if (op == TGL__TEW_MAP || (op == TGL__TEW_DROPOUT && !float_in) ||
                     (op == TGL__TEW_COMPARE && data[o] != TGL_DTYPE_BOOL) ||

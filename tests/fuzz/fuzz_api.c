@@ -3,7 +3,7 @@
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
- * pad, one_hot and masked_fill over made-up layouts) on up to 8 allocations, with pointers
+ * pad, one_hot, masked_fill, gather and index_select over made-up layouts) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
  * strides and widths at the int64 limits and enums out of range. Oracle:
  *  - a call that fails must change no byte of any live allocation (checked by reading every
@@ -123,7 +123,7 @@ static tgl_tensor some_tensor(input *in, const side *s)
     return t;
 }
 
-/* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill). */
+/* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill, gather, index_select). */
 static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
 {
     tgl_tensor x = some_tensor(in, s), y = some_tensor(in, s);
@@ -133,13 +133,21 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 6) {
+    switch (byte(in) % 8) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
     case 3: return tgl_pad(b, &x, ints, small(in, 9), (tgl_pad_mode)(byte(in) % (TGL_PAD_MODE_COUNT + 1)),
                            (double)(int8_t)byte(in), &y);
     case 4: return tgl_one_hot(b, &x, &y);
+    case 5: { /* an index of made-up bits: most out of range, refused before anything is written */
+        tgl_tensor index = some_tensor(in, s);
+        return tgl_gather(b, &x, small(in, 5), &index, &y);
+    }
+    case 6: {
+        tgl_tensor index = some_tensor(in, s);
+        return tgl_index_select(b, &x, small(in, 5), &index, &y);
+    }
     default: {
         tgl_tensor mask = some_tensor(in, s);
         return tgl_masked_fill(b, &x, &mask, (double)(int8_t)byte(in), &y);
