@@ -136,6 +136,7 @@ typedef struct tew_run {
     unsigned backward; /* the VEC4 variant's direction (glsl/common/sweep.glsl) */
     tgl_gl_map_t *map; /* tgl_map_t: its own kernel per box (gl_map.c) */
     size_t chunk_lo, chunk_len; /* gather: the indices along the axis that in's window holds */
+    int whole_axis;             /* gather: ... which are all of them */
     tgl_gl_buffer *status;      /* gather: the check's status word (binding 2) */
 } tew_run;
 
@@ -235,7 +236,7 @@ static tgl_status dispatch_piece(tew_run *x, const box *bx, size_t n)
     if (e->op == TGL__TEW_RANDOM || e->op == TGL__TEW_DROPOUT) /* VEC4: four elements, one block */
         vec4 &= bx->one_run && bx->first % 4 == 0;
     if (e->op == TGL__TEW_GATHER) /* VEC4 stores four: every index inside the window */
-        vec4 &= x->chunk_len == e->axis_len;
+        vec4 &= x->whole_axis;
     if (x->map)
         return tgl_gl_map_t_box(b, x->map, &bx->out, bx->in, bx->shape, n, words, linear);
     /* bindings 0..nin-1 the inputs, 3 the output; unused ones repeat input 0 (never read) */
@@ -316,7 +317,10 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
     const tgl__tew *e = x->e;
     if (e->op != TGL__TEW_GATHER)
         return dispatch_piece(x, bx, n);
-    size_t extent = e->axis_len, most = x->max_bytes / tgl_dtype_size(e->in[1].dtype);
+    /* the indices, checked, lie below the extent and below 2^31 (an in of stride 0 along the
+     * axis may be longer, and the kernel's counts are 32-bit) */
+    size_t extent = e->axis_len < (size_t)INT32_MAX + 1 ? e->axis_len : (size_t)INT32_MAX + 1;
+    size_t most = x->max_bytes / tgl_dtype_size(e->in[1].dtype);
     uint64_t step = e->axis_stride < 0 ? 0 - (uint64_t)e->axis_stride : (uint64_t)e->axis_stride;
     size_t len = step ? (size_t)((most - bx->in[1].span) / step + 1) : extent; /* the box's window fits */
     tgl_status st = TGL_OK;
@@ -324,6 +328,7 @@ static tgl_status dispatch_box(tew_run *x, const box *bx, size_t n)
         box piece = *bx;
         x->chunk_lo = c0;
         x->chunk_len = extent - c0 < len ? extent - c0 : len;
+        x->whole_axis = c0 == 0 && x->chunk_len == extent;
         piece.in[1] = axis_window(&bx->in[1], e->axis_stride, c0, x->chunk_len);
         st = dispatch_piece(x, &piece, n);
     }

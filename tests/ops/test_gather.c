@@ -1,6 +1,6 @@
 /* tgl_gather and tgl_index_select on GL compared with the CPU oracle, and the oracle with a host
  * reference that reads each out element's source by the op's definition: PyTorch's outputs for
- * small cases on both backends; random calls of 1-6 dims (extents 1, primes, 2^k +- 1, past a
+ * small cases on both backends; an in of stride 0 along an axis past 2^32; random calls of 1-6 dims (extents 1, primes, 2^k +- 1, past a
  * workgroup; negative and gapped strides, broadcast indices, every dtype with its edge values,
  * repeated indices, empty tensors), the bytes around out's elements poisoned, bit for bit; an
  * in past a shrunk SSBO limit (GL binds runs of the axis one after another); an index out of
@@ -165,6 +165,34 @@ static void test_known_values(void **state)
         c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 0, NULL);
         TGT_OK(b, run_on(b, &c, (uint8_t *)got));
         assert_true(got[0] == 5.0f);
+    }
+}
+
+/* in repeating one element per row along an axis longer than 2^32 (stride 0): every index
+ * below 2^31 is in range and picks that element (GL's counts along the axis are 32-bit). */
+static void test_long_broadcast_axis(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    const float x[3] = {1.5f, -2.0f, 7.0f};
+    const int32_t ix[12] = {0, 5, INT32_MAX, 123456789, 4, 3, 2, 1, 65536, 65537, 1 << 30, 6};
+    for (int j = 0; j < 2; j++) {
+        if (!bs[j])
+            continue;
+        float got[12];
+        call c = {.axis = 1, .in_init = (const uint8_t *)x, .in_bytes = sizeof x, .index_init = ix,
+                  .index_bytes = sizeof ix, .out_bytes = sizeof got};
+        c.in = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){3, ((size_t)1 << 32) + 5});
+        c.in.strides[0] = 1;
+        c.in.strides[1] = 0;
+        c.index = tgl_tensor_contiguous(0, TGL_DTYPE_I32, 2, (size_t[]){3, 4});
+        c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){3, 4});
+        c.out.strides[0] = 1; /* column-major: an element per invocation */
+        c.out.strides[1] = 3;
+        TGT_OK(bs[j], run_on(bs[j], &c, (uint8_t *)got));
+        for (int k = 0; k < 12; k++) /* element (k % 3, k / 3) */
+            if (got[k] != x[k % 3])
+                fail_msg("%s: element %d is %g, not %g", tgl_backend_name(bs[j]), k, (double)got[k], (double)x[k % 3]);
     }
 }
 
@@ -355,6 +383,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_values),
+        cmocka_unit_test(test_long_broadcast_axis),
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_out_of_range),
