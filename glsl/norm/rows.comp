@@ -95,11 +95,12 @@ layout(location = LOC_ROWS_EPS) uniform float u_eps;
 #endif
 
 #if defined(RMSNORM) || defined(LAYERNORM)
-// Element j of the normalised row that starts at xr: ((x - shift) - mean) * inv, where mean is
-// the mean of x - shift (layernorm shifts by the row's first element; rmsnorm by nothing).
-T norm_at(uint xr, uint j, float shift, float mean, float inv)
+// Element j of the normalised row that starts at xr: ((x * scale - shift) - mean) * inv, where
+// mean is the mean of x * scale - shift (layernorm shifts by the row's first element, scaled;
+// rmsnorm by nothing; scale is 1 but for rows whose sums overflow f32, see main).
+T norm_at(uint xr, uint j, float scale, float shift, float mean, float inv)
 {
-    T v = ((X_AT(xr + j) - shift) - mean) * inv;
+    T v = ((X_AT(xr + j) * scale - shift) - mean) * inv;
 #ifdef HAS_WEIGHT
     v *= w[u_w_off / VW + j];
 #endif
@@ -115,6 +116,24 @@ T norm_at(uint xr, uint j, float shift, float mean, float inv)
 #if defined(LAYERNORM) && defined(ROW_PER_INVOCATION)
 #define LAYERNORM_ONE_PASS
 #endif
+
+// |v|, with NaN as +inf (bits, not comparisons: nothing here depends on how a driver treats NaN).
+T magnitude(T v)
+{
+#ifdef TGL_VEC4
+    uvec4 b = floatBitsToUint(v) & uvec4(0x7FFFFFFFu);
+    return mix(uintBitsToFloat(b), vec4(tgl_inf()), greaterThan(b, uvec4(0x7F800000u)));
+#else
+    uint b = floatBitsToUint(v) & 0x7FFFFFFFu;
+    return b > 0x7F800000u ? tgl_inf() : uintBitsToFloat(b);
+#endif
+}
+
+// v is +-inf or NaN.
+bool not_finite(float v)
+{
+    return (floatBitsToUint(v) & 0x7FFFFFFFu) >= 0x7F800000u;
+}
 
 #ifdef LAYERNORM_ONE_PASS
 // Folds a block of nb elements, with mean bm and sum of squared deviations from it bm2, into
@@ -209,7 +228,7 @@ void main()
         a -= bm;
         merge_block(cnt, mean, m2, float(VW), bm, HSUM(a * a));
     }
-    inv = inversesqrt(m2 / float(u_cols) + u_eps);
+    float sq = m2;
 #else
     T t = T(0.0);
     for (uint j = tid; j < n; j += step)
@@ -223,9 +242,39 @@ void main()
         T d = (X_AT(xr + j) - shift) - mean;
         ss += d * d;
     }
-    inv = inversesqrt(GROUP_SUM(HSUM(ss)) / float(u_cols) + u_eps);
+    float sq = GROUP_SUM(HSUM(ss));
 #endif
-#define OUT_AT(j) norm_at(xr, j, shift, mean, inv)
+    inv = inversesqrt(sq / float(u_cols) + u_eps);
+    float scale = 1.0;
+    if (not_finite(sq) || not_finite(mean)) { // uniform: both are the group's
+        // Finite values whose sum or squares overflow f32 (the CPU's double does not): the row
+        // again, scaled by the power of two that brings its largest magnitude to about 2^32 (a
+        // normal number: a device that flushes subnormals changes nothing), eps alike. A NaN or
+        // an infinite element keeps the plain result, as on the CPU.
+        T mv = T(0.0);
+        for (uint j = tid; j < n; j += step)
+            mv = max(mv, magnitude(X_AT(xr + j)));
+        float big = GROUP_MAX(HMAX(mv));
+        if (!not_finite(big)) {
+            int e;
+            frexp(big, e);
+            scale = ldexp(1.0, 32 - e);
+            shift *= scale;
+#ifdef LAYERNORM
+            T t2 = T(0.0);
+            for (uint j = tid; j < n; j += step)
+                t2 += X_AT(xr + j) * scale - shift;
+            mean = GROUP_SUM(HSUM(t2)) / float(u_cols);
+#endif
+            T s2 = T(0.0);
+            for (uint j = tid; j < n; j += step) {
+                T d = (X_AT(xr + j) * scale - shift) - mean;
+                s2 += d * d;
+            }
+            inv = inversesqrt(GROUP_SUM(HSUM(s2)) / float(u_cols) + u_eps * scale * scale);
+        }
+    }
+#define OUT_AT(j) norm_at(xr, j, scale, shift, mean, inv)
     STORE_ROW();
 #endif
 }

@@ -287,6 +287,52 @@ static void test_directions_agree(void **state)
     free(bias);
 }
 
+/* Near the f32 range limit, where a row's sums and squares overflow f32 but not the CPU's
+ * double: rmsnorm of 3e38s is 1, layernorm of +-3e38 about +-1, and an infinite element keeps
+ * the plain result (NaN for it, 0 for the finite ones). Rows of 4 (vec4s), 5 and 9001 floats
+ * (llvmpipe: a row per invocation, then the workgroup kernel), each row against its value in
+ * double within 1e-4 (f32 sums: the 9001 +-1s' layernorm is off by 2e-5 on llvmpipe at any
+ * scale), on both backends. */
+static void test_near_f32_limit(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bk[2] = {p->cpu, p->gl};
+    static const size_t lengths[3] = {4, 5, 9001};
+    for (int k = 0; k < 2; k++)
+        for (size_t l = 0; l < 3; l++)
+            for (int c = 0; c < 3; c++) {
+                if (!bk[k])
+                    continue;
+                size_t cols = lengths[l];
+                int kind = c == 1 ? LAYERNORM : RMSNORM;
+                float *x = malloc(cols * sizeof *x), *want = malloc(cols * sizeof *want);
+                double mean = 0.0, sq = 0.0;
+                for (size_t i = 0; i < cols; i++) {
+                    x[i] = c == 0 ? 3e38f : c == 1 ? (i % 2 ? -3e38f : 3e38f) : (float)(i % 7) - 3.0f;
+                    mean += x[i] / (double)cols;
+                }
+                if (c == 2)
+                    x[cols / 2] = INFINITY;
+                for (size_t i = 0; i < cols; i++) {
+                    double d = kind == LAYERNORM ? x[i] - mean : x[i];
+                    sq += d * d / (double)cols;
+                }
+                for (size_t i = 0; i < cols; i++)
+                    want[i] = c == 2 ? (i == cols / 2 ? NAN : 0.0f)
+                                     : (float)((kind == LAYERNORM ? x[i] - mean : x[i]) / sqrt(sq + 1e-5));
+                job j = {kind, 0, 0, 0, 1, cols, 4, 1e-5f, x, NULL, NULL};
+                float *got = run_on(bk[k], &j);
+                for (size_t i = 0; i < cols; i++)
+                    if (isnan(want[i]) ? !isnan(got[4 + i]) : !(fabsf(got[4 + i] - want[i]) <= 1e-4f))
+                        fail_msg("%s: %s of %zu near the f32 limit (row %d), element %zu: %.9g where %.9g is expected",
+                                 tgl_backend_name(bk[k]), names[kind], cols, c, i, (double)got[4 + i],
+                                 (double)want[i]);
+                free(got);
+                free(x);
+                free(want);
+            }
+}
+
 static void test_errors(void **state)
 {
     pair *p = *state;
@@ -324,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_offset_rows),
         cmocka_unit_test(test_masked_rows),
         cmocka_unit_test(test_directions_agree),
+        cmocka_unit_test(test_near_f32_limit),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/norm (gl vs cpu)", tests, setup, teardown);
