@@ -213,7 +213,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
-    X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select)
+    X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -1063,6 +1063,38 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
  * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,
                               tgl_ptr bias, tgl_ptr output);
+
+/* 2-D max and average pooling, PyTorch's F.max_pool2d and F.avg_pool2d. NCHW f32 in and out
+ * (output [batch, channels, out_h, out_w]). stride 0 means the kernel size, dilation 0 means 1
+ * (max only: average takes none, as PyTorch's). Padding (at most half the kernel, as PyTorch
+ * requires) adds pad_h rows and pad_w columns on each side that no window reads as values: max
+ * takes the largest element inside the input (NaN wins, as PyTorch's), average divides the
+ * window's sum by its size clipped to the padded input (count_include_pad) or by its elements
+ * inside the input, and a window with none gives 0. out_h = (in_h + 2 pad_h - dilation_h
+ * (kernel_h - 1) - 1 + (ceil_mode ? stride_h - 1 : 0)) / stride_h + 1, less one in ceil_mode
+ * when the last window would start in the bottom padding (likewise w). */
+typedef enum { TGL_POOL_MAX = 0, TGL_POOL_AVG = 1 } tgl_pool_kind;
+typedef struct tgl_pool2d_desc {
+    size_t batch, channels, in_h, in_w, kernel_h, kernel_w;
+    size_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+    tgl_pool_kind kind;
+    int ceil_mode;            /* PyTorch's: the last window may start in the padding's range */
+    int count_include_pad;    /* average: divide by the window's size, padding included */
+    /* fields may be appended (a layout, say); zero always means the default above (NCHW) */
+} tgl_pool2d_desc;
+/* The output's spatial size. Errors: TGL_ERR_INVALID_ARGUMENT (NULL, an empty input or kernel,
+ * padding past half the kernel, a dilated average, an unknown kind, an output of no element,
+ * size overflow).
+ * Example: size_t oh, ow; tgl_pool2d_output_size(&d, &oh, &ow);  // 112x112, k 3, stride 2, pad 1: 56x56 */
+TGL_API tgl_status tgl_pool2d_output_size(const tgl_pool2d_desc *d, size_t *out_h, size_t *out_w);
+/* Runs the pooling; batch or channels 0 are no-ops. output must not overlap input. One
+ * invocation per output element on GL; the CPU backend sums averages in double.
+ * Errors: as tgl_pool2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER,
+ *   TGL_ERR_UNSUPPORTED (GL: one image plane past the SSBO block limit).
+ * Example: ResNet's stem pool: d = {.batch = 1, .channels = 64, .in_h = 112, .in_w = 112,
+ *   .kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
+ *   tgl_pool2d(b, &d, x, y);  // y: [1, 64, 56, 56] */
+TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *d, tgl_ptr input, tgl_ptr output);
 
 /* ---- tracing and profiling -------------------------------------------------------------- */
 

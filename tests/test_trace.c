@@ -39,6 +39,7 @@ typedef struct outputs {
     float tri[2 * ROWS * COLS];        /* tgl_triu and tgl_tril of pm */
     float moved[4 * ROWS * COLS + (ROWS + 2) * (COLS + 2)]; /* tgl_flip, tgl_roll, tgl_repeat (2 x 1), tgl_pad of pm */
     uint8_t hot[ROWS * COLS]; /* tgl_one_hot of rowarg's first ROWS (bool) */
+    float pooled[2 * 2 * 3 * 3 * 2]; /* tgl_pool2d max then average over y as 2 x 2 planes of 4 x 5 */
     float picks[ROWS + ROWS * ROWS]; /* tgl_gather of pm by those (a column), tgl_index_select of its columns */
 } outputs;
 
@@ -137,6 +138,13 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_ptr conv = fresh(b, sizeof o->conv);
     OK(tgl_conv2d(b, &d, py, px, 0, conv));
     OK(tgl_copy_dtoh(b, o->conv, conv, sizeof o->conv));
+    tgl_pool2d_desc pd = {.batch = 2, .channels = 2, .in_h = 4, .in_w = 5, .kernel_h = 3, .kernel_w = 2,
+                          .stride_h = 2, .stride_w = 2, .pad_h = 1, .ceil_mode = 1}; /* 3 x 3 outputs */
+    tgl_ptr pooled = fresh(b, sizeof o->pooled);
+    OK(tgl_pool2d(b, &pd, py, pooled));
+    pd.kind = TGL_POOL_AVG;
+    OK(tgl_pool2d(b, &pd, py, pooled + sizeof o->pooled / 2));
+    OK(tgl_copy_dtoh(b, o->pooled, pooled, sizeof o->pooled));
     tgl_tensor tsrc = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 2, (size_t[]){COLS, ROWS});
     tgl_tensor tdst = tgl_tensor_contiguous(fresh(b, sizeof o->copied), TGL_DTYPE_BF16, 2, (size_t[]){COLS, ROWS});
     tsrc.strides[0] = 1;

@@ -162,6 +162,19 @@
 #define LOC_CONV_SPLIT_STRIDE 22
 #define LOC_CONV_GROUPS 23
 
+// tgl_pool2d (conv/pool2d.comp): arrays of two, (h, w)
+#define LOC_POOL_N 0
+#define LOC_POOL_START 1
+#define LOC_POOL_X_OFF 2
+#define LOC_POOL_Y_OFF 3
+#define LOC_POOL_INCLUDE_PAD 4
+#define LOC_POOL_IN 6        // [2]
+#define LOC_POOL_OUT 8       // [2]
+#define LOC_POOL_KERNEL 10   // [2]
+#define LOC_POOL_STRIDE 12   // [2]
+#define LOC_POOL_PAD 14      // [2]
+#define LOC_POOL_DILATION 16 // [2]
+
 // The element-wise descriptor ops (tensor/elementwise.comp): the arrays hold one entry per dim
 // (TGL_MAX_DIMS, 8); operand k's are BASEk and STRIDEk.
 #define LOC_TEW_N 0

@@ -178,6 +178,16 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
                 append(buf, size, &len, "NULL");
             break;
         }
+        case 'P': {
+            const tgl_pool2d_desc *d = a->ptr;
+            if (d)
+                append(buf, size, &len, "{%s, batch %zu, %zu ch, %zux%zu, kernel %zux%zu}",
+                       d->kind == TGL_POOL_MAX ? "max" : d->kind == TGL_POOL_AVG ? "avg" : "?", d->batch, d->channels,
+                       d->in_h, d->in_w, d->kernel_h, d->kernel_w);
+            else
+                append(buf, size, &len, "NULL");
+            break;
+        }
         case 't': case 'T': {
             const tgl_tensor *t = a->ptr;
             if (!t) {

@@ -121,6 +121,14 @@ typedef struct tgl__conv2d {
     tgl__view in, filter, bias, out;
 } tgl__conv2d;
 
+/* A validated pooling: d has strides and dilations >= 1 (average: dilation 1), every size > 0,
+ * pads at most half the kernel; out_h, out_w >= 1. */
+typedef struct tgl__pool2d {
+    tgl_pool2d_desc d;
+    size_t out_h, out_w;
+    tgl__view in, out;
+} tgl__pool2d;
+
 /* A validated tensor operand. view is at the lowest byte an element of it occupies (with
  * negative strides, below element (0, ..., 0)); `base` elements after it sits element
  * (0, ..., 0); `span` elements from view on cover every element reached. Strides are in the op's
@@ -278,6 +286,7 @@ typedef struct tgl__vtable {
     tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
+    tgl_status (*pool2d)(tgl_backend *b, const tgl__pool2d *p);
     tgl_status (*tensor_ewise)(tgl_backend *b, const tgl__tew *e);
     /* tgl_gather's two passes: check, a TGL__TEW_CHECK_INDEX over a non-empty index view (in[0]),
      * then, only where every index is inside [0, check->value), e (a TGL__TEW_GATHER). Sets

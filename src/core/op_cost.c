@@ -137,6 +137,18 @@ static void cost_conv2d(const tgl__args_CONV2D *a, cost *o)
                       (double)d->batch * (double)d->out_channels * (double)oh * (double)ow);
 }
 
+/* pooling: the input and output once each (windows overlap in cache), a compare or add per tap */
+static void cost_pool2d(const tgl__args_POOL2D *a, cost *o)
+{
+    const tgl_pool2d_desc *d = a->desc;
+    size_t oh, ow;
+    if (!d || tgl_pool2d_output_size(d, &oh, &ow) != TGL_OK)
+        return;
+    double planes = (double)d->batch * (double)d->channels;
+    o->flops = planes * (double)oh * (double)ow * (double)d->kernel_h * (double)d->kernel_w;
+    o->bytes = 4.0 * planes * ((double)d->in_h * (double)d->in_w + (double)oh * (double)ow);
+}
+
 static void cost_copy(const tgl__args_COPY *a, cost *o)
 {
     const tgl_tensor *d = a->dst, *s = a->src;

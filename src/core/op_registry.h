@@ -28,7 +28,7 @@
  *   J const int64_t * + its count (at most 2 x TGL_MAX_DIMS values stored)
  *   L const tgl_ptr * + its count, each read like i
  *   U const tgl_tensor * + its count, each read like t
- *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *
+ *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *   P const tgl_pool2d_desc *
  *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
  *   T const tgl_tensor * written by the call (compared as its dtype: floats by NMSE, i32 and
  *     bool bit for bit)
@@ -127,6 +127,7 @@
 #define TGL__ARGS_MASKED_FILL(ARG, ENUM, ARR) ARG(t, in) ARG(t, mask) ARG(d, value) ARG(T, out)
 #define TGL__ARGS_GATHER(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(t, index) ARG(T, out)
 #define TGL__ARGS_INDEX_SELECT(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(t, index) ARG(T, out)
+#define TGL__ARGS_POOL2D(ARG, ENUM, ARR) ARG(P, desc) ARG(i, input) ARG(o, output)
 #define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
 #define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
@@ -196,7 +197,8 @@
     X(ONE_HOT, tgl_one_hot, TGL_OP_ONE_HOT, tensor_ewise, TGL__DT_DATA, EXACT, cost_one_hot, WARM)             \
     X(MASKED_FILL, tgl_masked_fill, TGL_OP_MASKED_FILL, tensor_ewise, TGL__DT_DATA, EXACT, cost_masked_fill, WARM) \
     X(GATHER, tgl_gather, TGL_OP_GATHER, gather, TGL__DT_DATA, EXACT, cost_gather, WARM)                  \
-    X(INDEX_SELECT, tgl_index_select, TGL_OP_INDEX_SELECT, gather, TGL__DT_DATA, EXACT, cost_index_select, WARM)
+    X(INDEX_SELECT, tgl_index_select, TGL_OP_INDEX_SELECT, gather, TGL__DT_DATA, EXACT, cost_index_select, WARM) \
+    X(POOL2D, tgl_pool2d, TGL_OP_POOL2D, pool2d, TGL__DT(F32), ACCUMULATE, cost_pool2d, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -218,6 +220,7 @@
 #define TGL__T_U const tgl_tensor *
 #define TGL__T_s const char *
 #define TGL__T_c const tgl_conv2d_desc *
+#define TGL__T_P const tgl_pool2d_desc *
 #define TGL__T_t const tgl_tensor *
 #define TGL__T_T const tgl_tensor *
 #define TGL__T_D const void *

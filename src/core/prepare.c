@@ -205,6 +205,14 @@ static void products(warm *c)
     };
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
         did(c, tgl_conv2d(b, &convs[i], c->x, c->y, i % 2 ? c->w : 0, c->z));
+    /* pooling: ResNet's stem max pool and a global average */
+    tgl_pool2d_desc pools[] = {
+        {.batch = 1, .channels = 64, .in_h = 16, .in_w = 16, .kernel_h = 3, .kernel_w = 3, .stride_h = 2,
+         .stride_w = 2, .pad_h = 1, .pad_w = 1},
+        {.batch = 1, .channels = 64, .in_h = 7, .in_w = 7, .kernel_h = 7, .kernel_w = 7, .kind = TGL_POOL_AVG},
+    };
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
+        did(c, tgl_pool2d(b, &pools[i], c->x, c->z));
 }
 
 TGL_API tgl_status tgl_warmup(tgl_backend *b, unsigned *calls)

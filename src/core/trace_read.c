@@ -273,6 +273,17 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
                                          f[7], f[8], f[9], f[10], f[11], f[12], f[13]};
             break;
         }
+        case 'P': { /* kind, ceil_mode, count_include_pad: ints stored as u64, any value (the call checks) */
+            rc->present[i] = get8(c);
+            uint64_t f[TGL__POOL2D_FIELDS];
+            for (size_t k = 0; k < TGL__POOL2D_FIELDS; k++)
+                f[k] = get64(c);
+            rc->pool = (tgl_pool2d_desc){(size_t)f[0], (size_t)f[1], (size_t)f[2], (size_t)f[3], (size_t)f[4],
+                                         (size_t)f[5], (size_t)f[6], (size_t)f[7], (size_t)f[8], (size_t)f[9],
+                                         (size_t)f[10], (size_t)f[11], (tgl_pool_kind)(int)(int64_t)f[12],
+                                         (int)(int64_t)f[13], (int)(int64_t)f[14]};
+            break;
+        }
         case 't': case 'T':
             rc->present[i] = get8(c);
             st = get_tensor(r, c, i, sig[i] == 't', &rc->tensor[i], &rc->p[i]);

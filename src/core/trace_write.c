@@ -394,6 +394,18 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
                 tgl__bytes_u64(o, f[k]); // NOLINT(clang-analyzer-core.CallAndMessage): f's initializer fills all 14
             break;
         }
+        case 'P': { /* the enum and ints as u64 (two's complement) */
+            const tgl_pool2d_desc *d = a->ptr;
+            const uint64_t f[TGL__POOL2D_FIELDS] = {
+                d ? d->batch : 0, d ? d->channels : 0, d ? d->in_h : 0, d ? d->in_w : 0, d ? d->kernel_h : 0,
+                d ? d->kernel_w : 0, d ? d->stride_h : 0, d ? d->stride_w : 0, d ? d->pad_h : 0, d ? d->pad_w : 0,
+                d ? d->dilation_h : 0, d ? d->dilation_w : 0, d ? (uint64_t)(int64_t)d->kind : 0,
+                d ? (uint64_t)(int64_t)d->ceil_mode : 0, d ? (uint64_t)(int64_t)d->count_include_pad : 0};
+            tgl__bytes_u8(o, d != NULL);
+            for (size_t k = 0; k < TGL__POOL2D_FIELDS; k++)
+                tgl__bytes_u64(o, f[k]);
+            break;
+        }
         case 'U':
             /* presence, count, then each tensor as a read 't' */
             tgl__bytes_u8(o, a->ptr != NULL);

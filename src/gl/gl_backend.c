@@ -130,6 +130,7 @@ static const tgl__vtable gl_vtable = {
     .matvec = tgl_gl_matvec,
     .attention = tgl_gl_attention,
     .conv2d = tgl_gl_conv2d,
+    .pool2d = tgl_gl_pool2d,
     .tune = tgl_gl_tune,
     .print_profile = gl_print_profile,
 };

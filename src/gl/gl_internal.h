@@ -594,6 +594,8 @@ void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char
 tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *c);
+tgl_status tgl_gl_pool2d(tgl_backend *b, const tgl__pool2d *p);
+void tgl_gl_pool2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 /* Driver checks at open (gl_driver_check.c): TGL_ERR_NO_DEVICE, naming the bug, where the
  * device is known to compute wrong results; the kernels they run. */

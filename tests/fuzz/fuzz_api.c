@@ -3,7 +3,7 @@
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
- * pad, one_hot, masked_fill, gather and index_select over made-up layouts) on up to 8 allocations, with pointers
+ * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
  * strides and widths at the int64 limits and enums out of range. Oracle:
  *  - a call that fails must change no byte of any live allocation (checked by reading every
@@ -133,7 +133,7 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 8) {
+    switch (byte(in) % 9) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
@@ -147,6 +147,18 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
     case 6: {
         tgl_tensor index = some_tensor(in, s);
         return tgl_index_select(b, &x, small(in, 5), &index, &y);
+    }
+    case 7: { /* a made-up pooling: sizes small or at the limits, kind and modes out of range */
+        size_t f[12]; /* read in order: an initializer's expressions are not sequenced */
+        for (int k = 0; k < 12; k++)
+            f[k] = byte(in) == 0xFF ? SIZE_MAX : small(in, k < 4 ? 9 : 4);
+        tgl_pool2d_desc d = {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], TGL_POOL_MAX, 0, 0};
+        d.kind = (tgl_pool_kind)(byte(in) % 3);
+        d.ceil_mode = byte(in) % 2;
+        d.count_include_pad = byte(in) % 2;
+        int null_desc = byte(in) == 0x42;
+        tgl_ptr src = pick_ptr(in, s), dst = pick_ptr(in, s);
+        return tgl_pool2d(b, null_desc ? NULL : &d, src, dst);
     }
     default: {
         tgl_tensor mask = some_tensor(in, s);

@@ -1,0 +1,79 @@
+#version 430
+// tgl_pool2d over NCHW f32 planes: one invocation per output element of a dispatch's planes
+// (element u_start + i of the slab, planes of u_out[0] x u_out[1]), its window walked in the
+// padded frame from (oy * stride - pad, ox * stride - pad). MAX: the largest tap inside the
+// input, a NaN winning for good (PyTorch's `v > m || isnan(v)`, NaN found by its bits: a
+// device's comparison or isnan may assume no NaN), -inf when no tap is inside. AVG (no
+// dilation): the window's sum over its size clipped to the padded input (u_include_pad) or over
+// its taps inside the input; 0 when none is inside. Coordinates are ints: the host keeps every
+// extent below 2^30.
+#extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/index.glsl"
+#include "common/math.glsl"
+#include "common/local_size.glsl"
+
+#if !defined(MAX) && !defined(AVG)
+#define MAX // standalone validation of this file
+#endif
+
+layout(std430, binding = 0) readonly buffer In { float x[]; };
+layout(std430, binding = 1) writeonly buffer Out { float y[]; };
+layout(location = LOC_POOL_N) uniform uint u_n;         // output elements of this dispatch
+layout(location = LOC_POOL_START) uniform uint u_start; // its first, counted in the slab
+layout(location = LOC_POOL_X_OFF) uniform uint u_x_off; // the slab's first element in each window
+layout(location = LOC_POOL_Y_OFF) uniform uint u_y_off;
+layout(location = LOC_POOL_INCLUDE_PAD) uniform uint u_include_pad;
+layout(location = LOC_POOL_IN) uniform uint u_in[2];
+layout(location = LOC_POOL_OUT) uniform uint u_out[2];
+layout(location = LOC_POOL_KERNEL) uniform uint u_kernel[2];
+layout(location = LOC_POOL_STRIDE) uniform uint u_stride[2];
+layout(location = LOC_POOL_PAD) uniform uint u_pad[2];
+layout(location = LOC_POOL_DILATION) uniform uint u_dilation[2];
+
+void main()
+{
+    uint i = tgl_global_index();
+    if (i >= u_n)
+        return;
+    uint e = u_start + i, ox = e % u_out[1], rest = e / u_out[1], oy = rest % u_out[0], plane = rest / u_out[0];
+    int h = int(u_in[0]), w = int(u_in[1]), kh = int(u_kernel[0]), kw = int(u_kernel[1]);
+    uint base = u_x_off + plane * (u_in[0] * u_in[1]);
+    int y0 = int(oy * u_stride[0]) - int(u_pad[0]), x0 = int(ox * u_stride[1]) - int(u_pad[1]);
+#ifdef MAX
+    float m = -tgl_inf();
+    bool nan_ = false;
+    for (int ky = 0; ky < kh; ky++) {
+        int yy = y0 + ky * int(u_dilation[0]);
+        if (yy < 0 || yy >= h)
+            continue;
+        for (int kx = 0; kx < kw; kx++) {
+            int xx = x0 + kx * int(u_dilation[1]);
+            if (xx < 0 || xx >= w)
+                continue;
+            float v = x[base + uint(yy * w + xx)];
+            bool v_nan = (floatBitsToUint(v) & 0x7FFFFFFFu) > 0x7F800000u;
+            if (v_nan || (!nan_ && v > m))
+                m = v;
+            nan_ = nan_ || v_nan;
+        }
+    }
+    y[u_y_off + e] = m;
+#else
+    int y1 = min(y0 + kh, h + int(u_pad[0])), x1 = min(x0 + kw, w + int(u_pad[1]));
+    int size = (y1 - y0) * (x1 - x0);
+    y0 = max(y0, 0);
+    x0 = max(x0, 0);
+    y1 = min(y1, h);
+    x1 = min(x1, w);
+    float sum = 0.0;
+    for (int yy = y0; yy < y1; yy++)
+        for (int xx = x0; xx < x1; xx++)
+            sum += x[base + uint(yy * w + xx)];
+    int count = u_include_pad != 0u ? size : (y1 - y0) * (x1 - x0);
+    y[u_y_off + e] = y0 < y1 && x0 < x1 ? sum / float(count) : 0.0;
+#endif
+}

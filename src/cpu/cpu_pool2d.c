@@ -1,0 +1,67 @@
+/* CPU pooling: PyTorch's loops (aten's max_pool2d and avg_pool2d kernels), averages summed in
+ * double. Coordinates in the padded frame are signed: a window starts at o * stride - pad. */
+#include "cpu_ops.h"
+
+#include <math.h>
+
+/* Max over the window's taps inside the input (NaN wins, as PyTorch's); -inf when it has none. */
+static float max_at(const tgl_pool2d_desc *d, const float *plane, int64_t y0, int64_t x0)
+{
+    const int64_t h = (int64_t)d->in_h, w = (int64_t)d->in_w, dh = (int64_t)d->dilation_h, dw = (int64_t)d->dilation_w;
+    float m = -INFINITY;
+    for (int64_t ky = 0; ky < (int64_t)d->kernel_h; ky++) {
+        int64_t y = y0 + ky * dh;
+        if (y < 0 || y >= h)
+            continue;
+        for (int64_t kx = 0; kx < (int64_t)d->kernel_w; kx++) {
+            int64_t x = x0 + kx * dw;
+            if (x < 0 || x >= w)
+                continue;
+            float v = plane[y * w + x];
+            if (v > m || isnan(v))
+                m = v;
+        }
+    }
+    return m;
+}
+
+/* The window's sum over the divisor: its size clipped to the padded input (count_include_pad)
+ * or its taps inside the input; 0 when none lies inside. */
+static float avg_at(const tgl_pool2d_desc *d, const float *plane, int64_t y0, int64_t x0)
+{
+    const int64_t h = (int64_t)d->in_h, w = (int64_t)d->in_w;
+    int64_t y1 = y0 + (int64_t)d->kernel_h, x1 = x0 + (int64_t)d->kernel_w;
+    y1 = y1 < h + (int64_t)d->pad_h ? y1 : h + (int64_t)d->pad_h;
+    x1 = x1 < w + (int64_t)d->pad_w ? x1 : w + (int64_t)d->pad_w;
+    double size = (double)((y1 - y0) * (x1 - x0));
+    y0 = y0 > 0 ? y0 : 0;
+    x0 = x0 > 0 ? x0 : 0;
+    y1 = y1 < h ? y1 : h;
+    x1 = x1 < w ? x1 : w;
+    if (y0 >= y1 || x0 >= x1)
+        return 0.0f;
+    double sum = 0.0;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t x = x0; x < x1; x++)
+            sum += plane[y * w + x];
+    return (float)(sum / (d->count_include_pad ? size : (double)((y1 - y0) * (x1 - x0))));
+}
+
+tgl_status tgl_cpu_pool2d(tgl_backend *b, const tgl__pool2d *p)
+{
+    (void)b;
+    const tgl_pool2d_desc *d = &p->d;
+    const float *in = tgl_cpu_at(p->in);
+    float *out = tgl_cpu_at(p->out);
+    for (size_t c = 0; c < d->batch * d->channels; c++) {
+        const float *plane = in + c * d->in_h * d->in_w;
+        float *o = out + c * p->out_h * p->out_w;
+        for (size_t oy = 0; oy < p->out_h; oy++)
+            for (size_t ox = 0; ox < p->out_w; ox++) {
+                int64_t y0 = (int64_t)(oy * d->stride_h) - (int64_t)d->pad_h;
+                int64_t x0 = (int64_t)(ox * d->stride_w) - (int64_t)d->pad_w;
+                o[oy * p->out_w + ox] = d->kind == TGL_POOL_MAX ? max_at(d, plane, y0, x0) : avg_at(d, plane, y0, x0);
+            }
+    }
+    return TGL_OK;
+}

@@ -1,0 +1,84 @@
+/* GL driver for tgl_pool2d (glsl/conv/pool2d.comp): slabs of whole planes whose input and
+ * output windows fit the SSBO block limit, each dispatched in grids of at most the device's
+ * invocations. */
+#include "gl_internal.h"
+
+#define F32 sizeof(float)
+
+typedef struct pool_flags {
+    uint32_t kind;
+} pool_flags;
+static const char *const pool_kinds[2] = {"MAX", "AVG"};
+static const tgl_gl_def pool_defs[] = {TGL_GL_NAME(pool_flags, kind, pool_kinds)};
+
+static tgl_gl_plan pool_plan(tgl_pool_kind kind)
+{
+    pool_flags f = {(uint32_t)kind};
+    tgl_gl_plan p = {.op = "tgl_pool2d",
+                     .why = kind == TGL_POOL_MAX ? "max: an invocation per output element, its window's taps"
+                                                 : "average: an invocation per output element, its window's taps"};
+    tgl_gl_plan_kernel(&p, "conv/pool2d", TGL_GL_DEFS(pool_defs), &f);
+    return p;
+}
+
+static void set_pair(tgl_backend *b, GLuint prog, GLint loc, size_t h, size_t w)
+{
+    const size_t v[2] = {h, w};
+    tgl_gl_uniform_dims(b, prog, loc, v, 2);
+}
+
+tgl_status tgl_gl_pool2d(tgl_backend *b, const tgl__pool2d *p)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    const tgl_pool2d_desc *d = &p->d;
+    /* int coordinates: every extent, and the window's reach, below 2^30 */
+    const size_t most = (size_t)1 << 30;
+    if (d->in_h >= most || d->in_w >= most || d->kernel_h * d->dilation_h >= most ||
+        d->kernel_w * d->dilation_w >= most || d->stride_h * p->out_h >= most || d->stride_w * p->out_w >= most)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_pool2d: a spatial extent past 2^30");
+    size_t in_plane = d->in_h * d->in_w, out_plane = p->out_h * p->out_w, max_elems = tgl_gl_max_window_elems(l, F32);
+    if (in_plane > max_elems || out_plane > max_elems)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_pool2d: one plane of %zu x %zu floats exceeds the SSBO block limit",
+                         d->in_h, d->in_w);
+    size_t planes = d->batch * d->channels, per = max_elems / in_plane;
+    if (per > max_elems / out_plane)
+        per = max_elems / out_plane;
+    if (per > UINT32_MAX / out_plane) /* a slab's output elements counted in 32 bits */
+        per = UINT32_MAX / out_plane;
+    GLuint prog;
+    tgl_gl_plan plan = pool_plan(d->kind);
+    plan.groups = tgl_gl_ceil_div((planes < per ? planes : per) * out_plane, l->workgroup_size);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
+    if (st)
+        return st;
+    set_pair(b, prog, LOC_POOL_IN, d->in_h, d->in_w);
+    set_pair(b, prog, LOC_POOL_KERNEL, d->kernel_h, d->kernel_w);
+    set_pair(b, prog, LOC_POOL_STRIDE, d->stride_h, d->stride_w);
+    set_pair(b, prog, LOC_POOL_PAD, d->pad_h, d->pad_w);
+    set_pair(b, prog, LOC_POOL_DILATION, d->dilation_h, d->dilation_w);
+    set_pair(b, prog, LOC_POOL_OUT, p->out_h, p->out_w);
+    tgl_gl_uniform_ui(b, prog, LOC_POOL_INCLUDE_PAD, (GLuint)(d->count_include_pad != 0));
+    size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
+    for (size_t p0 = 0; !st && p0 < planes; p0 += per) {
+        size_t np = planes - p0 < per ? planes - p0 : per, n = np * out_plane, pad_x, pad_y;
+        tgl_gl_binding bind[2] = {
+            tgl_gl_window(b, (tgl__view){p->in.buf, p->in.offset + p0 * in_plane * F32}, np * in_plane * F32, 0, &pad_x),
+            tgl_gl_window(b, (tgl__view){p->out.buf, p->out.offset + p0 * out_plane * F32}, n * F32, 1, &pad_y),
+        };
+        tgl_gl_uniform_ui(b, prog, LOC_POOL_X_OFF, (GLuint)(pad_x / F32));
+        tgl_gl_uniform_ui(b, prog, LOC_POOL_Y_OFF, (GLuint)(pad_y / F32));
+        for (size_t i = 0; !st && i < n; i += grid) {
+            size_t count = n - i < grid ? n - i : grid;
+            tgl_gl_uniform_ui(b, prog, LOC_POOL_N, (GLuint)count);
+            tgl_gl_uniform_ui(b, prog, LOC_POOL_START, (GLuint)i);
+            st = tgl_gl_dispatch(b, prog, bind, 2, tgl_gl_ceil_div(count, l->workgroup_size));
+        }
+    }
+    return st;
+}
+
+void tgl_gl_pool2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_MAX));
+    tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_AVG));
+}

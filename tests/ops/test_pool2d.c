@@ -1,0 +1,249 @@
+/* tgl_pool2d on GL compared with the CPU oracle: PyTorch's outputs for small cases on both
+ * backends (max and average, padding with and without count_include_pad, ceil_mode, dilation,
+ * NaN); random calls (odd sizes, kernels larger than the stride, windows in the padding, 1x1
+ * outputs, ceil_mode's last windows) with max bit for bit and averages within f32 rounding, the
+ * bytes around the output poisoned; planes past a shrunk SSBO limit (slabs); refusals. */
+#include "testing.h"
+#include "gl/gl_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef tgt_pair pair;
+
+static int setup(void **state)
+{
+    return tgt_pair_setup(state, 0x9001);
+}
+
+static int teardown(void **state)
+{
+    return tgt_pair_teardown(state);
+}
+
+#define GUARD 4
+
+/* Runs d over x on b; returns GUARD + the output + GUARD floats, the guards poisoned first. */
+static float *run_on(tgl_backend *b, const tgl_pool2d_desc *d, const float *x, size_t *n_out)
+{
+    size_t oh, ow;
+    TGT_OK(b, tgl_pool2d_output_size(d, &oh, &ow));
+    size_t n_in = d->batch * d->channels * d->in_h * d->in_w, n = d->batch * d->channels * oh * ow;
+    float *host = malloc((n + 2 * GUARD) * sizeof(float));
+    tgt_poison(host, n + 2 * GUARD);
+    tgl_ptr in, out;
+    TGT_OK(b, tgl_alloc(b, n_in * sizeof(float), &in));
+    TGT_OK(b, tgl_copy_htod(b, in, x, n_in * sizeof(float)));
+    TGT_OK(b, tgl_alloc(b, (n + 2 * GUARD) * sizeof(float), &out));
+    TGT_OK(b, tgl_copy_htod(b, out, host, (n + 2 * GUARD) * sizeof(float)));
+    TGT_OK(b, tgl_pool2d(b, d, in, out + GUARD * sizeof(float)));
+    TGT_OK(b, tgl_copy_dtoh(b, host, out, (n + 2 * GUARD) * sizeof(float)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, out));
+    *n_out = n;
+    return host;
+}
+
+static void expect(tgl_backend *b, tgl_pool2d_desc d, const float *x, const float *want, size_t n_want)
+{
+    size_t n;
+    float *got = run_on(b, &d, x, &n);
+    assert_int_equal(n, n_want);
+    for (size_t i = 0; i < n; i++)
+        if (isnan(want[i]) ? !isnan(got[GUARD + i]) : fabsf(got[GUARD + i] - want[i]) > 1e-6f * (1 + fabsf(want[i])))
+            fail_msg("%s: %s k%zux%zu s%zux%zu p%zux%zu d%zux%zu ceil %d incl %d: element %zu is %.9g, PyTorch's %.9g",
+                     tgl_backend_name(b), d.kind == TGL_POOL_MAX ? "max" : "avg", d.kernel_h, d.kernel_w, d.stride_h,
+                     d.stride_w, d.pad_h, d.pad_w, d.dilation_h, d.dilation_w, d.ceil_mode, d.count_include_pad, i,
+                     (double)got[GUARD + i], (double)want[i]);
+    free(got);
+}
+
+/* F.max_pool2d and F.avg_pool2d on small planes holding 1, 2, 3, ... */
+static void test_known_values(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)(i + 1);
+    const float nan_x[4] = {1.0f, NAN, 3.0f, 2.0f};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        tgl_pool2d_desc d4 = {.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 2, .kernel_w = 2};
+        expect(b, d4, x, (const float[]){6, 8, 14, 16}, 4);
+        d4.kind = TGL_POOL_AVG;
+        expect(b, d4, x, (const float[]){3.5f, 5.5f, 11.5f, 13.5f}, 4);
+        /* F.avg_pool2d(x.view(1, 1, 3, 3), 3, 2, 1), with count_include_pad True and False */
+        tgl_pool2d_desc d3 = {.batch = 1, .channels = 1, .in_h = 3, .in_w = 3, .kernel_h = 3, .kernel_w = 3,
+                              .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .kind = TGL_POOL_AVG,
+                              .count_include_pad = 1};
+        expect(b, d3, x, (const float[]){12.0f / 9, 16.0f / 9, 24.0f / 9, 28.0f / 9}, 4);
+        d3.count_include_pad = 0;
+        expect(b, d3, x, (const float[]){3, 4, 6, 7}, 4);
+        d3.kind = TGL_POOL_MAX;
+        expect(b, d3, x, (const float[]){5, 6, 8, 9}, 4);
+        /* ceil_mode on 1 x 5: windows [1, 2], [3, 4], [5] */
+        tgl_pool2d_desc d5 = {.batch = 1, .channels = 1, .in_h = 1, .in_w = 5, .kernel_h = 1, .kernel_w = 2,
+                              .stride_h = 1, .stride_w = 2, .ceil_mode = 1};
+        expect(b, d5, x, (const float[]){2, 4, 5}, 3);
+        d5.kind = TGL_POOL_AVG;
+        d5.count_include_pad = 1;
+        expect(b, d5, x, (const float[]){1.5f, 3.5f, 5}, 3);
+        d5.ceil_mode = 0;
+        expect(b, d5, x, (const float[]){1.5f, 3.5f}, 2);
+        /* dilation 2: taps {1, 3}, {2, 4}, {3, 5} */
+        tgl_pool2d_desc dd = {.batch = 1, .channels = 1, .in_h = 1, .in_w = 5, .kernel_h = 1, .kernel_w = 2,
+                              .stride_h = 1, .stride_w = 1, .dilation_w = 2};
+        expect(b, dd, x, (const float[]){3, 4, 5}, 3);
+        /* a NaN wins its windows; two planes */
+        tgl_pool2d_desc dn = {.batch = 2, .channels = 1, .in_h = 1, .in_w = 2, .kernel_h = 1, .kernel_w = 2};
+        expect(b, dn, nan_x, (const float[]){NAN, 3}, 2);
+    }
+}
+
+/* A random desc over planes of at most ~40 x 40 (valid by PyTorch's rules). */
+static tgl_pool2d_desc random_desc(tgt_rng *r)
+{
+    tgl_pool2d_desc d = {.batch = 1 + tgt_below(r, 3), .channels = 1 + tgt_below(r, 5)};
+    d.kind = tgt_below(r, 2) ? TGL_POOL_AVG : TGL_POOL_MAX;
+    for (;;) {
+        d.in_h = 1 + tgt_below(r, 40);
+        d.in_w = 1 + tgt_below(r, 40);
+        d.kernel_h = 1 + tgt_below(r, 5);
+        d.kernel_w = 1 + tgt_below(r, 5);
+        d.stride_h = tgt_below(r, 4); /* 0: the kernel */
+        d.stride_w = tgt_below(r, 4);
+        d.pad_h = tgt_below(r, d.kernel_h / 2 + 1);
+        d.pad_w = tgt_below(r, d.kernel_w / 2 + 1);
+        d.dilation_h = d.kind == TGL_POOL_MAX ? tgt_below(r, 4) : 0;
+        d.dilation_w = d.kind == TGL_POOL_MAX ? tgt_below(r, 4) : 0;
+        d.ceil_mode = (int)tgt_below(r, 2);
+        d.count_include_pad = (int)tgt_below(r, 2);
+        size_t oh, ow;
+        if (tgl_pool2d_output_size(&d, &oh, &ow) == TGL_OK)
+            return d;
+    }
+}
+
+/* GL against the CPU: max bit for bit (NaN for NaN), averages within f32 rounding of a sum of
+ * at most 25 taps; guards intact. */
+static void compare(pair *p, tgl_backend *gl, const tgl_pool2d_desc *d, const float *x, const char *what)
+{
+    size_t n, n2;
+    float *want = run_on(p->cpu, d, x, &n), *got = run_on(gl, d, x, &n2);
+    for (size_t i = 0; i < n + 2 * GUARD; i++) {
+        float g = got[i], w = want[i];
+        int exact = d->kind == TGL_POOL_MAX || i < GUARD || i >= GUARD + n || isinf(w);
+        int same = isnan(w) ? isnan(g) : exact ? memcmp(&g, &w, sizeof g) == 0 : fabsf(g - w) <= 4e-6f * (1.0f + fabsf(w));
+        if (!same)
+            fail_msg("%s: %s %zux%zux%zux%zu k%zux%zu s%zux%zu p%zux%zu d%zux%zu ceil %d incl %d: float %zu (guard %d) "
+                     "gl %.9g, cpu %.9g", what, d->kind == TGL_POOL_MAX ? "max" : "avg", d->batch, d->channels, d->in_h,
+                     d->in_w, d->kernel_h, d->kernel_w, d->stride_h, d->stride_w, d->pad_h, d->pad_w, d->dilation_h,
+                     d->dilation_w, d->ceil_mode, d->count_include_pad, i, i < GUARD || i >= GUARD + n, (double)g,
+                     (double)w);
+    }
+    free(want);
+    free(got);
+}
+
+static void random_calls(pair *p, tgl_backend *gl, int count, const char *what)
+{
+    for (int i = 0; i < count; i++) {
+        tgl_pool2d_desc d = random_desc(&p->rng);
+        size_t n = d.batch * d.channels * d.in_h * d.in_w;
+        float *x = malloc(n * sizeof *x);
+        for (size_t k = 0; k < n; k++) /* ties, negatives, now and then -inf, +inf or NaN */
+            x[k] = tgt_below(&p->rng, 50) == 0 ? (tgt_below(&p->rng, 3) == 0 ? NAN : tgt_below(&p->rng, 2) ? INFINITY : -INFINITY)
+                                               : (float)((int)tgt_below(&p->rng, 9) - 4) + tgt_uniform(&p->rng, 0.0f, 0.5f);
+        compare(p, gl, &d, x, what);
+        free(x);
+    }
+}
+
+static void test_random_calls(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    random_calls(p, p->gl, 150, "random calls");
+}
+
+/* Planes past a shrunk SSBO limit: slabs of a few planes, one dispatch each. */
+static void test_small_ssbo_limit(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 64, NULL);
+    random_calls(p, gl, 30, "small SSBO limit");
+    tgl_close(gl);
+}
+
+static void test_refusals(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        tgl_ptr m;
+        float before[64], after[64];
+        for (int i = 0; i < 64; i++)
+            before[i] = (float)i;
+        TGT_OK(b, tgl_alloc(b, sizeof before, &m));
+        TGT_OK(b, tgl_copy_htod(b, m, before, sizeof before));
+        const tgl_status A = TGL_ERR_INVALID_ARGUMENT;
+        const tgl_pool2d_desc ok = {.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 2, .kernel_w = 2};
+        tgl_ptr in = m, out = m + 32 * sizeof(float);
+        size_t oh, ow;
+        TGT_EXPECT(b, tgl_pool2d(b, NULL, in, out), A);
+        TGT_EXPECT(b, tgl_pool2d_output_size(NULL, &oh, &ow), A);
+        TGT_EXPECT(b, tgl_pool2d_output_size(&ok, NULL, &ow), A);
+        tgl_pool2d_desc d = ok;
+        d.kernel_w = 0;
+        TGT_EXPECT(b, tgl_pool2d(b, &d, in, out), A); /* empty kernel */
+        d = ok;
+        d.in_h = 0;
+        TGT_EXPECT(b, tgl_pool2d(b, &d, in, out), A); /* empty input */
+        d = ok;
+        d.pad_h = 2;
+        TGT_EXPECT(b, tgl_pool2d(b, &d, in, out), A); /* pad past half the kernel */
+        d = ok;
+        d.kind = TGL_POOL_AVG;
+        d.dilation_w = 2;
+        TGT_EXPECT(b, tgl_pool2d(b, &d, in, out), A); /* a dilated average */
+        d = ok;
+        d.kind = (tgl_pool_kind)7;
+        TGT_EXPECT(b, tgl_pool2d(b, &d, in, out), A);
+        d = ok;
+        d.kernel_h = 5;
+        TGT_EXPECT(b, tgl_pool2d(b, &d, in, out), A); /* larger than the input: no output */
+        d = ok;
+        d.dilation_h = (size_t)1 << 41;
+        TGT_EXPECT(b, tgl_pool2d(b, &d, in, out), A); /* past 2^40 */
+        TGT_EXPECT(b, tgl_pool2d(b, &ok, in, in + 4 * sizeof(float)), A); /* output overlaps input */
+        TGT_EXPECT(b, tgl_pool2d(b, &ok, in, m + 62 * sizeof(float)), TGL_ERR_INVALID_POINTER); /* runs past */
+        d = ok;
+        d.batch = 0;
+        TGT_OK(b, tgl_pool2d(b, &d, in, out)); /* nothing to do */
+        TGT_OK(b, tgl_copy_dtoh(b, after, m, sizeof after));
+        assert_memory_equal(before, after, sizeof after);
+        TGT_OK(b, tgl_free(b, m));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_values),
+        cmocka_unit_test(test_random_calls),
+        cmocka_unit_test(test_small_ssbo_limit),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests_name("ops/pool2d (gl vs cpu)", tests, setup, teardown);
+}
