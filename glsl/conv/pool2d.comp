@@ -44,16 +44,16 @@ void main()
     uint base = u_x_off + plane * (u_in[0] * u_in[1]);
     int y0 = int(oy * u_stride[0]) - int(u_pad[0]), x0 = int(ox * u_stride[1]) - int(u_pad[1]);
 #ifdef MAX
+    // the taps inside the input, computed (a huge kernel over a small input costs nothing)
+    int dh = int(u_dilation[0]), dw = int(u_dilation[1]);
+    int ky0 = y0 < 0 ? (-y0 + dh - 1) / dh : 0, ky1 = y0 >= h ? 0 : min(kh, (h - 1 - y0) / dh + 1);
+    int kx0 = x0 < 0 ? (-x0 + dw - 1) / dw : 0, kx1 = x0 >= w ? 0 : min(kw, (w - 1 - x0) / dw + 1);
     float m = -tgl_inf();
     bool nan_ = false;
-    for (int ky = 0; ky < kh; ky++) {
-        int yy = y0 + ky * int(u_dilation[0]);
-        if (yy < 0 || yy >= h)
-            continue;
-        for (int kx = 0; kx < kw; kx++) {
-            int xx = x0 + kx * int(u_dilation[1]);
-            if (xx < 0 || xx >= w)
-                continue;
+    for (int ky = ky0; ky < ky1; ky++) {
+        int yy = y0 + ky * dh;
+        for (int kx = kx0; kx < kx1; kx++) {
+            int xx = x0 + kx * dw;
             float v = x[base + uint(yy * w + xx)];
             bool v_nan = (floatBitsToUint(v) & 0x7FFFFFFFu) > 0x7F800000u;
             if (v_nan || (!nan_ && v > m))
@@ -64,7 +64,7 @@ void main()
     y[u_y_off + e] = m;
 #else
     int y1 = min(y0 + kh, h + int(u_pad[0])), x1 = min(x0 + kw, w + int(u_pad[1]));
-    int size = (y1 - y0) * (x1 - x0);
+    float size = float(y1 - y0) * float(x1 - x0); // (may pass 2^31: a huge kernel's padding)
     y0 = max(y0, 0);
     x0 = max(x0, 0);
     y1 = min(y1, h);
@@ -73,7 +73,7 @@ void main()
     for (int yy = y0; yy < y1; yy++)
         for (int xx = x0; xx < x1; xx++)
             sum += x[base + uint(yy * w + xx)];
-    int count = u_include_pad != 0u ? size : (y1 - y0) * (x1 - x0);
-    y[u_y_off + e] = y0 < y1 && x0 < x1 ? sum / float(count) : 0.0;
+    float count = u_include_pad != 0u ? size : float((y1 - y0) * (x1 - x0));
+    y[u_y_off + e] = y0 < y1 && x0 < x1 ? sum / count : 0.0;
 #endif
 }

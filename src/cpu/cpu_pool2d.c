@@ -4,19 +4,27 @@
 
 #include <math.h>
 
+/* The taps k in [*lo, *hi) of a window from `start` with step `dil` and `kernel` taps that lie
+ * in [0, n): computed, not searched, so a huge kernel over a small input costs nothing. */
+static void taps_inside(int64_t start, int64_t dil, int64_t kernel, int64_t n, int64_t *lo, int64_t *hi)
+{
+    *lo = start < 0 ? (-start + dil - 1) / dil : 0;
+    *hi = start >= n ? 0 : (n - 1 - start) / dil + 1;
+    *hi = *hi < kernel ? *hi : kernel;
+}
+
 /* Max over the window's taps inside the input (NaN wins, as PyTorch's); -inf when it has none. */
 static float max_at(const tgl_pool2d_desc *d, const float *plane, int64_t y0, int64_t x0)
 {
     const int64_t h = (int64_t)d->in_h, w = (int64_t)d->in_w, dh = (int64_t)d->dilation_h, dw = (int64_t)d->dilation_w;
+    int64_t ky0, ky1, kx0, kx1;
+    taps_inside(y0, dh, (int64_t)d->kernel_h, h, &ky0, &ky1);
+    taps_inside(x0, dw, (int64_t)d->kernel_w, w, &kx0, &kx1);
     float m = -INFINITY;
-    for (int64_t ky = 0; ky < (int64_t)d->kernel_h; ky++) {
+    for (int64_t ky = ky0; ky < ky1; ky++) {
         int64_t y = y0 + ky * dh;
-        if (y < 0 || y >= h)
-            continue;
-        for (int64_t kx = 0; kx < (int64_t)d->kernel_w; kx++) {
+        for (int64_t kx = kx0; kx < kx1; kx++) {
             int64_t x = x0 + kx * dw;
-            if (x < 0 || x >= w)
-                continue;
             float v = plane[y * w + x];
             if (v > m || isnan(v))
                 m = v;
@@ -33,7 +41,7 @@ static float avg_at(const tgl_pool2d_desc *d, const float *plane, int64_t y0, in
     int64_t y1 = y0 + (int64_t)d->kernel_h, x1 = x0 + (int64_t)d->kernel_w;
     y1 = y1 < h + (int64_t)d->pad_h ? y1 : h + (int64_t)d->pad_h;
     x1 = x1 < w + (int64_t)d->pad_w ? x1 : w + (int64_t)d->pad_w;
-    double size = (double)((y1 - y0) * (x1 - x0));
+    double size = (double)(y1 - y0) * (double)(x1 - x0); /* (each factor below 2^41) */
     y0 = y0 > 0 ? y0 : 0;
     x0 = x0 > 0 ? x0 : 0;
     y1 = y1 < h ? y1 : h;
