@@ -1,7 +1,5 @@
-/* A convolution block: conv2d (3x3, pad 1, with bias), ReLU, then 2x2 max pooling with stride 2,
- * all NCHW f32. The pooling is two descriptor calls: tgl_copy gathers each 2x2 window's four
- * elements next to each other (the conv output seen through strides as [N, C, H/2, W/2, 2, 2]),
- * and tgl_reduce takes their max. Checked against plain C loops.
+/* A convolution block: conv2d (3x3, pad 1, with bias), ReLU, then 2x2 max pooling with stride 2
+ * (tgl_pool2d, PyTorch's F.max_pool2d), all NCHW f32. Checked against plain C loops.
  * Build against an installed tensorgl:  cc -std=c11 conv_pool.c $(pkg-config --cflags --libs tensorgl) -lm */
 #include <tensorgl.h>
 
@@ -46,30 +44,22 @@ int main(void)
                          .kernel_w = K, .pad_h = 1, .pad_w = 1};
     size_t oh, ow;
     TRY(tgl_conv2d_output_size(&d, &oh, &ow)); /* 12 x 10: "same" padding */
-    const size_t conv_n = N * O * oh * ow, windows = N * O * (oh / 2) * (ow / 2);
-    tgl_ptr dimg, dfil, dbias, dconv, dwin, dpool;
+    const size_t conv_n = N * O * oh * ow;
+    tgl_ptr dimg, dfil, dbias, dconv, dpool;
     TRY(tgl_alloc(be, sizeof image, &dimg));
     TRY(tgl_alloc(be, sizeof filter, &dfil));
     TRY(tgl_alloc(be, sizeof bias, &dbias));
     TRY(tgl_alloc(be, conv_n * sizeof(float), &dconv));
-    TRY(tgl_alloc(be, windows * 4 * sizeof(float), &dwin));
-    TRY(tgl_alloc(be, windows * sizeof(float), &dpool));
+    TRY(tgl_alloc(be, sizeof pooled, &dpool));
     TRY(tgl_copy_htod(be, dimg, image, sizeof image));
     TRY(tgl_copy_htod(be, dfil, filter, sizeof filter));
     TRY(tgl_copy_htod(be, dbias, bias, sizeof bias));
 
     TRY(tgl_conv2d(be, &d, dimg, dfil, dbias, dconv));
     TRY(tgl_unary(be, TGL_UNARY_RELU, dconv, dconv, conv_n));
-    /* Window (y, x) of channel c holds conv[c][2y + i][2x + j] for i, j in {0, 1}: the conv
-     * output as [N, O, oh/2, ow/2, 2, 2] with strides (in elements) that step two rows, two
-     * columns, one row and one column. Copied dense, each window's four values are adjacent. */
-    tgl_tensor conv_windows = {.data = dconv, .dtype = TGL_DTYPE_F32, .ndim = 6,
-                               .shape = {N, O, oh / 2, ow / 2, 2, 2},
-                               .strides = {(int64_t)(O * oh * ow), (int64_t)(oh * ow), (int64_t)(2 * ow), 2,
-                                           (int64_t)ow, 1}};
-    tgl_tensor gathered = tgl_tensor_contiguous(dwin, TGL_DTYPE_F32, 6, conv_windows.shape);
-    TRY(tgl_copy(be, &gathered, &conv_windows));
-    TRY(tgl_reduce(be, TGL_REDUCE_MAX, dwin, dpool, (size_t[]){windows, 4}, 2, 1));
+    /* stride 0: the kernel's (2 x 2), no padding: [N, O, oh / 2, ow / 2] */
+    tgl_pool2d_desc pool = {.batch = N, .channels = O, .in_h = oh, .in_w = ow, .kernel_h = 2, .kernel_w = 2};
+    TRY(tgl_pool2d(be, &pool, dconv, dpool));
     TRY(tgl_copy_dtoh(be, pooled, dpool, sizeof pooled));
 
     /* the same on the host: conv in double, ReLU, 2x2 max */
@@ -105,7 +95,6 @@ int main(void)
     TRY(tgl_free(be, dfil));
     TRY(tgl_free(be, dbias));
     TRY(tgl_free(be, dconv));
-    TRY(tgl_free(be, dwin));
     TRY(tgl_free(be, dpool));
     tgl_close(be);
     return worst < 1e-4 ? 0 : 1;
