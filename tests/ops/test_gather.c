@@ -142,6 +142,7 @@ static void test_known_values(void **state)
         const int32_t rows[3] = {1, 0, 1};
         c.axis = 0;
         c.index_init = rows;
+        c.index_bytes = sizeof rows;
         c.index = tgl_tensor_contiguous(0, TGL_DTYPE_I32, 2, (size_t[]){1, 3});
         c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){1, 3});
         c.out_bytes = 3 * sizeof(float);
