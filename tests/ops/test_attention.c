@@ -126,7 +126,11 @@ static double check_case(pair *p, tgl_backend *gl, const acase *c, float magnitu
     for (size_t e = 0; e < total; e++)
         if ((e < c->front || e >= c->front + in.nq) && tgt_first_unpoisoned(got + e, 1) == 0)
             fail_msg("%s: element %zd outside o was written", what, (ptrdiff_t)e - (ptrdiff_t)c->front);
-    double nmse = tgt_nmse(got + c->front, want + c->front, in.nq);
+    /* Each output is a weighted mean of v's rows (|v| <= 1): one that cancels to near 0 is held
+     * to the error its O(1) terms carry (counted as at least 0.25 in size). With scores of +-100
+     * the f32 scores round by ~8e-6, which a head_dim-1 decode whose two outputs cancel turned
+     * into NMSE 4.4e-7 (TGL_TEST_SEED=1883203658865658, generic-gpu, flash_block_keys=8). */
+    double nmse = tgt_nmse_floor(got + c->front, want + c->front, in.nq, 0.25);
     if (!(nmse <= tol))
         fail_msg("%s: NMSE %.3g > %.3g", what, nmse, tol);
     free(got);
