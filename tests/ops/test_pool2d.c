@@ -145,8 +145,11 @@ static void compare(pair *p, tgl_backend *gl, const tgl_pool2d_desc *d, const fl
     float *want = run_on(p->cpu, d, x, &n), *got = run_on(gl, d, x, &n2);
     for (size_t i = 0; i < n + 2 * GUARD; i++) {
         float g = got[i], w = want[i];
+        uint32_t gb, wb; /* bits: -0 and +0 differ */
+        memcpy(&gb, &g, sizeof gb);
+        memcpy(&wb, &w, sizeof wb);
         int exact = d->kind == TGL_POOL_MAX || i < GUARD || i >= GUARD + n || isinf(w);
-        int same = isnan(w) ? isnan(g) : exact ? memcmp(&g, &w, sizeof g) == 0 : fabsf(g - w) <= 4e-6f * (1.0f + fabsf(w));
+        int same = isnan(w) ? isnan(g) : exact ? gb == wb : fabsf(g - w) <= 4e-6f * (1.0f + fabsf(w));
         if (!same)
             fail_msg("%s: %s %zux%zux%zux%zu k%zux%zu s%zux%zu p%zux%zu d%zux%zu ceil %d incl %d: float %zu (guard %d) "
                      "gl %.9g, cpu %.9g", what, d->kind == TGL_POOL_MAX ? "max" : "avg", d->batch, d->channels, d->in_h,
