@@ -53,17 +53,6 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
     return TGL_OK;
 }
 
-/* Elements of a 4-D tensor, without overflow (also in bytes). */
-static tgl_status count4(tgl_backend *b, const char *arg, size_t a, size_t c, size_t h, size_t w, size_t *out)
-{
-    tgl_status st;
-    size_t x;
-    if ((st = tgl__mul(b, arg, a, c, &x)) || (st = tgl__mul(b, arg, x, h, &x)) || (st = tgl__mul(b, arg, x, w, out)) ||
-        (st = tgl__mul(b, arg, *out, sizeof(float), &x)))
-        return st;
-    return TGL_OK;
-}
-
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter,
                               tgl_ptr bias, tgl_ptr output)
 {
@@ -80,9 +69,9 @@ TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_p
         return TGL_OK;
     size_t n_in, n_f, n_out;
     const size_t F = sizeof(float);
-    if ((st = count4(b, "input", d->batch, d->in_channels, d->in_h, d->in_w, &n_in)) ||
-        (st = count4(b, "filter", d->out_channels, d->in_channels / d->groups, d->kernel_h, d->kernel_w, &n_f)) ||
-        (st = count4(b, "output", d->batch, d->out_channels, c.out_h, c.out_w, &n_out)) ||
+    if ((st = tgl__count4(b, "input", d->batch, d->in_channels, d->in_h, d->in_w, &n_in)) ||
+        (st = tgl__count4(b, "filter", d->out_channels, d->in_channels / d->groups, d->kernel_h, d->kernel_w, &n_f)) ||
+        (st = tgl__count4(b, "output", d->batch, d->out_channels, c.out_h, c.out_w, &n_out)) ||
         (st = tgl__resolve_array(b, "input", input, n_in, F, &c.in)) ||
         (st = tgl__resolve_array(b, "filter", filter, n_f, F, &c.filter)) ||
         (st = tgl__resolve_array(b, "output", output, n_out, F, &c.out)) ||

@@ -75,17 +75,6 @@ TGL_API tgl_status tgl_pool2d_output_size(const tgl_pool2d_desc *d, size_t *out_
     return TGL_OK;
 }
 
-/* Floats of an NCHW tensor, without overflow (also in bytes). */
-static tgl_status count4(tgl_backend *b, const char *arg, size_t a, size_t c, size_t h, size_t w, size_t *out)
-{
-    tgl_status st;
-    size_t x;
-    if ((st = tgl__mul(b, arg, a, c, &x)) || (st = tgl__mul(b, arg, x, h, &x)) || (st = tgl__mul(b, arg, x, w, out)) ||
-        (st = tgl__mul(b, arg, *out, sizeof(float), &x)))
-        return st;
-    return TGL_OK;
-}
-
 TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_ptr input, tgl_ptr output)
 {
     if (tgl__hooked(b))
@@ -101,8 +90,8 @@ TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_p
         return TGL_OK;
     size_t n_in, n_out;
     const size_t F = sizeof(float);
-    if ((st = count4(b, "input", d->batch, d->channels, d->in_h, d->in_w, &n_in)) ||
-        (st = count4(b, "output", d->batch, d->channels, p.out_h, p.out_w, &n_out)) ||
+    if ((st = tgl__count4(b, "input", d->batch, d->channels, d->in_h, d->in_w, &n_in)) ||
+        (st = tgl__count4(b, "output", d->batch, d->channels, p.out_h, p.out_w, &n_out)) ||
         (st = tgl__resolve_array(b, "input", input, n_in, F, &p.in)) ||
         (st = tgl__resolve_array(b, "output", output, n_out, F, &p.out)) ||
         (st = tgl__check_disjoint(b, "input", p.in, n_in * F, p.out, n_out * F)))

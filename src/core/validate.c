@@ -130,3 +130,13 @@ tgl_status tgl__unsupported(tgl_backend *b, const char *fn)
 {
     return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: not implemented by the %s backend", fn, b->vt->name);
 }
+
+tgl_status tgl__count4(tgl_backend *b, const char *arg, size_t a, size_t c, size_t h, size_t w, size_t *out)
+{
+    tgl_status st;
+    size_t x = 0;
+    if ((st = tgl__mul(b, arg, a, c, &x)) || (st = tgl__mul(b, arg, x, h, &x)) || (st = tgl__mul(b, arg, x, w, out)) ||
+        (st = tgl__mul(b, arg, *out, sizeof(float), &x)))
+        return st;
+    return TGL_OK;
+}

@@ -22,6 +22,9 @@ tgl_status tgl__resolve_array(tgl_backend *b, const char *arg, tgl_ptr p, size_t
 tgl_status tgl__i32_arg(tgl_backend *b, const char *name, double v, int32_t *out);
 /* n * m without overflow (for element counts). */
 tgl_status tgl__mul(tgl_backend *b, const char *what, size_t n, size_t m, size_t *out);
+/* *out = a * c * h * w, the floats of an NCHW tensor, with their bytes checked too: an overflow
+ * is TGL_ERR_INVALID_ARGUMENT naming arg (tgl_conv2d, tgl_pool2d). */
+tgl_status tgl__count4(tgl_backend *b, const char *arg, size_t a, size_t c, size_t h, size_t w, size_t *out);
 
 /* Two ranges of one allocation that share bytes. */
 int tgl__overlaps(tgl__view x, size_t xbytes, tgl__view y, size_t ybytes);
