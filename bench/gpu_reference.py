@@ -57,6 +57,7 @@ def make_case(op, p):
             "random_normal": lambda: o.normal_(),
             "dropout": lambda: F.dropout(a, 0.1, training=True),
             "reduce_sum": lambda: torch.sum(a),
+            "cumsum": lambda: torch.cumsum(a, 0, out=o),
         }[op]
     if "rows" in p and op != "matvec":
         r, c = p["rows"], p["cols"]

@@ -213,7 +213,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
-    X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d)
+    X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -939,6 +939,34 @@ TGL_API tgl_status tgl_rmsnorm_t(tgl_backend *b, const tgl_tensor *in, const tgl
                                  const tgl_tensor *out, float eps);
 TGL_API tgl_status tgl_layernorm_t(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *gamma,
                                    const tgl_tensor *beta, const tgl_tensor *out, float eps);
+
+/* Scans along dim `axis` of in (any strides) into out of in's shape (any strides), as
+ * torch.cumsum / cumprod / cummax / cummin: out[..., k, ...] combines in's elements 0..k of the
+ * line. cumsum and cumprod take f32, f16 or bf16 (computed in f32, rounded to out's dtype: any
+ * float), i32 (exact, two's complement wrap, out i32) and bool (counted: out i32). On GL each
+ * output is its prefix's sum (product) in f32 through a blocked scan that passes each element
+ * through a few dozen roundings (docs/ops.md gives the bound: 53 for a line of 2^24 on a GPU)
+ * where a running sum takes one per element; the CPU backend accumulates in double. cummax and cummin take f32, f16, bf16 or i32 into values of in's
+ * dtype and, unless indices is NULL, the i32 index of each prefix's largest (smallest) element into
+ * indices (in's shape, any strides): the last index among equal values, NaN larger than
+ * everything for both and the last NaN's index once one is seen (PyTorch's rule). Exact on both
+ * backends. out (values) may be in itself (the same data, dtype and strides) and must otherwise
+ * share no byte with in; indices shares no byte with either; neither reaches an element twice.
+ * Axes of 2^31 elements or more are refused (an i32 index). Empty tensors are a no-op.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in or out, ndim, in 0-d, axis not below in's ndim,
+ *   shapes that differ, out's or indices' dtype, an axis of 2^31 or more, an out that reaches an
+ *   element twice, overlap), TGL_ERR_INVALID_POINTER (as tgl_copy), TGL_ERR_UNSUPPORTED (other
+ *   dtypes; GL: one line spanning more than the device's buffer window).
+ * Example: running totals of a (batch, n) i32 tensor of counts along n, in place:
+ *     tgl_cumsum(b, &counts, 1, &counts);
+ * Example: the running maximum of f32 scores and where it was reached:
+ *     tgl_cummax(b, &scores, 0, &best, &at); */
+TGL_API tgl_status tgl_cumsum(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out);
+TGL_API tgl_status tgl_cumprod(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out);
+TGL_API tgl_status tgl_cummax(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out,
+                              const tgl_tensor *indices);
+TGL_API tgl_status tgl_cummin(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out,
+                              const tgl_tensor *indices);
 
 /* ---- matrix multiplication ------------------------------------------------------------ */
 

@@ -41,6 +41,8 @@ typedef struct outputs {
     uint8_t hot[ROWS * COLS]; /* tgl_one_hot of rowarg's first ROWS (bool) */
     float pooled[2 * 2 * 3 * 3 * 2]; /* tgl_pool2d max then average over y as 2 x 2 planes of 4 x 5 */
     float picks[ROWS + ROWS * ROWS]; /* tgl_gather of pm by those (a column), tgl_index_select of its columns */
+    float scanned[4 * ROWS * COLS]; /* tgl_cumsum of pm along its columns; cumprod, cummax, cummin along its rows */
+    int32_t scan_at[2 * ROWS * COLS]; /* tgl_cummax's and tgl_cummin's indices */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -246,6 +248,20 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_gather(b, &tm, 1, &tidcol, &tcolumn));
     OK(tgl_index_select(b, &tm, 1, &tids, &tsel));
     OK(tgl_copy_dtoh(b, o->picks, tcolumn.data, sizeof o->picks));
+    tgl_tensor tsum = tgl_tensor_contiguous(fresh(b, sizeof o->scanned), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+    tgl_tensor tmax = tgl_tensor_contiguous(tsum.data + ROWS * COLS * sizeof(float), TGL_DTYPE_F32, 2,
+                                            (size_t[]){ROWS, COLS});
+    tgl_tensor tat = tgl_tensor_contiguous(fresh(b, sizeof o->scan_at), TGL_DTYPE_I32, 2, (size_t[]){ROWS, COLS});
+    tgl_tensor tprod = tmax, tmin = tmax, tat_min = tat;
+    tprod.data += ROWS * COLS * sizeof(float);
+    tmin.data += 2 * ROWS * COLS * sizeof(float);
+    tat_min.data += ROWS * COLS * sizeof(int32_t);
+    OK(tgl_cumsum(b, &tm, 0, &tsum));
+    OK(tgl_cummax(b, &tm, 1, &tmax, &tat));
+    OK(tgl_cumprod(b, &tm, 1, &tprod));
+    OK(tgl_cummin(b, &tm, 1, &tmin, &tat_min));
+    OK(tgl_copy_dtoh(b, o->scanned, tsum.data, sizeof o->scanned));
+    OK(tgl_copy_dtoh(b, o->scan_at, tat.data, sizeof o->scan_at));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

@@ -239,6 +239,14 @@
 #define LOC_RDT_SHAPE 16
 #define LOC_RDT_IN_STRIDE 24
 #define LOC_RDT_OUT_STRIDE 32
+// tensor/scan.comp: the row-wise ones it shares above, then its own in the weights' places
+#define LOC_SCAN_IDX_BASE 9
+#define LOC_SCAN_IDX_STEP 10
+#define LOC_SCAN_CHUNK 11
+#define LOC_SCAN_CHUNKS 12
+#define LOC_SCAN_PASS 13
+#define LOC_SCAN_HAS_IDX 14
+#define LOC_SCAN_IDX_STRIDE 40
 
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows.

@@ -138,6 +138,14 @@ static tgl_status run_dropout(tgl_backend *b, const size_t *p, const tgl_ptr *u)
     return tgl_dropout(b, &in, &out, 0.1, 42, 0);
 }
 
+/* tgl_cumsum of n f32 as one line (torch: torch.cumsum(a, 0, out=o)). */
+static tgl_status run_cumsum(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor in = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), out = in;
+    out.data = u[1];
+    return tgl_cumsum(b, &in, 0, &out);
+}
+
 /* ---- transfers: p = {n floats} ----------------------------------------------------------- */
 
 static void spec_transfer(const size_t *p, bench_spec *s) { spec_n(p, s, 0, F4); }
@@ -459,6 +467,7 @@ const bench_op tgl_bench_ops[] = {
     {"random_normal", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_random_normal, NULL, NULL},
     {"dropout", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_dropout, NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},
+    {"cumsum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_cumsum, NULL, NULL},
     {"reduce_sum_cols", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_sum_cols,
      run_sum_cols, NULL, NULL},
     {"argmax", "reduction", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_argmax, run_argmax,

@@ -6,17 +6,6 @@
 
 #include <math.h>
 
-/* The same elements in the same order: in place. */
-static int same_tensor(const tgl_tensor *a, const tgl_tensor *b)
-{
-    if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim)
-        return 0;
-    for (size_t d = 0; d < a->ndim; d++)
-        if (a->strides[d] != b->strides[d])
-            return 0;
-    return 1;
-}
-
 /* An optional 1-D operand of len elements (any float dtype, any stride) into v, sharing no byte
  * with out's view (out_bytes from it). */
 static tgl_status resolve_param(tgl_backend *b, const char *fname, const char *arg, const tgl_tensor *t, size_t len,
@@ -86,7 +75,7 @@ static tgl_status rows_common(tgl_backend *b, const char *fname, unsigned op, co
         (st = tgl__check_unique(b, "out", out->ndim, out->shape, out->strides)))
         return st;
     size_t in_bytes = r.in.span * tgl_dtype_size(in->dtype), out_bytes = r.out.span * tgl_dtype_size(out->dtype);
-    if (!same_tensor(in, out) && tgl__overlaps(r.in.view, in_bytes, r.out.view, out_bytes))
+    if (!tgl__same_tensor(in, out) && tgl__overlaps(r.in.view, in_bytes, r.out.view, out_bytes))
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out overlaps in (bytes %zu..%zu and %zu..%zu of one allocation) "
                                                       "without being in itself",
                          r.out.view.offset, r.out.view.offset + out_bytes - 1, r.in.view.offset,

@@ -217,17 +217,28 @@ typedef struct tgl__tew {
 #define TGL__RDT_LOG_SOFTMAX ((unsigned)TGL_REDUCE_COUNT + 3u)
 #define TGL__RDT_RMSNORM ((unsigned)TGL_REDUCE_COUNT + 4u)
 #define TGL__RDT_LAYERNORM ((unsigned)TGL_REDUCE_COUNT + 5u)
+/* The scans (tgl_cumsum, ...): row-wise ops too (out a line per index); cummax and cummin also
+ * write the i32 index of each prefix's best element into idx (idx.strides over the other dims,
+ * idx_step along the axis) where has_idx. */
+#define TGL__RDT_CUMSUM ((unsigned)TGL_REDUCE_COUNT + 6u)
+#define TGL__RDT_CUMPROD ((unsigned)TGL_REDUCE_COUNT + 7u)
+#define TGL__RDT_CUMMAX ((unsigned)TGL_REDUCE_COUNT + 8u)
+#define TGL__RDT_CUMMIN ((unsigned)TGL_REDUCE_COUNT + 9u)
+static inline int tgl__rdt_is_scan(unsigned op)
+{
+    return op >= TGL__RDT_CUMSUM && op <= TGL__RDT_CUMMIN;
+}
 static inline int tgl__rdt_is_rows(unsigned op)
 {
-    return op >= TGL__RDT_SOFTMAX && op <= TGL__RDT_LAYERNORM;
+    return op >= TGL__RDT_SOFTMAX && op <= TGL__RDT_CUMMIN;
 }
 typedef struct tgl__rdt {
     unsigned op;
     size_t ndim, n_out, len;
     size_t shape[TGL_MAX_DIMS];
-    int64_t in_step, out_step;
-    tgl__tensor_view in, out, w, bias;
-    int has_w, has_bias;
+    int64_t in_step, out_step, idx_step;
+    tgl__tensor_view in, out, w, bias, idx;
+    int has_w, has_bias, has_idx;
     float eps;
 } tgl__rdt;
 

@@ -306,6 +306,15 @@ static void rows_t_cost(const tgl_tensor *in, const tgl_tensor *out, cost *o)
     o->flops = in && in->ndim <= TGL_MAX_DIMS ? 5.0 * prod(in->shape, in->ndim) : 0.0;
 }
 #define cost_rows_t(s, o) rows_t_cost((s)->in, (s)->out, o)
+/* the scans: in read twice where a line is cut into chunks (counted once), out written, one
+ * combine per element */
+static void scan_cost(const tgl_tensor *in, const tgl_tensor *out, cost *o)
+{
+    o->bytes = tensor_bytes(in) + tensor_bytes(out);
+    o->flops = in && in->ndim <= TGL_MAX_DIMS ? prod(in->shape, in->ndim) : 0.0;
+}
+#define cost_scan(s, o) scan_cost((s)->in, (s)->out, o)
+#define cost_scan_arg(s, o) (scan_cost((s)->in, (s)->out, o), (o)->bytes += tensor_bytes((s)->indices))
 
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {

@@ -128,6 +128,10 @@
 #define TGL__ARGS_GATHER(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(t, index) ARG(T, out)
 #define TGL__ARGS_INDEX_SELECT(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(t, index) ARG(T, out)
 #define TGL__ARGS_POOL2D(ARG, ENUM, ARR) ARG(P, desc) ARG(i, input) ARG(o, output)
+#define TGL__ARGS_CUMSUM(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
+#define TGL__ARGS_CUMPROD(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
+#define TGL__ARGS_CUMMAX(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out) ARG(T, indices)
+#define TGL__ARGS_CUMMIN(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out) ARG(T, indices)
 #define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
 #define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
@@ -198,7 +202,11 @@
     X(MASKED_FILL, tgl_masked_fill, TGL_OP_MASKED_FILL, tensor_ewise, TGL__DT_DATA, EXACT, cost_masked_fill, WARM) \
     X(GATHER, tgl_gather, TGL_OP_GATHER, gather, TGL__DT_DATA, EXACT, cost_gather, WARM)                  \
     X(INDEX_SELECT, tgl_index_select, TGL_OP_INDEX_SELECT, gather, TGL__DT_DATA, EXACT, cost_index_select, WARM) \
-    X(POOL2D, tgl_pool2d, TGL_OP_POOL2D, pool2d, TGL__DT(F32), ACCUMULATE, cost_pool2d, WARM)
+    X(POOL2D, tgl_pool2d, TGL_OP_POOL2D, pool2d, TGL__DT(F32), ACCUMULATE, cost_pool2d, WARM)                    \
+    X(CUMSUM, tgl_cumsum, TGL_OP_SCAN, reduce_t, TGL__DT_DATA, ACCUMULATE, cost_scan, WARM)                      \
+    X(CUMPROD, tgl_cumprod, TGL_OP_SCAN, reduce_t, TGL__DT_DATA, ACCUMULATE, cost_scan, WARM)                    \
+    X(CUMMAX, tgl_cummax, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)      \
+    X(CUMMIN, tgl_cummin, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

@@ -118,6 +118,13 @@ static void elementwise(warm *c)
     did(c, tgl_log_softmax_t(b, &x, 1, &out));
     did(c, tgl_rmsnorm_t(b, &x, NULL, &out, 1e-5f));
     did(c, tgl_layernorm_t(b, &x, NULL, NULL, &out, 1e-5f));
+    /* the scans along the rows, f32 (one chunk a line) and i32 */
+    did(c, tgl_cumsum(b, &x, 1, &out));
+    did(c, tgl_cumprod(b, &x, 1, &out));
+    did(c, tgl_cummax(b, &x, 1, &out, NULL));
+    did(c, tgl_cummin(b, &x, 1, &out, NULL));
+    tgl_tensor counts = tgl_tensor_contiguous(c->y, TGL_DTYPE_I32, 1, m);
+    did(c, tgl_cumsum(b, &counts, 0, &counts));
 }
 
 static void reductions(warm *c)

@@ -175,3 +175,13 @@ tgl_status tgl__check_unique(tgl_backend *b, const char *arg, size_t ndim, const
     }
     return TGL_OK;
 }
+
+int tgl__same_tensor(const tgl_tensor *a, const tgl_tensor *b)
+{
+    if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim)
+        return 0;
+    for (size_t d = 0; d < a->ndim; d++)
+        if (a->strides[d] != b->strides[d])
+            return 0;
+    return 1;
+}

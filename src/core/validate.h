@@ -49,6 +49,8 @@ tgl_status tgl__resolve_tensor(tgl_backend *b, const char *arg, tgl_ptr data, tg
                                const size_t *shape, const int64_t *strides, tgl__tensor_view *v);
 /* An output reaches no element twice (a conservative test: see tensor.c). */
 tgl_status tgl__check_unique(tgl_backend *b, const char *arg, size_t ndim, const size_t *shape, const int64_t *strides);
+/* a and b are the same elements in the same order (one data, dtype and strides): in place. */
+int tgl__same_tensor(const tgl_tensor *a, const tgl_tensor *b);
 /* Runs a flat op's unary or binary op (`sub`, one the flat kernels lack) on the descriptor
  * kernels: nin validated f32 arrays of n elements in, out (equal to an input or apart from it). */
 tgl_status tgl__flat_tew(tgl_backend *b, tgl__tew_op op, int sub, const tgl__view *in, size_t nin, tgl__view out,

@@ -3,7 +3,7 @@
  * taking its line of in along the axis. Floats sum and multiply in double and are rounded once
  * to out's dtype (through f32); MAX and MIN compare as numbers with NaN winning; i32 wraps; ANY
  * and ALL test x != 0 on every dtype; the index ops keep the first best element; the row-wise
- * ops compute each line in double. */
+ * ops compute each line in double, the scans as scan_line says. */
 #include "cpu_convert.h"
 #include "cpu_ops.h"
 
@@ -143,6 +143,46 @@ static void rows_line(const tgl__rdt *r, const uint8_t *w, const uint8_t *bias, 
     }
 }
 
+/* One line of a scan: p's len elements in_step apart into o's (out_step apart; o may be p:
+ * element k is read before it is written) and, where ix, the best element's index into ix's
+ * (idx_step apart). Floats accumulate in double, rounded to out's dtype per element; i32 and
+ * bool count in uint32_t (two's complement wrap); cummax and cummin compare in double (exact for
+ * every in dtype) and move to a later element on ties and to every NaN, as PyTorch. */
+static void scan_line(const tgl__rdt *r, const uint8_t *p, uint8_t *o, uint8_t *ix)
+{
+    const tgl_dtype dt = r->in.dtype;
+    const int64_t es = (int64_t)tgl_dtype_size(dt), os = (int64_t)tgl_dtype_size(r->out.dtype);
+    const int prod = r->op == TGL__RDT_CUMPROD, is_max = r->op == TGL__RDT_CUMMAX;
+    double acc = prod ? 1.0 : 0.0;
+    uint32_t iacc = prod ? 1u : 0u;
+    int32_t at = 0;
+    for (size_t k = 0; k < r->len; k++) {
+        const uint8_t *e = p + (int64_t)k * r->in_step * es;
+        uint8_t *d = o + (int64_t)k * r->out_step * os;
+        if (r->op == TGL__RDT_CUMSUM || r->op == TGL__RDT_CUMPROD) {
+            if (dt == TGL_DTYPE_I32 || dt == TGL_DTYPE_BOOL) {
+                uint32_t v = (uint32_t)(int32_t)load(dt, e);
+                iacc = prod ? iacc * v : iacc + v;
+                memcpy(d, &iacc, 4);
+            } else {
+                double v = load(dt, e);
+                acc = prod ? acc * v : acc + v;
+                tgl_cpu_store_f32(r->out.dtype, (float)acc, d);
+            }
+            continue;
+        }
+        double v = load(dt, e);
+        if (k == 0 || isnan(v) || (!isnan(acc) && (is_max ? v >= acc : v <= acc))) {
+            acc = v;
+            at = (int32_t)k;
+            memcpy(d, e, (size_t)es); /* the element itself: in's dtype is out's */
+        } else
+            memcpy(d, o + (int64_t)(k - 1) * r->out_step * os, (size_t)os);
+        if (ix)
+            memcpy(ix + (int64_t)k * r->idx_step * 4, &at, 4);
+    }
+}
+
 tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r)
 {
     uint8_t *out = (uint8_t *)tgl_cpu_at(r->out.view);
@@ -155,10 +195,14 @@ tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r)
     const int rows = tgl__rdt_is_rows(r->op);
     const uint8_t *w = r->has_w ? (const uint8_t *)tgl_cpu_at(r->w.view) : NULL;
     const uint8_t *bias = r->has_bias ? (const uint8_t *)tgl_cpu_at(r->bias.view) : NULL;
-    if ((r->has_w && !w) || (r->has_bias && !bias))
+    uint8_t *ix = r->has_idx ? (uint8_t *)tgl_cpu_at(r->idx.view) : NULL;
+    int64_t at_idx = (int64_t)r->idx.base;
+    if ((r->has_w && !w) || (r->has_bias && !bias) || (r->has_idx && !ix))
         return tgl__fail(b, TGL_ERR_INTERNAL, "a row-wise op: an operand has no buffer");
     for (size_t i = 0; i < r->n_out; i++) {
-        if (rows)
+        if (tgl__rdt_is_scan(r->op))
+            scan_line(r, in + at_in * is, out + at_out * os, ix ? ix + at_idx * 4 : NULL);
+        else if (rows)
             rows_line(r, w, bias, in + at_in * is, out + at_out * os);
         else
             reduce_line(r->op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, in ? in + at_in * is : NULL,
@@ -167,10 +211,12 @@ tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r)
             if (++idx[d] < r->shape[d]) {
                 at_in += r->in.strides[d];
                 at_out += r->out.strides[d];
+                at_idx += r->idx.strides[d];
                 break;
             }
             at_in -= r->in.strides[d] * (int64_t)(r->shape[d] - 1);
             at_out -= r->out.strides[d] * (int64_t)(r->shape[d] - 1);
+            at_idx -= r->idx.strides[d] * (int64_t)(r->shape[d] - 1);
             idx[d] = 0;
         }
     }

@@ -64,7 +64,7 @@
 #define GPU_TRAITS                                                                                  \
     .texel_inputs = 0, .image_inputs = 0, .wide_stores = 0, .rows_per_invocation = 0, .row_lanes = 0, \
     .vec4_lines = 0, .transpose = TGL_GL_TRANSPOSE_TILES, .reduce_groups = 2048,                    \
-    .cols_invocations = 1u << 19, .cols_min_chunk = 16, .sweep_bytes = (uint64_t)48 << 20,          \
+    .cols_invocations = 1u << 19, .cols_min_chunk = 16, .scan_items = 8, .sweep_bytes = (uint64_t)48 << 20, \
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .flash_block_keys = 32,                 \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
     .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_OFF, .timer_queries = 1
@@ -80,6 +80,7 @@ static const struct named_profile {
       .gemm_small = GEMM_REG(16, 4, 8, 8, 1), .texel_inputs = 1, .image_inputs = 1, .wide_stores = 1,
       .rows_per_invocation = 1, .row_lanes = FROM_DEVICE, .vec4_lines = 1, .transpose = TGL_GL_TRANSPOSE_BLOCK4,
       .reduce_groups = 512, .cols_invocations = 1u << 16, .cols_min_chunk = 64, .sweep_bytes = 0,
+      .scan_items = 32, /* 4x fewer barriers than 8: a 16M cumsum 139 -> 94 ms (2 cores) */
       .cast_vec4_min = 0, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .compute_units = FROM_DEVICE,
       .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .transfer_threads = FROM_DEVICE,
@@ -531,6 +532,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     DEVICE_SETS(reduce_groups, l->reduce_groups >= 1, 1, "at least 1");
     DEVICE_SETS(cols_invocations, l->cols_invocations >= 1, 1, "at least 1");
     DEVICE_SETS(cols_min_chunk, l->cols_min_chunk >= 1, 1, "at least 1");
+    DEVICE_SETS(scan_items, l->scan_items == 8 || l->scan_items == 16 || l->scan_items == 32, 8, "8, 16 or 32");
     DEVICE_SETS(transfer_threads, l->transfer_threads >= 1 && l->transfer_threads <= 64, 1, "1 to 64");
     return TGL_OK;
 }

@@ -1,5 +1,6 @@
-/* GL driver for the line ops: tgl_reduce_t, tgl_argmax_t and tgl_argmin_t (glsl/tensor/reduce.comp)
- * and the row-wise _t ops (glsl/tensor/rows.comp, always a workgroup per line). One pure function
+/* GL driver for the line ops: tgl_reduce_t, tgl_argmax_t and tgl_argmin_t (glsl/tensor/reduce.comp),
+ * the row-wise _t ops (glsl/tensor/rows.comp, always a workgroup per line) and the scans
+ * (glsl/tensor/scan.comp, a workgroup per chunk of a line). One pure function
  * picks the reduction's variant from the shape and the device profile: a workgroup per out
  * element (GROUP) where lines are long, an invocation per out element otherwise. Operands are bound from their lowest element; out's
  * index space whose windows pass the SSBO block limit is halved, dim by dim, into boxes whose
@@ -22,6 +23,16 @@ static const tgl_gl_def rows_defs[] = {
     TGL_GL_UINT(rows_flags, in, "IN_DTYPE"),
     TGL_GL_UINT(rows_flags, out, "OUT_DTYPE"),
     TGL_GL_UINT(rows_flags, w, "W_DTYPE"),
+};
+
+typedef struct scan_flags {
+    uint32_t in, out, op, items;
+} scan_flags;
+static const tgl_gl_def scan_defs[] = {
+    TGL_GL_UINT(scan_flags, in, "IN_DTYPE"),
+    TGL_GL_UINT(scan_flags, out, "OUT_DTYPE"),
+    TGL_GL_UINT(scan_flags, op, "SCAN_OP"),
+    TGL_GL_UINT(scan_flags, items, "SCAN_K"),
 };
 
 /* Lines at least this many reduce_workgroup_size long take a workgroup each; shorter ones too
@@ -58,6 +69,34 @@ static tgl_gl_plan rows_plan(const tgl_gl_limits *l, const char *op, tgl_dtype i
     return p;
 }
 
+/* The scans: a workgroup per chunk of a line (tensor/scan.comp), `items` consecutive elements
+ * per invocation in each tile (the profile's scan_items); op a TGL__RDT scan. */
+static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned scan, tgl_dtype in, tgl_dtype out,
+                             uint32_t items)
+{
+    scan_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)(scan - TGL__RDT_CUMSUM), items};
+    tgl_gl_plan p = {.op = op};
+    tgl_gl_plan_kernel(&p, "tensor/scan", TGL_GL_DEFS(scan_defs), &f);
+    if (l)
+        p.wg = l->reduce_workgroup_size;
+    p.why = "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry";
+    return p;
+}
+
+/* A line's chunks for the scans: SCAN_CHUNK_TILES tiles of scan_items elements per invocation
+ * (which bounds the rounding steps of an f32 sum, scan.comp), more where the line would take
+ * more than SCAN_MAX_CHUNKS (each chunk's carry reads every earlier chunk's total). */
+#define SCAN_CHUNK_TILES 8u
+#define SCAN_MAX_CHUNKS 1024u
+static size_t scan_chunk(const tgl_gl_limits *l, size_t len)
+{
+    size_t tile = (size_t)l->reduce_workgroup_size * l->scan_items, tiles = tgl_gl_ceil_div(len, tile);
+    size_t per_chunk = tgl_gl_ceil_div(tiles, SCAN_MAX_CHUNKS);
+    if (per_chunk < SCAN_CHUNK_TILES)
+        per_chunk = SCAN_CHUNK_TILES;
+    return per_chunk * tile;
+}
+
 /* The window over out's box [lo, lo + ext) of an operand v (strides over out's dims), its line
  * of len elements `step` apart included (len 0 or 1: none). */
 static tgl__tensor_view sub_view(const tgl__tensor_view *v, size_t ndim, const size_t *lo, const size_t *ext,
@@ -86,9 +125,74 @@ typedef struct rdt_run {
     int params_fit; /* the row-wise ops' 1-D operands within the window (bound whole) */
 } rdt_run;
 
-static tgl_status dispatch_box(rdt_run *x, const tgl__tensor_view *in, const tgl__tensor_view *out,
-                               const size_t *shape, size_t n)
+/* The scans' passes over a box of n lines: chunk totals into the scratch buffer where a line
+ * has more than one chunk, then every chunk scanned. */
+static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tgl__tensor_view *out,
+                                const tgl__tensor_view *idx, const size_t *shape, size_t n)
 {
+    tgl_backend *b = x->b;
+    const tgl__rdt *r = x->r;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    GLuint prog = x->prog;
+    size_t chunk = scan_chunk(l, r->len), chunks = tgl_gl_ceil_div(r->len, chunk), segs = n * chunks;
+    if (segs > UINT32_MAX)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a scan: %zu chunks of lines in one window (GL takes up to 2^32 - 1)",
+                         segs);
+    size_t pad_in, pad_out, pad_idx = 0;
+    tgl_gl_binding bind[4];
+    bind[0] = tgl_gl_window(b, in->view, in->span * tgl_dtype_size(in->dtype), 0, &pad_in);
+    bind[1] = tgl_gl_window(b, out->view, out->span * tgl_dtype_size(out->dtype), 1, &pad_out);
+    /* no indices: out's window stands in (never written through binding 2) */
+    bind[2] = r->has_idx ? tgl_gl_window(b, idx->view, idx->span * 4, 2, &pad_idx) : bind[1];
+    bind[3] = bind[1]; /* the totals where there are chunks, out's window (never read) otherwise */
+    bind[3].writes = 0;
+    if (chunks > 1) {
+        tgl_gl_buffer *scratch;
+        tgl_status st = tgl_gl_scratch(b, segs * 8, &scratch);
+        if (st)
+            return st;
+        bind[3] = (tgl_gl_binding){.buf = scratch, .bytes = segs * 8, .writes = 1};
+    }
+    GLuint in_strides[TGL_MAX_DIMS] = {0}, out_strides[TGL_MAX_DIMS] = {0}, idx_strides[TGL_MAX_DIMS] = {0};
+    tgl_gl_stride_bits(in_strides, in->strides, r->ndim);
+    tgl_gl_stride_bits(out_strides, out->strides, r->ndim);
+    tgl_gl_stride_bits(idx_strides, idx->strides, r->ndim);
+    tgl_gl_uniform_ui(b, prog, LOC_RDT_NDIM, (GLuint)r->ndim);
+    tgl_gl_uniform_ui(b, prog, LOC_RDT_LEN, (GLuint)r->len);
+    tgl_gl_uniform_ui(b, prog, LOC_RDT_STEP, (GLuint)(uint64_t)r->in_step);
+    tgl_gl_uniform_ui(b, prog, LOC_RDT_OUT_STEP, (GLuint)(uint64_t)r->out_step);
+    tgl_gl_uniform_ui(b, prog, LOC_RDT_IN_BASE, (GLuint)(pad_in / tgl_dtype_size(in->dtype) + in->base));
+    tgl_gl_uniform_ui(b, prog, LOC_RDT_OUT_BASE, (GLuint)(pad_out / tgl_dtype_size(out->dtype) + out->base));
+    tgl_gl_uniform_ui(b, prog, LOC_SCAN_IDX_BASE, r->has_idx ? (GLuint)(pad_idx / 4 + idx->base) : 0u);
+    tgl_gl_uniform_ui(b, prog, LOC_SCAN_IDX_STEP, (GLuint)(uint64_t)r->idx_step);
+    tgl_gl_uniform_ui(b, prog, LOC_SCAN_HAS_IDX, r->has_idx ? 1u : 0u);
+    tgl_gl_uniform_ui(b, prog, LOC_SCAN_CHUNK, (GLuint)chunk);
+    tgl_gl_uniform_ui(b, prog, LOC_SCAN_CHUNKS, (GLuint)chunks);
+    if (r->ndim) {
+        tgl_gl_uniform_dims(b, prog, LOC_RDT_SHAPE, shape, r->ndim);
+        tgl_gl_uniform_uiv(b, prog, LOC_RDT_IN_STRIDE, (GLsizei)r->ndim, in_strides);
+        tgl_gl_uniform_uiv(b, prog, LOC_RDT_OUT_STRIDE, (GLsizei)r->ndim, out_strides);
+        tgl_gl_uniform_uiv(b, prog, LOC_SCAN_IDX_STRIDE, (GLsizei)r->ndim, idx_strides);
+    }
+    size_t grid = (size_t)l->wg_count[0] * l->wg_count[1];
+    tgl_status st = TGL_OK;
+    for (unsigned pass = chunks > 1 ? 0u : 1u; !st && pass < 2u; pass++) {
+        tgl_gl_uniform_ui(b, prog, LOC_SCAN_PASS, pass);
+        for (size_t i = 0; !st && i < segs; i += grid) {
+            size_t count = segs - i < grid ? segs - i : grid;
+            tgl_gl_uniform_ui(b, prog, LOC_RDT_N, (GLuint)count);
+            tgl_gl_uniform_ui(b, prog, LOC_RDT_START, (GLuint)i);
+            st = tgl_gl_dispatch(b, prog, bind, 4, count);
+        }
+    }
+    return st;
+}
+
+static tgl_status dispatch_box(rdt_run *x, const tgl__tensor_view *in, const tgl__tensor_view *out,
+                               const tgl__tensor_view *idx, const size_t *shape, size_t n)
+{
+    if (tgl__rdt_is_scan(x->r->op))
+        return dispatch_scan(x, in, out, idx, shape, n);
     tgl_backend *b = x->b;
     const tgl__rdt *r = x->r;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
@@ -152,14 +256,19 @@ static tgl_status run_box(rdt_run *x, size_t *lo, size_t *ext)
     /* the row-wise ops' out holds a line per index too */
     tgl__tensor_view out = sub_view(&r->out, r->ndim, lo, ext, r->out_step, tgl__rdt_is_rows(r->op) ? r->len : 0);
     tgl__tensor_view in = r->len ? sub_view(&r->in, r->ndim, lo, ext, r->in_step, r->len) : out;
+    tgl__tensor_view idx = r->has_idx ? sub_view(&r->idx, r->ndim, lo, ext, r->idx_step, r->len) : out;
     size_t in_bytes = in.span * tgl_dtype_size(in.dtype), out_bytes = out.span * tgl_dtype_size(out.dtype);
-    if (in_bytes <= x->max_bytes && out_bytes <= x->max_bytes && n <= UINT32_MAX && x->params_fit)
-        return dispatch_box(x, &in, &out, ext, n);
+    size_t idx_bytes = r->has_idx ? idx.span * 4 : 0;
+    if (in_bytes <= x->max_bytes && out_bytes <= x->max_bytes && idx_bytes <= x->max_bytes && n <= UINT32_MAX &&
+        x->params_fit)
+        return dispatch_box(x, &in, &out, &idx, ext, n);
     size_t best = r->ndim;
     uint64_t reach = 0;
     for (size_t d = 0; d < r->ndim; d++) {
         uint64_t si = (uint64_t)(r->in.strides[d] < 0 ? -r->in.strides[d] : r->in.strides[d]);
         uint64_t so = (uint64_t)(r->out.strides[d] < 0 ? -r->out.strides[d] : r->out.strides[d]);
+        uint64_t sx = (uint64_t)(r->idx.strides[d] < 0 ? -r->idx.strides[d] : r->idx.strides[d]);
+        so = so > sx ? so : sx;
         uint64_t reach_d = (ext[d] - 1) * ((si > so ? si : so) | 1u);
         if (ext[d] > 1 && (best == r->ndim || reach_d > reach)) {
             best = d;
@@ -196,16 +305,20 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
         x.params_fit = 0;
     if (r->has_bias && r->bias.span * tgl_dtype_size(r->bias.dtype) > x.max_bytes)
         x.params_fit = 0;
-    static const char *const rows_ops[4] = {"tgl_softmax_t", "tgl_log_softmax_t", "tgl_rmsnorm_t", "tgl_layernorm_t"};
+    static const char *const rows_ops[8] = {"tgl_softmax_t", "tgl_log_softmax_t", "tgl_rmsnorm_t", "tgl_layernorm_t",
+                                            "tgl_cumsum",    "tgl_cumprod",       "tgl_cummax",    "tgl_cummin"};
     const char *op = r->op == TGL__RDT_ARGMAX   ? "tgl_argmax_t"
                      : r->op == TGL__RDT_ARGMIN ? "tgl_argmin_t"
                      : rows                     ? rows_ops[r->op - TGL__RDT_SOFTMAX]
                                                 : "tgl_reduce_t";
     tgl_dtype wdt = r->has_w ? r->w.dtype : r->has_bias ? r->bias.dtype : r->in.dtype;
-    tgl_gl_plan plan = rows ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
+    tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items)
+                       : rows                  ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
                             : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
     plan.groups = x.group ? r->n_out : tgl_gl_ceil_div(r->n_out, l->workgroup_size);
+    if (tgl__rdt_is_scan(r->op)) /* a workgroup per chunk of each line */
+        plan.groups = r->n_out * tgl_gl_ceil_div(r->len, scan_chunk(l, r->len));
     tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);
     if (st)
         return st;
@@ -225,6 +338,20 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
             tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_reduce_t", data[i], TGL_DTYPE_BOOL, group)); /* any, all */
             if (data[i] != TGL_DTYPE_I32 && data[i] != TGL_DTYPE_BOOL) /* argmax, argmin of floats */
                 tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_argmax_t", data[i], TGL_DTYPE_I32, group));
+        }
+    /* the scans, at the profiles' scan_items (GPUs 8, llvmpipe 32; 16 compiles from GLSL) */
+    for (uint32_t items = 8; items <= 32; items += 24)
+        for (unsigned op = TGL__RDT_CUMSUM; op <= TGL__RDT_CUMMIN; op++) {
+            int arith = op == TGL__RDT_CUMSUM || op == TGL__RDT_CUMPROD;
+            for (size_t i = 0; arith && i < 3; i++) /* floats into every float for the sums and products */
+                for (size_t o = 0; o < 3; o++)
+                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, data[i], data[o], items));
+            if (arith) { /* i32 and bool counted into i32 */
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_I32, TGL_DTYPE_I32, items));
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items));
+            } else
+                for (size_t i = 0; i < 4; i++) /* in's dtype kept */
+                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cummax", op, data[i], data[i], items));
         }
     for (size_t i = 0; i < 3; i++) /* the row-wise ops: every float in, out and 1-D operand dtype */
         for (size_t o = 0; o < 3; o++)

@@ -3,7 +3,7 @@
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
- * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d) on up to 8 allocations, with pointers
+ * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d, the scans) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
  * strides and widths at the int64 limits and enums out of range. Oracle:
  *  - a call that fails must change no byte of any live allocation (checked by reading every
@@ -133,7 +133,7 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 9) {
+    switch (byte(in) % 10) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
@@ -159,6 +159,17 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         int null_desc = byte(in) == 0x42;
         tgl_ptr src = pick_ptr(in, s), dst = pick_ptr(in, s);
         return tgl_pool2d(b, null_desc ? NULL : &d, src, dst);
+    }
+    case 8: { /* a scan, cummax and cummin with made-up indices or none */
+        tgl_tensor at = some_tensor(in, s);
+        size_t axis = small(in, 5);
+        switch (byte(in) % 5) {
+        case 0: return tgl_cumsum(b, &x, axis, &y);
+        case 1: return tgl_cumprod(b, &x, axis, &y);
+        case 2: return tgl_cummax(b, &x, axis, &y, &at);
+        case 3: return tgl_cummin(b, &x, axis, &y, &at);
+        default: return tgl_cummax(b, &x, axis, &y, NULL);
+        }
     }
     default: {
         tgl_tensor mask = some_tensor(in, s);

@@ -1,0 +1,290 @@
+#version 430
+// The scans (tgl_cumsum, tgl_cumprod, tgl_cummax, tgl_cummin; SCAN_OP 0..3) along lines of u_len
+// elements, u_step apart in in and u_out_step in out (u_idx_step in the i32 indices of cummax
+// and cummin, where u_has_idx), over an index space of u_ndim dims (each operand's strides over
+// it in u_*_stride). A workgroup per segment: segment s is chunk s % u_chunks (u_chunk elements)
+// of line s / u_chunks of this box. Pass 0 (lines cut into several chunks) writes each chunk's
+// combination to tot[s]; pass 1 scans each chunk, starting from the combination of the line's
+// earlier chunks' totals. Inside a chunk, tiles of TGL_WG_SIZE * SCAN_K elements: each
+// invocation combines SCAN_K consecutive elements, the workgroup scans those partials in shared
+// memory (Hillis-Steele), then each invocation walks its elements again from its prefix. So an
+// element reaches an f32 output through at most SCAN_K + tiles + log2(wg) roundings in its
+// chunk's total, chunks / wg + log2(wg) in the carry and tiles + SCAN_K + 1 in pass 1
+// (docs/ops.md). Each invocation holds its SCAN_K elements of a tile in registers.
+// Values: f32 bits for the float sums and products (IN_DTYPE 0 f32, 1 f16, 2 bf16; `precise`),
+// uints for i32 (3) and bool (4, counted) sums and products (two's complement wrap); cummax and
+// cummin carry (element bits, index) pairs compared through an integer key of the value, so no
+// driver's float compare or flush decides: the larger (smaller) value wins, NaN above everything,
+// the larger index on ties - an order that does not depend on how the pairs are grouped. An out
+// element below 4 bytes is written by atomicAnd then atomicOr on its word. Each invocation reads
+// only elements it writes itself, so out may be in.
+#extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/convert.glsl"
+#include "common/precise.glsl"
+#include "common/local_size.glsl"
+
+#ifndef IN_DTYPE
+#define IN_DTYPE 0
+#endif
+#ifndef OUT_DTYPE
+#define OUT_DTYPE 0
+#endif
+#ifndef SCAN_OP
+#define SCAN_OP 0
+#endif
+#ifndef SCAN_K
+#define SCAN_K 8 // the profile's scan_items
+#endif
+#define PAIRS (SCAN_OP >= 2)
+#define INTS (IN_DTYPE >= 3)
+
+layout(std430, binding = 0) readonly buffer In { uint x[]; };
+layout(std430, binding = 1) buffer Out { uint y[]; };
+layout(std430, binding = 2) buffer Idx { uint ix[]; };
+layout(std430, binding = 3) buffer Totals { uvec2 tot[]; };
+layout(location = LOC_RDT_N) uniform uint u_n;         // segments of this dispatch
+layout(location = LOC_RDT_START) uniform uint u_start; // the first one's index in the box
+layout(location = LOC_RDT_NDIM) uniform uint u_ndim;
+layout(location = LOC_RDT_LEN) uniform uint u_len;
+layout(location = LOC_RDT_STEP) uniform uint u_step;
+layout(location = LOC_RDT_IN_BASE) uniform uint u_in_base;
+layout(location = LOC_RDT_OUT_BASE) uniform uint u_out_base;
+layout(location = LOC_RDT_OUT_STEP) uniform uint u_out_step;
+layout(location = LOC_SCAN_IDX_BASE) uniform uint u_idx_base;
+layout(location = LOC_SCAN_IDX_STEP) uniform uint u_idx_step;
+layout(location = LOC_SCAN_CHUNK) uniform uint u_chunk;
+layout(location = LOC_SCAN_CHUNKS) uniform uint u_chunks;
+layout(location = LOC_SCAN_PASS) uniform uint u_pass;
+layout(location = LOC_SCAN_HAS_IDX) uniform uint u_has_idx;
+layout(location = LOC_RDT_SHAPE) uniform uint u_shape[8];
+layout(location = LOC_RDT_IN_STRIDE) uniform uint u_in_stride[8];
+layout(location = LOC_RDT_OUT_STRIDE) uniform uint u_out_stride[8];
+layout(location = LOC_SCAN_IDX_STRIDE) uniform uint u_idx_stride[8];
+
+shared uvec2 s_scan[TGL_WG_SIZE];
+
+// The identity of the combine: 0, 1, or (the lowest / highest value of in's dtype, index 0),
+// which every element's pair equals or beats.
+uvec2 identity()
+{
+#if SCAN_OP == 0
+    return uvec2(0u);
+#elif SCAN_OP == 1
+    return uvec2(INTS ? 1u : 0x3F800000u, 0u);
+#else
+    const bool lowest = SCAN_OP == 2;
+#if IN_DTYPE == 0
+    return uvec2(lowest ? 0xFF800000u : 0x7F800000u, 0u);
+#elif IN_DTYPE == 1
+    return uvec2(lowest ? 0xFC00u : 0x7C00u, 0u);
+#elif IN_DTYPE == 2
+    return uvec2(lowest ? 0xFF80u : 0x7F80u, 0u);
+#else
+    return uvec2(lowest ? 0x80000000u : 0x7FFFFFFFu, 0u);
+#endif
+#endif
+}
+
+// Element e's bits (the low bits for 1- and 2-byte dtypes).
+uint load_bits(uint e)
+{
+#if IN_DTYPE == 0 || IN_DTYPE == 3
+    return x[e];
+#elif IN_DTYPE == 4
+    return (x[e >> 2] >> (8u * (e & 3u))) & 0xFFu;
+#else
+    return (x[e >> 1] >> (16u * (e & 1u))) & 0xFFFFu;
+#endif
+}
+
+// Element k of the line at oi as the combine's operand.
+uvec2 elem(uint oi, uint k)
+{
+    uint bits = load_bits(oi + k * u_step);
+#if PAIRS
+    return uvec2(bits, k);
+#elif IN_DTYPE == 4
+    return uvec2(bits != 0u ? 1u : 0u, 0u);
+#elif INTS
+    return uvec2(bits, 0u);
+#else
+    return uvec2(tgl_to_f32(bits, uint(IN_DTYPE)), 0u);
+#endif
+}
+
+#if PAIRS
+// A value's place in the order as a uint: i32 with its sign bit flipped; a float's f32 bits
+// turned so that unsigned order is numeric order, -0 taken as +0. NaN is handled before.
+uint order_key(uint v)
+{
+#if IN_DTYPE == 3
+    return v ^ 0x80000000u;
+#else
+    uint f = tgl_to_f32(v, uint(IN_DTYPE));
+    f = f == 0x80000000u ? 0u : f;
+    return (f & 0x80000000u) != 0u ? ~f : f | 0x80000000u;
+#endif
+}
+
+bool is_nan_bits(uint v)
+{
+#if IN_DTYPE == 3
+    return false;
+#else
+    return tgl_f32_is_nan(tgl_to_f32(v, uint(IN_DTYPE)));
+#endif
+}
+#endif
+
+// a combined with b (a the earlier part of the line for the sums and products).
+uvec2 combine(uvec2 a, uvec2 b)
+{
+#if SCAN_OP == 0 && INTS
+    return uvec2(a.x + b.x, 0u);
+#elif SCAN_OP == 1 && INTS
+    return uvec2(a.x * b.x, 0u);
+#elif SCAN_OP == 0
+    TGL_PRECISE float s = uintBitsToFloat(a.x) + uintBitsToFloat(b.x);
+    return uvec2(floatBitsToUint(s), 0u);
+#elif SCAN_OP == 1
+    TGL_PRECISE float p = uintBitsToFloat(a.x) * uintBitsToFloat(b.x);
+    return uvec2(floatBitsToUint(p), 0u);
+#else
+    bool na = is_nan_bits(a.x), nb = is_nan_bits(b.x), b_wins;
+    if (na || nb) {
+        b_wins = nb && (!na || b.y > a.y);
+    } else {
+        uint ka = order_key(a.x), kb = order_key(b.x);
+        b_wins = (SCAN_OP == 2 ? kb > ka : kb < ka) || (ka == kb && b.y > a.y);
+    }
+    return b_wins ? b : a;
+#endif
+}
+
+// The combination of one value per invocation (uniform control flow).
+uvec2 group_combine(uvec2 v)
+{
+    uint lane = gl_LocalInvocationID.x;
+    barrier();
+    s_scan[lane] = v;
+    memoryBarrierShared();
+    barrier();
+    for (uint stride = uint(TGL_WG_SIZE) / 2u; stride > 0u; stride >>= 1) {
+        if (lane < stride)
+            s_scan[lane] = combine(s_scan[lane], s_scan[lane + stride]);
+        memoryBarrierShared();
+        barrier();
+    }
+    return s_scan[0];
+}
+
+// Element offsets of line i (in elements, in each window): in's, out's and the indices' starts.
+void locate(uint i, out uint oi, out uint oo, out uint ox)
+{
+    uint rest = i;
+    oi = u_in_base;
+    oo = u_out_base;
+    ox = u_idx_base;
+    for (int k = int(u_ndim) - 1; k > 0; k--) {
+        uint c = rest % u_shape[k];
+        rest /= u_shape[k];
+        oi += c * u_in_stride[k];
+        oo += c * u_out_stride[k];
+        ox += c * u_idx_stride[k];
+    }
+    if (u_ndim > 0u) {
+        oi += rest * u_in_stride[0];
+        oo += rest * u_out_stride[0];
+        ox += rest * u_idx_stride[0];
+    }
+}
+
+void store_out(uint at, uint v)
+{
+#if PAIRS || INTS
+    uint bits = v; // in's own bits (cummax, cummin) or an i32
+#else
+    uint bits = tgl_convert(v, 0u, uint(OUT_DTYPE));
+#endif
+#if OUT_DTYPE == 0 || OUT_DTYPE == 3
+    y[at] = bits;
+#else
+    uint w = at >> 1, shift = 16u * (at & 1u);
+    atomicAnd(y[w], ~(0xFFFFu << shift));
+    atomicOr(y[w], bits << shift);
+#endif
+}
+
+void main()
+{
+    uint s = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    if (s >= u_n)
+        return; // a whole workgroup: uniform
+    s += u_start;
+    uint line = s / u_chunks, c = s - line * u_chunks;
+    uint oi, oo, ox;
+    locate(line, oi, oo, ox);
+    uint lane = gl_LocalInvocationID.x;
+    const uint tile = uint(TGL_WG_SIZE) * uint(SCAN_K);
+    uint lo = c * u_chunk, hi = min(u_len, lo + u_chunk);
+    if (u_pass == 0u) {
+        uvec2 acc = identity();
+        for (uint t0 = lo; t0 < hi; t0 += tile) {
+            uint a0 = t0 + lane * uint(SCAN_K);
+            uvec2 part = identity();
+            for (uint q = 0u; q < uint(SCAN_K); q++)
+                if (a0 + q < hi)
+                    part = combine(part, elem(oi, a0 + q));
+            acc = combine(acc, part);
+        }
+        acc = group_combine(acc);
+        if (lane == 0u)
+            tot[s] = acc;
+        return;
+    }
+    uvec2 carry = identity();
+    if (c > 0u) { // the line's earlier chunks: sums in any grouping, pairs in any order
+        uvec2 p = identity();
+        for (uint j = lane; j < c; j += uint(TGL_WG_SIZE))
+            p = combine(p, tot[line * u_chunks + j]);
+        carry = group_combine(p);
+    }
+    for (uint t0 = lo; t0 < hi; t0 += tile) {
+        uint a0 = t0 + lane * uint(SCAN_K);
+        uvec2 part = identity();
+        uvec2 v[SCAN_K];
+        for (uint q = 0u; q < uint(SCAN_K); q++) {
+            v[q] = a0 + q < hi ? elem(oi, a0 + q) : identity();
+            part = combine(part, v[q]);
+        }
+        barrier(); // the last tile's readers are done
+        s_scan[lane] = part;
+        memoryBarrierShared();
+        barrier();
+        for (uint off = 1u; off < uint(TGL_WG_SIZE); off <<= 1) {
+            uvec2 before = lane >= off ? s_scan[lane - off] : identity();
+            barrier();
+            if (lane >= off)
+                s_scan[lane] = combine(before, s_scan[lane]);
+            memoryBarrierShared();
+            barrier();
+        }
+        uvec2 run = combine(carry, lane > 0u ? s_scan[lane - 1u] : identity());
+        for (uint q = 0u; q < uint(SCAN_K); q++) {
+            uint k = a0 + q;
+            if (k < hi) {
+                run = combine(run, v[q]);
+                store_out(oo + k * u_out_step, run.x);
+#if PAIRS
+                if (u_has_idx != 0u)
+                    ix[ox + k * u_idx_step] = run.y;
+#endif
+            }
+        }
+        carry = combine(carry, s_scan[uint(TGL_WG_SIZE) - 1u]);
+    }
+}
