@@ -5,12 +5,13 @@
 // it in u_*_stride). A workgroup per segment: segment s is chunk s % u_chunks (u_chunk elements)
 // of line s / u_chunks of this box. Pass 0 (lines cut into several chunks) writes each chunk's
 // combination to tot[s]; pass 1 scans each chunk, starting from the combination of the line's
-// earlier chunks' totals. Inside a chunk, tiles of TGL_WG_SIZE * SCAN_K elements: each
-// invocation combines SCAN_K consecutive elements, the workgroup scans those partials in shared
-// memory (Hillis-Steele), then each invocation walks its elements again from its prefix. So an
+// earlier chunks' totals. Inside a chunk, tiles of TGL_WG_SIZE * SCAN_K elements staged through
+// shared memory: each invocation combines SCAN_K consecutive elements, the workgroup scans those
+// partials in shared memory (Hillis-Steele; SCAN_SG: through subgroup shuffles), then each
+// invocation walks its elements again from its prefix. So an
 // element reaches an f32 output through at most SCAN_K + tiles + log2(wg) roundings in its
 // chunk's total, chunks / wg + log2(wg) in the carry and tiles + SCAN_K + 1 in pass 1
-// (docs/ops.md). Each invocation holds its SCAN_K elements of a tile in registers.
+// (docs/ops.md).
 // Values: f32 bits for the float sums and products (IN_DTYPE 0 f32, 1 f16, 2 bf16; `precise`),
 // uints for i32 (3) and bool (4, counted) sums and products (two's complement wrap); cummax and
 // cummin carry (element bits, index) pairs compared through an integer key of the value, so no
@@ -19,6 +20,12 @@
 // element below 4 bytes is written by atomicAnd then atomicOr on its word. Each invocation reads
 // only elements it writes itself, so out may be in.
 #extension GL_GOOGLE_include_directive : enable
+#ifndef SCAN_SG
+#define SCAN_SG 0 // the subgroup size where the scan shuffles (0: shared memory)
+#endif
+#if SCAN_SG > 0
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -66,6 +73,15 @@ layout(location = LOC_RDT_OUT_STRIDE) uniform uint u_out_stride[8];
 layout(location = LOC_SCAN_IDX_STRIDE) uniform uint u_idx_stride[8];
 
 shared uvec2 s_scan[TGL_WG_SIZE];
+#ifdef SCAN_STAGED
+// SCAN_STAGED: a tile's elements' bits (then its outputs, then its indices) pass through shared
+// memory so that the device reads and writes them coalesced (element q * wg + lane by invocation
+// lane) while each invocation scans SCAN_K consecutive ones; a word of padding per 32 keeps
+// those reads off one bank. Without it each invocation reads and writes its own elements.
+#define TILE (TGL_WG_SIZE * SCAN_K)
+shared uint s_tile[TILE + TILE / 32];
+#define PADDED(i) ((i) + ((i) >> 5))
+#endif
 
 // The identity of the combine: 0, 1, or (the lowest / highest value of in's dtype, index 0),
 // which every element's pair equals or beats.
@@ -101,10 +117,9 @@ uint load_bits(uint e)
 #endif
 }
 
-// Element k of the line at oi as the combine's operand.
-uvec2 elem(uint oi, uint k)
+// Element k of a line, its bits loaded, as the combine's operand.
+uvec2 operand(uint bits, uint k)
 {
-    uint bits = load_bits(oi + k * u_step);
 #if PAIRS
     return uvec2(bits, k);
 #elif IN_DTYPE == 4
@@ -182,6 +197,46 @@ uvec2 group_combine(uvec2 v)
     return s_scan[0];
 }
 
+#if SCAN_SG > 0
+// The scan of one value per invocation through subgroup shuffles (SCAN_SG invocations a
+// subgroup, neighbours in the workgroup, wg / SCAN_SG of them at most SCAN_SG):
+// Hillis-Steele in each subgroup, then the first subgroup scans the subgroups' totals - two
+// barriers where the shared-memory scan takes 2 log2(wg). Gives the invocation's exclusive
+// prefix; *total the workgroup's combination (uniform control flow).
+uvec2 group_exclusive(uvec2 v, out uvec2 total)
+{
+    const uint sg = uint(SCAN_SG), groups = uint(TGL_WG_SIZE) / sg;
+    uint lane = gl_LocalInvocationID.x, sl = lane % sg, w = lane / sg;
+    for (uint off = 1u; off < sg; off <<= 1) {
+        uvec2 o = subgroupShuffle(v, sl >= off ? sl - off : sl);
+        if (sl >= off)
+            v = combine(o, v);
+    }
+    uvec2 before = subgroupShuffle(v, sl > 0u ? sl - 1u : 0u); // this subgroup's exclusive prefix
+    if (sl == 0u)
+        before = identity();
+    barrier(); // the last readers of s_scan are done
+    if (sl == sg - 1u)
+        s_scan[w] = v;
+    memoryBarrierShared();
+    barrier();
+    if (w == 0u) { // one subgroup, all active
+        uvec2 t = sl < groups ? s_scan[sl] : identity();
+        for (uint off = 1u; off < sg; off <<= 1) {
+            uvec2 o = subgroupShuffle(t, sl >= off ? sl - off : sl);
+            if (sl >= off)
+                t = combine(o, t);
+        }
+        if (sl < groups)
+            s_scan[sl] = t;
+    }
+    memoryBarrierShared();
+    barrier();
+    total = s_scan[groups - 1u];
+    return w > 0u ? combine(s_scan[w - 1u], before) : before;
+}
+#endif
+
 // Element offsets of line i (in elements, in each window): in's, out's and the indices' starts.
 void locate(uint i, out uint oi, out uint oo, out uint ox)
 {
@@ -233,12 +288,13 @@ void main()
     uint lo = c * u_chunk, hi = min(u_len, lo + u_chunk);
     if (u_pass == 0u) {
         uvec2 acc = identity();
-        for (uint t0 = lo; t0 < hi; t0 += tile) {
-            uint a0 = t0 + lane * uint(SCAN_K);
+        for (uint t0 = lo; t0 < hi; t0 += tile) { // any grouping does: coalesced, SCAN_K wg apart
             uvec2 part = identity();
-            for (uint q = 0u; q < uint(SCAN_K); q++)
-                if (a0 + q < hi)
-                    part = combine(part, elem(oi, a0 + q));
+            for (uint q = 0u; q < uint(SCAN_K); q++) {
+                uint k = t0 + q * uint(TGL_WG_SIZE) + lane;
+                if (k < hi)
+                    part = combine(part, operand(load_bits(oi + k * u_step), k));
+            }
             acc = combine(acc, part);
         }
         acc = group_combine(acc);
@@ -255,13 +311,31 @@ void main()
     }
     for (uint t0 = lo; t0 < hi; t0 += tile) {
         uint a0 = t0 + lane * uint(SCAN_K);
+        barrier(); // the last tile's readers of s_tile and s_scan are done
+#ifdef SCAN_STAGED
+        for (uint q = 0u; q < uint(SCAN_K); q++) {
+            uint j = q * uint(TGL_WG_SIZE) + lane, k = t0 + j;
+            s_tile[PADDED(j)] = k < hi ? load_bits(oi + k * u_step) : 0u;
+        }
+        memoryBarrierShared();
+        barrier();
+#endif
         uvec2 part = identity();
         uvec2 v[SCAN_K];
         for (uint q = 0u; q < uint(SCAN_K); q++) {
-            v[q] = a0 + q < hi ? elem(oi, a0 + q) : identity();
+            uint k = a0 + q;
+#ifdef SCAN_STAGED
+            uint bits = k < hi ? s_tile[PADDED(lane * uint(SCAN_K) + q)] : 0u;
+#else
+            uint bits = k < hi ? load_bits(oi + k * u_step) : 0u;
+#endif
+            v[q] = k < hi ? operand(bits, k) : identity();
             part = combine(part, v[q]);
         }
-        barrier(); // the last tile's readers are done
+        uvec2 tile_total;
+#if SCAN_SG > 0
+        uvec2 run = combine(carry, group_exclusive(part, tile_total));
+#else
         s_scan[lane] = part;
         memoryBarrierShared();
         barrier();
@@ -274,17 +348,47 @@ void main()
             barrier();
         }
         uvec2 run = combine(carry, lane > 0u ? s_scan[lane - 1u] : identity());
+        tile_total = s_scan[uint(TGL_WG_SIZE) - 1u];
+#endif
         for (uint q = 0u; q < uint(SCAN_K); q++) {
+            run = combine(run, v[q]);
+            v[q] = run;
+#ifdef SCAN_STAGED
+            s_tile[PADDED(lane * uint(SCAN_K) + q)] = run.x; // its own slots: no barrier
+#else
             uint k = a0 + q;
             if (k < hi) {
-                run = combine(run, v[q]);
                 store_out(oo + k * u_out_step, run.x);
 #if PAIRS
                 if (u_has_idx != 0u)
                     ix[ox + k * u_idx_step] = run.y;
 #endif
             }
+#endif
         }
-        carry = combine(carry, s_scan[uint(TGL_WG_SIZE) - 1u]);
+        carry = combine(carry, tile_total);
+#ifdef SCAN_STAGED
+        memoryBarrierShared();
+        barrier();
+        for (uint q = 0u; q < uint(SCAN_K); q++) {
+            uint j = q * uint(TGL_WG_SIZE) + lane, k = t0 + j;
+            if (k < hi)
+                store_out(oo + k * u_out_step, s_tile[PADDED(j)]);
+        }
+#if PAIRS
+        if (u_has_idx != 0u) { // uniform: the indices staged the same way
+            barrier();
+            for (uint q = 0u; q < uint(SCAN_K); q++)
+                s_tile[PADDED(lane * uint(SCAN_K) + q)] = v[q].y;
+            memoryBarrierShared();
+            barrier();
+            for (uint q = 0u; q < uint(SCAN_K); q++) {
+                uint j = q * uint(TGL_WG_SIZE) + lane, k = t0 + j;
+                if (k < hi)
+                    ix[ox + k * u_idx_step] = s_tile[PADDED(j)];
+            }
+        }
+#endif
+#endif
     }
 }

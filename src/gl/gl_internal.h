@@ -76,6 +76,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(cols_invocations, U32, "invocations a reduction over a strided axis aims for")                     \
     X(cols_min_chunk, U32, "... each reducing at least this many indices")                               \
     X(scan_items, U32, "consecutive elements per invocation in a scan's tiles: 8, 16 or 32")            \
+    X(scan_staged, FLAG, "scans move their tiles through shared memory, reading and writing coalesced") \
     X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
     X(cast_vec4_min, U64, "casts of at least this many elements take four per invocation")               \
     X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
@@ -125,6 +126,7 @@ typedef struct tgl_gl_limits {
     uint32_t row_lanes;
     int vec4_lines, transpose;
     uint32_t reduce_groups, cols_invocations, cols_min_chunk, scan_items;
+    int scan_staged;
     uint64_t sweep_bytes, cast_vec4_min;
     int attention_reg;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;

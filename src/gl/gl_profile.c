@@ -64,7 +64,8 @@
 #define GPU_TRAITS                                                                                  \
     .texel_inputs = 0, .image_inputs = 0, .wide_stores = 0, .rows_per_invocation = 0, .row_lanes = 0, \
     .vec4_lines = 0, .transpose = TGL_GL_TRANSPOSE_TILES, .reduce_groups = 2048,                    \
-    .cols_invocations = 1u << 19, .cols_min_chunk = 16, .scan_items = 8, .sweep_bytes = (uint64_t)48 << 20, \
+    .cols_invocations = 1u << 19, .cols_min_chunk = 16, .scan_items = 8, .scan_staged = 1,          \
+    .sweep_bytes = (uint64_t)48 << 20,                                                             \
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .flash_block_keys = 32,                 \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
     .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_OFF, .timer_queries = 1
@@ -81,6 +82,7 @@ static const struct named_profile {
       .rows_per_invocation = 1, .row_lanes = FROM_DEVICE, .vec4_lines = 1, .transpose = TGL_GL_TRANSPOSE_BLOCK4,
       .reduce_groups = 512, .cols_invocations = 1u << 16, .cols_min_chunk = 64, .sweep_bytes = 0,
       .scan_items = 32, /* 4x fewer barriers than 8: a 16M cumsum 139 -> 94 ms (2 cores) */
+      .scan_staged = 0, /* every SSBO access is a loop over the lanes anyway: staging 99 -> 190 ms */
       .cast_vec4_min = 0, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .compute_units = FROM_DEVICE,
       .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .transfer_threads = FROM_DEVICE,

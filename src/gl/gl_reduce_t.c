@@ -26,13 +26,15 @@ static const tgl_gl_def rows_defs[] = {
 };
 
 typedef struct scan_flags {
-    uint32_t in, out, op, items;
+    uint32_t in, out, op, items, staged, subgroup;
 } scan_flags;
 static const tgl_gl_def scan_defs[] = {
     TGL_GL_UINT(scan_flags, in, "IN_DTYPE"),
     TGL_GL_UINT(scan_flags, out, "OUT_DTYPE"),
     TGL_GL_UINT(scan_flags, op, "SCAN_OP"),
     TGL_GL_UINT(scan_flags, items, "SCAN_K"),
+    TGL_GL_FLAG(scan_flags, staged, "SCAN_STAGED"),
+    TGL_GL_UINT(scan_flags, subgroup, "SCAN_SG"),
 };
 
 /* Lines at least this many reduce_workgroup_size long take a workgroup each; shorter ones too
@@ -69,12 +71,23 @@ static tgl_gl_plan rows_plan(const tgl_gl_limits *l, const char *op, tgl_dtype i
     return p;
 }
 
-/* The scans: a workgroup per chunk of a line (tensor/scan.comp), `items` consecutive elements
- * per invocation in each tile (the profile's scan_items); op a TGL__RDT scan. */
-static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned scan, tgl_dtype in, tgl_dtype out,
-                             uint32_t items)
+/* The subgroup size the scans' tiles shuffle through: the device's, where its subgroups tile the
+ * workgroup and one subgroup can scan their totals; 0 (a scan in shared memory) otherwise. */
+static uint32_t scan_subgroup(const tgl_gl_limits *l)
 {
-    scan_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)(scan - TGL__RDT_CUMSUM), items};
+    uint32_t sg = l->subgroup_shuffle, wg = l->reduce_workgroup_size;
+    return sg >= 2 && wg >= sg && wg % sg == 0 && wg / sg <= sg ? sg : 0;
+}
+
+/* The scans: a workgroup per chunk of a line (tensor/scan.comp), `items` consecutive elements
+ * per invocation in each tile, staged through shared memory or not (the profile's scan_items and
+ * scan_staged), scanned across the workgroup through subgroups of `subgroup` (0: shared memory);
+ * op a TGL__RDT scan. */
+static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned scan, tgl_dtype in, tgl_dtype out,
+                             uint32_t items, int staged, uint32_t subgroup)
+{
+    scan_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)(scan - TGL__RDT_CUMSUM), items, (uint32_t)staged,
+                    subgroup};
     tgl_gl_plan p = {.op = op};
     tgl_gl_plan_kernel(&p, "tensor/scan", TGL_GL_DEFS(scan_defs), &f);
     if (l)
@@ -83,18 +96,24 @@ static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned sc
     return p;
 }
 
-/* A line's chunks for the scans: SCAN_CHUNK_TILES tiles of scan_items elements per invocation
- * (which bounds the rounding steps of an f32 sum, scan.comp), more where the line would take
- * more than SCAN_MAX_CHUNKS (each chunk's carry reads every earlier chunk's total). */
+/* The chunk (elements) of the scans' lines: as few tiles (of wg x scan_items elements) as give
+ * the device SCAN_GROUPS_PER_UNIT workgroups per compute unit over all `lines` - a workgroup's
+ * tiles run one after another - but at most SCAN_CHUNK_TILES (which bounds the rounding steps of an f32 sum,
+ * scan.comp) unless the line would take more than SCAN_MAX_CHUNKS (each chunk's carry reads
+ * every earlier chunk's total). */
+#define SCAN_GROUPS_PER_UNIT 8u
 #define SCAN_CHUNK_TILES 8u
 #define SCAN_MAX_CHUNKS 1024u
-static size_t scan_chunk(const tgl_gl_limits *l, size_t len)
+static size_t scan_chunk(const tgl_gl_limits *l, size_t len, size_t lines)
 {
     size_t tile = (size_t)l->reduce_workgroup_size * l->scan_items, tiles = tgl_gl_ceil_div(len, tile);
-    size_t per_chunk = tgl_gl_ceil_div(tiles, SCAN_MAX_CHUNKS);
-    if (per_chunk < SCAN_CHUNK_TILES)
+    size_t want = tgl_gl_ceil_div((size_t)l->compute_units * SCAN_GROUPS_PER_UNIT, lines ? lines : 1); /* a line */
+    size_t per_chunk = want ? tgl_gl_ceil_div(tiles, want) : tiles;
+    if (per_chunk > SCAN_CHUNK_TILES)
         per_chunk = SCAN_CHUNK_TILES;
-    return per_chunk * tile;
+    if (per_chunk < tgl_gl_ceil_div(tiles, SCAN_MAX_CHUNKS))
+        per_chunk = tgl_gl_ceil_div(tiles, SCAN_MAX_CHUNKS);
+    return (per_chunk ? per_chunk : 1) * tile;
 }
 
 /* The window over out's box [lo, lo + ext) of an operand v (strides over out's dims), its line
@@ -134,7 +153,7 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
     const tgl__rdt *r = x->r;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     GLuint prog = x->prog;
-    size_t chunk = scan_chunk(l, r->len), chunks = tgl_gl_ceil_div(r->len, chunk), segs = n * chunks;
+    size_t chunk = scan_chunk(l, r->len, r->n_out), chunks = tgl_gl_ceil_div(r->len, chunk), segs = n * chunks;
     if (segs > UINT32_MAX)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a scan: %zu chunks of lines in one window (GL takes up to 2^32 - 1)",
                          segs);
@@ -312,13 +331,14 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
                      : rows                     ? rows_ops[r->op - TGL__RDT_SOFTMAX]
                                                 : "tgl_reduce_t";
     tgl_dtype wdt = r->has_w ? r->w.dtype : r->has_bias ? r->bias.dtype : r->in.dtype;
-    tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items)
+    tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items, l->scan_staged,
+                                                               scan_subgroup(l))
                        : rows                  ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
                             : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
     plan.groups = x.group ? r->n_out : tgl_gl_ceil_div(r->n_out, l->workgroup_size);
     if (tgl__rdt_is_scan(r->op)) /* a workgroup per chunk of each line */
-        plan.groups = r->n_out * tgl_gl_ceil_div(r->len, scan_chunk(l, r->len));
+        plan.groups = r->n_out * tgl_gl_ceil_div(r->len, scan_chunk(l, r->len, r->n_out));
     tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);
     if (st)
         return st;
@@ -339,19 +359,22 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
             if (data[i] != TGL_DTYPE_I32 && data[i] != TGL_DTYPE_BOOL) /* argmax, argmin of floats */
                 tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_argmax_t", data[i], TGL_DTYPE_I32, group));
         }
-    /* the scans, at the profiles' scan_items (GPUs 8, llvmpipe 32; 16 compiles from GLSL) */
-    for (uint32_t items = 8; items <= 32; items += 24)
+    /* the scans, as the profiles have them: GPUs 8 staged (NVIDIA's 32-wide subgroups shuffling),
+     * llvmpipe 32 not; others compile from GLSL */
+    for (uint32_t v = 0; v < 3; v++)
         for (unsigned op = TGL__RDT_CUMSUM; op <= TGL__RDT_CUMMIN; op++) {
+            uint32_t items = v == 2 ? 32 : 8, sg = v == 1 ? 32 : 0;
+            int staged = items == 8;
             int arith = op == TGL__RDT_CUMSUM || op == TGL__RDT_CUMPROD;
             for (size_t i = 0; arith && i < 3; i++) /* floats into every float for the sums and products */
                 for (size_t o = 0; o < 3; o++)
-                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, data[i], data[o], items));
+                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, data[i], data[o], items, staged, sg));
             if (arith) { /* i32 and bool counted into i32 */
-                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_I32, TGL_DTYPE_I32, items));
-                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items));
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_I32, TGL_DTYPE_I32, items, staged, sg));
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg));
             } else
                 for (size_t i = 0; i < 4; i++) /* in's dtype kept */
-                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cummax", op, data[i], data[i], items));
+                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cummax", op, data[i], data[i], items, staged, sg));
         }
     for (size_t i = 0; i < 3; i++) /* the row-wise ops: every float in, out and 1-D operand dtype */
         for (size_t o = 0; o < 3; o++)
