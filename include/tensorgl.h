@@ -130,8 +130,8 @@ TGL_API const char *tgl_backend_name(const tgl_backend *b);
 TGL_API const char *tgl_status_string(tgl_status s);
 
 /* Detail of the last failure on b (or, for b == NULL, of the calling thread's last failed call
- * that has no backend: tgl_open, tgl_broadcast_shape, tgl_conv2d_output_size, a call passed a
- * NULL backend). "" when nothing failed. The string stays valid until the next call on b.
+ * that has no backend: tgl_open, tgl_broadcast_shape, tgl_conv2d_output_size,
+ * tgl_pool2d_output_size, a call passed a NULL backend). "" when nothing failed. The string stays valid until the next call on b.
  * Example: if (tgl_alloc(b, bytes, &p)) fprintf(stderr, "alloc: %s\n", tgl_last_error(b)); */
 TGL_API const char *tgl_last_error(const tgl_backend *b);
 
