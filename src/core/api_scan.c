@@ -87,10 +87,9 @@ static tgl_status scan_common(tgl_backend *b, tgl__fn fn, const char *fname, uns
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out overlaps in without being in itself");
     if (indices) {
         size_t idx_bytes = r.idx.span * 4;
-        if (tgl__overlaps(r.idx.view, idx_bytes, r.in.view, in_bytes) ||
-            tgl__overlaps(r.idx.view, idx_bytes, r.out.view, out_bytes))
-            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "indices overlaps %s",
-                             tgl__overlaps(r.idx.view, idx_bytes, r.in.view, in_bytes) ? "in" : "out");
+        int on_in = tgl__overlaps(r.idx.view, idx_bytes, r.in.view, in_bytes);
+        if (on_in || tgl__overlaps(r.idx.view, idx_bytes, r.out.view, out_bytes))
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "indices overlaps %s", on_in ? "in" : "out");
     }
     for (size_t d = 0; d < TGL_MAX_DIMS; d++) {
         r.in.strides[d] = d < r.ndim ? in_strides[d] : 0;

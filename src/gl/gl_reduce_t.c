@@ -142,6 +142,7 @@ typedef struct rdt_run {
     int group;
     size_t max_bytes;
     int params_fit; /* the row-wise ops' 1-D operands within the window (bound whole) */
+    size_t scan_chunk; /* the scans: scan_chunk's elements, decided once for every box */
 } rdt_run;
 
 /* The scans' passes over a box of n lines: chunk totals into the scratch buffer where a line
@@ -153,7 +154,7 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
     const tgl__rdt *r = x->r;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     GLuint prog = x->prog;
-    size_t chunk = scan_chunk(l, r->len, r->n_out), chunks = tgl_gl_ceil_div(r->len, chunk), segs = n * chunks;
+    size_t chunk = x->scan_chunk, chunks = tgl_gl_ceil_div(r->len, chunk), segs = n * chunks;
     if (segs > UINT32_MAX)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "a scan: %zu chunks of lines in one window (GL takes up to 2^32 - 1)",
                          segs);
@@ -337,8 +338,10 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
                             : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
     plan.groups = x.group ? r->n_out : tgl_gl_ceil_div(r->n_out, l->workgroup_size);
-    if (tgl__rdt_is_scan(r->op)) /* a workgroup per chunk of each line */
-        plan.groups = r->n_out * tgl_gl_ceil_div(r->len, scan_chunk(l, r->len, r->n_out));
+    if (tgl__rdt_is_scan(r->op)) { /* a workgroup per chunk of each line */
+        x.scan_chunk = scan_chunk(l, r->len, r->n_out);
+        plan.groups = r->n_out * tgl_gl_ceil_div(r->len, x.scan_chunk);
+    }
     tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);
     if (st)
         return st;
