@@ -213,7 +213,8 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(UNARY_T, unary_t) X(BINARY_T, binary_t) X(CLAMP, clamp) X(FILL_T, fill_t) X(ARANGE, arange)      \
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
-    X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)
+    X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)   \
+    X(MASKED_SELECT, masked_select) X(NONZERO, nonzero)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -679,6 +680,41 @@ TGL_API tgl_status tgl_gather(tgl_backend *b, const tgl_tensor *in, size_t axis,
 TGL_API tgl_status tgl_index_select(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *index,
                                     const tgl_tensor *out);
 
+
+/* ---- selecting by a mask: masked_select, nonzero (descriptors) -------------------------- */
+/* Both pack a data-dependent number of results into an out sized for the most there can be,
+ * and write that number, `count`, into a one-element i32 tensor on the device (read it with
+ * tgl_copy_dtoh when the host needs it; device ops can take it as it is). out's elements past
+ * count keep what they held. A prefix count of the taken elements (the scan of tgl_cumsum) gives
+ * each one its place, so results follow the row-major order of the index space on every
+ * backend and run. The call takes a temporary device buffer of 5 bytes per element of the index
+ * space (counted against TGL_MAX_MEMORY while it runs). GL: an index space of more than the
+ * device's buffer window in i32s (128 MiB: 2^25 elements on ES 3.1's minimum) is refused, as a
+ * tgl_cumsum line is. Errors, besides each one's own: TGL_ERR_INVALID_ARGUMENT (NULL, ndim above
+ * TGL_MAX_DIMS, count not i32 of one element, an out that reaches an element twice, out or count
+ * sharing a byte with an input or each other, an index space of 2^31 elements or more),
+ * TGL_ERR_INVALID_POINTER (as tgl_copy), TGL_ERR_OUT_OF_MEMORY (the temporary buffer). */
+
+/* torch.masked_select: the elements of in where mask is true, in row-major order of the shape
+ * in and mask broadcast to (NumPy's rule), into out[0 .. count - 1]. mask is bool (any non-zero
+ * byte true), in and out of one dtype (any but the block formats: bits moved as they are, bool
+ * written 0 or 1), out 1-D of at least the broadcast shape's element count, any strides.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (shapes that do not broadcast, out not 1-D or too short,
+ *   dtypes that differ), TGL_ERR_UNSUPPORTED (mask not bool, a block format).
+ * Example: the scores above a threshold, packed: tgl_compare(b, TGL_COMPARE_GT, &s, &t, &keep);
+ *   tgl_masked_select(b, &s, &keep, &picked, &n); then tgl_copy_dtoh(b, &host_n, n.data, 4). */
+TGL_API tgl_status tgl_masked_select(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *mask,
+                                     const tgl_tensor *out, const tgl_tensor *count);
+/* torch.nonzero: the coordinates of in's non-zero elements (true, numbers other than +-0, NaN),
+ * in row-major order, one row each: row k of the i32 out (capacity x in's ndim, at least in's
+ * element count rows, any strides) holds the k-th one's coordinates. A 0-d in has columns of
+ * none: only count is written (0 or 1). Subnormal numbers are non-zero on every device (the
+ * test reads bits). Each dim of in must be below 2^31 (i32 coordinates).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (out not i32 of 2 dims, its column count not in's ndim, too
+ *   few rows), TGL_ERR_UNSUPPORTED (a block format).
+ * Example: where a (rows x cols) bool tensor is true: tgl_nonzero(b, &hits, &where, &n); */
+TGL_API tgl_status tgl_nonzero(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out,
+                               const tgl_tensor *count);
 /* ---- moving elements: flip, roll, repeat, pad (descriptors) ------------------------------- */
 /* Each is strided copies (and, for a constant pad, fills) of in into out, which have one ndim
  * (tgl_repeat: out's may be larger) and any strides: in's elements are converted to out's dtype

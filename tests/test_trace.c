@@ -43,6 +43,8 @@ typedef struct outputs {
     float picks[ROWS + ROWS * ROWS]; /* tgl_gather of pm by those (a column), tgl_index_select of its columns */
     float scanned[4 * ROWS * COLS]; /* tgl_cumsum of pm along its columns; cumprod, cummax, cummin along its rows */
     int32_t scan_at[2 * ROWS * COLS]; /* tgl_cummax's and tgl_cummin's indices */
+    float selected[ROWS * COLS];            /* tgl_masked_select of pm by the mask (zeros first) */
+    int32_t nonzero[2 * ROWS * COLS + 2];   /* tgl_nonzero of the mask (zeros first), then both counts */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -262,6 +264,19 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_cummin(b, &tm, 1, &tmin, &tat_min));
     OK(tgl_copy_dtoh(b, o->scanned, tsum.data, sizeof o->scanned));
     OK(tgl_copy_dtoh(b, o->scan_at, tat.data, sizeof o->scan_at));
+    tgl_tensor tpacked = tgl_tensor_contiguous(fresh(b, sizeof o->selected), TGL_DTYPE_F32, 1, (size_t[]){ROWS * COLS});
+    tgl_tensor tnz = tgl_tensor_contiguous(fresh(b, sizeof o->nonzero), TGL_DTYPE_I32, 2, (size_t[]){ROWS * COLS, 2});
+    tgl_tensor tcounts = tgl_tensor_contiguous(tnz.data + 2 * ROWS * COLS * sizeof(int32_t), TGL_DTYPE_I32, 1,
+                                               (size_t[]){2});
+    tgl_tensor tfound = tgl_tensor_contiguous(tcounts.data, TGL_DTYPE_I32, 0, NULL), tfound_nz = tfound;
+    tfound_nz.data += sizeof(int32_t);
+    OK(tgl_fill_t(b, &tpacked, 0.0));
+    OK(tgl_fill_t(b, &tnz, 0.0));
+    OK(tgl_fill_t(b, &tcounts, 0.0));
+    OK(tgl_masked_select(b, &tm, &tmask, &tpacked, &tfound));
+    OK(tgl_nonzero(b, &tmask, &tnz, &tfound_nz));
+    OK(tgl_copy_dtoh(b, o->selected, tpacked.data, sizeof o->selected));
+    OK(tgl_copy_dtoh(b, o->nonzero, tnz.data, sizeof o->nonzero));
 
     tgl_ptr h = fresh(b, N * 2), back = fresh(b, sizeof x);
     OK(tgl_cast_f32_f16(b, px, h, N));

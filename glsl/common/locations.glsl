@@ -248,6 +248,23 @@
 #define LOC_SCAN_HAS_IDX 14
 #define LOC_SCAN_IDX_STRIDE 40
 
+// tensor/compact.comp (tgl_masked_select, tgl_nonzero)
+#define LOC_CMP_N 0
+#define LOC_CMP_START 1
+#define LOC_CMP_NDIM 2
+#define LOC_CMP_FLAG_BASE 3
+#define LOC_CMP_VAL_BASE 4
+#define LOC_CMP_PREFIX_BASE 5
+#define LOC_CMP_OUT_BASE 6
+#define LOC_CMP_OUT_STEP 7
+#define LOC_CMP_OUT_COL 8
+#define LOC_CMP_POS_LO 9
+#define LOC_CMP_POS_LEN 10
+#define LOC_CMP_SHAPE 16
+#define LOC_CMP_LO 24
+#define LOC_CMP_FLAG_STRIDE 32
+#define LOC_CMP_VAL_STRIDE 40
+
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows.
 #define LOC_ATT_ROWS 0

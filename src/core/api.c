@@ -65,6 +65,33 @@ TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p)
     return TGL_OK;
 }
 
+tgl_status tgl__temp_create(tgl_backend *b, const char *fn, size_t bytes, void **buf)
+{
+    *buf = NULL;
+    if ((uint64_t)bytes > TGL__MAX_ALLOC_BYTES)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "%s: a temporary buffer of %zu bytes exceeds the largest allocation "
+                         "(2^%d)", fn, bytes, TGL__OFFSET_BITS);
+    if (b->config.max_memory && bytes > b->config.max_memory - (b->mem_in_use < b->config.max_memory
+                                                                   ? b->mem_in_use : b->config.max_memory))
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
+                         "%s: its temporary buffer of %zu bytes would take the live allocations (%llu bytes) past "
+                         "TGL_MAX_MEMORY (%llu)", fn, bytes, (unsigned long long)b->mem_in_use,
+                         (unsigned long long)b->config.max_memory);
+    tgl_status st = b->vt->buffer_create(b, bytes, buf);
+    if (st)
+        return st;
+    b->mem_in_use += bytes;
+    if (b->mem_in_use > b->mem_peak)
+        b->mem_peak = b->mem_in_use;
+    return TGL_OK;
+}
+
+void tgl__temp_destroy(tgl_backend *b, void *buf, size_t bytes)
+{
+    b->vt->buffer_destroy(b, buf);
+    b->mem_in_use -= bytes;
+}
+
 TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
 {
     tgl_status st = tgl__enter(b);

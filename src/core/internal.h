@@ -242,6 +242,22 @@ typedef struct tgl__rdt {
     float eps;
 } tgl__rdt;
 
+/* A validated tgl_masked_select or tgl_nonzero (vtable->compact): over an index space of `shape`
+ * (n > 0 elements, n < 2^31), element i (row-major) is taken where flag is true: masked_select's
+ * bool mask, or nonzero's in (any data dtype: not +-0 or false, NaN taken, read as bits); flag
+ * and val have their strides in the index space (broadcast: 0). prefix holds n dense i32s, the
+ * count of taken elements up to and including each, so taken element i goes to position
+ * prefix[i] - 1. masked_select: out is 1-D (strides[0] per position) and gets val's element, of
+ * out's dtype, bits as they are (bool as 0 or 1); nonzero: row k of out (i32, strides[0] per
+ * row, strides[1] per column) gets the coordinates. Nothing else is written. */
+typedef struct tgl__compact {
+    int nonzero;
+    size_t ndim, n;
+    size_t shape[TGL_MAX_DIMS];
+    tgl__tensor_view flag, val, out;
+    tgl__view prefix;
+} tgl__compact;
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
@@ -306,6 +322,8 @@ typedef struct tgl__vtable {
     tgl_status (*gather)(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
                          int32_t *bad_value);
     tgl_status (*reduce_t)(tgl_backend *b, const tgl__rdt *r);
+    /* tgl_masked_select, tgl_nonzero: the placement pass after the core's scan (tgl__compact). */
+    tgl_status (*compact)(tgl_backend *b, const tgl__compact *c);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

@@ -315,6 +315,17 @@ static void scan_cost(const tgl_tensor *in, const tgl_tensor *out, cost *o)
 }
 #define cost_scan(s, o) scan_cost((s)->in, (s)->out, o)
 #define cost_scan_arg(s, o) (scan_cost((s)->in, (s)->out, o), (o)->bytes += tensor_bytes((s)->indices))
+/* masked_select, nonzero: the flags read, copied as bools (1 byte) and scanned into i32s (4
+ * written, 4 read back), the inputs read again by the placement; out's capacity counted as
+ * written (the count is not known here) */
+static void compact_cost(const tgl_tensor *in, const tgl_tensor *mask, const tgl_tensor *out, cost *o)
+{
+    double n = in && in->ndim <= TGL_MAX_DIMS ? prod(in->shape, in->ndim) : 0.0;
+    o->bytes = 2.0 * (tensor_bytes(in) + tensor_bytes(mask)) + 10.0 * n + tensor_bytes(out);
+    o->flops = n;
+}
+#define cost_masked_select(s, o) compact_cost((s)->in, (s)->mask, (s)->out, o)
+#define cost_nonzero(s, o) compact_cost((s)->in, NULL, (s)->out, o)
 
 void tgl__call_cost(const tgl__call *c, double *flops, double *bytes)
 {

@@ -132,6 +132,8 @@
 #define TGL__ARGS_CUMPROD(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out)
 #define TGL__ARGS_CUMMAX(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out) ARG(T, indices)
 #define TGL__ARGS_CUMMIN(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out) ARG(T, indices)
+#define TGL__ARGS_MASKED_SELECT(ARG, ENUM, ARR) ARG(t, in) ARG(t, mask) ARG(T, out) ARG(T, count)
+#define TGL__ARGS_NONZERO(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(T, count)
 #define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
 #define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
@@ -206,7 +208,9 @@
     X(CUMSUM, tgl_cumsum, TGL_OP_SCAN, reduce_t, TGL__DT_DATA, ACCUMULATE, cost_scan, WARM)                      \
     X(CUMPROD, tgl_cumprod, TGL_OP_SCAN, reduce_t, TGL__DT_DATA, ACCUMULATE, cost_scan, WARM)                    \
     X(CUMMAX, tgl_cummax, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)      \
-    X(CUMMIN, tgl_cummin, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)
+    X(CUMMIN, tgl_cummin, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)      \
+    X(MASKED_SELECT, tgl_masked_select, TGL_OP_MASKED_SELECT, compact, TGL__DT_DATA, EXACT, cost_masked_select, WARM) \
+    X(NONZERO, tgl_nonzero, TGL_OP_NONZERO, compact, TGL__DT_DATA, EXACT, cost_nonzero, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

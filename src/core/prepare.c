@@ -125,6 +125,13 @@ static void elementwise(warm *c)
     did(c, tgl_cummin(b, &x, 1, &out, NULL));
     tgl_tensor counts = tgl_tensor_contiguous(c->y, TGL_DTYPE_I32, 1, m);
     did(c, tgl_cumsum(b, &counts, 0, &counts));
+    /* masked_select and nonzero (f32): the flags' copy, their scan, the placement */
+    tgl_tensor packed = tgl_tensor_contiguous(c->w, TGL_DTYPE_F32, 1, (size_t[]){64 * 64});
+    tgl_tensor found = tgl_tensor_contiguous(c->z, TGL_DTYPE_I32, 0, NULL);
+    tgl_tensor where = tgl_tensor_contiguous(c->w, TGL_DTYPE_I32, 2, (size_t[]){64 * 64, 2});
+    mask.data = c->y;
+    did(c, tgl_masked_select(b, &x, &mask, &packed, &found));
+    did(c, tgl_nonzero(b, &x, &where, &found));
 }
 
 static void reductions(warm *c)

@@ -55,6 +55,10 @@ int tgl__same_tensor(const tgl_tensor *a, const tgl_tensor *b);
  * kernels: nin validated f32 arrays of n elements in, out (equal to an input or apart from it). */
 tgl_status tgl__flat_tew(tgl_backend *b, tgl__tew_op op, int sub, const tgl__view *in, size_t nin, tgl__view out,
                          size_t n, const char *fn);
+/* A device buffer of `bytes` that a call uses inside itself (no handle, never traced), counted
+ * against TGL_MAX_MEMORY and in the memory figures while it lives; fn names the call in errors. */
+tgl_status tgl__temp_create(tgl_backend *b, const char *fn, size_t bytes, void **buf);
+void tgl__temp_destroy(tgl_backend *b, void *buf, size_t bytes);
 /* The backend lacks the op. */
 tgl_status tgl__unsupported(tgl_backend *b, const char *fn);
 

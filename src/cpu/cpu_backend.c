@@ -142,6 +142,7 @@ static const tgl__vtable cpu_vtable = {
     .tensor_ewise = tgl_cpu_tensor_ewise,
     .gather = tgl_cpu_gather,
     .reduce_t = tgl_cpu_reduce_t,
+    .compact = tgl_cpu_compact,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

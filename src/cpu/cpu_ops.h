@@ -48,5 +48,6 @@ typedef struct tgl_cpu_random_state {
 void tgl_cpu_random_element(tgl_cpu_random_state *st, const tgl__tew *e, uint64_t index, const uint8_t *x,
                             uint8_t *o);
 tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r);
+tgl_status tgl_cpu_compact(tgl_backend *b, const tgl__compact *c);
 
 #endif

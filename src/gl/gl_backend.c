@@ -125,6 +125,7 @@ static const tgl__vtable gl_vtable = {
     .tensor_ewise = tgl_gl_tensor_ewise,
     .gather = tgl_gl_gather,
     .reduce_t = tgl_gl_reduce_t,
+    .compact = tgl_gl_compact,
     .map = tgl_gl_map,
     .gemm = tgl_gl_gemm,
     .matvec = tgl_gl_matvec,

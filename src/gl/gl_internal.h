@@ -561,6 +561,9 @@ void tgl_gl_shape_variants(void (*fn)(void *ctx, const char *kernel, const char 
 tgl_status tgl_gl_transpose(tgl_backend *b, tgl__view a, tgl__view out, const tgl__strided *s, int *done);
 void tgl_gl_transpose_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e);
+/* The window of v (an operand over `ndim` dims) over the box [lo, lo + ext): its view at the
+ * box's lowest element, base the box origin's elements past it, span the elements reached. */
+tgl__tensor_view tgl_gl_sub_view(const tgl__tensor_view *v, size_t ndim, const size_t *lo, const size_t *ext);
 /* vtable->gather: a fill of the status word, the CHECK_INDEX pass into it, the GATHER pass that
  * writes only while the word says no index was bad, then a 4-byte read of the word. */
 tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
@@ -568,6 +571,10 @@ tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *
 void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r);
 void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* vtable->compact (glsl/tensor/compact.comp): an invocation per element of the index space, cut
+ * into runs whose windows fit, each run's places written a window of out at a time. */
+tgl_status tgl_gl_compact(tgl_backend *b, const tgl__compact *c);
+void tgl_gl_compact_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);
 /* tgl_map_t on the element-wise descriptor runner (gl_tensor_ewise.c cuts out's index space into

@@ -110,7 +110,7 @@ typedef struct box {
 
 /* The operand's window over a box starting at index `lo` with extents `ext` (from the whole
  * operand v over its shape). */
-static tgl__tensor_view sub_view(const tgl__tensor_view *v, size_t ndim, const size_t *lo, const size_t *ext)
+tgl__tensor_view tgl_gl_sub_view(const tgl__tensor_view *v, size_t ndim, const size_t *lo, const size_t *ext)
 {
     tgl__tensor_view s = *v;
     int64_t origin = (int64_t)v->base, back = 0, ahead = 0;
@@ -351,10 +351,10 @@ static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
             bx.one_run = 0;
         inside |= ext[d] > 1;
     }
-    bx.out = sub_view(&e->out, e->ndim, lo, ext);
+    bx.out = tgl_gl_sub_view(&e->out, e->ndim, lo, ext);
     int fits = window_bytes(&bx.out) <= x->max_bytes && n <= UINT32_MAX;
     for (size_t k = 0; k < e->nin; k++) {
-        bx.in[k] = sub_view(&e->in[k], e->ndim, lo, ext);
+        bx.in[k] = tgl_gl_sub_view(&e->in[k], e->ndim, lo, ext);
         fits &= window_bytes(&bx.in[k]) <= x->max_bytes;
     }
     if (fits)

@@ -123,7 +123,8 @@ static tgl_tensor some_tensor(input *in, const side *s)
     return t;
 }
 
-/* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill, gather, index_select). */
+/* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill, gather, index_select,
+ * masked_select, nonzero). */
 static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
 {
     tgl_tensor x = some_tensor(in, s), y = some_tensor(in, s);
@@ -133,7 +134,7 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 10) {
+    switch (byte(in) % 11) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
@@ -170,6 +171,10 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         case 3: return tgl_cummin(b, &x, axis, &y, &at);
         default: return tgl_cummax(b, &x, axis, &y, NULL);
         }
+    }
+    case 9: { /* a made-up mask and count: packed outputs of any capacity */
+        tgl_tensor mask = some_tensor(in, s), count = some_tensor(in, s);
+        return byte(in) % 2 ? tgl_nonzero(b, &x, &y, &count) : tgl_masked_select(b, &x, &mask, &y, &count);
     }
     default: {
         tgl_tensor mask = some_tensor(in, s);
