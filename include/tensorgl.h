@@ -214,7 +214,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
     X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)   \
-    X(MASKED_SELECT, masked_select) X(NONZERO, nonzero)
+    X(MASKED_SELECT, masked_select) X(NONZERO, nonzero) X(INTERPOLATE, interpolate)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -1159,6 +1159,42 @@ TGL_API tgl_status tgl_pool2d_output_size(const tgl_pool2d_desc *d, size_t *out_
  *   .kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
  *   tgl_pool2d(b, &d, x, y);  // y: [1, 64, 56, 56] */
 TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *d, tgl_ptr input, tgl_ptr output);
+
+/* Resizing NCHW f32 images, PyTorch's F.interpolate (upsample_nearest2d, _upsample_nearest_exact2d,
+ * upsample_bilinear2d, upsample_bicubic2d on the CPU; antialias off): each output pixel (oy, ox)
+ * reads the source index r = s * oy (align_corners) or s * (oy + 0.5) - 0.5 (else; nearest:
+ * s * oy), likewise along x, where s is computed in f32 on the host: align_corners ? (in - 1) /
+ * (out - 1) (0 for an output of 1) : scale > 0 ? 1 / scale : in / out. NEAREST takes floor(r);
+ * NEAREST_EXACT floor(max(r, 0) + 0.5); both at most in - 1. BILINEAR (r below 0 taken as 0;
+ * an axis whose output size equals its input's copies it) blends the two neighbours of floor(r)
+ * by r - floor(r) (the last pixel repeating at the edge); BICUBIC the four around it with
+ * Keys' cubic convolution (a = -0.75, PyTorch's), indices clamped to the image. The index and
+ * weight arithmetic is PyTorch's in f32, in its order, on both backends. */
+typedef enum {
+    TGL_INTERP_NEAREST = 0,       /* mode "nearest" (OpenCV's INTER_NEAREST rule) */
+    TGL_INTERP_NEAREST_EXACT = 1, /* mode "nearest-exact" (pixel centres) */
+    TGL_INTERP_BILINEAR = 2,
+    TGL_INTERP_BICUBIC = 3,
+    TGL_INTERP_MODE_COUNT
+} tgl_interp_mode;
+typedef struct tgl_interpolate_desc {
+    size_t batch, channels, in_h, in_w, out_h, out_w;
+    tgl_interp_mode mode;
+    int align_corners; /* bilinear and bicubic: the corner pixels' centres map onto each other */
+    /* PyTorch's scale_factor with recompute_scale_factor off: > 0 gives the source index's scale
+     * 1 / scale (F.interpolate's output size is then floor(in * scale)); 0 takes in / out */
+    double scale_h, scale_w;
+} tgl_interpolate_desc;
+/* Runs the resize; batch or channels 0 are no-ops. output ([batch, channels, out_h, out_w])
+ * must not overlap input. One invocation per output element on GL.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, an empty image or output, align_corners with a
+ *   nearest mode, an unknown mode, a scale that is negative, not finite or whose 1 / scale is
+ *   not a finite f32, size overflow, overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL:
+ *   one image plane past the SSBO block limit, or a side past 2^24 pixels, where f32 indices
+ *   stop being exact).
+ * Example: a 2x bilinear upsample of a feature map: d = {.batch = 1, .channels = 256, .in_h = 20,
+ *   .in_w = 20, .out_h = 40, .out_w = 40, .mode = TGL_INTERP_BILINEAR}; tgl_interpolate(b, &d, x, y); */
+TGL_API tgl_status tgl_interpolate(tgl_backend *b, const tgl_interpolate_desc *d, tgl_ptr input, tgl_ptr output);
 
 /* ---- tracing and profiling -------------------------------------------------------------- */
 

@@ -40,6 +40,7 @@ typedef struct outputs {
     float moved[4 * ROWS * COLS + (ROWS + 2) * (COLS + 2)]; /* tgl_flip, tgl_roll, tgl_repeat (2 x 1), tgl_pad of pm */
     uint8_t hot[ROWS * COLS]; /* tgl_one_hot of rowarg's first ROWS (bool) */
     float pooled[2 * 2 * 3 * 3 * 2]; /* tgl_pool2d max then average over y as 2 x 2 planes of 4 x 5 */
+    float resized[2 * 2 * 7 * 3 * 2]; /* tgl_interpolate of those planes to 7 x 3, bicubic then nearest */
     float picks[ROWS + ROWS * ROWS]; /* tgl_gather of pm by those (a column), tgl_index_select of its columns */
     float scanned[4 * ROWS * COLS]; /* tgl_cumsum of pm along its columns; cumprod, cummax, cummin along its rows */
     int32_t scan_at[2 * ROWS * COLS]; /* tgl_cummax's and tgl_cummin's indices */
@@ -149,6 +150,15 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     pd.kind = TGL_POOL_AVG;
     OK(tgl_pool2d(b, &pd, py, pooled + sizeof o->pooled / 2));
     OK(tgl_copy_dtoh(b, o->pooled, pooled, sizeof o->pooled));
+    tgl_interpolate_desc rd = {.batch = 2, .channels = 2, .in_h = 4, .in_w = 5, .out_h = 7, .out_w = 3,
+                               .mode = TGL_INTERP_BICUBIC, .align_corners = 1};
+    tgl_ptr resized = fresh(b, sizeof o->resized);
+    OK(tgl_interpolate(b, &rd, py, resized));
+    rd.mode = TGL_INTERP_NEAREST;
+    rd.align_corners = 0;
+    rd.scale_w = 0.7;
+    OK(tgl_interpolate(b, &rd, py, resized + sizeof o->resized / 2));
+    OK(tgl_copy_dtoh(b, o->resized, resized, sizeof o->resized));
     tgl_tensor tsrc = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 2, (size_t[]){COLS, ROWS});
     tgl_tensor tdst = tgl_tensor_contiguous(fresh(b, sizeof o->copied), TGL_DTYPE_BF16, 2, (size_t[]){COLS, ROWS});
     tsrc.strides[0] = 1;

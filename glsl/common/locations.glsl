@@ -174,6 +174,15 @@
 #define LOC_POOL_STRIDE 12   // [2]
 #define LOC_POOL_PAD 14      // [2]
 #define LOC_POOL_DILATION 16 // [2]
+// conv/interpolate.comp (tgl_interpolate)
+#define LOC_INTERP_N 0
+#define LOC_INTERP_START 1
+#define LOC_INTERP_X_OFF 2
+#define LOC_INTERP_Y_OFF 3
+#define LOC_INTERP_ALIGN 4
+#define LOC_INTERP_IN 6    // [2]
+#define LOC_INTERP_OUT 8   // [2]
+#define LOC_INTERP_SCALE 10 // [2]
 
 // The element-wise descriptor ops (tensor/elementwise.comp): the arrays hold one entry per dim
 // (TGL_MAX_DIMS, 8); operand k's are BASEk and STRIDEk.

@@ -188,6 +188,17 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
                 append(buf, size, &len, "NULL");
             break;
         }
+        case 'R': {
+            static const char *const modes[TGL_INTERP_MODE_COUNT] = {"nearest", "nearest-exact", "bilinear", "bicubic"};
+            const tgl_interpolate_desc *d = a->ptr;
+            if (d)
+                append(buf, size, &len, "{%s, batch %zu, %zu ch, %zux%zu -> %zux%zu}",
+                       (unsigned)d->mode < TGL_INTERP_MODE_COUNT ? modes[d->mode] : "?", d->batch, d->channels, d->in_h,
+                       d->in_w, d->out_h, d->out_w);
+            else
+                append(buf, size, &len, "NULL");
+            break;
+        }
         case 't': case 'T': {
             const tgl_tensor *t = a->ptr;
             if (!t) {

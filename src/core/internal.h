@@ -129,6 +129,15 @@ typedef struct tgl__pool2d {
     tgl__view in, out;
 } tgl__pool2d;
 
+/* A validated resize (tgl_interpolate): every size > 0, align_corners 0 or 1 (0 for the nearest
+ * modes); scale_h and scale_w the f32 scales of the source index (tensorgl.h), computed once on
+ * the host as PyTorch does. */
+typedef struct tgl__interpolate {
+    tgl_interpolate_desc d;
+    float scale_h, scale_w;
+    tgl__view in, out;
+} tgl__interpolate;
+
 /* A validated tensor operand. view is at the lowest byte an element of it occupies (with
  * negative strides, below element (0, ..., 0)); `base` elements after it sits element
  * (0, ..., 0); `span` elements from view on cover every element reached. Strides are in the op's
@@ -324,6 +333,7 @@ typedef struct tgl__vtable {
     tgl_status (*reduce_t)(tgl_backend *b, const tgl__rdt *r);
     /* tgl_masked_select, tgl_nonzero: the placement pass after the core's scan (tgl__compact). */
     tgl_status (*compact)(tgl_backend *b, const tgl__compact *c);
+    tgl_status (*interpolate)(tgl_backend *b, const tgl__interpolate *p);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

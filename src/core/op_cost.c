@@ -149,6 +149,17 @@ static void cost_pool2d(const tgl__args_POOL2D *a, cost *o)
     o->bytes = 4.0 * planes * ((double)d->in_h * (double)d->in_w + (double)oh * (double)ow);
 }
 
+/* each output pixel blends 1 (nearest), 4 (bilinear) or 16 (bicubic) taps: a multiply-add each */
+static void cost_interpolate(const tgl__args_INTERPOLATE *a, cost *o)
+{
+    const tgl_interpolate_desc *d = a->desc;
+    if (!d)
+        return;
+    double planes = (double)d->batch * (double)d->channels, outs = planes * (double)d->out_h * (double)d->out_w;
+    o->flops = 2.0 * outs * (d->mode == TGL_INTERP_BICUBIC ? 16.0 : d->mode == TGL_INTERP_BILINEAR ? 4.0 : 0.0);
+    o->bytes = 4.0 * (planes * (double)d->in_h * (double)d->in_w + outs);
+}
+
 static void cost_copy(const tgl__args_COPY *a, cost *o)
 {
     const tgl_tensor *d = a->dst, *s = a->src;

@@ -29,6 +29,7 @@
  *   L const tgl_ptr * + its count, each read like i
  *   U const tgl_tensor * + its count, each read like t
  *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *   P const tgl_pool2d_desc *
+ *   R const tgl_interpolate_desc *
  *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
  *   T const tgl_tensor * written by the call (compared as its dtype: floats by NMSE, i32 and
  *     bool bit for bit)
@@ -134,6 +135,7 @@
 #define TGL__ARGS_CUMMIN(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out) ARG(T, indices)
 #define TGL__ARGS_MASKED_SELECT(ARG, ENUM, ARR) ARG(t, in) ARG(t, mask) ARG(T, out) ARG(T, count)
 #define TGL__ARGS_NONZERO(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(T, count)
+#define TGL__ARGS_INTERPOLATE(ARG, ENUM, ARR) ARG(R, desc) ARG(i, input) ARG(o, output)
 #define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
 #define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
@@ -210,7 +212,8 @@
     X(CUMMAX, tgl_cummax, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)      \
     X(CUMMIN, tgl_cummin, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)      \
     X(MASKED_SELECT, tgl_masked_select, TGL_OP_MASKED_SELECT, compact, TGL__DT_DATA, EXACT, cost_masked_select, WARM) \
-    X(NONZERO, tgl_nonzero, TGL_OP_NONZERO, compact, TGL__DT_DATA, EXACT, cost_nonzero, WARM)
+    X(NONZERO, tgl_nonzero, TGL_OP_NONZERO, compact, TGL__DT_DATA, EXACT, cost_nonzero, WARM)                  \
+    X(INTERPOLATE, tgl_interpolate, TGL_OP_INTERPOLATE, interpolate, TGL__DT(F32), ACCUMULATE, cost_interpolate, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -233,6 +236,7 @@
 #define TGL__T_s const char *
 #define TGL__T_c const tgl_conv2d_desc *
 #define TGL__T_P const tgl_pool2d_desc *
+#define TGL__T_R const tgl_interpolate_desc *
 #define TGL__T_t const tgl_tensor *
 #define TGL__T_T const tgl_tensor *
 #define TGL__T_D const void *

@@ -227,6 +227,12 @@ static void products(warm *c)
     };
     for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
         did(c, tgl_pool2d(b, &pools[i], c->x, c->z));
+    /* resizing: a 2x upsample of a feature map in each mode */
+    for (int mode = 0; mode < TGL_INTERP_MODE_COUNT; mode++) {
+        tgl_interpolate_desc up = {.batch = 1, .channels = 64, .in_h = 16, .in_w = 16, .out_h = 32, .out_w = 32,
+                                   .mode = (tgl_interp_mode)mode};
+        did(c, tgl_interpolate(b, &up, c->x, c->z));
+    }
 }
 
 TGL_API tgl_status tgl_warmup(tgl_backend *b, unsigned *calls)

@@ -284,6 +284,19 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
                                          (int)(int64_t)f[13], (int)(int64_t)f[14]};
             break;
         }
+        case 'R': { /* mode, align_corners: ints stored as u64; the scales as f64 bits (the call checks) */
+            rc->present[i] = get8(c);
+            uint64_t f[TGL__INTERP_FIELDS];
+            for (size_t k = 0; k < TGL__INTERP_FIELDS; k++)
+                f[k] = get64(c);
+            double sh, sw;
+            memcpy(&sh, &f[8], sizeof sh);
+            memcpy(&sw, &f[9], sizeof sw);
+            rc->resize = (tgl_interpolate_desc){(size_t)f[0], (size_t)f[1], (size_t)f[2], (size_t)f[3], (size_t)f[4],
+                                                (size_t)f[5], (tgl_interp_mode)(int)(int64_t)f[6], (int)(int64_t)f[7],
+                                                sh, sw};
+            break;
+        }
         case 't': case 'T':
             rc->present[i] = get8(c);
             st = get_tensor(r, c, i, sig[i] == 't', &rc->tensor[i], &rc->p[i]);

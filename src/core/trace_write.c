@@ -406,6 +406,21 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
                 tgl__bytes_u64(o, f[k]);
             break;
         }
+        case 'R': { /* the enum and int as u64 (two's complement), the scales as f64 bits */
+            const tgl_interpolate_desc *d = a->ptr;
+            uint64_t sh = 0, sw = 0;
+            if (d) {
+                memcpy(&sh, &d->scale_h, sizeof sh);
+                memcpy(&sw, &d->scale_w, sizeof sw);
+            }
+            const uint64_t f[TGL__INTERP_FIELDS] = {
+                d ? d->batch : 0, d ? d->channels : 0, d ? d->in_h : 0, d ? d->in_w : 0, d ? d->out_h : 0,
+                d ? d->out_w : 0, d ? (uint64_t)(int64_t)d->mode : 0, d ? (uint64_t)(int64_t)d->align_corners : 0, sh, sw};
+            tgl__bytes_u8(o, d != NULL);
+            for (size_t k = 0; k < TGL__INTERP_FIELDS; k++)
+                tgl__bytes_u64(o, f[k]);
+            break;
+        }
         case 'U':
             /* presence, count, then each tensor as a read 't' */
             tgl__bytes_u8(o, a->ptr != NULL);

@@ -143,6 +143,7 @@ static const tgl__vtable cpu_vtable = {
     .gather = tgl_cpu_gather,
     .reduce_t = tgl_cpu_reduce_t,
     .compact = tgl_cpu_compact,
+    .interpolate = tgl_cpu_interpolate,
 };
 
 tgl_status tgl_cpu_open(tgl_backend *b)

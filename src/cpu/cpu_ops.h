@@ -49,5 +49,6 @@ void tgl_cpu_random_element(tgl_cpu_random_state *st, const tgl__tew *e, uint64_
                             uint8_t *o);
 tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r);
 tgl_status tgl_cpu_compact(tgl_backend *b, const tgl__compact *c);
+tgl_status tgl_cpu_interpolate(tgl_backend *b, const tgl__interpolate *p);
 
 #endif

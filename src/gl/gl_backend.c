@@ -126,6 +126,7 @@ static const tgl__vtable gl_vtable = {
     .gather = tgl_gl_gather,
     .reduce_t = tgl_gl_reduce_t,
     .compact = tgl_gl_compact,
+    .interpolate = tgl_gl_interpolate,
     .map = tgl_gl_map,
     .gemm = tgl_gl_gemm,
     .matvec = tgl_gl_matvec,

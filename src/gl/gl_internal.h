@@ -575,6 +575,10 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
  * into runs whose windows fit, each run's places written a window of out at a time. */
 tgl_status tgl_gl_compact(tgl_backend *b, const tgl__compact *c);
 void tgl_gl_compact_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* vtable->interpolate (glsl/conv/interpolate.comp): an invocation per output pixel, slabs of
+ * whole planes whose windows fit. */
+tgl_status tgl_gl_interpolate(tgl_backend *b, const tgl__interpolate *p);
+void tgl_gl_interpolate_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);
 /* tgl_map_t on the element-wise descriptor runner (gl_tensor_ewise.c cuts out's index space into

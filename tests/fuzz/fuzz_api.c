@@ -3,7 +3,8 @@
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
- * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d, the scans) on up to 8 allocations, with pointers
+ * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d, interpolate,
+ * the scans, masked_select and nonzero) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
  * strides and widths at the int64 limits and enums out of range. Oracle:
  *  - a call that fails must change no byte of any live allocation (checked by reading every
@@ -134,7 +135,7 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 11) {
+    switch (byte(in) % 12) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
@@ -171,6 +172,19 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         case 3: return tgl_cummin(b, &x, axis, &y, &at);
         default: return tgl_cummax(b, &x, axis, &y, NULL);
         }
+    }
+    case 10: { /* a made-up resize: sizes small or at the limits, modes and scales out of range */
+        size_t f[6];
+        for (int k = 0; k < 6; k++)
+            f[k] = byte(in) == 0xFF ? SIZE_MAX : small(in, k < 2 ? 4 : 9);
+        static const double scales[] = {0.0, 0.5, 2.0, 1.7, -1.0, 1e-300, 1e300, 3.0};
+        tgl_interpolate_desc d = {f[0], f[1], f[2], f[3], f[4], f[5], TGL_INTERP_NEAREST, 0, 0.0, 0.0};
+        d.mode = (tgl_interp_mode)(byte(in) % (TGL_INTERP_MODE_COUNT + 1));
+        d.align_corners = byte(in) % 3;
+        d.scale_h = scales[byte(in) % 8];
+        d.scale_w = scales[byte(in) % 8];
+        tgl_ptr src = pick_ptr(in, s), dst = pick_ptr(in, s);
+        return tgl_interpolate(b, byte(in) == 0x42 ? NULL : &d, src, dst);
     }
     case 9: { /* a made-up mask and count: packed outputs of any capacity */
         tgl_tensor mask = some_tensor(in, s), count = some_tensor(in, s);
