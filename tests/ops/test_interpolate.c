@@ -56,7 +56,7 @@ static void expect(tgl_backend *b, tgl_interpolate_desc d, const float *x, const
     free(got);
 }
 
-/* PyTorch's outputs: F.interpolate of [[1, 2], [3, 4]] (one image, one channel). */
+/* PyTorch's outputs: F.interpolate of [[1, 2], [3, 4]] (one image, one channel), but where noted. */
 static void test_known_values(void **state)
 {
     pair *p = *state;
@@ -73,6 +73,9 @@ static void test_known_values(void **state)
                                2.2265625f,  2.55859375f, 2.44140625f, 2.7734375f, 3.3203125f, 3.65234375f,
                                3.10546875f, 3.4375f,   3.984375f,   4.31640625f};
     const float nearest3[9] = {1, 1, 2, 1, 1, 2, 3, 3, 4}, exact3[9] = {1, 2, 2, 3, 4, 4, 3, 4, 4};
+    /* nearest with scale factor 2.05: tensorgl's floor(o / 2.05) (PyTorch's CPU kernel halves this
+     * shape's axes instead, o / 2, and other shapes' not: docs/ops.md) */
+    const float nearest_205[16] = {1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 3, 3, 3, 4};
     /* scale_factor 1.7 (recompute_scale_factor off): output 3 x 3, source index scale 1 / 1.7 */
     const float bilinear_17[9] = {1,           1.38235307f, 1.97058833f, 1.76470602f, 2.1470592f,
                                   2.73529434f, 2.94117689f, 3.32352972f, 3.91176486f};
@@ -93,6 +96,11 @@ static void test_known_values(void **state)
         expect(b, d, x, nearest3);
         d.mode = TGL_INTERP_NEAREST_EXACT;
         expect(b, d, x, exact3);
+        d.mode = TGL_INTERP_NEAREST;
+        d.out_h = d.out_w = 4;
+        d.scale_h = d.scale_w = 2.05;
+        expect(b, d, x, nearest_205);
+        d.out_h = d.out_w = 3;
         d.mode = TGL_INTERP_BILINEAR;
         d.scale_h = d.scale_w = 1.7;
         expect(b, d, x, bilinear_17);
@@ -136,9 +144,9 @@ static void random_calls(pair *p, tgl_backend *gl, int count, const char *what)
                                   .in_w = side(r), .mode = (tgl_interp_mode)tgt_below(r, TGL_INTERP_MODE_COUNT)};
         d.align_corners = d.mode >= TGL_INTERP_BILINEAR && tgt_below(r, 2);
         if (!d.align_corners && tgt_below(r, 3) == 0) { /* a scale factor: F.interpolate's size floor(in * scale) */
-            static const double scales[] = {0.5, 1.5, 2.0, 1.7, 0.3, 3.0, 1.0 / 3.0, 1.05, 2.5, 0.75};
-            d.scale_h = scales[tgt_below(r, 10)];
-            d.scale_w = scales[tgt_below(r, 10)];
+            static const double scales[] = {0.5, 1.5, 2.0, 1.7, 0.3, 3.0, 1.0 / 3.0, 1.05, 2.5, 0.75, 2.05};
+            d.scale_h = scales[tgt_below(r, 11)];
+            d.scale_w = scales[tgt_below(r, 11)];
             d.out_h = (size_t)floor((double)d.in_h * d.scale_h);
             d.out_w = (size_t)floor((double)d.in_w * d.scale_w);
             d.out_h += d.out_h == 0;
