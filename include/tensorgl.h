@@ -214,7 +214,8 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(CAT, cat) X(REDUCE_T, reduce_t) X(RANDOM, random) X(DROPOUT, dropout) \
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
     X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)   \
-    X(MASKED_SELECT, masked_select) X(NONZERO, nonzero) X(INTERPOLATE, interpolate)
+    X(MASKED_SELECT, masked_select) X(NONZERO, nonzero) X(INTERPOLATE, interpolate)          \
+    X(ADAPTIVE_POOL2D, adaptive_pool2d)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -1159,6 +1160,20 @@ TGL_API tgl_status tgl_pool2d_output_size(const tgl_pool2d_desc *d, size_t *out_
  *   .kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
  *   tgl_pool2d(b, &d, x, y);  // y: [1, 64, 56, 56] */
 TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *d, tgl_ptr input, tgl_ptr output);
+/* PyTorch's F.adaptive_max_pool2d and F.adaptive_avg_pool2d over NCHW f32: output pixel (oy, ox)
+ * of [batch, channels, out_h, out_w] pools the input rows floor(oy in_h / out_h) ..
+ * ceil((oy + 1) in_h / out_h) - 1 and the columns likewise (PyTorch's window rule: windows of
+ * unequal sizes that may overlap, every input pixel in one at least); max takes the largest, a
+ * NaN winning, average the window's sum in f32 divided by its rows and then its columns (PyTorch's
+ * order). An output of 1 x 1 is the global pool. batch or channels 0 are no-ops; output must not
+ * overlap input. One invocation per output element on GL.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (an unknown kind, an empty input or output, size overflow,
+ *   overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a side of 2^31 pixels or more; GL:
+ *   one image plane past the SSBO block limit, an input side times its output side past 2^32).
+ * Example: ResNet's global average before the classifier: tgl_adaptive_pool2d(b, TGL_POOL_AVG,
+ *   1, 512, 7, 7, 1, 1, features, pooled);  // pooled: [1, 512, 1, 1] */
+TGL_API tgl_status tgl_adaptive_pool2d(tgl_backend *b, tgl_pool_kind kind, size_t batch, size_t channels, size_t in_h,
+                                       size_t in_w, size_t out_h, size_t out_w, tgl_ptr input, tgl_ptr output);
 
 /* Resizing NCHW f32 images, PyTorch's F.interpolate (upsample_nearest2d, _upsample_nearest_exact2d,
  * upsample_bilinear2d, upsample_bicubic2d on the CPU; antialias off): each output pixel (oy, ox)

@@ -41,6 +41,7 @@ typedef struct outputs {
     uint8_t hot[ROWS * COLS]; /* tgl_one_hot of rowarg's first ROWS (bool) */
     float pooled[2 * 2 * 3 * 3 * 2]; /* tgl_pool2d max then average over y as 2 x 2 planes of 4 x 5 */
     float resized[2 * 2 * 7 * 3 * 2]; /* tgl_interpolate of those planes to 7 x 3, bicubic then nearest */
+    float adapted[2 * 2 * 3 * 2 * 2]; /* tgl_adaptive_pool2d of them to 3 x 2, max then average */
     float picks[ROWS + ROWS * ROWS]; /* tgl_gather of pm by those (a column), tgl_index_select of its columns */
     float scanned[4 * ROWS * COLS]; /* tgl_cumsum of pm along its columns; cumprod, cummax, cummin along its rows */
     int32_t scan_at[2 * ROWS * COLS]; /* tgl_cummax's and tgl_cummin's indices */
@@ -159,6 +160,10 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     rd.scale_w = 0.7;
     OK(tgl_interpolate(b, &rd, py, resized + sizeof o->resized / 2));
     OK(tgl_copy_dtoh(b, o->resized, resized, sizeof o->resized));
+    tgl_ptr adapted = fresh(b, sizeof o->adapted);
+    OK(tgl_adaptive_pool2d(b, TGL_POOL_MAX, 2, 2, 4, 5, 3, 2, py, adapted));
+    OK(tgl_adaptive_pool2d(b, TGL_POOL_AVG, 2, 2, 4, 5, 3, 2, py, adapted + sizeof o->adapted / 2));
+    OK(tgl_copy_dtoh(b, o->adapted, adapted, sizeof o->adapted));
     tgl_tensor tsrc = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 2, (size_t[]){COLS, ROWS});
     tgl_tensor tdst = tgl_tensor_contiguous(fresh(b, sizeof o->copied), TGL_DTYPE_BF16, 2, (size_t[]){COLS, ROWS});
     tsrc.strides[0] = 1;

@@ -7,6 +7,10 @@
 // dilation): the window's sum over its size clipped to the padded input (u_include_pad) or over
 // its taps inside the input; 0 when none is inside. Coordinates are ints: the host keeps every
 // extent below 2^30.
+// ADAPTIVE (tgl_adaptive_pool2d, with MAX or AVG): the window of output (oy, ox) is PyTorch's
+// adaptive one, rows [oy in_h / out_h, ceil((oy + 1) in_h / out_h)) and the columns likewise, in
+// uint arithmetic (the host keeps in * out below 2^32 along each axis); MAX as above, AVG the
+// window's f32 sum, row by row, divided by its rows and then its columns (PyTorch's order).
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
@@ -14,6 +18,7 @@
 #endif
 #include "common/index.glsl"
 #include "common/math.glsl"
+#include "common/precise.glsl"
 #include "common/local_size.glsl"
 
 #if !defined(MAX) && !defined(AVG)
@@ -40,6 +45,34 @@ void main()
     if (i >= u_n)
         return;
     uint e = u_start + i, ox = e % u_out[1], rest = e / u_out[1], oy = rest % u_out[0], plane = rest / u_out[0];
+#ifdef ADAPTIVE
+    {
+        uint ys = oy * u_in[0] / u_out[0], ye = ((oy + 1u) * u_in[0] + u_out[0] - 1u) / u_out[0];
+        uint xs = ox * u_in[1] / u_out[1], xe = ((ox + 1u) * u_in[1] + u_out[1] - 1u) / u_out[1];
+        uint at = u_x_off + plane * (u_in[0] * u_in[1]);
+#ifdef MAX
+        float m = -tgl_inf();
+        bool seen_nan = false;
+        for (uint yy = ys; yy < ye; yy++)
+            for (uint xx = xs; xx < xe; xx++) {
+                float v = x[at + yy * u_in[1] + xx];
+                bool v_nan = (floatBitsToUint(v) & 0x7FFFFFFFu) > 0x7F800000u;
+                if (v_nan || (!seen_nan && v > m))
+                    m = v;
+                seen_nan = seen_nan || v_nan;
+            }
+        y[u_y_off + e] = m;
+#else
+        TGL_PRECISE float sum = 0.0;
+        for (uint yy = ys; yy < ye; yy++)
+            for (uint xx = xs; xx < xe; xx++)
+                sum += x[at + yy * u_in[1] + xx];
+        TGL_PRECISE float mean = sum / float(ye - ys) / float(xe - xs);
+        y[u_y_off + e] = mean;
+#endif
+        return;
+    }
+#endif
     int h = int(u_in[0]), w = int(u_in[1]), kh = int(u_kernel[0]), kw = int(u_kernel[1]);
     uint base = u_x_off + plane * (u_in[0] * u_in[1]);
     int y0 = int(oy * u_stride[0]) - int(u_pad[0]), x0 = int(ox * u_stride[1]) - int(u_pad[1]);

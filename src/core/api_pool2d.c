@@ -1,4 +1,5 @@
-/* tgl_pool2d_output_size and tgl_pool2d: checks (PyTorch's rules), then the backend. */
+/* tgl_pool2d_output_size, tgl_pool2d and tgl_adaptive_pool2d: checks (PyTorch's rules), then the
+ * backend. */
 #include "trace.h"
 #include "validate.h"
 
@@ -99,4 +100,38 @@ TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_p
     if (!b->vt->pool2d)
         return tgl__unsupported(b, "tgl_pool2d");
     return tgl__leave(b, b->vt->pool2d(b, &p));
+}
+
+TGL_API tgl_status tgl_adaptive_pool2d(tgl_backend *b, tgl_pool_kind kind, size_t batch, size_t channels, size_t in_h,
+                                       size_t in_w, size_t out_h, size_t out_w, tgl_ptr input, tgl_ptr output)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(ADAPTIVE_POOL2D);
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    if ((unsigned)kind > TGL_POOL_AVG)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "kind: %d is neither TGL_POOL_MAX nor TGL_POOL_AVG", (int)kind);
+    if (in_h == 0 || in_w == 0 || out_h == 0 || out_w == 0)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "sizes: input %zu x %zu, output %zu x %zu; none may be empty",
+                         in_h, in_w, out_h, out_w);
+    if (in_h > INT32_MAX || in_w > INT32_MAX || out_h > INT32_MAX || out_w > INT32_MAX)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "sizes: input %zu x %zu, output %zu x %zu; sides below 2^31 are taken",
+                         in_h, in_w, out_h, out_w);
+    if (batch == 0 || channels == 0)
+        return TGL_OK;
+    tgl__pool2d p = {.d = {.batch = batch, .channels = channels, .in_h = in_h, .in_w = in_w, .kind = kind},
+                     .out_h = out_h,
+                     .out_w = out_w};
+    size_t n_in, n_out;
+    const size_t F = sizeof(float);
+    if ((st = tgl__count4(b, "input", batch, channels, in_h, in_w, &n_in)) ||
+        (st = tgl__count4(b, "output", batch, channels, out_h, out_w, &n_out)) ||
+        (st = tgl__resolve_array(b, "input", input, n_in, F, &p.in)) ||
+        (st = tgl__resolve_array(b, "output", output, n_out, F, &p.out)) ||
+        (st = tgl__check_disjoint(b, "input", p.in, n_in * F, p.out, n_out * F)))
+        return st;
+    if (!b->vt->adaptive_pool2d)
+        return tgl__unsupported(b, "tgl_adaptive_pool2d");
+    return tgl__leave(b, b->vt->adaptive_pool2d(b, &p));
 }

@@ -334,6 +334,8 @@ typedef struct tgl__vtable {
     /* tgl_masked_select, tgl_nonzero: the placement pass after the core's scan (tgl__compact). */
     tgl_status (*compact)(tgl_backend *b, const tgl__compact *c);
     tgl_status (*interpolate)(tgl_backend *b, const tgl__interpolate *p);
+    /* tgl_adaptive_pool2d: p->d holds kind, batch, channels, in_h and in_w, the rest zero. */
+    tgl_status (*adaptive_pool2d)(tgl_backend *b, const tgl__pool2d *p);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

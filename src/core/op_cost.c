@@ -160,6 +160,14 @@ static void cost_interpolate(const tgl__args_INTERPOLATE *a, cost *o)
     o->bytes = 4.0 * (planes * (double)d->in_h * (double)d->in_w + outs);
 }
 
+/* each input pixel read about once (windows overlap by at most a pixel a side), each output written */
+static void cost_adaptive_pool2d(const tgl__args_ADAPTIVE_POOL2D *a, cost *o)
+{
+    double planes = (double)a->batch * (double)a->channels, in = planes * (double)a->in_h * (double)a->in_w;
+    o->flops = in;
+    o->bytes = 4.0 * (in + planes * (double)a->out_h * (double)a->out_w);
+}
+
 static void cost_copy(const tgl__args_COPY *a, cost *o)
 {
     const tgl_tensor *d = a->dst, *s = a->src;

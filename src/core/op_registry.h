@@ -135,6 +135,9 @@
 #define TGL__ARGS_CUMMIN(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out) ARG(T, indices)
 #define TGL__ARGS_MASKED_SELECT(ARG, ENUM, ARR) ARG(t, in) ARG(t, mask) ARG(T, out) ARG(T, count)
 #define TGL__ARGS_NONZERO(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(T, count)
+#define TGL__ARGS_ADAPTIVE_POOL2D(ARG, ENUM, ARR) \
+    ENUM(tgl_pool_kind, kind) ARG(z, batch) ARG(z, channels) ARG(z, in_h) ARG(z, in_w) ARG(z, out_h) ARG(z, out_w) \
+    ARG(i, input) ARG(o, output)
 #define TGL__ARGS_INTERPOLATE(ARG, ENUM, ARR) ARG(R, desc) ARG(i, input) ARG(o, output)
 #define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
@@ -213,7 +216,9 @@
     X(CUMMIN, tgl_cummin, TGL_OP_SCAN, reduce_t, TGL__DT_FLOATS | TGL__DT(I32), EXACT, cost_scan_arg, WARM)      \
     X(MASKED_SELECT, tgl_masked_select, TGL_OP_MASKED_SELECT, compact, TGL__DT_DATA, EXACT, cost_masked_select, WARM) \
     X(NONZERO, tgl_nonzero, TGL_OP_NONZERO, compact, TGL__DT_DATA, EXACT, cost_nonzero, WARM)                  \
-    X(INTERPOLATE, tgl_interpolate, TGL_OP_INTERPOLATE, interpolate, TGL__DT(F32), ACCUMULATE, cost_interpolate, WARM)
+    X(INTERPOLATE, tgl_interpolate, TGL_OP_INTERPOLATE, interpolate, TGL__DT(F32), ACCUMULATE, cost_interpolate, WARM) \
+    X(ADAPTIVE_POOL2D, tgl_adaptive_pool2d, TGL_OP_ADAPTIVE_POOL2D, adaptive_pool2d, TGL__DT(F32), ACCUMULATE,       \
+      cost_adaptive_pool2d, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

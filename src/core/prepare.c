@@ -227,6 +227,9 @@ static void products(warm *c)
     };
     for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
         did(c, tgl_pool2d(b, &pools[i], c->x, c->z));
+    /* adaptive pooling: a global average and a 7 x 7 max */
+    did(c, tgl_adaptive_pool2d(b, TGL_POOL_AVG, 1, 64, 16, 16, 1, 1, c->x, c->z));
+    did(c, tgl_adaptive_pool2d(b, TGL_POOL_MAX, 1, 64, 16, 16, 7, 7, c->x, c->z));
     /* resizing: a 2x upsample of a feature map in each mode */
     for (int mode = 0; mode < TGL_INTERP_MODE_COUNT; mode++) {
         tgl_interpolate_desc up = {.batch = 1, .channels = 64, .in_h = 16, .in_w = 16, .out_h = 32, .out_w = 32,

@@ -50,5 +50,6 @@ void tgl_cpu_random_element(tgl_cpu_random_state *st, const tgl__tew *e, uint64_
 tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r);
 tgl_status tgl_cpu_compact(tgl_backend *b, const tgl__compact *c);
 tgl_status tgl_cpu_interpolate(tgl_backend *b, const tgl__interpolate *p);
+tgl_status tgl_cpu_adaptive_pool2d(tgl_backend *b, const tgl__pool2d *p);
 
 #endif

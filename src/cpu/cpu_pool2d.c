@@ -1,5 +1,5 @@
 /* CPU pooling: PyTorch's loops (aten's max_pool2d and avg_pool2d kernels), averages summed in
- * double. Coordinates in the padded frame are signed: a window starts at o * stride - pad. */
+ * double; adaptive pooling as aten's adaptive kernels, averages summed in f32 as theirs. Coordinates in the padded frame are signed: a window starts at o * stride - pad. */
 #include "cpu_ops.h"
 
 #include <math.h>
@@ -70,6 +70,46 @@ tgl_status tgl_cpu_pool2d(tgl_backend *b, const tgl__pool2d *p)
                 int64_t x0 = (int64_t)(ox * d->stride_w) - (int64_t)d->pad_w;
                 o[oy * p->out_w + ox] = d->kind == TGL_POOL_MAX ? max_at(d, plane, y0, x0) : avg_at(d, plane, y0, x0);
             }
+    }
+    return TGL_OK;
+}
+
+/* PyTorch's adaptive window along one axis: [floor(o in / out), ceil((o + 1) in / out)), in exact
+ * integer arithmetic (sides below 2^31, so the products do not wrap). */
+static void adaptive_window(size_t o, size_t in, size_t out, size_t *lo, size_t *hi)
+{
+    *lo = (o / out) * in + ((o % out) * in) / out;
+    *hi = 1 + ((o + 1) * in - 1) / out;
+}
+
+tgl_status tgl_cpu_adaptive_pool2d(tgl_backend *b, const tgl__pool2d *p)
+{
+    (void)b;
+    const tgl_pool2d_desc *d = &p->d;
+    const float *in = tgl_cpu_at(p->in);
+    float *out = tgl_cpu_at(p->out);
+    for (size_t c = 0; c < d->batch * d->channels; c++) {
+        const float *plane = in + c * d->in_h * d->in_w;
+        float *o = out + c * p->out_h * p->out_w;
+        for (size_t oy = 0; oy < p->out_h; oy++) {
+            size_t y0, y1, x0, x1;
+            adaptive_window(oy, d->in_h, p->out_h, &y0, &y1);
+            for (size_t ox = 0; ox < p->out_w; ox++) {
+                adaptive_window(ox, d->in_w, p->out_w, &x0, &x1);
+                float acc = d->kind == TGL_POOL_MAX ? -INFINITY : 0.0f;
+                for (size_t y = y0; y < y1; y++)
+                    for (size_t x = x0; x < x1; x++) {
+                        float v = plane[y * d->in_w + x];
+                        if (d->kind == TGL_POOL_AVG)
+                            acc += v; /* in f32, row by row: PyTorch's sum */
+                        else if (v > acc || isnan(v))
+                            acc = v;
+                    }
+                if (d->kind == TGL_POOL_AVG)
+                    acc = acc / (float)(y1 - y0) / (float)(x1 - x0);
+                o[oy * p->out_w + ox] = acc;
+            }
+        }
     }
     return TGL_OK;
 }

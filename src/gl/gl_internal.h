@@ -578,6 +578,8 @@ void tgl_gl_compact_variants(void (*fn)(void *ctx, const char *kernel, const cha
 /* vtable->interpolate (glsl/conv/interpolate.comp): an invocation per output pixel, slabs of
  * whole planes whose windows fit. */
 tgl_status tgl_gl_interpolate(tgl_backend *b, const tgl__interpolate *p);
+/* vtable->adaptive_pool2d (glsl/conv/pool2d.comp's ADAPTIVE variants, gl_pool2d.c). */
+tgl_status tgl_gl_adaptive_pool2d(tgl_backend *b, const tgl__pool2d *p);
 void tgl_gl_interpolate_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_map(tgl_backend *b, const tgl_expr *e, const tgl__view *inputs, size_t n_inputs, tgl__view out,
                       size_t n);

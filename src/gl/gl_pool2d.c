@@ -1,4 +1,4 @@
-/* GL driver for tgl_pool2d (glsl/conv/pool2d.comp): slabs of whole planes whose input and
+/* GL driver for tgl_pool2d and tgl_adaptive_pool2d (glsl/conv/pool2d.comp): slabs of whole planes whose input and
  * output windows fit the SSBO block limit, each dispatched in grids of at most the device's
  * invocations. */
 #include "gl_internal.h"
@@ -6,15 +6,16 @@
 #define F32 sizeof(float)
 
 typedef struct pool_flags {
-    uint32_t kind;
+    uint32_t kind, adaptive;
 } pool_flags;
 static const char *const pool_kinds[2] = {"MAX", "AVG"};
-static const tgl_gl_def pool_defs[] = {TGL_GL_NAME(pool_flags, kind, pool_kinds)};
+static const tgl_gl_def pool_defs[] = {TGL_GL_NAME(pool_flags, kind, pool_kinds),
+                                       TGL_GL_FLAG(pool_flags, adaptive, "ADAPTIVE")};
 
-static tgl_gl_plan pool_plan(tgl_pool_kind kind)
+static tgl_gl_plan pool_plan(tgl_pool_kind kind, int adaptive)
 {
-    pool_flags f = {(uint32_t)kind};
-    tgl_gl_plan p = {.op = "tgl_pool2d",
+    pool_flags f = {(uint32_t)kind, (uint32_t)(adaptive != 0)};
+    tgl_gl_plan p = {.op = adaptive ? "tgl_adaptive_pool2d" : "tgl_pool2d",
                      .why = kind == TGL_POOL_MAX ? "max: an invocation per output element, its window's taps"
                                                  : "average: an invocation per output element, its window's taps"};
     tgl_gl_plan_kernel(&p, "conv/pool2d", TGL_GL_DEFS(pool_defs), &f);
@@ -27,26 +28,22 @@ static void set_pair(tgl_backend *b, GLuint prog, GLint loc, size_t h, size_t w)
     tgl_gl_uniform_dims(b, prog, loc, v, 2);
 }
 
-tgl_status tgl_gl_pool2d(tgl_backend *b, const tgl__pool2d *p)
+/* Either pooling over slabs of whole planes (the checks on extents done by the caller). */
+static tgl_status run_pool(tgl_backend *b, const tgl__pool2d *p, int adaptive)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     const tgl_pool2d_desc *d = &p->d;
-    /* int coordinates: every extent, and the window's reach, below 2^30 */
-    const size_t most = (size_t)1 << 30;
-    if (d->in_h >= most || d->in_w >= most || d->kernel_h * d->dilation_h >= most ||
-        d->kernel_w * d->dilation_w >= most || d->stride_h * p->out_h >= most || d->stride_w * p->out_w >= most)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_pool2d: a spatial extent past 2^30");
     size_t in_plane = d->in_h * d->in_w, out_plane = p->out_h * p->out_w, max_elems = tgl_gl_max_window_elems(l, F32);
     if (in_plane > max_elems || out_plane > max_elems)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_pool2d: one plane of %zu x %zu floats exceeds the SSBO block limit",
-                         d->in_h, d->in_w);
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: one plane of %zu x %zu floats exceeds the SSBO block limit",
+                         adaptive ? "tgl_adaptive_pool2d" : "tgl_pool2d", d->in_h, d->in_w);
     size_t planes = d->batch * d->channels, per = max_elems / in_plane;
     if (per > max_elems / out_plane)
         per = max_elems / out_plane;
     if (per > UINT32_MAX / out_plane) /* a slab's output elements counted in 32 bits */
         per = UINT32_MAX / out_plane;
     GLuint prog;
-    tgl_gl_plan plan = pool_plan(d->kind);
+    tgl_gl_plan plan = pool_plan(d->kind, adaptive);
     plan.groups = tgl_gl_ceil_div((planes < per ? planes : per) * out_plane, l->workgroup_size);
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
@@ -77,8 +74,32 @@ tgl_status tgl_gl_pool2d(tgl_backend *b, const tgl__pool2d *p)
     return st;
 }
 
+tgl_status tgl_gl_pool2d(tgl_backend *b, const tgl__pool2d *p)
+{
+    const tgl_pool2d_desc *d = &p->d;
+    /* int coordinates: every extent, and the window's reach, below 2^30 */
+    const size_t most = (size_t)1 << 30;
+    if (d->in_h >= most || d->in_w >= most || d->kernel_h * d->dilation_h >= most ||
+        d->kernel_w * d->dilation_w >= most || d->stride_h * p->out_h >= most || d->stride_w * p->out_w >= most)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_pool2d: a spatial extent past 2^30");
+    return run_pool(b, p, 0);
+}
+
+tgl_status tgl_gl_adaptive_pool2d(tgl_backend *b, const tgl__pool2d *p)
+{
+    const tgl_pool2d_desc *d = &p->d;
+    /* the windows' bounds in uint: (o + 1) * in below 2^32 along each axis */
+    if (d->in_h > UINT32_MAX / p->out_h || d->in_w > UINT32_MAX / p->out_w)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED,
+                         "tgl_adaptive_pool2d: %zu x %zu -> %zu x %zu: an input side times its output side past 2^32",
+                         d->in_h, d->in_w, p->out_h, p->out_w);
+    return run_pool(b, p, 1);
+}
+
 void tgl_gl_pool2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_MAX));
-    tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_AVG));
+    for (int adaptive = 0; adaptive < 2; adaptive++) {
+        tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_MAX, adaptive));
+        tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_AVG, adaptive));
+    }
 }

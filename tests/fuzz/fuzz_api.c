@@ -3,7 +3,7 @@
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
- * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d, interpolate,
+ * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d, adaptive pool2d, interpolate,
  * the scans, masked_select and nonzero) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
  * strides and widths at the int64 limits and enums out of range. Oracle:
@@ -160,6 +160,8 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         d.count_include_pad = byte(in) % 2;
         int null_desc = byte(in) == 0x42;
         tgl_ptr src = pick_ptr(in, s), dst = pick_ptr(in, s);
+        if (byte(in) % 4 == 0) /* the adaptive form over the same sizes */
+            return tgl_adaptive_pool2d(b, d.kind, f[0], f[1], f[2], f[3], f[4], f[5], src, dst);
         return tgl_pool2d(b, null_desc ? NULL : &d, src, dst);
     }
     case 8: { /* a scan, cummax and cummin with made-up indices or none */

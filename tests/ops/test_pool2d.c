@@ -1,4 +1,6 @@
-/* tgl_pool2d on GL compared with the CPU oracle: PyTorch's outputs for small cases on both
+/* tgl_pool2d and tgl_adaptive_pool2d on GL compared with the CPU oracle (adaptive: PyTorch's outputs
+ * for 5 x 5 to 3 x 3, 1 x 1 and 7 x 6, random calls up and down, bit for bit for max, slabs,
+ * refusals); PyTorch's outputs for small cases on both
  * backends (max and average, padding with and without count_include_pad, ceil_mode, dilation,
  * NaN); random calls (odd sizes, kernels larger than the stride, windows in the padding, 1x1
  * outputs, ceil_mode's last windows) with max bit for bit and averages within f32 rounding, the
@@ -249,6 +251,148 @@ static void test_refusals(void **state)
     }
 }
 
+/* ---- tgl_adaptive_pool2d ---- */
+
+typedef struct adaptive {
+    tgl_pool_kind kind;
+    size_t batch, channels, in_h, in_w, out_h, out_w;
+} adaptive;
+
+/* Runs a over x on b; returns GUARD + the output + GUARD floats, the guards poisoned first. */
+static float *run_adaptive(tgl_backend *b, const adaptive *a, const float *x)
+{
+    size_t n_in = a->batch * a->channels * a->in_h * a->in_w, n = a->batch * a->channels * a->out_h * a->out_w;
+    float *host = malloc((n + 2 * GUARD) * sizeof(float));
+    tgt_poison(host, n + 2 * GUARD);
+    tgl_ptr in, out;
+    TGT_OK(b, tgl_alloc(b, n_in * sizeof(float), &in));
+    TGT_OK(b, tgl_copy_htod(b, in, x, n_in * sizeof(float)));
+    TGT_OK(b, tgl_alloc(b, (n + 2 * GUARD) * sizeof(float), &out));
+    TGT_OK(b, tgl_copy_htod(b, out, host, (n + 2 * GUARD) * sizeof(float)));
+    TGT_OK(b, tgl_adaptive_pool2d(b, a->kind, a->batch, a->channels, a->in_h, a->in_w, a->out_h, a->out_w, in,
+                                  out + GUARD * sizeof(float)));
+    TGT_OK(b, tgl_copy_dtoh(b, host, out, (n + 2 * GUARD) * sizeof(float)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, out));
+    return host;
+}
+
+/* PyTorch's F.adaptive_avg_pool2d / adaptive_max_pool2d of arange(25) as 5 x 5 to 3 x 3 (windows
+ * of 2, 3 and 2 rows and columns, overlapping), to 1 x 1 (global) and up to 7 x 6. */
+static void test_adaptive_known_values(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    float x[25];
+    for (int i = 0; i < 25; i++)
+        x[i] = (float)i;
+    const float avg3[9] = {3, 4.5f, 6, 10.5f, 12, 13.5f, 18, 19.5f, 21}, max3[9] = {6, 8, 9, 16, 18, 19, 21, 23, 24};
+    const float avg1[1] = {12}, max1[1] = {24};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        const adaptive cases[4] = {{TGL_POOL_AVG, 1, 1, 5, 5, 3, 3}, {TGL_POOL_MAX, 1, 1, 5, 5, 3, 3},
+                                   {TGL_POOL_AVG, 1, 1, 5, 5, 1, 1}, {TGL_POOL_MAX, 1, 1, 5, 5, 1, 1}};
+        const float *want[4] = {avg3, max3, avg1, max1};
+        for (int k = 0; k < 4; k++) {
+            float *got = run_adaptive(b, &cases[k], x);
+            size_t n = cases[k].out_h * cases[k].out_w;
+            for (size_t i = 0; i < n; i++)
+                if (got[GUARD + i] != want[k][i])
+                    fail_msg("%s: adaptive %s 5x5 -> %zux%zu: element %zu is %.9g, PyTorch's %.9g", tgl_backend_name(b),
+                             k % 2 ? "max" : "avg", cases[k].out_h, cases[k].out_w, i, (double)got[GUARD + i],
+                             (double)want[k][i]);
+            free(got);
+        }
+        /* upsampling 5 x 5 to 7 x 6: windows of one or two pixels, by the same rule */
+        const adaptive up = {TGL_POOL_AVG, 1, 1, 5, 5, 7, 6};
+        float *got = run_adaptive(b, &up, x);
+        for (size_t oy = 0; oy < 7; oy++)
+            for (size_t ox = 0; ox < 6; ox++) {
+                size_t y0 = oy * 5 / 7, y1 = ((oy + 1) * 5 + 6) / 7, x0 = ox * 5 / 6, x1 = ((ox + 1) * 5 + 5) / 6;
+                double mean = 5.0 * (double)(y0 + y1 - 1) / 2.0 + (double)(x0 + x1 - 1) / 2.0;
+                if (fabs(got[GUARD + oy * 6 + ox] - mean) > 1e-5)
+                    fail_msg("%s: adaptive avg 5x5 -> 7x6 (%zu, %zu) is %.9g, want %.9g", tgl_backend_name(b), oy, ox,
+                             (double)got[GUARD + oy * 6 + ox], mean);
+            }
+        free(got);
+    }
+}
+
+/* GL against the CPU: max bit for bit (NaN for NaN), averages within f32 rounding (GL's division
+ * may be off by a few ulp); guards intact. */
+static void adaptive_calls(pair *p, tgl_backend *gl, int count, const char *what)
+{
+    tgt_rng *r = &p->rng;
+    for (int i = 0; i < count; i++) {
+        adaptive a = {(tgl_pool_kind)tgt_below(r, 2), 1 + tgt_below(r, 2), 1 + tgt_below(r, 4), 1 + tgt_below(r, 40),
+                      1 + tgt_below(r, 40), 1 + tgt_below(r, 12), 1 + tgt_below(r, 12)};
+        if (tgt_below(r, 5) == 0)
+            a.out_h = a.out_w = 1; /* global */
+        size_t n = a.batch * a.channels * a.in_h * a.in_w, n_out = a.batch * a.channels * a.out_h * a.out_w;
+        float *x = malloc(n * sizeof *x);
+        for (size_t k = 0; k < n; k++)
+            x[k] = tgt_below(r, 60) == 0 ? (tgt_below(r, 3) == 0 ? NAN : tgt_below(r, 2) ? INFINITY : -INFINITY)
+                                         : (float)((int)tgt_below(r, 9) - 4) + tgt_uniform(r, 0.0f, 0.5f);
+        float *want = run_adaptive(p->cpu, &a, x), *got = run_adaptive(gl, &a, x);
+        for (size_t k = 0; k < n_out + 2 * GUARD; k++) {
+            float g = got[k], w = want[k];
+            uint32_t gb, wb;
+            memcpy(&gb, &g, sizeof gb);
+            memcpy(&wb, &w, sizeof wb);
+            int exact = a.kind == TGL_POOL_MAX || k < GUARD || k >= GUARD + n_out || isinf(w);
+            int same = isnan(w) ? isnan(g) : exact ? gb == wb : fabsf(g - w) <= 4e-6f * (1.0f + fabsf(w));
+            if (!same)
+                fail_msg("%s: adaptive %s %zux%zux%zux%zu -> %zux%zu: float %zu gl %.9g, cpu %.9g", what,
+                         a.kind == TGL_POOL_MAX ? "max" : "avg", a.batch, a.channels, a.in_h, a.in_w, a.out_h, a.out_w,
+                         k, (double)g, (double)w);
+        }
+        free(x);
+        free(want);
+        free(got);
+    }
+}
+
+static void test_adaptive_random(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    adaptive_calls(p, p->gl, 100, "adaptive random calls");
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 64, NULL); /* slabs of a plane or two */
+    adaptive_calls(p, gl, 20, "adaptive, small SSBO limit");
+    tgl_close(gl);
+}
+
+static void test_adaptive_refusals(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        tgl_ptr m;
+        TGT_OK(b, tgl_alloc(b, 64 * sizeof(float), &m));
+        tgl_ptr in = m, out = m + 32 * sizeof(float);
+        const tgl_status A = TGL_ERR_INVALID_ARGUMENT;
+        TGT_OK(b, tgl_adaptive_pool2d(b, TGL_POOL_MAX, 1, 1, 4, 4, 2, 2, in, out));
+        TGT_EXPECT(b, tgl_adaptive_pool2d(b, (tgl_pool_kind)2, 1, 1, 4, 4, 2, 2, in, out), A);
+        TGT_EXPECT(b, tgl_adaptive_pool2d(b, TGL_POOL_AVG, 1, 1, 0, 4, 2, 2, in, out), A);
+        TGT_EXPECT(b, tgl_adaptive_pool2d(b, TGL_POOL_AVG, 1, 1, 4, 4, 2, 0, in, out), A);
+        TGT_EXPECT(b, tgl_adaptive_pool2d(b, TGL_POOL_AVG, 1, 1, 4, 4, 2, 2, in, in + 8), A); /* overlap */
+        TGT_EXPECT(b, tgl_adaptive_pool2d(b, TGL_POOL_AVG, 1, 1, 4, 4, 4, 4, in, m + 60 * sizeof(float)),
+                   TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_adaptive_pool2d(b, TGL_POOL_AVG, SIZE_MAX / 2, 4, 4, 4, 2, 2, in, out), A); /* overflow */
+        TGT_EXPECT(b, tgl_adaptive_pool2d(b, TGL_POOL_MAX, 1, 1, (size_t)1 << 31, 1, 1, 1, in, out),
+                   TGL_ERR_UNSUPPORTED);
+        TGT_OK(b, tgl_adaptive_pool2d(b, TGL_POOL_MAX, 0, 1, 4, 4, 2, 2, 0, 0)); /* nothing to do */
+        TGT_OK(b, tgl_free(b, m));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +400,9 @@ int main(void)
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_adaptive_known_values),
+        cmocka_unit_test(test_adaptive_random),
+        cmocka_unit_test(test_adaptive_refusals),
     };
     return cmocka_run_group_tests_name("ops/pool2d (gl vs cpu)", tests, setup, teardown);
 }
