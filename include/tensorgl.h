@@ -1160,6 +1160,17 @@ TGL_API tgl_status tgl_pool2d_output_size(const tgl_pool2d_desc *d, size_t *out_
  *   .kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
  *   tgl_pool2d(b, &d, x, y);  // y: [1, 64, 56, 56] */
 TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *d, tgl_ptr input, tgl_ptr output);
+/* tgl_pool2d's max pooling that also writes, for each output element, the index within its plane
+ * (y * in_w + x) of the input pixel it took, as i32 into indices ([batch, channels, out_h,
+ * out_w]): PyTorch's max_pool2d with return_indices, the first largest tap in row-major order (the
+ * window's first tap inside the input when all are -inf), the last NaN once one is seen; what
+ * max_unpool2d and a training backward pass read. d->kind must be TGL_POOL_MAX; indices shares no
+ * byte with input or output.
+ * Errors: as tgl_pool2d's, TGL_ERR_INVALID_ARGUMENT (an average kind, indices overlapping input or
+ *   output), TGL_ERR_UNSUPPORTED (planes of 2^31 pixels or more: i32 indices).
+ * Example: pooled = max_pool2d(x) with where each came from: tgl_max_pool2d_indices(b, &d, x, y, at); */
+TGL_API tgl_status tgl_max_pool2d_indices(tgl_backend *b, const tgl_pool2d_desc *d, tgl_ptr input, tgl_ptr output,
+                                          tgl_ptr indices);
 /* PyTorch's F.adaptive_max_pool2d and F.adaptive_avg_pool2d over NCHW f32: output pixel (oy, ox)
  * of [batch, channels, out_h, out_w] pools the input rows floor(oy in_h / out_h) ..
  * ceil((oy + 1) in_h / out_h) - 1 and the columns likewise (PyTorch's window rule: windows of

@@ -42,6 +42,8 @@ typedef struct outputs {
     float pooled[2 * 2 * 3 * 3 * 2]; /* tgl_pool2d max then average over y as 2 x 2 planes of 4 x 5 */
     float resized[2 * 2 * 7 * 3 * 2]; /* tgl_interpolate of those planes to 7 x 3, bicubic then nearest */
     float adapted[2 * 2 * 3 * 2 * 2]; /* tgl_adaptive_pool2d of them to 3 x 2, max then average */
+    float pool_at[2 * 2 * 3 * 3];     /* tgl_max_pool2d_indices's values */
+    int32_t pool_idx[2 * 2 * 3 * 3];  /* ... and indices */
     float picks[ROWS + ROWS * ROWS]; /* tgl_gather of pm by those (a column), tgl_index_select of its columns */
     float scanned[4 * ROWS * COLS]; /* tgl_cumsum of pm along its columns; cumprod, cummax, cummin along its rows */
     int32_t scan_at[2 * ROWS * COLS]; /* tgl_cummax's and tgl_cummin's indices */
@@ -160,6 +162,11 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     rd.scale_w = 0.7;
     OK(tgl_interpolate(b, &rd, py, resized + sizeof o->resized / 2));
     OK(tgl_copy_dtoh(b, o->resized, resized, sizeof o->resized));
+    pd.kind = TGL_POOL_MAX;
+    tgl_ptr pool_at = fresh(b, sizeof o->pool_at), pool_idx = fresh(b, sizeof o->pool_idx);
+    OK(tgl_max_pool2d_indices(b, &pd, py, pool_at, pool_idx));
+    OK(tgl_copy_dtoh(b, o->pool_at, pool_at, sizeof o->pool_at));
+    OK(tgl_copy_dtoh(b, o->pool_idx, pool_idx, sizeof o->pool_idx));
     tgl_ptr adapted = fresh(b, sizeof o->adapted);
     OK(tgl_adaptive_pool2d(b, TGL_POOL_MAX, 2, 2, 4, 5, 3, 2, py, adapted));
     OK(tgl_adaptive_pool2d(b, TGL_POOL_AVG, 2, 2, 4, 5, 3, 2, py, adapted + sizeof o->adapted / 2));

@@ -168,6 +168,7 @@
 #define LOC_POOL_X_OFF 2
 #define LOC_POOL_Y_OFF 3
 #define LOC_POOL_INCLUDE_PAD 4
+#define LOC_POOL_I_OFF 5
 #define LOC_POOL_IN 6        // [2]
 #define LOC_POOL_OUT 8       // [2]
 #define LOC_POOL_KERNEL 10   // [2]

@@ -7,6 +7,8 @@
 // dilation): the window's sum over its size clipped to the padded input (u_include_pad) or over
 // its taps inside the input; 0 when none is inside. Coordinates are ints: the host keeps every
 // extent below 2^30.
+// INDICES (tgl_max_pool2d_indices, with MAX): each output's taken tap, its index in the plane
+// (y * in_w + x, below 2^31: the host checks), into the i32 buffer at binding 2.
 // ADAPTIVE (tgl_adaptive_pool2d, with MAX or AVG): the window of output (oy, ox) is PyTorch's
 // adaptive one, rows [oy in_h / out_h, ceil((oy + 1) in_h / out_h)) and the columns likewise, in
 // uint arithmetic (the host keeps in * out below 2^32 along each axis); MAX as above, AVG the
@@ -27,6 +29,10 @@
 
 layout(std430, binding = 0) readonly buffer In { float x[]; };
 layout(std430, binding = 1) writeonly buffer Out { float y[]; };
+#ifdef INDICES
+layout(std430, binding = 2) writeonly buffer Idx { int ix[]; }; // MAX: the taken tap's index in its plane
+layout(location = LOC_POOL_I_OFF) uniform uint u_i_off;
+#endif
 layout(location = LOC_POOL_N) uniform uint u_n;         // output elements of this dispatch
 layout(location = LOC_POOL_START) uniform uint u_start; // its first, counted in the slab
 layout(location = LOC_POOL_X_OFF) uniform uint u_x_off; // the slab's first element in each window
@@ -83,18 +89,24 @@ void main()
     int kx0 = x0 < 0 ? (-x0 + dw - 1) / dw : 0, kx1 = x0 >= w ? 0 : min(kw, (w - 1 - x0) / dw + 1);
     float m = -tgl_inf();
     bool nan_ = false;
+    int arg = (y0 + ky0 * dh) * w + x0 + kx0 * dw; // the first tap's until one is taken (PyTorch's)
     for (int ky = ky0; ky < ky1; ky++) {
         int yy = y0 + ky * dh;
         for (int kx = kx0; kx < kx1; kx++) {
             int xx = x0 + kx * dw;
             float v = x[base + uint(yy * w + xx)];
             bool v_nan = (floatBitsToUint(v) & 0x7FFFFFFFu) > 0x7F800000u;
-            if (v_nan || (!nan_ && v > m))
+            if (v_nan || (!nan_ && v > m)) {
                 m = v;
+                arg = yy * w + xx;
+            }
             nan_ = nan_ || v_nan;
         }
     }
     y[u_y_off + e] = m;
+#ifdef INDICES
+    ix[u_i_off + e] = arg;
+#endif
 #else
     int y1 = min(y0 + kh, h + int(u_pad[0])), x1 = min(x0 + kw, w + int(u_pad[1]));
     float size = float(y1 - y0) * float(x1 - x0); // (may pass 2^31: a huge kernel's padding)

@@ -1,4 +1,4 @@
-/* tgl_pool2d_output_size, tgl_pool2d and tgl_adaptive_pool2d: checks (PyTorch's rules), then the
+/* tgl_pool2d_output_size, tgl_pool2d, tgl_max_pool2d_indices and tgl_adaptive_pool2d: checks (PyTorch's rules), then the
  * backend. */
 #include "trace.h"
 #include "validate.h"
@@ -76,17 +76,20 @@ TGL_API tgl_status tgl_pool2d_output_size(const tgl_pool2d_desc *d, size_t *out_
     return TGL_OK;
 }
 
-TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_ptr input, tgl_ptr output)
+/* Both max and average pooling; indices (0: none) with max only. */
+static tgl_status pool2d(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_ptr input, tgl_ptr output,
+                         tgl_ptr indices, int with_indices)
 {
-    if (tgl__hooked(b))
-        return TGL__HOOK(POOL2D);
-    tgl_status st = tgl__enter(b);
-    if (st)
-        return st;
+    tgl_status st;
     tgl__pool2d p = {0};
     if ((st = normalize(b, desc, &p.d, &p.out_h, &p.out_w)))
         return st;
     const tgl_pool2d_desc *d = &p.d;
+    if (with_indices && d->kind != TGL_POOL_MAX)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "desc: kind %d; indices come with TGL_POOL_MAX only", (int)d->kind);
+    if (with_indices && d->in_h > (size_t)INT32_MAX / (d->in_w ? d->in_w : 1)) /* (in_w > 0: normalized) */
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "input: planes of %zu x %zu pixels; i32 indices reach 2^31 - 1",
+                         d->in_h, d->in_w);
     if (d->batch == 0 || d->channels == 0)
         return TGL_OK;
     size_t n_in, n_out;
@@ -97,9 +100,33 @@ TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_p
         (st = tgl__resolve_array(b, "output", output, n_out, F, &p.out)) ||
         (st = tgl__check_disjoint(b, "input", p.in, n_in * F, p.out, n_out * F)))
         return st;
+    if (with_indices) {
+        if ((st = tgl__resolve_array(b, "indices", indices, n_out, sizeof(int32_t), &p.indices)))
+            return st;
+        int on_in = tgl__overlaps(p.in, n_in * F, p.indices, n_out * 4);
+        if (on_in || tgl__overlaps(p.out, n_out * F, p.indices, n_out * 4))
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "indices overlaps %s", on_in ? "input" : "output");
+    }
     if (!b->vt->pool2d)
-        return tgl__unsupported(b, "tgl_pool2d");
-    return tgl__leave(b, b->vt->pool2d(b, &p));
+        return tgl__unsupported(b, with_indices ? "tgl_max_pool2d_indices" : "tgl_pool2d");
+    return b->vt->pool2d(b, &p);
+}
+
+TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_ptr input, tgl_ptr output)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(POOL2D);
+    tgl_status st = tgl__enter(b);
+    return st ? st : tgl__leave(b, pool2d(b, desc, input, output, 0, 0));
+}
+
+TGL_API tgl_status tgl_max_pool2d_indices(tgl_backend *b, const tgl_pool2d_desc *desc, tgl_ptr input, tgl_ptr output,
+                                          tgl_ptr indices)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(MAX_POOL2D_INDICES);
+    tgl_status st = tgl__enter(b);
+    return st ? st : tgl__leave(b, pool2d(b, desc, input, output, indices, 1));
 }
 
 TGL_API tgl_status tgl_adaptive_pool2d(tgl_backend *b, tgl_pool_kind kind, size_t batch, size_t channels, size_t in_h,

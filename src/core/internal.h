@@ -127,6 +127,7 @@ typedef struct tgl__pool2d {
     tgl_pool2d_desc d;
     size_t out_h, out_w;
     tgl__view in, out;
+    tgl__view indices; /* max only: each output's i32 index within its plane; buf NULL for none */
 } tgl__pool2d;
 
 /* A validated resize (tgl_interpolate): every size > 0, align_corners 0 or 1 (0 for the nearest

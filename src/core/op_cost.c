@@ -168,6 +168,15 @@ static void cost_adaptive_pool2d(const tgl__args_ADAPTIVE_POOL2D *a, cost *o)
     o->bytes = 4.0 * (in + planes * (double)a->out_h * (double)a->out_w);
 }
 
+static void cost_max_pool2d_indices(const tgl__args_MAX_POOL2D_INDICES *a, cost *o)
+{
+    const tgl__args_POOL2D pool = {.desc = a->desc, .input = a->input, .output = a->output};
+    cost_pool2d(&pool, o);
+    size_t oh, ow;
+    if (a->desc && tgl_pool2d_output_size(a->desc, &oh, &ow) == TGL_OK)
+        o->bytes += 4.0 * (double)a->desc->batch * (double)a->desc->channels * (double)oh * (double)ow;
+}
+
 static void cost_copy(const tgl__args_COPY *a, cost *o)
 {
     const tgl_tensor *d = a->dst, *s = a->src;

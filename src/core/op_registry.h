@@ -135,6 +135,7 @@
 #define TGL__ARGS_CUMMIN(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ARG(T, out) ARG(T, indices)
 #define TGL__ARGS_MASKED_SELECT(ARG, ENUM, ARR) ARG(t, in) ARG(t, mask) ARG(T, out) ARG(T, count)
 #define TGL__ARGS_NONZERO(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(T, count)
+#define TGL__ARGS_MAX_POOL2D_INDICES(ARG, ENUM, ARR) ARG(P, desc) ARG(i, input) ARG(o, output) ARG(I, indices)
 #define TGL__ARGS_ADAPTIVE_POOL2D(ARG, ENUM, ARR) \
     ENUM(tgl_pool_kind, kind) ARG(z, batch) ARG(z, channels) ARG(z, in_h) ARG(z, in_w) ARG(z, out_h) ARG(z, out_w) \
     ARG(i, input) ARG(o, output)
@@ -218,7 +219,9 @@
     X(NONZERO, tgl_nonzero, TGL_OP_NONZERO, compact, TGL__DT_DATA, EXACT, cost_nonzero, WARM)                  \
     X(INTERPOLATE, tgl_interpolate, TGL_OP_INTERPOLATE, interpolate, TGL__DT(F32), ACCUMULATE, cost_interpolate, WARM) \
     X(ADAPTIVE_POOL2D, tgl_adaptive_pool2d, TGL_OP_ADAPTIVE_POOL2D, adaptive_pool2d, TGL__DT(F32), ACCUMULATE,       \
-      cost_adaptive_pool2d, WARM)
+      cost_adaptive_pool2d, WARM)                                                                               \
+    X(MAX_POOL2D_INDICES, tgl_max_pool2d_indices, TGL_OP_POOL2D, pool2d, TGL__DT(F32), EXACT, cost_max_pool2d_indices, \
+      WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

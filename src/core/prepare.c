@@ -227,6 +227,7 @@ static void products(warm *c)
     };
     for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
         did(c, tgl_pool2d(b, &pools[i], c->x, c->z));
+    did(c, tgl_max_pool2d_indices(b, &pools[0], c->x, c->z, c->w)); /* the stem pool with its indices */
     /* adaptive pooling: a global average and a 7 x 7 max */
     did(c, tgl_adaptive_pool2d(b, TGL_POOL_AVG, 1, 64, 16, 16, 1, 1, c->x, c->z));
     did(c, tgl_adaptive_pool2d(b, TGL_POOL_MAX, 1, 64, 16, 16, 7, 7, c->x, c->z));

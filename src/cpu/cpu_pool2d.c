@@ -13,21 +13,25 @@ static void taps_inside(int64_t start, int64_t dil, int64_t kernel, int64_t n, i
     *hi = *hi < kernel ? *hi : kernel;
 }
 
-/* Max over the window's taps inside the input (NaN wins, as PyTorch's); -inf when it has none. */
-static float max_at(const tgl_pool2d_desc *d, const float *plane, int64_t y0, int64_t x0)
+/* Max over the window's taps inside the input (NaN wins, as PyTorch's); -inf when it has none.
+ * *at gets the taken tap's index in the plane: the first tap's until one is taken (PyTorch's). */
+static float max_at(const tgl_pool2d_desc *d, const float *plane, int64_t y0, int64_t x0, int64_t *at)
 {
     const int64_t h = (int64_t)d->in_h, w = (int64_t)d->in_w, dh = (int64_t)d->dilation_h, dw = (int64_t)d->dilation_w;
     int64_t ky0, ky1, kx0, kx1;
     taps_inside(y0, dh, (int64_t)d->kernel_h, h, &ky0, &ky1);
     taps_inside(x0, dw, (int64_t)d->kernel_w, w, &kx0, &kx1);
     float m = -INFINITY;
+    *at = (y0 + ky0 * dh) * w + x0 + kx0 * dw;
     for (int64_t ky = ky0; ky < ky1; ky++) {
         int64_t y = y0 + ky * dh;
         for (int64_t kx = kx0; kx < kx1; kx++) {
             int64_t x = x0 + kx * dw;
             float v = plane[y * w + x];
-            if (v > m || isnan(v))
+            if (v > m || isnan(v)) {
                 m = v;
+                *at = y * w + x;
+            }
         }
     }
     return m;
@@ -61,14 +65,18 @@ tgl_status tgl_cpu_pool2d(tgl_backend *b, const tgl__pool2d *p)
     const tgl_pool2d_desc *d = &p->d;
     const float *in = tgl_cpu_at(p->in);
     float *out = tgl_cpu_at(p->out);
+    int32_t *idx = tgl_cpu_at(p->indices);
     for (size_t c = 0; c < d->batch * d->channels; c++) {
         const float *plane = in + c * d->in_h * d->in_w;
         float *o = out + c * p->out_h * p->out_w;
         for (size_t oy = 0; oy < p->out_h; oy++)
             for (size_t ox = 0; ox < p->out_w; ox++) {
                 int64_t y0 = (int64_t)(oy * d->stride_h) - (int64_t)d->pad_h;
-                int64_t x0 = (int64_t)(ox * d->stride_w) - (int64_t)d->pad_w;
-                o[oy * p->out_w + ox] = d->kind == TGL_POOL_MAX ? max_at(d, plane, y0, x0) : avg_at(d, plane, y0, x0);
+                int64_t x0 = (int64_t)(ox * d->stride_w) - (int64_t)d->pad_w, at = 0;
+                size_t e = oy * p->out_w + ox;
+                o[e] = d->kind == TGL_POOL_MAX ? max_at(d, plane, y0, x0, &at) : avg_at(d, plane, y0, x0);
+                if (idx)
+                    idx[c * p->out_h * p->out_w + e] = (int32_t)at; /* below 2^31: checked */
             }
     }
     return TGL_OK;

@@ -1,21 +1,23 @@
-/* GL driver for tgl_pool2d and tgl_adaptive_pool2d (glsl/conv/pool2d.comp): slabs of whole planes whose input and
- * output windows fit the SSBO block limit, each dispatched in grids of at most the device's
- * invocations. */
+/* GL driver for tgl_pool2d, tgl_max_pool2d_indices and tgl_adaptive_pool2d (glsl/conv/pool2d.comp):
+ * slabs of whole planes whose input and output (and indices) windows fit the SSBO block limit,
+ * each dispatched in grids of at most the device's invocations. */
 #include "gl_internal.h"
 
 #define F32 sizeof(float)
 
 typedef struct pool_flags {
-    uint32_t kind, adaptive;
+    uint32_t kind, adaptive, indices;
 } pool_flags;
 static const char *const pool_kinds[2] = {"MAX", "AVG"};
 static const tgl_gl_def pool_defs[] = {TGL_GL_NAME(pool_flags, kind, pool_kinds),
-                                       TGL_GL_FLAG(pool_flags, adaptive, "ADAPTIVE")};
+                                       TGL_GL_FLAG(pool_flags, adaptive, "ADAPTIVE"),
+                                       TGL_GL_FLAG(pool_flags, indices, "INDICES")};
 
-static tgl_gl_plan pool_plan(tgl_pool_kind kind, int adaptive)
+/* indices: max pooling (not adaptive) that writes the taken taps' indices too */
+static tgl_gl_plan pool_plan(tgl_pool_kind kind, int adaptive, int indices)
 {
-    pool_flags f = {(uint32_t)kind, (uint32_t)(adaptive != 0)};
-    tgl_gl_plan p = {.op = adaptive ? "tgl_adaptive_pool2d" : "tgl_pool2d",
+    pool_flags f = {(uint32_t)kind, (uint32_t)(adaptive != 0), (uint32_t)(indices != 0)};
+    tgl_gl_plan p = {.op = adaptive ? "tgl_adaptive_pool2d" : indices ? "tgl_max_pool2d_indices" : "tgl_pool2d",
                      .why = kind == TGL_POOL_MAX ? "max: an invocation per output element, its window's taps"
                                                  : "average: an invocation per output element, its window's taps"};
     tgl_gl_plan_kernel(&p, "conv/pool2d", TGL_GL_DEFS(pool_defs), &f);
@@ -43,7 +45,8 @@ static tgl_status run_pool(tgl_backend *b, const tgl__pool2d *p, int adaptive)
     if (per > UINT32_MAX / out_plane) /* a slab's output elements counted in 32 bits */
         per = UINT32_MAX / out_plane;
     GLuint prog;
-    tgl_gl_plan plan = pool_plan(d->kind, adaptive);
+    int indices = p->indices.buf != NULL;
+    tgl_gl_plan plan = pool_plan(d->kind, adaptive, indices);
     plan.groups = tgl_gl_ceil_div((planes < per ? planes : per) * out_plane, l->workgroup_size);
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
@@ -57,18 +60,23 @@ static tgl_status run_pool(tgl_backend *b, const tgl__pool2d *p, int adaptive)
     tgl_gl_uniform_ui(b, prog, LOC_POOL_INCLUDE_PAD, (GLuint)(d->count_include_pad != 0));
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
     for (size_t p0 = 0; !st && p0 < planes; p0 += per) {
-        size_t np = planes - p0 < per ? planes - p0 : per, n = np * out_plane, pad_x, pad_y;
-        tgl_gl_binding bind[2] = {
+        size_t np = planes - p0 < per ? planes - p0 : per, n = np * out_plane, pad_x, pad_y, pad_i = 0;
+        tgl_gl_binding bind[3] = {
             tgl_gl_window(b, (tgl__view){p->in.buf, p->in.offset + p0 * in_plane * F32}, np * in_plane * F32, 0, &pad_x),
             tgl_gl_window(b, (tgl__view){p->out.buf, p->out.offset + p0 * out_plane * F32}, n * F32, 1, &pad_y),
         };
+        if (indices) { /* i32s laid out as the output */
+            bind[2] = tgl_gl_window(b, (tgl__view){p->indices.buf, p->indices.offset + p0 * out_plane * 4}, n * 4, 1,
+                                    &pad_i);
+            tgl_gl_uniform_ui(b, prog, LOC_POOL_I_OFF, (GLuint)(pad_i / 4));
+        }
         tgl_gl_uniform_ui(b, prog, LOC_POOL_X_OFF, (GLuint)(pad_x / F32));
         tgl_gl_uniform_ui(b, prog, LOC_POOL_Y_OFF, (GLuint)(pad_y / F32));
         for (size_t i = 0; !st && i < n; i += grid) {
             size_t count = n - i < grid ? n - i : grid;
             tgl_gl_uniform_ui(b, prog, LOC_POOL_N, (GLuint)count);
             tgl_gl_uniform_ui(b, prog, LOC_POOL_START, (GLuint)i);
-            st = tgl_gl_dispatch(b, prog, bind, 2, tgl_gl_ceil_div(count, l->workgroup_size));
+            st = tgl_gl_dispatch(b, prog, bind, indices ? 3 : 2, tgl_gl_ceil_div(count, l->workgroup_size));
         }
     }
     return st;
@@ -99,7 +107,8 @@ tgl_status tgl_gl_adaptive_pool2d(tgl_backend *b, const tgl__pool2d *p)
 void tgl_gl_pool2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     for (int adaptive = 0; adaptive < 2; adaptive++) {
-        tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_MAX, adaptive));
-        tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_AVG, adaptive));
+        tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_MAX, adaptive, 0));
+        tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_AVG, adaptive, 0));
     }
+    tgl_gl_list_plan(fn, ctx, pool_plan(TGL_POOL_MAX, 0, 1));
 }

@@ -160,8 +160,11 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         d.count_include_pad = byte(in) % 2;
         int null_desc = byte(in) == 0x42;
         tgl_ptr src = pick_ptr(in, s), dst = pick_ptr(in, s);
-        if (byte(in) % 4 == 0) /* the adaptive form over the same sizes */
+        uint8_t form = byte(in);
+        if (form % 4 == 0) /* the adaptive form over the same sizes */
             return tgl_adaptive_pool2d(b, d.kind, f[0], f[1], f[2], f[3], f[4], f[5], src, dst);
+        if (form % 4 == 1) /* max with indices */
+            return tgl_max_pool2d_indices(b, null_desc ? NULL : &d, src, dst, pick_ptr(in, s));
         return tgl_pool2d(b, null_desc ? NULL : &d, src, dst);
     }
     case 8: { /* a scan, cummax and cummin with made-up indices or none */

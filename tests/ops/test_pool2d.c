@@ -251,6 +251,145 @@ static void test_refusals(void **state)
     }
 }
 
+/* ---- tgl_max_pool2d_indices ---- */
+
+/* Runs d over x on b into *out (values) and the returned indices (GUARD + n + GUARD i32s, the
+ * guards and the indices -7 first). */
+static int32_t *run_indices(tgl_backend *b, const tgl_pool2d_desc *d, const float *x, float **out, size_t *n_out)
+{
+    size_t oh, ow;
+    TGT_OK(b, tgl_pool2d_output_size(d, &oh, &ow));
+    size_t n_in = d->batch * d->channels * d->in_h * d->in_w, n = d->batch * d->channels * oh * ow;
+    int32_t *idx = malloc((n + 2 * GUARD) * sizeof(int32_t));
+    *out = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n + 2 * GUARD; i++)
+        idx[i] = -7;
+    tgl_ptr in, o, k;
+    TGT_OK(b, tgl_alloc(b, n_in * sizeof(float), &in));
+    TGT_OK(b, tgl_copy_htod(b, in, x, n_in * sizeof(float)));
+    TGT_OK(b, tgl_alloc(b, n * sizeof(float), &o));
+    TGT_OK(b, tgl_alloc(b, (n + 2 * GUARD) * sizeof(int32_t), &k));
+    TGT_OK(b, tgl_copy_htod(b, k, idx, (n + 2 * GUARD) * sizeof(int32_t)));
+    TGT_OK(b, tgl_max_pool2d_indices(b, d, in, o, k + GUARD * sizeof(int32_t)));
+    TGT_OK(b, tgl_copy_dtoh(b, *out, o, n * sizeof(float)));
+    TGT_OK(b, tgl_copy_dtoh(b, idx, k, (n + 2 * GUARD) * sizeof(int32_t)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, o));
+    TGT_OK(b, tgl_free(b, k));
+    *n_out = n;
+    return idx;
+}
+
+/* PyTorch's max_pool2d(return_indices=True): 4 x 4 of 1..16 at k2 s2; all zeros (the first tap
+ * of each window); 3 x 3 of 0..8 at k3 s2 p1; NaNs (the last one); a plane of -inf (the window's
+ * first tap inside the input). */
+static void test_indices_known_values(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    float ramp[16], zeros[16] = {0}, nans[16], ninf[9];
+    for (int i = 0; i < 16; i++) {
+        ramp[i] = (float)(i + 1);
+        nans[i] = i == 1 || i == 4 ? NAN : (float)i;
+    }
+    for (int i = 0; i < 9; i++)
+        ninf[i] = -INFINITY;
+    const tgl_pool2d_desc k2 = {.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 2, .kernel_w = 2};
+    const tgl_pool2d_desc k3 = {.batch = 1, .channels = 1, .in_h = 3, .in_w = 3, .kernel_h = 3, .kernel_w = 3,
+                                .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
+    const float *xs[5] = {ramp, zeros, ramp, nans, ninf};
+    const tgl_pool2d_desc *ds[5] = {&k2, &k2, &k3, &k2, &k3};
+    const int32_t want[5][4] = {{5, 7, 13, 15}, {0, 2, 8, 10}, {4, 5, 7, 8}, {4, 7, 13, 15}, {0, 1, 3, 4}};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        for (int c = 0; c < 5; c++) {
+            float *out;
+            size_t n;
+            int32_t *idx = run_indices(b, ds[c], xs[c], &out, &n);
+            assert_int_equal(n, 4);
+            for (int i = 0; i < 4; i++)
+                if (idx[GUARD + i] != want[c][i])
+                    fail_msg("%s: case %d: index %d is %d, PyTorch's %d", tgl_backend_name(b), c, i, (int)idx[GUARD + i],
+                             (int)want[c][i]);
+            free(out);
+            free(idx);
+        }
+    }
+}
+
+/* GL against the CPU: the values and indices bit for bit, the guards -7, each value the input's
+ * element at its index. */
+static void test_indices_random(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *narrow = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(narrow, 4 * 40 * 40 + 64, NULL);
+    for (int i = 0; i < 80; i++) {
+        tgl_pool2d_desc d = random_desc(&p->rng);
+        d.kind = TGL_POOL_MAX;
+        size_t n = d.batch * d.channels * d.in_h * d.in_w, n_out, n_out2;
+        float *x = malloc(n * sizeof *x), *vc, *vg;
+        for (size_t k = 0; k < n; k++) /* ties often, now and then -inf or NaN */
+            x[k] = tgt_below(&p->rng, 40) == 0 ? (tgt_below(&p->rng, 2) ? NAN : -INFINITY) : (float)tgt_below(&p->rng, 4);
+        tgl_backend *gl = i < 60 ? p->gl : narrow;
+        int32_t *ic = run_indices(p->cpu, &d, x, &vc, &n_out), *ig = run_indices(gl, &d, x, &vg, &n_out2);
+        assert_int_equal(n_out, n_out2);
+        size_t oh, ow;
+        TGT_OK(p->cpu, tgl_pool2d_output_size(&d, &oh, &ow));
+        for (size_t k = 0; k < n_out + 2 * GUARD; k++) {
+            int guard = k < GUARD || k >= GUARD + n_out;
+            if (ig[k] != ic[k] || (guard && ig[k] != -7))
+                fail_msg("%s call %d: index slot %zu (guard %d) gl %d, cpu %d", i < 60 ? "random" : "small SSBO limit", i,
+                         k, guard, (int)ig[k], (int)ic[k]);
+            if (guard)
+                continue;
+            size_t plane = (k - GUARD) / (oh * ow);
+            float at = x[plane * d.in_h * d.in_w + (size_t)ic[k]], v = vc[k - GUARD];
+            uint32_t gb, cb;
+            memcpy(&gb, &vg[k - GUARD], sizeof gb);
+            memcpy(&cb, &v, sizeof cb);
+            if (gb != cb || !(isnan(v) ? isnan(at) : at == v))
+                fail_msg("call %d: output %zu gl %g cpu %g, the input at the index %g", i, k - GUARD,
+                         (double)vg[k - GUARD], (double)v, (double)at);
+        }
+        free(x);
+        free(vc);
+        free(vg);
+        free(ic);
+        free(ig);
+    }
+    tgl_close(narrow);
+}
+
+static void test_indices_refusals(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        tgl_ptr m;
+        TGT_OK(b, tgl_alloc(b, 64 * sizeof(float), &m));
+        tgl_ptr in = m, out = m + 16 * sizeof(float), idx = m + 20 * sizeof(float);
+        tgl_pool2d_desc d = {.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 2, .kernel_w = 2};
+        TGT_OK(b, tgl_max_pool2d_indices(b, &d, in, out, idx));
+        TGT_EXPECT(b, tgl_max_pool2d_indices(b, &d, in, out, in + 8), TGL_ERR_INVALID_ARGUMENT);  /* on input */
+        TGT_EXPECT(b, tgl_max_pool2d_indices(b, &d, in, out, out + 4), TGL_ERR_INVALID_ARGUMENT); /* on output */
+        TGT_EXPECT(b, tgl_max_pool2d_indices(b, &d, in, out, m + 62 * sizeof(float)), TGL_ERR_INVALID_POINTER);
+        d.kind = TGL_POOL_AVG;
+        TGT_EXPECT(b, tgl_max_pool2d_indices(b, &d, in, out, idx), TGL_ERR_INVALID_ARGUMENT);
+        d.kind = TGL_POOL_MAX;
+        d.in_h = d.in_w = (size_t)1 << 16; /* planes of 2^32 pixels */
+        TGT_EXPECT(b, tgl_max_pool2d_indices(b, &d, in, out, idx), TGL_ERR_UNSUPPORTED);
+        TGT_OK(b, tgl_free(b, m));
+    }
+}
+
 /* ---- tgl_adaptive_pool2d ---- */
 
 typedef struct adaptive {
@@ -400,6 +539,9 @@ int main(void)
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_indices_known_values),
+        cmocka_unit_test(test_indices_random),
+        cmocka_unit_test(test_indices_refusals),
         cmocka_unit_test(test_adaptive_known_values),
         cmocka_unit_test(test_adaptive_random),
         cmocka_unit_test(test_adaptive_refusals),
