@@ -1163,7 +1163,9 @@ TGL_API tgl_status tgl_pool2d(tgl_backend *b, const tgl_pool2d_desc *d, tgl_ptr 
 /* tgl_pool2d's max pooling that also writes, for each output element, the index within its plane
  * (y * in_w + x) of the input pixel it took, as i32 into indices ([batch, channels, out_h,
  * out_w]): PyTorch's max_pool2d with return_indices, the first largest tap in row-major order (the
- * window's first tap inside the input when all are -inf), the last NaN once one is seen; what
+ * window's first tap inside the input when all are -inf, and for a window with no tap inside the
+ * input, which dilation can make, -inf with the index its first tap past the padding would have,
+ * perhaps outside the plane), the last NaN once one is seen; what
  * max_unpool2d and a training backward pass read. d->kind must be TGL_POOL_MAX; indices shares no
  * byte with input or output.
  * Errors: as tgl_pool2d's, TGL_ERR_INVALID_ARGUMENT (an average kind, indices overlapping input or
