@@ -8,6 +8,13 @@
 
 #define F32 sizeof(float)
 
+/* Whether `bytes` more fit under TGL_MAX_MEMORY beside the live allocations (no budget: always). */
+static int within_budget(const tgl_backend *b, size_t bytes)
+{
+    uint64_t max = b->config.max_memory;
+    return !max || bytes <= max - (b->mem_in_use < max ? b->mem_in_use : max);
+}
+
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
 {
     if (tgl__hooked(b))
@@ -23,8 +30,7 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
     if ((uint64_t)bytes > TGL__MAX_ALLOC_BYTES)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "bytes: %zu exceeds the largest allocation (2^%d)",
                          bytes, TGL__OFFSET_BITS);
-    if (b->config.max_memory && bytes > b->config.max_memory - (b->mem_in_use < b->config.max_memory
-                                                                   ? b->mem_in_use : b->config.max_memory))
+    if (!within_budget(b, bytes))
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
                          "tgl_alloc: %zu bytes would take the live allocations (%llu bytes) past TGL_MAX_MEMORY "
                          "(%llu)", bytes, (unsigned long long)b->mem_in_use, (unsigned long long)b->config.max_memory);
@@ -71,8 +77,7 @@ tgl_status tgl__temp_create(tgl_backend *b, const char *fn, size_t bytes, void *
     if ((uint64_t)bytes > TGL__MAX_ALLOC_BYTES)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "%s: a temporary buffer of %zu bytes exceeds the largest allocation "
                          "(2^%d)", fn, bytes, TGL__OFFSET_BITS);
-    if (b->config.max_memory && bytes > b->config.max_memory - (b->mem_in_use < b->config.max_memory
-                                                                   ? b->mem_in_use : b->config.max_memory))
+    if (!within_budget(b, bytes))
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
                          "%s: its temporary buffer of %zu bytes would take the live allocations (%llu bytes) past "
                          "TGL_MAX_MEMORY (%llu)", fn, bytes, (unsigned long long)b->mem_in_use,

@@ -611,6 +611,18 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *c);
 tgl_status tgl_gl_pool2d(tgl_backend *b, const tgl__pool2d *p);
+/* The NCHW f32 plane kernels' dispatch (pool2d.comp, interpolate.comp; gl_pool2d.c): planes of
+ * in_plane floats in, out_plane out (and, where indices.buf is set, i32s laid out as out), run in
+ * slabs of `per` planes whose windows fit, an invocation per output element, through the
+ * kernels' shared LOC_POOL_N .. LOC_POOL_I_OFF locations. */
+typedef struct tgl_gl_slabs {
+    tgl__view in, out, indices;
+    size_t planes, in_plane, out_plane, per;
+} tgl_gl_slabs;
+/* Planes per slab: the most whose windows fit and whose counts stay in 32 bits; 0 when one plane
+ * exceeds the SSBO block limit. */
+size_t tgl_gl_slab_planes(const tgl_gl_limits *l, size_t in_plane, size_t out_plane);
+tgl_status tgl_gl_run_slabs(tgl_backend *b, GLuint prog, const tgl_gl_slabs *s);
 void tgl_gl_pool2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 /* Driver checks at open (gl_driver_check.c): TGL_ERR_NO_DEVICE, naming the bug, where the

@@ -1,9 +1,7 @@
 /* GL driver for tgl_interpolate (glsl/conv/interpolate.comp): slabs of whole planes whose input
- * and output windows fit the SSBO block limit, each dispatched in grids of at most the device's
- * invocations. */
+ * and output windows fit the SSBO block limit, through the pooling kernels' slab runner. */
 #include "gl_internal.h"
 
-#define F32 sizeof(float)
 
 typedef struct interp_flags {
     uint32_t mode;
@@ -19,11 +17,10 @@ static tgl_gl_plan interp_plan(tgl_interp_mode mode)
     return p;
 }
 
-static void set_pair(tgl_backend *b, GLuint prog, GLint loc, size_t h, size_t w)
-{
-    const size_t v[2] = {h, w};
-    tgl_gl_uniform_dims(b, prog, loc, v, 2);
-}
+/* interpolate.comp reads its counts and offsets where pool2d.comp does (tgl_gl_run_slabs) */
+_Static_assert(LOC_INTERP_N == LOC_POOL_N && LOC_INTERP_START == LOC_POOL_START && LOC_INTERP_X_OFF == LOC_POOL_X_OFF &&
+                   LOC_INTERP_Y_OFF == LOC_POOL_Y_OFF,
+               "interpolate.comp's slab locations are pool2d.comp's");
 
 tgl_status tgl_gl_interpolate(tgl_backend *b, const tgl__interpolate *p)
 {
@@ -33,46 +30,26 @@ tgl_status tgl_gl_interpolate(tgl_backend *b, const tgl__interpolate *p)
     if (d->in_h >= most || d->in_w >= most || d->out_h >= most || d->out_w >= most)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_interpolate: a side of 2^24 pixels or more (%zu x %zu -> %zu x %zu)",
                          d->in_h, d->in_w, d->out_h, d->out_w);
-    size_t in_plane = d->in_h * d->in_w, out_plane = d->out_h * d->out_w, max_elems = tgl_gl_max_window_elems(l, F32);
-    if (in_plane > max_elems || out_plane > max_elems)
+    tgl_gl_slabs s = {.in = p->in, .out = p->out, .planes = d->batch * d->channels, .in_plane = d->in_h * d->in_w,
+                      .out_plane = d->out_h * d->out_w};
+    s.per = tgl_gl_slab_planes(l, s.in_plane, s.out_plane);
+    if (!s.per)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED,
                          "tgl_interpolate: one plane of %zu x %zu -> %zu x %zu floats exceeds the SSBO block limit",
                          d->in_h, d->in_w, d->out_h, d->out_w);
-    size_t planes = d->batch * d->channels, per = max_elems / in_plane;
-    if (per > max_elems / out_plane)
-        per = max_elems / out_plane;
-    if (per > UINT32_MAX / out_plane) /* a slab's output elements counted in 32 bits */
-        per = UINT32_MAX / out_plane;
-    if (per > UINT32_MAX / in_plane) /* ... and its input offsets */
-        per = UINT32_MAX / in_plane;
     GLuint prog;
     tgl_gl_plan plan = interp_plan(d->mode);
-    plan.groups = tgl_gl_ceil_div((planes < per ? planes : per) * out_plane, l->workgroup_size);
+    plan.groups = tgl_gl_ceil_div((s.planes < s.per ? s.planes : s.per) * s.out_plane, l->workgroup_size);
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
     if (st)
         return st;
-    set_pair(b, prog, LOC_INTERP_IN, d->in_h, d->in_w);
-    set_pair(b, prog, LOC_INTERP_OUT, d->out_h, d->out_w);
+    const size_t in[2] = {d->in_h, d->in_w}, out[2] = {d->out_h, d->out_w};
+    tgl_gl_uniform_dims(b, prog, LOC_INTERP_IN, in, 2);
+    tgl_gl_uniform_dims(b, prog, LOC_INTERP_OUT, out, 2);
     tgl_gl_uniform_ui(b, prog, LOC_INTERP_ALIGN, (GLuint)d->align_corners);
     const GLfloat scales[2] = {p->scale_h, p->scale_w};
     tgl_gl_uniform_fv(b, prog, LOC_INTERP_SCALE, 2, scales);
-    size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
-    for (size_t p0 = 0; !st && p0 < planes; p0 += per) {
-        size_t np = planes - p0 < per ? planes - p0 : per, n = np * out_plane, pad_x, pad_y;
-        tgl_gl_binding bind[2] = {
-            tgl_gl_window(b, (tgl__view){p->in.buf, p->in.offset + p0 * in_plane * F32}, np * in_plane * F32, 0, &pad_x),
-            tgl_gl_window(b, (tgl__view){p->out.buf, p->out.offset + p0 * out_plane * F32}, n * F32, 1, &pad_y),
-        };
-        tgl_gl_uniform_ui(b, prog, LOC_INTERP_X_OFF, (GLuint)(pad_x / F32));
-        tgl_gl_uniform_ui(b, prog, LOC_INTERP_Y_OFF, (GLuint)(pad_y / F32));
-        for (size_t i = 0; !st && i < n; i += grid) {
-            size_t count = n - i < grid ? n - i : grid;
-            tgl_gl_uniform_ui(b, prog, LOC_INTERP_N, (GLuint)count);
-            tgl_gl_uniform_ui(b, prog, LOC_INTERP_START, (GLuint)i);
-            st = tgl_gl_dispatch(b, prog, bind, 2, tgl_gl_ceil_div(count, l->workgroup_size));
-        }
-    }
-    return st;
+    return tgl_gl_run_slabs(b, prog, &s);
 }
 
 void tgl_gl_interpolate_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)

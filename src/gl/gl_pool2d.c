@@ -30,43 +30,36 @@ static void set_pair(tgl_backend *b, GLuint prog, GLint loc, size_t h, size_t w)
     tgl_gl_uniform_dims(b, prog, loc, v, 2);
 }
 
-/* Either pooling over slabs of whole planes (the checks on extents done by the caller). */
-static tgl_status run_pool(tgl_backend *b, const tgl__pool2d *p, int adaptive)
+size_t tgl_gl_slab_planes(const tgl_gl_limits *l, size_t in_plane, size_t out_plane)
 {
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    const tgl_pool2d_desc *d = &p->d;
-    size_t in_plane = d->in_h * d->in_w, out_plane = p->out_h * p->out_w, max_elems = tgl_gl_max_window_elems(l, F32);
+    size_t max_elems = tgl_gl_max_window_elems(l, F32);
     if (in_plane > max_elems || out_plane > max_elems)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: one plane of %zu x %zu floats exceeds the SSBO block limit",
-                         adaptive ? "tgl_adaptive_pool2d" : "tgl_pool2d", d->in_h, d->in_w);
-    size_t planes = d->batch * d->channels, per = max_elems / in_plane;
+        return 0;
+    size_t per = max_elems / in_plane;
     if (per > max_elems / out_plane)
         per = max_elems / out_plane;
     if (per > UINT32_MAX / out_plane) /* a slab's output elements counted in 32 bits */
         per = UINT32_MAX / out_plane;
-    GLuint prog;
-    int indices = p->indices.buf != NULL;
-    tgl_gl_plan plan = pool_plan(d->kind, adaptive, indices);
-    plan.groups = tgl_gl_ceil_div((planes < per ? planes : per) * out_plane, l->workgroup_size);
-    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
-    if (st)
-        return st;
-    set_pair(b, prog, LOC_POOL_IN, d->in_h, d->in_w);
-    set_pair(b, prog, LOC_POOL_KERNEL, d->kernel_h, d->kernel_w);
-    set_pair(b, prog, LOC_POOL_STRIDE, d->stride_h, d->stride_w);
-    set_pair(b, prog, LOC_POOL_PAD, d->pad_h, d->pad_w);
-    set_pair(b, prog, LOC_POOL_DILATION, d->dilation_h, d->dilation_w);
-    set_pair(b, prog, LOC_POOL_OUT, p->out_h, p->out_w);
-    tgl_gl_uniform_ui(b, prog, LOC_POOL_INCLUDE_PAD, (GLuint)(d->count_include_pad != 0));
+    if (per > UINT32_MAX / in_plane) /* ... and its input offsets */
+        per = UINT32_MAX / in_plane;
+    return per;
+}
+
+tgl_status tgl_gl_run_slabs(tgl_backend *b, GLuint prog, const tgl_gl_slabs *s)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    int indices = s->indices.buf != NULL;
     size_t grid = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size);
-    for (size_t p0 = 0; !st && p0 < planes; p0 += per) {
-        size_t np = planes - p0 < per ? planes - p0 : per, n = np * out_plane, pad_x, pad_y, pad_i = 0;
+    tgl_status st = TGL_OK;
+    for (size_t p0 = 0; !st && p0 < s->planes; p0 += s->per) {
+        size_t np = s->planes - p0 < s->per ? s->planes - p0 : s->per, n = np * s->out_plane, pad_x, pad_y, pad_i = 0;
         tgl_gl_binding bind[3] = {
-            tgl_gl_window(b, (tgl__view){p->in.buf, p->in.offset + p0 * in_plane * F32}, np * in_plane * F32, 0, &pad_x),
-            tgl_gl_window(b, (tgl__view){p->out.buf, p->out.offset + p0 * out_plane * F32}, n * F32, 1, &pad_y),
+            tgl_gl_window(b, (tgl__view){s->in.buf, s->in.offset + p0 * s->in_plane * F32}, np * s->in_plane * F32, 0,
+                          &pad_x),
+            tgl_gl_window(b, (tgl__view){s->out.buf, s->out.offset + p0 * s->out_plane * F32}, n * F32, 1, &pad_y),
         };
         if (indices) { /* i32s laid out as the output */
-            bind[2] = tgl_gl_window(b, (tgl__view){p->indices.buf, p->indices.offset + p0 * out_plane * 4}, n * 4, 1,
+            bind[2] = tgl_gl_window(b, (tgl__view){s->indices.buf, s->indices.offset + p0 * s->out_plane * 4}, n * 4, 1,
                                     &pad_i);
             tgl_gl_uniform_ui(b, prog, LOC_POOL_I_OFF, (GLuint)(pad_i / 4));
         }
@@ -80,6 +73,33 @@ static tgl_status run_pool(tgl_backend *b, const tgl__pool2d *p, int adaptive)
         }
     }
     return st;
+}
+
+/* Either pooling over slabs of whole planes (the checks on extents done by the caller). */
+static tgl_status run_pool(tgl_backend *b, const tgl__pool2d *p, int adaptive)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    const tgl_pool2d_desc *d = &p->d;
+    tgl_gl_slabs s = {.in = p->in, .out = p->out, .indices = p->indices, .planes = d->batch * d->channels,
+                      .in_plane = d->in_h * d->in_w, .out_plane = p->out_h * p->out_w};
+    s.per = tgl_gl_slab_planes(l, s.in_plane, s.out_plane);
+    if (!s.per)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: one plane of %zu x %zu floats exceeds the SSBO block limit",
+                         adaptive ? "tgl_adaptive_pool2d" : "tgl_pool2d", d->in_h, d->in_w);
+    GLuint prog;
+    tgl_gl_plan plan = pool_plan(d->kind, adaptive, p->indices.buf != NULL);
+    plan.groups = tgl_gl_ceil_div((s.planes < s.per ? s.planes : s.per) * s.out_plane, l->workgroup_size);
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
+    if (st)
+        return st;
+    set_pair(b, prog, LOC_POOL_IN, d->in_h, d->in_w);
+    set_pair(b, prog, LOC_POOL_KERNEL, d->kernel_h, d->kernel_w);
+    set_pair(b, prog, LOC_POOL_STRIDE, d->stride_h, d->stride_w);
+    set_pair(b, prog, LOC_POOL_PAD, d->pad_h, d->pad_w);
+    set_pair(b, prog, LOC_POOL_DILATION, d->dilation_h, d->dilation_w);
+    set_pair(b, prog, LOC_POOL_OUT, p->out_h, p->out_w);
+    tgl_gl_uniform_ui(b, prog, LOC_POOL_INCLUDE_PAD, (GLuint)(d->count_include_pad != 0));
+    return tgl_gl_run_slabs(b, prog, &s);
 }
 
 tgl_status tgl_gl_pool2d(tgl_backend *b, const tgl__pool2d *p)
