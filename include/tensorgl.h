@@ -215,7 +215,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
     X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)   \
     X(MASKED_SELECT, masked_select) X(NONZERO, nonzero) X(INTERPOLATE, interpolate)          \
-    X(ADAPTIVE_POOL2D, adaptive_pool2d)
+    X(ADAPTIVE_POOL2D, adaptive_pool2d) X(SCATTER, scatter)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -680,6 +680,54 @@ TGL_API tgl_status tgl_gather(tgl_backend *b, const tgl_tensor *in, size_t axis,
  * Example: rows 4, 0 and 4 of a table: tgl_index_select(b, &table, 0, &ids, &rows); */
 TGL_API tgl_status tgl_index_select(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *index,
                                     const tgl_tensor *out);
+
+/* ---- writing along an axis: scatter, index_add (descriptors) ---------------------------- */
+/* How tgl_scatter combines what lands on one element of out with what it holds. */
+typedef enum {
+    TGL_SCATTER_SET, /* out's element replaced; of several that land on it, the last in the
+                        row-major order of index wins (PyTorch leaves that choice undefined) */
+    TGL_SCATTER_ADD, /* out's element plus all that land on it, rounded once (below) */
+    TGL_SCATTER_MAX, /* the largest of out's element and all that land on it; NaN wins */
+    TGL_SCATTER_MIN, /* the smallest; NaN wins */
+    TGL_SCATTER_REDUCE_COUNT
+} tgl_scatter_reduce;
+/* PyTorch's Tensor.scatter_ (SET) and scatter_reduce_ (ADD "sum", MAX "amax", MIN "amin", with
+ * include_self=True), in place on out: for every element of index, at coordinates (i0, .., id,
+ * .., in) with id at `axis`, src[i0, .., id, .., in] lands on out[i0, .., index[i0, .., in], ..,
+ * in]. index is i32 of out's ndim, no larger than src along any dim nor than out along the dims
+ * but axis (any strides, broadcast views included); src has out's dtype; out shares no byte with
+ * index or src and reaches each element once. Every index must lie in [0, out's extent along
+ * axis): they are checked on the device before anything is written, and one outside fails the
+ * call, naming its position and value (the call waits for that check). Elements nothing lands
+ * on keep their bits.
+ * The result does not depend on the order in which elements land (every run, both backends, bit
+ * for bit). ADD of the float dtypes sums each element's terms (out's own included) in 96-bit
+ * fixed point whose unit is 2^(e - 150 - s), e the largest biased f32 exponent among them and
+ * s = 71 - ceil(log2(L + 1)), L index's extent along axis; a term's bits below that unit are
+ * dropped (toward zero), so the sum is within (L + 1) units of the exact one (under an ulp of
+ * the largest term times 2^-39 for L below 2^16, 2^-7 at 2^32) before one rounding to out's
+ * dtype, nearest even, where a running float sum drifts by up to L ulps: NaN if a NaN or both infinities land, else an infinity that
+ * lands, else that sum, -0 only when every term is -0. i32 ADD wraps; bool ADD and MAX are
+ * logical or, MIN logical and. MAX and MIN order -0 below +0. Out's own NaN stays as it is.
+ * Dtypes: every data dtype (f32, f16, bf16, i32, bool).
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, axis, ndim or shapes, reduce, an index out of range,
+ *   overlap, dtypes differ), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (index not i32, a
+ *   block format; more than 2^32 - 2 indices or 2^32 - 1 elements of out),
+ *   TGL_ERR_OUT_OF_MEMORY (the temporary buffer, 4 to 20 bytes per element of out, counted
+ *   against TGL_MAX_MEMORY).
+ * Example: per-class sums of a batch's values, classes (batch) i32 into sums (n_classes):
+ *   tgl_scatter(b, &sums, 0, &classes, &values, TGL_SCATTER_ADD); */
+TGL_API tgl_status tgl_scatter(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
+                               const tgl_tensor *src, tgl_scatter_reduce reduce);
+/* PyTorch's Tensor.index_add_ (alpha 1: scale src with tgl_binary_t first), in place on out: the
+ * slice of src at position k along `axis` is added to the slice of out at index[k]. index is a
+ * 1-D i32 tensor; src has out's shape but index's length along axis, and out's dtype. It is
+ * tgl_scatter's ADD with index repeated along the other dims, so the sum, its bounds, the
+ * checks and the errors are tgl_scatter's.
+ * Example: an embedding's gradient, rows of grad (n_tokens x dim) added at the tokens' ids:
+ *   tgl_index_add(b, &grad_table, 0, &ids, &grad); */
+TGL_API tgl_status tgl_index_add(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
+                                 const tgl_tensor *src);
 
 
 /* ---- selecting by a mask: masked_select, nonzero (descriptors) -------------------------- */

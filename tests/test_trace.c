@@ -49,6 +49,8 @@ typedef struct outputs {
     int32_t scan_at[2 * ROWS * COLS]; /* tgl_cummax's and tgl_cummin's indices */
     float selected[ROWS * COLS];            /* tgl_masked_select of pm by the mask (zeros first) */
     int32_t nonzero[2 * ROWS * COLS + 2];   /* tgl_nonzero of the mask (zeros first), then both counts */
+    float scattered[ROWS * COLS]; /* ones, tgl_scatter (add) of pm by the gather's column, tgl_index_add of
+                                     the index_select's columns back */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -272,6 +274,11 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_gather(b, &tm, 1, &tidcol, &tcolumn));
     OK(tgl_index_select(b, &tm, 1, &tids, &tsel));
     OK(tgl_copy_dtoh(b, o->picks, tcolumn.data, sizeof o->picks));
+    tgl_tensor tscat = tgl_tensor_contiguous(fresh(b, sizeof o->scattered), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+    OK(tgl_fill_t(b, &tscat, 1.0));
+    OK(tgl_scatter(b, &tscat, 1, &tidcol, &tm, TGL_SCATTER_ADD));
+    OK(tgl_index_add(b, &tscat, 1, &tids, &tsel));
+    OK(tgl_copy_dtoh(b, o->scattered, tscat.data, sizeof o->scattered));
     tgl_tensor tsum = tgl_tensor_contiguous(fresh(b, sizeof o->scanned), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
     tgl_tensor tmax = tgl_tensor_contiguous(tsum.data + ROWS * COLS * sizeof(float), TGL_DTYPE_F32, 2,
                                             (size_t[]){ROWS, COLS});

@@ -275,6 +275,25 @@
 #define LOC_CMP_FLAG_STRIDE 32
 #define LOC_CMP_VAL_STRIDE 40
 
+// tensor/scatter.comp (tgl_scatter, tgl_index_add)
+#define LOC_SCT_N 0
+#define LOC_SCT_START 1
+#define LOC_SCT_NDIM 2
+#define LOC_SCT_AXIS 3
+#define LOC_SCT_REDUCE 4
+#define LOC_SCT_WORDS 5
+#define LOC_SCT_SHIFT 6
+#define LOC_SCT_A_BASE 7
+#define LOC_SCT_B_BASE 8
+#define LOC_SCT_TEMP_BASE 9
+#define LOC_SCT_T_LO 10
+#define LOC_SCT_T_LEN 11
+#define LOC_SCT_SHAPE 16
+#define LOC_SCT_LO 24
+#define LOC_SCT_A_STRIDE 32
+#define LOC_SCT_B_STRIDE 40
+#define LOC_SCT_ROW 48
+
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows.
 #define LOC_ATT_ROWS 0

@@ -25,6 +25,36 @@ static const char *position_text(char *buf, size_t size, uint64_t pos, const siz
     return buf;
 }
 
+tgl_status tgl__index_check(tgl_backend *b, const tgl_tensor *index, size_t extent, size_t axis, const char *whose,
+                            tgl__tew *check)
+{
+    /* [0, extent) as the kernels compare them, unsigned, below 2^31 */
+    *check = (tgl__tew){.op = TGL__TEW_CHECK_INDEX, .nin = 1, .ndim = index->ndim, .n = 1,
+                        .value = extent <= (size_t)INT32_MAX ? (uint32_t)extent : (uint32_t)INT32_MAX + 1u};
+    for (size_t d = 0; d < check->ndim; d++)
+        check->n *= check->shape[d] = index->shape[d];
+    tgl_status st = tgl__resolve_tensor(b, "index", index->data, TGL_DTYPE_I32, check->ndim, check->shape,
+                                        index->strides, &check->in[0]);
+    char at[160];
+    if (!st && extent == 0) /* every index is outside [0, 0) */
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "index%s: outside [0, 0), %s's extent along axis %zu",
+                         position_text(at, sizeof at, 0, check->shape, check->ndim), whose, axis);
+    return st;
+}
+
+tgl_status tgl__index_fail(tgl_backend *b, const tgl__tew *check, uint64_t bad_pos, int32_t bad_value, size_t axis,
+                           const char *whose)
+{
+    char at[160];
+    size_t extent = check->value > (uint32_t)INT32_MAX ? SIZE_MAX : check->value;
+    if (extent == SIZE_MAX)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "index%s: %d is negative",
+                         position_text(at, sizeof at, bad_pos, check->shape, check->ndim), (int)bad_value);
+    return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "index%s: %d is outside [0, %zu), %s's extent along axis %zu",
+                     position_text(at, sizeof at, bad_pos, check->shape, check->ndim), (int)bad_value, extent, whose,
+                     axis);
+}
+
 /* The checks every gather shares: in and out of one dtype, index i32, axis inside in's dims. */
 static tgl_status check_operands(tgl_backend *b, tgl__fn row, const tgl_tensor *in, size_t axis,
                                  const tgl_tensor *index, const tgl_tensor *out)
@@ -79,20 +109,10 @@ static tgl_status run_gather(tgl_backend *b, tgl__fn row, const tgl_tensor *in, 
     tgl_status st = tgl__check_tew(b, row, out, "out", ins, names, &e, &empty);
     if (st || empty)
         return st;
-    /* the indices first: [0, extent) as the kernels compare them, unsigned, below 2^31 */
     size_t extent = in->shape[axis];
-    tgl__tew check = {.op = TGL__TEW_CHECK_INDEX, .nin = 1, .ndim = check_index->ndim,
-                      .value = extent < (size_t)INT32_MAX ? (uint32_t)extent : (uint32_t)INT32_MAX + 1u};
-    check.n = 1;
-    for (size_t d = 0; d < check.ndim; d++)
-        check.n *= check.shape[d] = check_index->shape[d];
-    if ((st = tgl__resolve_tensor(b, "index", check_index->data, TGL_DTYPE_I32, check.ndim, check.shape,
-                                  check_index->strides, &check.in[0])))
+    tgl__tew check;
+    if ((st = tgl__index_check(b, check_index, extent, axis, "in", &check)))
         return st;
-    char at[160];
-    if (extent == 0) /* every index is outside [0, 0) */
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "index%s: outside [0, 0), in's extent along axis %zu",
-                         position_text(at, sizeof at, 0, check.shape, check.ndim), axis);
     /* in[1] reaches along the whole axis, which holds every index that passes the check */
     src.shape[axis] = extent;
     src.strides[axis] = in->strides[axis];
@@ -103,8 +123,7 @@ static tgl_status run_gather(tgl_backend *b, tgl__fn row, const tgl_tensor *in, 
     int32_t bad_value = 0;
     if ((st = tgl__leave(b, b->vt->gather(b, &check, &e, &bad_pos, &bad_value))) || bad_pos == UINT64_MAX)
         return st;
-    return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "index%s: %d is outside [0, %zu), in's extent along axis %zu",
-                     position_text(at, sizeof at, bad_pos, check.shape, check.ndim), (int)bad_value, extent, axis);
+    return tgl__index_fail(b, &check, bad_pos, bad_value, axis, "in");
 }
 
 TGL_API tgl_status tgl_gather(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *index,

@@ -199,7 +199,7 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
                 append(buf, size, &len, "NULL");
             break;
         }
-        case 't': case 'T': {
+        case 't': case 'T': case 'M': {
             const tgl_tensor *t = a->ptr;
             if (!t) {
                 append(buf, size, &len, "NULL");

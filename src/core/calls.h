@@ -84,6 +84,7 @@ static inline uint64_t tgl__f64_bits(double d)
 #define TGL__PUT_R TGL__PUT_q
 #define TGL__PUT_t TGL__PUT_q
 #define TGL__PUT_T TGL__PUT_q
+#define TGL__PUT_M TGL__PUT_q
 #define TGL__PUT_D TGL__PUT_q
 #define TGL__PUT_H TGL__PUT_q
 #define TGL__PUT_A TGL__PUT_q
@@ -106,6 +107,7 @@ static inline uint64_t tgl__f64_bits(double d)
 #define TGL__GET_R(a) ((const tgl_interpolate_desc *)(a)->ptr)
 #define TGL__GET_t(a) ((const tgl_tensor *)(a)->ptr)
 #define TGL__GET_T TGL__GET_t
+#define TGL__GET_M TGL__GET_t
 #define TGL__GET_D(a) ((a)->ptr)
 #define TGL__GET_H(a) ((void *)(uintptr_t)(a)->ptr)   /* the caller's own buffer: writable */
 #define TGL__GET_A(a) ((tgl_ptr *)(uintptr_t)(a)->ptr)

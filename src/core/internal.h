@@ -268,6 +268,35 @@ typedef struct tgl__compact {
     tgl__view prefix;
 } tgl__compact;
 
+/* A validated tgl_scatter (tgl_index_add is one): the index space is index's shape (ndim dims,
+ * n > 0 elements; a 0-d index as one of one dim), over which index (i32) and src are viewed;
+ * the element of index at coordinates c lands on out at c with c[axis] replaced by its value,
+ * every value checked inside [0, out_shape[axis]). out is viewed over out_shape (ndim dims,
+ * out_n elements). Both backends run the same passes over `temp`, `words` u32s per element of
+ * out in row-major order (the layout below, decided by tgl__scatter_words): init from out, one
+ * or two passes over the index space (their combining ops commute, so the order elements land
+ * in changes nothing), then out from temp where the result differs from out's element.
+ *   SET: [0] the last position + 1 that landed (0: none), [1] its element's bits.
+ *   ADD of a float dtype: [0] the largest biased f32 exponent of a finite non-zero term (out's
+ *     own element included; 0: none), [1] flags (TGL__SCATTER_NAN, _PINF, _NINF, _PZERO: a
+ *     term of that kind landed), [2..4] the 96-bit two's complement sum of the terms that land,
+ *     each a multiple of 2^([0] - 150 - shift) truncated toward zero (out's own added at the end).
+ *   ADD of i32 (wrapping), bool (or), MAX and MIN: [0] the result so far as an order key. */
+#define TGL__SCATTER_NAN 1u
+#define TGL__SCATTER_PINF 2u
+#define TGL__SCATTER_NINF 4u
+#define TGL__SCATTER_PZERO 8u
+typedef struct tgl__scatter {
+    tgl_scatter_reduce reduce;
+    size_t ndim, n, axis, out_n;
+    size_t shape[TGL_MAX_DIMS], out_shape[TGL_MAX_DIMS];
+    tgl__tensor_view index, src, out;
+    unsigned words, shift; /* shift: ADD of floats, the bits kept below the largest term's lowest */
+    tgl__view temp;
+} tgl__scatter;
+/* temp's u32s per element of out for a reduce of dtype dt. */
+unsigned tgl__scatter_words(tgl_scatter_reduce reduce, tgl_dtype dt);
+
 /* One backend's operations. Arguments arrive validated: pointers resolved and range-checked,
  * sizes non-zero, enums in range. Backends report failures through tgl__fail. */
 typedef struct tgl__vtable {
@@ -337,6 +366,10 @@ typedef struct tgl__vtable {
     tgl_status (*interpolate)(tgl_backend *b, const tgl__interpolate *p);
     /* tgl_adaptive_pool2d: p->d holds kind, batch, channels, in_h and in_w, the rest zero. */
     tgl_status (*adaptive_pool2d)(tgl_backend *b, const tgl__pool2d *p);
+    /* tgl_scatter, tgl_index_add: check as gather's (check->value is out's extent along the
+     * axis), then, only where every index is inside it, the passes of s (tgl__scatter). */
+    tgl_status (*scatter)(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
+                          int32_t *bad_value);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

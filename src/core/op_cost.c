@@ -352,6 +352,16 @@ static void compact_cost(const tgl_tensor *in, const tgl_tensor *mask, const tgl
     o->bytes = 2.0 * (tensor_bytes(in) + tensor_bytes(mask)) + 10.0 * n + tensor_bytes(out);
     o->flops = n;
 }
+/* The index space's indices and src read once per pass over it (two for SET and float ADD,
+ * counted as two), out read and written, the temporary words written and read. */
+static void scatter_cost(const tgl_tensor *out, const tgl_tensor *space, const tgl_tensor *src, cost *o)
+{
+    double n = space && space->ndim <= TGL_MAX_DIMS ? prod(space->shape, space->ndim) : 0.0;
+    double src_elem = src ? (double)tgl_dtype_size(src->dtype) : 0.0;
+    o->bytes = 2.0 * n * (4.0 + src_elem) + 2.0 * tensor_bytes(out);
+}
+#define cost_scatter(s, o) scatter_cost((s)->out, (s)->index, (s)->src, o)
+#define cost_index_add(s, o) scatter_cost((s)->out, (s)->src, (s)->src, o)
 #define cost_masked_select(s, o) compact_cost((s)->in, (s)->mask, (s)->out, o)
 #define cost_nonzero(s, o) compact_cost((s)->in, NULL, (s)->out, o)
 

@@ -33,6 +33,7 @@
  *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
  *   T const tgl_tensor * written by the call (compared as its dtype: floats by NMSE, i32 and
  *     bool bit for bit)
+ *   M const tgl_tensor * read and written by the call (snapshotted like t, compared like T)
  *   D const void * host data of the following z's bytes   H void * host destination
  *   A tgl_ptr * result of tgl_alloc
  * The family is TGL__NO_OP for calls that are not ops (memory, copies); the dtypes are a mask
@@ -143,6 +144,9 @@
 #define TGL__ARGS_FLIP(ARG, ENUM, ARR) ARG(t, in) ARR(S, dims, n_dims) ARG(T, out)
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
 #define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
+#define TGL__ARGS_SCATTER(ARG, ENUM, ARR) \
+    ARG(M, out) ARG(z, axis) ARG(t, index) ARG(t, src) ENUM(tgl_scatter_reduce, reduce)
+#define TGL__ARGS_INDEX_ADD(ARG, ENUM, ARR) ARG(M, out) ARG(z, axis) ARG(t, index) ARG(t, src)
 #define TGL__ARGS_PAD(ARG, ENUM, ARR) \
     ARG(t, in) ARR(J, pads, n_pads) ENUM(tgl_pad_mode, mode) ARG(d, value) ARG(T, out)
 
@@ -221,7 +225,9 @@
     X(ADAPTIVE_POOL2D, tgl_adaptive_pool2d, TGL_OP_ADAPTIVE_POOL2D, adaptive_pool2d, TGL__DT(F32), ACCUMULATE,       \
       cost_adaptive_pool2d, WARM)                                                                               \
     X(MAX_POOL2D_INDICES, tgl_max_pool2d_indices, TGL_OP_POOL2D, pool2d, TGL__DT(F32), EXACT, cost_max_pool2d_indices, \
-      WARM)
+      WARM)                                                                                                      \
+    X(SCATTER, tgl_scatter, TGL_OP_SCATTER, scatter, TGL__DT_DATA, EXACT, cost_scatter, WARM)                     \
+    X(INDEX_ADD, tgl_index_add, TGL_OP_SCATTER, scatter, TGL__DT_DATA, EXACT, cost_index_add, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -247,6 +253,7 @@
 #define TGL__T_R const tgl_interpolate_desc *
 #define TGL__T_t const tgl_tensor *
 #define TGL__T_T const tgl_tensor *
+#define TGL__T_M const tgl_tensor *
 #define TGL__T_D const void *
 #define TGL__T_H void *
 #define TGL__T_A tgl_ptr *

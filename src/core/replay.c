@@ -114,7 +114,7 @@ static double buffer_nmse(const uint8_t *got, const uint8_t *want, size_t n, cha
 {
     if (memcmp(got, want, n) == 0)
         return 0.0;
-    if (kind == 'T')
+    if (kind == 'T' || kind == 'M')
         kind = dt == TGL_DTYPE_F32 ? 'o' : dt == TGL_DTYPE_F16 ? 'O' : dt == TGL_DTYPE_BF16 ? 'B' : 0;
     size_t es = kind == 'o' || kind == 'x' ? 4 : kind == 'O' || kind == 'X' || kind == 'B' ? 2 : 0;
     if (!es || memcmp(got + n / es * es, want + n / es * es, n % es) != 0)
@@ -215,7 +215,7 @@ static tgl_status check_inputs(replay *p, const tgl__rcall *rc)
     const char *sig = tgl__fn_signature(rc->fn);
     tgl_status st = TGL_OK;
     for (size_t i = 0; !st && sig[i]; i++) {
-        if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X' || sig[i] == 't')
+        if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X' || sig[i] == 't' || sig[i] == 'M')
             st = check_snapshot(p, rc, &rc->p[i], "argument", i + 1);
         if (sig[i] == 'L' && rc->stored[i])
             for (size_t k = 0; !st && k < rc->u[i]; k++)
@@ -286,7 +286,7 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
             a->ptr = !rc->present[i] ? NULL : x ? (const void *)x : (const void *)empty_list;
             break;
         }
-        case 't': case 'T':
+        case 't': case 'T': case 'M':
             tensors[i] = rc->tensor[i];
             st = map_ptr(p, rc, i, &rc->p[i], &tensors[i].data);
             a->ptr = rc->present[i] ? &tensors[i] : NULL;
@@ -348,14 +348,14 @@ static tgl_status after_call(replay *p, const tgl__rcall *rc, const tgl__call *c
     }
     const char *sig = tgl__fn_signature(rc->fn);
     for (size_t i = 0; sig[i]; i++) {
-        if (!strchr("oOIbxXT", sig[i]) || rc->p[i].tag != TGL__PTR_ALLOC)
+        if (!strchr("oOIbxXTM", sig[i]) || rc->p[i].tag != TGL__PTR_ALLOC)
             continue;
         replay_alloc *a = &p->allocs[rc->p[i].alloc];
         double limit = tgl__cmp_threshold(tgl__fn_family(rc->fn));
         a->writers++;
         a->writer_call = p->calls;
         a->out_kind = sig[i];
-        a->out_dtype = sig[i] == 'T' ? rc->tensor[i].dtype : TGL_DTYPE_F32;
+        a->out_dtype = sig[i] == 'T' || sig[i] == 'M' ? rc->tensor[i].dtype : TGL_DTYPE_F32;
         if (limit > a->limit)
             a->limit = limit;
         tgl__call_format(c, a->writer, sizeof a->writer);

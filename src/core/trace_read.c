@@ -297,9 +297,9 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
                                                 sh, sw};
             break;
         }
-        case 't': case 'T':
+        case 't': case 'T': case 'M':
             rc->present[i] = get8(c);
-            st = get_tensor(r, c, i, sig[i] == 't', &rc->tensor[i], &rc->p[i]);
+            st = get_tensor(r, c, i, sig[i] != 'T', &rc->tensor[i], &rc->p[i]);
             break;
         case 'U': st = get_tensor_list(r, c, rc, i); break;
         case 'D': rc->present[i] = get8(c); st = get_data_id(r, c, i, &rc->id[i]); break;

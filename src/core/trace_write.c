@@ -276,7 +276,7 @@ void tgl__trace_before(tgl_backend *b, const tgl__call *c)
         t->snap[i] = TGL__TRACE_NONE;
         if (sig[i] == 'i' || sig[i] == 'x' || sig[i] == 'X')
             t->snap[i] = snapshot(b, a->u);
-        if (sig[i] == 't' && a->ptr)
+        if ((sig[i] == 't' || sig[i] == 'M') && a->ptr)
             t->snap[i] = snapshot(b, ((const tgl_tensor *)a->ptr)->data);
         if (sig[i] == 'L' && a->ptr && a->u <= TGL_EXPR_MAX_INPUTS && list_room(b, (size_t)a->u))
             for (size_t k = 0; k < a->u; k++)
@@ -428,8 +428,8 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
             for (size_t k = 0; a->ptr && k < a->u; k++)
                 put_tensor(t, o, (const tgl_tensor *)a->ptr + k, 1, t->list_snap[k]);
             break;
-        case 't': case 'T':
-            put_tensor(t, o, a->ptr, sig[i] == 't', t->snap[i]);
+        case 't': case 'T': case 'M':
+            put_tensor(t, o, a->ptr, sig[i] != 'T', t->snap[i]);
             break;
         case 'D': tgl__bytes_u8(o, a->ptr != NULL); tgl__bytes_u32(o, t->htod_data); break;
         case 'H': tgl__bytes_u8(o, a->ptr != NULL); break;

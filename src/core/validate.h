@@ -59,6 +59,14 @@ tgl_status tgl__flat_tew(tgl_backend *b, tgl__tew_op op, int sub, const tgl__vie
  * against TGL_MAX_MEMORY and in the memory figures while it lives; fn names the call in errors. */
 tgl_status tgl__temp_create(tgl_backend *b, const char *fn, size_t bytes, void **buf);
 void tgl__temp_destroy(tgl_backend *b, void *buf, size_t bytes);
+/* The device check of an i32 index view (index's shape and strides, non-empty) against
+ * [0, extent) along `axis` of the tensor `whose` (api_gather.c): *check, a TGL__TEW_CHECK_INDEX
+ * for vtable->gather or ->scatter; an extent of 0 fails here. tgl__index_fail reports the bad
+ * index those found at bad_pos. */
+tgl_status tgl__index_check(tgl_backend *b, const tgl_tensor *index, size_t extent, size_t axis, const char *whose,
+                            tgl__tew *check);
+tgl_status tgl__index_fail(tgl_backend *b, const tgl__tew *check, uint64_t bad_pos, int32_t bad_value, size_t axis,
+                           const char *whose);
 /* The backend lacks the op. */
 tgl_status tgl__unsupported(tgl_backend *b, const char *fn);
 

@@ -143,6 +143,7 @@ static const tgl__vtable cpu_vtable = {
     .gather = tgl_cpu_gather,
     .reduce_t = tgl_cpu_reduce_t,
     .compact = tgl_cpu_compact,
+    .scatter = tgl_cpu_scatter,
     .interpolate = tgl_cpu_interpolate,
     .adaptive_pool2d = tgl_cpu_adaptive_pool2d,
 };

@@ -49,6 +49,10 @@ void tgl_cpu_random_element(tgl_cpu_random_state *st, const tgl__tew *e, uint64_
                             uint8_t *o);
 tgl_status tgl_cpu_reduce_t(tgl_backend *b, const tgl__rdt *r);
 tgl_status tgl_cpu_compact(tgl_backend *b, const tgl__compact *c);
+/* The first index of check's i32 view outside [0, check->value) (gather's and scatter's check). */
+tgl_status tgl_cpu_index_check(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value);
+tgl_status tgl_cpu_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
+                           int32_t *bad_value);
 tgl_status tgl_cpu_interpolate(tgl_backend *b, const tgl__interpolate *p);
 tgl_status tgl_cpu_adaptive_pool2d(tgl_backend *b, const tgl__pool2d *p);
 

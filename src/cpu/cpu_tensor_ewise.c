@@ -192,7 +192,7 @@ tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     return TGL_OK;
 }
 
-static tgl_status index_check(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value)
+tgl_status tgl_cpu_index_check(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value)
 {
     const tgl__tensor_view *v = &check->in[0];
     const uint8_t *base = (const uint8_t *)tgl_cpu_at(v->view);
@@ -224,6 +224,6 @@ static tgl_status index_check(tgl_backend *b, const tgl__tew *check, uint64_t *b
 tgl_status tgl_cpu_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
                           int32_t *bad_value)
 {
-    tgl_status st = index_check(b, check, bad_pos, bad_value);
+    tgl_status st = tgl_cpu_index_check(b, check, bad_pos, bad_value);
     return st || *bad_pos != UINT64_MAX ? st : tgl_cpu_tensor_ewise(b, e);
 }

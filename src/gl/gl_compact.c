@@ -37,15 +37,6 @@ static size_t window_bytes(const tgl__tensor_view *v)
     return v->span * tgl_dtype_size(v->dtype);
 }
 
-/* The row-major coordinates of index i. */
-static void coords(const tgl__compact *c, size_t i, size_t *at)
-{
-    for (size_t d = c->ndim; d-- > 0;) {
-        at[d] = i % c->shape[d];
-        i /= c->shape[d];
-    }
-}
-
 /* out's window over the places [p0, p0 + len). */
 static tgl__tensor_view out_window(const tgl__compact *c, size_t p0, size_t len)
 {
@@ -58,18 +49,8 @@ static tgl_status run_range(compact_run *x, size_t i0, size_t i1)
     tgl_backend *b = x->b;
     const tgl__compact *c = x->c;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    /* the run's bounding box: the dims outside the first that changes fixed at i0's index, that
-     * one from i0's to the last's, the dims inside it whole */
-    size_t first[TGL_MAX_DIMS] = {0}, last[TGL_MAX_DIMS] = {0}, lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS] = {0};
-    coords(c, i0, first);
-    coords(c, i1 - 1, last);
-    size_t split = 0;
-    while (split < c->ndim && first[split] == last[split])
-        split++;
-    for (size_t d = 0; d < c->ndim; d++) {
-        lo[d] = d <= split ? first[d] : 0;
-        ext[d] = d < split ? 1 : d == split ? last[d] - first[d] + 1 : c->shape[d];
-    }
+    size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS] = {0};
+    tgl_gl_run_box(c->ndim, c->shape, i0, i1, lo, ext);
     tgl__tensor_view flag = tgl_gl_sub_view(&c->flag, c->ndim, lo, ext);
     tgl__tensor_view val = c->nonzero ? flag : tgl_gl_sub_view(&c->val, c->ndim, lo, ext);
     if (window_bytes(&flag) > x->max_bytes || window_bytes(&val) > x->max_bytes || (i1 - i0) * 4 > x->max_bytes) {

@@ -568,6 +568,11 @@ tgl__tensor_view tgl_gl_sub_view(const tgl__tensor_view *v, size_t ndim, const s
  * writes only while the word says no index was bad, then a 4-byte read of the word. */
 tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
                          int32_t *bad_value);
+/* The same check alone (tgl_gl_scatter's first step): the fill and the pass, then the read. */
+tgl_status tgl_gl_check_index(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value);
+/* The bounding box [lo, lo + ext) of the row-major indices [i0, i1) (i1 > i0) of `shape`: the
+ * dims outside the first that changes fixed, that one spanning the run, those inside it whole. */
+void tgl_gl_run_box(size_t ndim, const size_t *shape, size_t i0, size_t i1, size_t *lo, size_t *ext);
 void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r);
 void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
@@ -575,6 +580,10 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
  * into runs whose windows fit, each run's places written a window of out at a time. */
 tgl_status tgl_gl_compact(tgl_backend *b, const tgl__compact *c);
 void tgl_gl_compact_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* vtable->scatter (glsl/tensor/scatter.comp): the index check, then the passes (gl_scatter.c). */
+tgl_status tgl_gl_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
+                          int32_t *bad_value);
+void tgl_gl_scatter_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 /* vtable->interpolate (glsl/conv/interpolate.comp): an invocation per output pixel, slabs of
  * whole planes whose windows fit. */
 tgl_status tgl_gl_interpolate(tgl_backend *b, const tgl__interpolate *p);

@@ -446,28 +446,31 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     return run_tew(b, e, NULL);
 }
 
-/* The gather is queued right behind the check, reading the status word itself, so the host
- * waits once, for both: on an H200 a wait between them cost 50 us a call. */
-tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
-                         int32_t *bad_value)
+/* Queues the index check: the status word 0xFFFFFFFF, then lowered to each bad index's
+ * position (atomicMin); a dispatch, not an upload, which on GPUs waits for the device to go
+ * idle (gl_buffers.c). */
+static tgl_status queue_check(tgl_backend *b, const tgl__tew *check)
 {
     tgl_gl *gl = tgl_gl_of(b);
     tgl_status st = tgl_gl_grow(b, &gl->status, 16);
     if (st)
         return st;
-    /* the status word: 0xFFFFFFFF, then lowered to each bad index's position (atomicMin); a
-     * dispatch, not an upload, which on GPUs waits for the device to go idle (gl_buffers.c) */
     const tgl__tensor_view status = {.view = {gl->status, 0}, .dtype = TGL_DTYPE_I32, .span = 1};
     tgl__tew fill = {.op = TGL__TEW_FILL, .value = 0xFFFFFFFFu, .n = 1, .nin = 1, .out = status, .in = {status}};
     tgl__tew pass = *check;
     pass.out = status; /* every index at the one word: strides 0 */
+    return (st = run_tew(b, &fill, NULL)) ? st : run_tew(b, &pass, NULL);
+}
+
+/* Reads the status word (a wait) into *bad_pos, and the bad index itself into *bad_value. */
+static tgl_status read_check(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value)
+{
+    tgl_gl *gl = tgl_gl_of(b);
     uint32_t first = 0;
-    if ((st = run_tew(b, &fill, NULL)) || (st = run_tew(b, &pass, NULL)) || (st = run_tew(b, e, gl->status)) ||
-        (st = tgl_gl_download(b, &first, status.view, sizeof first)))
-        return st;
+    tgl_status st = tgl_gl_download(b, &first, (tgl__view){gl->status, 0}, sizeof first);
     *bad_pos = first == 0xFFFFFFFFu ? UINT64_MAX : first;
-    if (first == 0xFFFFFFFFu)
-        return TGL_OK;
+    if (st || first == 0xFFFFFFFFu)
+        return st;
     /* the bad index itself, from its coordinates */
     const tgl__tensor_view *v = &check->in[0];
     int64_t at = (int64_t)v->base;
@@ -477,6 +480,41 @@ tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *
         rest /= check->shape[d];
     }
     return tgl_gl_download(b, bad_value, (tgl__view){v->view.buf, v->view.offset + (size_t)at * 4}, 4);
+}
+
+/* The gather is queued right behind the check, reading the status word itself, so the host
+ * waits once, for both: on an H200 a wait between them cost 50 us a call. */
+tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
+                         int32_t *bad_value)
+{
+    tgl_status st = queue_check(b, check);
+    if (st || (st = run_tew(b, e, tgl_gl_of(b)->status)))
+        return st;
+    return read_check(b, check, bad_pos, bad_value);
+}
+
+tgl_status tgl_gl_check_index(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value)
+{
+    tgl_status st = queue_check(b, check);
+    return st ? st : read_check(b, check, bad_pos, bad_value);
+}
+
+void tgl_gl_run_box(size_t ndim, const size_t *shape, size_t i0, size_t i1, size_t *lo, size_t *ext)
+{
+    size_t first[TGL_MAX_DIMS] = {0}, last[TGL_MAX_DIMS] = {0};
+    for (size_t d = ndim, a = i0, z = i1 - 1; d-- > 0; a /= shape[d], z /= shape[d]) {
+        first[d] = a % shape[d];
+        last[d] = z % shape[d];
+    }
+    /* the dims outside the first that changes fixed at i0's index, that one from i0's to the
+     * last's, the dims inside it whole */
+    size_t split = 0;
+    while (split < ndim && first[split] == last[split])
+        split++;
+    for (size_t d = 0; d < ndim; d++) {
+        lo[d] = d <= split ? first[d] : 0;
+        ext[d] = d < split ? 1 : d == split ? last[d] - first[d] + 1 : shape[d];
+    }
 }
 
 void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)

@@ -3,7 +3,8 @@
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
- * pad, one_hot, masked_fill, gather and index_select over made-up layouts, pool2d, adaptive pool2d, interpolate,
+ * pad, one_hot, masked_fill, gather, index_select, scatter and index_add over made-up layouts, pool2d,
+ * adaptive pool2d, interpolate,
  * the scans, masked_select and nonzero) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
  * strides and widths at the int64 limits and enums out of range. Oracle:
@@ -125,7 +126,7 @@ static tgl_tensor some_tensor(input *in, const side *s)
 }
 
 /* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill, gather, index_select,
- * masked_select, nonzero). */
+ * scatter, index_add, masked_select, nonzero). */
 static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
 {
     tgl_tensor x = some_tensor(in, s), y = some_tensor(in, s);
@@ -135,7 +136,7 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 12) {
+    switch (byte(in) % 13) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
@@ -190,6 +191,13 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         d.scale_w = scales[byte(in) % 8];
         tgl_ptr src = pick_ptr(in, s), dst = pick_ptr(in, s);
         return tgl_interpolate(b, byte(in) == 0x42 ? NULL : &d, src, dst);
+    }
+    case 11: { /* a made-up scatter: reduce out of range at times, indices of made-up bits */
+        tgl_tensor index = some_tensor(in, s);
+        size_t axis = small(in, 5);
+        if (byte(in) % 3 == 0)
+            return tgl_index_add(b, &y, axis, &index, &x);
+        return tgl_scatter(b, &y, axis, &index, &x, (tgl_scatter_reduce)(byte(in) % (TGL_SCATTER_REDUCE_COUNT + 1)));
     }
     case 9: { /* a made-up mask and count: packed outputs of any capacity */
         tgl_tensor mask = some_tensor(in, s), count = some_tensor(in, s);
