@@ -40,6 +40,9 @@ def make_case(op, p):
         o16, a16 = torch.empty(n, device="cuda", dtype=torch.half), rand(n, dtype=torch.half)
         obf = torch.empty(n, device="cuda", dtype=torch.bfloat16)
         host = torch.rand(n)  # pageable, as tensorgl's host arrays are
+        if op == "scatter_add":  # PyTorch's own index dtype (int64)
+            idx = torch.randint(0, n, (n,), device="cuda")
+            return lambda: o.scatter_add_(0, idx, a)
         return {
             "cast_f16_f32": lambda: o.copy_(a16),
             "copy_htod": lambda: o.copy_(host),

@@ -344,7 +344,11 @@ struct tgl_memory_info {
     uint64_t peak;             /* the largest in_use since tgl_open */
     uint64_t reserved;         /* bytes the backend holds: GL buffer objects, pooled ones included
                                   (small allocations share buffers, freed large ones are kept for
-                                  reuse); on the CPU backend the live allocations' bytes */
+                                  reuse); on the CPU backend the live allocations' bytes; on both,
+                                  the last temporary buffer an op used (tgl_scatter, tgl_masked_select,
+                                  tgl_nonzero), kept for the next up to 1/16 of the device's memory
+                                  (1/8 of TGL_MAX_MEMORY where set), given back when an allocation
+                                  finds no room */
     uint64_t pooled;           /* of reserved, the bytes no live allocation uses */
     uint64_t device_total;     /* the device's memory where the driver tells (GL_NVX_gpu_memory_info,
                                   GL_ATI_meminfo), physical memory on the CPU backend; 0 = unknown */

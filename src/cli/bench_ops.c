@@ -268,6 +268,22 @@ static void spec_gather_axis(const size_t *p, bench_spec *s)
     buf(s, p[0] * p[1], BENCH_IDS, p[1]);
 }
 
+/* tgl_scatter ADD of n f32 into n places by uniform random ids (torch: o.scatter_add_(0, idx,
+ * a)): src and the ids read, out read and written. */
+static void spec_scatter_add(const size_t *p, bench_spec *s)
+{
+    spec_n(p, s, 1, 4 * F4);
+    buf(s, p[0], BENCH_IDS, p[0]);
+}
+
+static tgl_status run_scatter_add(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor src = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), out = src;
+    tgl_tensor idx = tgl_tensor_contiguous(u[2], TGL_DTYPE_I32, 1, p);
+    out.data = u[1];
+    return tgl_scatter(b, &out, 0, &idx, &src, TGL_SCATTER_ADD);
+}
+
 static tgl_status run_gather_axis(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 {
     tgl_tensor x = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 2, p), out = x;
@@ -464,6 +480,7 @@ const bench_op tgl_bench_ops[] = {
     {"map_where", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_map_where, run_map_where, NULL, NULL},
     {"gather", "tensor", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_gather_axis,
      run_gather_axis, NULL, NULL},
+    {"scatter_add", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_scatter_add, run_scatter_add, NULL, NULL},
     {"random_normal", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_random_normal, NULL, NULL},
     {"dropout", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_dropout, NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},

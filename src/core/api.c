@@ -15,6 +15,40 @@ static int within_budget(const tgl_backend *b, size_t bytes)
     return !max || bytes <= max - (b->mem_in_use < max ? b->mem_in_use : max);
 }
 
+void tgl__temp_release(tgl_backend *b)
+{
+    if (b->temp_keep && !b->temp_keep_busy)
+        b->vt->buffer_destroy(b, b->temp_keep);
+    if (!b->temp_keep_busy) {
+        b->temp_keep = NULL;
+        b->temp_keep_bytes = 0;
+    }
+}
+
+/* A device buffer of `bytes`; where the device has no room, once more after the kept
+ * temporary buffer is given back. */
+static tgl_status create_buffer(tgl_backend *b, size_t bytes, void **buf)
+{
+    tgl_status st = b->vt->buffer_create(b, bytes, buf);
+    if (st == TGL_ERR_OUT_OF_MEMORY && b->temp_keep && !b->temp_keep_busy) {
+        tgl__temp_release(b);
+        st = b->vt->buffer_create(b, bytes, buf);
+    }
+    return st;
+}
+
+/* The largest temporary buffer kept between calls: an eighth of TGL_MAX_MEMORY where it is
+ * set, else a sixteenth of the device's memory (256 MiB where the backend does not say). */
+static uint64_t temp_keep_cap(tgl_backend *b)
+{
+    if (b->config.max_memory)
+        return b->config.max_memory / 8;
+    struct tgl_memory_info info;
+    memset(&info, 0, sizeof info);
+    b->vt->memory_info(b, &info);
+    return info.device_total ? info.device_total / 16 : (uint64_t)256 << 20;
+}
+
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
 {
     if (tgl__hooked(b))
@@ -38,7 +72,7 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "handle table full: %u live allocations",
                          b->handles.live);
     void *buf;
-    if ((st = b->vt->buffer_create(b, bytes, &buf)))
+    if ((st = create_buffer(b, bytes, &buf)))
         return tgl__leave(b, st);
     if (tgl__handles_insert(&b->handles, buf, bytes, out) != TGL__HANDLE_OK) {
         b->vt->buffer_destroy(b, buf);
@@ -82,9 +116,14 @@ tgl_status tgl__temp_create(tgl_backend *b, const char *fn, size_t bytes, void *
                          "%s: its temporary buffer of %zu bytes would take the live allocations (%llu bytes) past "
                          "TGL_MAX_MEMORY (%llu)", fn, bytes, (unsigned long long)b->mem_in_use,
                          (unsigned long long)b->config.max_memory);
-    tgl_status st = b->vt->buffer_create(b, bytes, buf);
-    if (st)
-        return st;
+    if (b->temp_keep && !b->temp_keep_busy && b->temp_keep_bytes >= bytes) {
+        *buf = b->temp_keep;
+        b->temp_keep_busy = 1;
+    } else {
+        tgl_status st = create_buffer(b, bytes, buf);
+        if (st)
+            return st;
+    }
     b->mem_in_use += bytes;
     if (b->mem_in_use > b->mem_peak)
         b->mem_peak = b->mem_in_use;
@@ -93,8 +132,19 @@ tgl_status tgl__temp_create(tgl_backend *b, const char *fn, size_t bytes, void *
 
 void tgl__temp_destroy(tgl_backend *b, void *buf, size_t bytes)
 {
-    b->vt->buffer_destroy(b, buf);
     b->mem_in_use -= bytes;
+    if (buf == b->temp_keep) {
+        b->temp_keep_busy = 0;
+        return;
+    }
+    /* kept in place of a smaller one (the calls that need temporaries repeat, and grow) */
+    if (!b->temp_keep_busy && bytes > b->temp_keep_bytes && bytes <= temp_keep_cap(b)) {
+        tgl__temp_release(b);
+        b->temp_keep = buf;
+        b->temp_keep_bytes = bytes;
+        return;
+    }
+    b->vt->buffer_destroy(b, buf);
 }
 
 TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
@@ -106,6 +156,10 @@ TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "info: NULL");
     memset(info, 0, sizeof *info);
     b->vt->memory_info(b, info);
+    if (b->temp_keep && !b->temp_keep_busy) { /* held for the next call's temporary buffer */
+        info->reserved += b->temp_keep_bytes;
+        info->pooled += b->temp_keep_bytes;
+    }
     info->in_use = b->mem_in_use;
     info->peak = b->mem_peak;
     return TGL_OK;

@@ -388,6 +388,12 @@ struct tgl_backend {
     long pid;                   /* the process that opened it (getpid), for messages */
     unsigned long fork_generation; /* tgl__fork_generation() at open: another value means a fork()ed child */
     uint64_t mem_in_use, mem_peak; /* bytes of live allocations as requested; the most since open */
+    /* The last temporary buffer (tgl__temp_create), kept for the next call's: a GPU driver
+     * takes milliseconds to create a large buffer. Not counted in mem_in_use while idle; given
+     * back when an allocation finds no room, and at tgl_close. */
+    void *temp_keep;
+    size_t temp_keep_bytes;
+    int temp_keep_busy;
     FILE *log_file;             /* TGL_LOG, or NULL for stderr */
     char fallback_reason[512];  /* why auto chose the CPU backend */
     struct tgl__trace *trace;   /* recording (TGL_TRACE, tgl_trace_start), or NULL */
@@ -396,6 +402,8 @@ struct tgl_backend {
     char last_error[1024];
 };
 
+/* Gives back the temporary buffer kept between calls (an idle one; api.c), e.g. at tgl_close. */
+void tgl__temp_release(tgl_backend *b);
 /* 1 when b is process-bound (vtable) and this process is a fork() of the one that opened it. */
 int tgl__forked(const tgl_backend *b);
 /* The fork() count that tgl__forked compares with; the first call registers the counter. */

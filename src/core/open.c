@@ -28,6 +28,7 @@ static void backend_free(tgl_backend *b)
         tgl__profile_end(b, b->config.profile); /* TGL_PROFILE=1: the table at tgl_close */
     if (b->vt) {
         tgl__handles_each(&b->handles, destroy_buffer, b);
+        tgl__temp_release(b);
         b->vt->destroy(b);
     }
     tgl__handles_fini(&b->handles);
