@@ -695,8 +695,10 @@ typedef enum {
     TGL_SCATTER_MIN, /* the smallest; NaN wins */
     TGL_SCATTER_REDUCE_COUNT
 } tgl_scatter_reduce;
-/* PyTorch's Tensor.scatter_ (SET) and scatter_reduce_ (ADD "sum", MAX "amax", MIN "amin", with
- * include_self=True), in place on out: for every element of index, at coordinates (i0, .., id,
+/* PyTorch's out.scatter_(axis, index, src) (SET) and out.scatter_reduce_(axis, index, src, ...)
+ * (ADD "sum", MAX "amax", MIN "amin", with include_self=True): gather's mirror, in place on out
+ * (the arguments in gather's order: inputs, then out, which is read and written). For every
+ * element of index, at coordinates (i0, .., id,
  * .., in) with id at `axis`, src[i0, .., id, .., in] lands on out[i0, .., index[i0, .., in], ..,
  * in]. index is i32 of out's ndim, no larger than src along any dim nor than out along the dims
  * but axis (any strides, broadcast views included); src has out's dtype; out shares no byte with
@@ -720,18 +722,19 @@ typedef enum {
  *   TGL_ERR_OUT_OF_MEMORY (the temporary buffer, 4 to 20 bytes per element of out, counted
  *   against TGL_MAX_MEMORY).
  * Example: per-class sums of a batch's values, classes (batch) i32 into sums (n_classes):
- *   tgl_scatter(b, &sums, 0, &classes, &values, TGL_SCATTER_ADD); */
-TGL_API tgl_status tgl_scatter(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
-                               const tgl_tensor *src, tgl_scatter_reduce reduce);
-/* PyTorch's Tensor.index_add_ (alpha 1: scale src with tgl_binary_t first), in place on out: the
+ *   tgl_scatter(b, &values, 0, &classes, &sums, TGL_SCATTER_ADD); */
+TGL_API tgl_status tgl_scatter(tgl_backend *b, const tgl_tensor *src, size_t axis, const tgl_tensor *index,
+                               const tgl_tensor *out, tgl_scatter_reduce reduce);
+/* PyTorch's out.index_add_(axis, index, src) (alpha 1: scale src with tgl_binary_t first), in
+ * place on out: the
  * slice of src at position k along `axis` is added to the slice of out at index[k]. index is a
  * 1-D i32 tensor; src has out's shape but index's length along axis, and out's dtype. It is
  * tgl_scatter's ADD with index repeated along the other dims, so the sum, its bounds, the
  * checks and the errors are tgl_scatter's.
  * Example: an embedding's gradient, rows of grad (n_tokens x dim) added at the tokens' ids:
- *   tgl_index_add(b, &grad_table, 0, &ids, &grad); */
-TGL_API tgl_status tgl_index_add(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
-                                 const tgl_tensor *src);
+ *   tgl_index_add(b, &grad, 0, &ids, &grad_table); */
+TGL_API tgl_status tgl_index_add(tgl_backend *b, const tgl_tensor *src, size_t axis, const tgl_tensor *index,
+                                 const tgl_tensor *out);
 
 
 /* ---- selecting by a mask: masked_select, nonzero (descriptors) -------------------------- */

@@ -276,8 +276,8 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_copy_dtoh(b, o->picks, tcolumn.data, sizeof o->picks));
     tgl_tensor tscat = tgl_tensor_contiguous(fresh(b, sizeof o->scattered), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
     OK(tgl_fill_t(b, &tscat, 1.0));
-    OK(tgl_scatter(b, &tscat, 1, &tidcol, &tm, TGL_SCATTER_ADD));
-    OK(tgl_index_add(b, &tscat, 1, &tids, &tsel));
+    OK(tgl_scatter(b, &tm, 1, &tidcol, &tscat, TGL_SCATTER_ADD));
+    OK(tgl_index_add(b, &tsel, 1, &tids, &tscat));
     OK(tgl_copy_dtoh(b, o->scattered, tscat.data, sizeof o->scattered));
     tgl_tensor tsum = tgl_tensor_contiguous(fresh(b, sizeof o->scanned), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
     tgl_tensor tmax = tgl_tensor_contiguous(tsum.data + ROWS * COLS * sizeof(float), TGL_DTYPE_F32, 2,

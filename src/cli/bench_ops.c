@@ -281,7 +281,7 @@ static tgl_status run_scatter_add(tgl_backend *b, const size_t *p, const tgl_ptr
     tgl_tensor src = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), out = src;
     tgl_tensor idx = tgl_tensor_contiguous(u[2], TGL_DTYPE_I32, 1, p);
     out.data = u[1];
-    return tgl_scatter(b, &out, 0, &idx, &src, TGL_SCATTER_ADD);
+    return tgl_scatter(b, &src, 0, &idx, &out, TGL_SCATTER_ADD);
 }
 
 static tgl_status run_gather_axis(tgl_backend *b, const size_t *p, const tgl_ptr *u)

@@ -109,8 +109,8 @@ static tgl_status check_apart(tgl_backend *b, const char *fn, const tgl_tensor *
     return st ? st : tgl__check_apart(b, fn, src, 1, "src", 0, out);
 }
 
-static tgl_status scatter(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
-                          const tgl_tensor *src, tgl_scatter_reduce reduce)
+static tgl_status scatter(tgl_backend *b, const tgl_tensor *src, size_t axis, const tgl_tensor *index,
+                          const tgl_tensor *out, tgl_scatter_reduce reduce)
 {
     const char *fn = "tgl_scatter";
     tgl_status st = check_operands(b, fn, out, axis, index, src, reduce);
@@ -136,8 +136,8 @@ static tgl_status scatter(tgl_backend *b, const tgl_tensor *out, size_t axis, co
     return run_scatter(b, fn, &o, axis, &i, &i, &x, reduce);
 }
 
-static tgl_status index_add(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
-                            const tgl_tensor *src)
+static tgl_status index_add(tgl_backend *b, const tgl_tensor *src, size_t axis, const tgl_tensor *index,
+                            const tgl_tensor *out)
 {
     const char *fn = "tgl_index_add";
     tgl_status st = check_operands(b, fn, out, axis, index, src, TGL_SCATTER_ADD);
@@ -167,20 +167,20 @@ static tgl_status index_add(tgl_backend *b, const tgl_tensor *out, size_t axis, 
     return run_scatter(b, fn, out, axis, &idx, index, src, TGL_SCATTER_ADD);
 }
 
-TGL_API tgl_status tgl_scatter(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
-                               const tgl_tensor *src, tgl_scatter_reduce reduce)
+TGL_API tgl_status tgl_scatter(tgl_backend *b, const tgl_tensor *src, size_t axis, const tgl_tensor *index,
+                               const tgl_tensor *out, tgl_scatter_reduce reduce)
 {
     if (tgl__hooked(b))
         return TGL__HOOK(SCATTER);
     tgl_status st = tgl__enter(b);
-    return st ? st : scatter(b, out, axis, index, src, reduce);
+    return st ? st : scatter(b, src, axis, index, out, reduce);
 }
 
-TGL_API tgl_status tgl_index_add(tgl_backend *b, const tgl_tensor *out, size_t axis, const tgl_tensor *index,
-                                 const tgl_tensor *src)
+TGL_API tgl_status tgl_index_add(tgl_backend *b, const tgl_tensor *src, size_t axis, const tgl_tensor *index,
+                                 const tgl_tensor *out)
 {
     if (tgl__hooked(b))
         return TGL__HOOK(INDEX_ADD);
     tgl_status st = tgl__enter(b);
-    return st ? st : index_add(b, out, axis, index, src);
+    return st ? st : index_add(b, src, axis, index, out);
 }

@@ -145,8 +145,8 @@
 #define TGL__ARGS_ROLL(ARG, ENUM, ARR) ARG(t, in) ARR(J, shifts, n_shifts) ARG(q, dims) ARG(T, out)
 #define TGL__ARGS_REPEAT(ARG, ENUM, ARR) ARG(t, in) ARR(S, repeats, n_repeats) ARG(T, out)
 #define TGL__ARGS_SCATTER(ARG, ENUM, ARR) \
-    ARG(M, out) ARG(z, axis) ARG(t, index) ARG(t, src) ENUM(tgl_scatter_reduce, reduce)
-#define TGL__ARGS_INDEX_ADD(ARG, ENUM, ARR) ARG(M, out) ARG(z, axis) ARG(t, index) ARG(t, src)
+    ARG(t, src) ARG(z, axis) ARG(t, index) ARG(M, out) ENUM(tgl_scatter_reduce, reduce)
+#define TGL__ARGS_INDEX_ADD(ARG, ENUM, ARR) ARG(t, src) ARG(z, axis) ARG(t, index) ARG(M, out)
 #define TGL__ARGS_PAD(ARG, ENUM, ARR) \
     ARG(t, in) ARR(J, pads, n_pads) ENUM(tgl_pad_mode, mode) ARG(d, value) ARG(T, out)
 

@@ -114,8 +114,8 @@ static void elementwise(warm *c)
     did(c, tgl_gather(b, &x, 1, &picks, &picked));
     did(c, tgl_index_select(b, &x, 0, &ids, &out));
     /* scatter (f32 ADD: all four passes) and index_add by those indices, into out */
-    did(c, tgl_scatter(b, &out, 1, &picks, &x, TGL_SCATTER_ADD));
-    did(c, tgl_index_add(b, &out, 0, &ids, &x));
+    did(c, tgl_scatter(b, &x, 1, &picks, &out, TGL_SCATTER_ADD));
+    did(c, tgl_index_add(b, &x, 0, &ids, &out));
     /* the row-wise ops over descriptors (a workgroup per line), f32 */
     did(c, tgl_softmax_t(b, &x, 1, &out));
     did(c, tgl_log_softmax_t(b, &x, 1, &out));

@@ -196,8 +196,8 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         tgl_tensor index = some_tensor(in, s);
         size_t axis = small(in, 5);
         if (byte(in) % 3 == 0)
-            return tgl_index_add(b, &y, axis, &index, &x);
-        return tgl_scatter(b, &y, axis, &index, &x, (tgl_scatter_reduce)(byte(in) % (TGL_SCATTER_REDUCE_COUNT + 1)));
+            return tgl_index_add(b, &x, axis, &index, &y);
+        return tgl_scatter(b, &x, axis, &index, &y, (tgl_scatter_reduce)(byte(in) % (TGL_SCATTER_REDUCE_COUNT + 1)));
     }
     case 9: { /* a made-up mask and count: packed outputs of any capacity */
         tgl_tensor mask = some_tensor(in, s), count = some_tensor(in, s);

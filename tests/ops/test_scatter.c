@@ -54,8 +54,8 @@ static tgl_status run_on(tgl_backend *b, const call *c, uint8_t *got)
     out.data += o;
     index.data += x;
     src.data += s;
-    tgl_status st = c->index_add ? tgl_index_add(b, &out, c->axis, &index, &src)
-                                 : tgl_scatter(b, &out, c->axis, &index, &src, c->reduce);
+    tgl_status st = c->index_add ? tgl_index_add(b, &src, c->axis, &index, &out)
+                                 : tgl_scatter(b, &src, c->axis, &index, &out, c->reduce);
     TGT_OK(b, tgl_copy_dtoh(b, got, o, c->out_bytes));
     tgl_ptr ps[3] = {o, x, s};
     for (int i = 0; i < 3; i++)
@@ -506,7 +506,7 @@ static void test_known_values(void **state)
         tgl_tensor out = tgl_tensor_contiguous(po, TGL_DTYPE_F32, 2, (size_t[]){3, 5});
         tgl_tensor idx = tgl_tensor_contiguous(pi, TGL_DTYPE_I32, 2, (size_t[]){1, 4});
         tgl_tensor s = tgl_tensor_contiguous(ps, TGL_DTYPE_F32, 2, (size_t[]){2, 5});
-        TGT_OK(b, tgl_scatter(b, &out, 0, &idx, &s, TGL_SCATTER_SET));
+        TGT_OK(b, tgl_scatter(b, &s, 0, &idx, &out, TGL_SCATTER_SET));
         TGT_OK(b, tgl_copy_dtoh(b, got, po, sizeof got));
         for (int k = 0; k < 15; k++)
             if (got[k] != want_set[k])
@@ -520,7 +520,7 @@ static void test_known_values(void **state)
             out = tgl_tensor_contiguous(po, TGL_DTYPE_F32, 1, (size_t[]){4});
             idx = tgl_tensor_contiguous(pi, TGL_DTYPE_I32, 1, (size_t[]){6});
             s = tgl_tensor_contiguous(ps, TGL_DTYPE_F32, 1, (size_t[]){6});
-            TGT_OK(b, tgl_scatter(b, &out, 0, &idx, &s, reds[k]));
+            TGT_OK(b, tgl_scatter(b, &s, 0, &idx, &out, reds[k]));
             TGT_OK(b, tgl_copy_dtoh(b, got, po, sizeof x));
             for (int e = 0; e < 4; e++)
                 if (got[e] != want_red[k][e])
@@ -534,7 +534,7 @@ static void test_known_values(void **state)
         out = tgl_tensor_contiguous(po, TGL_DTYPE_F32, 2, (size_t[]){5, 3});
         idx = tgl_tensor_contiguous(pi, TGL_DTYPE_I32, 1, (size_t[]){3});
         s = tgl_tensor_contiguous(ps, TGL_DTYPE_F32, 2, (size_t[]){3, 3});
-        TGT_OK(b, tgl_index_add(b, &out, 0, &idx, &s));
+        TGT_OK(b, tgl_index_add(b, &s, 0, &idx, &out));
         TGT_OK(b, tgl_copy_dtoh(b, got, po, sizeof got));
         for (int k = 0; k < 15; k++)
             if (got[k] != want_add[k])
@@ -569,7 +569,7 @@ static void test_exact_sums(void **state)
         tgl_tensor out = tgl_tensor_contiguous(po, TGL_DTYPE_F32, 1, (size_t[]){2});
         tgl_tensor idx = tgl_tensor_contiguous(pi, TGL_DTYPE_I32, 1, (size_t[]){5});
         tgl_tensor s = tgl_tensor_contiguous(ps, TGL_DTYPE_F32, 1, (size_t[]){5});
-        TGT_OK(b, tgl_scatter(b, &out, 0, &idx, &s, TGL_SCATTER_ADD));
+        TGT_OK(b, tgl_scatter(b, &s, 0, &idx, &out, TGL_SCATTER_ADD));
         float got[2];
         TGT_OK(b, tgl_copy_dtoh(b, got, po, sizeof got));
         if (got[0] != 16777218.0f || got[1] != 0.5f)
@@ -603,9 +603,9 @@ static void test_bad_index(void **state)
             tgl_tensor out = tgl_tensor_contiguous(po, TGL_DTYPE_F32, 2, (size_t[]){4, 2});
             tgl_tensor idx = tgl_tensor_contiguous(pi, TGL_DTYPE_I32, 2, (size_t[]){2, 2});
             tgl_tensor s = tgl_tensor_contiguous(ps, TGL_DTYPE_F32, 2, (size_t[]){4, 2});
-            TGT_EXPECT(b, tgl_scatter(b, &out, 0, &idx, &s, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT);
+            TGT_EXPECT(b, tgl_scatter(b, &s, 0, &idx, &out, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT);
             tgl_tensor rows = tgl_tensor_contiguous(pi, TGL_DTYPE_I32, 1, (size_t[]){4});
-            TGT_EXPECT(b, tgl_index_add(b, &out, 0, &rows, &s), TGL_ERR_INVALID_ARGUMENT);
+            TGT_EXPECT(b, tgl_index_add(b, &s, 0, &rows, &out), TGL_ERR_INVALID_ARGUMENT);
             float got[8];
             TGT_OK(b, tgl_copy_dtoh(b, got, po, sizeof got));
             for (int e = 0; e < 8; e++)
@@ -635,48 +635,48 @@ static void test_refusals(void **state)
         tgl_tensor src = tgl_tensor_contiguous(pa + 256, TGL_DTYPE_F32, 2, (size_t[]){4, 8});
         tgl_tensor rows = tgl_tensor_contiguous(pa, TGL_DTYPE_I32, 1, (size_t[]){4});
         tgl_tensor src4 = tgl_tensor_contiguous(pa + 256, TGL_DTYPE_F32, 2, (size_t[]){4, 8});
-        TGT_OK(b, tgl_scatter(b, &out, 1, &idx, &src, TGL_SCATTER_SET));
-        TGT_OK(b, tgl_index_add(b, &out, 0, &rows, &src4));
-        TGT_EXPECT(b, tgl_scatter(b, NULL, 0, &idx, &src, TGL_SCATTER_SET), TGL_ERR_INVALID_ARGUMENT);
-        TGT_EXPECT(b, tgl_scatter(b, &out, 0, &idx, NULL, TGL_SCATTER_SET), TGL_ERR_INVALID_ARGUMENT);
-        TGT_EXPECT(b, tgl_scatter(b, &out, 2, &idx, &src, TGL_SCATTER_SET), TGL_ERR_INVALID_ARGUMENT); /* axis */
-        TGT_EXPECT(b, tgl_scatter(b, &out, 0, &idx, &src, TGL_SCATTER_REDUCE_COUNT), TGL_ERR_INVALID_ARGUMENT);
-        TGT_EXPECT(b, tgl_scatter(b, &out, 0, &idx, &src, (tgl_scatter_reduce)-1), TGL_ERR_INVALID_ARGUMENT);
+        TGT_OK(b, tgl_scatter(b, &src, 1, &idx, &out, TGL_SCATTER_SET));
+        TGT_OK(b, tgl_index_add(b, &src4, 0, &rows, &out));
+        TGT_EXPECT(b, tgl_scatter(b, &src, 0, &idx, NULL, TGL_SCATTER_SET), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_scatter(b, NULL, 0, &idx, &out, TGL_SCATTER_SET), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_scatter(b, &src, 2, &idx, &out, TGL_SCATTER_SET), TGL_ERR_INVALID_ARGUMENT); /* axis */
+        TGT_EXPECT(b, tgl_scatter(b, &src, 0, &idx, &out, TGL_SCATTER_REDUCE_COUNT), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_scatter(b, &src, 0, &idx, &out, (tgl_scatter_reduce)-1), TGL_ERR_INVALID_ARGUMENT);
         tgl_tensor bad = idx;
         bad.dtype = TGL_DTYPE_F32;
-        TGT_EXPECT(b, tgl_scatter(b, &out, 0, &bad, &src, TGL_SCATTER_ADD), TGL_ERR_UNSUPPORTED);
+        TGT_EXPECT(b, tgl_scatter(b, &src, 0, &bad, &out, TGL_SCATTER_ADD), TGL_ERR_UNSUPPORTED);
         bad = src;
         bad.dtype = TGL_DTYPE_I32;
-        TGT_EXPECT(b, tgl_scatter(b, &out, 0, &idx, &bad, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* dtypes */
+        TGT_EXPECT(b, tgl_scatter(b, &bad, 0, &idx, &out, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* dtypes */
         bad = tgl_tensor_contiguous(pa, TGL_DTYPE_I32, 1, (size_t[]){32});
-        TGT_EXPECT(b, tgl_scatter(b, &out, 0, &bad, &src, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* ndim */
+        TGT_EXPECT(b, tgl_scatter(b, &src, 0, &bad, &out, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* ndim */
         bad = tgl_tensor_contiguous(pa, TGL_DTYPE_I32, 2, (size_t[]){4, 9});
-        TGT_EXPECT(b, tgl_scatter(b, &out, 0, &bad, &src, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* > out */
+        TGT_EXPECT(b, tgl_scatter(b, &src, 0, &bad, &out, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* > out */
         bad = tgl_tensor_contiguous(pa + 256, TGL_DTYPE_F32, 2, (size_t[]){4, 7});
-        TGT_EXPECT(b, tgl_scatter(b, &out, 1, &idx, &bad, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* > src */
+        TGT_EXPECT(b, tgl_scatter(b, &bad, 1, &idx, &out, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* > src */
         bad = out;
         bad.strides[0] = 0; /* reaches elements twice */
-        TGT_EXPECT(b, tgl_scatter(b, &bad, 1, &idx, &src, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_scatter(b, &src, 1, &idx, &bad, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT);
         bad = tgl_tensor_contiguous(pa + 64, TGL_DTYPE_F32, 2, (size_t[]){4, 8});
-        TGT_EXPECT(b, tgl_scatter(b, &bad, 1, &idx, &src, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* on index */
+        TGT_EXPECT(b, tgl_scatter(b, &src, 1, &idx, &bad, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* on index */
         TGT_EXPECT(b, tgl_scatter(b, &src, 1, &idx, &src, TGL_SCATTER_ADD), TGL_ERR_INVALID_ARGUMENT); /* on src */
         bad = tgl_tensor_contiguous(pb + 4000, TGL_DTYPE_F32, 2, (size_t[]){4, 8});
-        TGT_EXPECT(b, tgl_scatter(b, &bad, 1, &idx, &src, TGL_SCATTER_ADD), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_scatter(b, &src, 1, &idx, &bad, TGL_SCATTER_ADD), TGL_ERR_INVALID_POINTER);
         tgl_tensor q = tgl_tensor_contiguous(pb, TGL_DTYPE_Q8_0, 2, (size_t[]){4, 32});
-        TGT_EXPECT(b, tgl_scatter(b, &q, 1, &idx, &src, TGL_SCATTER_ADD), TGL_ERR_UNSUPPORTED);
+        TGT_EXPECT(b, tgl_scatter(b, &src, 1, &idx, &q, TGL_SCATTER_ADD), TGL_ERR_UNSUPPORTED);
         bad = tgl_tensor_contiguous(pa, TGL_DTYPE_I32, 2, (size_t[]){2, 2});
-        TGT_EXPECT(b, tgl_index_add(b, &out, 0, &bad, &src4), TGL_ERR_INVALID_ARGUMENT); /* 2-D index */
+        TGT_EXPECT(b, tgl_index_add(b, &src4, 0, &bad, &out), TGL_ERR_INVALID_ARGUMENT); /* 2-D index */
         bad = tgl_tensor_contiguous(pa, TGL_DTYPE_I32, 1, (size_t[]){3});
-        TGT_EXPECT(b, tgl_index_add(b, &out, 0, &bad, &src4), TGL_ERR_INVALID_ARGUMENT); /* src's length */
+        TGT_EXPECT(b, tgl_index_add(b, &src4, 0, &bad, &out), TGL_ERR_INVALID_ARGUMENT); /* src's length */
         tgl_tensor scalar = tgl_tensor_contiguous(pb, TGL_DTYPE_F32, 0, NULL);
-        TGT_EXPECT(b, tgl_index_add(b, &scalar, 0, &rows, &src4), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_index_add(b, &src4, 0, &rows, &scalar), TGL_ERR_INVALID_ARGUMENT);
         /* empty index: nothing to do, out untouched */
         tgl_tensor none = tgl_tensor_contiguous(pa, TGL_DTYPE_I32, 2, (size_t[]){0, 8});
-        TGT_OK(b, tgl_scatter(b, &out, 0, &none, &src, TGL_SCATTER_ADD));
+        TGT_OK(b, tgl_scatter(b, &src, 0, &none, &out, TGL_SCATTER_ADD));
         /* a 0-d scatter: one element onto one (index 0) */
         tgl_tensor i0 = tgl_tensor_contiguous(pa, TGL_DTYPE_I32, 0, NULL);
         tgl_tensor s0 = tgl_tensor_contiguous(pa + 256, TGL_DTYPE_F32, 0, NULL);
-        TGT_OK(b, tgl_scatter(b, &scalar, 0, &i0, &s0, TGL_SCATTER_MAX));
+        TGT_OK(b, tgl_scatter(b, &s0, 0, &i0, &scalar, TGL_SCATTER_MAX));
         TGT_OK(b, tgl_free(b, pa));
         TGT_OK(b, tgl_free(b, pb));
     }
