@@ -43,6 +43,8 @@ def make_case(op, p):
         if op == "scatter_add":  # PyTorch's own index dtype (int64)
             idx = torch.randint(0, n, (n,), device="cuda")
             return lambda: o.scatter_add_(0, idx, a)
+        if op == "sort":
+            return lambda: torch.sort(a, stable=True)
         return {
             "cast_f16_f32": lambda: o.copy_(a16),
             "copy_htod": lambda: o.copy_(host),
@@ -65,6 +67,8 @@ def make_case(op, p):
     if "rows" in p and op != "matvec":
         r, c = p["rows"], p["cols"]
         x, w, bias, o = rand(r, c), rand(c), rand(c), torch.empty(r, c, device="cuda")
+        if op == "topk":
+            return lambda: torch.topk(x, p["k"], dim=1)
         if op == "gather":  # PyTorch's own index dtype (int64)
             idx = torch.randint(0, c, (r, c), device="cuda")
             return lambda: torch.gather(x, 1, idx, out=o)

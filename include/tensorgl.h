@@ -215,7 +215,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
     X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)   \
     X(MASKED_SELECT, masked_select) X(NONZERO, nonzero) X(INTERPOLATE, interpolate)          \
-    X(ADAPTIVE_POOL2D, adaptive_pool2d) X(SCATTER, scatter)
+    X(ADAPTIVE_POOL2D, adaptive_pool2d) X(SCATTER, scatter) X(SORT, sort)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -1059,6 +1059,33 @@ TGL_API tgl_status tgl_cummax(tgl_backend *b, const tgl_tensor *in, size_t axis,
                               const tgl_tensor *indices);
 TGL_API tgl_status tgl_cummin(tgl_backend *b, const tgl_tensor *in, size_t axis, const tgl_tensor *out,
                               const tgl_tensor *indices);
+
+/* ---- ordering along an axis: sort, topk (descriptors) ----------------------------------- */
+/* PyTorch's torch.sort(in, dim=axis, descending, stable=True): each line of in along `axis` in
+ * order into values (in's dtype and shape) and the i32 position in the line each came from into
+ * indices (in's shape); either may be NULL (NULL values: torch.argsort), not both. Stable: equal
+ * elements keep their order, descending too. NaN counts as larger than every number, as in
+ * PyTorch (last ascending, first descending), -0 as equal to +0. Every data dtype (bool: false
+ * before true), any strides; values and indices share no byte with in or each other. Lines
+ * longer than 2^31 - 1 are refused.
+ * GL: a bitonic network over (key, position) pairs, which makes it stable, on a temporary buffer
+ * of 8 bytes per element of each line padded to a power of two (counted against
+ * TGL_MAX_MEMORY); a line whose pairs exceed the SSBO block limit is TGL_ERR_UNSUPPORTED.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in, both outputs NULL, axis, shapes, dtypes, overlap),
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a block format), TGL_ERR_OUT_OF_MEMORY.
+ * Example: scores (batch x n) by row, largest first, with where each came from:
+ *   tgl_sort(b, &scores, 1, 1, &sorted, &order); */
+TGL_API tgl_status tgl_sort(tgl_backend *b, const tgl_tensor *in, size_t axis, int descending, const tgl_tensor *values,
+                            const tgl_tensor *indices);
+/* PyTorch's torch.topk(in, k, dim=axis, largest, sorted=True): the first k elements of each
+ * line as tgl_sort orders it (descending where largest): values and indices have in's shape
+ * with k along axis (k from 0 to the line's length), either may be NULL, not both. Ties keep
+ * their order in the line (PyTorch leaves that unspecified); NaN counts as the largest.
+ * Errors: tgl_sort's, and k past the line's length.
+ * Example: the 50 most likely tokens of each row of logits (rows x vocab):
+ *   tgl_topk(b, &logits, 1, 50, 1, &top, &ids); */
+TGL_API tgl_status tgl_topk(tgl_backend *b, const tgl_tensor *in, size_t axis, size_t k, int largest,
+                            const tgl_tensor *values, const tgl_tensor *indices);
 
 /* ---- matrix multiplication ------------------------------------------------------------ */
 

@@ -505,7 +505,7 @@ static void test_supports(void **state)
                              op == TGL_OP_TRIANGLE || op == TGL_OP_FLIP || op == TGL_OP_ROLL || op == TGL_OP_REPEAT ||
                              op == TGL_OP_PAD || op == TGL_OP_ONE_HOT ||
                              op == TGL_OP_MASKED_FILL || op == TGL_OP_GATHER || op == TGL_OP_INDEX_SELECT || op == TGL_OP_SCAN ||
-                             op == TGL_OP_MASKED_SELECT || op == TGL_OP_NONZERO || op == TGL_OP_SCATTER;
+                             op == TGL_OP_MASKED_SELECT || op == TGL_OP_NONZERO || op == TGL_OP_SCATTER || op == TGL_OP_SORT;
             int floats_only = op == TGL_OP_DROPOUT;
             int numbers_only = op == TGL_OP_CLAMP || op == TGL_OP_ARANGE || op == TGL_OP_ARG_REDUCE || floats_only;
             descriptor |= op == TGL_OP_ARG_REDUCE; /* tgl_argmax_t, tgl_argmin_t */

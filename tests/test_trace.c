@@ -51,6 +51,8 @@ typedef struct outputs {
     int32_t nonzero[2 * ROWS * COLS + 2];   /* tgl_nonzero of the mask (zeros first), then both counts */
     float scattered[ROWS * COLS]; /* ones, tgl_scatter (add) of pm by the gather's column, tgl_index_add of
                                      the index_select's columns back */
+    float sorted[ROWS * COLS];    /* tgl_sort of pm along its rows, descending */
+    int32_t order[ROWS * COLS + 2 * COLS]; /* ... its indices, then tgl_topk's (k 2) of its columns */
 } outputs;
 
 static tgl_ptr upload(tgl_backend *b, const void *x, size_t bytes)
@@ -279,6 +281,14 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_scatter(b, &tm, 1, &tidcol, &tscat, TGL_SCATTER_ADD));
     OK(tgl_index_add(b, &tsel, 1, &tids, &tscat));
     OK(tgl_copy_dtoh(b, o->scattered, tscat.data, sizeof o->scattered));
+    tgl_tensor tsorted = tgl_tensor_contiguous(fresh(b, sizeof o->sorted), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+    tgl_tensor torder = tgl_tensor_contiguous(fresh(b, sizeof o->order), TGL_DTYPE_I32, 2, (size_t[]){ROWS, COLS});
+    tgl_tensor ttop = tgl_tensor_contiguous(torder.data + ROWS * COLS * sizeof(int32_t), TGL_DTYPE_I32, 2,
+                                            (size_t[]){2, COLS});
+    OK(tgl_sort(b, &tm, 1, 1, &tsorted, &torder));
+    OK(tgl_topk(b, &tm, 0, 2, 1, NULL, &ttop));
+    OK(tgl_copy_dtoh(b, o->sorted, tsorted.data, sizeof o->sorted));
+    OK(tgl_copy_dtoh(b, o->order, torder.data, sizeof o->order));
     tgl_tensor tsum = tgl_tensor_contiguous(fresh(b, sizeof o->scanned), TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
     tgl_tensor tmax = tgl_tensor_contiguous(tsum.data + ROWS * COLS * sizeof(float), TGL_DTYPE_F32, 2,
                                             (size_t[]){ROWS, COLS});

@@ -294,6 +294,31 @@
 #define LOC_SCT_B_STRIDE 40
 #define LOC_SCT_ROW 48
 
+// tensor/sort.comp (tgl_sort, tgl_topk)
+#define LOC_SRT_N 0
+#define LOC_SRT_START 1
+#define LOC_SRT_NDIM 2
+#define LOC_SRT_LEN 3
+#define LOC_SRT_LOG_P 4
+#define LOC_SRT_SIZE 5
+#define LOC_SRT_STRIDE 6
+#define LOC_SRT_DESC 7
+#define LOC_SRT_K 8
+#define LOC_SRT_IN_BASE 9
+#define LOC_SRT_IN_STEP 10
+#define LOC_SRT_V_BASE 11
+#define LOC_SRT_V_STEP 12
+#define LOC_SRT_I_BASE 13
+#define LOC_SRT_I_STEP 14
+#define LOC_SRT_TEMP_BASE 15
+#define LOC_SRT_HAS 16
+#define LOC_SRT_LINE0 17
+#define LOC_SRT_SHAPE 24
+#define LOC_SRT_LO 32
+#define LOC_SRT_IN_STRIDE 40
+#define LOC_SRT_V_STRIDE 48
+#define LOC_SRT_I_STRIDE 56
+
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows.
 #define LOC_ATT_ROWS 0

@@ -284,6 +284,40 @@ static tgl_status run_scatter_add(tgl_backend *b, const size_t *p, const tgl_ptr
     return tgl_scatter(b, &src, 0, &idx, &out, TGL_SCATTER_ADD);
 }
 
+/* tgl_sort of n f32 as one line, values and indices (torch: torch.sort(a, stable=True)). */
+static void spec_sort(const size_t *p, bench_spec *s)
+{
+    spec_n(p, s, 1, 3 * F4);
+    buf(s, p[0], BENCH_F32, 0); /* the i32 indices */
+}
+
+static tgl_status run_sort(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor in = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), values = in;
+    tgl_tensor indices = tgl_tensor_contiguous(u[2], TGL_DTYPE_I32, 1, p);
+    values.data = u[1];
+    return tgl_sort(b, &in, 0, 0, &values, &indices);
+}
+
+/* tgl_topk of each row, p = {rows, cols, k}: LLM sampling's top k of a vocabulary's logits
+ * (torch: torch.topk(x, k, dim=1)). */
+static void spec_topk(const size_t *p, bench_spec *s)
+{
+    snprintf(s->shape, sizeof s->shape, "%zux%zu k%zu", p[0], p[1], p[2]);
+    buf(s, p[0] * p[1], BENCH_F32, 0);
+    buf(s, p[0] * p[2], BENCH_F32, 0);
+    buf(s, p[0] * p[2], BENCH_F32, 0); /* the i32 indices */
+    s->bytes = F4 * (double)p[0] * ((double)p[1] + 2.0 * (double)p[2]);
+}
+
+static tgl_status run_topk(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor in = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 2, p);
+    tgl_tensor values = tgl_tensor_contiguous(u[1], TGL_DTYPE_F32, 2, (size_t[]){p[0], p[2]});
+    tgl_tensor indices = tgl_tensor_contiguous(u[2], TGL_DTYPE_I32, 2, (size_t[]){p[0], p[2]});
+    return tgl_topk(b, &in, 1, p[2], 1, &values, &indices);
+}
+
 static tgl_status run_gather_axis(tgl_backend *b, const size_t *p, const tgl_ptr *u)
 {
     tgl_tensor x = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 2, p), out = x;
@@ -481,6 +515,9 @@ const bench_op tgl_bench_ops[] = {
     {"gather", "tensor", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_gather_axis,
      run_gather_axis, NULL, NULL},
     {"scatter_add", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_scatter_add, run_scatter_add, NULL, NULL},
+    {"sort", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sort, run_sort, NULL, NULL},
+    {"topk", "tensor", "rows,cols,k", N3(P(1, 50257, 50), P(32, 50257, 50), P(256, 50257, 50)), spec_topk, run_topk,
+     NULL, NULL},
     {"random_normal", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_fill, run_random_normal, NULL, NULL},
     {"dropout", "random", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_unary, run_dropout, NULL, NULL},
     {"reduce_sum", "reduction", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sum, run_sum, NULL, NULL},

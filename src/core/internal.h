@@ -294,6 +294,21 @@ typedef struct tgl__scatter {
     unsigned words, shift; /* shift: ADD of floats, the bits kept below the largest term's lowest */
     tgl__view temp;
 } tgl__scatter;
+/* A validated tgl_sort or tgl_topk: lines of `len` elements of in along `axis` (in.strides over
+ * the ndim dims of `shape`, in's shape with 1 along the axis: n_lines lines, in_step apart
+ * along the line), each ordered by its elements' sort keys (ascending, or descending where
+ * `descending`; ties by position), the first k written: values (in's dtype) and indices (i32)
+ * viewed like in with k along the axis (v_step, i_step their steps), each present where has_*.
+ * GL runs the network on `temp` (8 bytes per element of each line padded to a power of two). */
+typedef struct tgl__sort {
+    size_t ndim, axis, n_lines, len, k;
+    size_t shape[TGL_MAX_DIMS];
+    int descending, has_values, has_indices;
+    tgl__tensor_view in, values, indices;
+    int64_t in_step, v_step, i_step;
+    tgl__view temp;
+} tgl__sort;
+
 /* temp's u32s per element of out for a reduce of dtype dt. */
 unsigned tgl__scatter_words(tgl_scatter_reduce reduce, tgl_dtype dt);
 
@@ -370,6 +385,8 @@ typedef struct tgl__vtable {
      * axis), then, only where every index is inside it, the passes of s (tgl__scatter). */
     tgl_status (*scatter)(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
                           int32_t *bad_value);
+    /* tgl_sort, tgl_topk (tgl__sort); len > 0, k > 0, n_lines > 0. */
+    tgl_status (*sort)(tgl_backend *b, const tgl__sort *s);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

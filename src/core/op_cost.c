@@ -362,6 +362,21 @@ static void scatter_cost(const tgl_tensor *out, const tgl_tensor *space, const t
 }
 #define cost_scatter(s, o) scatter_cost((s)->out, (s)->index, (s)->src, o)
 #define cost_index_add(s, o) scatter_cost((s)->out, (s)->src, (s)->src, o)
+/* in read into the pairs, the pairs read and written once per size of the network (log2(P)
+ * sizes, the stages of small strides in shared memory), the outputs written. */
+static void sort_cost(const tgl_tensor *in, size_t axis, int topk, size_t k, cost *o)
+{
+    if (!in || in->ndim > TGL_MAX_DIMS || (in->ndim && axis >= in->ndim))
+        return;
+    size_t len = in->ndim ? in->shape[axis] : 1, sizes = 1;
+    while (sizes < 64 && ((size_t)1 << sizes) < len)
+        sizes++;
+    double n = prod(in->shape, in->ndim), lines = len ? n / (double)len : 0.0;
+    double kept = (double)(topk ? k : len);
+    o->bytes = tensor_bytes(in) + 16.0 * n * (double)sizes + lines * kept * ((double)tgl_dtype_size(in->dtype) + 4.0);
+}
+#define cost_sort(s, o) sort_cost((s)->in, (s)->axis, 0, 0, o)
+#define cost_topk(s, o) sort_cost((s)->in, (s)->axis, 1, (s)->k, o)
 #define cost_masked_select(s, o) compact_cost((s)->in, (s)->mask, (s)->out, o)
 #define cost_nonzero(s, o) compact_cost((s)->in, NULL, (s)->out, o)
 

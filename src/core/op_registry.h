@@ -147,6 +147,9 @@
 #define TGL__ARGS_SCATTER(ARG, ENUM, ARR) \
     ARG(t, src) ARG(z, axis) ARG(t, index) ARG(M, out) ENUM(tgl_scatter_reduce, reduce)
 #define TGL__ARGS_INDEX_ADD(ARG, ENUM, ARR) ARG(t, src) ARG(z, axis) ARG(t, index) ARG(M, out)
+#define TGL__ARGS_SORT(ARG, ENUM, ARR) ARG(t, in) ARG(z, axis) ENUM(int, descending) ARG(T, values) ARG(T, indices)
+#define TGL__ARGS_TOPK(ARG, ENUM, ARR) \
+    ARG(t, in) ARG(z, axis) ARG(z, k) ENUM(int, largest) ARG(T, values) ARG(T, indices)
 #define TGL__ARGS_PAD(ARG, ENUM, ARR) \
     ARG(t, in) ARR(J, pads, n_pads) ENUM(tgl_pad_mode, mode) ARG(d, value) ARG(T, out)
 
@@ -227,7 +230,9 @@
     X(MAX_POOL2D_INDICES, tgl_max_pool2d_indices, TGL_OP_POOL2D, pool2d, TGL__DT(F32), EXACT, cost_max_pool2d_indices, \
       WARM)                                                                                                      \
     X(SCATTER, tgl_scatter, TGL_OP_SCATTER, scatter, TGL__DT_DATA, EXACT, cost_scatter, WARM)                     \
-    X(INDEX_ADD, tgl_index_add, TGL_OP_SCATTER, scatter, TGL__DT_DATA, EXACT, cost_index_add, WARM)
+    X(INDEX_ADD, tgl_index_add, TGL_OP_SCATTER, scatter, TGL__DT_DATA, EXACT, cost_index_add, WARM)             \
+    X(SORT, tgl_sort, TGL_OP_SORT, sort, TGL__DT_DATA, EXACT, cost_sort, WARM)                                    \
+    X(TOPK, tgl_topk, TGL_OP_SORT, sort, TGL__DT_DATA, EXACT, cost_topk, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

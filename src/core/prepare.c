@@ -116,6 +116,10 @@ static void elementwise(warm *c)
     /* scatter (f32 ADD: all four passes) and index_add by those indices, into out */
     did(c, tgl_scatter(b, &x, 1, &picks, &out, TGL_SCATTER_ADD));
     did(c, tgl_index_add(b, &x, 0, &ids, &out));
+    /* sort and topk along the rows (f32): the pairs' load, the network, the store */
+    tgl_tensor top = tgl_tensor_contiguous(c->w, TGL_DTYPE_F32, 2, (size_t[]){64, 8});
+    did(c, tgl_sort(b, &x, 1, 0, &out, NULL));
+    did(c, tgl_topk(b, &x, 1, 8, 1, &top, NULL));
     /* the row-wise ops over descriptors (a workgroup per line), f32 */
     did(c, tgl_softmax_t(b, &x, 1, &out));
     did(c, tgl_log_softmax_t(b, &x, 1, &out));

@@ -144,6 +144,7 @@ static const tgl__vtable cpu_vtable = {
     .reduce_t = tgl_cpu_reduce_t,
     .compact = tgl_cpu_compact,
     .scatter = tgl_cpu_scatter,
+    .sort = tgl_cpu_sort,
     .interpolate = tgl_cpu_interpolate,
     .adaptive_pool2d = tgl_cpu_adaptive_pool2d,
 };

@@ -127,6 +127,7 @@ static const tgl__vtable gl_vtable = {
     .reduce_t = tgl_gl_reduce_t,
     .compact = tgl_gl_compact,
     .scatter = tgl_gl_scatter,
+    .sort = tgl_gl_sort,
     .interpolate = tgl_gl_interpolate,
     .adaptive_pool2d = tgl_gl_adaptive_pool2d,
     .map = tgl_gl_map,

@@ -583,6 +583,9 @@ void tgl_gl_compact_variants(void (*fn)(void *ctx, const char *kernel, const cha
 /* vtable->scatter (glsl/tensor/scatter.comp): the index check, then the passes (gl_scatter.c). */
 tgl_status tgl_gl_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
                           int32_t *bad_value);
+/* vtable->sort (glsl/tensor/sort.comp): groups of lines, a bitonic network over (key, position). */
+tgl_status tgl_gl_sort(tgl_backend *b, const tgl__sort *s);
+void tgl_gl_sort_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_scatter_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 /* vtable->interpolate (glsl/conv/interpolate.comp): an invocation per output pixel, slabs of
  * whole planes whose windows fit. */

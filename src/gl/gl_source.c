@@ -211,6 +211,7 @@ void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *d
     tgl_gl_reduce_t_variants(fn, ctx);
     tgl_gl_compact_variants(fn, ctx);
     tgl_gl_scatter_variants(fn, ctx);
+    tgl_gl_sort_variants(fn, ctx);
     tgl_gl_interpolate_variants(fn, ctx);
     tgl_gl_check_variants(fn, ctx);
 }

@@ -3,7 +3,8 @@
  * The input is a program: each step takes an opcode byte and argument bytes and makes one
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
- * pad, one_hot, masked_fill, gather, index_select, scatter and index_add over made-up layouts, pool2d,
+ * pad, one_hot, masked_fill, gather, index_select, scatter, index_add, sort and topk over made-up
+ * layouts, pool2d,
  * adaptive pool2d, interpolate,
  * the scans, masked_select and nonzero) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
@@ -126,7 +127,7 @@ static tgl_tensor some_tensor(input *in, const side *s)
 }
 
 /* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill, gather, index_select,
- * scatter, index_add, masked_select, nonzero). */
+ * scatter, index_add, sort, topk, masked_select, nonzero). */
 static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
 {
     tgl_tensor x = some_tensor(in, s), y = some_tensor(in, s);
@@ -136,7 +137,7 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 13) {
+    switch (byte(in) % 14) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
@@ -198,6 +199,14 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         if (byte(in) % 3 == 0)
             return tgl_index_add(b, &x, axis, &index, &y);
         return tgl_scatter(b, &x, axis, &index, &y, (tgl_scatter_reduce)(byte(in) % (TGL_SCATTER_REDUCE_COUNT + 1)));
+    }
+    case 12: { /* a made-up sort or topk: outputs absent at times, k past the line at times */
+        tgl_tensor at = some_tensor(in, s);
+        int form = byte(in);
+        const tgl_tensor *values = form & 1 ? &y : NULL, *indices = form & 2 ? &at : NULL;
+        if (form & 4)
+            return tgl_topk(b, &x, small(in, 5), small(in, 9), form & 8, values, indices);
+        return tgl_sort(b, &x, small(in, 5), form & 8, values, indices);
     }
     case 9: { /* a made-up mask and count: packed outputs of any capacity */
         tgl_tensor mask = some_tensor(in, s), count = some_tensor(in, s);

@@ -1,0 +1,235 @@
+#version 430
+// tgl_sort and tgl_topk (tgl__sort in src/core/internal.h; src/cpu/cpu_sort.c gives the same
+// order): a group of lines, each of u_len elements padded to P = 2^u_log_p, is a run of (key,
+// position) pairs in the temporary buffer, line after line (u_temp_base: the group's first, in
+// pairs). A bitonic network over each line sorts the pairs by key then position, a total order,
+// so the result is the stable sort's; padding pairs (all ones) sort after every real one.
+//   LOAD: an invocation per pair slot: the key of in's element (DTYPE) at its position, or
+//     padding past u_len. Descending sorts complement the key.
+//   LOCAL: a workgroup per block of BLOCK slots in shared memory: with u_size 0 every
+//     stage of sizes up to the block's (or P), else the stages of size u_size with strides below
+//     the block.
+//   GLOBAL: an invocation per pair of slots: one stage (u_size, u_stride) of the network.
+//   GLOBAL3: an invocation per eight slots, u_stride / 4 apart: the three stages of strides
+//     u_stride, u_stride / 2 and u_stride / 4 (the eight are closed under them), in registers.
+//   STORE: an invocation per output element (the first u_k of each line): in's element at the
+//     pair's position into values (DTYPE; bool as 0 or 1), the position into indices (i32),
+//     where u_has says (bit 0 values, bit 1 indices).
+// A line's direction comes from the slot's place in its line, p & size (P: all ascending at
+// the last size). In LOAD and STORE the coordinates of line u_line0 + l are taken from the
+// group's box (origin u_lo, strides two's complement), as the other descriptor kernels do.
+#extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 64
+#endif
+#include "common/index.glsl"
+#include "common/local_size.glsl"
+#include "common/convert.glsl"
+
+// Standalone (the file as written, without the host's defines): the global stage.
+#ifndef DTYPE
+#define DTYPE 0
+#endif
+#if !defined(LOAD) && !defined(LOCAL) && !defined(GLOBAL) && !defined(GLOBAL3) && !defined(STORE)
+#define GLOBAL
+#endif
+#if DTYPE == 0 || DTYPE == 3
+#define BYTES 4
+#elif DTYPE == 4
+#define BYTES 1
+#else
+#define BYTES 2
+#endif
+#define LOAD_4(arr, e) arr[e]
+#define LOAD_2(arr, e) ((arr[(e) >> 1] >> (16u * ((e) & 1u))) & 0xFFFFu)
+#define LOAD_1(arr, e) ((arr[(e) >> 2] >> (8u * ((e) & 3u))) & 0xFFu)
+#if BYTES == 4
+#define LOAD_DATA(arr, e) LOAD_4(arr, e)
+#elif BYTES == 2
+#define LOAD_DATA(arr, e) LOAD_2(arr, e)
+#else
+#define LOAD_DATA(arr, e) (LOAD_1(arr, e) != 0u ? 1u : 0u)
+#endif
+#ifndef BLOCK // the local stages' pairs in shared memory (the host's SORT_BLOCK)
+#define BLOCK 2048
+#endif
+
+#if defined(LOAD) || defined(STORE)
+layout(std430, binding = 0) readonly buffer In { uint x[]; };
+layout(std430, binding = 1) buffer Temp { uvec2 tw[]; };
+#else
+layout(std430, binding = 0) buffer Temp { uvec2 tw[]; };
+#endif
+#ifdef STORE
+layout(std430, binding = 2) buffer Values { uint yv[]; };
+layout(std430, binding = 3) buffer Indices { uint yi[]; };
+#endif
+layout(location = LOC_SRT_N) uniform uint u_n;
+layout(location = LOC_SRT_START) uniform uint u_start;
+layout(location = LOC_SRT_NDIM) uniform uint u_ndim;
+layout(location = LOC_SRT_LEN) uniform uint u_len;
+layout(location = LOC_SRT_LOG_P) uniform uint u_log_p;
+layout(location = LOC_SRT_SIZE) uniform uint u_size;
+layout(location = LOC_SRT_STRIDE) uniform uint u_stride;
+layout(location = LOC_SRT_DESC) uniform uint u_desc;
+layout(location = LOC_SRT_K) uniform uint u_k;
+layout(location = LOC_SRT_IN_BASE) uniform uint u_in_base;
+layout(location = LOC_SRT_IN_STEP) uniform uint u_in_step;
+layout(location = LOC_SRT_V_BASE) uniform uint u_v_base;
+layout(location = LOC_SRT_V_STEP) uniform uint u_v_step;
+layout(location = LOC_SRT_I_BASE) uniform uint u_i_base;
+layout(location = LOC_SRT_I_STEP) uniform uint u_i_step;
+layout(location = LOC_SRT_TEMP_BASE) uniform uint u_temp_base;
+layout(location = LOC_SRT_HAS) uniform uint u_has;
+layout(location = LOC_SRT_LINE0) uniform uint u_line0;
+layout(location = LOC_SRT_SHAPE) uniform uint u_shape[8];
+layout(location = LOC_SRT_LO) uniform uint u_lo[8];
+layout(location = LOC_SRT_IN_STRIDE) uniform uint u_in_stride[8];
+layout(location = LOC_SRT_V_STRIDE) uniform uint u_v_stride[8];
+layout(location = LOC_SRT_I_STRIDE) uniform uint u_i_stride[8];
+
+// a before b in the order: key, then position
+bool before(uvec2 a, uvec2 b)
+{
+    return a.x < b.x || (a.x == b.x && a.y < b.y);
+}
+
+#if defined(LOAD) || defined(STORE)
+// The ascending key of an element's bits: unsigned order is the value's, -0 equal to +0, NaN
+// past every number; bool false before true.
+uint sort_key(uint v)
+{
+#if DTYPE == 3
+    return v ^ 0x80000000u;
+#elif DTYPE == 4
+    return v;
+#else
+    uint f = tgl_to_f32(v, uint(DTYPE));
+    if ((f & 0x7FFFFFFFu) > 0x7F800000u)
+        return 0xFFFFFFFFu;
+    f = f == 0x80000000u ? 0u : f;
+    return (f >> 31) != 0u ? ~f : f | 0x80000000u;
+#endif
+}
+
+// The offsets of line u_line0 + l in its box: in's, values', indices'.
+uvec3 line_offsets(uint l)
+{
+    uint rest = u_line0 + l;
+    uvec3 o = uvec3(u_in_base, u_v_base, u_i_base);
+    for (int d = int(u_ndim) - 1; d >= 0; d--) {
+        uint c = rest % u_shape[d] - u_lo[d];
+        rest /= u_shape[d];
+        o += c * uvec3(u_in_stride[d], u_v_stride[d], u_i_stride[d]);
+    }
+    return o;
+}
+#endif
+
+#ifdef GLOBAL3
+// e[a], e[b] in the direction asc
+#define EXCHANGE(a, b)                                   \
+    if (asc ? before(e[b], e[a]) : before(e[a], e[b])) { \
+        uvec2 t_ = e[a];                                 \
+        e[a] = e[b];                                     \
+        e[b] = t_;                                       \
+    }
+#endif
+
+#ifdef LOCAL
+shared uvec2 sh[BLOCK];
+
+void stage(uint first, uint size, uint stride)
+{
+    uint p_mask = (1u << u_log_p) - 1u;
+    for (uint t = gl_LocalInvocationID.x; t < uint(BLOCK / 2); t += uint(TGL_WG_SIZE)) {
+        uint i = ((t & ~(stride - 1u)) << 1) | (t & (stride - 1u)), j = i + stride;
+        bool asc = (((first + i) & p_mask) & size) == 0u;
+        uvec2 a = sh[i], b = sh[j];
+        if (asc ? before(b, a) : before(a, b)) {
+            sh[i] = b;
+            sh[j] = a;
+        }
+    }
+    barrier();
+}
+#endif
+
+void main()
+{
+#ifdef LOCAL
+    uint first = (u_start + tgl_group_index()) * uint(BLOCK); // the block's first slot
+    for (uint e = gl_LocalInvocationID.x; e < uint(BLOCK); e += uint(TGL_WG_SIZE))
+        sh[e] = first + e < u_n ? tw[u_temp_base + first + e] : uvec2(0xFFFFFFFFu);
+    barrier();
+    uint p = 1u << u_log_p, top = min(p, uint(BLOCK));
+    if (u_size == 0u) {
+        for (uint size = 2u; size <= top; size <<= 1)
+            for (uint stride = size >> 1; stride > 0u; stride >>= 1)
+                stage(first, size, stride);
+    } else {
+        for (uint stride = min(u_size, uint(BLOCK)) >> 1; stride > 0u; stride >>= 1)
+            stage(first, u_size, stride);
+    }
+    for (uint e = gl_LocalInvocationID.x; e < uint(BLOCK); e += uint(TGL_WG_SIZE))
+        if (first + e < u_n)
+            tw[u_temp_base + first + e] = sh[e];
+#else
+    uint g = tgl_global_index();
+    if (g >= u_n)
+        return;
+    g += u_start;
+#if defined(GLOBAL)
+    uint q = g & ((1u << (u_log_p - 1u)) - 1u), line = g >> (u_log_p - 1u);
+    uint i = ((q & ~(u_stride - 1u)) << 1) | (q & (u_stride - 1u)), j = i + u_stride;
+    bool asc = (i & u_size) == 0u; // (i < P: every line ascending at the last size)
+    uint base = u_temp_base + (line << u_log_p);
+    uvec2 a = tw[base + i], b = tw[base + j];
+    if (asc ? before(b, a) : before(a, b)) {
+        tw[base + i] = b;
+        tw[base + j] = a;
+    }
+#elif defined(GLOBAL3)
+    uint q = g & ((1u << (u_log_p - 3u)) - 1u), line = g >> (u_log_p - 3u);
+    uint low = u_stride >> 2; // the eight slots' spacing
+    uint i = ((q & ~(low - 1u)) << 3) | (q & (low - 1u));
+    bool asc = (i & u_size) == 0u;
+    uint base = u_temp_base + (line << u_log_p) + i;
+    uvec2 e[8];
+    for (uint j = 0u; j < 8u; j++)
+        e[j] = tw[base + j * low];
+    EXCHANGE(0, 4) EXCHANGE(1, 5) EXCHANGE(2, 6) EXCHANGE(3, 7)
+    EXCHANGE(0, 2) EXCHANGE(1, 3) EXCHANGE(4, 6) EXCHANGE(5, 7)
+    EXCHANGE(0, 1) EXCHANGE(2, 3) EXCHANGE(4, 5) EXCHANGE(6, 7)
+    for (uint j = 0u; j < 8u; j++)
+        tw[base + j * low] = e[j];
+#elif defined(LOAD)
+    uint l = g >> u_log_p, p = g & ((1u << u_log_p) - 1u);
+    uvec2 r = uvec2(0xFFFFFFFFu);
+    if (p < u_len) {
+        uint key = sort_key(LOAD_DATA(x, line_offsets(l).x + p * u_in_step));
+        r = uvec2(u_desc != 0u ? ~key : key, p);
+    }
+    tw[u_temp_base + g] = r;
+#else // STORE
+    uint l = g / u_k, p = g - l * u_k;
+    uint from = tw[u_temp_base + (l << u_log_p) + p].y;
+    uvec3 o = line_offsets(l);
+    if ((u_has & 2u) != 0u)
+        yi[o.z + p * u_i_step] = from;
+    if ((u_has & 1u) != 0u) {
+        uint v = LOAD_DATA(x, o.x + from * u_in_step);
+        uint at = o.y + p * u_v_step;
+#if BYTES == 4
+        yv[at] = v;
+#else
+        const uint per = uint(4 / BYTES), mask = (1u << uint(8 * BYTES)) - 1u;
+        uint shift = uint(8 * BYTES) * (at % per);
+        atomicAnd(yv[at / per], ~(mask << shift));
+        atomicOr(yv[at / per], v << shift);
+#endif
+    }
+#endif
+#endif
+}
