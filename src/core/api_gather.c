@@ -80,18 +80,6 @@ static tgl_status check_operands(tgl_backend *b, tgl__fn row, const tgl_tensor *
     return TGL_OK;
 }
 
-/* A 0-d tensor as one element of one dim. */
-static tgl_tensor one_dim(const tgl_tensor *t)
-{
-    tgl_tensor r = *t;
-    if (r.ndim == 0) {
-        r.ndim = 1;
-        r.shape[0] = 1;
-        r.strides[0] = 0;
-    }
-    return r;
-}
-
 /* Runs out = in gathered along axis by idx (out's shape, an i32 view: index, or index_select's
  * broadcast), after the indices of `check` (a view of the same indices, each once where it can)
  * are in range. in, index and out are checked apart and inside their allocations. */
@@ -151,7 +139,7 @@ TGL_API tgl_status tgl_gather(tgl_backend *b, const tgl_tensor *in, size_t axis,
     const tgl_tensor pair[2] = {*in, *index};
     if ((st = tgl__check_apart(b, "tgl_gather", pair, 2, "in and index", 0, out)))
         return st;
-    tgl_tensor x = one_dim(in), i = one_dim(index), o = one_dim(out);
+    tgl_tensor x = tgl__one_dim(in), i = tgl__one_dim(index), o = tgl__one_dim(out);
     return run_gather(b, TGL__FN_GATHER, &x, axis, &i, &i, &o);
 }
 

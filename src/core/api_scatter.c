@@ -21,18 +21,6 @@ static unsigned ceil_log2(uint64_t x)
     return k;
 }
 
-/* A 0-d tensor as one element of one dim. */
-static tgl_tensor one_dim(const tgl_tensor *t)
-{
-    tgl_tensor r = *t;
-    if (r.ndim == 0) {
-        r.ndim = 1;
-        r.shape[0] = 1;
-        r.strides[0] = 0;
-    }
-    return r;
-}
-
 /* out, index and src present and of the dtypes the call takes, reduce and axis in range. */
 static tgl_status check_operands(tgl_backend *b, const char *fn, const tgl_tensor *out, size_t axis,
                                  const tgl_tensor *index, const tgl_tensor *src, tgl_scatter_reduce reduce)
@@ -132,7 +120,7 @@ static tgl_status scatter(tgl_backend *b, const tgl_tensor *src, size_t axis, co
         return TGL_OK;
     if ((st = check_apart(b, fn, out, index, src)))
         return st;
-    tgl_tensor o = one_dim(out), i = one_dim(index), x = one_dim(src);
+    tgl_tensor o = tgl__one_dim(out), i = tgl__one_dim(index), x = tgl__one_dim(src);
     return run_scatter(b, fn, &o, axis, &i, &i, &x, reduce);
 }
 

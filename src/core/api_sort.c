@@ -7,18 +7,6 @@
 
 #define ANY_DTYPE ((1u << TGL_DTYPE_COUNT) - 1u)
 
-/* A 0-d tensor as one element of one dim. */
-static tgl_tensor one_dim(const tgl_tensor *t)
-{
-    tgl_tensor r = *t;
-    if (r.ndim == 0) {
-        r.ndim = 1;
-        r.shape[0] = 1;
-        r.strides[0] = 0;
-    }
-    return r;
-}
-
 static size_t view_bytes(const tgl__tensor_view *v)
 {
     return v->span * tgl_dtype_size(v->dtype);
@@ -47,7 +35,7 @@ static tgl_status check_out(tgl_backend *b, const char *fn, const char *arg, con
     }
     if (n == 0)
         return TGL_OK;
-    tgl_tensor o = one_dim(out);
+    tgl_tensor o = tgl__one_dim(out);
     if ((st = tgl__resolve_tensor(b, arg, o.data, o.dtype, o.ndim, o.shape, o.strides, v)) ||
         (st = tgl__check_unique(b, arg, o.ndim, o.shape, o.strides)))
         return st;
@@ -68,7 +56,7 @@ static tgl_status sort_lines(tgl_backend *b, const char *fn, const tgl_tensor *i
         return st;
     if (axis >= (in->ndim ? in->ndim : 1))
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "axis: %zu of a %zu-d in", axis, in->ndim);
-    tgl_tensor x = one_dim(in);
+    tgl_tensor x = tgl__one_dim(in);
     size_t len = x.shape[axis];
     if (k > len)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "k: %zu, past the line's %zu elements", k, len);

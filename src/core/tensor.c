@@ -185,3 +185,14 @@ int tgl__same_tensor(const tgl_tensor *a, const tgl_tensor *b)
             return 0;
     return 1;
 }
+
+tgl_tensor tgl__one_dim(const tgl_tensor *t)
+{
+    tgl_tensor r = *t;
+    if (r.ndim == 0) {
+        r.ndim = 1;
+        r.shape[0] = 1;
+        r.strides[0] = 0;
+    }
+    return r;
+}

@@ -47,6 +47,8 @@ tgl_status tgl__broadcast_to(tgl_backend *b, const char *arg, const tgl_tensor *
  * allocation (TGL_ERR_INVALID_POINTER otherwise), data aligned to the element size. */
 tgl_status tgl__resolve_tensor(tgl_backend *b, const char *arg, tgl_ptr data, tgl_dtype dtype, size_t ndim,
                                const size_t *shape, const int64_t *strides, tgl__tensor_view *v);
+/* A 0-d tensor as one element of one dim (stride 0); others as they are (tensor.c). */
+tgl_tensor tgl__one_dim(const tgl_tensor *t);
 /* An output reaches no element twice (a conservative test: see tensor.c). */
 tgl_status tgl__check_unique(tgl_backend *b, const char *arg, size_t ndim, const size_t *shape, const int64_t *strides);
 /* a and b are the same elements in the same order (one data, dtype and strides): in place. */
