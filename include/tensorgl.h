@@ -913,7 +913,9 @@ typedef enum { TGL_REDUCE_SUM, TGL_REDUCE_MEAN, TGL_REDUCE_MAX, TGL_REDUCE_MIN,
 
 /* Reduces axis `axis` of a row-major tensor of `ndim` dims (1..TGL_MAX_DIMS); out has the shape
  * without that axis. Sums are accurate on long axes (compensated per thread, then a tree: NMSE
- * against a double-precision sum stays near 1e-14). MAX and MIN return NaN when the axis holds
+ * against a double-precision sum stays near 1e-14), and finite values whose f32 running sum
+ * overflows give the double sum's result on both backends (the mean of 3e38s is 3e38; a sum past
+ * FLT_MAX is inf). MAX and MIN return NaN when the axis holds
  * one. An empty axis gives 0 (sum), 1 (prod) or NaN (mean); max and min of an empty axis are an
  * error. out must not overlap in. On GL, slices along the axis larger than the SSBO block limit
  * are reduced piece by piece into out (a sum's pieces are added in order, each summed in a tree).
@@ -926,8 +928,8 @@ TGL_API tgl_status tgl_reduce(tgl_backend *b, tgl_reduce_op op, tgl_ptr in, tgl_
 
 /* Reduces dim `axis` of in into out, both any strides. out has in's shape without that dim, or
  * with it as 1 (keepdim). Floats (f32, f16, bf16): SUM, MEAN, PROD, MAX, MIN computed in f32
- * or wider and rounded to out's dtype, which is in's; MAX and MIN give NaN where the axis holds
- * one. i32: SUM and PROD exact with two's complement wrap, MAX and MIN exact; MEAN is not taken.
+ * or wider and rounded to out's dtype, which is in's (sums and means of finite values as
+ * tgl_reduce: no f32 overflow midway); MAX and MIN give NaN where the axis holds one. i32: SUM and PROD exact with two's complement wrap, MAX and MIN exact; MEAN is not taken.
  * ANY and ALL (every dtype: an element is true when non-zero, NaN included, -0 not) write a bool
  * out. An empty axis gives 0 (sum), 1 (prod), NaN (mean), false (any) or true (all); max and min
  * of an empty axis are an error. out must reach no element twice and share no byte with in.

@@ -15,6 +15,30 @@ vec4 tgl_div_scale(vec4 b) { return mix(vec4(1.0), vec4(0.25), greaterThan(abs(b
 float tgl_quot(float a, float b) { float s = tgl_div_scale(b); TGL_PRECISE float r = (a * s) / (b * s); return r; }
 vec4 tgl_quot(vec4 a, vec4 b) { vec4 s = tgl_div_scale(b); TGL_PRECISE vec4 r = (a * s) / (b * s); return r; }
 
+// |v| with NaN as +inf, and whether v is +-inf or NaN: on the bits, so nothing depends on how a
+// driver treats NaN. The overflow rescans (reductions, norms) use them: a set's largest
+// magnitude is finite exactly when every element is.
+float tgl_magnitude(float v)
+{
+    uint b = floatBitsToUint(v) & 0x7FFFFFFFu;
+    return b > 0x7F800000u ? tgl_inf() : uintBitsToFloat(b);
+}
+vec4 tgl_magnitude(vec4 v)
+{
+    uvec4 b = floatBitsToUint(v) & uvec4(0x7FFFFFFFu);
+    return mix(uintBitsToFloat(b), vec4(tgl_inf()), greaterThan(b, uvec4(0x7F800000u)));
+}
+bool tgl_not_finite(float v) { return (floatBitsToUint(v) & 0x7FFFFFFFu) >= 0x7F800000u; }
+// For a finite magnitude m > 0, the exponent e with m in [2^(e-1), 2^e): ldexp(x, 32 - e) brings
+// every element of a set whose largest magnitude is m to at most 2^32 (a sum of 2^32 of them is
+// finite, and the largest stays a normal number), and ldexp(r, e - 32) undoes it exactly.
+int tgl_rescan_exponent(float m)
+{
+    int e;
+    frexp(m, e);
+    return e;
+}
+
 // ±0, on the bits. erf, log1p and expm1 return a zero as it is: NVIDIA's compiler turned erf's
 // x * p of -0 into +0 (it need not keep a zero's sign in arithmetic that is not `precise`).
 bool tgl_is_zero(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0u; }

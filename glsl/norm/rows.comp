@@ -117,24 +117,6 @@ T norm_at(uint xr, uint j, float scale, float shift, float mean, float inv)
 #define LAYERNORM_ONE_PASS
 #endif
 
-// |v|, with NaN as +inf (bits, not comparisons: nothing here depends on how a driver treats NaN).
-T magnitude(T v)
-{
-#ifdef TGL_VEC4
-    uvec4 b = floatBitsToUint(v) & uvec4(0x7FFFFFFFu);
-    return mix(uintBitsToFloat(b), vec4(tgl_inf()), greaterThan(b, uvec4(0x7F800000u)));
-#else
-    uint b = floatBitsToUint(v) & 0x7FFFFFFFu;
-    return b > 0x7F800000u ? tgl_inf() : uintBitsToFloat(b);
-#endif
-}
-
-// v is +-inf or NaN.
-bool not_finite(float v)
-{
-    return (floatBitsToUint(v) & 0x7FFFFFFFu) >= 0x7F800000u;
-}
-
 #ifdef LAYERNORM_ONE_PASS
 // Folds a block of nb elements, with mean bm and sum of squared deviations from it bm2, into
 // the running count, mean and sum of squared deviations (Chan, Golub and LeVeque's pairwise
@@ -246,19 +228,17 @@ void main()
 #endif
     inv = inversesqrt(sq / float(u_cols) + u_eps);
     float scale = 1.0;
-    if (not_finite(sq) || not_finite(mean)) { // uniform: both are the group's
+    if (tgl_not_finite(sq) || tgl_not_finite(mean)) { // uniform: both are the group's
         // Finite values whose sum or squares overflow f32 (the CPU's double does not): the row
         // again, scaled by the power of two that brings its largest magnitude to about 2^32 (a
         // normal number: a device that flushes subnormals changes nothing), eps alike. A NaN or
         // an infinite element keeps the plain result, as on the CPU.
         T mv = T(0.0);
         for (uint j = tid; j < n; j += step)
-            mv = max(mv, magnitude(X_AT(xr + j)));
+            mv = max(mv, tgl_magnitude(X_AT(xr + j)));
         float big = GROUP_MAX(HMAX(mv));
-        if (!not_finite(big)) {
-            int e;
-            frexp(big, e);
-            scale = ldexp(1.0, 32 - e);
+        if (!tgl_not_finite(big)) {
+            scale = ldexp(1.0, 32 - tgl_rescan_exponent(big));
             shift *= scale;
 #ifdef LAYERNORM
             T t2 = T(0.0);

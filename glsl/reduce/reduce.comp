@@ -4,8 +4,11 @@
 // y[g] * u_scale. With u_splits > 1 the host runs a second pass over the partials. Each
 // invocation accumulates a strided part of the chunk (compensated for sums), then the group
 // combines in a tree of shared-memory steps (TGL_WG_SIZE is a power of two).
+// Sums whose f32 running total overflowed while every element is finite (the CPU's double does
+// not overflow there) are taken again, scaled: see "The rescan" in main.
 // REDUCE_CARRY (lines longer than the SSBO block limit, reduced piece by piece): y[g] already
-// holds the unscaled result of the line's earlier pieces and is combined in before the scale.
+// holds the result of the line's earlier pieces; a sum's piece is scaled before it is added in
+// (for a mean every piece carries 1 / len), other ops combine first and are scaled after.
 // TGL_VEC4 (contiguous lines, u_inner == 1, with u_x_off, u_len and u_chunk multiples of 4):
 // each invocation reads whole vec4s and keeps one running result (and compensation) per lane,
 // folded together before the tree; on llvmpipe a quarter of the loop trips and texel fetches.
@@ -62,6 +65,62 @@ layout(location = LOC_RED_SCALE) uniform float u_scale;
 layout(location = LOC_RED_GROUPS) uniform uint u_groups;
 
 shared float s_val[TGL_WG_SIZE];
+
+// The group's combination of each invocation's v, in s_val[0] for all to read: a tree of
+// shared-memory steps (TGL_WG_SIZE is a power of two). s_val must not be being read (a
+// barrier after the last read of s_val[0]).
+#define GROUP_TREE(v, OP)                                                   \
+    {                                                                       \
+        s_val[tid] = v;                                                     \
+        memoryBarrierShared();                                              \
+        barrier();                                                          \
+        for (uint stride = uint(TGL_WG_SIZE) / 2u; stride > 0u; stride >>= 1) { \
+            if (tid < stride)                                               \
+                s_val[tid] = OP(s_val[tid], s_val[tid + stride]);           \
+            memoryBarrierShared();                                          \
+            barrier();                                                      \
+        }                                                                   \
+    }
+
+#ifdef OP_SUM_COMPENSATED
+#ifdef TGL_VEC4
+#define T vec4
+#define HSUM(v) (((v).x + (v).y) + ((v).z + (v).w))
+#define HMAX(v) max(max((v).x, (v).y), max((v).z, (v).w))
+#else
+#define T float
+#define HSUM(v) (v)
+#define HMAX(v) (v)
+#endif
+#define TGL_MAX2(a, b) max(a, b)
+#define TGL_ADD2(a, b) ((a) + (b))
+// This invocation's elements of the chunk [j0, j1) times s (a power of two), summed compensated;
+// with s == 0, their largest magnitude instead (NaN as +inf).
+float own_part(uint base, uint j0, uint j1, uint tid, float s)
+{
+    TGL_PRECISE T acc = T(0.0), comp = T(0.0);
+#ifdef TGL_VEC4
+    for (uint j = j0 / 4u + tid; j < j1 / 4u; j += uint(TGL_WG_SIZE)) {
+        T v = X_AT(base / 4u + j);
+#else
+    for (uint j = j0 + tid; j < j1; j += uint(TGL_WG_SIZE)) {
+        T v = X_AT(base + j * u_inner);
+#endif
+        if (s == 0.0) {
+            acc = max(acc, tgl_magnitude(v));
+        } else {
+            TGL_PRECISE T yv = v * s - comp;
+            TGL_PRECISE T t = acc + yv;
+            comp = (t - acc) - yv;
+            acc = t;
+        }
+    }
+    if (s == 0.0)
+        return HMAX(acc);
+    acc -= comp;
+    return HSUM(acc);
+}
+#endif
 
 void main()
 {
@@ -126,20 +185,35 @@ void main()
 #endif
     }
 #endif
-    s_val[tid] = acc;
-    memoryBarrierShared();
-    barrier();
-    for (uint stride = uint(TGL_WG_SIZE) / 2u; stride > 0u; stride >>= 1) {
-        if (tid < stride)
-            s_val[tid] = COMBINE(s_val[tid], s_val[tid + stride]);
-        memoryBarrierShared();
-        barrier();
+    GROUP_TREE(acc, COMBINE);
+    float r = s_val[0];
+#ifdef OP_SUM_COMPENSATED
+    // The rescan: a running total that overflowed over finite elements (this chunk's largest
+    // magnitude is finite) is taken again with every element scaled by the power of two that
+    // brings that magnitude to about 2^32, so nothing overflows and nothing becomes subnormal;
+    // the result (times u_scale first, for a mean) is scaled back exactly. r is the group's:
+    // the branch is uniform. A NaN or an infinite element keeps the plain result, as on the CPU.
+    r *= u_scale;
+    if (tgl_not_finite(r)) {
+        barrier(); // every invocation has read s_val[0]
+        GROUP_TREE(own_part(base, j0, j1, tid, 0.0), TGL_MAX2);
+        float big = s_val[0];
+        if (!tgl_not_finite(big)) {
+            int e = tgl_rescan_exponent(big);
+            barrier();
+            GROUP_TREE(own_part(base, j0, j1, tid, ldexp(1.0, 32 - e)), TGL_ADD2);
+            r = ldexp(s_val[0] * u_scale, e - 32);
+        }
     }
-    if (tid == 0u) {
 #ifdef REDUCE_CARRY
-        y[u_y_off + g] = COMBINE(y[u_y_off + g], s_val[0]) * u_scale;
-#else
-        y[u_y_off + g] = s_val[0] * u_scale;
+    r += y[u_y_off + g];
 #endif
-    }
+#else
+#ifdef REDUCE_CARRY
+    r = COMBINE(y[u_y_off + g], r);
+#endif
+    r *= u_scale;
+#endif
+    if (tid == 0u)
+        y[u_y_off + g] = r;
 }

@@ -5,7 +5,8 @@
 // slowly). gl_WorkGroupID.y = o * u_splits + part: the part-th chunk of u_chunk indices along
 // the line. Each invocation accumulates its chunk in order (compensated for sums) and writes
 // y[(o * inner + i) * u_splits + part] * u_scale: the result when u_splits is 1, else partials
-// that reduce.comp combines (each line's contiguous). REDUCE_CARRY: as in reduce.comp.
+// that reduce.comp combines (each line's contiguous). REDUCE_CARRY and sums that overflow f32
+// over finite elements (taken again, scaled): as in reduce.comp.
 // TGL_VEC4 (inner a multiple of 4, the data 16-byte aligned in its window): each invocation
 // reduces four neighbouring lines as a vec4, a quarter of the loads (on llvmpipe, of its
 // texel-fetch calls), each component compensated on its own.
@@ -38,9 +39,11 @@
 #ifdef TGL_VEC4
 #define T vec4
 #define VW 4u
+#define LANE(v, c) (v)[c]
 #else
 #define T float
 #define VW 1u
+#define LANE(v, c) (v)
 #endif
 #ifdef TGL_TEX
 TGL_TEXTURE(LOC_TEXTURE0, 0, x_tex);
@@ -88,17 +91,49 @@ void main()
         acc = COMBINE(acc, v);
 #endif
     }
+#ifdef OP_SUM_COMPENSATED
+    // As reduce.comp's rescan, per line (each component on its own): a total that overflowed
+    // over finite elements is taken again, scaled by a power of two, and scaled back.
+    TGL_PRECISE T res = (acc - comp) * u_scale;
+    bool again = false;
+    for (uint c = 0u; c < VW; c++)
+        again = again || tgl_not_finite(LANE(res, c));
+    if (again) {
+        uint at0 = (u_x_off + (o * u_len + j0) * u_inner) / VW + i;
+        T big = T(0.0);
+        for (uint j = j0, a = at0; j < j1; j++, a += step)
+            big = max(big, tgl_magnitude(X_AT(a)));
+        for (uint c = 0u; c < VW; c++) {
+            float m = LANE(big, c);
+            if (!tgl_not_finite(LANE(res, c)) || tgl_not_finite(m))
+                continue;
+            int e = tgl_rescan_exponent(m);
+            float s = ldexp(1.0, 32 - e);
+            TGL_PRECISE float sum = 0.0, cs = 0.0;
+            for (uint j = j0, a = at0; j < j1; j++, a += step) {
+                TGL_PRECISE float yv = LANE(X_AT(a), c) * s - cs;
+                TGL_PRECISE float t = sum + yv;
+                cs = (t - sum) - yv;
+                sum = t;
+            }
+            LANE(res, c) = ldexp((sum - cs) * u_scale, e - 32);
+        }
+    }
+#endif
     for (uint c = 0u; c < VW; c++) {
         uint k = u_y_off + (o * u_inner + i * VW + c) * u_splits + part;
-#ifdef TGL_VEC4
-        float r = acc[c];
-#else
-        float r = acc;
-#endif
+#ifdef OP_SUM_COMPENSATED
+        float r = LANE(res, c);
 #ifdef REDUCE_CARRY
-        y[k] = COMBINE(y[k], r) * u_scale;
-#else
-        y[k] = r * u_scale;
+        r += y[k]; // the earlier pieces, each scaled already
 #endif
+#else
+        float r = LANE(acc, c);
+#ifdef REDUCE_CARRY
+        r = COMBINE(y[k], r);
+#endif
+        r *= u_scale;
+#endif
+        y[k] = r;
     }
 }

@@ -144,6 +144,10 @@ bool arg_beats(bool b_nan, int b_key, uint bi, bool a_nan, int a_key, uint ai)
     return bi < ai;
 }
 
+// A sum's rescan (see line_rescan): each element times g_scale, the result times 2^g_unscale.
+float g_scale = 1.0;
+int g_unscale = 0;
+
 // Element k of the line, its bits, into a (k rising within one accumulator).
 void acc_add(inout acc_t a, uint bits, uint k)
 {
@@ -192,7 +196,7 @@ void acc_add(inout acc_t a, uint bits, uint k)
     uint fb = tgl_to_f32(bits, uint(IN_DTYPE));
     float v = uintBitsToFloat(fb);
     if (u_op == OP_SUM || u_op == OP_MEAN) {
-        TGL_PRECISE float yv = v - a.c;
+        TGL_PRECISE float yv = v * g_scale - a.c;
         TGL_PRECISE float t = a.f + yv;
         TGL_PRECISE float cc = (t - a.f) - yv;
         // past an infinity the compensation would be NaN (inf - inf): the sum is exact there
@@ -268,9 +272,11 @@ uint acc_result(acc_t a)
         TGL_PRECISE float s = a.f - a.c;
         r = s;
     }
-    uint rb = floatBitsToUint(r);
     if (u_op == OP_MEAN)
-        rb = u_len == 0u ? 0x7FC00000u : floatBitsToUint(r / float(u_len));
+        r = u_len == 0u ? uintBitsToFloat(0x7FC00000u) : r / float(u_len);
+    if (u_op == OP_SUM || u_op == OP_MEAN)
+        r = ldexp(r, g_unscale);
+    uint rb = floatBitsToUint(r);
     if ((u_op == OP_MAX || u_op == OP_MIN) && a.nan)
         rb = 0x7FC00000u;
     return tgl_convert(rb, 0u, uint(OUT_DTYPE));
@@ -295,6 +301,36 @@ void locate(uint i, out uint oi, out uint oo)
     }
 }
 
+// Whether a float sum (or mean) whose total t overflowed f32 is taken again: when the line's
+// elements are all finite (the CPU's double does not overflow there). Then g_scale is the power
+// of two that brings the largest magnitude m (its bits: the largest as uints, NaN above inf) to
+// about 2^32, so nothing overflows or becomes subnormal, and g_unscale undoes it exactly.
+bool line_rescan(float t, uint m)
+{
+#if IN_DTYPE <= 2
+    if ((u_op == OP_SUM || u_op == OP_MEAN) && (floatBitsToUint(t) & 0x7FFFFFFFu) >= 0x7F800000u &&
+        m < 0x7F800000u) {
+        int e;
+        frexp(uintBitsToFloat(m), e);
+        g_scale = ldexp(1.0, 32 - e);
+        g_unscale = e - 32;
+        return true;
+    }
+#endif
+    return false;
+}
+
+// The largest magnitude's bits of this invocation's elements k = first, first + by, ...
+uint line_magnitude(uint oi, uint first, uint by)
+{
+    uint m = 0u;
+#if IN_DTYPE <= 2
+    for (uint k = first; k < u_len; k += by)
+        m = max(m, tgl_to_f32(load_in(oi + k * u_step), uint(IN_DTYPE)) & 0x7FFFFFFFu);
+#endif
+    return m;
+}
+
 #ifdef GROUP
 shared float s_f[TGL_WG_SIZE];
 shared float s_c[TGL_WG_SIZE];
@@ -302,14 +338,10 @@ shared uint s_u[TGL_WG_SIZE];
 shared uint s_i[TGL_WG_SIZE];
 shared uint s_flags[TGL_WG_SIZE]; // bit 0 nan, bit 1 seen
 
-void main()
+// The line at oi reduced by the group: lane 0's result, also in s_f[0], s_c[0], s_u[0] ... for
+// every lane to read.
+acc_t group_line(uint oi, uint lane)
 {
-    uint i = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-    uint lane = gl_LocalInvocationID.x;
-    if (i >= u_n)
-        return; // a whole workgroup: uniform
-    uint oi, oo;
-    locate(u_start + i, oi, oo);
     acc_t a = acc_init();
     // neighbouring lanes read neighbouring elements (a dense line's loads coalesce)
     for (uint k = lane; k < u_len; k += uint(TGL_WG_SIZE))
@@ -342,9 +374,41 @@ void main()
         memoryBarrierShared();
         barrier();
     }
+    return a;
+}
+
+void main()
+{
+    uint i = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    uint lane = gl_LocalInvocationID.x;
+    if (i >= u_n)
+        return; // a whole workgroup: uniform
+    uint oi, oo;
+    locate(u_start + i, oi, oo);
+    acc_t a = group_line(oi, lane);
+    TGL_PRECISE float t = s_f[0] - s_c[0]; // the group's: the branch is uniform
+    if (u_op == OP_SUM || u_op == OP_MEAN) {
+        if ((floatBitsToUint(t) & 0x7FFFFFFFu) >= 0x7F800000u) {
+            s_u[lane] = line_magnitude(oi, lane, uint(TGL_WG_SIZE));
+            memoryBarrierShared();
+            barrier();
+            for (uint half_ = uint(TGL_WG_SIZE) / 2u; half_ > 0u; half_ >>= 1u) {
+                if (lane < half_)
+                    s_u[lane] = max(s_u[lane], s_u[lane + half_]);
+                memoryBarrierShared();
+                barrier();
+            }
+            if (line_rescan(t, s_u[0])) { // uniform: s_u[0] is the group's
+                memoryBarrierShared();
+                barrier(); // every lane has read s_u[0] before group_line writes it
+                a = group_line(oi, lane);
+            }
+        }
+    }
     if (lane == 0u)
         store_out(oo, acc_result(a));
 }
+
 #else
 void main()
 {
@@ -356,6 +420,13 @@ void main()
     acc_t a = acc_init();
     for (uint k = 0u; k < u_len; k++)
         acc_add(a, load_in(oi + k * u_step), k);
+    float t = a.f - a.c;
+    if ((u_op == OP_SUM || u_op == OP_MEAN) && (floatBitsToUint(t) & 0x7FFFFFFFu) >= 0x7F800000u &&
+        line_rescan(t, line_magnitude(oi, 0u, 1u))) {
+        a = acc_init();
+        for (uint k = 0u; k < u_len; k++)
+            acc_add(a, load_in(oi + k * u_step), k);
+    }
     store_out(oo, acc_result(a));
 }
 #endif

@@ -260,10 +260,10 @@ static tgl_status reduce_lines(tgl_backend *b, red_op o, uint32_t carry, tgl__vi
         if (st)
             return st;
         tgl_gl_binding part = {.buf = scratch, .bytes = lines * col_splits * F32, .writes = 1};
-        if ((st = run_cols(b, o, 0, sb, src_pad, part, 0, no, len, inner, col_splits, 1.0f, backward)))
+        if ((st = run_cols(b, o, 0, sb, src_pad, part, 0, no, len, inner, col_splits, scale, backward)))
             return st;
-        /* Each line's partials are contiguous: reduce.comp combines them. */
-        pass q = {.len = col_splits, .inner = 1, .chunk = col_splits, .splits = 1, .groups = lines, .scale = scale,
+        /* Each line's partials are contiguous, scaled already: reduce.comp combines them. */
+        pass q = {.len = col_splits, .inner = 1, .chunk = col_splits, .splits = 1, .groups = lines, .scale = 1.0f,
                   .carry = carry};
         q.src = (tgl_gl_binding){.buf = scratch, .bytes = lines * col_splits * F32};
         q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
@@ -290,13 +290,13 @@ static tgl_status reduce_lines(tgl_backend *b, red_op o, uint32_t carry, tgl__vi
     tgl_status st = tgl_gl_scratch(b, lines * splits * F32, &scratch);
     if (st)
         return st;
-    p.scale = 1.0f;
+    p.scale = scale;
     p.dst = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32, .writes = 1};
     p.dst_pad = 0;
     if ((st = run_pass(b, o, &p)))
         return st;
-    /* Second pass: each line's partials are contiguous. */
-    pass q = {.len = splits, .inner = 1, .chunk = splits, .splits = 1, .groups = lines, .scale = scale, .carry = carry};
+    /* Second pass: each line's partials are contiguous, scaled already. */
+    pass q = {.len = splits, .inner = 1, .chunk = splits, .splits = 1, .groups = lines, .scale = 1.0f, .carry = carry};
     q.src = (tgl_gl_binding){.buf = scratch, .bytes = lines * splits * F32};
     q.dst = tgl_gl_window(b, dst, lines * F32, 1, &q.dst_pad);
     return run_pass(b, o, &q);
@@ -325,9 +325,9 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
         tgl_gl_sweep_done(gl, bytes);
         return TGL_OK;
     }
-    /* Long lines: each piece's result is combined into the output; the mean's scale comes with
-     * the last piece. Sums stay accurate: each piece is summed in a tree, and a line has few
-     * pieces (its length over the block limit). */
+    /* Long lines: each piece's result is combined into the output, a mean's pieces each scaled
+     * by 1 / len. Sums stay accurate: each piece is summed in a tree, and a line has few pieces
+     * (its length over the block limit). */
     pieces pc = long_line_pieces(l, inner);
     for (size_t o = 0; o < outer; o++)
         for (size_t c0 = 0; c0 < inner; c0 += pc.cols) {
@@ -336,8 +336,7 @@ tgl_status tgl_gl_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__vi
                 size_t nj = len - j0 < pc.rows ? len - j0 : pc.rows;
                 tgl__view src = {in.buf, in.offset + ((o * len + j0) * inner + c0) * F32};
                 tgl__view dst = {out.buf, out.offset + (o * inner + c0) * F32};
-                st = reduce_lines(b, ro, j0 > 0, src, dst, 1, nj, nc,
-                                  j0 + nj == len ? scale : 1.0f, 0u);
+                st = reduce_lines(b, ro, j0 > 0, src, dst, 1, nj, nc, scale, 0u);
                 if (st)
                     return st;
             }

@@ -1,7 +1,8 @@
 /* tgl_reduce and tgl_argmax/argmin on GL compared with the CPU oracle: random shapes of 1..4
  * dims reduced over every axis (sizes 1, primes, empty), long axes that take the two-pass path,
  * strided axes, a 16M-element sum against a double-precision reference, ties and NaN for the
- * arg ops, lines longer than the SSBO block limit (a shrunk limit: piece by piece), poisoned
+ * arg ops, sums and means of finite values whose f32 running sums overflow, lines longer than
+ * the SSBO block limit (a shrunk limit: piece by piece), poisoned
  * outputs with guards on both sides, and the error cases. */
 #include "testing.h"
 #include "gl/gl_internal.h"
@@ -133,9 +134,13 @@ static void compare(pair *p, int op, const float *x, const size_t *shape, size_t
             }
         }
     } else {
-        for (size_t i = 0; i < outputs; i++)
-            if (isnan(want[FRONT + i]) != isnan(got[FRONT + i]))
-                fail_msg("%s: output %zu: gl %g, cpu %g", desc, i, (double)got[FRONT + i], (double)want[FRONT + i]);
+        for (size_t i = 0; i < outputs; i++) {
+            float *g = &got[FRONT + i], *w = &want[FRONT + i];
+            if (isnan(*w) != isnan(*g) || ((isinf(*w) || isinf(*g)) && *g != *w))
+                fail_msg("%s: output %zu: gl %g, cpu %g", desc, i, (double)*g, (double)*w);
+            if (isinf(*w)) /* equal: the error measures below take the finite ones */
+                *g = *w = 0.0f;
+        }
         double e = tgt_nmse(got + FRONT, want + FRONT, outputs);
         if ((op == TGL_REDUCE_SUM || op == TGL_REDUCE_MEAN) && !(e <= threshold(op)))
             check_sum(desc, op, x, got + FRONT, want + FRONT, shape, ndim, axis);
@@ -293,6 +298,79 @@ static void test_nan_and_ties(void **state)
     free(z);
 }
 
+/* Lines of finite values near the f32 range limit, whose f32 running sums overflow where the
+ * CPU's double does not: the mean of 3e38s is 3e38 and 3e38 + 3e38 - 3e38 is 3e38 on both
+ * backends, a sum past FLT_MAX is inf on both, and a NaN or an infinite element gives the plain
+ * result. Each line of [lines, len] takes one pattern; rows (a workgroup per line, chunks in
+ * parallel past 8192), columns ([len, lines]: reduce_cols, in chunks when long) and the
+ * descriptor reduce's shapes; with and without vec4 loads (len a multiple of 4 or not). */
+static float *near_range_lines(size_t lines, size_t len)
+{
+    float *x = malloc(lines * len * sizeof(float));
+    for (size_t l = 0; l < lines; l++)
+        for (size_t k = 0; k < len; k++) {
+            float v;
+            switch (l % 7) {
+            case 0: v = 3e38f; break;                                      /* mean 3e38, sum inf */
+            case 1: v = k == 0 ? 3e38f : k == 1 ? 3e38f : k == 2 ? -3e38f : 0.0f; break;
+            case 2: v = (k % 2 ? -1.0f : 1.0f) * 3.3e38f; break;           /* cancels */
+            case 3: v = k == len / 2 ? NAN : 3e38f; break;                 /* NaN */
+            case 4: v = k == len - 1 ? INFINITY : 3e38f; break;            /* inf */
+            case 5: v = k == 0 ? INFINITY : k == len - 1 ? -INFINITY : 2e38f; break;
+            default: v = (float)(k % 13) - 6.0f; break;                    /* ordinary */
+            }
+            x[l * len + k] = v;
+        }
+    return x;
+}
+
+static void near_range(void *ctx)
+{
+    pair *p = ctx;
+    static const size_t lens[] = {1, 2, 3, 7, 64, 1001, 9000};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        size_t len = lens[i], lines = len > 1000 ? 7 : 14;
+        float *x = near_range_lines(lines, len);
+        size_t rows[2] = {lines, len};
+        for (int op = TGL_REDUCE_SUM; op <= TGL_REDUCE_MEAN; op++)
+            compare(p, op, x, rows, 2, 1);
+        /* the same lines as columns: x transposed */
+        float *t = malloc(lines * len * sizeof(float));
+        for (size_t l = 0; l < lines; l++)
+            for (size_t k = 0; k < len; k++)
+                t[k * lines + l] = x[l * len + k];
+        size_t cols[3] = {1, len, lines};
+        for (size_t wide = 0; wide < 2; wide++) { /* 32+ columns: reduce_cols */
+            size_t n = wide ? 40 : lines, w = n;
+            float *u = malloc(len * n * sizeof(float));
+            for (size_t k = 0; k < len; k++)
+                for (size_t c = 0; c < n; c++)
+                    u[k * w + c] = t[k * lines + c % lines];
+            cols[2] = n;
+            for (int op = TGL_REDUCE_SUM; op <= TGL_REDUCE_MEAN; op++)
+                compare(p, op, u, cols, 3, 1);
+            free(u);
+        }
+        free(t);
+        free(x);
+    }
+}
+
+static void test_near_f32_range(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgt_with_and_without_textures(p->gl, near_range, p);
+    /* lines in pieces past a shrunk block limit */
+    pair small = *p;
+    small.gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(small.gl, 4096, NULL);
+    near_range(&small);
+    tgl_close(small.gl);
+    p->rng = small.rng;
+}
+
 /* Slabs past a 4 KiB SSBO limit (1016 floats here): lines taken in pieces of whole rows
  * ([1, 5000, 1], [2, 700, 3], [1, 3000, 300]) or, when one row of `inner` does not fit
  * ([3, 4, 2000]), one index at a time over column blocks; arg ops over ties and NaN that land
@@ -432,6 +510,7 @@ int main(void)
         cmocka_unit_test_teardown(test_strided_sum_accuracy, tgt_pair_restore_reads),
         cmocka_unit_test(test_nan_and_ties),
         cmocka_unit_test(test_past_block_limit), cmocka_unit_test(test_directions_agree),
+        cmocka_unit_test_teardown(test_near_f32_range, tgt_pair_restore_reads),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("ops/reduce (gl vs cpu)", tests, setup, teardown);

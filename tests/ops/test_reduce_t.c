@@ -3,8 +3,8 @@
  * random layouts with negative strides, gaps and 0 strides, keepdim or not, empty axes), the
  * whole out allocation included (bytes outside out's elements keep their poison); GL is then
  * checked against the CPU: bit for bit for i32, bool, MAX and MIN, within a relative 1e-5 (plus
- * one unit of f16/bf16 rounding) for the float sums, means and products. Then every refusal,
- * with out unchanged. */
+ * one unit of f16/bf16 rounding) for the float sums, means and products, also where their
+ * f32 running sums overflow over finite values. Then every refusal, with out unchanged. */
 #include "testing.h"
 #include "tensors.h"
 
@@ -342,6 +342,74 @@ static void test_known(void **state)
     }
 }
 
+/* Sums and means of finite f32 and bf16 values near the range limit, whose f32 running sums
+ * overflow where the CPU's double does not (the GL kernel takes such a line again, scaled):
+ * both backends give the same result, in its dtype, to a rounding of it. Lines as rows (short:
+ * an invocation each; long: a workgroup each) and as columns (strided); patterns as
+ * test_reduce's: all 3e38 (mean 3e38, sum inf), 3e38 + 3e38 - 3e38, +-3.3e38 cancelling, a NaN,
+ * an inf, inf and -inf, ordinary. */
+static void test_near_f32_range(void **state)
+{
+    tgt_pair *p = *state;
+    if (!p->gl)
+        skip();
+    static const size_t lens[] = {1, 2, 3, 7, 300, 5000};
+    const size_t lines = 7;
+    for (size_t di = 0; di < 2; di++) {
+        tgl_dtype dt = di ? TGL_DTYPE_BF16 : TGL_DTYPE_F32;
+        size_t es = tgl_dtype_size(dt);
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            size_t len = lens[li];
+            uint8_t *x = malloc(lines * len * es);
+            for (size_t l = 0; l < lines; l++)
+                for (size_t k = 0; k < len; k++) {
+                    float v;
+                    switch (l) {
+                    case 0: v = 3e38f; break;
+                    case 1: v = k < 2 ? 3e38f : k == 2 ? -3e38f : 0.0f; break;
+                    case 2: v = (k % 2 ? -1.0f : 1.0f) * 3.3e38f; break;
+                    case 3: v = k == len / 2 ? NAN : 3e38f; break;
+                    case 4: v = k == len - 1 ? INFINITY : 3e38f; break;
+                    case 5: v = k == 0 ? INFINITY : k == len - 1 ? -INFINITY : 2e38f; break;
+                    default: v = (float)(k % 13) - 6.0f; break;
+                    }
+                    uint32_t u;
+                    memcpy(&u, &v, 4);
+                    u >>= di ? 16 : 0; /* bf16: truncated, still finite */
+                    memcpy(x + (l * len + k) * es, &u, es);
+                }
+            for (int op = TGL_REDUCE_SUM; op <= TGL_REDUCE_MEAN; op++)
+                for (int as_cols = 0; as_cols < 2; as_cols++) {
+                    /* rows: [lines, len] over axis 1; columns: the same memory read as
+                     * [len, lines] with strides (1, len), over axis 0 */
+                    rcase c = {.op = op, .axis = as_cols ? 0u : 1u, .init = x, .in_bytes = lines * len * es,
+                               .out_bytes = lines * es};
+                    size_t shape[2] = {as_cols ? len : lines, as_cols ? lines : len};
+                    c.in = tgl_tensor_contiguous(0, dt, 2, shape);
+                    if (as_cols) {
+                        c.in.strides[0] = 1;
+                        c.in.strides[1] = (int64_t)len;
+                    }
+                    c.out = tgl_tensor_contiguous(0, dt, 1, (size_t[]){lines});
+                    uint8_t *g = malloc(c.out_bytes), *w = malloc(c.out_bytes);
+                    TGT_OK(p->gl, run_on(p->gl, &c, g));
+                    TGT_OK(p->cpu, run_on(p->cpu, &c, w));
+                    for (size_t l = 0; l < lines; l++) {
+                        double gv = load(dt, g + l * es), wv = load(dt, w + l * es);
+                        double tol = (di ? 0x1p-7 : 0x1p-22) * fabs(wv);
+                        int same = isnan(wv) ? isnan(gv) : isinf(wv) ? gv == wv : fabs(gv - wv) <= tol;
+                        if (!same)
+                            fail_msg("%s of %s line %zu of %zu (%s): gl %.9g, cpu %.9g", op_name(op),
+                                     tgl_dtype_name(dt), l, len, as_cols ? "a column" : "a row", gv, wv);
+                    }
+                    free(g);
+                    free(w);
+                }
+            free(x);
+        }
+    }
+}
+
 /* The index of one hand-made line on b: argmax (or argmin) of n values of dt from host bytes. */
 static int32_t arg_of(tgl_backend *b, int op, tgl_dtype dt, const void *host, size_t n)
 {
@@ -482,6 +550,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known),
         cmocka_unit_test(test_arg_known),
+        cmocka_unit_test(test_near_f32_range),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_refusals),
     };
