@@ -322,8 +322,11 @@ TGL_API void tgl_set_log_callback(tgl_log_fn fn, void *user);
 TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out);
 
 /* Frees an allocation. p must be a base address from tgl_alloc; 0 is a no-op.
- * Pending work that uses p completes first. Errors: TGL_ERR_INVALID_POINTER (not a base
- * address, freed already, or from another backend).
+ * Pending work that uses p completes first. p and pointers into it are refused from then on:
+ * no allocation of any backend in the process takes its address before 2^45 (allocations up
+ * to 2 KiB) to 2^17 (256 GiB) more of its size class are made (docs/internals.md).
+ * Errors: TGL_ERR_INVALID_POINTER (not a base address, freed already, or from another
+ * backend).
  * Example: tgl_free(b, x); x = 0; */
 TGL_API tgl_status tgl_free(tgl_backend *b, tgl_ptr p);
 

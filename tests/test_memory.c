@@ -578,6 +578,61 @@ static void test_random_rounds(void **state)
     free(tmp);
 }
 
+/* What tgl_ptr's encoding guarantees (src/core/handles.h): a freed pointer is refused however
+ * many times its slot was reused since (the old 8-bit generation came round after 256), another
+ * backend's pointers are refused even after many allocations on both (the old per-backend key
+ * let some decode to a live slot), and an offset that carries into the allocation's id names
+ * no live allocation (the old p + 2^38 was the next slot's pointer). The CPU backend runs the
+ * long loops (the table is the same code for both kinds); GL a short version. */
+static void test_pointer_identity(void **state)
+{
+    tgl_backend *b = backend_of(state);
+    tgl_backend_kind kind = ((ctx *)*state)->kind;
+    const int cycles = kind == TGL_BACKEND_CPU ? 200000 : 1000;
+    enum { N_LIVE = 512 };
+    tgl_ptr *live = malloc(N_LIVE * sizeof *live);
+    for (int i = 0; i < N_LIVE; i++)
+        TGT_OK(b, tgl_alloc(b, 64 + (size_t)(i % 7) * 1000, &live[i]));
+    uint8_t junk[16];
+    /* a stale pointer across many reuses of its slot */
+    tgl_ptr stale, q;
+    TGT_OK(b, tgl_alloc(b, 64, &stale));
+    TGT_OK(b, tgl_free(b, stale));
+    for (int i = 0; i < cycles; i++) {
+        TGT_OK(b, tgl_alloc(b, 64, &q));
+        if (q == stale)
+            fail_msg("allocation %d after a free returned the freed pointer again", i);
+        TGT_OK(b, tgl_free(b, q));
+    }
+    TGT_EXPECT(b, tgl_copy_dtoh(b, junk, stale, 4), TGL_ERR_INVALID_POINTER);
+    TGT_EXPECT(b, tgl_free(b, stale), TGL_ERR_INVALID_POINTER);
+    /* another backend's pointers, through its own many cycles */
+    tgl_backend *other = tgt_open(kind);
+    for (int i = 0; i < cycles; i++) {
+        TGT_OK(other, tgl_alloc(other, 64 + (size_t)(i % 7) * 1000, &q));
+        if (tgl_copy_dtoh(b, junk, q, 4) != TGL_ERR_INVALID_POINTER)
+            fail_msg("cycle %d: another backend's pointer %#llx was accepted here", i, (unsigned long long)q);
+        TGT_OK(other, tgl_free(other, q));
+    }
+    tgl_close(other);
+    /* offsets that carry into (or borrow from) the id, by 1..3 units of every bit position */
+    for (int i = 0; i < N_LIVE; i += 7) {
+        size_t bytes = 64 + (size_t)(i % 7) * 1000;
+        for (int bit = 0; bit < 62; bit++)
+            for (uint64_t k = 1; k <= 3; k++) {
+                uint64_t d = k << bit;
+                if (d + 4 <= bytes)
+                    continue;
+                if (tgl_copy_dtoh(b, junk, live[i] + d, 4) != TGL_ERR_INVALID_POINTER ||
+                    tgl_copy_dtoh(b, junk, live[i] - d, 4) != TGL_ERR_INVALID_POINTER)
+                    fail_msg("allocation %d: a pointer %llu x 2^%d bytes away was accepted", i, (unsigned long long)k, bit);
+            }
+    }
+    for (int i = 0; i < N_LIVE; i++)
+        TGT_OK(b, tgl_free(b, live[i]));
+    free(live);
+}
+
 #define PER_BACKEND(f)                                                                    \
     cmocka_unit_test_prestate_setup_teardown(f, setup, teardown, &gl_ctx),               \
         cmocka_unit_test_prestate_setup_teardown(f, setup, teardown, &cpu_ctx)
@@ -590,7 +645,8 @@ int main(void)
         PER_BACKEND(test_out_of_memory),         PER_BACKEND(test_random_rounds),
         PER_BACKEND(test_dtod_paths),            PER_BACKEND(test_memory_info_and_pool),
         PER_BACKEND(test_memory_budget),         PER_BACKEND(test_texture_windows_at_buffer_end),
-        PER_BACKEND(test_transfer_paths),         cmocka_unit_test(test_host_copy),
+        PER_BACKEND(test_transfer_paths),         PER_BACKEND(test_pointer_identity),
+        cmocka_unit_test(test_host_copy),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

@@ -3,33 +3,126 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#define FIELD_BITS (64 - 1 - TGL__OFFSET_BITS)
-#define FIELD_MASK ((((uint64_t)1) << FIELD_BITS) - 1)
-#define OFFSET_MASK (TGL__MAX_ALLOC_BYTES - 1)
 #define MARKER ((uint64_t)1 << 63)
 #define NONE UINT32_MAX
 
-/* Distinct keys for the tables of one process: an odd multiplier walks all 2^25 values before
- * repeating, so two live backends never share a key. */
-static atomic_uint next_key_seed;
+/* Each size class's allocations so far, in the whole process: every backend draws its ids from
+ * these, so no two live allocations of one process share a base address. */
+static _Atomic uint64_t class_seq[TGL__MAX_CLASS + 1];
+
+static int bit_length(uint64_t x)
+{
+    int n = 0;
+    for (; x; x >>= 1)
+        n++;
+    return n;
+}
+
+static int size_class(uint64_t bytes)
+{
+    int k = bit_length(bytes) + 1;
+    return k < TGL__MIN_CLASS ? TGL__MIN_CLASS : k;
+}
+
+static uint64_t low_mask(int bits)
+{
+    return bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << bits) - 1;
+}
+
+/* TGL__ID_SPREAD's inverse modulo 2^64 (Newton's iteration doubles the correct low bits each
+ * step: 3, 6, 12, 24, 48, 96). id = seq * inverse, so seq = id * TGL__ID_SPREAD. */
+static uint64_t spread_inverse(void)
+{
+    const uint64_t g = TGL__ID_SPREAD;
+    uint64_t x = g;
+    for (int i = 0; i < 5; i++)
+        x *= 2 - g * x;
+    return x;
+}
+
+uint64_t tgl__ptr_base(uint64_t p)
+{
+    int k = (int)((p >> TGL__CLASS_SHIFT) & 63);
+    if (!(p & MARKER) || k < TGL__MIN_CLASS || k > TGL__MAX_CLASS)
+        return p;
+    return p & ~low_mask(k);
+}
+
+static uint32_t hash_slot(const tgl__handles *h, uint64_t base)
+{
+    uint64_t x = base * 0xD6E8FEB86659FD93u;
+    return (uint32_t)(x >> 32) & (h->index_cap - 1);
+}
+
+/* The slot whose allocation starts at base, or NONE. */
+static uint32_t find(const tgl__handles *h, uint64_t base)
+{
+    if (!h->index_cap)
+        return NONE;
+    for (uint32_t i = hash_slot(h, base);; i = (i + 1) & (h->index_cap - 1)) {
+        uint32_t e = h->index[i];
+        if (!e)
+            return NONE;
+        if (h->slots[e - 1].base == base)
+            return e - 1;
+    }
+}
+
+static void index_put(tgl__handles *h, uint32_t slot)
+{
+    uint32_t i = hash_slot(h, h->slots[slot].base);
+    while (h->index[i])
+        i = (i + 1) & (h->index_cap - 1);
+    h->index[i] = slot + 1;
+}
+
+/* Linear probing's deletion: later entries of the run move back into the hole when their home
+ * position does not lie cyclically in (hole, their position]. */
+static void index_remove(tgl__handles *h, uint64_t base)
+{
+    uint32_t mask = h->index_cap - 1, i = hash_slot(h, base);
+    while (h->slots[h->index[i] - 1].base != base)
+        i = (i + 1) & mask;
+    uint32_t hole = i;
+    for (uint32_t j = (hole + 1) & mask; h->index[j]; j = (j + 1) & mask) {
+        uint32_t home = hash_slot(h, h->slots[h->index[j] - 1].base);
+        int stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!stays) {
+            h->index[hole] = h->index[j];
+            hole = j;
+        }
+    }
+    h->index[hole] = 0;
+}
+
+/* Room in the index for one more live allocation (at most half full). */
+static int index_reserve(tgl__handles *h)
+{
+    if ((uint64_t)(h->live + 1) * 2 <= h->index_cap)
+        return 1;
+    uint32_t cap = h->index_cap ? h->index_cap * 2 : 128;
+    uint32_t *grown = calloc(cap, sizeof *grown);
+    if (!grown)
+        return 0;
+    free(h->index);
+    h->index = grown;
+    h->index_cap = cap;
+    for (uint32_t s = 0; s < h->count; s++)
+        if (h->slots[s].buf)
+            index_put(h, s);
+    return 1;
+}
 
 void tgl__handles_init(tgl__handles *h)
 {
     *h = (tgl__handles){.free_head = NONE, .free_tail = NONE};
-    unsigned seed = atomic_fetch_add(&next_key_seed, 1u) + 1u;
-    h->key = (uint32_t)((seed * 0x9E3779B1u) & FIELD_MASK);
 }
 
 void tgl__handles_fini(tgl__handles *h)
 {
     free(h->slots);
+    free(h->index);
     *h = (tgl__handles){.free_head = NONE, .free_tail = NONE};
-}
-
-static uint64_t encode(const tgl__handles *h, uint32_t slot, uint8_t gen)
-{
-    uint64_t field = ((uint64_t)slot | ((uint64_t)gen << TGL__SLOT_BITS)) ^ h->key;
-    return MARKER | (field << TGL__OFFSET_BITS);
 }
 
 /* Finds the slot p names, or why it names none. */
@@ -39,24 +132,22 @@ static tgl__handle_result decode(const tgl__handles *h, uint64_t p, uint32_t *sl
         return TGL__HANDLE_NULL;
     if (!(p & MARKER))
         return TGL__HANDLE_UNKNOWN;
-    uint64_t field = ((p >> TGL__OFFSET_BITS) & FIELD_MASK) ^ h->key;
-    uint32_t slot = (uint32_t)(field & TGL__MAX_SLOTS);
-    uint8_t gen = (uint8_t)(field >> TGL__SLOT_BITS);
-    if (slot >= h->count)
+    uint64_t base = tgl__ptr_base(p);
+    uint32_t slot = find(h, base);
+    if (slot == NONE) {
+        for (uint32_t i = 0; i < TGL__FREED_MEMORY; i++)
+            if (h->freed[i] == base)
+                return TGL__HANDLE_FREED;
         return TGL__HANDLE_UNKNOWN;
-    const tgl__slot *s = &h->slots[slot];
-    if (s->gen != gen) {
-        /* One generation behind a free slot is a pointer freed once; anything else is foreign. */
-        return (uint8_t)(s->gen - 1) == gen ? TGL__HANDLE_FREED : TGL__HANDLE_UNKNOWN;
     }
-    if (!s->buf)
-        return TGL__HANDLE_FREED;
     *slot_out = slot;
     return TGL__HANDLE_OK;
 }
 
 tgl__handle_result tgl__handles_insert(tgl__handles *h, void *buf, uint64_t bytes, uint64_t *out)
 {
+    if (bytes > TGL__MAX_ALLOC_BYTES || h->live >= TGL__MAX_SLOTS || !index_reserve(h))
+        return TGL__HANDLE_FULL;
     uint32_t slot;
     if (h->free_head != NONE) {
         slot = h->free_head;
@@ -64,8 +155,6 @@ tgl__handle_result tgl__handles_insert(tgl__handles *h, void *buf, uint64_t byte
         if (h->free_head == NONE)
             h->free_tail = NONE;
     } else {
-        if (h->count >= TGL__MAX_SLOTS)
-            return TGL__HANDLE_FULL;
         if (h->count == h->cap) {
             uint32_t cap = h->cap ? h->cap * 2 : 64;
             if (cap > TGL__MAX_SLOTS)
@@ -77,14 +166,18 @@ tgl__handle_result tgl__handles_insert(tgl__handles *h, void *buf, uint64_t byte
             h->cap = cap;
         }
         slot = h->count++;
-        h->slots[slot] = (tgl__slot){0};
     }
-    tgl__slot *s = &h->slots[slot];
-    s->buf = buf;
-    s->bytes = bytes;
-    s->next_free = NONE;
+    int k = size_class(bytes);
+    uint64_t base;
+    do { /* an id in use here again (2^(57 - k) allocations of its class later): the next one */
+        uint64_t seq = atomic_fetch_add(&class_seq[k], 1);
+        uint64_t id = (seq * spread_inverse()) & low_mask(TGL__CLASS_SHIFT - k);
+        base = MARKER | ((uint64_t)k << TGL__CLASS_SHIFT) | (id << k);
+    } while (find(h, base) != NONE);
+    h->slots[slot] = (tgl__slot){.buf = buf, .bytes = bytes, .base = base, .next_free = NONE};
     h->live++;
-    *out = encode(h, slot, s->gen);
+    index_put(h, slot);
+    *out = base;
     return TGL__HANDLE_OK;
 }
 
@@ -96,7 +189,7 @@ tgl__handle_result tgl__handles_lookup(const tgl__handles *h, uint64_t p, uint64
     if (r != TGL__HANDLE_OK)
         return r;
     const tgl__slot *s = &h->slots[slot];
-    uint64_t off = p & OFFSET_MASK;
+    uint64_t off = p - s->base;
     if (off > s->bytes || bytes > s->bytes - off)
         return TGL__HANDLE_RANGE;
     *buf = s->buf;
@@ -112,12 +205,15 @@ tgl__handle_result tgl__handles_remove(tgl__handles *h, uint64_t p, void **buf)
     tgl__handle_result r = decode(h, p, &slot);
     if (r != TGL__HANDLE_OK)
         return r;
-    if (p & OFFSET_MASK)
-        return TGL__HANDLE_NOT_BASE;
     tgl__slot *s = &h->slots[slot];
+    if (p != s->base)
+        return TGL__HANDLE_NOT_BASE;
     *buf = s->buf;
+    index_remove(h, s->base);
+    h->freed[h->freed_next] = s->base;
+    h->freed_next = (h->freed_next + 1) % TGL__FREED_MEMORY;
     s->buf = NULL;
-    s->gen++;
+    s->base = 0;
     s->next_free = NONE;
     if (h->free_tail == NONE)
         h->free_head = slot;
@@ -139,7 +235,7 @@ void tgl__handles_each_live(const tgl__handles *h, void (*fn)(void *ctx, uint64_
 {
     for (uint32_t i = 0; i < h->count; i++)
         if (h->slots[i].buf)
-            fn(ctx, encode(h, i, h->slots[i].gen), h->slots[i].bytes);
+            fn(ctx, h->slots[i].base, h->slots[i].bytes);
 }
 
 const char *tgl__handle_result_string(tgl__handle_result r)
@@ -147,7 +243,7 @@ const char *tgl__handle_result_string(tgl__handle_result r)
     switch (r) {
     case TGL__HANDLE_OK: return "valid";
     case TGL__HANDLE_NULL: return "is null";
-    case TGL__HANDLE_UNKNOWN: return "is not a pointer of this backend";
+    case TGL__HANDLE_UNKNOWN: return "names no live allocation of this backend (another backend's, made up, or freed)";
     case TGL__HANDLE_FREED: return "points into a freed allocation";
     case TGL__HANDLE_RANGE: return "range runs past the end of its allocation";
     case TGL__HANDLE_NOT_BASE: return "is not the base address of an allocation";

@@ -70,10 +70,10 @@ static tgl_status map_ptr(replay *p, const tgl__rcall *rc, size_t arg, const tgl
                        tgl__fn_name(rc->fn), arg + 1, rp->alloc, (unsigned long long)a->freed_at);
     *out = a->ptr + rp->offset;
     /* A freed allocation's pointer is replayed as it was, so the library's own check refuses it
-     * as the recorded call was refused, unless it now names a live allocation (its slot reused
-     * until the generation came round): then it is replayed as a pointer that names none, and
-     * the call can touch nothing (a copy from it once wrote a live allocation's bytes into a
-     * placeholder the size of nothing). */
+     * as the recorded call was refused. Should it name a live allocation (handles do not repeat
+     * for 2^17 allocations of a class, so this is a defence), it is replayed as a pointer that
+     * names none: the call can touch nothing (a copy from it once wrote a live allocation's
+     * bytes into a placeholder the size of nothing). */
     for (uint32_t k = 0; !a->live && k < p->n_allocs; k++)
         if (p->allocs[k].live && p->allocs[k].ptr == a->ptr)
             *out = 1; /* no marker bit: no backend's pointer */

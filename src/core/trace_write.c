@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OFFSET_MASK (TGL__MAX_ALLOC_BYTES - 1)
 
 /* One allocation the trace knows, by id (the order of the tgl_alloc calls). */
 typedef struct trace_alloc {
@@ -218,7 +217,7 @@ static uint32_t snapshot(tgl_backend *b, tgl_ptr p)
     tgl__trace *t = b->trace;
     if (!p)
         return TGL__TRACE_NONE;
-    uint32_t id = alloc_find(t, p & ~OFFSET_MASK);
+    uint32_t id = alloc_find(t, tgl__ptr_base(p));
     if (id == TGL__TRACE_NONE || !t->allocs[id].live)
         return TGL__TRACE_NONE;
     size_t n = (size_t)t->allocs[id].bytes;
@@ -259,7 +258,7 @@ static void snapshot_tensors(tgl_backend *b, const tgl_tensor *x, size_t n)
     tgl__trace *t = b->trace;
     for (size_t k = 0; k < n; k++) {
         size_t j = 0;
-        while (j < k && (x[j].data & ~OFFSET_MASK) != (x[k].data & ~OFFSET_MASK))
+        while (j < k && tgl__ptr_base(x[j].data) != tgl__ptr_base(x[k].data))
             j++;
         t->list_snap[k] = j < k ? t->list_snap[j] : snapshot(b, x[k].data);
     }
@@ -290,8 +289,8 @@ void tgl__trace_before(tgl_backend *b, const tgl__call *c)
          * before it reads the host memory, and must not make the trace read it either. */
         tgl_ptr dst = c->args[0].u;
         size_t bytes = (size_t)c->args[2].u;
-        uint32_t id = dst ? alloc_find(t, dst & ~OFFSET_MASK) : TGL__TRACE_NONE;
-        uint64_t off = dst & OFFSET_MASK;
+        uint32_t id = dst ? alloc_find(t, tgl__ptr_base(dst)) : TGL__TRACE_NONE;
+        uint64_t off = dst - tgl__ptr_base(dst);
         if (id != TGL__TRACE_NONE && t->allocs[id].live && bytes && off <= t->allocs[id].bytes &&
             bytes <= t->allocs[id].bytes - off)
             t->htod_data = put_data(b, c->args[1].ptr, bytes);
@@ -300,13 +299,15 @@ void tgl__trace_before(tgl_backend *b, const tgl__call *c)
 
 static void put_ptr(const tgl__trace *t, tgl__bytes *o, tgl_ptr p)
 {
-    uint32_t id = p ? alloc_find(t, p & ~OFFSET_MASK) : TGL__TRACE_NONE;
+    uint64_t off = p - tgl__ptr_base(p);
+    /* (an offset past the largest allocation, in a large one's slack, is recorded as it is) */
+    uint32_t id = p && off < TGL__MAX_ALLOC_BYTES ? alloc_find(t, tgl__ptr_base(p)) : TGL__TRACE_NONE;
     if (!p) {
         tgl__bytes_u8(o, TGL__PTR_NULL);
     } else if (id != TGL__TRACE_NONE) {
         tgl__bytes_u8(o, TGL__PTR_ALLOC);
         tgl__bytes_u32(o, id);
-        tgl__bytes_u64(o, p & OFFSET_MASK);
+        tgl__bytes_u64(o, off);
     } else {
         tgl__bytes_u8(o, TGL__PTR_RAW);
         tgl__bytes_u64(o, p);

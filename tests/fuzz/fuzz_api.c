@@ -7,14 +7,18 @@
  * layouts, pool2d,
  * adaptive pool2d, interpolate,
  * the scans, masked_select and nonzero) on up to 8 allocations, with pointers
- * that are sometimes null, made up, stale, misaligned or past the end, sizes that overflow,
- * strides and widths at the int64 limits and enums out of range. Oracle:
+ * that are sometimes null, made up, stale, misaligned, past the end or another backend's (a
+ * third, CPU backend in the same process whose allocations are made and freed anew for every
+ * input), sizes that overflow, strides and widths at the int64 limits and enums out of range.
+ * Oracle:
  *  - a call that fails must change no byte of any live allocation (checked by reading every
  *    allocation back before and after) and must leave a message;
  *  - with TGL_FUZZ_GL=1 every call is made on a GL backend too: the statuses must match, and
  *    after each successful call every live allocation must agree with the CPU backend's
  *    (bit for bit for copies, within 1e-3 relative per element for math; values the CPU makes
- *    non-finite or huge are reset on both sides so one overflow does not end the comparison).
+ *    non-finite or huge are reset on both sides so one overflow does not end the comparison);
+ *  - the other backend's allocations never change, and a copy through it to a pointer of the
+ *    backend under test always fails (pointer confusion between backends of one process).
  * The CPU-only mode runs ~10^4 steps a second; the GL mode ~10^2 on llvmpipe. */
 #include "tensorgl.h"
 
@@ -52,7 +56,7 @@ static size_t small(input *in, size_t limit)
     return (size_t)byte(in) % (limit + 1);
 }
 
-static side cpu, gl;
+static side cpu, gl, alien;
 static int use_gl;
 static uint8_t before[2][SLOTS][MAX_BYTES], after[SLOTS][MAX_BYTES];
 
@@ -74,6 +78,7 @@ static tgl_ptr pick_ptr(input *in, const side *s)
     case 2: return ((uint64_t)byte(in) << 56) | off; /* made up */
     case 3: return s->p[slot] ? s->p[slot] + off + 1 : 0; /* misaligned */
     case 4: return s->p[slot] ? s->p[slot] + s->bytes[slot] : 0; /* at the end */
+    case 5: return alien.p[slot] + off % (alien.bytes[slot] + 1); /* another backend's */
     default: return s->p[slot] ? s->p[slot] + (k % 3 ? 0 : off % (s->bytes[slot] + 1)) : 0;
     }
 }
@@ -374,6 +379,46 @@ static void tame(void)
     }
 }
 
+/* The other backend's allocations: made anew for every input (so their pointers move on), each
+ * filled with its own pattern. */
+static uint8_t alien_byte(int slot, size_t k)
+{
+    return (uint8_t)(slot * 37 + k * 11 + 5);
+}
+
+static void alien_make(void)
+{
+    static uint8_t fill[MAX_BYTES];
+    for (int i = 0; i < SLOTS; i++) {
+        alien.bytes[i] = 64 * (size_t)(i + 1);
+        for (size_t k = 0; k < alien.bytes[i]; k++)
+            fill[k] = alien_byte(i, k);
+        if (tgl_alloc(alien.b, alien.bytes[i], &alien.p[i]) ||
+            tgl_copy_htod(alien.b, alien.p[i], fill, alien.bytes[i]))
+            abort();
+    }
+}
+
+/* Nothing made on the backends under test reached the other backend's memory, and it refuses
+ * their pointers. */
+static void alien_check(input *in)
+{
+    static uint8_t got[MAX_BYTES];
+    for (int i = 0; i < SLOTS; i++) {
+        if (tgl_copy_dtoh(alien.b, got, alien.p[i], alien.bytes[i]))
+            abort();
+        for (size_t k = 0; k < alien.bytes[i]; k++)
+            if (got[k] != alien_byte(i, k))
+                abort(); /* a call on another backend wrote here */
+    }
+    int slot = byte(in) % SLOTS;
+    size_t off = (size_t)byte(in) * 4;
+    const side *s = byte(in) & 1 && use_gl ? &gl : &cpu;
+    if (s->p[slot] && tgl_copy_htod(alien.b, s->p[slot] + off % (s->bytes[slot] + 1), got, 4) !=
+                          TGL_ERR_INVALID_POINTER)
+        abort(); /* another backend's pointer was accepted */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -383,7 +428,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         open_side(&cpu, TGL_BACKEND_CPU);
         if (use_gl)
             open_side(&gl, TGL_BACKEND_GL);
+        open_side(&alien, TGL_BACKEND_CPU);
     }
+    alien_make();
     input in = {data, size};
     for (int step = 0; step < STEPS && in.left; step++) {
         uint8_t op = byte(&in);
@@ -419,9 +466,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Skip the bytes this step's arguments used (a fixed stride keeps steps aligned). */
         for (int k = 0; k < 24; k++)
             byte(&in);
+        input probe = args;
+        alien_check(&probe);
     }
     /* Every input starts from empty backends. */
     for (int i = 0; i < SLOTS; i++) {
+        if (tgl_free(alien.b, alien.p[i]))
+            abort();
+        alien.p[i] = 0;
         tgl_free(cpu.b, cpu.p[i]);
         cpu.p[i] = cpu.stale[i] = 0;
         cpu.bytes[i] = 0;
