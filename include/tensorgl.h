@@ -12,8 +12,8 @@
  *  - Sizes are in elements unless the name says bytes. A size of 0 is a no-op returning TGL_OK.
  *  - Ops are asynchronous: they return once queued. tgl_copy_dtoh and tgl_synchronize wait.
  *
- * Thread safety: a backend is used by one thread at a time; different backends may be used
- * from different threads at once. tgl_status_string and tgl_set_log_callback may be called
+ * Thread safety: a backend is used by one thread at a time (hand it over with tgl_detach, or
+ * by ending the thread); different backends may be used from different threads at once. tgl_status_string and tgl_set_log_callback may be called
  * from any thread.
  */
 #ifndef TENSORGL_H
@@ -367,6 +367,14 @@ TGL_API tgl_status tgl_memory_info(tgl_backend *b, struct tgl_memory_info *info)
  * Errors: TGL_ERR_TIMEOUT, TGL_ERR_DEVICE_LOST.
  * Example: tgl_status st = tgl_synchronize(b);  // TGL_ERR_TIMEOUT: the work is still running */
 TGL_API tgl_status tgl_synchronize(tgl_backend *b);
+
+/* The calling thread lets go of b, so that another thread can use it while this one lives on
+ * (GL: b's context stops being current here, its queued work flushed, not waited for); b's next
+ * call, on any thread, takes it. A thread that ends lets go of its backends by itself.
+ * Nothing to do on the CPU backend. Errors: TGL_ERR_INVALID_ARGUMENT (b NULL),
+ * TGL_ERR_DEVICE_LOST, TGL_ERR_INTERNAL (EGL refused to release the context).
+ * Example: tgl_detach(b);  // then hand b to a worker thread */
+TGL_API tgl_status tgl_detach(tgl_backend *b);
 
 /* ---- element-wise ops (f32) ------------------------------------------------------------ */
 

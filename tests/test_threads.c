@@ -2,7 +2,9 @@
  * ops at the same time and each gets the CPU oracle's results; the same with each thread's GL
  * backend on another EGL device (where there are two GPUs); and one GL backend handed from
  * thread to thread (each thread done with it before the next starts, as the rules say) keeps
- * its buffers and works in each. */
+ * its buffers and works in each: after the thread before it ended (with another EGL thread
+ * alive), or let go of it with tgl_detach while it lives on; and tgl_close from a thread that
+ * cannot reach the context returns. */
 #include "testing.h"
 
 #include <math.h>
@@ -190,11 +192,163 @@ static void test_backend_handed_between_threads(void **state)
         assert_float_equal(r.y[i], r.x[i] * r.x[i], 0.0f);
 }
 
+/* The hand-off when the first thread has ended and another thread that uses EGL lives on: Mesa
+ * left the context bound to the ended thread's freed EGL state, so the next thread's
+ * eglMakeCurrent failed with EGL_BAD_ACCESS (test_backend_handed_between_threads passed because
+ * malloc gave each new thread's EGL state the freed one's address; a living bystander thread
+ * takes that address first) and its tgl_close aborted in libepoxy. The library now releases a
+ * thread's context when the thread ends. */
+static pthread_mutex_t bystander_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bystander_cond = PTHREAD_COND_INITIALIZER;
+static int bystander_phase;
+
+static void bystander_wait_for(int phase)
+{
+    pthread_mutex_lock(&bystander_lock);
+    while (bystander_phase < phase)
+        pthread_cond_wait(&bystander_cond, &bystander_lock);
+    pthread_mutex_unlock(&bystander_lock);
+}
+
+static void bystander_move_to(int phase)
+{
+    pthread_mutex_lock(&bystander_lock);
+    bystander_phase = phase;
+    pthread_cond_broadcast(&bystander_cond);
+    pthread_mutex_unlock(&bystander_lock);
+}
+
+static void *bystander(void *arg)
+{
+    tgl_backend **own = arg;
+    tgl_options o = {.kind = TGL_BACKEND_GL};
+    if (tgl_open(&o, own))
+        *own = NULL;
+    bystander_move_to(1); /* its EGL state exists now, and stays until phase 2 */
+    bystander_wait_for(2);
+    tgl_close(*own);
+    return NULL;
+}
+
+static void *relay_op_read_close(void *arg)
+{
+    relay *r = arg;
+    r->stage_ok[1] = !tgl_unary(r->b, TGL_UNARY_SQUARE, r->p, r->p, 100);
+    if (!r->stage_ok[1])
+        return NULL;
+    relay_read(arg);
+    return NULL;
+}
+
+static void test_handoff_after_thread_exit(void **state)
+{
+    (void)state;
+    static relay r;
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < 100; i++)
+        r.x[i] = (float)i * 0.5f - 7.0f;
+    pthread_t t, c;
+    tgl_backend *other = NULL;
+    assert_int_equal(pthread_create(&t, NULL, relay_open, &r), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (!r.stage_ok[0])
+        fail_msg("open: %s", r.b ? tgl_last_error(r.b) : tgl_last_error(NULL));
+    bystander_phase = 0;
+    assert_int_equal(pthread_create(&c, NULL, bystander, &other), 0);
+    bystander_wait_for(1);
+    assert_int_equal(pthread_create(&t, NULL, relay_op_read_close, &r), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    bystander_move_to(2);
+    assert_int_equal(pthread_join(c, NULL), 0);
+    if (!other)
+        fail_msg("the bystander's backend did not open: %s", tgl_last_error(NULL));
+    for (int s = 1; s < 3; s++)
+        if (!r.stage_ok[s])
+            fail_msg("stage %d on the second thread failed: %s", s, r.b ? tgl_last_error(r.b) : "?");
+    assert_null(r.b); /* closed on the second thread */
+    for (int i = 0; i < 100; i++)
+        assert_float_equal(r.y[i], r.x[i] * r.x[i], 0.0f);
+}
+
+/* tgl_close from a thread while the backend's context is current on another thread that is
+ * still alive (against the rule in docs/api.md "Threads"): the close frees the host side and
+ * returns, where it once aborted in libepoxy (GL calls with no current context). */
+static void *hold_open(void *arg)
+{
+    tgl_backend **own = arg;
+    tgl_options o = {.kind = TGL_BACKEND_GL};
+    if (tgl_open(&o, own))
+        *own = NULL;
+    bystander_move_to(1);
+    bystander_wait_for(2); /* the context stays current here until the main thread closed it */
+    return NULL;
+}
+
+static void test_close_while_current_elsewhere(void **state)
+{
+    (void)state;
+    tgl_backend *b = NULL;
+    pthread_t t;
+    bystander_phase = 0;
+    assert_int_equal(pthread_create(&t, NULL, hold_open, &b), 0);
+    bystander_wait_for(1);
+    if (b)
+        tgl_close(b);
+    bystander_move_to(2);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (!b)
+        fail_msg("open: %s", tgl_last_error(NULL));
+}
+
+/* tgl_detach: a thread that lives on hands the backend over (without it, the other thread's
+ * calls failed with EGL_BAD_ACCESS while the first thread lived). */
+static void *use_then_detach(void *arg)
+{
+    relay *r = arg;
+    relay_open(arg);
+    r->stage_ok[1] = r->stage_ok[0] && !tgl_detach(r->b);
+    bystander_move_to(1);
+    bystander_wait_for(2); /* alive while the main thread uses the backend */
+    return NULL;
+}
+
+static void test_detach_hands_over(void **state)
+{
+    (void)state;
+    static relay r;
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < 100; i++)
+        r.x[i] = (float)i - 50.0f;
+    pthread_t t;
+    bystander_phase = 0;
+    assert_int_equal(pthread_create(&t, NULL, use_then_detach, &r), 0);
+    bystander_wait_for(1);
+    int ok = r.stage_ok[0] && r.stage_ok[1] && !tgl_unary(r.b, TGL_UNARY_SQUARE, r.p, r.p, 100);
+    char why[512] = "";
+    if (!ok)
+        snprintf(why, sizeof why, "%s", r.b ? tgl_last_error(r.b) : tgl_last_error(NULL));
+    if (ok)
+        relay_read(&r);
+    bystander_move_to(2);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (!ok || !r.stage_ok[2])
+        fail_msg("hand-over while the first thread lives: %s", why);
+    for (int i = 0; i < 100; i++)
+        assert_float_equal(r.y[i], r.x[i] * r.x[i], 0.0f);
+    assert_int_equal(tgl_detach(NULL), TGL_ERR_INVALID_ARGUMENT);
+    tgl_backend *cpu = tgt_open(TGL_BACKEND_CPU);
+    assert_int_equal(tgl_detach(cpu), TGL_OK);
+    tgl_close(cpu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backend_per_thread),
         cmocka_unit_test(test_backend_handed_between_threads),
+        cmocka_unit_test(test_handoff_after_thread_exit),
+        cmocka_unit_test(test_close_while_current_elsewhere),
+        cmocka_unit_test(test_detach_hands_over),
         cmocka_unit_test(test_two_devices),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);

@@ -219,6 +219,12 @@ TGL_API tgl_status tgl_synchronize(tgl_backend *b)
     return st ? st : tgl__leave(b, b->vt->synchronize(b));
 }
 
+TGL_API tgl_status tgl_detach(tgl_backend *b)
+{
+    tgl_status st = tgl__enter_host(b);
+    return st || !b->vt->detach ? st : tgl__leave(b, b->vt->detach(b));
+}
+
 TGL_API tgl_status tgl_unary(tgl_backend *b, tgl_unary_op op, tgl_ptr in, tgl_ptr out, size_t n)
 {
     if (tgl__hooked(b))

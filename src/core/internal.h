@@ -321,6 +321,8 @@ typedef struct tgl__vtable {
     int process_bound;
     /* Called before every call on b that may touch the device (GL: makes the context current). */
     tgl_status (*activate)(tgl_backend *b);
+    /* Optional: the calling thread lets go of the device (GL: no context current here). */
+    tgl_status (*detach)(tgl_backend *b);
     void (*destroy)(tgl_backend *b);
     void (*device_info)(tgl_backend *b, struct tgl_device_info *info);
     /* Fills reserved, pooled, device_total and device_available (in_use and peak are the core's). */

@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,14 +13,42 @@ static void destroy_buffer(void *ctx, void *buf)
     b->vt->buffer_destroy(b, buf);
 }
 
+/* The backend's host memory only: where its device state cannot be reached (a fork()ed child, a
+ * context current on another thread). */
+static void backend_free_host(tgl_backend *b)
+{
+    tgl__handles_fini(&b->handles);
+    if (b->log_file && !tgl__forked(b))
+        fclose(b->log_file);
+    free(b);
+}
+
+/* Backends closed from a thread that could not make their context current (it is current on a
+ * thread still using it): nothing of them can be released from here, so they stay referenced
+ * here (not leaked) until the process ends; past the table's size only the host side goes. */
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static tgl_backend *retired[64];
+
+static void retire(tgl_backend *b)
+{
+    pthread_mutex_lock(&retired_lock);
+    size_t i = 0;
+    while (i < sizeof retired / sizeof retired[0] && retired[i])
+        i++;
+    if (i < sizeof retired / sizeof retired[0])
+        retired[i] = b;
+    pthread_mutex_unlock(&retired_lock);
+    if (i == sizeof retired / sizeof retired[0])
+        backend_free_host(b);
+}
+
 static void backend_free(tgl_backend *b)
 {
     if (tgl__forked(b)) {
         /* A fork()ed child: the device objects, the trace and the profile are the parent's, and
          * touching the context would abort in the driver; only this process's copy of the host
          * memory goes (the backend's own state is left: freeing it would release GL objects). */
-        tgl__handles_fini(&b->handles);
-        free(b);
+        backend_free_host(b);
         return;
     }
     if (b->trace)
@@ -116,8 +145,17 @@ TGL_API void tgl_close(tgl_backend *b)
 {
     if (!b)
         return;
-    if (b->vt && !b->lost && !tgl__forked(b))
+    if (b->vt && !b->lost && !tgl__forked(b)) {
+        if (b->vt->activate && b->vt->activate(b) != TGL_OK) {
+            /* The context is current on a thread still using it: nothing of the device can be
+             * reached from here (and touching it would abort in libepoxy). */
+            tgl__log(b, TGL__LOG_WARN, "tgl_close: %s; the backend is retired: it and its device objects stay "
+                     "until the process ends", tgl_last_error(b));
+            retire(b);
+            return;
+        }
         b->vt->synchronize(b); /* pending work ends before its buffers go */
+    }
     backend_free(b);
 }
 

@@ -10,6 +10,42 @@
 #include <pthread.h>
 #include <string.h>
 
+/* A thread that ends with a context current leaves it bound, in Mesa's EGL, to the thread's
+ * freed EGL state: eglMakeCurrent on any other thread then fails with EGL_BAD_ACCESS (only a new
+ * thread whose state malloc happens to put at the same address gets it), and tgl_close there
+ * cannot reach the context. So every thread that makes one of our contexts current gets a
+ * thread-exit hook that calls eglReleaseThread. Its key is made before this library's first EGL
+ * call, so unless the program used EGL before its first GL backend, it precedes Mesa's and
+ * glvnd's keys, and glibc runs destructors in key order: ours releases the context while the
+ * thread's EGL state still exists. */
+static pthread_key_t exit_key;
+static int exit_key_made;
+
+static void release_at_thread_exit(void *marker)
+{
+    (void)marker;
+    eglReleaseThread();
+}
+
+static void make_exit_key(void)
+{
+    exit_key_made = !pthread_key_create(&exit_key, release_at_thread_exit);
+}
+
+/* First in every entry point here that calls EGL. */
+static void exit_key_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_exit_key);
+}
+
+/* This thread has one of our contexts current: release it when the thread ends. */
+static void release_at_exit(void)
+{
+    if (exit_key_made && !pthread_getspecific(exit_key))
+        pthread_setspecific(exit_key, &exit_key_made);
+}
+
 /* EGL_EXT_create_context_robustness's own token; EGL 1.5 has a different one for the same
  * request (EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY). */
 #define TGL_EGL_RESET_STRATEGY_EXT 0x3138
@@ -207,6 +243,7 @@ static int try_apis(tgl_backend *b, tgl_egl *e, EGLDisplay dpy, const char *step
             eglDestroyContext(dpy, ctx);
             continue;
         }
+        release_at_exit();
         e->dpy = dpy;
         e->ctx = ctx;
         e->es = es;
@@ -355,6 +392,7 @@ static int contains_nocase(const char *hay, const char *needle)
 
 tgl_status tgl_gl_list_devices(struct tgl_device_entry *out, int capacity, int *count)
 {
+    exit_key_init();
     EGLDeviceEXT devices[64];
     const char *why = NULL;
     int n = query_devices(devices, 64, &why);
@@ -411,6 +449,7 @@ static int try_device_platform(tgl_backend *b, tgl_egl *e, ladder_notes *n)
 
 tgl_status tgl_egl_create(tgl_backend *b, tgl_egl *e)
 {
+    exit_key_init();
     ladder_notes n = {{0}, 0};
     memset(e, 0, sizeof *e);
     if (!epoxy_has_egl())
@@ -453,17 +492,30 @@ tgl_status tgl_egl_make_current(tgl_backend *b, tgl_egl *e)
 {
     if (eglGetCurrentContext() == e->ctx)
         return TGL_OK;
-    if (eglMakeCurrent(e->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, e->ctx))
+    if (eglMakeCurrent(e->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, e->ctx)) {
+        release_at_exit();
         return TGL_OK;
+    }
     EGLint err = eglGetError();
     if (err == EGL_CONTEXT_LOST)
         return tgl__fail(b, TGL_ERR_DEVICE_LOST, "eglMakeCurrent: context lost");
     return tgl__fail(b, TGL_ERR_INTERNAL,
-                     "eglMakeCurrent failed (0x%x): is this backend still current on another thread?", err);
+                     "eglMakeCurrent failed (0x%x): is this backend still current on another thread? (that thread "
+                     "must end or call tgl_detach first)", err);
+}
+
+tgl_status tgl_egl_release(tgl_backend *b, tgl_egl *e)
+{
+    if (eglGetCurrentContext() != e->ctx)
+        return TGL_OK;
+    if (eglMakeCurrent(e->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT))
+        return TGL_OK;
+    return tgl__fail(b, TGL_ERR_INTERNAL, "eglMakeCurrent(EGL_NO_CONTEXT) failed (0x%x)", eglGetError());
 }
 
 int tgl_egl_display_exists(void)
 {
+    exit_key_init();
     if (!epoxy_has_egl())
         return 0;
     EGLDisplay candidates[2] = {EGL_NO_DISPLAY, eglGetDisplay(EGL_DEFAULT_DISPLAY)};

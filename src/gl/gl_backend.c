@@ -15,6 +15,11 @@ static tgl_status gl_activate(tgl_backend *b)
     return tgl_egl_make_current(b, &tgl_gl_of(b)->egl);
 }
 
+static tgl_status gl_detach(tgl_backend *b)
+{
+    return tgl_egl_release(b, &tgl_gl_of(b)->egl);
+}
+
 static void gl_destroy(tgl_backend *b)
 {
     tgl_gl *gl = tgl_gl_of(b);
@@ -100,6 +105,7 @@ static const tgl__vtable gl_vtable = {
     .name = "gl",
     .process_bound = 1,
     .activate = gl_activate,
+    .detach = gl_detach,
     .destroy = gl_destroy,
     .device_info = gl_device_info,
     .memory_info = gl_memory_info,

@@ -24,6 +24,8 @@ tgl_status tgl_egl_create(tgl_backend *b, tgl_egl *e);
 void tgl_egl_destroy(tgl_egl *e);
 /* Makes e current on the calling thread if it is not already. */
 tgl_status tgl_egl_make_current(tgl_backend *b, tgl_egl *e);
+/* Makes no context current on this thread if e's is (tgl_detach). */
+tgl_status tgl_egl_release(tgl_backend *b, tgl_egl *e);
 /* 1 when libEGL loads and some display initializes (tests skip GL only when this is 0). */
 int tgl_egl_display_exists(void);
 
