@@ -200,6 +200,21 @@ static int write_all(int fd, const void *data, size_t n)
     return 0;
 }
 
+/* The header of source's entry holding n bytes of format `format`. */
+static file_header make_header(const tgl_gl_disk_cache *c, const char *source, GLenum format, const void *bin,
+                               size_t n)
+{
+    file_header h;
+    memset(&h, 0, sizeof h); /* padding too: the checksum reads the header's bytes */
+    h.identity_bytes = (uint32_t)strlen(c->identity);
+    h.format = format;
+    h.binary_bytes = (uint64_t)n;
+    memcpy(h.magic, MAGIC, 8);
+    key_of(c, source, h.key);
+    h.binary_sum = entry_sum(&h, c->identity, bin);
+    return h;
+}
+
 void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program)
 {
     tgl_gl_disk_cache *c = &tgl_gl_of(b)->disk;
@@ -219,14 +234,7 @@ void tgl_gl_disk_cache_store(tgl_backend *b, const char *source, GLuint program)
         free(bin);
         return;
     }
-    file_header h;
-    memset(&h, 0, sizeof h); /* padding too: the checksum reads the header's bytes */
-    h.identity_bytes = (uint32_t)strlen(c->identity);
-    h.format = format;
-    h.binary_bytes = (uint64_t)got;
-    memcpy(h.magic, MAGIC, 8);
-    key_of(c, source, h.key);
-    h.binary_sum = entry_sum(&h, c->identity, bin);
+    file_header h = make_header(c, source, format, bin, (size_t)got);
 
     char path[sizeof c->dir + 48], tmp[sizeof path + 32];
     static unsigned counter; /* distinct temporary names within the process */
@@ -261,4 +269,27 @@ void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3])
     stats[0] = c->hits;
     stats[1] = c->stores;
     stats[2] = c->rejected;
+}
+
+int tgl_gl_test_cache_path(tgl_backend *b, const char *source, char *out, size_t size)
+{
+    const tgl_gl_disk_cache *c = &tgl_gl_of(b)->disk;
+    uint64_t key[2];
+    key_of(c, source, key);
+    return c->enabled && path_of(c, key, out, size);
+}
+
+size_t tgl_gl_test_cache_entry(tgl_backend *b, const char *source, uint32_t format, const void *payload, size_t n,
+                               unsigned char *out, size_t cap)
+{
+    const tgl_gl_disk_cache *c = &tgl_gl_of(b)->disk;
+    file_header h = make_header(c, source, (GLenum)format, payload, n);
+    size_t total = sizeof h + h.identity_bytes + n;
+    if (total > cap)
+        return 0;
+    memcpy(out, &h, sizeof h);
+    memcpy(out + sizeof h, c->identity, h.identity_bytes);
+    if (n)
+        memcpy(out + sizeof h + h.identity_bytes, payload, n);
+    return total;
 }

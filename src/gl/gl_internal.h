@@ -256,6 +256,12 @@ void tgl_gl_identity(tgl_backend *b, char *out, size_t size);
 int tgl_gl_make_dirs(const char *dir);
 /* Test hook: {hits, stores, rejected} since the backend opened. */
 void tgl_gl_test_cache_stats(tgl_backend *b, unsigned long stats[3]);
+/* Fuzzing and test hooks: the path of source's entry (0 when the cache is off), and the bytes of
+ * an entry that passes every check but the driver's, with payload as a binary of `format`
+ * (0 when it does not fit in cap). */
+int tgl_gl_test_cache_path(tgl_backend *b, const char *source, char *out, size_t size);
+size_t tgl_gl_test_cache_entry(tgl_backend *b, const char *source, uint32_t format, const void *payload, size_t n,
+                               unsigned char *out, size_t cap);
 
 /* ---- kernels from SPIR-V modules (gl_spirv.c) ---- */
 typedef struct tgl_gl_spirv {
