@@ -232,11 +232,9 @@ static void *bystander(void *arg)
 
 static void *relay_op_read_close(void *arg)
 {
-    relay *r = arg;
-    r->stage_ok[1] = !tgl_unary(r->b, TGL_UNARY_SQUARE, r->p, r->p, 100);
-    if (!r->stage_ok[1])
-        return NULL;
-    relay_read(arg);
+    relay_op(arg);
+    if (((relay *)arg)->stage_ok[1])
+        relay_read(arg);
     return NULL;
 }
 
