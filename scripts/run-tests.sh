@@ -1,12 +1,17 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Runs each cmocka test binary, then prints one summary line over all of them.
 # Usage: scripts/run-tests.sh BUILD_DIR TEST_BINARY...
+# TGL_TEST_JOBS binaries run at once (default: one per CPU core). Most of a binary's time is
+# spent on one core (kernel compilation in the driver, the CPU oracle, softpipe's interpreter),
+# so this nearly halves the suite on the 2-core CI machine. Each binary's output is printed
+# whole, in the order given, as soon as it and every binary before it have finished.
 set -u
 build=$1
 shift
 mkdir -p "$build/tests"
 # Program binaries go under the build tree, not the user's cache (an explicit TGL_CACHE_DIR,
-# empty included, is kept).
+# empty included, is kept). The cache is safe for concurrent processes (entries are written
+# under a temporary name and renamed into place).
 export TGL_CACHE_DIR="${TGL_CACHE_DIR-$build/program-cache}"
 # The SPIR-V modules every build directory shares (`make spirv`), for test_spirv and for
 # TGL_SHADER=spirv runs.
@@ -19,40 +24,87 @@ if [ ! -d "$build/locale/de_DE.UTF-8" ] && command -v localedef >/dev/null 2>&1 
     localedef -i de_DE -f UTF-8 "$build/locale/de_DE.UTF-8" >/dev/null 2>&1 || rm -rf "$build/locale/de_DE.UTF-8"
 fi
 [ -d "$build/locale/de_DE.UTF-8" ] && export LOCPATH="$(cd "$build/locale" && pwd)"
+
+jobs=${TGL_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in '' | *[!0-9]* | 0) echo "run-tests.sh: TGL_TEST_JOBS must be a positive integer, not '$jobs'" >&2; exit 2 ;; esac
 log="$build/tests/last-run.log"
 : > "$log"
+work=$(mktemp -d "$build/tests/.run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+tests=("$@")
+
+# One binary: its output, exit status and seconds into $work/N.{out,rc,secs}.
+run_one() {
+    local i=$1 t=$2 start rc
+    start=$(date +%s)
+    "$t" > "$work/$i.out" 2>&1
+    rc=$?
+    echo $(($(date +%s) - start)) > "$work/$i.secs"
+    echo "$rc" > "$work/$i.rc"
+}
+
 crashed=0
 # What failed, repeated after the summary: CI logs keep only their tail.
 failures=""
-for t in "$@"; do
-    echo "== $t"
-    out="$build/tests/.output"
-    "$t" > "$out" 2>&1
-    rc=$?
-    cat "$out"
-    cat "$out" >> "$log"
-    # cmocka exits with the number of failed tests; anything its summary does not explain
-    # (a crash, a sanitizer abort) is counted here.
-    if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \]' "$out"; then
-        echo "!! $t exited with status $rc without a cmocka failure report"
-        crashed=$((crashed + 1))
-        failures="$failures
+times=""
+next=0
+# Prints every finished binary from $next on, in order, stopping at the first still running.
+report() {
+    local t out rc secs seed f
+    while [ "$next" -lt "${#tests[@]}" ] && [ -f "$work/$next.rc" ]; do
+        t=${tests[$next]}
+        out="$work/$next.out"
+        rc=$(cat "$work/$next.rc")
+        secs=$(cat "$work/$next.secs")
+        echo "== $t"
+        cat "$out"
+        cat "$out" >> "$log"
+        echo "-- $t: $secs s"
+        times="$times
+$secs $t"
+        # cmocka exits with the number of failed tests; anything its summary does not explain
+        # (a crash, a sanitizer abort) is counted here.
+        if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \]' "$out"; then
+            echo "!! $t exited with status $rc without a cmocka failure report"
+            crashed=$((crashed + 1))
+            failures="$failures
 $t: exited with status $rc (crash or sanitizer report above)"
-    fi
-    # cmocka names each failed test after its summary; the binary's seed (drawn once per
-    # process) reproduces it.
-    seed=$(sed -n 's/^\[ SEED     \] //p' "$out" | head -n 1)
-    for f in $(sed -n 's/^\[  FAILED  \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' "$out" | sort -u); do
-        failures="$failures
+        fi
+        # cmocka names each failed test after its summary; the binary's seed (drawn once per
+        # process) reproduces it.
+        seed=$(sed -n 's/^\[ SEED     \] //p' "$out" | head -n 1)
+        for f in $(sed -n 's/^\[  FAILED  \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' "$out" | sort -u); do
+            failures="$failures
 $t: $f${seed:+ ($seed)}"
+        done
+        next=$((next + 1))
     done
+}
+
+running=0
+for i in "${!tests[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n
+        running=$((running - 1))
+        report
+    fi
+    run_one "$i" "${tests[$i]}" &
+    running=$((running + 1))
 done
+while [ "$running" -gt 0 ]; do
+    wait -n
+    running=$((running - 1))
+    report
+done
+report
+
 sum() { sed -n "s/$1/\\1/p" "$log" | awk '{s+=$1} END {print s+0}'; }
 passed=$(sum '^\[  PASSED  \] \([0-9]*\) test(s)\.')
 failed=$(sum '^\[  FAILED  \] \([0-9]*\) test(s), listed below:')
 skipped=$(sum '^\[  SKIPPED \] \([0-9]*\) test(s), listed below:')
 failed=$((failed + crashed))
 echo
+echo "slowest:" $(echo "$times" | sort -rn | head -n 5 | awk 'NF {printf "%s%s (%d s)", (n++ ? ", " : ""), $2, $1}')
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ -z "$failures" ] || echo "failed:$failures"
 [ "$failed" = 0 ]

@@ -55,6 +55,19 @@ int tgt_cpu_only(void)
     return v && !strcmp(v, "1");
 }
 
+int tgt_count(int n)
+{
+    const char *v = getenv("TGL_TEST_SCALE");
+    if (!v || !*v)
+        return n;
+    char *end;
+    double scale = strtod(v, &end);
+    if (*end || !(scale > 0 && scale <= 1))
+        fail_msg("TGL_TEST_SCALE=%s: a number in (0, 1] expected", v);
+    int scaled = (int)(n * scale);
+    return scaled > 0 ? scaled : 1;
+}
+
 tgl_backend *tgt_open(tgl_backend_kind kind)
 {
     if (kind == TGL_BACKEND_GL && tgt_cpu_only()) {

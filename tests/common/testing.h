@@ -44,6 +44,11 @@ size_t tgt_below(tgt_rng *r, size_t n);
 /* TGL_TEST_CPU_ONLY=1 (the valgrind run): GL backends are skipped, the CPU parts run. */
 int tgt_cpu_only(void);
 
+/* A random-call count scaled by TGL_TEST_SCALE (a number in (0, 1], default 1), at least 1: CI
+ * runs the op suites on softpipe, whose every dispatch costs milliseconds, with a quarter of the
+ * calls where a test makes hundreds of dispatches. A value outside (0, 1] fails the test. */
+int tgt_count(int n);
+
 /* Opens a backend of `kind` into *state; a GL backend is skipped only when no EGL display
  * exists at all, and any other GL failure fails the test. */
 tgl_backend *tgt_open(tgl_backend_kind kind);

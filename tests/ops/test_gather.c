@@ -279,7 +279,7 @@ static void test_small_ssbo_limit(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 2048 + 64, NULL); /* runs of a few indices: few dispatches on softpipe */
-    random_calls(p, gl, 30, "small SSBO limit");
+    random_calls(p, gl, tgt_count(30), "small SSBO limit");
     tgl_close(gl);
 }
 

@@ -441,11 +441,11 @@ static void test_one_hot(void **state)
         TGT_OK(bs[j], run_on(bs[j], &c, (uint8_t *)got));
         assert_memory_equal(got, want, sizeof got);
     }
-    one_hot_calls(p, p->gl, 120, "one_hot");
+    one_hot_calls(p, p->gl, tgt_count(120), "one_hot");
     if (p->gl) {
         tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
         tgl_gl_test_set_limits(gl, 256 + 64, NULL);
-        one_hot_calls(p, gl, 30, "one_hot, small SSBO limit");
+        one_hot_calls(p, gl, tgt_count(30), "one_hot, small SSBO limit");
         tgl_close(gl);
     }
 }
@@ -453,7 +453,7 @@ static void test_one_hot(void **state)
 static void test_random_layouts(void **state)
 {
     pair *p = *state;
-    random_calls(p, p->gl, 240, "random layouts");
+    random_calls(p, p->gl, tgt_count(240), "random layouts");
 }
 
 /* Six dims of 2 repeated twice each: twelve split dims, so the outer four repeats run as loops. */
@@ -488,7 +488,7 @@ static void test_small_ssbo_limit(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 256 + 64, NULL);
-    random_calls(p, gl, 40, "small SSBO limit");
+    random_calls(p, gl, tgt_count(40), "small SSBO limit");
     tgl_close(gl);
 }
 

@@ -193,7 +193,7 @@ static void test_small_ssbo_limit(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 64, NULL);
-    random_calls(p, gl, 30, "small SSBO limit");
+    random_calls(p, gl, tgt_count(30), "small SSBO limit");
     tgl_close(gl);
 }
 
@@ -505,7 +505,7 @@ static void test_adaptive_random(void **state)
     adaptive_calls(p, p->gl, 100, "adaptive random calls");
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 64, NULL); /* slabs of a plane or two */
-    adaptive_calls(p, gl, 20, "adaptive, small SSBO limit");
+    adaptive_calls(p, gl, tgt_count(20), "adaptive, small SSBO limit");
     tgl_close(gl);
 }
 

@@ -370,7 +370,7 @@ static void test_small_ssbo_limit(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 8192, NULL);
     shrunk_window = tgl_gl_max_window_elems(&tgl_gl_of(gl)->limits, 4) * 4;
-    random_calls(p, gl, 30, "small SSBO limit");
+    random_calls(p, gl, tgt_count(30), "small SSBO limit");
     shrunk_window = 0;
     /* a line past the window: refused, not cut */
     tgl_ptr x, y;

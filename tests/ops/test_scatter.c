@@ -469,7 +469,7 @@ static void test_small_ssbo_limit(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 8192, NULL);
-    random_calls(p, gl, 40, 6000, "small SSBO limit");
+    random_calls(p, gl, tgt_count(40), 6000, "small SSBO limit");
     for (int index_add = 0; index_add < 2; index_add++) { /* an out of many temp windows */
         call c = random_call(&p->rng, index_add, 2, (size_t[]){3000, 2});
         run_random(p, gl, &c, "small SSBO limit, wide out");

@@ -290,7 +290,7 @@ static void test_small_ssbo_limit(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 8192, NULL);
     shrunk_window = tgl_gl_max_window_elems(&tgl_gl_of(gl)->limits, 4) * 4;
-    random_calls(p, gl, 40, 3000, "small SSBO limit");
+    random_calls(p, gl, tgt_count(40), 3000, "small SSBO limit");
     for (int nonzero = 0; nonzero < 2; nonzero++) { /* wide rows of out, gapped in: many windows */
         call c = random_call(&p->rng, nonzero, 4, (size_t[]){7, 5, 3, 11});
         run_random(p, gl, &c, "small SSBO limit, 4-d");

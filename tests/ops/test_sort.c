@@ -307,7 +307,7 @@ static void test_small_ssbo_limit(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 8192, NULL);
-    random_calls(p, gl, 40, 6000, tgl_gl_max_window_elems(&tgl_gl_of(gl)->limits, 4) * 4, "small SSBO limit");
+    random_calls(p, gl, tgt_count(40), 6000, tgl_gl_max_window_elems(&tgl_gl_of(gl)->limits, 4) * 4, "small SSBO limit");
     tgl_close(gl);
 }
 

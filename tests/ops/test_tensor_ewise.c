@@ -320,9 +320,9 @@ static void test_compare_where_random(void **state)
         return;
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 256 + 64, NULL);
-    random_compare_where(p, gl, OP_COMPARE, 30, 9, "compare, small SSBO limit");
-    random_compare_where(p, gl, OP_WHERE, 30, 9, "where, small SSBO limit");
-    random_compare_where(p, gl, OP_MASKED_FILL, 30, 9, "masked_fill, small SSBO limit");
+    random_compare_where(p, gl, OP_COMPARE, tgt_count(30), 9, "compare, small SSBO limit");
+    random_compare_where(p, gl, OP_WHERE, tgt_count(30), 9, "where, small SSBO limit");
+    random_compare_where(p, gl, OP_MASKED_FILL, tgt_count(30), 9, "masked_fill, small SSBO limit");
     tgl_close(gl);
 }
 
@@ -415,7 +415,7 @@ static void test_boxes(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 256 + 64, NULL);
-    random_copies(p, gl, 60, 9, "small SSBO limit");
+    random_copies(p, gl, tgt_count(60), 9, "small SSBO limit");
     /* dense operands cut into boxes across their rows: a box is dense or not on its own */
     const size_t shape[3] = {5, 7, 23}, n = 5 * 7 * 23;
     uint8_t *init = malloc(n * 4 + 8);

@@ -221,7 +221,7 @@ static void test_small_ssbo_limit(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 256 + 64, NULL);
-    random_calls(p, gl, 40, "small SSBO limit");
+    random_calls(p, gl, tgt_count(40), "small SSBO limit");
     tgl_close(gl);
 }
 
