@@ -10,6 +10,7 @@
 #   make check-install   stage an install, build docs/examples/ against it with pkg-config, run them
 #   make deps            install the missing Debian packages only
 #   make analyze | check-valgrind | fuzz | soak | check-huge   reliability tools (docs/reliability.md)
+#   make repro           build/upload_order: a GL program without tensorgl (docs/internals.md, uploads)
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -59,7 +60,7 @@ TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 
-.PHONY: all deps print-deps check demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa
+.PHONY: all deps print-deps check demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -199,6 +200,12 @@ fuzz: fuzz-build
 # Ops on 2^HUGE_LOG2 floats (default 29: 2 GiB per array) checked element by element; needs
 # ~6.5 GiB of memory, so it is not part of `make check`.
 HUGE_LOG2 ?= 29
+# A standalone GL program (no tensorgl) for the NVIDIA upload-ordering question
+# (tests/repro/upload_order.c says how to run it; docs/internals.md has its results).
+repro: deps
+	@mkdir -p $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/upload_order tests/repro/upload_order.c $(LIBS)
+
 check-huge: deps
 	@$(MAKE) --no-print-directory $(BUILD)/libtensorgl.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/huge_ops tests/huge/huge_ops.c $(BUILD)/libtensorgl.a $(LIBS)
