@@ -3,6 +3,8 @@
  * compared. Each GL run flushes after every dispatch, every third, or every 64th
  * (TGL_MAX_TASKS), so whatever the barrier and flush logic skips shows up as a stale read. */
 #include "testing.h"
+#include "core/validate.h"
+#include "gl/gl_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -106,12 +108,78 @@ static void test_flush_every_64th(void **state)
     run("64");
 }
 
+/* The allocation's buffer record behind p (GL backend). */
+static tgl_gl_buffer *record_of(tgl_backend *b, tgl_ptr p)
+{
+    tgl__view v;
+    assert_int_equal(tgl__resolve(b, "p", p, 1, &v), TGL_OK);
+    return v.buf;
+}
+
+/* Copies by glCopyBufferSubData (a device copy at odd byte offsets, which no copy kernel takes,
+ * and an upload through the staging buffers) count as queued work on their buffers, so an
+ * upload into the destination right after waits for the copy: NVIDIA's driver (580, H200)
+ * applied such an update before the queued copy, losing it in every round
+ * (tests/repro/upload_order.c --copy-first). On llvmpipe the tracker's records are what can be
+ * checked; the contents are checked everywhere. */
+static void test_upload_after_gl_copy(void **state)
+{
+    (void)state;
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    if (!b)
+        skip();
+    enum { BYTES = 3 << 20 };
+    unsigned char *host = malloc(BYTES), *want = malloc(BYTES), *got = malloc(BYTES);
+    for (size_t i = 0; i < BYTES; i++)
+        host[i] = (unsigned char)(i * 7 + 3);
+    tgl_ptr x, y;
+    TGT_OK(b, tgl_alloc(b, BYTES, &x));
+    TGT_OK(b, tgl_alloc(b, BYTES, &y));
+    TGT_OK(b, tgl_copy_htod(b, y, host, BYTES));
+    TGT_OK(b, tgl_fill(b, x, 0.0f, BYTES / 4));
+    TGT_OK(b, tgl_synchronize(b));
+    const tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_buffer *rx = record_of(b, x);
+
+    /* a device copy at odd offsets, then an update inside the copied range */
+    TGT_OK(b, tgl_copy_dtod(b, x + 1, y + 1, 1001));
+    assert_true(rx->last_write > gl->completed_seq); /* the copy is known to be queued */
+    const unsigned char patch[64] = {0xA5, 0x5A, 0x11};
+    TGT_OK(b, tgl_copy_htod(b, x + 100, patch, sizeof patch));
+    assert_true(gl->completed_seq >= rx->last_write); /* the upload waited for it */
+    memset(want, 0, BYTES);
+    memcpy(want + 1, host + 1, 1001);
+    memcpy(want + 100, patch, sizeof patch);
+    TGT_OK(b, tgl_copy_dtoh(b, got, x, 2048));
+    assert_memory_equal(got, want, 2048);
+
+    /* an upload through the staging buffers (glCopyBufferSubData from them), then an update */
+    tgl_gl_test_force_transfer_staging(b, 1);
+    TGT_OK(b, tgl_copy_htod(b, x, host, BYTES));
+    if (!gl->limits.upload_waits) /* else the upload waited after its copies */
+        assert_true(rx->last_write > gl->completed_seq);
+    TGT_OK(b, tgl_copy_htod(b, x + 4096, patch, sizeof patch));
+    assert_true(gl->completed_seq >= rx->last_write);
+    memcpy(want, host, BYTES);
+    memcpy(want + 4096, patch, sizeof patch);
+    TGT_OK(b, tgl_copy_dtoh(b, got, x, BYTES));
+    assert_memory_equal(got, want, BYTES);
+
+    TGT_OK(b, tgl_free(b, x));
+    TGT_OK(b, tgl_free(b, y));
+    tgl_close(b);
+    free(host);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_flush_every_dispatch, tgt_env_teardown),
         cmocka_unit_test_teardown(test_flush_every_third, tgt_env_teardown),
         cmocka_unit_test_teardown(test_flush_every_64th, tgt_env_teardown),
+        cmocka_unit_test(test_upload_after_gl_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,7 +90,7 @@ static tgl_status copy_buffers(tgl_backend *b, GLuint from, GLintptr from_at, GL
     return tgl_gl_check(b, who);
 }
 
-static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const void *src, size_t bytes)
+static tgl_status upload_staged(tgl_backend *b, tgl_gl_buffer *dst, GLintptr at, const void *src, size_t bytes)
 {
     tgl_status st = TGL_OK;
     for (size_t c = 0, chunks = tgl_gl_ceil_div(bytes, STAGING_BYTES); !st && c < chunks; c++) {
@@ -102,7 +102,10 @@ static tgl_status upload_staged(tgl_backend *b, GLuint dst, GLintptr at, const v
         st = map_copy(b, GL_COPY_READ_BUFFER, 0, (char *)src + done, n, 1, "tgl_copy_htod (staging buffer)");
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
         if (!st)
-            st = copy_buffers(b, staging, 0, dst, at + (GLintptr)done, n, "tgl_copy_htod (glCopyBufferSubData)");
+            st = copy_buffers(b, staging, 0, dst->block->name, at + (GLintptr)done, n,
+                              "tgl_copy_htod (glCopyBufferSubData)");
+        if (!st)
+            tgl_gl_note_copy(b, NULL, dst);
     }
     return st;
 }
@@ -141,7 +144,7 @@ tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t 
         return st;
     GLintptr at = (GLintptr)(buf->base + dst.offset);
     if (bytes >= UPLOAD_MAP_BYTES && tgl_gl_of(b)->limits.transfer_staging) {
-        st = upload_staged(b, buf->block->name, at, src, bytes);
+        st = upload_staged(b, buf, at, src, bytes);
     } else if (bytes >= UPLOAD_MAP_BYTES) {
         glBindBuffer(GL_COPY_WRITE_BUFFER, buf->block->name);
         st = map_copy(b, GL_COPY_WRITE_BUFFER, at, (void *)src, bytes, 1, "tgl_copy_htod (glMapBufferRange)");
@@ -188,8 +191,11 @@ tgl_status tgl_gl_copy(tgl_backend *b, tgl__view dst, tgl__view src, size_t byte
     tgl_status st = tgl_gl_before_transfer(b, s, 0);
     if (st || (st = tgl_gl_before_transfer(b, d, 1)))
         return st;
-    return copy_buffers(b, s->block->name, (GLintptr)(s->base + src.offset), d->block->name,
-                        (GLintptr)(d->base + dst.offset), bytes, "tgl_copy_dtod (glCopyBufferSubData)");
+    st = copy_buffers(b, s->block->name, (GLintptr)(s->base + src.offset), d->block->name,
+                      (GLintptr)(d->base + dst.offset), bytes, "tgl_copy_dtod (glCopyBufferSubData)");
+    if (!st)
+        tgl_gl_note_copy(b, s, d);
+    return st;
 }
 
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on)

@@ -197,6 +197,16 @@ tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes
     return tgl_gl_audit_transfer(b, buf, writes);
 }
 
+void tgl_gl_note_copy(tgl_backend *b, tgl_gl_buffer *from, tgl_gl_buffer *to)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    gl->seq++;
+    if (from)
+        from->last_access = gl->seq;
+    if (to)
+        to->last_access = to->last_write = gl->seq;
+}
+
 tgl_status tgl_gl_finish(tgl_backend *b)
 {
     return tgl_gl_wait_idle(b, "tgl_synchronize");

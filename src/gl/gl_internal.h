@@ -189,7 +189,7 @@ typedef struct tgl_gl_buffer {
     tgl_gl_block *block;
     size_t base;            /* byte offset in the block: a multiple of every binding alignment */
     size_t bytes;           /* usable size: at least the user's size rounded up to 16 */
-    uint64_t last_write;    /* sequence number of the last dispatch that wrote it */
+    uint64_t last_write;    /* sequence number of the last dispatch (or GL copy) that wrote it */
     uint64_t last_access;   /* ... that read or wrote it */
     int cls;                /* pool size class, or -1 for a block of its own */
     struct tgl_gl_buffer *next; /* free-list or cache link while not in use */
@@ -503,10 +503,15 @@ size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
 tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes);
 /* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */
 tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out);
-/* Barrier before a buffer update/copy/map touching buf (reads only, or also writes). */
 /* Before a transfer touches buf: waits for queued dispatches on it when the transfer writes
  * it, else issues the buffer-update barrier its pending writers need. */
 tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes);
+/* After a glCopyBufferSubData from `from` into `to` (either NULL for a staging buffer) that
+ * nothing waited for: the copy counts as queued work reading `from` and writing `to`, so a
+ * later transfer into either waits for it (tgl_gl_before_transfer). NVIDIA's driver (580)
+ * applies a glBufferSubData before a copy into the same buffer queued ahead of it
+ * (tests/repro/upload_order.c --copy-first). */
+void tgl_gl_note_copy(tgl_backend *b, tgl_gl_buffer *from, tgl_gl_buffer *to);
 tgl_status tgl_gl_finish(tgl_backend *b);
 /* Waits (at most TGL_SYNC_TIMEOUT_MS) for everything queued; `who` names the caller in errors. */
 tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who);

@@ -15,12 +15,18 @@
  *      reads the update).
  * Then every element must hold the value of the last write to it. A miss is counted as "update
  * lost" (the range holds step 1's value) or "other" (anything else).
+ * --copy-first: step 1 writes the buffer with glCopyBufferSubData from another buffer (which a
+ * dispatch filled) instead of by a dispatch: an API copy queued into the buffer the update then
+ * writes, as tensorgl's device copies are.
+ * --flush / --barrier: glFlush / glMemoryBarrier(GL_ALL_BARRIER_BITS) between step 1 and the
+ * update.
  * --realloc: after step 1 the buffer object is deleted and a new one made in its place
  * (glBufferData with no data, as tensorgl frees and allocates without its pool), so step 1's
  * write still queued belongs to a deleted buffer; only the updated range is then defined and
  * checked.
  *
- * Usage: upload_order [--wait] [--dispatch] [--map] [--realloc] [--bytes N] [--rounds N]
+ * Usage: upload_order [--wait] [--dispatch] [--map] [--realloc] [--copy-first] [--flush]
+ *                     [--barrier] [--bytes N] [--rounds N]
  * Run several copies at once to load the GPU: `make repro`, then for example
  *   for i in 1 2 3 4 5 6 7 8; do build/upload_order --wait & done; wait
  * Exit status: 0 when every round read back what was written, 1 on a miss, 2 when GL could
@@ -107,7 +113,7 @@ static void dispatch(GLuint out, GLuint in, float value, GLuint n, GLuint copy)
 
 int main(int argc, char **argv)
 {
-    int wait = 0, via_dispatch = 0, map = 0, realloc_each = 0;
+    int wait = 0, via_dispatch = 0, map = 0, realloc_each = 0, copy_first = 0, flush = 0, barrier = 0;
     long bytes = 16384, rounds = 20000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--wait"))
@@ -118,12 +124,19 @@ int main(int argc, char **argv)
             map = 1;
         else if (!strcmp(argv[i], "--realloc"))
             realloc_each = 1;
+        else if (!strcmp(argv[i], "--copy-first"))
+            copy_first = 1;
+        else if (!strcmp(argv[i], "--flush"))
+            flush = 1;
+        else if (!strcmp(argv[i], "--barrier"))
+            barrier = 1;
         else if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
             bytes = strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = strtol(argv[++i], NULL, 10);
         else {
-            fprintf(stderr, "usage: upload_order [--wait] [--dispatch] [--map] [--realloc] [--bytes N] [--rounds N]\n");
+            fprintf(stderr, "usage: upload_order [--wait] [--dispatch] [--map] [--realloc] [--copy-first] [--flush] "
+                            "[--barrier] [--bytes N] [--rounds N]\n");
             return 2;
         }
     }
@@ -160,7 +173,14 @@ int main(int argc, char **argv)
         GLuint *slot = &bufs[next(&rng) % BUFS], b = *slot;
         float first = (float)(r % 1000000) + 0.25f, second = -(float)(r % 1000000) - 0.5f;
         GLuint off = (GLuint)(next(&rng) % n), len = 1 + (GLuint)(next(&rng) % (n - off));
-        dispatch(b, b, first, n, 0);
+        if (copy_first) {
+            dispatch(copy_out, copy_out, first, n, 0);
+            glBindBuffer(GL_COPY_READ_BUFFER, copy_out);
+            glBindBuffer(GL_COPY_WRITE_BUFFER, b);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)n * 4);
+        } else {
+            dispatch(b, b, first, n, 0);
+        }
         if (realloc_each) {
             glDeleteBuffers(1, slot);
             glGenBuffers(1, slot);
@@ -168,6 +188,10 @@ int main(int argc, char **argv)
             glBindBuffer(GL_COPY_WRITE_BUFFER, b);
             glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)n * 4, NULL, GL_DYNAMIC_COPY);
         }
+        if (flush)
+            glFlush();
+        if (barrier)
+            glMemoryBarrier(GL_ALL_BARRIER_BITS);
         if (wait) {
             GLsync f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
             glClientWaitSync(f, GL_SYNC_FLUSH_COMMANDS_BIT, 10000000000ull);
@@ -214,9 +238,10 @@ int main(int argc, char **argv)
         }
         bad_rounds += miss != 0;
     }
-    printf("upload_order: %ld rounds of %ld bytes%s%s%s%s: %ld rounds missed (%ld elements with the update lost, "
+    printf("upload_order: %ld rounds of %ld bytes%s%s%s%s%s%s%s: %ld rounds missed (%ld elements with the update lost, "
            "%ld other)\n",
-           rounds, bytes, wait ? ", host wait before each update" : "", via_dispatch ? ", read by a dispatch" : "",
+           rounds, bytes, copy_first ? ", written first by a GL copy" : "",
+           flush ? ", glFlush before the update" : "", barrier ? ", all barriers before the update" : "", wait ? ", host wait before each update" : "", via_dispatch ? ", read by a dispatch" : "",
            map ? ", staging mapped" : "", realloc_each ? ", a new buffer each round" : "", bad_rounds, lost, other);
     free(host);
     free(got);
