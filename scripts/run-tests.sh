@@ -33,12 +33,21 @@ work=$(mktemp -d "$build/tests/.run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 tests=("$@")
 
+# A binary still running after TGL_TEST_TIMEOUT seconds (default 1200; the longest, test_gemm
+# under ASan, takes about 4 minutes on the 2-core VM) is stopped and fails, named, so a hang
+# costs minutes and says where it was instead of running into CI's limit.
+limit=${TGL_TEST_TIMEOUT:-1200}
+case $limit in '' | *[!0-9]* | 0) echo "run-tests.sh: TGL_TEST_TIMEOUT must be a positive integer, not '$limit'" >&2; exit 2 ;; esac
+
 # One binary: its output, exit status and seconds into $work/N.{out,rc,secs}.
 run_one() {
     local i=$1 t=$2 start rc
     start=$(date +%s)
-    "$t" > "$work/$i.out" 2>&1
+    timeout -k 10 "$limit" "$t" > "$work/$i.out" 2>&1
     rc=$?
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        echo "!! $t was still running after $limit s (TGL_TEST_TIMEOUT) and was stopped" >> "$work/$i.out"
+    fi
     echo $(($(date +%s) - start)) > "$work/$i.secs"
     echo "$rc" > "$work/$i.rc"
 }
@@ -67,8 +76,13 @@ $secs $t"
         if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \]' "$out"; then
             echo "!! $t exited with status $rc without a cmocka failure report"
             crashed=$((crashed + 1))
-            failures="$failures
+            if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+                failures="$failures
+$t: still running after $limit s, stopped (TGL_TEST_TIMEOUT)"
+            else
+                failures="$failures
 $t: exited with status $rc (crash or sanitizer report above)"
+            fi
         fi
         # cmocka names each failed test after its summary; the binary's seed (drawn once per
         # process) reproduces it.
