@@ -59,8 +59,12 @@ KERNELS  := $(sort $(wildcard glsl/*/*.comp glsl/*/*.glsl))
 TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c tests/ops/test_*.c))
 TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
+# The order make check runs them in: the two that take most of a run (kernel compilation) first,
+# so the binaries after them fill the other cores meanwhile (scripts/run-tests.sh).
+LONG_TESTS := $(BUILD)/tests/ops/test_gemm $(BUILD)/tests/ops/test_attention
+TEST_RUN := $(LONG_TESTS) $(filter-out $(LONG_TESTS),$(TEST_BIN))
 
-.PHONY: all deps print-deps check demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
+.PHONY: all deps print-deps print-tests print-op-tests check demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -69,6 +73,11 @@ deps:
 # The package list, for the README check in .ci/run.
 print-deps:
 	@echo '$(DEPS)'
+# The test binaries in make check's order, every one or the op suites (for .ci/run's other runs).
+print-tests:
+	@echo '$(TEST_RUN)'
+print-op-tests:
+	@echo '$(filter $(BUILD)/tests/ops/%,$(TEST_RUN))'
 
 # Plain `make` without the build packages says so, and how to get them, instead of stopping at
 # the first missing header. Checked once per build directory.
@@ -158,7 +167,7 @@ ifneq ($(SANITIZE),1)
 	scripts/validate-kernels.sh $(BUILD)
 endif
 	scripts/api-reference.sh --check
-	scripts/run-tests.sh $(BUILD) $(TEST_BIN)
+	scripts/run-tests.sh $(BUILD) $(TEST_RUN)
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/demo
@@ -244,7 +253,7 @@ check-valgrind: deps
 # (scripts/check-newer-mesa.sh says what is checked where).
 check-newer-mesa: deps
 	@$(MAKE) --no-print-directory all tests
-	scripts/check-newer-mesa.sh $(BUILD) $(TEST_BIN)
+	scripts/check-newer-mesa.sh $(BUILD) $(TEST_RUN)
 
 # tensorgl.pc is written at install time, so it always names this install's PREFIX/LIBDIR.
 # The SPIR-V modules (every kernel variant, minutes to build) only for TGL_SHADER=spirv:
