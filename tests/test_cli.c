@@ -70,6 +70,10 @@ static const struct {
     {"warmup now", {"warmup: unknown option 'now'"}},
     {"tune --size 3", {"--size '3'", "64 to 8192"}},
     {"tune --size", {"--size needs a value"}},
+    {"kernels --api vulkan", {"kernels: unknown API 'vulkan'", "gl, gles, spirv"}},
+    {"kernels --api", {"kernels: --api needs a value"}},
+    {"kernels --dump /nonexistent/tgl-dir", {"--dump /nonexistent/tgl-dir", "No such file or directory"}},
+    {"kernels --bogus", {"kernels: unknown option '--bogus'", "--dump DIR"}},
     {"bnech", {"unknown command 'bnech'"}},
 };
 

@@ -6,9 +6,14 @@
 #include "core/hash.h"
 #include "gl/kernel_variants.h"
 
+#include "cli_args.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct dump_ctx {
     const char *dir;
@@ -71,26 +76,36 @@ static void each(void *ctx_, const char *kernel, const char *defines)
 
 int tgl_cmd_kernels(int argc, char **argv)
 {
+    static const char usage[] = "tensorgl kernels [--dump DIR] [--api gl|gles|spirv]";
+    static const char *const apis[] = {"gl", "gles", "spirv"};
+    static const tgl_gl_text flavours[] = {TGL_GL_TEXT_GL, TGL_GL_TEXT_ES, TGL_GL_TEXT_SPIRV};
     dump_ctx ctx = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
-            ctx.dir = argv[++i];
-        } else if (!strcmp(argv[i], "--api") && i + 1 < argc) {
-            const char *api = argv[++i];
-            if (!strcmp(api, "gl")) {
-                ctx.flavour = TGL_GL_TEXT_GL;
-            } else if (!strcmp(api, "gles")) {
-                ctx.flavour = TGL_GL_TEXT_ES;
-            } else if (!strcmp(api, "spirv")) {
-                ctx.flavour = TGL_GL_TEXT_SPIRV;
-            } else {
-                fprintf(stderr, "tensorgl kernels: --api takes gl, gles or spirv\n");
-                return 2;
+        if (!strcmp(argv[i], "--dump") || !strcmp(argv[i], "--api")) {
+            if (i + 1 >= argc)
+                return tgl_cli_missing_value("kernels", argv[i]);
+            if (!strcmp(argv[i], "--dump")) {
+                ctx.dir = argv[++i];
+                continue;
             }
+            const char *api = argv[++i];
+            size_t k = 0;
+            while (k < 3 && strcmp(api, apis[k]))
+                k++;
+            if (k == 3)
+                return tgl_cli_bad_choice("kernels", "API", api, strlen(api), apis, 3);
+            ctx.flavour = flavours[k];
         } else {
-            fprintf(stderr, "usage: tensorgl kernels [--dump DIR] [--api gl|gles|spirv]\n");
-            return 2;
+            return tgl_cli_bad_option("kernels", argv[i], usage);
         }
+    }
+    /* One clear error for a directory that cannot take the files, not one per variant. */
+    struct stat st;
+    errno = 0;
+    if (ctx.dir && (stat(ctx.dir, &st) || !S_ISDIR(st.st_mode) || access(ctx.dir, W_OK))) {
+        fprintf(stderr, "tensorgl kernels: --dump %s: %s (the directory must exist and be writable)\n", ctx.dir,
+                errno ? strerror(errno) : "not a directory");
+        return 2;
     }
     tgl_gl_each_variant(each, &ctx);
     if (ctx.dir)
