@@ -244,8 +244,12 @@ static void print_times(const char *phase, const char *dev_name, const double *d
         sum_d += dev[k];
         sum_c += cpu[k];
     }
-    printf("%-22s %9.2f ms %9.2f ms   (%s is %.1fx the cpu reference)\n", "sum of ops", sum_d, sum_c, dev_name,
-           sum_c / sum_d);
+    if (sum_d <= sum_c)
+        printf("%-22s %9.2f ms %9.2f ms   (%s is %.1fx as fast as the cpu reference)\n", "sum of ops", sum_d,
+               sum_c, dev_name, sum_c / sum_d);
+    else
+        printf("%-22s %9.2f ms %9.2f ms   (%s takes %.1fx as long as the cpu reference)\n", "sum of ops", sum_d, sum_c,
+               dev_name, sum_d / sum_c);
     printf("%-22s %9.2f ms %9.2f ms   (a pass without per-op waits, transfers included)\n", "wall", dev_total,
            cpu_total);
 }

@@ -563,8 +563,11 @@ tgl_status tgl__trace_end(tgl_backend *b)
     b->trace = NULL;
     int failed = t->failed || fclose(t->f) != 0;
     t->f = NULL;
-    tgl__log(b, TGL__LOG_INFO, "trace %s: %llu calls, %u distinct contents", t->path,
-             (unsigned long long)t->calls, t->n_data);
+    /* The size too: a traced run keeps every distinct buffer content, which adds up fast. */
+    struct stat st_file;
+    double mib = stat(t->path, &st_file) == 0 ? (double)st_file.st_size / (1024.0 * 1024.0) : 0.0;
+    tgl__log(b, TGL__LOG_INFO, "trace %s: %llu calls, %u distinct contents, %.1f MiB", t->path,
+             (unsigned long long)t->calls, t->n_data, mib);
     tgl_status st = failed ? tgl__fail(b, TGL_ERR_IO, "trace %s is incomplete: a write failed", t->path) : TGL_OK;
     trace_free(t);
     return st;
