@@ -1,8 +1,11 @@
 # tensorgl — the only build entry point.
 #   make                 build/libtensorgl.so, build/libtensorgl.a, build/tensorgl
-#   make check           install missing packages, build, validate kernels, run the tests
-#   make check SANITIZE=1  the same under ASan + UBSan (in build/sanitize/; the kernel text is
-#                          the same, so its validation runs only in the plain build)
+#   make check           install missing packages, build, run the tests (a quarter of each sweep:
+#                        about 5 minutes on two cores with empty caches)
+#   make check-full      the same, every case of every sweep, plus every SPIR-V module built and
+#                        every kernel variant validated (CI; about 30 minutes on two cores)
+#   make check[-full] SANITIZE=1  the same under ASan + UBSan (in build/sanitize/; the kernel text
+#                        is the same, so its validation runs only in the plain build)
 #   make demo            install missing packages, build and run the demo
 #   make bench           install missing packages (OpenBLAS too), run `tensorgl bench` (build/bench.json)
 #   make install PREFIX=/usr/local DESTDIR=    (make uninstall removes exactly what it installed)
@@ -63,8 +66,12 @@ TEST_BIN := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
 # so the binaries after them fill the other cores meanwhile (scripts/run-tests.sh).
 LONG_TESTS := $(BUILD)/tests/ops/test_gemm $(BUILD)/tests/ops/test_attention
 TEST_RUN := $(LONG_TESTS) $(filter-out $(LONG_TESTS),$(TEST_BIN))
+# make check's: all but test_spirv, which needs every SPIR-V module (make check-full builds them).
+TEST_QUICK := $(filter-out $(BUILD)/tests/test_spirv,$(TEST_RUN))
+CHECK_SCALE ?= 0.25
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: all deps print-deps print-tests print-op-tests check demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
+.PHONY: all deps print-deps print-tests print-op-tests check check-full demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
 
 deps:
@@ -123,10 +130,16 @@ $(BUILD)/libtensorgl.a: $(LIB_OBJ)
 $(BUILD)/tensorgl: $(CLI_OBJ) $(BUILD)/libtensorgl.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libtensorgl.a $(LIBS)
 
-# Tests link the static library so they can reach the internal test hooks.
-$(BUILD)/tests/%: tests/%.c $(TEST_COMMON) $(BUILD)/libtensorgl.a tests/common/testing.h
+# The helpers every test links, compiled once (not once per test binary).
+TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/obj/tests/common/%.o: tests/common/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_COMMON) \
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common -c $< -o $@
+
+# Tests link the static library so they can reach the internal test hooks.
+$(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a tests/common/testing.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) \
 	    $(BUILD)/libtensorgl.a -lcmocka $(LIBS)
 
 tests: $(TEST_BIN)
@@ -160,9 +173,26 @@ ifeq ($(SANITIZE),1)
 check: export ASAN_OPTIONS = $(SAN_OPTIONS):abort_on_error=0
 check: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 check: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
+check-full: export ASAN_OPTIONS = $(SAN_OPTIONS):abort_on_error=0
+check-full: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+check-full: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 endif
+# make check: what a change needs before it is committed, in about 5 minutes on two cores with
+# empty caches: the build (one job per core), docs/api.md against the header, and every test
+# binary but test_spirv at TGL_TEST_SCALE=$(CHECK_SCALE) (a seeded quarter of each sweep of
+# kernel configurations and random cases; tests/common/testing.h). Results print as each binary
+# ends, and what is still running every 30 s.
 check: deps
-	@$(MAKE) --no-print-directory all tests spirv
+	@$(MAKE) --no-print-directory -j$(NPROC) all tests
+	scripts/api-reference.sh --check
+	TGL_TEST_SCALE=$(CHECK_SCALE) scripts/run-tests.sh $(BUILD) $(TEST_QUICK)
+
+# make check-full (CI): the exhaustive run: every SPIR-V module built (about 10 minutes here),
+# every kernel variant through glslangValidator (GL and ES; the plain build only: the kernel text
+# does not depend on sanitizer flags), and the whole suite at full scale, test_spirv included.
+check-full: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all tests
+	@$(MAKE) --no-print-directory spirv
 ifneq ($(SANITIZE),1)
 	scripts/validate-kernels.sh $(BUILD)
 endif

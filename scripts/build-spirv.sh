@@ -17,6 +17,11 @@ mkdir -p "$out" "$src"
 # mark (TGL_UNROLL) and runs its performance passes with no size limit on replacing arrays by
 # scalars: glslangValidator's output keeps register arrays in memory and loops rolled, and the
 # H100's driver ran it as it was (GEMM 7x slower than from GLSL; 1.5x after these passes).
+# A count every 30 s: the whole build takes minutes.
+total=$(ls "$src" | grep -c '\.comp$')
+(while sleep 30; do echo "build-spirv: $(ls "$out" | grep -c '\.spv$') of $total modules"; done) &
+watcher=$!
+trap 'kill $watcher 2>/dev/null' EXIT
 ls "$src" | grep '\.comp$' | xargs -P "$(nproc)" -n 32 sh -c '
     src=$1; out=$2; shift 2
     for f in "$@"; do

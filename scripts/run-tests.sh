@@ -3,8 +3,9 @@
 # Usage: scripts/run-tests.sh BUILD_DIR TEST_BINARY...
 # TGL_TEST_JOBS binaries run at once (default: one per CPU core). Most of a binary's time is
 # spent on one core (kernel compilation in the driver, the CPU oracle, softpipe's interpreter),
-# so this nearly halves the suite on the 2-core CI machine. Each binary's output is printed
-# whole, in the order given, as soon as it and every binary before it have finished.
+# so this nearly halves the suite on the 2-core CI machine. Binaries start in the order given
+# (the longest first); each one's output is printed whole as soon as it has finished, and a line
+# says what is still running every TGL_TEST_PROGRESS seconds (default 30) of silence.
 set -u
 build=$1
 shift
@@ -49,68 +50,86 @@ run_one() {
         echo "!! $t was still running after $limit s (TGL_TEST_TIMEOUT) and was stopped" >> "$work/$i.out"
     fi
     echo $(($(date +%s) - start)) > "$work/$i.secs"
-    echo "$rc" > "$work/$i.rc"
+    # written whole, then renamed: the scheduler takes the .rc file's presence for the end
+    echo "$rc" > "$work/$i.rc.tmp" && mv "$work/$i.rc.tmp" "$work/$i.rc"
 }
 
 crashed=0
 # What failed, repeated after the summary: CI logs keep only their tail.
 failures=""
 times=""
-next=0
-# Prints every finished binary from $next on, in order, stopping at the first still running.
+done_count=0
+began=$(date +%s)
+last_print=$began
+# Prints binary $1's output, its seconds and what failed in it.
 report() {
-    local t out rc secs seed f
-    while [ "$next" -lt "${#tests[@]}" ] && [ -f "$work/$next.rc" ]; do
-        t=${tests[$next]}
-        out="$work/$next.out"
-        rc=$(cat "$work/$next.rc")
-        secs=$(cat "$work/$next.secs")
-        echo "== $t"
-        cat "$out"
-        cat "$out" >> "$log"
-        echo "-- $t: $secs s"
-        times="$times
+    local i=$1 t out rc secs seed f
+    t=${tests[$i]}
+    out="$work/$i.out"
+    rc=$(cat "$work/$i.rc")
+    secs=$(cat "$work/$i.secs")
+    done_count=$((done_count + 1))
+    echo "== $t ($done_count of ${#tests[@]})"
+    cat "$out"
+    cat "$out" >> "$log"
+    echo "-- $t: $secs s"
+    times="$times
 $secs $t"
-        # cmocka exits with the number of failed tests; anything its summary does not explain
-        # (a crash, a sanitizer abort) is counted here.
-        if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \]' "$out"; then
-            echo "!! $t exited with status $rc without a cmocka failure report"
-            crashed=$((crashed + 1))
-            if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-                failures="$failures
-$t: still running after $limit s, stopped (TGL_TEST_TIMEOUT)"
-            else
-                failures="$failures
-$t: exited with status $rc (crash or sanitizer report above)"
-            fi
-        fi
-        # cmocka names each failed test after its summary; the binary's seed (drawn once per
-        # process) reproduces it.
-        seed=$(sed -n 's/^\[ SEED     \] //p' "$out" | head -n 1)
-        for f in $(sed -n 's/^\[  FAILED  \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' "$out" | sort -u); do
+    # cmocka exits with the number of failed tests; anything its summary does not explain
+    # (a crash, a sanitizer abort) is counted here.
+    if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \]' "$out"; then
+        echo "!! $t exited with status $rc without a cmocka failure report"
+        crashed=$((crashed + 1))
+        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
             failures="$failures
+$t: still running after $limit s, stopped (TGL_TEST_TIMEOUT)"
+        else
+            failures="$failures
+$t: exited with status $rc (crash or sanitizer report above)"
+        fi
+    fi
+    # cmocka names each failed test after its summary; the binary's seed (drawn once per
+    # process) reproduces it.
+    seed=$(sed -n 's/^\[ SEED     \] //p' "$out" | head -n 1)
+    for f in $(sed -n 's/^\[  FAILED  \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' "$out" | sort -u); do
+        failures="$failures
 $t: $f${seed:+ ($seed)}"
-        done
-        next=$((next + 1))
     done
+    last_print=$(date +%s)
 }
 
-running=0
-for i in "${!tests[@]}"; do
-    if [ "$running" -ge "$jobs" ]; then
-        wait -n
-        running=$((running - 1))
-        report
+# The scheduler: starts binaries while fewer than $jobs run, prints each one that ends, and
+# after TGL_TEST_PROGRESS seconds without output names those still running.
+progress=${TGL_TEST_PROGRESS:-30}
+case $progress in '' | *[!0-9]* | 0) echo "run-tests.sh: TGL_TEST_PROGRESS must be a positive integer, not '$progress'" >&2; exit 2 ;; esac
+started=0
+declare -A live=()
+declare -A since=()
+while [ "$started" -lt "${#tests[@]}" ] || [ "${#live[@]}" -gt 0 ]; do
+    while [ "$started" -lt "${#tests[@]}" ] && [ "${#live[@]}" -lt "$jobs" ]; do
+        run_one "$started" "${tests[$started]}" &
+        live[$started]=1
+        since[$started]=$(date +%s)
+        started=$((started + 1))
+    done
+    for i in "${!live[@]}"; do
+        if [ -f "$work/$i.rc" ]; then
+            unset "live[$i]"
+            report "$i"
+        fi
+    done
+    now=$(date +%s)
+    if [ "${#live[@]}" -gt 0 ] && [ $((now - last_print)) -ge "$progress" ]; then
+        line=""
+        for i in $(printf '%s\n' "${!live[@]}" | sort -n); do
+            line="$line${line:+, }${tests[$i]##*/} ($((now - ${since[$i]})) s)"
+        done
+        echo ".. [$((now - began)) s] $done_count of ${#tests[@]} done; running: $line"
+        last_print=$now
     fi
-    run_one "$i" "${tests[$i]}" &
-    running=$((running + 1))
+    sleep 1
 done
-while [ "$running" -gt 0 ]; do
-    wait -n
-    running=$((running - 1))
-    report
-done
-report
+wait
 
 sum() { sed -n "s/$1/\\1/p" "$log" | awk '{s+=$1} END {print s+0}'; }
 passed=$(sum '^\[  PASSED  \] \([0-9]*\) test(s)\.')

@@ -13,6 +13,7 @@ check_variants() {
     shift
     status=0
     for f in "$@"; do
+        echo >> "${f%/*}/../checked"   # one byte per variant, for the progress count
         log=$(glslangValidator -l -q "$f" 2>&1) || { printf '%s\n' "$log"; status=1; continue; }
         blocks=$(printf '%s\n' "$log" | awk '/^(Uniform|Buffer) block reflection:/ { s = 1; next } /^$/ { s = 0 } s' | wc -l)
         if [ "$blocks" -gt "$max_blocks" ]; then
@@ -51,6 +52,10 @@ max_blocks=$(sed -n 's/^#define TGL_GL_KERNEL_STORAGE_BLOCKS \([0-9]*\).*/\1/p' 
 # One glslangValidator process per variant (it links one program at a time), as many at once as
 # there are cores: the 3500 or so took 9.8 minutes one after another on the 2-core CI machine.
 variants=$(find "$out/gl" "$out/gles" -name '*.comp' | wc -l)
+: > "$out/checked"
+(while sleep 30; do echo "validate-kernels: $(wc -c < "$out/checked") of $variants variants"; done) &
+watcher=$!
+trap 'kill $watcher 2>/dev/null' EXIT
 find "$out/gl" "$out/gles" -name '*.comp' | sort |
     xargs -P "$(nproc)" -n 64 sh "$root/scripts/validate-kernels.sh" --check-variants "$max_blocks" || fail=1
 count=$((count + variants))

@@ -577,7 +577,7 @@ static void test_edited_snapshot_names_the_op(void **state)
     spill(path, bl.data, bl.size);
     assert_int_equal(replay(path, TGL_BACKEND_CPU, 1), TGL_ERR_INTERNAL);
     const char *msg = tgl_last_error(NULL);
-    printf("replay: %s\n", msg);
+    tgt_expected("replay: %s", msg);
     assert_non_null(strstr(msg, "tgl_unary"));
     assert_non_null(strstr(msg, "diverges"));
     assert_int_equal(replay(path, TGL_BACKEND_CPU, 0), TGL_OK); /* without compare it just runs */
@@ -655,7 +655,7 @@ static void expect_io(const char *path, const blob *bl, const char *want)
 {
     tgl_status st = replay_variant(path, bl, bl->size);
     const char *msg = tgl_last_error(NULL);
-    printf("%s\n", msg);
+    tgt_expected("%s", msg);
     assert_int_equal(st, TGL_ERR_IO);
     assert_non_null(strstr(msg, want));
 }
@@ -788,7 +788,7 @@ static void test_errors(void **state)
     tgl_backend *b = tgt_open(TGL_BACKEND_CPU);
     assert_int_equal(tgl_trace_start(b, NULL), TGL_ERR_INVALID_ARGUMENT);
     assert_int_equal(tgl_trace_start(b, "/proc/no-such-dir/x"), TGL_ERR_IO);
-    printf("%s\n", tgl_last_error(b));
+    tgt_expected("%s", tgl_last_error(b));
     tgl_close(b);
     assert_int_equal(replay("/tmp/no-such-trace.tgltrace", TGL_BACKEND_CPU, 1), TGL_ERR_IO);
     char dir[64];

@@ -55,16 +55,56 @@ int tgt_cpu_only(void)
     return v && !strcmp(v, "1");
 }
 
-int tgt_count(int n)
+static double test_scale(void)
 {
     const char *v = getenv("TGL_TEST_SCALE");
     if (!v || !*v)
-        return n;
+        return 1.0;
     char *end;
     double scale = strtod(v, &end);
     if (*end || !(scale > 0 && scale <= 1))
         fail_msg("TGL_TEST_SCALE=%s: a number in (0, 1] expected", v);
-    int scaled = (int)(n * scale);
+    return scale;
+}
+
+int tgt_pick(size_t i)
+{
+    size_t stride = (size_t)(1.0 / test_scale() + 0.5);
+    return stride <= 1 || (i + tgt_seed() % stride) % stride == 0;
+}
+
+static void expected_log(void *user, int level, const char *message)
+{
+    (void)user;
+    static const char *const names[] = {"debug", "info", "warning", "error"}; /* tgl_log_fn's levels */
+    printf("[ EXPECTED ] tensorgl: %s: %s\n", level >= 0 && level <= 3 ? names[level] : "log", message);
+    fflush(stdout);
+}
+
+void tgt_expected_begin(void)
+{
+    tgl_set_log_callback(expected_log, NULL);
+}
+
+void tgt_expected_end(void)
+{
+    tgl_set_log_callback(NULL, NULL);
+}
+
+void tgt_expected(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("[ EXPECTED ] ");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    fflush(stdout);
+}
+
+int tgt_count(int n)
+{
+    int scaled = (int)(n * test_scale());
     return scaled > 0 ? scaled : 1;
 }
 

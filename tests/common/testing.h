@@ -44,10 +44,25 @@ size_t tgt_below(tgt_rng *r, size_t n);
 /* TGL_TEST_CPU_ONLY=1 (the valgrind run): GL backends are skipped, the CPU parts run. */
 int tgt_cpu_only(void);
 
-/* A random-call count scaled by TGL_TEST_SCALE (a number in (0, 1], default 1), at least 1: CI
- * runs the op suites on softpipe, whose every dispatch costs milliseconds, with a quarter of the
- * calls where a test makes hundreds of dispatches. A value outside (0, 1] fails the test. */
+/* TGL_TEST_SCALE (a number in (0, 1], default 1; anything else fails the test) thins the work
+ * the suites repeat for coverage: make check runs at 0.25 to stay within minutes on two cores
+ * with empty caches, make check-full (CI) at 1, and CI's softpipe run at 0.25 (each dispatch
+ * costs milliseconds there).
+ * tgt_count: a random-call count scaled so, at least 1. */
 int tgt_count(int n);
+/* tgt_pick: whether item i of a sweep (a kernel configuration, a head dimension, a case of an
+ * exhaustive grid) runs: every round(1/scale)-th item, from an offset drawn from the run's seed,
+ * so successive runs cover the whole sweep. Sweeps whose items each compile kernels pick at
+ * that level, so a thinned run also compiles fewer. */
+int tgt_pick(size_t i);
+
+/* Output a test provokes on purpose (fault injection, damaged files, refused calls), marked
+ * "[ EXPECTED ]" so a passing run's log does not read as trouble. Between tgt_expected_begin
+ * and tgt_expected_end the library's log lines are printed so (through a log callback, which
+ * also stops TGL_LOG from taking them); tgt_expected prints one message of the test's own. */
+void tgt_expected_begin(void);
+void tgt_expected_end(void);
+void tgt_expected(const char *fmt, ...);
 
 /* Opens a backend of `kind` into *state; a GL backend is skipped only when no EGL display
  * exists at all, and any other GL failure fails the test. */

@@ -209,11 +209,13 @@ static void test_gemm_small_exhaustive(void **state)
     pair *p = *state;
     if (!p->gl)
         skip();
-    size_t idx = 0;
+    size_t idx = 0, ran = 0;
     double worst = 0;
     for (size_t m = 1; m <= 17; m++)
         for (size_t n = 1; n <= 17; n++)
             for (size_t k = 1; k <= 17; k++, idx++) {
+                if (!tgt_pick(idx))
+                    continue;
                 gcase c = {.ta = idx & 1, .tb = (idx >> 1) & 1, .m = m, .n = n, .k = k, .batch = 1, .quarters = 1,
                            .alpha = alphas[idx % 4], .beta = betas[(idx / 4) % 4]};
                 c.lda = (c.ta ? m : k) + idx % 3;
@@ -221,8 +223,9 @@ static void test_gemm_small_exhaustive(void **state)
                 c.ldc = n + (idx / 9) % 2;
                 double e = check_case(p, NULL, &c, 1e-9);
                 worst = e > worst ? e : worst;
+                ran++;
             }
-    printf("gemm: %zu small shapes, worst NMSE %.3g\n", idx, worst);
+    printf("gemm: %zu of %zu small shapes (TGL_TEST_SCALE), worst NMSE %.3g\n", ran, idx, worst);
 }
 
 static gcase random_case(tgt_rng *r, size_t max_dim)
@@ -245,7 +248,7 @@ static void test_gemm_random_large(void **state)
     pair *p = *state;
     if (!p->gl)
         skip();
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0, n = tgt_count(12); i < n; i++) {
         gcase c = random_case(&p->rng, 300);
         check_case(p, NULL, &c, 1e-9);
     }
@@ -288,6 +291,8 @@ static void test_gemm_each_kernel(void **state)
         {.tiled = 1, .bm = 32, .bn = 32, .bk = 8, .tm = 4, .tn = 4, .double_slab = 1},
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        if (!tgt_pick(i)) /* each configuration compiles its own kernels */
+            continue;
         tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
         const tgl_gl_gemm_config *g = &configs[i];
         if (g->tiled && tgl_gl_gemm_shared_bytes(g) > tgl_gl_of(gl)->limits.shared_memory) {
@@ -420,8 +425,8 @@ static void test_gemm_f16(void **state)
     pair *p = *state;
     if (!p->gl)
         skip();
-    for (int i = 0; i < 10; i++) {
-        gcase c = random_case(&p->rng, i < 5 ? 17 : 150);
+    for (int i = 0, n = tgt_count(10); i < n; i++) {
+        gcase c = random_case(&p->rng, i < n / 2 ? 17 : 150);
         c.f16 = 1;
         check_case(p, NULL, &c, 1e-6);
     }
