@@ -291,7 +291,7 @@ static void test_memory_info_and_pool(void **state)
     TGT_OK(b, tgl_memory_info(b, &m));
     assert_int_equal(m.in_use, sum);
     assert_true(m.peak > m.in_use);
-    int pools = c->kind == TGL_BACKEND_GL && tgl_gl_of(b)->limits.pool; /* llvmpipe; GPUs: off */
+    int pools = c->kind == TGL_BACKEND_GL && tgl_gl_of(b)->limits.pool; /* llvmpipe carves, GPUs reuse */
     if (pools)
         assert_true(m.pooled > 0);
 

@@ -154,10 +154,13 @@ tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t 
         glBufferSubData(GL_COPY_WRITE_BUFFER, at, (GLsizeiptr)bytes, src);
         glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
         st = tgl_gl_check(b, "tgl_copy_htod (glBufferSubData)");
+        /* GPUs: the update may still be queued, and a later glBufferSubData into the buffer may
+         * be written from the host before it (tgl_gl_note_copy says how NVIDIA's driver does
+         * that), so the next transfer into or from the buffer waits for it. Dispatches are
+         * ordered after it by the GL command stream. */
+        if (!st && tgl_gl_of(b)->limits.upload_waits)
+            tgl_gl_note_copy(b, NULL, buf);
     }
-    /* GPUs: the update must land before later work touches the buffer (gl_limits.c). */
-    if (!st && tgl_gl_of(b)->limits.upload_waits)
-        st = tgl_gl_wait_idle(b, "tgl_copy_htod");
     return st;
 }
 

@@ -87,7 +87,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(compute_units, U32, "multiprocessors (llvmpipe: rasterizer threads); split-K fills waves of them") \
     X(loop_limit, U32, "loop iterations an invocation may run in all; 0 no limit known")                 \
     X(copy_kernel, FLAG, "word-aligned device copies run a kernel, not glCopyBufferSubData")             \
-    X(upload_waits, FLAG, "tgl_copy_htod waits until its update has landed")                             \
+    X(upload_waits, FLAG, "an upload is queued work on its buffer: the next transfer into or from it waits for it")                             \
     X(transfer_staging, FLAG, "transfers go through staging buffers, never mapping a tensor's")          \
     X(transfer_threads, U32, "threads sharing the host's memcpy of a large transfer")                    \
     X(pool, POOL, "memory pool: off, reuse (freed buffers) or carve (small ones from blocks too)")       \
@@ -506,11 +506,13 @@ tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out);
 /* Before a transfer touches buf: waits for queued dispatches on it when the transfer writes
  * it, else issues the buffer-update barrier its pending writers need. */
 tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes);
-/* After a glCopyBufferSubData from `from` into `to` (either NULL for a staging buffer) that
- * nothing waited for: the copy counts as queued work reading `from` and writing `to`, so a
- * later transfer into either waits for it (tgl_gl_before_transfer). NVIDIA's driver (580)
- * applies a glBufferSubData before a copy into the same buffer queued ahead of it
- * (tests/repro/upload_order.c --copy-first). */
+/* After a GL transfer command that nothing waited for (a glCopyBufferSubData from `from` into
+ * `to`, either NULL for a staging buffer; on GPUs a glBufferSubData into `to`): it counts as
+ * queued work reading `from` and writing `to`, so a later transfer into or from them waits for
+ * it (tgl_gl_before_transfer). NVIDIA's driver (580) may write a glBufferSubData into a buffer
+ * from the host at once while earlier commands that write the same buffer (a copy, or an
+ * earlier glBufferSubData it queued on the GPU because a dispatch still used the buffer) have
+ * yet to run; they then land on top of it (docs/internals.md, "Transfers"). */
 void tgl_gl_note_copy(tgl_backend *b, tgl_gl_buffer *from, tgl_gl_buffer *to);
 tgl_status tgl_gl_finish(tgl_backend *b);
 /* Waits (at most TGL_SYNC_TIMEOUT_MS) for everything queued; `who` names the caller in errors. */

@@ -8,8 +8,8 @@
 
 /* The host computes each pair's frequency and its phase at pos_offset in double and uploads
  * them to a table buffer, kept for the next call with the same theta, head_dim and pos_offset
- * (q and k of every layer at one decode step): on GPUs an upload waits for the device to go
- * idle (limits.upload_waits), which made back-to-back ropes on the H100 take twice as long.
+ * (q and k of every layer at one decode step): an upload into the table while a queued rope
+ * reads it waits for the device, which made back-to-back ropes on the H100 take twice as long.
  * Rows are processed in slabs whose windows fit the SSBO block limit. */
 
 /* The table for (head_dim, pos_offset, theta): inv_freq[half], then phase[half]. */
@@ -205,8 +205,8 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         (st = tgl_gl_plan_program(b, &plans[2], &gather[0])) ||
         (wide && (st = tgl_gl_plan_program(b, &plans[3], &gather[1]))))
         return st;
-    /* The status word is set by a dispatch: an upload would wait for the device to go idle on
-     * GPUs (limits.upload_waits), on top of the status read below. */
+    /* The status word is set by a dispatch: an upload into it would wait for the previous
+     * call's queued work on it (tgl_gl_before_transfer), on top of the status read below. */
     size_t pad_first;
     tgl_gl_binding clear_bind[2] = {
         tgl_gl_window(b, ids, 4, 0, &pad_first), /* unread; binding 1 is the status word's */

@@ -1,7 +1,7 @@
-/* Device memory for tgl_alloc where the per-renderer table turns the pool on (gl_limits.c:
- * llvmpipe; GPUs get a buffer per allocation, deleted on free): small allocations carved from
- * shared GL buffers, and freed buffers kept for reuse, so an alloc/free loop (a model's
- * temporaries) creates no GL buffer after the first pass.
+/* Device memory for tgl_alloc, as the device profile's pool trait says (gl_profile.c: llvmpipe
+ * carves, GPUs reuse, TGL_POOL=off gives a buffer per allocation, deleted on free): small
+ * allocations carved from shared GL buffers, and freed buffers kept for reuse, so an alloc/free
+ * loop (a model's temporaries) creates no GL buffer after the first pass.
  *
  *  - Small (up to 256 KiB), when carving: power-of-two size classes from 256 bytes; each class
  *    carves chunks from 4 MiB blocks, and a freed chunk goes back to its class's free list.
