@@ -2,6 +2,7 @@
  * bad value (and the closest valid one, where one is near); --help of a bench subcommand prints
  * the usage without opening a device. Runs the tensorgl binary built beside this test. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -74,6 +75,9 @@ static const struct {
     {"kernels --api", {"kernels: --api needs a value"}},
     {"kernels --dump /nonexistent/tgl-dir", {"--dump /nonexistent/tgl-dir", "No such file or directory"}},
     {"kernels --bogus", {"kernels: unknown option '--bogus'", "--dump DIR"}},
+    {"doctor --size huge", {"doctor: unknown size 'huge'", "small, medium"}},
+    {"doctor --size", {"doctor: --size needs a value"}},
+    {"doctor --bogus", {"doctor: unknown option '--bogus'", "--size"}},
     {"bnech", {"unknown command 'bnech'"}},
 };
 
@@ -108,11 +112,31 @@ static void test_help(void **state)
     }
 }
 
+/* tensorgl doctor on this machine's GL device: every op of the standard set agrees with the CPU
+ * backend (exit 0, the summary line) and the report names the renderer and the profile. */
+static void test_doctor(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only() || !tgl_egl_display_exists())
+        skip();
+    char cmd[sizeof tool + 64], out[32768];
+    snprintf(cmd, sizeof cmd, "'%s' doctor 2>&1", tool);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = fread(out, 1, sizeof out - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(out, "ops agree with the CPU backend") ||
+        strstr(out, "FAILED") || !strstr(out, "renderer:") || !strstr(out, "profile:") || !strstr(out, "ok     gemm "))
+        fail_msg("tensorgl doctor exited %d; it printed: %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mistakes),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_doctor),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -83,4 +83,9 @@ tgl_status tgl_bench_upload(tgl_backend *b, tgl_ptr dst, const float *h, size_t 
  * failed, with the failures on stderr. */
 int tgl_bench_first_use(tgl_backend *b, int size, double *seconds);
 
+/* Runs every op of the set once at `size` on b and on ref from the same inputs and compares
+ * every buffer (bit-identical, or NMSE within tol), a line per op on out; returns how many
+ * failed or disagreed (tensorgl doctor). */
+int tgl_bench_check(tgl_backend *b, tgl_backend *ref, int size, double tol, FILE *out);
+
 #endif

@@ -9,6 +9,10 @@
 #include "cli_args.h"
 #include "commands.h"
 
+#include "cpu/cpu_half.h"
+
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +255,99 @@ int tgl_bench_first_use(tgl_backend *b, int size, double *seconds)
             failed++;
         }
         seconds[i] = tgl_bench_now() - t0;
+    }
+    return failed;
+}
+
+/* Buffer i of a case, read back from r as floats (f16 ones widened; ids and other int32
+ * contents keep their bits), into *out (malloc'd); its element count in *n. */
+static tgl_status read_back(const runner *r, const bench_buf *u, int i, float **out, size_t *n)
+{
+    size_t count = u->count ? u->count : 1;
+    int f16 = u->fill == BENCH_F16;
+    float *h = malloc(count * sizeof(float));
+    if (!h)
+        return TGL_ERR_OUT_OF_MEMORY;
+    tgl_status st = tgl_copy_dtoh(r->b, h, r->dev[i], count * (f16 ? 2 : 4));
+    for (size_t k = count; f16 && k-- > 0;) { /* widened back to front, in place */
+        uint16_t half;
+        memcpy(&half, (const char *)h + 2 * k, 2);
+        uint32_t bits = tgl_f16_to_f32_bits(half);
+        memcpy(&h[k], &bits, 4);
+    }
+    *out = h;
+    *n = count;
+    return st;
+}
+
+/* Bit-identical, or the normalized squared error of got against want within `tol` (NaN where
+ * want has none fails). */
+static double compare(const float *got, const float *want, size_t n)
+{
+    if (!memcmp(got, want, n * sizeof(float)))
+        return 0.0;
+    double err = 0.0, ref = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(got[i]) != isnan(want[i]))
+            return INFINITY;
+        if (isnan(got[i]) || (isinf(got[i]) && got[i] == want[i]))
+            continue;
+        double d = (double)got[i] - (double)want[i];
+        err += d * d;
+        ref += (double)want[i] * want[i];
+    }
+    return ref > 0.0 ? err / ref : err > 0.0 ? INFINITY : 0.0;
+}
+
+int tgl_bench_check(tgl_backend *b, tgl_backend *ref, int size, double tol, FILE *out)
+{
+    int failed = 0;
+    for (size_t i = 0; i < tgl_bench_op_count; i++) {
+        const bench_op *op = &tgl_bench_ops[i];
+        double t0 = tgl_bench_now();
+        runner r[2] = {{b, NULL, op, op->sizes[size], {0}, {NULL}}, {ref, NULL, op, op->sizes[size], {0}, {NULL}}};
+        bench_spec spec = {0};
+        op->spec(r[0].p, &spec);
+        tgl_status st = TGL_OK;
+        int side = 0;
+        for (; side < 2 && !st; side++)
+            if (!(st = setup(&r[side], &spec)) && !(st = call(&r[side])))
+                st = finish(&r[side]);
+        side--; /* the side that failed, when st */
+        double worst = 0.0;
+        int worst_buf = -1;
+        for (int k = 0; k < spec.n_bufs && !st; k++) {
+            float *got = NULL, *want = NULL;
+            size_t n = 0;
+            side = 0;
+            if (!(st = read_back(&r[0], &spec.bufs[k], k, &got, &n)) &&
+                (side = 1, !(st = read_back(&r[1], &spec.bufs[k], k, &want, &n)))) {
+                double e = compare(got, want, n);
+                if (op->transfer && r[0].host[k] && r[1].host[k]) /* what a download wrote */
+                    e = fmax(e, compare(r[0].host[k], r[1].host[k], n));
+                if (!(e <= worst)) {
+                    worst = e;
+                    worst_buf = k;
+                }
+            }
+            free(got);
+            free(want);
+        }
+        teardown(&r[0]);
+        teardown(&r[1]);
+        double ms = (tgl_bench_now() - t0) * 1e3;
+        if (st) {
+            fprintf(out, "  FAILED %-16s %s (%s): %s: %s\n", op->name, spec.shape, side ? "cpu" : "device",
+                    tgl_status_string(st), tgl_last_error(side ? ref : b));
+            failed++;
+        } else if (!(worst <= tol)) {
+            fprintf(out, "  FAILED %-16s %s: buffer %d differs from the CPU backend's, NMSE %.3g (at most %.0e)\n",
+                    op->name, spec.shape, worst_buf, worst, tol);
+            failed++;
+        } else {
+            fprintf(out, "  ok     %-16s %-20s NMSE %-9.2g %7.1f ms\n", op->name, spec.shape, worst, ms);
+        }
+        fflush(out);
     }
     return failed;
 }

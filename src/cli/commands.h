@@ -9,6 +9,8 @@ int tgl_cmd_devices(int argc, char **argv);
 int tgl_cmd_warmup(int argc, char **argv);
 int tgl_cmd_tune(int argc, char **argv);
 int tgl_cmd_kernels(int argc, char **argv);
+/* `tensorgl doctor`: every op of the standard set on the device against the CPU backend. */
+int tgl_cmd_doctor(int argc, char **argv);
 int tgl_cmd_version(int argc, char **argv);
 int tgl_cmd_bench(int argc, char **argv);
 /* The usage of every form of `tensorgl bench` (cmd_bench.c). */

@@ -14,6 +14,8 @@ static const struct {
     {"devices", tgl_cmd_devices, "list the EGL devices (name, driver, API, DRM node) that TGL_DEVICE chooses from"},
     {"warmup", tgl_cmd_warmup, "build the device's kernels into the program and driver caches (tgl_warmup)"},
     {"tune", tgl_cmd_tune, "[--size N]: time the GEMM kernel shapes, keep the fastest for this device (tgl_tune)"},
+    {"doctor", tgl_cmd_doctor, "[--size small|medium]: every op once on the GL device and on the CPU backend,\n"
+                   "            compared; the device, its profile and what disagreed, for a bug report"},
     {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
     {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
                    "            bench ops|gemm|attention|conv2d|engine: focused comparisons (bench --help)"},
