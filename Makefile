@@ -132,6 +132,7 @@ $(BUILD)/tensorgl: $(CLI_OBJ) $(BUILD)/libtensorgl.a
 
 # The helpers every test links, compiled once (not once per test binary).
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
+.SECONDARY: $(TEST_COMMON_OBJ) # made by a pattern rule only: kept, not deleted as intermediates
 $(BUILD)/obj/tests/common/%.o: tests/common/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common -c $< -o $@
