@@ -89,7 +89,9 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  * (tgl_profile_start, and the table on stderr at tgl_close), TGL_SHADER=glsl|spirv (GL kernels
  * from GLSL source, the default, or from the SPIR-V modules `make spirv` builds, through
  * GL_ARB_gl_spirv: desktop GL only), TGL_SPIRV_DIR=dir (where those modules are; default
- * tensorgl-spirv beside the shared library, where `make install-spirv` puts them). */
+ * tensorgl-spirv beside the shared library, where `make install-spirv` puts them),
+ * TGL_LIMITS=gl43-min|es31-min (GL: the device's limits cut to the least that specification
+ * allows, to run as on a minimal part; tgl_device_info reports the limits in force). */
 typedef struct tgl_options {
     tgl_backend_kind kind;
     int device;

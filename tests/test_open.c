@@ -153,7 +153,8 @@ static void test_bad_options(void **state)
     static const char *const bad[][2] = {{"TGL_POOL", "carv"}, {"TGL_POOL", "1"}, {"TGL_PROFILE_TIMER", "yes"},
                                          {"TGL_PROFILE_TIMER", "2"}, {"TGL_MAX_MEMORY", " -1"},
                                          {"TGL_MAX_MEMORY", "-1"}, {"TGL_MAX_MEMORY", "+5"},
-                                         {"TGL_MAX_TASKS", " 4"}};
+                                         {"TGL_MAX_TASKS", " 4"}, {"TGL_LIMITS", "es31"},
+                                         {"TGL_LIMITS", "gl43-min,"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tgt_setenv(bad[i][0], bad[i][1]);
         TGT_EXPECT(NULL, tgl_open(NULL, &b), TGL_ERR_INVALID_ARGUMENT);
@@ -301,6 +302,71 @@ static void test_gl_device_info(void **state)
     assert_string_equal(i.fallback_reason, "");
     TGT_EXPECT(b, tgl_device_info(b, NULL), TGL_ERR_INVALID_ARGUMENT);
     tgl_close(b);
+}
+
+/* TGL_LIMITS: the limits in force are the device's cut to the specification's minimums (on any
+ * device that offers more, exactly those), the kernels' workgroups fit them, and ops whose
+ * buffers pass the smaller SSBO block limit still agree with the CPU backend. */
+static void test_spec_limits(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only() || !tgl_egl_display_exists())
+        skip();
+    static const struct {
+        const char *name;
+        uint64_t ssbo_block, shared;
+        uint32_t blocks, invocations;
+    } specs[] = {{"gl43-min", 16u << 20, 32768, 8, 1024}, {"es31-min", 128u << 20, 16384, 4, 128}};
+    tgl_backend *cpu = tgt_open(TGL_BACKEND_CPU);
+    for (size_t s = 0; s < 2; s++) {
+        tgt_setenv("TGL_LIMITS", specs[s].name);
+        tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+        struct tgl_device_info i;
+        TGT_OK(b, tgl_device_info(b, &i));
+        assert_true(i.max_ssbo_block_size <= specs[s].ssbo_block && i.max_shared_memory <= specs[s].shared);
+        assert_true(i.max_storage_blocks <= specs[s].blocks && i.max_workgroup_invocations <= specs[s].invocations);
+        assert_true(i.ssbo_offset_alignment >= 256); /* the coarsest a device may ask for */
+        assert_true(i.workgroup_size <= i.max_workgroup_invocations && i.reduce_workgroup_size <= i.max_workgroup_invocations);
+        /* an add whose buffers pass gl43-min's 16 MiB SSBO blocks, a GEMM, a softmax, a sum */
+        enum { N = (5 << 20) + 3, M = 70, K = 90, C = 33 };
+        float *x = malloc(N * sizeof *x), *got = malloc(N * sizeof *got), *want = malloc(N * sizeof *want);
+        assert_true(x && got && want);
+        tgt_rng r;
+        tgt_rng_init(&r, tgt_seed() ^ (0x5bec + s));
+        for (size_t k = 0; k < N; k++)
+            x[k] = tgt_uniform(&r, -2.0f, 2.0f);
+        tgl_backend *both[2] = {b, cpu};
+        float *outs[2] = {got, want};
+        for (int k = 0; k < 2; k++) {
+            tgl_backend *be = both[k];
+            tgl_ptr px = tgt_upload(be, x, N, 0), py = 0, g = 0, sm = 0, sum = 0;
+            TGT_OK(be, tgl_alloc(be, N * sizeof(float), &py));
+            TGT_OK(be, tgl_alloc(be, M * C * sizeof(float), &g));
+            TGT_OK(be, tgl_alloc(be, M * K * sizeof(float), &sm));
+            TGT_OK(be, tgl_alloc(be, sizeof(float), &sum));
+            TGT_OK(be, tgl_binary(be, TGL_BINARY_ADD, px, px, py, N));
+            TGT_OK(be, tgl_gemm(be, TGL_NO_TRANS, TGL_TRANS, M, C, K, 1.0f, px, K, px + 4 * M * K, K, 0.0f, g, C));
+            TGT_OK(be, tgl_softmax(be, px, sm, M, K));
+            const size_t shape[1] = {N};
+            TGT_OK(be, tgl_reduce(be, TGL_REDUCE_SUM, px, sum, shape, 1, 0));
+            float *o = outs[k];
+            TGT_OK(be, tgl_copy_dtoh(be, o, py, N * sizeof(float)));
+            TGT_OK(be, tgl_copy_dtoh(be, o + N - M * C - M * K - 1, g, M * C * sizeof(float)));
+            TGT_OK(be, tgl_copy_dtoh(be, o + N - M * K - 1, sm, M * K * sizeof(float)));
+            TGT_OK(be, tgl_copy_dtoh(be, o + N - 1, sum, sizeof(float)));
+            const tgl_ptr all[] = {px, py, g, sm, sum};
+            for (size_t a = 0; a < 5; a++)
+                TGT_OK(be, tgl_free(be, all[a]));
+        }
+        double nmse = tgt_nmse(got, want, N);
+        if (!(nmse <= 1e-10))
+            fail_msg("TGL_LIMITS=%s: GL against the CPU backend, NMSE %g", specs[s].name, nmse);
+        free(x);
+        free(got);
+        free(want);
+        tgl_close(b);
+    }
+    tgl_close(cpu);
 }
 
 /* Buffer textures wherever the context offers them: desktop GL always, ES through
@@ -639,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_fork_child),
         cmocka_unit_test_teardown(test_driver_check_passes_on_sound_driver, driver_check_teardown),
         cmocka_unit_test_teardown(test_driver_check_refuses_device, driver_check_teardown),
+        cmocka_unit_test_teardown(test_spec_limits, tgt_env_teardown),
     };
     /* The tests set their own variables; start from none. */
     const char *vars[] = {"TGL_BACKEND", "TGL_DEVICE", "TGL_API", "TGL_LOG", "TGL_MAX_TASKS", "TGL_DEBUG"};

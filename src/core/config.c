@@ -86,7 +86,8 @@ static tgl_status resolve_api(tgl__config *cfg)
     return TGL_OK;
 }
 
-/* TGL_POOL=off|reuse|carve (unset or empty: the device's choice) and TGL_PROFILE_TIMER=0|1. */
+/* TGL_POOL=off|reuse|carve (unset or empty: the device's choice), TGL_LIMITS=gl43-min|es31-min,
+ * TGL_DEVICE_PROFILE and TGL_PROFILE_TIMER=0|1. */
 static tgl_status resolve_gl_overrides(tgl__config *cfg)
 {
     static const char *const pools[] = {"", "off", "reuse", "carve"};
@@ -99,6 +100,17 @@ static tgl_status resolve_gl_overrides(tgl__config *cfg)
         if (i == sizeof pools / sizeof pools[0])
             return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_POOL=\"%s\": expected off, reuse or carve", s);
         cfg->pool = (tgl__pool_choice)i;
+    }
+    static const char *const limits[] = {"", "gl43-min", "es31-min"};
+    s = getenv("TGL_LIMITS");
+    cfg->limits = TGL__LIMITS_DEVICE;
+    if (s && *s) {
+        size_t i = 1;
+        while (i < sizeof limits / sizeof limits[0] && strcmp(s, limits[i]))
+            i++;
+        if (i == sizeof limits / sizeof limits[0])
+            return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_LIMITS=\"%s\": expected gl43-min or es31-min", s);
+        cfg->limits = (tgl__spec_limits)i;
     }
     tgl_status st = env_string("TGL_DEVICE_PROFILE", cfg->device_profile, sizeof cfg->device_profile);
     if (st || (st = tgl_gl_profile_check(cfg->device_profile)))

@@ -21,6 +21,9 @@ typedef struct tgl__profile tgl__profile;
 typedef enum { TGL__API_ANY = 0, TGL__API_GL, TGL__API_GLES } tgl__api;
 /* TGL_POOL: the GL memory pool's mode, or the device's own choice. */
 typedef enum { TGL__POOL_DEVICE = 0, TGL__POOL_OFF, TGL__POOL_REUSE, TGL__POOL_CARVE } tgl__pool_choice;
+/* TGL_LIMITS: the device's own limits, or those cut to what a specification guarantees. */
+typedef enum { TGL__LIMITS_DEVICE = 0, TGL__LIMITS_GL43_MIN, TGL__LIMITS_ES31_MIN } tgl__spec_limits;
+
 typedef struct tgl__config {
     tgl_backend_kind kind;
     int device;
@@ -43,6 +46,8 @@ typedef struct tgl__config {
     int profile_timer;    /* TGL_PROFILE_TIMER=0|1: GL timer queries off or on; -1 = the device's choice */
     char device_profile[512]; /* TGL_DEVICE_PROFILE=[name][,trait=value...]: checked by the GL
                                  backend at open (gl_profile.c), which knows the names */
+    tgl__spec_limits limits; /* TGL_LIMITS=gl43-min|es31-min: the device's limits cut to the spec's
+                                minimums (gl_limits.c); TGL__LIMITS_DEVICE when unset or empty */
 } tgl__config;
 
 /* Whether the user named a device (TGL_DEVICE or opts->device, by index past the first or by

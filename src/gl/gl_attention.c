@@ -446,8 +446,11 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
         path = l->attention_reg && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
                : a->seq_q <= DECODE_MAX_ROWS                ? TGL_GL_ATTENTION_DECODE
                                                             : TGL_GL_ATTENTION_FLASH;
-    if (path == TGL_GL_ATTENTION_REG && !l->texture_buffer_texels)
-        path = TGL_GL_ATTENTION_FLASH;
+    /* flash_reg reads a (batch, head) block's q, k and v as buffer textures: without them, or
+     * where a block is longer than one may be (65536 texels under TGL_LIMITS), the SSBO kernels. */
+    if (path == TGL_GL_ATTENTION_REG && (!l->texture_buffer_texels || a->seq_q * a->head_dim > l->texture_buffer_texels ||
+                                         a->kv_cap * a->head_dim > l->texture_buffer_texels))
+        path = a->seq_q <= DECODE_MAX_ROWS ? TGL_GL_ATTENTION_DECODE : TGL_GL_ATTENTION_FLASH;
     /* llvmpipe ends an invocation's loops after l->loop_limit iterations in all, and flash_reg
      * walks a row's keys in one invocation: right up to seq_kv 16383 at head dims up to 128
      * (checked at 16000 for 1, 33, 64, 80 and 128); past 128 its loops over the head dimension

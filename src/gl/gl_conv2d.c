@@ -223,13 +223,15 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     if (!fits(l, &configs[ci])) /* a forced configuration this device cannot run: the shape's */
         ci = choose(l, ocg);
     const conv_config *cfg = &configs[ci];
-    if (cfg->tex && !l->texture_buffer_texels) /* a forced texture variant on ES: its SSBO twin */
+    size_t img_in = d->in_channels * d->in_h * d->in_w, img_out = d->out_channels * cv->out_h * cv->out_w;
+    size_t n_f = d->out_channels * (d->in_channels / d->groups) * d->kernel_h * d->kernel_w;
+    /* A texture variant on ES without buffer textures, or where one image or the filter is
+     * longer than a buffer texture may be (65536 texels under TGL_LIMITS): its SSBO twin. */
+    if (cfg->tex && (!l->texture_buffer_texels || img_in > l->texture_buffer_texels || n_f > l->texture_buffer_texels))
         cfg = cfg->tm == 4 ? &configs[4] : &configs[1];
     size_t max = tgl_gl_max_window_elems(l, F32);
     if (cfg->tex && l->texture_buffer_texels < max)
         max = (size_t)l->texture_buffer_texels;
-    size_t img_in = d->in_channels * d->in_h * d->in_w, img_out = d->out_channels * cv->out_h * cv->out_w;
-    size_t n_f = d->out_channels * (d->in_channels / d->groups) * d->kernel_h * d->kernel_w;
     size_t k = (d->in_channels / d->groups) * d->kernel_h * d->kernel_w;
     size_t per_img_cols = cv->out_h * cv->out_w;
     size_t nb = max / (img_in > img_out ? img_in : img_out);

@@ -166,6 +166,39 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
     return TGL_OK;
 }
 
+/* TGL_LIMITS: cuts the limits the device reports to the least the GL 4.3 or the ES 3.1
+ * specification allows (their tables of implementation-dependent values), so a machine with a
+ * generous driver runs the library as a minimal part would: smaller SSBO windows, fewer storage
+ * blocks and image units, less shared memory, smaller workgroups, shorter buffer textures, the
+ * coarsest offset alignment. The device profile is then resolved within them. */
+static void cut_to_spec(tgl_gl_limits *l, tgl__spec_limits which)
+{
+    typedef struct spec {
+        uint64_t ssbo_block, shared, texels, align;
+        uint32_t blocks, invocations, size[3], count, images;
+    } spec;
+    static const spec gl43 = {(uint64_t)16 << 20, 32768, 65536, 256, 8, 1024, {1024, 1024, 64}, 65535, 8};
+    static const spec es31 = {(uint64_t)128 << 20, 16384, 65536, 256, 4, 128, {128, 128, 64}, 65535, 4};
+    const spec *m = which == TGL__LIMITS_GL43_MIN ? &gl43 : &es31;
+#define CUT(field, value) (l->field = l->field < (value) ? l->field : (value))
+    CUT(max_ssbo_block, m->ssbo_block);
+    CUT(shared_memory, m->shared);
+    CUT(storage_blocks, m->blocks);
+    CUT(wg_invocations, m->invocations);
+    CUT(image_units, m->images);
+    if (l->texture_buffer_texels)
+        CUT(texture_buffer_texels, m->texels);
+    for (int i = 0; i < 3; i++) {
+        CUT(wg_size[i], m->size[i]);
+        CUT(wg_count[i], m->count);
+    }
+#undef CUT
+    /* Alignments are maxima in the specifications: the coarsest a device may ask for. */
+    l->ssbo_align = l->ssbo_align > m->align ? l->ssbo_align : m->align;
+    if (l->texture_align)
+        l->texture_align = l->texture_align > m->align ? l->texture_align : m->align;
+}
+
 tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
 {
     memset(l, 0, sizeof *l);
@@ -214,6 +247,8 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         return st;
     /* after the check: a driver that refuses the query leaves an error this clears */
     l->memory_bytes = device_memory_bytes();
+    if (b->config.limits != TGL__LIMITS_DEVICE)
+        cut_to_spec(l, b->config.limits);
     if (!l->ssbo_align || !l->max_ssbo_block || !l->wg_count[0] || !l->wg_count[1] || !l->wg_size[0])
         return tgl__fail(b, TGL_ERR_NO_DEVICE, "no compute shaders: the driver reports zero SSBO or "
                          "workgroup limits");
