@@ -126,6 +126,10 @@ int tgl_cmd_warmup(int argc, char **argv)
     }
     struct tgl_device_info i;
     tgl_device_info(b, &i);
+    /* The call itself says nothing until it is done: up to a minute with empty caches. */
+    printf("tensorgl warmup: compiling every op family's kernels on %s into the caches (up to a minute "
+           "with empty caches; later runs of any program skip it)...\n", i.renderer);
+    fflush(stdout);
     double t0 = tgl_bench_now();
     unsigned calls = 0;
     tgl_status st = tgl_warmup(b, &calls);
