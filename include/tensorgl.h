@@ -1209,7 +1209,10 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
  * out_h = (in_h + 2 pad_h - dilation_h (kernel_h - 1) - 1) / stride_h + 1 (likewise w).
  * Output channel o of group g = o / (out_channels / groups) reads input channels
  * g * in_channels / groups ... (g + 1) * in_channels / groups - 1; groups == in_channels ==
- * out_channels is a depthwise convolution. Zero strides, dilations and groups mean 1. */
+ * out_channels is a depthwise convolution. Zero strides, dilations and groups mean 1.
+ * 1-D convolution (PyTorch's conv1d: input [batch, in_channels, length], filter [out_channels,
+ * in_channels / groups, kernel]) is this with in_h = kernel_h = 1 and no padding, stride or
+ * dilation along h: the tensors are the same bytes, and out_h is 1. */
 typedef struct tgl_conv2d_desc {
     size_t batch, in_channels, in_h, in_w, out_channels, kernel_h, kernel_w;
     size_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups; /* 0 -> 1 (pads 0) */

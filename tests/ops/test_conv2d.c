@@ -189,6 +189,84 @@ static void test_conv2d_random(void **state)
     }
 }
 
+/* PyTorch's F.conv1d(x [N, C, L], w [O, C / groups, K], bias, stride, padding, dilation, groups)
+ * in double on the host: out[n, o, x] = bias[o] + sum over the group's channels c and taps k of
+ * x[n, c, x * stride - padding + k * dilation] * w[o, c, k], taps outside [0, L) counting 0. */
+static double *host_conv1d(const tgl_conv2d_desc *d, const operands *o, int bias)
+{
+    size_t g = d->groups, cg = d->in_channels / g, og = d->out_channels / g, L = d->in_w, K = d->kernel_w;
+    double *out = calloc(o->n_out + 1, sizeof *out);
+    for (size_t n = 0; n < d->batch; n++)
+        for (size_t oc = 0; oc < d->out_channels; oc++)
+            for (size_t x = 0; x < o->ow; x++) {
+                double s = bias ? o->bias[oc] : 0.0;
+                for (size_t c = 0; c < cg; c++)
+                    for (size_t k = 0; k < K; k++) {
+                        ptrdiff_t at = (ptrdiff_t)(x * d->stride_w + k * d->dilation_w) - (ptrdiff_t)d->pad_w;
+                        if (at >= 0 && at < (ptrdiff_t)L)
+                            s += (double)o->in[(n * d->in_channels + (oc / og) * cg + c) * L + (size_t)at] *
+                                 o->f[(oc * cg + c) * K + k];
+                    }
+                out[(n * d->out_channels + oc) * o->ow + x] = s;
+            }
+    return out;
+}
+
+/* conv1d is tgl_conv2d with a height of 1 (in_h = kernel_h = 1, no padding or stride along it):
+ * [N, C, L] is [N, C, 1, L] in memory, and PyTorch's weights [O, C / g, K] are [O, C / g, 1, K].
+ * Random lengths (1, primes, 2^k +- 1, past a workgroup), taps, strides, padding, dilation and
+ * groups, on both backends and on every GL configuration, against PyTorch's formula on the host. */
+static void test_conv1d(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    static const size_t lengths[] = {1, 2, 7, 31, 257, 1000, 4097};
+    tgt_rng *r = &p->rng;
+    tgl_backend *forced = tgt_open(TGL_BACKEND_GL);
+    int done = 0, runs = tgt_count(40);
+    double worst = 0;
+    while (done < runs) {
+        size_t groups = 1 + tgt_below(r, 3);
+        tgl_conv2d_desc d = {.batch = 1 + tgt_below(r, 3), .in_channels = groups * (1 + tgt_below(r, 4)), .in_h = 1,
+                             .in_w = lengths[tgt_below(r, sizeof lengths / sizeof lengths[0])],
+                             .out_channels = groups * (1 + tgt_below(r, 5)), .kernel_h = 1, .kernel_w = 1 + tgt_below(r, 7),
+                             .stride_h = 1, .stride_w = 1 + tgt_below(r, 3), .pad_w = tgt_below(r, 4), .dilation_h = 1,
+                             .dilation_w = 1 + tgt_below(r, 3), .groups = groups};
+        size_t oh, ow;
+        if (tgl_conv2d_output_size(&d, &oh, &ow))
+            continue;
+        assert_int_equal(oh, 1);
+        ccase c = {d, (int)tgt_below(r, 2), tgt_below(r, 2)};
+        operands o = make_operands(r, &c);
+        double *want = host_conv1d(&d, &o, c.bias);
+        float *want_f = malloc((o.n_out + 1) * sizeof *want_f);
+        for (size_t i = 0; i < o.n_out; i++)
+            want_f[i] = (float)want[i];
+        /* the device's own choice, the CPU backend, then one GL configuration in turn */
+        tgl_gl_test_force_conv2d(forced, (int)((size_t)done % tgl_gl_conv2d_config_count()));
+        tgl_backend *backends[3] = {p->gl, p->cpu, forced};
+        for (int k = 0; k < 3; k++) {
+            float *got = run_on(backends[k], &c, &o);
+            double e = tgt_nmse(got + c.front, want_f, o.n_out);
+            if (!(e <= 1e-9)) {
+                char what[256];
+                describe(&c, what, sizeof what);
+                fail_msg("conv1d %s on %s: NMSE %.3g against the host", what, k == 1 ? "cpu" : "gl", e);
+            }
+            assert_int_equal(tgt_first_unpoisoned(got + c.front + o.n_out, GUARD), GUARD);
+            worst = e > worst ? e : worst;
+            free(got);
+        }
+        free(want);
+        free(want_f);
+        free_operands(&o);
+        done++;
+    }
+    tgl_close(forced);
+    print_message("conv1d: %d random cases, worst NMSE %.3g\n", runs, worst);
+}
+
 /* A small SSBO limit cuts the batch into slabs of images. */
 static void test_conv2d_slabs(void **state)
 {
@@ -324,7 +402,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv2d_cases),       cmocka_unit_test(test_conv2d_random),
         cmocka_unit_test(test_conv2d_slabs),       cmocka_unit_test(test_conv2d_output_size),
-        cmocka_unit_test(test_conv2d_errors),
+        cmocka_unit_test(test_conv2d_errors),       cmocka_unit_test(test_conv1d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
