@@ -86,33 +86,36 @@ static tgl_status resolve_api(tgl__config *cfg)
     return TGL_OK;
 }
 
+/* Variable `name` as the index of its value among names[1..n-1] (0, names[0] = "", when unset
+ * or empty); another value fails, quoting `expect`. */
+static tgl_status env_choice(const char *name, const char *const *names, size_t n, const char *expect, size_t *out)
+{
+    const char *s = getenv(name);
+    *out = 0;
+    if (!s || !*s)
+        return TGL_OK;
+    size_t i = 1;
+    while (i < n && strcmp(s, names[i]))
+        i++;
+    if (i == n)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "%s=\"%s\": expected %s", name, s, expect);
+    *out = i;
+    return TGL_OK;
+}
+
 /* TGL_POOL=off|reuse|carve (unset or empty: the device's choice), TGL_LIMITS=gl43-min|es31-min,
  * TGL_DEVICE_PROFILE and TGL_PROFILE_TIMER=0|1. */
 static tgl_status resolve_gl_overrides(tgl__config *cfg)
 {
-    static const char *const pools[] = {"", "off", "reuse", "carve"};
-    const char *s = getenv("TGL_POOL");
-    cfg->pool = TGL__POOL_DEVICE;
-    if (s && *s) {
-        size_t i = 1;
-        while (i < sizeof pools / sizeof pools[0] && strcmp(s, pools[i]))
-            i++;
-        if (i == sizeof pools / sizeof pools[0])
-            return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_POOL=\"%s\": expected off, reuse or carve", s);
-        cfg->pool = (tgl__pool_choice)i;
-    }
-    static const char *const limits[] = {"", "gl43-min", "es31-min"};
-    s = getenv("TGL_LIMITS");
-    cfg->limits = TGL__LIMITS_DEVICE;
-    if (s && *s) {
-        size_t i = 1;
-        while (i < sizeof limits / sizeof limits[0] && strcmp(s, limits[i]))
-            i++;
-        if (i == sizeof limits / sizeof limits[0])
-            return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "TGL_LIMITS=\"%s\": expected gl43-min or es31-min", s);
-        cfg->limits = (tgl__spec_limits)i;
-    }
-    tgl_status st = env_string("TGL_DEVICE_PROFILE", cfg->device_profile, sizeof cfg->device_profile);
+    static const char *const pools[] = {"", "off", "reuse", "carve"}; /* tgl__pool_choice's order */
+    static const char *const limits[] = {"", "gl43-min", "es31-min"}; /* tgl__spec_limits' order */
+    size_t pool = 0, spec = 0;
+    tgl_status st = env_choice("TGL_POOL", pools, sizeof pools / sizeof *pools, "off, reuse or carve", &pool);
+    if (st || (st = env_choice("TGL_LIMITS", limits, sizeof limits / sizeof *limits, "gl43-min or es31-min", &spec)))
+        return st;
+    cfg->pool = (tgl__pool_choice)pool;
+    cfg->limits = (tgl__spec_limits)spec;
+    st = env_string("TGL_DEVICE_PROFILE", cfg->device_profile, sizeof cfg->device_profile);
     if (st || (st = tgl_gl_profile_check(cfg->device_profile)))
         return st;
     unsigned long v = 0;
