@@ -169,7 +169,8 @@ struct tgl_device_info {
                                           "" on CPU */
     uint32_t max_storage_blocks;       /* GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS: storage buffers
                                           one kernel may bind (GL 4.3 guarantees 8, ES 3.1 4);
-                                          a tgl_map kernel binds up to its inputs + 1; 0 on CPU */
+                                          a tgl_map kernel binds up to its inputs + 1 (more
+                                          inputs run in stages); 0 on CPU */
 };
 
 /* Fills *info. Errors: TGL_ERR_INVALID_ARGUMENT (b or info NULL).
@@ -441,9 +442,13 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
  * infinite a, -0 + 0 is +0: nothing is folded). out may equal an input exactly.
  * Errors: TGL_ERR_INVALID_ARGUMENT (a malformed expression: the message gives the position and
  *   what was expected; an input beyond n_inputs; n_inputs over 8; NULL; overlap),
- *   TGL_ERR_INVALID_POINTER, TGL_ERR_SHADER, TGL_ERR_UNSUPPORTED (GL: the expression uses more
- *   inputs than tgl_device_info's max_storage_blocks - 1 and the device cannot read them as
- *   textures; GL 4.3 guarantees 8 blocks, ES 3.1 only 4; nothing is written). */
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_SHADER, TGL_ERR_OUT_OF_MEMORY (no room for the
+ *   temporaries below; nothing is written).
+ * GL: an expression reading more inputs than tgl_device_info's max_storage_blocks - 1 (GL 4.3
+ *   guarantees 8 blocks, ES 3.1 only 4) runs in stages: each computes a subtree of at most that
+ *   many inputs into a temporary of n elements (f32, or i32 for an i32 node of tgl_map_t), which
+ *   later stages read; a few such temporaries are live at once. The result is the single
+ *   kernel's, bit for bit. */
 TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inputs, size_t n_inputs, tgl_ptr out,
                            size_t n);
 
@@ -583,8 +588,8 @@ TGL_API tgl_status tgl_binary_t(tgl_backend *b, tgl_binary_op op, const tgl_tens
 TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tensor *lo, const tgl_tensor *hi,
                              const tgl_tensor *out);
 
-/* out = expr at each index of out's shape, in one kernel: tgl_map's grammar and functions over
- * descriptors. inputs[k] (named a, b, ... in expr; at most 8) is f32, f16, bf16, i32 or bool,
+/* out = expr at each index of out's shape, in one kernel (in stages past the device's storage
+ * blocks): tgl_map's grammar and functions over descriptors. inputs[k] (named a, b, ... in expr; at most 8) is f32, f16, bf16, i32 or bool,
  * any strides, each broadcast to out's shape by NumPy's rules; out is any of those dtypes and
  * strides (with no input, expr is a constant filling out). Types
  * follow the expression: a node computes in i32 (exact, two's complement wrap) when everything
@@ -600,8 +605,8 @@ TGL_API tgl_status tgl_clamp(tgl_backend *b, const tgl_tensor *x, const tgl_tens
  * otherwise shares no byte with one.
  * Errors: as tgl_map (a malformed expr: position and what was expected; an input beyond
  *   n_inputs), as tgl_binary_t for the descriptors (shapes that do not broadcast to out's, a
- *   partial overlap, a dtype outside the five: TGL_ERR_UNSUPPORTED), TGL_ERR_UNSUPPORTED (GL:
- *   the expression reads more inputs than max_storage_blocks - 1).
+ *   partial overlap, a dtype outside the five: TGL_ERR_UNSUPPORTED); past the device's storage
+ *   blocks it runs in stages as tgl_map does (each temporary a dense tensor of out's shape).
  * Example: relu6 of an i32 tensor into f16: tgl_map_t(b, "clamp(a, 0, 6)", &x, 1, &y);
  *   a mask: tgl_map_t(b, "(a > 0.5) * b", (tgl_tensor[]){p, v}, 2, &out); */
 TGL_API tgl_status tgl_map_t(tgl_backend *b, const char *expr, const tgl_tensor *inputs, size_t n_inputs,

@@ -61,4 +61,24 @@ int tgl_expr_parse(const char *text, tgl_expr *out, char *err, size_t err_size);
  * other function compute in f32, an i32 argument converted to the nearest f32 first. */
 void tgl_expr_types(const tgl_expr *e, unsigned int_inputs, uint8_t *is_int);
 
+/* Stages for a device whose kernels read at most `cap` inputs (tgl_device_info's
+ * max_storage_blocks - 1; cap >= 3): stage s computes node root[s] of the tree, reading the
+ * call's inputs and the temporaries of earlier stages, into temporary slot[s]; the last stage
+ * computes the root into the call's out. n_slots temporaries are live at once at most (a stage's
+ * slot is reused once the stage that reads it has run). */
+typedef struct tgl_expr_plan {
+    int n_stages, n_slots;
+    uint16_t root[TGL_EXPR_MAX_NODES];
+    uint8_t slot[TGL_EXPR_MAX_NODES];
+    int16_t stage_at[TGL_EXPR_MAX_NODES]; /* node -> the stage computing it, or -1 */
+} tgl_expr_plan;
+
+/* Plans e's stages; returns 0 where cap is outside 3..8 (nothing planned). A tree that already
+ * reads at most cap inputs is one stage. */
+int tgl_expr_split(const tgl_expr *e, int cap, tgl_expr_plan *p);
+
+/* Stage s as its own tree in *out, whose input k reads src[k]: the call's input src[k] where
+ * >= 0, temporary slot -1 - src[k] where < 0 (n_src of them, at most cap). Returns 0 on a bad s. */
+int tgl_expr_stage(const tgl_expr *e, const tgl_expr_plan *p, int s, tgl_expr *out, int *src, int *n_src);
+
 #endif

@@ -328,16 +328,26 @@ static void fill_values(tgt_rng *r, tgl_dtype dt, int fns, uint8_t *p, size_t by
     }
 }
 
-/* `rounds` random calls: nin inputs (1-8, random dtypes) broadcast to a random out (random
- * dtype, layout); every third round all dense (the linear paths); now and then in place. */
-static void random_calls(pair *p, tgl_backend *gl, int rounds, size_t max_dim, int fns, const char *what)
+/* `rounds` random calls: nin inputs (1-8, random dtypes; 4-8 and five trees joined where `wide`)
+ * broadcast to a random out (random dtype, layout); every third round all dense (the linear
+ * paths); now and then in place. */
+static void random_calls(pair *p, tgl_backend *gl, int rounds, size_t max_dim, int fns, int wide, const char *what)
 {
     tgl_backend *keep = p->gl;
     p->gl = gl;
     for (int round = 0; round < rounds; round++) {
-        call c = {.nin = 1 + tgt_below(&p->rng, round % 4 == 0 ? 8 : 3), .exact = !fns};
+        call c = {.nin = wide ? 4 + tgt_below(&p->rng, 5) : 1 + tgt_below(&p->rng, round % 4 == 0 ? 8 : 3),
+                  .exact = !fns};
         char expr[4096];
-        random_expr(&p->rng, c.nin, 1 + (int)tgt_below(&p->rng, 3), fns, expr, sizeof expr);
+        if (wide) { /* five trees joined: most read four inputs or more */
+            char part[5][512];
+            for (int k = 0; k < 5; k++)
+                random_expr(&p->rng, c.nin, 1 + (int)tgt_below(&p->rng, 3), fns, part[k], sizeof part[k]);
+            snprintf(expr, sizeof expr, "select(%s, %s, %s) - max(%s, %s)", part[0], part[1], part[2], part[3],
+                     part[4]);
+        } else {
+            random_expr(&p->rng, c.nin, 1 + (int)tgt_below(&p->rng, 3), fns, expr, sizeof expr);
+        }
         c.expr = expr;
         /* long dims in at most two dims: four of 300 would ask for gigabytes */
         size_t ndim = max_dim > 10 ? 1 + tgt_below(&p->rng, 2) : tgt_below(&p->rng, 5), shape[TGL_MAX_DIMS];
@@ -379,14 +389,14 @@ static void random_calls(pair *p, tgl_backend *gl, int rounds, size_t max_dim, i
 static void test_random_exact(void **state)
 {
     pair *p = *state;
-    random_calls(p, p->gl, 160, 6, 0, "random exact");
-    random_calls(p, p->gl, 8, 300, 0, "random exact, long dims");
+    random_calls(p, p->gl, 160, 6, 0, 0, "random exact");
+    random_calls(p, p->gl, 8, 300, 0, 0, "random exact, long dims");
 }
 
 static void test_random_functions(void **state)
 {
     pair *p = *state;
-    random_calls(p, p->gl, 60, 6, 1, "random with f32 functions");
+    random_calls(p, p->gl, 60, 6, 1, 0, "random with f32 functions");
 }
 
 /* Windows past a shrunk SSBO block limit: out's index space cut into boxes on GL. */
@@ -397,7 +407,23 @@ static void test_small_ssbo_limit(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 256 + 64, NULL);
-    random_calls(p, gl, tgt_count(30), 9, 0, "small SSBO limit");
+    random_calls(p, gl, tgt_count(30), 9, 0, 0, "small SSBO limit");
+    tgl_close(gl);
+}
+
+/* Expressions over more inputs than the device binds beside out run in stages through
+ * temporaries, each node in its own type: exact against the CPU under ES 3.1's 4 blocks and 6. */
+static void test_few_storage_blocks(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    uint32_t *limit = &tgl_gl_of(gl)->limits.storage_blocks;
+    *limit = 4;
+    random_calls(p, gl, tgt_count(40), 6, 0, 1, "4 storage blocks");
+    *limit = 6;
+    random_calls(p, gl, tgt_count(20), 6, 0, 1, "6 storage blocks");
     tgl_close(gl);
 }
 
@@ -507,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_random_exact),
         cmocka_unit_test(test_random_functions),
         cmocka_unit_test(test_small_ssbo_limit),
+        cmocka_unit_test(test_few_storage_blocks),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
