@@ -1193,8 +1193,9 @@ TGL_API tgl_status tgl_gather_rows(tgl_backend *b, tgl_ptr table, tgl_ptr ids, t
  * few query rows or (llvmpipe) keys past what one invocation may walk, a pass over chunks of
  * keys and a merge, which keeps the device busy on long caches.
  * Errors: TGL_ERR_INVALID_ARGUMENT (scale not finite, size overflow, o overlapping an input),
- *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: head_dim > 256; one (batch, head) block
- *   past the device's buffer-window limits).
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: head_dim > 256; one (batch, head) block's
+ *   query rows, or 256 of its keys, past the device's SSBO block size; keys past it are walked a
+ *   window at a time).
  * Example: tgl_attention(b, q, k, v, o, 1, heads, seq, seq, 64, 0.125f, 1);  // causal self-attention */
 TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
                                  size_t heads, size_t seq_q, size_t seq_kv, size_t head_dim, float scale,

@@ -5,7 +5,9 @@
 // chunk (full dots against q in shared memory), the workgroup takes the chunk's max m and
 // sum l of exp(score - m), and the invocations split (key, vec4 of dims) pairs to sum the
 // weighted values. The unnormalized output, m and l go to `part`; attention/decode_combine
-// merges a row's chunks. A chunk the row sees no key of records m = -inf, l = 0.
+// merges a row's chunks. A chunk the row sees no key of records m = -inf, l = 0. Where one
+// (batch, head) block's keys are longer than an SSBO window, a dispatch covers the chunks from
+// u_chunk0 on, its k and v windows starting at key u_chunk0 * CH of the block.
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #include "common/unroll.glsl"
@@ -23,6 +25,7 @@
 #include "common/local_size.glsl"
 layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; }; // per (row, chunk): DP/4 + 1 vec4s
 layout(location = LOC_ATT_DECODE_CHUNKS) uniform uint u_chunks;
+layout(location = LOC_ATT_DECODE_CHUNK0) uniform uint u_chunk0;
 
 shared vec4 s_q[DP / 4];
 shared float s_p[CH];
@@ -30,10 +33,12 @@ shared vec4 s_o[TGL_WG_SIZE];
 
 void main()
 {
-    uint tid = gl_LocalInvocationIndex, chunk = gl_WorkGroupID.x, row = gl_WorkGroupID.y;
+    uint tid = gl_LocalInvocationIndex, chunk = u_chunk0 + gl_WorkGroupID.x, row = gl_WorkGroupID.y;
     uint bh = row / u_seq_q, i = row - bh * u_seq_q, j0 = chunk * uint(CH);
     uint keys = attention_keys(i), n = keys > j0 ? min(uint(CH), keys - j0) : 0u;
-    uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
+    // key j0 + jj of the block is row (j0 - u_chunk0 * CH) + jj of the window
+    uint first = gl_WorkGroupID.x * uint(CH);
+    uint k_rows = u_k_off + (bh * u_kv_cap + first) * u_d, v_rows = u_v_off + (bh * u_kv_cap + first) * u_d;
     for (uint c4 = tid; c4 < uint(DP / 4); c4 += uint(TGL_WG_SIZE))
         s_q[c4] = q_load4(u_q_off + row * u_d, c4 * 4u) * u_scale;
     memoryBarrierShared();
@@ -41,7 +46,7 @@ void main()
 
     float mx = -tgl_inf();
     for (uint jj = tid; jj < n; jj += uint(TGL_WG_SIZE)) {
-        uint k_row = k_rows + (j0 + jj) * u_d;
+        uint k_row = k_rows + jj * u_d;
         vec4 acc = vec4(0.0);
         TGL_UNROLL for (uint c4 = 0u; c4 < uint(DP / 4); c4++)
             acc += s_q[c4] * k_load4(k_row, c4 * 4u);
@@ -63,7 +68,7 @@ void main()
     vec4 acc = vec4(0.0);
     if (way < ways)
         for (uint jj = way; jj < n; jj += ways)
-            acc += s_p[jj] * v_load4(v_rows + (j0 + jj) * u_d, c4 * 4u);
+            acc += s_p[jj] * v_load4(v_rows + jj * u_d, c4 * 4u);
     s_o[tid] = acc;
     memoryBarrierShared();
     barrier();

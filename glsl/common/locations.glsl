@@ -320,7 +320,7 @@
 #define LOC_SRT_I_STRIDE 56
 
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
-// use 10 for their own count, decode_combine 0 for its rows.
+// use 10 for their own count, decode_combine 0 for its rows, decode 13 for its first chunk.
 #define LOC_ATT_ROWS 0
 #define LOC_ATT_SEQ_Q 0
 #define LOC_ATT_SEQ_KV 1
@@ -336,5 +336,6 @@
 #define LOC_ATT_DECODE_CHUNKS 10
 #define LOC_ATT_CHUNKS 11
 #define LOC_ATT_CHUNK_KEYS 12
+#define LOC_ATT_DECODE_CHUNK0 13
 
 #endif

@@ -377,6 +377,7 @@ static size_t reg_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l)
 
 static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
 {
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     size_t chunks = a->seq_kv ? tgl_gl_ceil_div(a->seq_kv, DECODE_CHUNK) : 1, rows = n * a->seq_q;
     unsigned dp = decode_dp(a->head_dim);
     size_t part_bytes = rows * chunks * (dp + 4) * F32;
@@ -384,9 +385,18 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     tgl_status st = tgl_gl_scratch(b, part_bytes, &scratch);
     if (st)
         return st;
-    slab s = bind_slab(a, bh0, n, tgl_gl_of(b)->limits.ssbo_align);
+    slab s = bind_slab(a, bh0, n, l->ssbo_align);
     tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
+    /* Chunks per dispatch: all of them, or (one block whose keys are longer than a window:
+     * decode_key_windows) as many as a window of k or v holds past its alignment pad. */
+    size_t per_pass = chunks, chunk_elems = (size_t)DECODE_CHUNK * a->head_dim;
+    if (n == 1 && a->seq_kv * a->head_dim > tgl_gl_max_window_elems(l, F32)) {
+        per_pass = tgl_gl_max_window_elems(l, F32) / chunk_elems;
+        if (!per_pass)
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: %u keys of %zu dims exceed the device's SSBO "
+                             "block (%llu bytes)", DECODE_CHUNK, a->head_dim, (unsigned long long)l->max_ssbo_block);
+    }
     tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, DECODE_THREADS,
                                    "at most 4 query rows, or keys past the loop limit: chunks of keys in parallel");
     plan.groups = chunks * rows;
@@ -397,7 +407,22 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNKS, (GLuint)chunks);
     /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
     bind[3].writes = 0;
-    if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)chunks, (uint32_t)rows, 1)))
+    size_t kv_at = bh0 * a->kv_cap * a->head_dim * F32;
+    for (size_t c0 = 0; !st && c0 < chunks; c0 += per_pass) {
+        size_t nc = chunks - c0 < per_pass ? chunks - c0 : per_pass;
+        if (per_pass < chunks) { /* this pass's keys only, vec4-aligned as the slab's (pad % 4 kept) */
+            size_t key0 = c0 * DECODE_CHUNK, keys = a->seq_kv - key0 < nc * DECODE_CHUNK ? a->seq_kv - key0
+                                                                                          : nc * DECODE_CHUNK;
+            size_t at = kv_at + key0 * a->head_dim * F32, bytes = keys * a->head_dim * F32, pad_k, pad_v;
+            bind[1] = tgl_gl_window_aligned((tgl__view){a->k.buf, a->k.offset + at}, bytes, 0, l->ssbo_align, &pad_k);
+            bind[2] = tgl_gl_window_aligned((tgl__view){a->v.buf, a->v.offset + at}, bytes, 0, l->ssbo_align, &pad_v);
+            tgl_gl_uniform_ui(b, prog, LOC_ATT_K_OFF, (GLuint)(pad_k / F32));
+            tgl_gl_uniform_ui(b, prog, LOC_ATT_V_OFF, (GLuint)(pad_v / F32));
+        }
+        tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNK0, (GLuint)c0);
+        st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)nc, (uint32_t)rows, 1);
+    }
+    if (st)
         return st;
     return combine_chunks(b, bind, rows, chunks, a, s.pad[3]);
 }
@@ -462,6 +487,13 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
      * the same bound it gives way to the decode kernels, whose invocations walk 256 keys each. */
     if (path != TGL_GL_ATTENTION_REG && l->loop_limit && a->seq_kv > walk_keys(a->head_dim))
         path = TGL_GL_ATTENTION_DECODE;
+    /* One (batch, head) block's k or v longer than an SSBO window (16 MiB under GL 4.3's
+     * minimum: a million keys of 4 dims): the decode kernels, a block at a time, walk its keys a
+     * window at a time (run_decode) and merge the chunks as always. */
+    size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
+    int key_windows = a->seq_kv && a->kv_cap * d > max;
+    if (key_windows)
+        path = TGL_GL_ATTENTION_DECODE;
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
     flash_plan plan = plan_flash(l, a->head_dim, path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS);
     size_t chunk_keys = tgl_gl_of(b)->test.attention_chunk_keys;
@@ -472,8 +504,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (decode || !a->seq_kv)
         chunk_keys = 0;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
-    size_t max = tgl_gl_max_window_elems(l, F32), d = a->head_dim, bh = a->batch * a->heads;
-    size_t per_q = a->seq_q * d, per_kv = a->kv_cap * d;
+    size_t per_q = a->seq_q * d, per_kv = key_windows ? 0 : a->kv_cap * d;
     size_t chunk = decode ? DECODE_CHUNK : chunk_keys;
     size_t chunks = a->seq_kv && chunk ? tgl_gl_ceil_div(a->seq_kv, chunk) : 1;
     size_t per_part = decode || chunk_keys ? a->seq_q * chunks * (decode_dp(d) + 4) : 0;
@@ -482,7 +513,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
         per = per_part;
     if (reg && l->texture_buffer_texels < max)
         max = (size_t)l->texture_buffer_texels;
-    size_t n = per ? max / per : bh;
+    size_t n = key_windows ? per <= max : per ? max / per : bh;
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
         n = grid;

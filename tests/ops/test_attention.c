@@ -252,13 +252,35 @@ static void test_attention_slabs(void **state)
         check_case(p, gl, &cases[i], 0, 1e-9);
     tgl_gl_test_attention_chunk_keys(gl, 0);
     tgl_gl_test_force_attention(gl, -1);
-    /* One block larger than the limit cannot be cut further. */
-    acase big = {1, 1, 1, 4096, 4096, 16, 0.3f, 0, 0};
+    /* One block's keys longer than a window: walked a window at a time (below); one block's
+     * query rows longer than a window cannot be cut further. */
+    acase big = {1, 1, 4096, 4, 4, 16, 0.3f, 0, 0};
     inputs in = make_inputs(&p->rng, &big, 0);
     tgl_ptr q = tgt_upload(gl, in.q, in.nq, 0), k = tgt_upload(gl, in.k, in.nkv, 0), v = tgt_upload(gl, in.v, in.nkv, 0), o;
     TGT_OK(gl, tgl_alloc(gl, in.nq * sizeof(float), &o));
-    TGT_EXPECT(gl, tgl_attention(gl, q, k, v, o, 1, 1, 1, 4096, 16, 0.3f, 0), TGL_ERR_UNSUPPORTED);
+    TGT_EXPECT(gl, tgl_attention(gl, q, k, v, o, 1, 1, 4096, 4, 16, 0.3f, 0), TGL_ERR_UNSUPPORTED);
     free_inputs(&in);
+    tgl_close(gl);
+}
+
+/* One (batch, head) block's keys longer than an SSBO window (a limit of 40000 bytes: windows of
+ * one or two decode chunks of 256 keys): walked a window at a time, whatever path the call would
+ * take, with a cache longer than the keys, causal or not, rows that see a window in part, and
+ * every window unaligned. */
+static void test_attention_key_windows(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 40000, NULL);
+    static const acase cases[] = {
+        {1, 1, 1, 4096, 4096, 16, 0.3f, 0, 0}, {1, 2, 3, 1000, 1031, 16, 0.25f, 1, 1},
+        {2, 1, 7, 777, 777, 8, 0.5f, 1, 0},    {1, 1, 2, 513, 2000, 33, 0.2f, 0, 1},
+        {1, 1, 1, 300, 300, 32, 0.125f, 0, 0}, {1, 3, 20, 2500, 2500, 4, 0.7f, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_case(p, gl, &cases[i], 0, 1e-9);
     tgl_close(gl);
 }
 
@@ -373,7 +395,7 @@ int main(void)
         cmocka_unit_test(test_attention_grid),  cmocka_unit_test(test_attention_layouts),
         cmocka_unit_test(test_attention_rows_without_keys), cmocka_unit_test(test_attention_slabs),
         cmocka_unit_test(test_attention_errors), cmocka_unit_test(test_attention_loop_limit),
-        cmocka_unit_test(test_attention_split_keys),
+        cmocka_unit_test(test_attention_split_keys), cmocka_unit_test(test_attention_key_windows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
