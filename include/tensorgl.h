@@ -447,8 +447,10 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
  * GL: an expression reading more inputs than tgl_device_info's max_storage_blocks - 1 (GL 4.3
  *   guarantees 8 blocks, ES 3.1 only 4) runs in stages: each computes a subtree of at most that
  *   many inputs into a temporary of n elements (f32, or i32 for an i32 node of tgl_map_t), which
- *   later stages read; a few such temporaries are live at once. The result is the single
- *   kernel's, bit for bit. */
+ *   later stages read; a few such temporaries are live at once. Every node computes the same
+ *   operation on the same operands as in one kernel: exact operations give its bits; functions
+ *   (exp, pow, ...) keep their accuracy, though a driver may round them differently in another
+ *   kernel (NVIDIA's did, by NMSE 1e-15). */
 TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inputs, size_t n_inputs, tgl_ptr out,
                            size_t n);
 

@@ -216,8 +216,9 @@ static void test_malformed(void **state)
 
 /* An expression binds its used inputs and the output as storage buffers (where its inputs are
  * not read as textures). One that reads more inputs than the device binds beside out runs in
- * stages through temporaries: the result is the one kernel's, bit for bit, and the CPU's. The
- * limit is lowered here to every value from ES 3.1's 4 blocks up. */
+ * stages through temporaries: the result is the one kernel's (bit for bit where only exact
+ * operations are involved) and the CPU's. The limit is lowered here to every value from ES
+ * 3.1's 4 blocks up. */
 static void test_storage_block_limit(void **state)
 {
     pair *p = *state;
@@ -236,36 +237,43 @@ static void test_storage_block_limit(void **state)
         for (size_t i = 0; i < n; i++)
             in[k][i] = k == 2 ? tgt_uniform(&p->rng, -2, 2) : tgt_uniform(&p->rng, 0.5f, 2);
     }
-    static const char *const wide[] = {
-        "a*b*c*d + e - f", "a*b*c*d*e*f*g*h", "(a + b) * (c - d) + (e * f - g) / h",
-        "select(c, a*b + d, e - f*g) + clamp(h, a, b)", "max(a, h) * min(b, g) - pow(d, c) + sqrt(e*f)",
-        "a*(b + c*(d + e*(f + g*h)))", "(a + b + c + d) * (a - e) * (b - f) * (c - g) * (d - h)",
-        "clamp(a*b, c - d, e + f) + select(g - h, a, b) * exp(-c*c)",
-        "((a > b) + (c < d) + (e >= f) + (g != h)) * a", "tanh(a - b) + gelu(c*d) + silu(e + f) - sigmoid(g*h)",
+    /* exact: + - * / and comparisons only, which compute the same bits in any kernel; the
+     * others take functions (exp, pow, ...) that a driver may compile differently in another
+     * kernel within GLSL's accuracy (NVIDIA's did) */
+    static const struct { const char *text; int exact; } wide[] = {
+        {"a*b*c*d + e - f", 1}, {"a*b*c*d*e*f*g*h", 1}, {"(a + b) * (c - d) + (e * f - g) / h", 1},
+        {"select(c, a*b + d, e - f*g) + clamp(h, a, b)", 1}, {"max(a, h) * min(b, g) - pow(d, c) + sqrt(e*f)", 0},
+        {"a*(b + c*(d + e*(f + g*h)))", 1}, {"(a + b + c + d) * (a - e) * (b - f) * (c - g) * (d - h)", 1},
+        {"clamp(a*b, c - d, e + f) + select(g - h, a, b) * exp(-c*c)", 0},
+        {"((a > b) + (c < d) + (e >= f) + (g != h)) * a", 1},
+        {"tanh(a - b) + gelu(c*d) + silu(e + f) - sigmoid(g*h)", 0},
     };
     for (size_t e = 0; e < sizeof wide / sizeof *wide; e++) {
         tgl_status s1, sg, sc;
         *limit = saved;
-        float *one = run_on(p->gl, wide[e], in, 8, n, 0, 4, &s1);
-        float *c = run_on(p->cpu, wide[e], in, 8, n, 0, 4, &sc);
+        float *one = run_on(p->gl, wide[e].text, in, 8, n, 0, 4, &s1);
+        float *c = run_on(p->cpu, wide[e].text, in, 8, n, 0, 4, &sc);
         if (s1 || sc)
-            fail_msg("'%s': gl %s, cpu %s: %s", wide[e], tgl_status_string(s1), tgl_status_string(sc),
+            fail_msg("'%s': gl %s, cpu %s: %s", wide[e].text, tgl_status_string(s1), tgl_status_string(sc),
                      tgl_last_error(s1 ? p->gl : p->cpu));
         for (uint32_t blocks = 4; blocks <= 8 && blocks <= saved; blocks++) {
             *limit = blocks;
-            float *g = run_on(p->gl, wide[e], in, 8, n, e % 3 == 0, 4, &sg);
+            float *g = run_on(p->gl, wide[e].text, in, 8, n, e % 3 == 0, 4, &sg);
             *limit = saved;
             if (sg)
-                fail_msg("'%s' under %u blocks: %s: %s", wide[e], blocks, tgl_status_string(sg), tgl_last_error(p->gl));
-            if (memcmp(g + 4, one + 4, n * sizeof(float)))
-                fail_msg("'%s' under %u blocks differs from one kernel's result", wide[e], blocks);
+                fail_msg("'%s' under %u blocks: %s: %s", wide[e].text, blocks, tgl_status_string(sg),
+                         tgl_last_error(p->gl));
+            double staged = tgt_nmse(g + 4, one + 4, n);
+            if (wide[e].exact ? memcmp(g + 4, one + 4, n * sizeof(float)) != 0 : !(staged <= 1e-12))
+                fail_msg("'%s' under %u blocks differs from one kernel's result (NMSE %.3g)", wide[e].text, blocks,
+                         staged);
             if (e % 3 && tgt_first_unpoisoned(g + 4 + n, GUARD) != GUARD)
-                fail_msg("'%s' under %u blocks: guard overwritten", wide[e], blocks);
+                fail_msg("'%s' under %u blocks: guard overwritten", wide[e].text, blocks);
             free(g);
         }
         double err = tgt_nmse_floor(one + 4, c + 4, n, 0.1);
         if (!(err <= 1e-9))
-            fail_msg("'%s': NMSE %.3g against the CPU", wide[e], err);
+            fail_msg("'%s': NMSE %.3g against the CPU", wide[e].text, err);
         free(one), free(c);
     }
     *limit = saved;
