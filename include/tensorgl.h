@@ -450,7 +450,7 @@ TGL_API const char *tgl_binary_name(tgl_binary_op op);
  *   later stages read; a few such temporaries are live at once. Every node computes the same
  *   operation on the same operands as in one kernel: exact operations give its bits; functions
  *   (exp, pow, ...) keep their accuracy, though a driver may round them differently in another
- *   kernel (NVIDIA's did, by NMSE 1e-15). */
+ *   kernel (H200: NMSE 2e-15). */
 TGL_API tgl_status tgl_map(tgl_backend *b, const char *expr, const tgl_ptr *inputs, size_t n_inputs, tgl_ptr out,
                            size_t n);
 
