@@ -70,13 +70,18 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
 
 /* Flags for tgl_options.flags. */
 #define TGL_FLAG_DEBUG 1u /* debug GL context; KHR_debug messages go to the log (as TGL_DEBUG=1) */
+#define TGL_FLAG_SELF_TEST 2u /* GL: at open, one small call of each op family on the device and on
+                                 the CPU backend, outputs compared; a device that gets one wrong (or
+                                 fails it) is refused: TGL_ERR_NO_DEVICE naming the op, and
+                                 TGL_BACKEND_AUTO falls back to the CPU (as TGL_SELF_TEST=1; 14
+                                 kernels: seconds on llvmpipe with cold caches, under one warm) */
 
 /* Options for tgl_open. Zero means "default"; environment variables fill what is zero:
  *   kind   <- TGL_BACKEND=auto|gl|cpu   (auto: GL, falling back to CPU when no GL context works)
  *   device <- TGL_DEVICE=N              (index among EGL devices; 0 = first; TGL_DEVICE=text
  *                                        picks the first device whose name, driver or DRM node
  *                                        contains it: see tgl_list_devices)
- *   flags  <- TGL_DEBUG=1 sets TGL_FLAG_DEBUG
+ *   flags  <- TGL_DEBUG=1 sets TGL_FLAG_DEBUG, TGL_SELF_TEST=1 TGL_FLAG_SELF_TEST
  * Further variables read by tgl_open: TGL_API=gl|gles (which GL API to try first; without it,
  * desktop GL 4.3 core and then ES 3.1, logging why when it falls back to ES),
  * TGL_MAX_TASKS (dispatches between flushes), TGL_SYNC_TIMEOUT_MS (tgl_synchronize's limit),
@@ -108,7 +113,8 @@ typedef struct tgl_options {
  *   TGL_ERR_NO_DEVICE (explicit GL request that failed; the message names the step: no EGL,
  *   no display, no GL >= 4.3 core / ES 3.1 context, no compute shaders, or a driver check that
  *   found the device computing wrong results: zink on lavapipe in Mesa 25.0 runs stale shader
- *   variants; with TGL_BACKEND_AUTO each of these falls back to the CPU backend),
+ *   variants, or TGL_FLAG_SELF_TEST's self-test; with TGL_BACKEND_AUTO each of these falls back
+ *   to the CPU backend),
  *   TGL_ERR_OUT_OF_MEMORY, TGL_ERR_IO (TGL_LOG cannot be opened; TGL_SHADER=spirv without
  *   modules in the directory), TGL_ERR_UNSUPPORTED (TGL_SHADER=spirv on OpenGL ES or a driver
  *   without GL_ARB_gl_spirv). These two TGL_SHADER=spirv failures fail TGL_BACKEND_AUTO as well:

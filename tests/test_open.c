@@ -1,6 +1,7 @@
 /* tgl_open: backend selection through options and environment, the auto fallback and its
  * reason, explicit GL failures that name the step, device info, status strings, logging, and
- * several backends in one process, the driver checks at open, buffer textures where offered. */
+ * several backends in one process, the driver checks and the self-test at open, buffer textures
+ * where offered. */
 #include "testing.h"
 #include "gl/gl_internal.h"
 
@@ -679,6 +680,52 @@ static void test_driver_check_refuses_device(void **state)
     tgl_close(b);
 }
 
+/* TGL_FLAG_SELF_TEST (src/core/self_test.c): passes on a device that computes right, by the flag
+ * and by TGL_SELF_TEST=1; a device that gets one op wrong (the test hook puts one element of
+ * tgl_map's result off) is refused with the op named, and auto falls back to the CPU backend
+ * with that reason; a bad TGL_SELF_TEST value is an argument error. */
+static void test_self_test(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only() || !tgl_egl_display_exists())
+        skip();
+    tgl_backend *b = NULL;
+    tgl_options o = {.kind = TGL_BACKEND_GL, .flags = TGL_FLAG_SELF_TEST};
+    TGT_OK(NULL, tgl_open(&o, &b));
+    struct tgl_memory_info m;
+    TGT_OK(b, tgl_memory_info(b, &m));
+    assert_int_equal(m.in_use, 0); /* the self-test's buffers are gone */
+    tgl_close(b);
+    tgt_setenv("TGL_SELF_TEST", "1");
+    o.flags = 0;
+    TGT_OK(NULL, tgl_open(&o, &b));
+    tgl_close(b);
+    tgl__test_self_test_fault(3); /* tgl_map */
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_NO_DEVICE);
+    assert_null(b);
+    if (!strstr(tgl_last_error(NULL), "self-test") || !strstr(tgl_last_error(NULL), "tgl_map computes wrong"))
+        fail_msg("refusal without its reason: %s", tgl_last_error(NULL));
+    o.kind = TGL_BACKEND_AUTO;
+    tgt_expected_begin(); /* the fallback is logged with the self-test's reason */
+    TGT_OK(NULL, tgl_open(&o, &b));
+    tgt_expected_end();
+    assert_string_equal(tgl_backend_name(b), "cpu");
+    struct tgl_device_info info;
+    TGT_OK(b, tgl_device_info(b, &info));
+    if (!strstr(info.fallback_reason, "tgl_map computes wrong"))
+        fail_msg("fallback without the self-test's reason: %s", info.fallback_reason);
+    tgl_close(b);
+    tgl__test_self_test_fault(0);
+    tgt_setenv("TGL_SELF_TEST", "yes");
+    TGT_EXPECT(NULL, tgl_open(&o, &b), TGL_ERR_INVALID_ARGUMENT);
+}
+
+static int self_test_teardown(void **state)
+{
+    tgl__test_self_test_fault(0);
+    return tgt_env_teardown(state);
+}
+
 static int driver_check_teardown(void **state)
 {
     tgl_gl_test_driver_check(0);
@@ -705,10 +752,12 @@ int main(void)
         cmocka_unit_test(test_fork_child),
         cmocka_unit_test_teardown(test_driver_check_passes_on_sound_driver, driver_check_teardown),
         cmocka_unit_test_teardown(test_driver_check_refuses_device, driver_check_teardown),
+        cmocka_unit_test_teardown(test_self_test, self_test_teardown),
         cmocka_unit_test_teardown(test_spec_limits, tgt_env_teardown),
     };
     /* The tests set their own variables; start from none. */
-    const char *vars[] = {"TGL_BACKEND", "TGL_DEVICE", "TGL_API", "TGL_LOG", "TGL_MAX_TASKS", "TGL_DEBUG"};
+    const char *vars[] = {"TGL_BACKEND", "TGL_DEVICE", "TGL_API", "TGL_LOG", "TGL_MAX_TASKS", "TGL_DEBUG",
+                          "TGL_SELF_TEST"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
     return cmocka_run_group_tests_name("open and backend selection", tests, NULL, NULL);

@@ -164,9 +164,9 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
     tgl_status st = resolve_kind(opts, cfg);
     if (st)
         return st;
-    if (opts && opts->flags & ~TGL_FLAG_DEBUG)
-        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "opts->flags: unknown bits 0x%x",
-                         opts->flags & ~TGL_FLAG_DEBUG);
+    const unsigned known = TGL_FLAG_DEBUG | TGL_FLAG_SELF_TEST;
+    if (opts && opts->flags & ~known)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "opts->flags: unknown bits 0x%x", opts->flags & ~known);
     if (opts && opts->device < 0)
         return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "opts->device: %d is negative", opts->device);
 
@@ -195,6 +195,10 @@ tgl_status tgl__config_resolve(const tgl_options *opts, tgl__config *cfg)
         return st;
     if (v)
         cfg->flags |= TGL_FLAG_DEBUG;
+    if ((st = env_uint("TGL_SELF_TEST", 0, 1, 0, &v)))
+        return st;
+    if (v)
+        cfg->flags |= TGL_FLAG_SELF_TEST;
     if ((st = resolve_api(cfg)))
         return st;
     if ((st = env_uint("TGL_MAX_TASKS", 1, 1u << 20, DEFAULT_MAX_TASKS, &v)))

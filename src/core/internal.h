@@ -451,6 +451,11 @@ void tgl__print_device_profile(tgl_backend *b, FILE *out);
 /* tgl_open without TGL_TRACE (replay opens its backend this way: replaying a trace must not
  * record another into the directory it reads). */
 tgl_status tgl__open_untraced(const tgl_options *opts, tgl_backend **out);
+/* The self-test of an opened GL backend (self_test.c): TGL_ERR_NO_DEVICE, with the op named, where
+ * the device computes a wrong result or fails a call. */
+tgl_status tgl__self_test(tgl_backend *b);
+/* Test hook: check number n (1-based, 0 none) of the self-test sees a wrong device result. */
+void tgl__test_self_test_fault(int n);
 
 /* The monotonic clock, in seconds (profile.c). */
 double tgl__seconds(void);

@@ -72,6 +72,14 @@ static tgl_status open_kind(tgl_backend *b)
     if (b->config.kind == TGL_BACKEND_CPU)
         return tgl_cpu_open(b);
     tgl_status st = tgl_gl_open(b);
+    if (!st && (b->config.flags & TGL_FLAG_SELF_TEST) && (st = tgl__self_test(b))) {
+        /* refused like a failed driver check; the self-test freed what it allocated */
+        tgl__temp_release(b);
+        b->vt->destroy(b);
+        b->vt = NULL;
+        b->impl = NULL;
+        b->mem_in_use = b->mem_peak = 0;
+    }
     /* A device the user named that cannot be had is an error for auto too (README: not a silent
      * fallback). */
     if (st != TGL_ERR_NO_DEVICE || b->config.kind == TGL_BACKEND_GL || tgl__device_demanded(&b->config))
