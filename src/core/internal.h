@@ -454,6 +454,10 @@ tgl_status tgl__open_untraced(const tgl_options *opts, tgl_backend **out);
 /* The self-test of an opened GL backend (self_test.c): TGL_ERR_NO_DEVICE, with the op named, where
  * the device computes a wrong result or fails a call. */
 tgl_status tgl__self_test(tgl_backend *b);
+/* NMSE of n bytes got against want as elements of `kind` ('o'/'x' f32, 'O'/'X' f16, 'T' a
+ * tensor of dtype dt: f32, f16 or bf16; anything else: bytes, which must match); NaN and inf
+ * must sit where want has the same value (else INFINITY). Replay and the self-test compare with it. */
+double tgl__buffer_nmse(const uint8_t *got, const uint8_t *want, size_t n, char kind, tgl_dtype dt);
 /* Test hook: check number n (1-based, 0 none) of the self-test sees a wrong device result. */
 void tgl__test_self_test_fault(int n);
 

@@ -107,10 +107,7 @@ static double bf16_to_double(uint16_t h)
     return f;
 }
 
-/* NMSE of got against want as elements of `kind` ('o'/'x' f32, 'O'/'X' f16, 'T' a tensor of
- * dtype dt: f32, f16 or bf16; anything else: bytes, which must match). NaN/inf must sit where
- * the trace has the same value. */
-static double buffer_nmse(const uint8_t *got, const uint8_t *want, size_t n, char kind, tgl_dtype dt)
+double tgl__buffer_nmse(const uint8_t *got, const uint8_t *want, size_t n, char kind, tgl_dtype dt)
 {
     if (memcmp(got, want, n) == 0)
         return 0.0;
@@ -169,7 +166,7 @@ static tgl_status check_input(replay *p, const tgl__rcall *rc, uint32_t id, uint
         free(want);
         return tgl__fail(NULL, st, "replay: reading allocation %u back failed: %s", id, tgl_last_error(p->b));
     }
-    double nmse = buffer_nmse(p->scratch, want, (size_t)a->bytes, a->out_kind, a->out_dtype);
+    double nmse = tgl__buffer_nmse(p->scratch, want, (size_t)a->bytes, a->out_kind, a->out_dtype);
     double limit = a->writers ? a->limit : 0.0;
     p->checks++;
     if (a->writers && nmse > p->worst[family_of(limit)])

@@ -6,7 +6,6 @@
  * `tensorgl doctor` is the longer form, for a bug report. */
 #include "trace.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,22 +136,6 @@ static tgl_status run_on(tgl_backend *b, const check *c, float *const *in, float
     return st;
 }
 
-static double nmse(const float *got, const float *want, size_t n)
-{
-    double err = 0, ref = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (memcmp(&got[i], &want[i], sizeof(float)) == 0)
-            continue;
-        if (!isfinite(got[i]) || !isfinite(want[i]))
-            return INFINITY;
-        double d = (double)got[i] - (double)want[i];
-        err += d * d;
-    }
-    for (size_t i = 0; i < n; i++)
-        ref += (double)want[i] * (double)want[i];
-    return err == 0 ? 0 : err / (ref > 0 ? ref : 1e-30);
-}
-
 tgl_status tgl__self_test(tgl_backend *b)
 {
     tgl_backend *cpu = NULL;
@@ -192,7 +175,8 @@ tgl_status tgl__self_test(tgl_backend *b)
         } else {
             if ((size_t)fault_check == i + 1)
                 got[c->out / 2] += 1.0f;
-            double e = nmse(got, want, c->out);
+            double e = tgl__buffer_nmse((const uint8_t *)got, (const uint8_t *)want, c->out * sizeof(float), 'o',
+                                        TGL_DTYPE_F32);
             if (!(e <= SELF_TEST_TOLERANCE))
                 st = tgl__fail(b, TGL_ERR_NO_DEVICE,
                                "self-test (TGL_SELF_TEST): %s computes wrong results on this device (NMSE %.3g against "
