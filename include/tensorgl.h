@@ -279,7 +279,8 @@ TGL_API const char *tgl_dtype_name(tgl_dtype dtype);
  * pair in f32 and f16 with and without whole-vec4 rows, batched GEMM, matvec, attention at head
  * sizes 64 and 128 (prefill with and without the mask, and decode), conv2d dense 3x3 at 64 and
  * 128 channels and over 205x205 pixels with a bias (a grid GPUs run without splitting K), 1x1,
- * depthwise and a 7x7 stride-2 stem) on small zero-filled tensors, and waits
+ * depthwise and a 7x7 stride-2 stem; the first three also fused with a bias, relu and a
+ * residual), pooling, on small zero-filled tensors, and waits
  * for them. The programs land in the program cache (TGL_CACHE_DIR) and the driver's own shader
  * cache, so a later process finds them built. Not covered: tgl_map expressions (one kernel per
  * expression), other attention head sizes, and the variants only huge tensors or very long rows
@@ -1242,6 +1243,45 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
  * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,
                               tgl_ptr bias, tgl_ptr output);
+
+/* The activations a fused epilogue applies (tgl_conv2d_fused), each as the op of that name
+ * computes it: RELU and the GELUs as TGL_UNARY_RELU, TGL_UNARY_GELU (tanh approximation) and
+ * TGL_UNARY_GELU_ERF; RELU6 = min(max(x, 0), 6); LEAKY_RELU = x < 0 ? slope * x : x; HARDSWISH
+ * = x * min(max(x + 3, 0), 6) / 6 (PyTorch's). NaN stays NaN through each. */
+typedef enum { TGL_ACTIVATION_NONE = 0, TGL_ACTIVATION_RELU, TGL_ACTIVATION_RELU6, TGL_ACTIVATION_LEAKY_RELU,
+               TGL_ACTIVATION_SIGMOID, TGL_ACTIVATION_SILU, TGL_ACTIVATION_GELU, TGL_ACTIVATION_GELU_ERF,
+               TGL_ACTIVATION_HARDSWISH, TGL_ACTIVATION_TANH } tgl_activation;
+#define TGL_ACTIVATION_COUNT 10
+
+/* tgl_conv2d with its epilogue in the same pass: y = conv + bias, then (residual_first) y +=
+ * residual, y = activation(y), then (!residual_first) y += residual, one store per element.
+ * residual (0: none) is a tensor of output's shape; it may be output itself (accumulate in place)
+ * and otherwise shares no byte with it (it may overlap input, filter or bias). ResNet's block
+ * ends are residual_first with RELU: relu(conv + bias + identity); a batch norm in inference
+ * form folds into filter and bias first (tgl_fold_batchnorm). slope is LEAKY_RELU's (PyTorch's
+ * default 0.01 is not implied), ignored otherwise. With no activation and no residual this is
+ * tgl_conv2d. Where a residual other than output is given, it is copied into output before the
+ * convolution runs (GL reads it there: a fifth storage buffer is more than ES 3.1 guarantees).
+ * Errors: as tgl_conv2d; TGL_ERR_INVALID_ARGUMENT (activation out of range, residual_first not 0
+ *   or 1, slope not finite, residual overlapping output without being it);
+ *   TGL_ERR_INVALID_POINTER (residual). Nothing is written unless every argument is valid.
+ * Example: a ResNet basic block's second conv, BN folded, identity shortcut x:
+ *   tgl_conv2d_fused(b, &d, h, w2, b2, TGL_ACTIVATION_RELU, 0.0f, x, 1, out); */
+TGL_API tgl_status tgl_conv2d_fused(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,
+                                    tgl_ptr bias, tgl_activation activation, float slope, tgl_ptr residual,
+                                    int residual_first, tgl_ptr output);
+
+/* Folds a batch norm in inference form that follows a convolution into the convolution's filter
+ * and bias, on the host, so the pair is one tgl_conv2d: with s = gamma / sqrt(var + eps) per
+ * output channel o, filter[o, ...] *= s[o] (per_channel = in_channels / groups * kernel_h *
+ * kernel_w floats each) and bias[o] = (bias[o] - mean[o]) * s[o] + beta[o] (pass the conv's
+ * bias, or zeros where it has none). s is computed in double and each result rounded once.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (a NULL array with out_channels > 0; var[o] + eps not
+ *   positive or not finite, naming o; nothing is changed then).
+ * Example: tgl_fold_batchnorm(64, 64 * 9, w, bias, bn_w, bn_b, bn_mean, bn_var, 1e-5f); */
+TGL_API tgl_status tgl_fold_batchnorm(size_t out_channels, size_t per_channel, float *filter, float *bias,
+                                      const float *gamma, const float *beta, const float *mean, const float *var,
+                                      float eps);
 
 /* 2-D max and average pooling, PyTorch's F.max_pool2d and F.avg_pool2d. NCHW f32 in and out
  * (output [batch, channels, out_h, out_w]). stride 0 means the kernel size, dilation 0 means 1

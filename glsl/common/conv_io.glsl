@@ -25,7 +25,19 @@ float f_at(uint i) { return f_mem[i]; }
 #ifdef HAS_BIAS
 layout(std430, binding = 2) readonly buffer Bias { float bias_mem[]; };
 #endif
+#ifdef EPILOGUE
+// tgl_conv2d_fused: an activation and a residual, which the output holds on entry (the host
+// copied it there: a fifth storage buffer is more than ES 3.1 guarantees), so each element is
+// read, then written, by the one invocation that computes it.
+#include "common/math.glsl"
+#include "common/activation.glsl"
+layout(std430, binding = 3) buffer Output { float out_mem[]; };
+layout(location = LOC_CONV_ACT) uniform uint u_act;
+layout(location = LOC_CONV_SLOPE) uniform float u_slope;
+layout(location = LOC_CONV_RESIDUAL) uniform uint u_residual; // 0 none, 1 before the activation, 2 after
+#else
 layout(std430, binding = 3) writeonly buffer Output { float out_mem[]; };
+#endif
 
 layout(location = LOC_CONV_C) uniform uint u_c;    // input channels (all groups)
 layout(location = LOC_CONV_H) uniform uint u_h;
@@ -120,7 +132,7 @@ uvec3 conv_next(uvec3 t)
     return t;
 }
 
-// Writes out[m, col] (+ bias) for row m of the group.
+// Writes out[m, col] (+ bias, then the epilogue) for row m of the group.
 void conv_store(uint group, uint m, uint col, float v)
 {
     uint ohw = u_oh * u_ow, img = col / ohw, p = col - img * ohw, oc = group * u_ocg + m;
@@ -134,6 +146,14 @@ void conv_store(uint group, uint m, uint col, float v)
 #ifdef HAS_BIAS
     v += bias_mem[u_b_off + oc];
 #endif
-    out_mem[u_out_off + (img * u_oc + oc) * ohw + p] = v;
+    uint at = u_out_off + (img * u_oc + oc) * ohw + p;
+#ifdef EPILOGUE
+    if (u_residual == 1u)
+        v += out_mem[at];
+    v = tgl_activate(u_act, v, u_slope);
+    if (u_residual == 2u)
+        v += out_mem[at];
+#endif
+    out_mem[at] = v;
 #endif
 }

@@ -161,6 +161,9 @@
 #define LOC_CONV_K_CHUNK 21
 #define LOC_CONV_SPLIT_STRIDE 22
 #define LOC_CONV_GROUPS 23
+#define LOC_CONV_ACT 24
+#define LOC_CONV_SLOPE 25
+#define LOC_CONV_RESIDUAL 26
 
 // tgl_pool2d (conv/pool2d.comp): arrays of two, (h, w)
 #define LOC_POOL_N 0

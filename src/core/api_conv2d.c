@@ -1,6 +1,9 @@
-/* tgl_conv2d_output_size and tgl_conv2d: checks, then the backend. */
+/* tgl_conv2d_output_size, tgl_conv2d and tgl_conv2d_fused: checks, then the backend;
+ * tgl_fold_batchnorm on the host. */
 #include "trace.h"
 #include "validate.h"
+
+#include <math.h>
 
 /* Fills zero strides, dilations and groups with 1 and computes the output size. b may be NULL
  * (tgl_conv2d_output_size records the message as the thread's open error then). */
@@ -53,15 +56,21 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
     return TGL_OK;
 }
 
-TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter,
-                              tgl_ptr bias, tgl_ptr output)
+/* Validates every argument, then (a residual other than output) copies the residual into output
+ * and runs the backend. */
+static tgl_status conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter, tgl_ptr bias,
+                         tgl_activation act, float slope, tgl_ptr residual, int residual_first, tgl_ptr output)
 {
-    if (tgl__hooked(b))
-        return TGL__HOOK(CONV2D);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;
-    tgl__conv2d c = {0};
+    tgl__conv2d c = {.act = act, .slope = slope};
+    if ((unsigned)act >= TGL_ACTIVATION_COUNT)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "activation: %d is not a tgl_activation", (int)act);
+    if (residual_first != 0 && residual_first != 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "residual_first: %d, 0 or 1", residual_first);
+    if (!isfinite(slope))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "slope: %g is not finite", (double)slope);
     if ((st = normalize(b, desc, &c.d, &c.out_h, &c.out_w)))
         return st;
     const tgl_conv2d_desc *d = &c.d;
@@ -81,7 +90,60 @@ TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_p
     if (bias && ((st = tgl__resolve_array(b, "bias", bias, d->out_channels, F, &c.bias)) ||
                  (st = tgl__check_disjoint(b, "bias", c.bias, d->out_channels * F, c.out, n_out * F))))
         return st;
+    tgl__view res = {0};
+    if (residual && ((st = tgl__resolve_array(b, "residual", residual, n_out, F, &res)) ||
+                     (st = tgl__check_alias(b, "residual", res, n_out * F, c.out, n_out * F))))
+        return st;
     if (!b->vt->conv2d)
-        return tgl__unsupported(b, "tgl_conv2d");
+        return tgl__unsupported(b, tgl__fn_name(residual || act ? TGL__FN_CONV2D_FUSED : TGL__FN_CONV2D));
+    if (residual) {
+        c.residual = residual_first ? TGL__RESIDUAL_FIRST : TGL__RESIDUAL_AFTER;
+        if ((res.buf != c.out.buf || res.offset != c.out.offset) &&
+            (st = tgl__leave(b, b->vt->copy(b, c.out, res, n_out * F))))
+            return st;
+    }
     return tgl__leave(b, b->vt->conv2d(b, &c));
+}
+
+TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter,
+                              tgl_ptr bias, tgl_ptr output)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(CONV2D);
+    return conv2d(b, desc, input, filter, bias, TGL_ACTIVATION_NONE, 0.0f, 0, 0, output);
+}
+
+TGL_API tgl_status tgl_conv2d_fused(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter,
+                                    tgl_ptr bias, tgl_activation activation, float slope, tgl_ptr residual,
+                                    int residual_first, tgl_ptr output)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(CONV2D_FUSED);
+    return conv2d(b, desc, input, filter, bias, activation, slope, residual, residual_first, output);
+}
+
+TGL_API tgl_status tgl_fold_batchnorm(size_t out_channels, size_t per_channel, float *filter, float *bias,
+                                      const float *gamma, const float *beta, const float *mean, const float *var,
+                                      float eps)
+{
+    if (!out_channels)
+        return TGL_OK;
+    if (!filter || !bias || !gamma || !beta || !mean || !var)
+        return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "tgl_fold_batchnorm: a NULL array (filter %p, bias %p, "
+                         "gamma %p, beta %p, mean %p, var %p)", (void *)filter, (void *)bias, (const void *)gamma,
+                         (const void *)beta, (const void *)mean, (const void *)var);
+    for (size_t o = 0; o < out_channels; o++) { /* checked first: a refused call changes nothing */
+        double v = (double)var[o] + (double)eps;
+        if (!(v > 0.0) || !isfinite(v) || !isfinite(gamma[o]) || !isfinite(beta[o]) || !isfinite(mean[o]))
+            return tgl__fail(NULL, TGL_ERR_INVALID_ARGUMENT, "tgl_fold_batchnorm: channel %zu: var + eps = %g, "
+                             "gamma %g, beta %g, mean %g (var + eps must be positive, all finite)", o, v,
+                             (double)gamma[o], (double)beta[o], (double)mean[o]);
+    }
+    for (size_t o = 0; o < out_channels; o++) {
+        double s = (double)gamma[o] / sqrt((double)var[o] + (double)eps);
+        for (size_t i = 0; i < per_channel; i++)
+            filter[o * per_channel + i] = (float)((double)filter[o * per_channel + i] * s);
+        bias[o] = (float)(((double)bias[o] - (double)mean[o]) * s + (double)beta[o]);
+    }
+    return TGL_OK;
 }

@@ -120,10 +120,17 @@ static inline size_t tgl__attention_keys(const tgl__attention *a, size_t i)
 
 /* A validated convolution: d has strides, dilations and groups >= 1; every size > 0; bias.buf
  * is NULL without a bias. */
+/* The fused epilogue (tgl_conv2d_fused): residual 0 none, TGL__RESIDUAL_FIRST added before the
+ * activation, TGL__RESIDUAL_AFTER after it; out holds the residual when the backend is called. */
+#define TGL__RESIDUAL_FIRST 1
+#define TGL__RESIDUAL_AFTER 2
 typedef struct tgl__conv2d {
     tgl_conv2d_desc d;
     size_t out_h, out_w;
     tgl__view in, filter, bias, out;
+    tgl_activation act;
+    float slope;
+    int residual;
 } tgl__conv2d;
 
 /* A validated pooling: d has strides and dilations >= 1 (average: dilation 1), every size > 0,

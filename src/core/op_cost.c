@@ -137,6 +137,17 @@ static void cost_conv2d(const tgl__args_CONV2D *a, cost *o)
                       (double)d->batch * (double)d->out_channels * (double)oh * (double)ow);
 }
 
+/* the convolution's, and the residual read once where there is one */
+static void cost_conv2d_fused(const tgl__args_CONV2D_FUSED *a, cost *o)
+{
+    const tgl__args_CONV2D conv = {.desc = a->desc, .input = a->input, .filter = a->filter, .bias = a->bias,
+                                   .output = a->output};
+    cost_conv2d(&conv, o);
+    size_t oh, ow;
+    if (a->residual && a->desc && tgl_conv2d_output_size(a->desc, &oh, &ow) == TGL_OK)
+        o->bytes += 4.0 * (double)a->desc->batch * (double)a->desc->out_channels * (double)oh * (double)ow;
+}
+
 /* pooling: the input and output once each (windows overlap in cache), a compare or add per tap */
 static void cost_pool2d(const tgl__args_POOL2D *a, cost *o)
 {

@@ -226,6 +226,9 @@ static void products(warm *c)
     };
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
         did(c, tgl_conv2d(b, &convs[i], c->x, c->y, i % 2 ? c->w : 0, c->z));
+    /* ResNet's fused forms (tgl_conv2d_fused): bias and relu, the first with its residual in place */
+    for (size_t i = 0; i < 3; i++)
+        did(c, tgl_conv2d_fused(b, &convs[i], c->x, c->y, c->w, TGL_ACTIVATION_RELU, 0.0f, i ? 0 : c->z, 1, c->z));
     /* pooling: ResNet's stem max pool and a global average */
     tgl_pool2d_desc pools[] = {
         {.batch = 1, .channels = 64, .in_h = 16, .in_w = 16, .kernel_h = 3, .kernel_w = 3, .stride_h = 2,

@@ -1,4 +1,5 @@
-/* CPU conv2d: direct loops over the definition, double sums. */
+/* CPU conv2d: direct loops over the definition, double sums, then the fused epilogue. */
+#include "cpu_math.h"
 #include "cpu_ops.h"
 
 tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c)
@@ -32,7 +33,14 @@ tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c)
                             }
                         }
                     }
-                    plane[y * c->out_w + x] = (float)sum;
+                    /* the epilogue in f32 steps, as a kernel stores it: the residual is in out */
+                    float v = (float)sum, *at = &plane[y * c->out_w + x];
+                    if (c->residual == TGL__RESIDUAL_FIRST)
+                        v = (float)((double)v + *at);
+                    v = tgl_cpu_activation(c->act, c->slope, v);
+                    if (c->residual == TGL__RESIDUAL_AFTER)
+                        v = (float)((double)v + *at);
+                    *at = v;
                 }
         }
     return TGL_OK;

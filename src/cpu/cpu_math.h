@@ -51,6 +51,30 @@ static inline float tgl_cpu_unary(tgl_unary_op op, float xf)
     return NAN;
 }
 
+/* A fused epilogue's activation (tensorgl.h, tgl_activation), in double and rounded once. */
+static inline float tgl_cpu_activation(tgl_activation act, float slope, float xf)
+{
+    double x = xf;
+    switch (act) {
+    case TGL_ACTIVATION_NONE: return xf;
+    case TGL_ACTIVATION_RELU: return tgl_cpu_unary(TGL_UNARY_RELU, xf);
+    case TGL_ACTIVATION_RELU6: return isnan(x) ? xf : (float)(x < 0.0 ? 0.0 : x > 6.0 ? 6.0 : x);
+    case TGL_ACTIVATION_LEAKY_RELU: return x < 0.0 ? (float)(x * slope) : xf;
+    case TGL_ACTIVATION_SIGMOID: return tgl_cpu_unary(TGL_UNARY_SIGMOID, xf);
+    case TGL_ACTIVATION_SILU: return tgl_cpu_unary(TGL_UNARY_SILU, xf);
+    case TGL_ACTIVATION_GELU: return tgl_cpu_unary(TGL_UNARY_GELU, xf);
+    case TGL_ACTIVATION_GELU_ERF: return tgl_cpu_unary(TGL_UNARY_GELU_ERF, xf);
+    case TGL_ACTIVATION_HARDSWISH: {
+        if (isnan(x))
+            return xf;
+        double r = x + 3.0 < 0.0 ? 0.0 : x + 3.0 > 6.0 ? 6.0 : x + 3.0;
+        return (float)(x * r / 6.0);
+    }
+    case TGL_ACTIVATION_TANH: return tgl_cpu_unary(TGL_UNARY_TANH, xf);
+    }
+    return NAN;
+}
+
 /* C's fmod, exact; the sign of a. */
 static inline float tgl_cpu_fmod(float a, float b)
 {

@@ -104,25 +104,27 @@ static size_t choose(const tgl_gl_limits *l, size_t ocg)
 
 /* The convolution kernels' flags: the configuration's tiles (conv2d_tiled.comp: BM..THREADS;
  * conv2d_direct.comp: WG_X, WG_Y, TM, TN, TEX), split-K and the filter read as vec4s (K and its
- * window offset in whole vec4s; tiled), and a bias. */
+ * window offset in whole vec4s; tiled), a bias, and tgl_conv2d_fused's epilogue (never with split-K,
+ * whose partial sums are added after the kernel). */
 typedef struct conv_flags {
-    uint32_t bm, bn, bk, tm, tn, threads, split, fvec4, wg_x, wg_y, tex, bias;
+    uint32_t bm, bn, bk, tm, tn, threads, split, fvec4, wg_x, wg_y, tex, bias, epilogue;
 } conv_flags;
 static const tgl_gl_def tiled_defs[] = {
     TGL_GL_UINT(conv_flags, bm, "BM"), TGL_GL_UINT(conv_flags, bn, "BN"), TGL_GL_UINT(conv_flags, bk, "BK"),
     TGL_GL_UINT(conv_flags, tm, "TM"), TGL_GL_UINT(conv_flags, tn, "TN"), TGL_GL_UINT(conv_flags, threads, "THREADS"),
     TGL_GL_FLAG(conv_flags, split, "SPLIT_K"), TGL_GL_FLAG(conv_flags, fvec4, "F_VEC4"),
-    TGL_GL_FLAG(conv_flags, bias, "HAS_BIAS"),
+    TGL_GL_FLAG(conv_flags, bias, "HAS_BIAS"), TGL_GL_FLAG(conv_flags, epilogue, "EPILOGUE"),
 };
 static const tgl_gl_def direct_defs[] = {
     TGL_GL_UINT(conv_flags, wg_x, "WG_X"), TGL_GL_UINT(conv_flags, wg_y, "WG_Y"), TGL_GL_UINT(conv_flags, tm, "TM"),
     TGL_GL_UINT(conv_flags, tn, "TN"), TGL_GL_FLAG(conv_flags, tex, "TEX"), TGL_GL_FLAG(conv_flags, bias, "HAS_BIAS"),
+    TGL_GL_FLAG(conv_flags, epilogue, "EPILOGUE"),
 };
 
-static tgl_gl_plan conv_plan(const conv_config *c, int bias, int split, int fvec4)
+static tgl_gl_plan conv_plan(const conv_config *c, int bias, int split, int fvec4, int epilogue)
 {
     conv_flags f = {c->bm, c->bn, c->bk, c->tm, c->tn, threads_of(c), (uint32_t)split, (uint32_t)fvec4,
-                    c->wg_x, c->wg_y, (uint32_t)c->tex, (uint32_t)bias};
+                    c->wg_x, c->wg_y, (uint32_t)c->tex, (uint32_t)bias, (uint32_t)epilogue};
     tgl_gl_plan p = {.op = "tgl_conv2d", .wg = threads_of(c)};
     if (c->tiled)
         tgl_gl_plan_kernel(&p, "conv/conv2d_tiled", TGL_GL_DEFS(tiled_defs), &f);
@@ -150,6 +152,11 @@ static size_t choose_splits(const tgl_gl_limits *l, const conv_config *cfg, size
     if (want > slabs)
         want = slabs;
     return tgl_gl_ceil_div(slabs, tgl_gl_ceil_div(slabs, want)); /* no empty range */
+}
+
+static int has_epilogue(const tgl__conv2d *cv)
+{
+    return cv->act != TGL_ACTIVATION_NONE || cv->residual;
 }
 
 static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_config *cfg, GLuint prog, size_t n0,
@@ -189,6 +196,11 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
         {LOC_CONV_B_OFF, pad[2] / F32}, {LOC_CONV_OUT_OFF, pad[3] / F32},
     };
     tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
+    if (has_epilogue(cv)) {
+        tgl_gl_uniform_ui(b, prog, LOC_CONV_ACT, (GLuint)cv->act);
+        tgl_gl_uniform_f(b, prog, LOC_CONV_SLOPE, cv->slope);
+        tgl_gl_uniform_ui(b, prog, LOC_CONV_RESIDUAL, (GLuint)cv->residual);
+    }
     if (splits > 1) {
         size_t k = (d->in_channels / d->groups) * d->kernel_h * d->kernel_w, slabs = tgl_gl_ceil_div(k, cfg->bk);
         tgl_gl_uniform_ui(b, prog, LOC_CONV_K_CHUNK, (GLuint)(tgl_gl_ceil_div(slabs, splits) * cfg->bk));
@@ -243,7 +255,9 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     /* Split-K where the grid of the whole batch (or of the slab) is small; the partials of a slab
      * of images are one window. */
     size_t grid = tgl_gl_ceil_div(nb * per_img_cols, tile_n(cfg)) * tgl_gl_ceil_div(ocg, tile_m(cfg)) * d->groups;
-    size_t splits = choose_splits(&gl->limits, cfg, grid, tgl_gl_ceil_div(k, cfg->tiled ? cfg->bk : 1), gl->test.conv2d_splits);
+    size_t splits = has_epilogue(cv) ? 1
+                                     : choose_splits(&gl->limits, cfg, grid, tgl_gl_ceil_div(k, cfg->tiled ? cfg->bk : 1),
+                                                     gl->test.conv2d_splits);
     while (splits > 1 && d->groups * splits > l->wg_count[2])
         splits--;
     size_t split_nb = splits > 1 ? max / (splits * img_out) : 0;
@@ -262,7 +276,7 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
                          "block or workgroup limits", img_in, img_out, n_f, d->groups);
     /* The filter's window starts at its offset modulo the window alignment (run_slab). */
     int fvec4 = cfg->tiled && k % 4 == 0 && cv->filter.offset % tgl_gl_window_align(l, cfg->tex) % 16 == 0;
-    tgl_gl_plan plan = conv_plan(cfg, cv->bias.buf != NULL, splits > 1, fvec4);
+    tgl_gl_plan plan = conv_plan(cfg, cv->bias.buf != NULL, splits > 1, fvec4, has_epilogue(cv));
     plan.groups = tgl_gl_ceil_div(d->batch * per_img_cols, tile_n(cfg)) * tgl_gl_ceil_div(ocg, tile_m(cfg)) * d->groups *
                   splits;
     static const char *const why[N_CONFIGS] = {
@@ -304,8 +318,9 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
     for (size_t i = 0; i < N_CONFIGS; i++)
         for (int bias = 0; bias < 2; bias++)
             for (int split = 0; split <= configs[i].tiled; split++)
-                for (int fvec4 = 0; fvec4 <= configs[i].tiled; fvec4++) {
-                    tgl_gl_plan p = conv_plan(&configs[i], bias, split, fvec4);
-                    fn(ctx, p.kernel, p.defines);
-                }
+                for (int fvec4 = 0; fvec4 <= configs[i].tiled; fvec4++)
+                    for (int epilogue = 0; epilogue <= !split; epilogue++) {
+                        tgl_gl_plan p = conv_plan(&configs[i], bias, split, fvec4, epilogue);
+                        fn(ctx, p.kernel, p.defines);
+                    }
 }

@@ -1,7 +1,9 @@
 /* tgl_conv2d on GL compared with the CPU oracle over stride / padding / dilation / groups
  * combinations and odd sizes (1x1 and 7x7 kernels, 1x1 inputs, 1 and 3 channels, depthwise),
  * with every GL kernel configuration, unaligned operands, image slabs forced by a small SSBO
- * limit and poisoned outputs with guards; tgl_conv2d_output_size; the error cases. */
+ * limit and poisoned outputs with guards; tgl_conv2d_output_size; the error cases; the fused
+ * epilogue (every activation, residual before and after it, in place) against the CPU backend
+ * and the unfused chain; tgl_fold_batchnorm. */
 #include "testing.h"
 #include "gl/gl_internal.h"
 
@@ -187,6 +189,227 @@ static void test_conv2d_random(void **state)
         check_case(p, p->gl, &c, "by shape");
         done++;
     }
+}
+
+/* ---- tgl_conv2d_fused ---------------------------------------------------------------------- */
+
+/* The epilogue's residual: none, added before the activation, after it, or before it with the
+ * residual being output itself (accumulated in place). */
+enum { RES_NONE, RES_FIRST, RES_AFTER, RES_IN_PLACE, RES_MODES };
+
+/* Runs the fused call on b: output is `front` floats into a poisoned allocation with guards;
+ * res (o->n_out floats) is the residual. Returns front + n_out + GUARD floats. */
+static float *run_fused(tgl_backend *b, const ccase *c, const operands *o, tgl_activation act, float slope,
+                        int mode, const float *res)
+{
+    size_t fr = c->front * sizeof(float), total = c->front + o->n_out + GUARD;
+    tgl_ptr in = tgt_upload(b, o->in, o->n_in, c->front), f = tgt_upload(b, o->f, o->n_f, c->front);
+    tgl_ptr bias = c->bias ? tgt_upload(b, o->bias, c->d.out_channels, c->front) : 0, out, r = 0;
+    float *host = malloc(total * sizeof(float));
+    tgt_poison(host, total);
+    TGT_OK(b, tgl_alloc(b, total * sizeof(float), &out));
+    TGT_OK(b, tgl_copy_htod(b, out, host, total * sizeof(float)));
+    if (mode == RES_IN_PLACE)
+        TGT_OK(b, tgl_copy_htod(b, out + fr, res, o->n_out * sizeof(float)));
+    else if (mode != RES_NONE)
+        r = tgt_upload(b, res, o->n_out, c->front);
+    tgl_ptr res_ptr = mode == RES_IN_PLACE ? out + fr : r ? r + fr : 0;
+    TGT_OK(b, tgl_conv2d_fused(b, &c->d, in + fr, f + fr, bias ? bias + fr : 0, act, slope, res_ptr,
+                               mode == RES_FIRST || mode == RES_IN_PLACE, out + fr));
+    TGT_OK(b, tgl_copy_dtoh(b, host, out, total * sizeof(float)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, f));
+    TGT_OK(b, tgl_free(b, bias));
+    TGT_OK(b, tgl_free(b, r));
+    TGT_OK(b, tgl_free(b, out));
+    return host;
+}
+
+/* The same from unfused calls on b: tgl_conv2d, tgl_binary for the residual, the activation as
+ * the unary op or tgl_map expression that computes it. Returns n_out floats. */
+static float *run_chain(tgl_backend *b, const ccase *c, const operands *o, tgl_activation act, float slope, int mode,
+                        const float *res)
+{
+    size_t n = o->n_out;
+    tgl_ptr in = tgt_upload(b, o->in, o->n_in, 0), f = tgt_upload(b, o->f, o->n_f, 0);
+    tgl_ptr bias = c->bias ? tgt_upload(b, o->bias, c->d.out_channels, 0) : 0, y, r = tgt_upload(b, res, n, 0);
+    TGT_OK(b, tgl_alloc(b, n * sizeof(float), &y));
+    TGT_OK(b, tgl_conv2d(b, &c->d, in, f, bias, y));
+    if (mode == RES_FIRST || mode == RES_IN_PLACE)
+        TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, y, r, y, n));
+    static const tgl_unary_op unary[TGL_ACTIVATION_COUNT] = {
+        [TGL_ACTIVATION_RELU] = TGL_UNARY_RELU,         [TGL_ACTIVATION_SIGMOID] = TGL_UNARY_SIGMOID,
+        [TGL_ACTIVATION_SILU] = TGL_UNARY_SILU,         [TGL_ACTIVATION_GELU] = TGL_UNARY_GELU,
+        [TGL_ACTIVATION_GELU_ERF] = TGL_UNARY_GELU_ERF, [TGL_ACTIVATION_TANH] = TGL_UNARY_TANH,
+    };
+    char expr[96];
+    if (act == TGL_ACTIVATION_RELU6)
+        snprintf(expr, sizeof expr, "clamp(a, 0, 6)");
+    else if (act == TGL_ACTIVATION_LEAKY_RELU)
+        snprintf(expr, sizeof expr, "select(a < 0, %.9g * a, a)", (double)slope);
+    else if (act == TGL_ACTIVATION_HARDSWISH)
+        snprintf(expr, sizeof expr, "a * clamp(a + 3, 0, 6) / 6");
+    else
+        expr[0] = '\0';
+    if (expr[0])
+        TGT_OK(b, tgl_map(b, expr, &y, 1, y, n));
+    else if (act != TGL_ACTIVATION_NONE)
+        TGT_OK(b, tgl_unary(b, unary[act], y, y, n));
+    if (mode == RES_AFTER)
+        TGT_OK(b, tgl_binary(b, TGL_BINARY_ADD, y, r, y, n));
+    float *host = malloc(n * sizeof(float));
+    TGT_OK(b, tgl_copy_dtoh(b, host, y, n * sizeof(float)));
+    TGT_OK(b, tgl_free(b, in));
+    TGT_OK(b, tgl_free(b, f));
+    TGT_OK(b, tgl_free(b, bias));
+    TGT_OK(b, tgl_free(b, r));
+    TGT_OK(b, tgl_free(b, y));
+    return host;
+}
+
+/* One fused case on gl: against the CPU backend's fused call (NMSE <= 1e-9) and against gl's
+ * unfused chain (NMSE <= 1e-12: the same f32 steps; functions may round differently in another
+ * kernel), guards intact. */
+static void check_fused(pair *p, tgl_backend *gl, const ccase *c, tgl_activation act, int mode, const char *config)
+{
+    operands o = make_operands(&p->rng, c);
+    float slope = tgt_uniform(&p->rng, 0.01f, 0.3f), *res = malloc(o.n_out * sizeof(float));
+    for (size_t i = 0; i < o.n_out; i++)
+        res[i] = tgt_uniform(&p->rng, -2, 2);
+    float *got = run_fused(gl, c, &o, act, slope, mode, res), *want = run_fused(p->cpu, c, &o, act, slope, mode, res);
+    float *chain = run_chain(gl, c, &o, act, slope, mode, res);
+    char what[256];
+    describe(c, what, sizeof what);
+    if (tgt_first_unpoisoned(got, c->front) != c->front ||
+        tgt_first_unpoisoned(got + c->front + o.n_out, GUARD) != GUARD)
+        fail_msg("%s act %d residual %d [%s]: a guard was written", what, (int)act, mode, config);
+    double e = tgt_nmse_floor(got + c->front, want + c->front, o.n_out, 0.1);
+    if (!(e <= 1e-9))
+        fail_msg("%s act %d residual %d [%s]: NMSE %.3g against the CPU backend", what, (int)act, mode, config, e);
+    double ec = tgt_nmse_floor(got + c->front, chain, o.n_out, 0.1);
+    if (!(ec <= 1e-12))
+        fail_msg("%s act %d residual %d [%s]: NMSE %.3g against the unfused chain", what, (int)act, mode, config, ec);
+    free(got), free(want), free(chain), free(res);
+    free_operands(&o);
+}
+
+/* Every activation with every residual mode over the cases (drawn in turn), on the kernel the
+ * shape picks; then each kernel configuration over a few; split-K never runs under an epilogue. */
+static void test_conv2d_fused(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    size_t n_cases = sizeof cases / sizeof cases[0], k = 0;
+    for (int act = 0; act < TGL_ACTIVATION_COUNT; act++)
+        for (int mode = 0; mode < RES_MODES; mode++, k++)
+            if (tgt_pick(k))
+                check_fused(p, p->gl, &cases[k % n_cases], (tgl_activation)act, mode, "by shape");
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_force_conv2d_splits(gl, 3); /* asked for, and not taken */
+    for (size_t cfg = 0; cfg < tgl_gl_conv2d_config_count(); cfg++) {
+        char name[32];
+        snprintf(name, sizeof name, "config %zu", cfg);
+        tgl_gl_test_force_conv2d(gl, (int)cfg);
+        static const size_t some[] = {0, 5, 7, 10};
+        for (size_t i = 0; i < 4; i++)
+            check_fused(p, gl, &cases[some[i]], (tgl_activation)(1 + (cfg + i) % (TGL_ACTIVATION_COUNT - 1)),
+                        (int)((cfg + i) % RES_MODES), name);
+    }
+    tgl_close(gl);
+}
+
+/* Refusals: each bad argument on both backends, output untouched. */
+static void test_conv2d_fused_errors(void **state)
+{
+    pair *p = *state;
+    tgl_backend *backends[2] = {p->cpu, p->gl};
+    tgl_conv2d_desc d = {.batch = 1, .in_channels = 2, .in_h = 5, .in_w = 5, .out_channels = 3, .kernel_h = 3,
+                         .kernel_w = 3, .pad_h = 1, .pad_w = 1};
+    for (int bi = 0; bi < 2; bi++) {
+        tgl_backend *b = backends[bi];
+        if (!b)
+            continue;
+        tgl_ptr in, f, out, res;
+        TGT_OK(b, tgl_alloc(b, 100 * sizeof(float), &in));
+        TGT_OK(b, tgl_alloc(b, 54 * sizeof(float), &f));
+        TGT_OK(b, tgl_alloc(b, 2 * 75 * sizeof(float), &out));
+        TGT_OK(b, tgl_alloc(b, 75 * sizeof(float), &res));
+        TGT_OK(b, tgl_fill(b, out, 3.0f, 150));
+        TGT_EXPECT(b, tgl_conv2d_fused(b, &d, in, f, 0, (tgl_activation)TGL_ACTIVATION_COUNT, 0, 0, 0, out),
+                   TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_conv2d_fused(b, &d, in, f, 0, TGL_ACTIVATION_RELU, 0, res, 2, out), TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_conv2d_fused(b, &d, in, f, 0, TGL_ACTIVATION_LEAKY_RELU, NAN, 0, 0, out),
+                   TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_conv2d_fused(b, &d, in, f, 0, TGL_ACTIVATION_RELU, 0, out + 4, 1, out),
+                   TGL_ERR_INVALID_ARGUMENT); /* the residual overlaps output in part */
+        TGT_EXPECT(b, tgl_conv2d_fused(b, &d, in, f, 0, TGL_ACTIVATION_RELU, 0, res + 8, 1, out),
+                   TGL_ERR_INVALID_POINTER); /* past its allocation */
+        TGT_EXPECT(b, tgl_conv2d_fused(b, &d, in, f, 0, TGL_ACTIVATION_RELU, 0, 12345, 1, out),
+                   TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_conv2d_fused(b, &d, in, f, 0, TGL_ACTIVATION_RELU, 0, res, 1, in + 10 * sizeof(float)),
+                   TGL_ERR_INVALID_ARGUMENT); /* output overlaps input, as tgl_conv2d */
+        float host[150];
+        TGT_OK(b, tgl_copy_dtoh(b, host, out, sizeof host));
+        for (int i = 0; i < 150; i++)
+            if (host[i] != 3.0f)
+                fail_msg("%s: a refused call wrote output[%d] = %g", tgl_backend_name(b), i, (double)host[i]);
+        TGT_OK(b, tgl_free(b, in));
+        TGT_OK(b, tgl_free(b, f));
+        TGT_OK(b, tgl_free(b, out));
+        TGT_OK(b, tgl_free(b, res));
+    }
+}
+
+/* tgl_fold_batchnorm: the folded convolution against the convolution, then the batch norm in
+ * double, on the CPU backend (and GL); refusals change nothing. */
+static void test_fold_batchnorm(void **state)
+{
+    pair *p = *state;
+    ccase c = {D(2, 6, 9, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1, 0};
+    operands o = make_operands(&p->rng, &c);
+    size_t oc = c.d.out_channels, per = o.n_f / oc, plane = o.oh * o.ow;
+    float gamma[10], beta[10], mean[10], var[10], eps = 1e-5f;
+    for (size_t i = 0; i < oc; i++) {
+        gamma[i] = tgt_uniform(&p->rng, 0.5f, 2), beta[i] = tgt_uniform(&p->rng, -1, 1);
+        mean[i] = tgt_uniform(&p->rng, -0.5f, 0.5f), var[i] = tgt_uniform(&p->rng, 0.1f, 3);
+    }
+    float *plain = run_on(p->cpu, &c, &o);
+    double *want = malloc(o.n_out * sizeof(double));
+    for (size_t i = 0; i < o.n_out; i++) {
+        size_t ch = i / plane % oc;
+        want[i] = ((double)plain[c.front + i] - mean[ch]) * gamma[ch] / sqrt((double)var[ch] + eps) + beta[ch];
+    }
+    float *f_saved = malloc(o.n_f * sizeof(float)), b_saved[10];
+    memcpy(f_saved, o.f, o.n_f * sizeof(float));
+    memcpy(b_saved, o.bias, sizeof b_saved);
+    float bad_var[10];
+    memcpy(bad_var, var, sizeof var);
+    bad_var[7] = -eps; /* var + eps == 0 */
+    TGT_EXPECT(NULL, tgl_fold_batchnorm(oc, per, o.f, o.bias, gamma, beta, mean, bad_var, eps),
+               TGL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(tgl_last_error(NULL), "channel 7"));
+    TGT_EXPECT(NULL, tgl_fold_batchnorm(oc, per, o.f, NULL, gamma, beta, mean, var, eps), TGL_ERR_INVALID_ARGUMENT);
+    assert_memory_equal(o.f, f_saved, o.n_f * sizeof(float));
+    assert_memory_equal(o.bias, b_saved, sizeof b_saved);
+    TGT_OK(NULL, tgl_fold_batchnorm(oc, per, o.f, o.bias, gamma, beta, mean, var, eps));
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int j = 0; j < 2; j++) {
+        if (!bs[j])
+            continue;
+        float *folded = run_on(bs[j], &c, &o);
+        double err = 0, ref = 0;
+        for (size_t i = 0; i < o.n_out; i++) {
+            double dlt = folded[c.front + i] - want[i];
+            err += dlt * dlt, ref += want[i] * want[i];
+        }
+        if (!(err / ref <= 1e-12))
+            fail_msg("%s: the folded convolution is off the batch norm's by NMSE %.3g", tgl_backend_name(bs[j]),
+                     err / ref);
+        free(folded);
+    }
+    free(plain), free(want), free(f_saved);
+    free_operands(&o);
 }
 
 /* PyTorch's F.conv1d(x [N, C, L], w [O, C / groups, K], bias, stride, padding, dilation, groups)
@@ -403,6 +626,8 @@ int main(void)
         cmocka_unit_test(test_conv2d_cases),       cmocka_unit_test(test_conv2d_random),
         cmocka_unit_test(test_conv2d_slabs),       cmocka_unit_test(test_conv2d_output_size),
         cmocka_unit_test(test_conv2d_errors),       cmocka_unit_test(test_conv1d),
+        cmocka_unit_test(test_conv2d_fused),        cmocka_unit_test(test_conv2d_fused_errors),
+        cmocka_unit_test(test_fold_batchnorm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
