@@ -319,7 +319,7 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
         for (int bias = 0; bias < 2; bias++)
             for (int split = 0; split <= configs[i].tiled; split++)
                 for (int fvec4 = 0; fvec4 <= configs[i].tiled; fvec4++)
-                    for (int epilogue = 0; epilogue <= !split; epilogue++) {
+                    for (int epilogue = 0; epilogue < (split ? 1 : 2); epilogue++) {
                         tgl_gl_plan p = conv_plan(&configs[i], bias, split, fvec4, epilogue);
                         fn(ctx, p.kernel, p.defines);
                     }

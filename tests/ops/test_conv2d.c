@@ -368,9 +368,11 @@ static void test_fold_batchnorm(void **state)
     pair *p = *state;
     ccase c = {D(2, 6, 9, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1, 0};
     operands o = make_operands(&p->rng, &c);
-    size_t oc = c.d.out_channels, per = o.n_f / oc, plane = o.oh * o.ow;
-    float gamma[10], beta[10], mean[10], var[10], eps = 1e-5f;
-    for (size_t i = 0; i < oc; i++) {
+    enum { OC = 10 };
+    assert_int_equal(c.d.out_channels, OC);
+    size_t oc = OC, per = o.n_f / oc, plane = o.oh * o.ow;
+    float gamma[OC], beta[OC], mean[OC], var[OC], eps = 1e-5f;
+    for (size_t i = 0; i < OC; i++) {
         gamma[i] = tgt_uniform(&p->rng, 0.5f, 2), beta[i] = tgt_uniform(&p->rng, -1, 1);
         mean[i] = tgt_uniform(&p->rng, -0.5f, 0.5f), var[i] = tgt_uniform(&p->rng, 0.1f, 3);
     }
@@ -380,10 +382,10 @@ static void test_fold_batchnorm(void **state)
         size_t ch = i / plane % oc;
         want[i] = ((double)plain[c.front + i] - mean[ch]) * gamma[ch] / sqrt((double)var[ch] + eps) + beta[ch];
     }
-    float *f_saved = malloc(o.n_f * sizeof(float)), b_saved[10];
+    float *f_saved = malloc(o.n_f * sizeof(float)), b_saved[OC];
     memcpy(f_saved, o.f, o.n_f * sizeof(float));
     memcpy(b_saved, o.bias, sizeof b_saved);
-    float bad_var[10];
+    float bad_var[OC];
     memcpy(bad_var, var, sizeof var);
     bad_var[7] = -eps; /* var + eps == 0 */
     TGT_EXPECT(NULL, tgl_fold_batchnorm(oc, per, o.f, o.bias, gamma, beta, mean, bad_var, eps),
