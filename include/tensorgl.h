@@ -224,7 +224,8 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(TRIANGLE, triangle) X(FLIP, flip) X(ROLL, roll) X(REPEAT, repeat) X(PAD, pad) X(ONE_HOT, one_hot)        \
     X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)   \
     X(MASKED_SELECT, masked_select) X(NONZERO, nonzero) X(INTERPOLATE, interpolate)          \
-    X(ADAPTIVE_POOL2D, adaptive_pool2d) X(SCATTER, scatter) X(SORT, sort)
+    X(ADAPTIVE_POOL2D, adaptive_pool2d) X(SCATTER, scatter) X(SORT, sort)                           \
+    X(CONV_TRANSPOSE2D, conv_transpose2d)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -1243,6 +1244,33 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
  * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,
                               tgl_ptr bias, tgl_ptr output);
+
+/* 2-D transposed convolution, PyTorch's F.conv_transpose2d (the gradient of tgl_conv2d with
+ * respect to its input). d holds what PyTorch's ConvTranspose2d names: batch, in_channels,
+ * in_h, in_w of this op's own input [batch, in_channels, in_h, in_w], out_channels, the kernel,
+ * stride, padding, dilation and groups (zero strides, dilations and groups mean 1); filter is
+ * [in_channels, out_channels / groups, kernel_h, kernel_w] (PyTorch's weight layout), bias
+ * [out_channels] or 0, output [batch, out_channels, out_h, out_w] with out_h = (in_h - 1)
+ * stride_h - 2 pad_h + dilation_h (kernel_h - 1) + output_padding_h + 1 (likewise w):
+ * output[n, o, y, x] = bias[o] + the sum over the group's input channels c and taps (ky, kx)
+ * with y = iy stride_h - pad_h + ky dilation_h (likewise x) of input[n, c, iy, ix] filter[c,
+ * o within its group, ky, kx]. output_padding (each below its stride or its dilation, as
+ * PyTorch requires) only adds rows and columns at the far edge. */
+TGL_API tgl_status tgl_conv_transpose2d_output_size(const tgl_conv2d_desc *d, size_t output_padding_h,
+                                                    size_t output_padding_w, size_t *out_h, size_t *out_w);
+/* Runs it; batch, channels 0 are no-ops; output must not overlap input, filter or bias. GL: an
+ * invocation per output element gathering the taps that reach it; the CPU backend: double sums.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, empty kernel or input, channels not divisible by
+ *   groups, an output padding not below its stride or its dilation, an output of no rows or
+ *   columns (padding larger than the full output), sizes past 2^40, overlap),
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: one image or the filter past the SSBO
+ *   block limit).
+ * Example: U-Net's 2x upsampling: d = {.batch = 1, .in_channels = 128, .in_h = 32, .in_w = 32,
+ *   .out_channels = 64, .kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2};
+ *   tgl_conv_transpose2d(b, &d, 0, 0, x, w, bias, y);  // y: [1, 64, 64, 64] */
+TGL_API tgl_status tgl_conv_transpose2d(tgl_backend *b, const tgl_conv2d_desc *d, size_t output_padding_h,
+                                        size_t output_padding_w, tgl_ptr input, tgl_ptr filter, tgl_ptr bias,
+                                        tgl_ptr output);
 
 /* The activations a fused epilogue applies (tgl_conv2d_fused), each as the op of that name
  * computes it: RELU and the GELUs as TGL_UNARY_RELU, TGL_UNARY_GELU (tanh approximation) and

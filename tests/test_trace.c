@@ -22,7 +22,7 @@ enum { N = 96, ROWS = 6, COLS = 16 };
 typedef struct outputs {
     float ew[N], mapped[N], bcast[ROWS * COLS], perm[ROWS * COLS], red[ROWS], gemm[ROWS * ROWS];
     float soft[ROWS * COLS], norm[ROWS * COLS], rope[ROWS * COLS], gathered[3 * COLS], attn[2 * 4 * 8];
-    float conv[2 * 3 * 3 * 4], conv_fused[2 * 3 * 3 * 4], back[N], scaled[N], logsoft[ROWS * COLS], layer[ROWS * COLS];
+    float conv[2 * 3 * 3 * 4], conv_fused[2 * 3 * 3 * 4], conv_t[2 * 2 * 4 * 7], back[N], scaled[N], logsoft[ROWS * COLS], layer[ROWS * COLS];
     float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], gemm16_out[ROWS * ROWS];
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
@@ -153,6 +153,11 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_ptr fused = fresh(b, sizeof o->conv_fused); /* silu(conv + the one above) */
     OK(tgl_conv2d_fused(b, &d, py, px, 0, TGL_ACTIVATION_SILU, 0.0f, conv, 1, fused));
     OK(tgl_copy_dtoh(b, o->conv_fused, fused, sizeof o->conv_fused));
+    tgl_conv2d_desc dt = {.batch = 2, .in_channels = 3, .in_h = 2, .in_w = 3, .out_channels = 2, .kernel_h = 3,
+                          .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1}; /* 4 x 7 + output padding 1, 0 */
+    tgl_ptr conv_t = fresh(b, sizeof o->conv_t);
+    OK(tgl_conv_transpose2d(b, &dt, 1, 0, conv, px, py, conv_t));
+    OK(tgl_copy_dtoh(b, o->conv_t, conv_t, sizeof o->conv_t));
     tgl_pool2d_desc pd = {.batch = 2, .channels = 2, .in_h = 4, .in_w = 5, .kernel_h = 3, .kernel_w = 2,
                           .stride_h = 2, .stride_w = 2, .pad_h = 1, .ceil_mode = 1}; /* 3 x 3 outputs */
     tgl_ptr pooled = fresh(b, sizeof o->pooled);

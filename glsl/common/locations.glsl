@@ -178,6 +178,30 @@
 #define LOC_POOL_STRIDE 12   // [2]
 #define LOC_POOL_PAD 14      // [2]
 #define LOC_POOL_DILATION 16 // [2]
+
+// Transposed convolution (conv/conv_transpose2d.comp).
+#define LOC_CTR_N 0
+#define LOC_CTR_START 1
+#define LOC_CTR_IN_H 2
+#define LOC_CTR_IN_W 3
+#define LOC_CTR_OUT_H 4
+#define LOC_CTR_OUT_W 5
+#define LOC_CTR_KH 6
+#define LOC_CTR_KW 7
+#define LOC_CTR_SH 8
+#define LOC_CTR_SW 9
+#define LOC_CTR_PH 10
+#define LOC_CTR_PW 11
+#define LOC_CTR_DH 12
+#define LOC_CTR_DW 13
+#define LOC_CTR_IC 14
+#define LOC_CTR_OC 15
+#define LOC_CTR_ICG 16
+#define LOC_CTR_OCG 17
+#define LOC_CTR_IN_OFF 18
+#define LOC_CTR_F_OFF 19
+#define LOC_CTR_B_OFF 20
+#define LOC_CTR_OUT_OFF 21
 // conv/interpolate.comp (tgl_interpolate)
 #define LOC_INTERP_N 0
 #define LOC_INTERP_START 1

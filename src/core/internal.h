@@ -133,6 +133,13 @@ typedef struct tgl__conv2d {
     int residual;
 } tgl__conv2d;
 
+/* A validated transposed convolution: d normalized (strides, dilations, groups >= 1). */
+typedef struct tgl__conv_transpose2d {
+    tgl_conv2d_desc d;
+    size_t out_h, out_w;
+    tgl__view in, filter, bias, out; /* bias.buf NULL for none */
+} tgl__conv_transpose2d;
+
 /* A validated pooling: d has strides and dilations >= 1 (average: dilation 1), every size > 0,
  * pads at most half the kernel; out_h, out_w >= 1. */
 typedef struct tgl__pool2d {
@@ -381,6 +388,7 @@ typedef struct tgl__vtable {
     tgl_status (*matvec)(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
     tgl_status (*attention)(tgl_backend *b, const tgl__attention *a);
     tgl_status (*conv2d)(tgl_backend *b, const tgl__conv2d *c);
+    tgl_status (*conv_transpose2d)(tgl_backend *b, const tgl__conv_transpose2d *c);
     tgl_status (*pool2d)(tgl_backend *b, const tgl__pool2d *p);
     tgl_status (*tensor_ewise)(tgl_backend *b, const tgl__tew *e);
     /* tgl_gather's two passes: check, a TGL__TEW_CHECK_INDEX over a non-empty index view (in[0]),

@@ -148,6 +148,20 @@ static void cost_conv2d_fused(const tgl__args_CONV2D_FUSED *a, cost *o)
         o->bytes += 4.0 * (double)a->desc->batch * (double)a->desc->out_channels * (double)oh * (double)ow;
 }
 
+/* every input element meets every tap of its channel's filter slice once */
+static void cost_conv_transpose2d(const tgl__args_CONV_TRANSPOSE2D *a, cost *o)
+{
+    const tgl_conv2d_desc *d = a->desc;
+    size_t oh, ow;
+    if (!d || tgl_conv_transpose2d_output_size(d, a->output_padding_h, a->output_padding_w, &oh, &ow) != TGL_OK)
+        return;
+    double g = d->groups ? (double)d->groups : 1.0;
+    o->flops = 2.0 * (double)d->batch * (double)d->in_channels * (double)d->in_h * (double)d->in_w *
+               ((double)d->out_channels / g) * (double)d->kernel_h * (double)d->kernel_w;
+    o->bytes = 4.0 * ((double)d->batch * (double)d->in_channels * (double)d->in_h * (double)d->in_w +
+                      (double)d->batch * (double)d->out_channels * (double)oh * (double)ow);
+}
+
 /* pooling: the input and output once each (windows overlap in cache), a compare or add per tap */
 static void cost_pool2d(const tgl__args_POOL2D *a, cost *o)
 {

@@ -103,6 +103,9 @@
     ARG(i, q) ARG(i, k) ARG(i, v) ARG(o, o) ARG(z, batch) ARG(z, heads) ARG(z, seq_q) ARG(z, seq_kv)                \
     ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
 #define TGL__ARGS_CONV2D(ARG, ENUM, ARR) ARG(c, desc) ARG(i, input) ARG(i, filter) ARG(i, bias) ARG(o, output)
+#define TGL__ARGS_CONV_TRANSPOSE2D(ARG, ENUM, ARR)                                                      \
+    ARG(c, desc) ARG(z, output_padding_h) ARG(z, output_padding_w) ARG(i, input) ARG(i, filter) ARG(i, bias)     \
+    ARG(o, output)
 #define TGL__ARGS_CONV2D_FUSED(ARG, ENUM, ARR)                                                           \
     ARG(c, desc) ARG(i, input) ARG(i, filter) ARG(i, bias) ENUM(tgl_activation, activation) ARG(f, slope)          \
     ARG(i, residual) ENUM(int, residual_first) ARG(x, output)
@@ -236,7 +239,9 @@
     X(INDEX_ADD, tgl_index_add, TGL_OP_SCATTER, scatter, TGL__DT_DATA, EXACT, cost_index_add, WARM)             \
     X(SORT, tgl_sort, TGL_OP_SORT, sort, TGL__DT_DATA, EXACT, cost_sort, WARM)                                    \
     X(TOPK, tgl_topk, TGL_OP_SORT, sort, TGL__DT_DATA, EXACT, cost_topk, WARM)                                    \
-    X(CONV2D_FUSED, tgl_conv2d_fused, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d_fused, WARM)
+    X(CONV2D_FUSED, tgl_conv2d_fused, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d_fused, WARM)    \
+    X(CONV_TRANSPOSE2D, tgl_conv_transpose2d, TGL_OP_CONV_TRANSPOSE2D, conv_transpose2d, TGL__DT(F32), ACCUMULATE, \
+      cost_conv_transpose2d, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

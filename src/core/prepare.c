@@ -226,6 +226,10 @@ static void products(warm *c)
     };
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
         did(c, tgl_conv2d(b, &convs[i], c->x, c->y, i % 2 ? c->w : 0, c->z));
+    /* a transposed convolution: U-Net's 2x upsampling with a bias */
+    const tgl_conv2d_desc upsample = {.batch = 1, .in_channels = 32, .in_h = 8, .in_w = 8, .out_channels = 16,
+                                .kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2};
+    did(c, tgl_conv_transpose2d(b, &upsample, 0, 0, c->x, c->y, c->w, c->z));
     /* ResNet's fused forms (tgl_conv2d_fused): bias and relu, the first with its residual in place */
     for (size_t i = 0; i < 3; i++)
         did(c, tgl_conv2d_fused(b, &convs[i], c->x, c->y, c->w, TGL_ACTIVATION_RELU, 0.0f, i ? 0 : c->z, 1, c->z));

@@ -138,6 +138,7 @@ static const tgl__vtable cpu_vtable = {
     .matvec = tgl_cpu_matvec,
     .attention = tgl_cpu_attention,
     .conv2d = tgl_cpu_conv2d,
+    .conv_transpose2d = tgl_cpu_conv_transpose2d,
     .pool2d = tgl_cpu_pool2d,
     .tensor_ewise = tgl_cpu_tensor_ewise,
     .gather = tgl_cpu_gather,

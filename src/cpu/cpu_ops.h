@@ -34,6 +34,7 @@ tgl_status tgl_cpu_gemm(tgl_backend *b, const tgl__gemm *g);
 tgl_status tgl_cpu_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
 tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a);
 tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c);
+tgl_status tgl_cpu_conv_transpose2d(tgl_backend *b, const tgl__conv_transpose2d *c);
 tgl_status tgl_cpu_pool2d(tgl_backend *b, const tgl__pool2d *p);
 tgl_status tgl_cpu_tensor_ewise(tgl_backend *b, const tgl__tew *e);
 tgl_status tgl_cpu_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,

@@ -142,6 +142,7 @@ static const tgl__vtable gl_vtable = {
     .attention = tgl_gl_attention,
     .conv2d = tgl_gl_conv2d,
     .pool2d = tgl_gl_pool2d,
+    .conv_transpose2d = tgl_gl_conv_transpose2d,
     .tune = tgl_gl_tune,
     .print_profile = gl_print_profile,
 };

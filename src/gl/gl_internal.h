@@ -652,6 +652,10 @@ size_t tgl_gl_slab_planes(const tgl_gl_limits *l, size_t in_plane, size_t out_pl
 tgl_status tgl_gl_run_slabs(tgl_backend *b, GLuint prog, const tgl_gl_slabs *s);
 void tgl_gl_pool2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* vtable->conv_transpose2d (glsl/conv/conv_transpose2d.comp): an invocation per output element,
+ * slabs of whole images. */
+tgl_status tgl_gl_conv_transpose2d(tgl_backend *b, const tgl__conv_transpose2d *c);
+void tgl_gl_conv_transpose2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 /* Driver checks at open (gl_driver_check.c): TGL_ERR_NO_DEVICE, naming the bug, where the
  * device is known to compute wrong results; the kernels they run. */
 tgl_status tgl_gl_driver_check(tgl_backend *b);
