@@ -28,7 +28,7 @@ VERSION := $(MAJOR).$(call VERSION_OF,MINOR).$(call VERSION_OF,PATCH)
 SONAME  := libtensorgl.so.$(MAJOR)
 
 DEPS := libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri \
-        libcmocka-dev glslang-tools spirv-tools pkgconf locales
+        libcmocka-dev glslang-tools spirv-tools pkgconf locales libjson-c-dev
 # What `make bench` adds: OpenBLAS, the CPU's own limit, as the GEMM family's reference.
 BENCH_DEPS := libopenblas0
 
@@ -71,8 +71,8 @@ TEST_QUICK := $(filter-out $(BUILD)/tests/test_spirv,$(TEST_RUN))
 CHECK_SCALE ?= 0.25
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: all deps print-deps print-tests print-op-tests check check-full demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
-all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl
+.PHONY: all resnet deps print-deps print-tests print-op-tests check check-full demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
+all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl $(BUILD)/resnet
 
 deps:
 	@scripts/install-deps.sh $(DEPS)
@@ -143,6 +143,13 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a tests/comm
 	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) \
 	    $(BUILD)/libtensorgl.a -lcmocka $(LIBS)
 
+# test_safetensors reads files through examples/safetensors.c (json-c).
+$(BUILD)/tests/test_safetensors: tests/test_safetensors.c examples/safetensors.c examples/safetensors.h \
+                                 $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a tests/common/testing.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common -Iexamples $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $< examples/safetensors.c \
+	    $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a -lcmocka -ljson-c $(LIBS)
+
 tests: $(TEST_BIN)
 
 # test_cli runs the command built beside it.
@@ -160,6 +167,17 @@ $(SPIRV_DIR)/tensorgl-spirv.txt: $(KERNELS) $(LIB_SRC) src/cli/cmd_kernels.c scr
 # The demo links the shared library, as a user's program would.
 $(BUILD)/demo: examples/demo.c $(BUILD)/libtensorgl.so
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -ltensorgl -lm
+
+# The ResNet-18 example and its safetensors reader (json-c parses the header), likewise.
+$(BUILD)/resnet: examples/resnet.c examples/safetensors.c examples/safetensors.h $(BUILD)/libtensorgl.so
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ examples/resnet.c examples/safetensors.c -L$(BUILD) \
+	    -Wl,-rpath,'$$ORIGIN' -ltensorgl -ljson-c -lm
+
+# ResNet-18 on random weights at 64x64, batch 2, saved as safetensors and run again from the file:
+# GL and the CPU backend must give the same top-5 (the program's exit status) both times.
+resnet: deps $(BUILD)/resnet
+	$(BUILD)/resnet --size 64 --batch 2 --save $(BUILD)/resnet18-random.safetensors
+	$(BUILD)/resnet --size 64 --batch 2 --weights $(BUILD)/resnet18-random.safetensors
 
 # Under the sanitizers, a failed huge allocation must return NULL (the out-of-memory tests make
 # one on purpose), and leaks inside the GL driver (Mesa, LLVM) are not ours to report.
@@ -227,6 +245,10 @@ fuzz-build: deps
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libtensorgl.a
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iinclude -Isrc \
 	    -o $@ $< build/fuzz/libtensorgl.a $(LIBS)
+
+build/fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c examples/safetensors.c examples/safetensors.h
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iexamples \
+	    -o $@ $< examples/safetensors.c -ljson-c
 
 fuzz: fuzz-build
 	@for f in $(FUZZERS); do name=$${f##*/fuzz_}; mkdir -p build/fuzz/corpus-$$name; \

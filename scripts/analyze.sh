@@ -6,11 +6,11 @@
 set -eu
 build=${1:-build}
 files=$(ls src/*/*.c tests/*.c tests/*/*.c examples/*.c docs/examples/*.c bench/*.c)
-flags="-std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Itests/common"
+flags="-std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Itests/common -Iexamples"
 
 echo "analyze: cppcheck $(cppcheck --version | cut -d' ' -f2) over $(echo "$files" | wc -l) files"
 # shellcheck disable=SC2086
-cppcheck -q --enable=warning,portability,performance --std=c11 -Iinclude -Isrc -Itests/common \
+cppcheck -q --enable=warning,portability,performance --std=c11 -Iinclude -Isrc -Itests/common -Iexamples \
     --inline-suppr --error-exitcode=1 -D__GNUC__ --suppress=missingIncludeSystem $files
 
 echo "analyze: clang-tidy $(clang-tidy --version | sed -n 's/.*version \([0-9.]*\).*/\1/p' | head -1) (.clang-tidy)"
