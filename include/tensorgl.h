@@ -211,7 +211,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
 
 /* The op families, for tgl_supports. TGL_OP_GEMM covers tgl_gemm and tgl_gemm_batched (and, with
  * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention and tgl_attention_kv;
- * TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. TGL_OP_LIST(X)
+ * TGL_OP_CONV2D tgl_conv2d and tgl_conv2d_fused; TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. TGL_OP_LIST(X)
  * lists them as X(ID, name) in enum order (tgl_op_name returns the name as a string). */
 #define TGL_OP_LIST(X)                                                                             \
     X(UNARY, unary) X(BINARY, binary) X(BINARY_BROADCAST, binary_broadcast) X(PERMUTE, permute)      \
