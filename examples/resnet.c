@@ -176,7 +176,8 @@ static void load_weights(weights *w, const char *path, const conv_spec *convs, s
             same = s->shape[d] == t->shape[d];
         if (!same)
             die("%s: %s has another shape than ResNet-18's", path, t->name);
-        st_read_f32(&f, s, t->data);
+        if (st_read_f32(&f, s, t->data))
+            die("%s: %s is not a float tensor", path, t->name);
         w->t[w->n++] = *t;
     }
     st_free(&f);
@@ -396,9 +397,11 @@ int main(int argc, char **argv)
         if (st_load(input_path, &f, err, sizeof err))
             die("%s%s", err, "");
         const st_tensor *t = st_find(&f, "input");
-        if (!t || t->ndim != 4 || t->shape[0] != batch || t->shape[1] != 3 || t->shape[2] != size || t->shape[3] != size)
+        if (!t || t->ndim != 4 || t->shape[0] != batch || t->shape[1] != 3 || t->shape[2] != size ||
+            t->shape[3] != size)
             die("%s: no tensor \"input\" of [batch, 3, size, size] (%s)", input_path, "see --batch and --size");
-        st_read_f32(&f, t, input);
+        if (st_read_f32(&f, t, input))
+            die("%s: \"input\" is not a float tensor%s", input_path, "");
         st_free(&f);
     } else {
         for (size_t i = 0; i < n_in; i++)

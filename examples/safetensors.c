@@ -20,7 +20,10 @@ static const struct {
     const char *name;
     st_dtype dtype;
     size_t size;
-} dtypes[] = {{"F32", ST_F32, 4}, {"F16", ST_F16, 2}, {"BF16", ST_BF16, 2}};
+} dtypes[] = {{"F32", ST_F32, 4},     {"F16", ST_F16, 2},      {"BF16", ST_BF16, 2},     {"F64", ST_F64, 8},
+               {"BOOL", ST_OTHER, 1},  {"U8", ST_OTHER, 1},      {"I8", ST_OTHER, 1},      {"F8_E5M2", ST_OTHER, 1},
+               {"F8_E4M3", ST_OTHER, 1}, {"I16", ST_OTHER, 2},   {"U16", ST_OTHER, 2},     {"I32", ST_OTHER, 4},
+               {"U32", ST_OTHER, 4},   {"I64", ST_OTHER, 8},     {"U64", ST_OTHER, 8}}; /* the format's */
 
 static int cmp_begin(const void *a, const void *b)
 {
@@ -54,7 +57,7 @@ static int parse_entry(const char *name, struct json_object *v, size_t data_size
         if (!strcmp(dts, dtypes[i].name))
             t->dtype = dtypes[i].dtype, es = dtypes[i].size;
     if (!es)
-        return fail(err, size, "%s: dtype %s (F32, F16 or BF16 are read)", name, dts ? dts : "(not a string)");
+        return fail(err, size, "%s: dtype %s is not one of the format's", name, dts ? dts : "(not a string)");
     if (!json_object_is_type(shape, json_type_array) || json_object_array_length(shape) > ST_MAX_DIMS)
         return fail(err, size, "%s: shape is not an array of at most %d sizes", name, ST_MAX_DIMS);
     t->ndim = json_object_array_length(shape);
@@ -223,11 +226,20 @@ static float half_to_f32(uint16_t h)
     return f;
 }
 
-void st_read_f32(const st_file *f, const st_tensor *t, float *out)
+int st_read_f32(const st_file *f, const st_tensor *t, float *out)
 {
     const unsigned char *p = f->data + t->begin;
+    if (t->dtype == ST_OTHER)
+        return -1;
     for (size_t i = 0; i < t->count; i++) {
-        if (t->dtype == ST_F32) {
+        if (t->dtype == ST_F64) {
+            uint64_t bits = 0;
+            for (int k = 7; k >= 0; k--)
+                bits = bits << 8 | p[8 * i + (size_t)k];
+            double v;
+            memcpy(&v, &bits, 8);
+            out[i] = (float)v;
+        } else if (t->dtype == ST_F32) {
             uint32_t bits = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
                             (uint32_t)p[4 * i + 3] << 24;
             memcpy(&out[i], &bits, 4);
@@ -241,6 +253,7 @@ void st_read_f32(const st_file *f, const st_tensor *t, float *out)
             }
         }
     }
+    return 0;
 }
 
 int st_save(const char *path, const st_entry *entries, size_t n, char *err, size_t err_size)

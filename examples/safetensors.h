@@ -13,7 +13,8 @@
 #define ST_MAX_NAME 256
 #define ST_MAX_HEADER ((uint64_t)100 << 20) /* the reference implementation's bound */
 
-typedef enum { ST_F32, ST_F16, ST_BF16 } st_dtype;
+/* Every dtype of the format is parsed (its sizes checked); st_read_f32 reads the float ones. */
+typedef enum { ST_F32, ST_F16, ST_BF16, ST_F64, ST_OTHER } st_dtype;
 
 typedef struct st_tensor {
     char name[ST_MAX_NAME];
@@ -39,8 +40,9 @@ void st_free(st_file *f);
 
 /* The tensor of that name, or NULL. */
 const st_tensor *st_find(const st_file *f, const char *name);
-/* Its elements as f32 into out (t->count floats). */
-void st_read_f32(const st_file *f, const st_tensor *t, float *out);
+/* Its elements as f32 into out (t->count floats); -1 for a dtype that is not F32, F16, BF16 or
+ * F64 (out untouched). */
+int st_read_f32(const st_file *f, const st_tensor *t, float *out);
 
 /* Writes f32 tensors (names, shapes, data) as a safetensors file. Returns 0, or -1 with err. */
 typedef struct st_entry {

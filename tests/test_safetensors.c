@@ -1,5 +1,6 @@
 /* The safetensors reader and writer of examples/resnet.c (examples/safetensors.c): a written
- * file read back bit for bit; f16 and bf16 tensors converted exactly; each malformed header
+ * file read back bit for bit; f16, bf16 and f64 tensors converted exactly, the format's other
+ * dtypes parsed but not read as floats; each malformed header
  * refused with its reason; and every truncation and every flipped byte of a valid file parsed
  * without reading past it (ASan in CI's sanitizer run; tests/fuzz/fuzz_safetensors.c goes on). */
 #include "testing.h"
@@ -46,12 +47,12 @@ static void test_round_trip(void **state)
     assert_int_equal(t->ndim, 2);
     assert_int_equal(t->shape[1], 3);
     float back[6];
-    st_read_f32(&f, t, back);
+    assert_int_equal(st_read_f32(&f, t, back), 0);
     assert_memory_equal(back, a, sizeof a);
     t = st_find(&f, "scalar");
     assert_non_null(t);
     assert_int_equal(t->ndim, 0);
-    st_read_f32(&f, t, back);
+    assert_int_equal(st_read_f32(&f, t, back), 0);
     assert_true(back[0] == 42.0f);
     assert_int_equal(st_find(&f, "empty")->count, 0);
     assert_null(st_find(&f, "missing"));
@@ -61,25 +62,32 @@ static void test_round_trip(void **state)
     assert_non_null(strstr(err, "cannot open"));
 }
 
-/* f16 1.0, -2.5, a subnormal and inf; bf16 1.0 and -3.0 */
-static void test_half_dtypes(void **state)
+/* f16 1.0, -2.5, a subnormal and inf; bf16 1.0 and -3.0; f64 0.5; an i64 counter (as a
+ * torchvision state dict's num_batches_tracked) parsed but not read as floats */
+static void test_other_dtypes(void **state)
 {
     (void)state;
-    const unsigned char data[12] = {0x00, 0x3c, 0x00, 0xc1, 0x01, 0x00, 0x00, 0x7c, 0x80, 0x3f, 0x40, 0xc0};
+    const unsigned char data[28] = {0x00, 0x3c, 0x00, 0xc1, 0x01, 0x00, 0x00, 0x7c, 0x80, 0x3f, 0x40, 0xc0,
+                                    0, 0, 0, 0, 0, 0, 0xe0, 0x3f, 7, 0, 0, 0, 0, 0, 0, 0};
     size_t size;
     unsigned char *b = image("{\"h\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]},"
                              "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[8,12]},"
+                             "\"d\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[12,20]},"
+                             "\"bn.num_batches_tracked\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[20,28]},"
                              "\"__metadata__\":{\"format\":\"pt\"}}",
                              data, sizeof data, &size);
     st_file f;
     char err[256];
     if (st_parse(b, size, &f, err, sizeof err))
         fail_msg("%s", err);
-    float h[4], bf[2];
-    st_read_f32(&f, st_find(&f, "h"), h);
-    st_read_f32(&f, st_find(&f, "b"), bf);
+    float h[4], bf[2], d = 0, untouched = 9.0f;
+    assert_int_equal(st_read_f32(&f, st_find(&f, "h"), h), 0);
+    assert_int_equal(st_read_f32(&f, st_find(&f, "b"), bf), 0);
+    assert_int_equal(st_read_f32(&f, st_find(&f, "d"), &d), 0);
     assert_true(h[0] == 1.0f && h[1] == -2.5f && h[2] == 5.9604644775390625e-8f && h[3] == INFINITY);
-    assert_true(bf[0] == 1.0f && bf[1] == -3.0f);
+    assert_true(bf[0] == 1.0f && bf[1] == -3.0f && d == 0.5f);
+    assert_int_equal(st_read_f32(&f, st_find(&f, "bn.num_batches_tracked"), &untouched), -1);
+    assert_true(untouched == 9.0f);
     st_free(&f);
     free(b);
 }
@@ -92,7 +100,8 @@ static void test_refusals(void **state)
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}", 4, "ends early"},
         {"[1, 2]", 0, "not a JSON object"},
         {"{} x", 0, "after the header"},
-        {"{\"a\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, "dtype F64"},
+        {"{\"a\":{\"dtype\":\"F128\",\"shape\":[1],\"data_offsets\":[0,16]}}", 16, "dtype F128"},
+        {"{\"a\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "for 1 elements of 8"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":1,\"data_offsets\":[0,4]}}", 4, "shape is not an array"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, "shape[0]"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, "shape[0]"},
@@ -165,7 +174,7 @@ static void test_damaged_files(void **state)
                 accepted++;
                 for (size_t t = 0; t < f.count; t++) {
                     float *out = malloc(f.tensors[t].count * sizeof(float) + 1);
-                    st_read_f32(&f, &f.tensors[t], out);
+                    (void)st_read_f32(&f, &f.tensors[t], out);
                     free(out);
                 }
                 st_free(&f);
@@ -181,7 +190,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_half_dtypes),
+        cmocka_unit_test(test_other_dtypes),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_damaged_files),
     };

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     for (size_t i = 0; i < f.count; i++) {
         float *out = malloc(f.tensors[i].count ? f.tensors[i].count * sizeof(float) : 1);
         if (out)
-            st_read_f32(&f, &f.tensors[i], out);
+            (void)st_read_f32(&f, &f.tensors[i], out);
         free(out);
     }
     st_free(&f);
