@@ -62,8 +62,10 @@ class ResNet18(nn.Module):
 def save_safetensors(path, tensors):
     header, blobs, at = {}, [], 0
     for name, t in tensors.items():
-        data = t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
+        dtype = "I64" if t.dtype == torch.int64 else "F32"  # batch norms' num_batches_tracked: I64
+        t = t.detach().to("cpu", torch.int64 if dtype == "I64" else torch.float32).contiguous()
+        data = t.numpy().tobytes()
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
         blobs.append(data)
         at += len(data)
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -90,7 +92,7 @@ def main():
             if isinstance(m, nn.BatchNorm2d):
                 m.weight.uniform_(0.5, 1.0), m.bias.uniform_(-0.1, 0.1)
                 m.running_mean.uniform_(-0.1, 0.1), m.running_var.uniform_(0.5, 1.5)
-    weights = {k: v for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
+    weights = model.state_dict()  # all of it, as a torchvision export has it
     images = torch.rand(a.batch, 3, a.size, a.size) * 4 - 2
     os.makedirs(a.dir, exist_ok=True)
     wpath, ipath = os.path.join(a.dir, "resnet18-ref.safetensors"), os.path.join(a.dir, "resnet18-input.safetensors")
