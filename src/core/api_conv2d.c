@@ -56,6 +56,29 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
     return TGL_OK;
 }
 
+tgl_status tgl__resolve_conv(tgl_backend *b, const tgl_conv2d_desc *d, size_t f0, size_t f1, size_t out_h,
+                             size_t out_w, tgl_ptr input, tgl_ptr filter, tgl_ptr bias, tgl_ptr output, tgl__view v[4],
+                             size_t *n_out)
+{
+    size_t n_in, n_f;
+    const size_t F = sizeof(float);
+    tgl_status st;
+    v[2] = (tgl__view){0};
+    if ((st = tgl__count4(b, "input", d->batch, d->in_channels, d->in_h, d->in_w, &n_in)) ||
+        (st = tgl__count4(b, "filter", f0, f1, d->kernel_h, d->kernel_w, &n_f)) ||
+        (st = tgl__count4(b, "output", d->batch, d->out_channels, out_h, out_w, n_out)) ||
+        (st = tgl__resolve_array(b, "input", input, n_in, F, &v[0])) ||
+        (st = tgl__resolve_array(b, "filter", filter, n_f, F, &v[1])) ||
+        (st = tgl__resolve_array(b, "output", output, *n_out, F, &v[3])) ||
+        (st = tgl__check_disjoint(b, "input", v[0], n_in * F, v[3], *n_out * F)) ||
+        (st = tgl__check_disjoint(b, "filter", v[1], n_f * F, v[3], *n_out * F)))
+        return st;
+    if (bias && ((st = tgl__resolve_array(b, "bias", bias, d->out_channels, F, &v[2])) ||
+                 (st = tgl__check_disjoint(b, "bias", v[2], d->out_channels * F, v[3], *n_out * F))))
+        return st;
+    return TGL_OK;
+}
+
 /* Validates every argument, then (a residual other than output) copies the residual into output
  * and runs the backend. */
 static tgl_status conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr input, tgl_ptr filter, tgl_ptr bias,
@@ -76,20 +99,13 @@ static tgl_status conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr in
     const tgl_conv2d_desc *d = &c.d;
     if (d->batch == 0 || d->in_channels == 0 || d->out_channels == 0)
         return TGL_OK;
-    size_t n_in, n_f, n_out;
+    size_t n_out;
     const size_t F = sizeof(float);
-    if ((st = tgl__count4(b, "input", d->batch, d->in_channels, d->in_h, d->in_w, &n_in)) ||
-        (st = tgl__count4(b, "filter", d->out_channels, d->in_channels / d->groups, d->kernel_h, d->kernel_w, &n_f)) ||
-        (st = tgl__count4(b, "output", d->batch, d->out_channels, c.out_h, c.out_w, &n_out)) ||
-        (st = tgl__resolve_array(b, "input", input, n_in, F, &c.in)) ||
-        (st = tgl__resolve_array(b, "filter", filter, n_f, F, &c.filter)) ||
-        (st = tgl__resolve_array(b, "output", output, n_out, F, &c.out)) ||
-        (st = tgl__check_disjoint(b, "input", c.in, n_in * F, c.out, n_out * F)) ||
-        (st = tgl__check_disjoint(b, "filter", c.filter, n_f * F, c.out, n_out * F)))
+    tgl__view v[4];
+    if ((st = tgl__resolve_conv(b, d, d->out_channels, d->in_channels / d->groups, c.out_h, c.out_w, input, filter,
+                                bias, output, v, &n_out)))
         return st;
-    if (bias && ((st = tgl__resolve_array(b, "bias", bias, d->out_channels, F, &c.bias)) ||
-                 (st = tgl__check_disjoint(b, "bias", c.bias, d->out_channels * F, c.out, n_out * F))))
-        return st;
+    c.in = v[0], c.filter = v[1], c.bias = v[2], c.out = v[3];
     tgl__view res = {0};
     if (residual && ((st = tgl__resolve_array(b, "residual", residual, n_out, F, &res)) ||
                      (st = tgl__check_alias(b, "residual", res, n_out * F, c.out, n_out * F))))

@@ -78,20 +78,12 @@ TGL_API tgl_status tgl_conv_transpose2d(tgl_backend *b, const tgl_conv2d_desc *d
     const tgl_conv2d_desc *d = &c.d;
     if (d->batch == 0 || d->in_channels == 0 || d->out_channels == 0)
         return TGL_OK;
-    size_t n_in, n_f, n_out;
-    const size_t F = sizeof(float);
-    if ((st = tgl__count4(b, "input", d->batch, d->in_channels, d->in_h, d->in_w, &n_in)) ||
-        (st = tgl__count4(b, "filter", d->in_channels, d->out_channels / d->groups, d->kernel_h, d->kernel_w, &n_f)) ||
-        (st = tgl__count4(b, "output", d->batch, d->out_channels, c.out_h, c.out_w, &n_out)) ||
-        (st = tgl__resolve_array(b, "input", input, n_in, F, &c.in)) ||
-        (st = tgl__resolve_array(b, "filter", filter, n_f, F, &c.filter)) ||
-        (st = tgl__resolve_array(b, "output", output, n_out, F, &c.out)) ||
-        (st = tgl__check_disjoint(b, "input", c.in, n_in * F, c.out, n_out * F)) ||
-        (st = tgl__check_disjoint(b, "filter", c.filter, n_f * F, c.out, n_out * F)))
+    size_t n_out;
+    tgl__view v[4];
+    if ((st = tgl__resolve_conv(b, d, d->in_channels, d->out_channels / d->groups, c.out_h, c.out_w, input, filter,
+                                bias, output, v, &n_out)))
         return st;
-    if (bias && ((st = tgl__resolve_array(b, "bias", bias, d->out_channels, F, &c.bias)) ||
-                 (st = tgl__check_disjoint(b, "bias", c.bias, d->out_channels * F, c.out, n_out * F))))
-        return st;
+    c.in = v[0], c.filter = v[1], c.bias = v[2], c.out = v[3];
     if (!b->vt->conv_transpose2d)
         return tgl__unsupported(b, "tgl_conv_transpose2d");
     return tgl__leave(b, b->vt->conv_transpose2d(b, &c));

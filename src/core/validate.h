@@ -32,6 +32,13 @@ int tgl__overlaps(tgl__view x, size_t xbytes, tgl__view y, size_t ybytes);
 tgl_status tgl__check_alias(tgl_backend *b, const char *in_arg, tgl__view in, size_t in_bytes,
                             tgl__view out, size_t out_bytes);
 /* out must not overlap in at all. */
+/* A convolution's operands (tgl_conv2d, tgl_conv_transpose2d): input [batch, in_channels, in_h,
+ * in_w], filter [f0, f1, kernel_h, kernel_w], bias [out_channels] (optional: v[2] zero without
+ * it) and output [batch, out_channels, out_h, out_w], resolved into v (input, filter, bias,
+ * output), output sharing no byte with the others; *n_out gets output's element count. */
+tgl_status tgl__resolve_conv(tgl_backend *b, const tgl_conv2d_desc *d, size_t f0, size_t f1, size_t out_h,
+                             size_t out_w, tgl_ptr input, tgl_ptr filter, tgl_ptr bias, tgl_ptr output, tgl__view v[4],
+                             size_t *n_out);
 tgl_status tgl__check_disjoint(tgl_backend *b, const char *in_arg, tgl__view in, size_t in_bytes,
                                tgl__view out, size_t out_bytes);
 /* Descriptor operands (tensor.c). The dtype is in range and one of `dtypes` (a TGL__DT mask:
