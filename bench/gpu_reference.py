@@ -13,7 +13,9 @@ have backend "torch"), prints the comparison, and draws the chart with bench/cha
 
 PyTorch has no rope op: the reference is the usual eager form (precomputed cos/sin tables,
 two halves rotated, concatenated), as model code writes it. tgl_map's expression runs as the
-eager sqrt(a * b + c) a PyTorch user writes (three kernels)."""
+eager sqrt(a * b + c) a PyTorch user writes (three kernels). The weight-format products
+(matvec_q4_0, matvec_q8_0, matvec_f16) have no PyTorch kernel: their reference is a device
+copy moving the same bytes, so the ratio is their share of the GPU's copy bandwidth."""
 import argparse
 import json
 import math
@@ -64,7 +66,7 @@ def make_case(op, p):
             "reduce_sum": lambda: torch.sum(a),
             "cumsum": lambda: torch.cumsum(a, 0, out=o),
         }[op]
-    if "rows" in p and op != "matvec":
+    if "rows" in p and not op.startswith("matvec"):
         r, c = p["rows"], p["cols"]
         x, w, bias, o = rand(r, c), rand(c), rand(c), torch.empty(r, c, device="cuda")
         if op == "topk":
@@ -114,6 +116,16 @@ def make_case(op, p):
     if op == "matvec":
         w, x, o = rand(p["rows"], p["cols"]), rand(p["cols"]), torch.empty(p["rows"], device="cuda")
         return lambda: torch.mv(w, x, out=o)
+    if op.startswith("matvec_"):
+        # No PyTorch kernel takes ggml's blocks (nor f16 weights with f32 activations): the
+        # reference is the bound, a device copy of half as many bytes as the product must read
+        # and write (W as stored, x, y), so that both move the same bytes; the ratio is the
+        # product's share of the copy bandwidth.
+        per = {"matvec_q4_0": 18 / 32, "matvec_q8_0": 34 / 32, "matvec_f16": 2.0}[op]
+        total = int(per * p["rows"] * p["cols"]) + 4 * (p["rows"] + p["cols"])
+        src = torch.empty(total // 2, dtype=torch.uint8, device="cuda")
+        dst = torch.empty_like(src)
+        return lambda: dst.copy_(src)
     if op in ("attention", "attention_decode"):
         b, h, sq, skv, d = p["batch"], p["heads"], p["seq_q"], p["seq_kv"], p["head_dim"]
         q, k, v = rand(b, h, sq, d), rand(b, h, skv, d), rand(b, h, skv, d)

@@ -225,7 +225,7 @@ TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, 
     X(MASKED_FILL, masked_fill) X(GATHER, gather) X(INDEX_SELECT, index_select) X(POOL2D, pool2d) X(SCAN, scan)   \
     X(MASKED_SELECT, masked_select) X(NONZERO, nonzero) X(INTERPOLATE, interpolate)          \
     X(ADAPTIVE_POOL2D, adaptive_pool2d) X(SCATTER, scatter) X(SORT, sort)                           \
-    X(CONV_TRANSPOSE2D, conv_transpose2d)
+    X(CONV_TRANSPOSE2D, conv_transpose2d) X(QUANTIZE, quantize)
 typedef enum {
 #define TGL_OP_ENUM_ENTRY_(id, name) TGL_OP_##id,
     TGL_OP_LIST(TGL_OP_ENUM_ENTRY_)
@@ -261,9 +261,9 @@ typedef enum {
  * op elsewhere. It answers for the op as such: shape limits of the device (e.g. GL attention's
  * head_dim <= 256, one row past the SSBO block limit) are reported by the call itself. f16
  * exists for TGL_OP_GEMM (tgl_gemm_f16), TGL_OP_CAST and the descriptor ops (tgl_copy ...
- * tgl_cat, the "tensors" section below), which take the dtypes each says; other ops take f32
- * only. The half types answer CONVERTED where
- * the op takes them (neither backend computes in f16 or bf16: f16 GEMM accumulates in f32, as
+ * tgl_cat, the "tensors" section below), which take the dtypes each says; the block formats
+ * for TGL_OP_MATVEC (tgl_matvec_t) and TGL_OP_QUANTIZE; other ops take f32 only. The half types
+ * and the block formats answer CONVERTED where the op takes them (neither backend computes in f16 or bf16: f16 GEMM accumulates in f32, as
  * its contract says), f32, i32 and bool NATIVE. `tensorgl info` prints the table.
  * Returns TGL_SUPPORT_NONE for b NULL or op/dtype out of range.
  * Example: if (tgl_supports(b, TGL_OP_GEMM, TGL_DTYPE_F16)) tgl_gemm_f16(b, ...); */
@@ -1161,6 +1161,50 @@ TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose 
  * Errors: TGL_ERR_INVALID_ARGUMENT (overlap, size overflow), TGL_ERR_INVALID_POINTER.
  * Example: tgl_matvec(b, vocab, dim, w_out, hidden, logits); */
 TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr w, tgl_ptr x, tgl_ptr y);
+
+/* ---- weight formats -------------------------------------------------------------------- */
+
+/* A linear layer's product with its weight in any weight format: y = x W^T, that is
+ * y[j, r] = sum over c of W[r, c] * x[j, c], for W [rows, cols] in f32, f16, bf16, q8_0 or q4_0
+ * (tgl_dtype), x [n, cols] and y [n, rows] f32 (or x [cols] and y [rows]: n = 1). This is
+ * tgl_matvec for n = 1 and the weight operand of a linear layer stored as frameworks store it
+ * ([out, in]). Weights are decoded to f32 and products summed in f32 (the CPU backend: double);
+ * each weight byte is read once per up to 4 rows of x. x and y take any strides; a float W
+ * too; a block-format W is 2-D with cols a multiple of 32, stride 1 along cols and a row
+ * stride of whole blocks (a multiple of 32, not negative). y must not overlap W or x nor reach
+ * an element twice. cols == 0 gives y = 0; rows == 0 or n == 0 is a no-op.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (shapes that disagree, a block row that is not whole
+ *   blocks, overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (x or y not f32, W in i32 or
+ *   bool; GL: a row past the SSBO block limit).
+ * Example: tgl_tensor w = tgl_tensor_contiguous(wq, TGL_DTYPE_Q4_0, 2, (size_t[]){4096, 11008});
+ *          tgl_tensor x = tgl_tensor_contiguous(h, TGL_DTYPE_F32, 1, (size_t[]){11008});
+ *          tgl_tensor y = tgl_tensor_contiguous(o, TGL_DTYPE_F32, 1, (size_t[]){4096});
+ *          tgl_matvec_t(b, &w, &x, &y); */
+TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, const tgl_tensor *y);
+
+/* Stores the f32 tensor in as out's weight format (q8_0, q4_0, f16 or bf16; same shape). The
+ * block formats round as ggml's reference quantizers do (so the bytes equal a GGUF file's):
+ * q8_0 per block d = max|x| / 127, q[i] = round(x[i] / d) (half away from zero); q4_0 per block
+ * m = the element of largest magnitude (the first of equals), d = m / -8,
+ * q[i] = min(15, trunc(x[i] / d + 8.5)); d is stored as binary16 and x / d computed as
+ * x * (1 / d), with 1 / d taken from d before its rounding. Both backends take these steps
+ * in f32 exactly (GL divides by long division of the significands: GLSL lets a division be
+ * 2.5 ulp off), so their bytes are equal; only a block whose values are all below ~1e-36 (its
+ * binary16 scale 0) may get other quants on a device that flushes subnormals, never other
+ * values. f16 and bf16 round to nearest even (tgl_copy's conversion). The block tensor is as in
+ * tgl_matvec_t but of any rank: its last dim a multiple of 32 with stride 1 and its leading
+ * dims one run of whole-block rows; in's leading dims must also form one run of rows (its
+ * last dim any stride). NaN or infinite inputs give a block whose d is NaN or infinite.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (shapes differ, last dim not a multiple of 32, leading dims
+ *   that are not one row stride, overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (in
+ *   not f32, out not a weight format).
+ * Example: tgl_quantize(b, &w_f32, &w_q8); */
+TGL_API tgl_status tgl_quantize(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out);
+/* The inverse: out (f32, same shape) = in (q8_0, q4_0, f16 or bf16) decoded, exactly (each
+ * block element is q * d, which f32 holds exactly). Operands as tgl_quantize's, in and out
+ * swapped. Errors: as tgl_quantize.
+ * Example: tgl_dequantize(b, &w_q4, &w_f32); */
+TGL_API tgl_status tgl_dequantize(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out);
 
 /* ---- LLM kernels ----------------------------------------------------------------------- */
 

@@ -24,6 +24,7 @@ typedef struct outputs {
     float soft[ROWS * COLS], norm[ROWS * COLS], rope[ROWS * COLS], gathered[3 * COLS], attn[2 * 4 * 8];
     float conv[2 * 3 * 3 * 4], conv_fused[2 * 3 * 3 * 4], conv_t[2 * 2 * 4 * 7], back[N], scaled[N], logsoft[ROWS * COLS], layer[ROWS * COLS];
     float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], gemm16_out[ROWS * ROWS];
+    float quanted[3 * 32], qmv[2 * 3]; /* tgl_quantize of x to q4_0 then tgl_dequantize; tgl_matvec_t by y */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
@@ -126,6 +127,17 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_copy_dtoh(b, o->batched, cb, sizeof o->batched));
     OK(tgl_matvec(b, ROWS, COLS, pm, px, mv));
     OK(tgl_copy_dtoh(b, o->mv, mv, sizeof o->mv));
+    /* x as a [3, 32] weight in q4_0, back to f32, and its product with y's rows */
+    tgl_tensor tw32 = tgl_tensor_contiguous(px, TGL_DTYPE_F32, 2, (size_t[]){3, 32});
+    tgl_tensor tq4 = tgl_tensor_contiguous(fresh(b, 3 * 18), TGL_DTYPE_Q4_0, 2, (size_t[]){3, 32});
+    tgl_tensor tdq = tgl_tensor_contiguous(fresh(b, sizeof o->quanted), TGL_DTYPE_F32, 2, (size_t[]){3, 32});
+    tgl_tensor tyx = tgl_tensor_contiguous(py, TGL_DTYPE_F32, 2, (size_t[]){2, 32});
+    tgl_tensor tqmv = tgl_tensor_contiguous(fresh(b, sizeof o->qmv), TGL_DTYPE_F32, 2, (size_t[]){2, 3});
+    OK(tgl_quantize(b, &tw32, &tq4));
+    OK(tgl_dequantize(b, &tq4, &tdq));
+    OK(tgl_matvec_t(b, &tq4, &tyx, &tqmv));
+    OK(tgl_copy_dtoh(b, o->quanted, tdq.data, sizeof o->quanted));
+    OK(tgl_copy_dtoh(b, o->qmv, tqmv.data, sizeof o->qmv));
     tgl_ptr h16 = fresh(b, ROWS * COLS * 2), c16 = fresh(b, sizeof o->gemm16);
     OK(tgl_cast_f32_f16(b, pm, h16, ROWS * COLS));
     OK(tgl_fill(b, c, 0.0f, ROWS * ROWS));

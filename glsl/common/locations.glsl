@@ -120,6 +120,21 @@
 #define LOC_MV_X_OFF 3
 #define LOC_MV_Y_OFF 4
 
+// Products with a weight in any weight format (gemm/matvec_w.comp) and the block conversions
+// (tensor/quantize.comp): offsets and row strides of block operands in bytes, else in elements.
+#define LOC_MVW_ROWS 0
+#define LOC_MVW_COLS 1
+#define LOC_MVW_N 2
+#define LOC_MVW_W_OFF 3
+#define LOC_MVW_W_RS 4
+#define LOC_MVW_W_CS 5
+#define LOC_MVW_X_OFF 6
+#define LOC_MVW_X_RS 7
+#define LOC_MVW_X_CS 8
+#define LOC_MVW_Y_OFF 9
+#define LOC_MVW_Y_RS 10
+#define LOC_MVW_Y_CS 11
+
 // GEMM (common/gemm_io.glsl).
 #define LOC_GEMM_M 0
 #define LOC_GEMM_N 1

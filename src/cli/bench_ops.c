@@ -427,6 +427,46 @@ static int blas_matvec(const tgl_blas *o, const size_t *p, float *const *h)
     return 1;
 }
 
+/* tgl_matvec_t with W [rows, cols] in a weight format, p = {rows, cols}: the rate is GB/s of
+ * what the product must read (W as stored, x) and write (y), against which a device's copy
+ * bandwidth is the bound (bench/gpu_reference.py times a copy of as many bytes). OpenBLAS's
+ * sgemv of the same weights as f32 is the host reference. */
+static void spec_matvec_w(const size_t *p, bench_spec *s, bench_fill fill, double weight_bytes_per_elem)
+{
+    snprintf(s->shape, sizeof s->shape, "%zux%zu", p[0], p[1]);
+    buf(s, p[0] * p[1], fill, 0);
+    buf(s, p[1], BENCH_F32, 0);
+    buf(s, p[0], BENCH_F32, 0);
+    s->bytes = weight_bytes_per_elem * (double)p[0] * (double)p[1] + F4 * (double)(p[0] + p[1]);
+}
+
+static void spec_matvec_q4_0(const size_t *p, bench_spec *s) { spec_matvec_w(p, s, BENCH_Q4_0, 18.0 / 32.0); }
+static void spec_matvec_q8_0(const size_t *p, bench_spec *s) { spec_matvec_w(p, s, BENCH_Q8_0, 34.0 / 32.0); }
+static void spec_matvec_f16(const size_t *p, bench_spec *s) { spec_matvec_w(p, s, BENCH_F16, 2.0); }
+
+static tgl_status matvec_w(tgl_backend *b, const size_t *p, const tgl_ptr *u, tgl_dtype dt)
+{
+    tgl_tensor w = tgl_tensor_contiguous(u[0], dt, 2, (size_t[]){p[0], p[1]});
+    tgl_tensor x = tgl_tensor_contiguous(u[1], TGL_DTYPE_F32, 1, &p[1]);
+    tgl_tensor y = tgl_tensor_contiguous(u[2], TGL_DTYPE_F32, 1, &p[0]);
+    return tgl_matvec_t(b, &w, &x, &y);
+}
+
+static tgl_status run_matvec_q4_0(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return matvec_w(b, p, u, TGL_DTYPE_Q4_0);
+}
+
+static tgl_status run_matvec_q8_0(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return matvec_w(b, p, u, TGL_DTYPE_Q8_0);
+}
+
+static tgl_status run_matvec_f16(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return matvec_w(b, p, u, TGL_DTYPE_F16);
+}
+
 /* ---- attention and convolution ------------------------------------------------------------ */
 
 /* p = {batch, heads, seq_q, seq_kv, head_dim, causal}. Causal work counts only the visible
@@ -550,6 +590,12 @@ const bench_op tgl_bench_ops[] = {
      spec_gemm, run_batched, blas_gemm, NULL},
     {"matvec", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(8192, 8192)), spec_matvec, run_matvec,
      blas_matvec, NULL},
+    {"matvec_q4_0", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(4096, 11008)), spec_matvec_q4_0,
+     run_matvec_q4_0, blas_matvec, NULL},
+    {"matvec_q8_0", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(4096, 11008)), spec_matvec_q8_0,
+     run_matvec_q8_0, blas_matvec, NULL},
+    {"matvec_f16", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(4096, 11008)), spec_matvec_f16,
+     run_matvec_f16, blas_matvec, NULL},
     {"attention", "attention", "batch,heads,seq_q,seq_kv,head_dim,causal",
      N3(P(1, 8, 128, 128, 64, 1), P(1, 8, 512, 512, 64, 1), P(1, 16, 1024, 1024, 64, 1)), spec_attention,
      run_attention, NULL, NULL},

@@ -12,9 +12,10 @@
 enum { BENCH_SMALL, BENCH_MEDIUM, BENCH_LARGE, BENCH_SIZES };
 enum { BENCH_MAX_PARAMS = 8, BENCH_MAX_BUFS = 5 };
 
-/* How a buffer is filled before timing: uniform f32 in [-1, 1], the same as f16, or int32 row
- * ids in [0, range). */
-typedef enum { BENCH_F32, BENCH_F16, BENCH_IDS } bench_fill;
+/* How a buffer is filled before timing: uniform f32 in [-1, 1], the same as f16, int32 row ids
+ * in [0, range), or those floats quantized to q8_0 / q4_0 (count elements, a multiple of 32;
+ * the host copy keeps the floats, which is what OpenBLAS multiplies). */
+typedef enum { BENCH_F32, BENCH_F16, BENCH_IDS, BENCH_Q8_0, BENCH_Q4_0 } bench_fill;
 
 typedef struct bench_buf {
     size_t count; /* elements */

@@ -202,6 +202,40 @@ tgl_status tgl_bench_upload(tgl_backend *b, tgl_ptr dst, const float *h, size_t 
     return st;
 }
 
+static int is_blocks(const bench_buf *u)
+{
+    return u->fill == BENCH_Q8_0 || u->fill == BENCH_Q4_0;
+}
+
+static tgl_dtype block_dtype(const bench_buf *u)
+{
+    return u->fill == BENCH_Q8_0 ? TGL_DTYPE_Q8_0 : TGL_DTYPE_Q4_0;
+}
+
+/* Device bytes of a buffer of count elements. */
+static size_t device_bytes(const bench_buf *u, size_t count)
+{
+    return is_blocks(u) ? count / 32 * (u->fill == BENCH_Q8_0 ? 34 : 18) : count * (u->fill == BENCH_F16 ? 2 : 4);
+}
+
+/* With tgl_dequantize (into f32) or tgl_quantize (from f32), between the block buffer blocks of
+ * count elements and a temporary f32 copy; to_host: read the floats into h, else write them from h. */
+static tgl_status block_transfer(tgl_backend *b, const bench_buf *u, tgl_ptr blocks, float *h, size_t count,
+                                 int to_host)
+{
+    tgl_ptr tmp = 0;
+    tgl_status st = tgl_alloc(b, count * sizeof(float), &tmp);
+    tgl_tensor f = tgl_tensor_contiguous(tmp, TGL_DTYPE_F32, 1, &count);
+    tgl_tensor q = tgl_tensor_contiguous(blocks, block_dtype(u), 1, &count);
+    if (!st && to_host && !(st = tgl_dequantize(b, &q, &f)))
+        st = tgl_copy_dtoh(b, h, tmp, count * sizeof(float));
+    if (!st && !to_host && !(st = tgl_copy_htod(b, tmp, h, count * sizeof(float))) && !(st = tgl_quantize(b, &f, &q)))
+        st = tgl_synchronize(b);
+    if (tmp)
+        tgl_free(b, tmp);
+    return st;
+}
+
 static tgl_status setup(runner *r, const bench_spec *s)
 {
     unsigned seed = 12345;
@@ -216,9 +250,10 @@ static tgl_status setup(runner *r, const bench_spec *s)
         if (!r->b)
             continue;
         int f16 = u->fill == BENCH_F16;
-        tgl_status st = tgl_alloc(r->b, count * (f16 ? 2 : 4), &r->dev[i]);
+        tgl_status st = tgl_alloc(r->b, device_bytes(u, count), &r->dev[i]);
         if (!st)
-            st = tgl_bench_upload(r->b, r->dev[i], h, count, f16);
+            st = is_blocks(u) ? block_transfer(r->b, u, r->dev[i], h, count, 0)
+                              : tgl_bench_upload(r->b, r->dev[i], h, count, f16);
         if (st)
             return st;
     }
@@ -268,6 +303,10 @@ static tgl_status read_back(const runner *r, const bench_buf *u, int i, float **
     float *h = malloc(count * sizeof(float));
     if (!h)
         return TGL_ERR_OUT_OF_MEMORY;
+    *out = h;
+    *n = count;
+    if (is_blocks(u)) /* compared as the floats they hold */
+        return block_transfer(r->b, u, r->dev[i], h, count, 1);
     tgl_status st = tgl_copy_dtoh(r->b, h, r->dev[i], count * (f16 ? 2 : 4));
     for (size_t k = count; f16 && k-- > 0;) { /* widened back to front, in place */
         uint16_t half;

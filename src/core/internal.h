@@ -328,6 +328,24 @@ typedef struct tgl__sort {
     tgl__view temp;
 } tgl__sort;
 
+/* A validated tgl_matvec_t: y [n, rows] = x [n, cols] W^T, rows and n > 0. x and y are f32
+ * views of those shapes; w is [rows, cols] of its dtype: a float format's view as any tensor's,
+ * a block format's with view at block (0, 0), strides[0] the blocks from one row to the next
+ * and span the blocks reached (base 0). cols is 0 only when the core filled y itself. */
+typedef struct tgl__matvec_t {
+    size_t rows, cols, n;
+    tgl__tensor_view w, x, y;
+} tgl__matvec_t;
+
+/* A validated tgl_quantize (to_blocks 1) or tgl_dequantize: f, the f32 side, and q, the block
+ * side (q8_0 or q4_0, seen as tgl__matvec_t's w), are [rows, cols], cols a multiple of 32,
+ * rows * cols > 0; the written side reaches no element twice and shares no byte with the other. */
+typedef struct tgl__quant {
+    int to_blocks;
+    size_t rows, cols;
+    tgl__tensor_view f, q;
+} tgl__quant;
+
 /* temp's u32s per element of out for a reduce of dtype dt. */
 unsigned tgl__scatter_words(tgl_scatter_reduce reduce, tgl_dtype dt);
 
@@ -409,6 +427,10 @@ typedef struct tgl__vtable {
                           int32_t *bad_value);
     /* tgl_sort, tgl_topk (tgl__sort); len > 0, k > 0, n_lines > 0. */
     tgl_status (*sort)(tgl_backend *b, const tgl__sort *s);
+    /* tgl_matvec_t (tgl__matvec_t; cols > 0). */
+    tgl_status (*matvec_t)(tgl_backend *b, const tgl__matvec_t *m);
+    /* tgl_quantize, tgl_dequantize to and from the block formats (tgl__quant). */
+    tgl_status (*quantize)(tgl_backend *b, const tgl__quant *q);
     /* Optional: the device profile's traits, their values and sources (`tensorgl info --profile`). */
     void (*print_profile)(tgl_backend *b, FILE *out);
     /* Optional: tgl_tune (NULL: nothing to tune, TGL_ERR_UNSUPPORTED). */

@@ -3,6 +3,8 @@
  * columns of TGL_PROFILE. Each takes its row's argument struct, so it reads arguments by name. */
 #include "calls.h"
 
+#include <math.h>
+
 /* Rows whose work is not worth a figure (allocation, synchronization). */
 #define cost_none(s, o) ((void)(s), (void)(o))
 
@@ -320,6 +322,26 @@ static void cost_pad(const tgl__args_PAD *a, cost *o)
 static void cost_one_hot(const tgl__args_ONE_HOT *a, cost *o)
 {
     o->bytes = tensor_bytes(a->indices) + tensor_bytes(a->out);
+}
+
+/* the weight read once per 4 rows of x (its stored bytes, blocks included), x and y once */
+static void cost_matvec_t(const tgl__args_MATVEC_T *a, cost *o)
+{
+    if (!a->w || !a->x || a->w->ndim != 2 || a->x->ndim < 1 || a->x->ndim > 2)
+        return;
+    double n = a->x->ndim == 2 ? (double)a->x->shape[0] : 1.0;
+    o->flops = 2.0 * n * (double)a->w->shape[0] * (double)a->w->shape[1];
+    o->bytes = ceil(n / 4.0) * (double)tgl_tensor_bytes(a->w) + tensor_bytes(a->x) + tensor_bytes(a->y);
+}
+
+static void cost_quantize(const tgl__args_QUANTIZE *a, cost *o)
+{
+    o->bytes = tensor_bytes(a->in) + (double)tgl_tensor_bytes(a->out) + tensor_bytes(a->out);
+}
+
+static void cost_dequantize(const tgl__args_DEQUANTIZE *a, cost *o)
+{
+    o->bytes = (double)tgl_tensor_bytes(a->in) + tensor_bytes(a->in) + tensor_bytes(a->out);
 }
 
 /* gather: the indices read twice (the check, the gather), an element of in and of out per index */

@@ -54,6 +54,7 @@
 #define TGL__DT_NONE 0u
 #define TGL__DT_FLOATS (TGL__DT(F32) | TGL__DT(F16) | TGL__DT(BF16))
 #define TGL__DT_DATA (TGL__DT_FLOATS | TGL__DT(I32) | TGL__DT(BOOL)) /* every dtype but the block formats */
+#define TGL__DT_WEIGHTS (TGL__DT_FLOATS | TGL__DT(Q8_0) | TGL__DT(Q4_0)) /* the weight formats */
 #define TGL__WARM 1
 #define TGL__NO_WARM 0
 
@@ -158,6 +159,9 @@
     ARG(t, in) ARG(z, axis) ARG(z, k) ENUM(int, largest) ARG(T, values) ARG(T, indices)
 #define TGL__ARGS_PAD(ARG, ENUM, ARR) \
     ARG(t, in) ARR(J, pads, n_pads) ENUM(tgl_pad_mode, mode) ARG(d, value) ARG(T, out)
+#define TGL__ARGS_MATVEC_T(ARG, ENUM, ARR) ARG(t, w) ARG(t, x) ARG(T, y)
+#define TGL__ARGS_QUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
+#define TGL__ARGS_DEQUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -241,7 +245,10 @@
     X(TOPK, tgl_topk, TGL_OP_SORT, sort, TGL__DT_DATA, EXACT, cost_topk, WARM)                                    \
     X(CONV2D_FUSED, tgl_conv2d_fused, TGL_OP_CONV2D, conv2d, TGL__DT(F32), ACCUMULATE, cost_conv2d_fused, WARM)    \
     X(CONV_TRANSPOSE2D, tgl_conv_transpose2d, TGL_OP_CONV_TRANSPOSE2D, conv_transpose2d, TGL__DT(F32), ACCUMULATE, \
-      cost_conv_transpose2d, WARM)
+      cost_conv_transpose2d, WARM)                                                                               \
+    X(MATVEC_T, tgl_matvec_t, TGL_OP_MATVEC, matvec_t, TGL__DT_WEIGHTS, ACCUMULATE, cost_matvec_t, WARM)          \
+    X(QUANTIZE, tgl_quantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_quantize, WARM)             \
+    X(DEQUANTIZE, tgl_dequantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_dequantize, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

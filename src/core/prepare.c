@@ -199,6 +199,23 @@ static void products(warm *c)
                                 c->z, n, n * n, 4));
         did(c, tgl_matvec(b, 64, n, c->x, c->y, c->z));
     }
+    /* The weight formats: a decode step's product (one row of x) and a prompt's (several), and
+     * the conversions to and from the block formats. */
+    for (int dt = TGL_DTYPE_F32; dt < TGL_DTYPE_COUNT && !c->st; dt++) {
+        if (dt == TGL_DTYPE_I32 || dt == TGL_DTYPE_BOOL)
+            continue;
+        tgl_tensor w = tgl_tensor_contiguous(c->x, (tgl_dtype)dt, 2, (size_t[]){64, 256});
+        for (size_t n = 1; n <= 4; n += 3) {
+            tgl_tensor x = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 2, (size_t[]){n, 256});
+            tgl_tensor y = tgl_tensor_contiguous(c->z, TGL_DTYPE_F32, 2, (size_t[]){n, 64});
+            did(c, tgl_matvec_t(b, &w, &x, &y));
+        }
+        if (dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0) {
+            tgl_tensor f = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 2, (size_t[]){64, 256});
+            did(c, tgl_quantize(b, &f, &w));
+            did(c, tgl_dequantize(b, &w, &f));
+        }
+    }
     /* Attention at the common head sizes, prefill with and without the mask, and decode over a
      * KV cache (256 of 512 positions filled), as a model's decode step calls it. */
     const size_t dims[2] = {64, 128};

@@ -45,9 +45,11 @@ TGL_API tgl_support tgl_supports(tgl_backend *b, tgl_op op, tgl_dtype dtype)
         if (tgl__fn_op((tgl__fn)fn) != (int)op || !(tgl__fn_dtypes((tgl__fn)fn) & (1u << dtype)) ||
             !implemented(b->vt, (tgl__fn)fn))
             continue;
-        /* Half types are stored as such and computed in f32 (or wider); f32, i32 and bool in
-         * their own type. */
-        return dtype == TGL_DTYPE_F16 || dtype == TGL_DTYPE_BF16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NATIVE;
+        /* Half types and the block formats are stored as such and computed in f32 (or wider);
+         * f32, i32 and bool in their own type. */
+        return dtype == TGL_DTYPE_F16 || dtype == TGL_DTYPE_BF16 || dtype == TGL_DTYPE_Q8_0 || dtype == TGL_DTYPE_Q4_0
+                   ? TGL_SUPPORT_CONVERTED
+                   : TGL_SUPPORT_NATIVE;
     }
     return TGL_SUPPORT_NONE;
 }

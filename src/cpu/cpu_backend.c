@@ -146,6 +146,8 @@ static const tgl__vtable cpu_vtable = {
     .compact = tgl_cpu_compact,
     .scatter = tgl_cpu_scatter,
     .sort = tgl_cpu_sort,
+    .matvec_t = tgl_cpu_matvec_t,
+    .quantize = tgl_cpu_quantize,
     .interpolate = tgl_cpu_interpolate,
     .adaptive_pool2d = tgl_cpu_adaptive_pool2d,
 };

@@ -143,6 +143,8 @@ static const tgl__vtable gl_vtable = {
     .conv2d = tgl_gl_conv2d,
     .pool2d = tgl_gl_pool2d,
     .conv_transpose2d = tgl_gl_conv_transpose2d,
+    .matvec_t = tgl_gl_matvec_t,
+    .quantize = tgl_gl_quantize,
     .tune = tgl_gl_tune,
     .print_profile = gl_print_profile,
 };

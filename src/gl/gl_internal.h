@@ -656,6 +656,10 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
  * slabs of whole images. */
 tgl_status tgl_gl_conv_transpose2d(tgl_backend *b, const tgl__conv_transpose2d *c);
 void tgl_gl_conv_transpose2d_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
+/* tgl_matvec_t, tgl_quantize and tgl_dequantize (gl_quant.c). */
+tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m);
+tgl_status tgl_gl_quantize(tgl_backend *b, const tgl__quant *q);
+void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 /* Driver checks at open (gl_driver_check.c): TGL_ERR_NO_DEVICE, naming the bug, where the
  * device is known to compute wrong results; the kernels they run. */
 tgl_status tgl_gl_driver_check(tgl_backend *b);

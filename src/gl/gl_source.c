@@ -207,6 +207,7 @@ void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *d
     tgl_gl_conv2d_variants(fn, ctx);
     tgl_gl_pool2d_variants(fn, ctx);
     tgl_gl_conv_transpose2d_variants(fn, ctx);
+    tgl_gl_quant_variants(fn, ctx);
     tgl_gl_tensor_ewise_variants(fn, ctx);
     tgl_gl_map_t_variants(fn, ctx);
     tgl_gl_reduce_t_variants(fn, ctx);

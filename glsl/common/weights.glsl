@@ -1,0 +1,84 @@
+#ifndef TGL_WEIGHTS_GLSL
+#define TGL_WEIGHTS_GLSL
+// Reading the weight formats from 32-bit words, TGL_WQ(i) (by default a uint SSBO named wq,
+// declared by the kernel before this file; a kernel may read them from a texture instead):
+// f32, f16 and bf16 by element index, and ggml's blocks by byte offset. Blocks start on even
+// bytes (18 and 34 are not multiples of 4), so their words are funnelled from two loads where a
+// block starts half-way into one. WFMT: 0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0.
+#include "common/half.glsl"
+#ifndef TGL_WQ
+#define TGL_WQ(i) wq[i]
+#endif
+
+#define TGL_WFMT_Q8_0 3
+#define TGL_WFMT_Q4_0 4
+
+// The 16 bits at an even byte offset.
+uint tgl_w_u16(uint byte)
+{
+    uint w = TGL_WQ(byte >> 2u);
+    return (byte & 2u) != 0u ? w >> 16 : w & 0xFFFFu;
+}
+
+// The 32 bits at an even byte offset.
+uint tgl_w_u32(uint byte)
+{
+    uint a = byte >> 2u;
+    if ((byte & 2u) == 0u)
+        return TGL_WQ(a);
+    return (TGL_WQ(a) >> 16) | (TGL_WQ(a + 1u) << 16);
+}
+
+// A block's scale d (its leading binary16) as a float.
+float tgl_w_scale(uint block_byte)
+{
+    return uintBitsToFloat(tgl_f16_to_f32(tgl_w_u16(block_byte)));
+}
+
+// Element e of an f32 (WFMT 0), f16 (1) or bf16 (2) weight.
+float tgl_w_float(uint e, uint fmt)
+{
+    if (fmt == 0u)
+        return uintBitsToFloat(TGL_WQ(e));
+    uint h = (TGL_WQ(e >> 1) >> ((e & 1u) * 16u)) & 0xFFFFu;
+    return uintBitsToFloat(fmt == 1u ? tgl_f16_to_f32(h) : h << 16);
+}
+
+// The words of a block at block_byte, read once: WORDS of them from the word holding its first
+// byte (q4_0 5, q8_0 9: a block of 18 or 34 bytes starting 0 or 2 bytes into a word ends in the
+// fifth or ninth). Then its scale and its k-th word of quants, funnelled where the block starts
+// half-way into a word.
+#define TGL_BLOCK_WORDS(fmt) ((fmt) == TGL_WFMT_Q8_0 ? 9u : 5u)
+float tgl_block_scale(uint first_word, bool half_in)
+{
+    return uintBitsToFloat(tgl_f16_to_f32(half_in ? first_word >> 16 : first_word & 0xFFFFu));
+}
+uint tgl_block_quants(uint w_k, uint w_k1, bool half_in)
+{
+    return half_in ? w_k1 : (w_k >> 16) | (w_k1 << 16);
+}
+// Quants 4 consecutive elements of a q8_0 word, as signed integers.
+vec4 tgl_q8_values(uint v)
+{
+    int s = int(v);
+    return vec4(bitfieldExtract(s, 0, 8), bitfieldExtract(s, 8, 8), bitfieldExtract(s, 16, 8), bitfieldExtract(s, 24, 8));
+}
+// A q4_0 word: elements 4k..4k+3 (lo) and 16+4k..16+4k+3 (hi), less 8.
+void tgl_q4_values(uint v, out vec4 lo, out vec4 hi)
+{
+    lo = vec4(uvec4(v, v >> 8, v >> 16, v >> 24) & 15u) - 8.0;
+    hi = vec4(uvec4(v >> 4, v >> 12, v >> 20, v >> 28) & 15u) - 8.0;
+}
+
+// Quants 4k..4k+3 of a q8_0 block at block_byte (k < 8), as signed integers.
+vec4 tgl_w_q8(uint block_byte, uint k)
+{
+    return tgl_q8_values(tgl_w_u32(block_byte + 2u + 4u * k));
+}
+
+// Quants 4k..4k+3 (lo) and 16+4k..16+4k+3 (hi) of a q4_0 block at block_byte (k < 4), less 8.
+void tgl_w_q4(uint block_byte, uint k, out vec4 lo, out vec4 hi)
+{
+    tgl_q4_values(tgl_w_u32(block_byte + 2u + 4u * k), lo, hi);
+}
+#endif

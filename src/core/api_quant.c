@@ -1,0 +1,218 @@
+/* The weight formats (tensorgl.h, "weight formats"): tgl_matvec_t, tgl_quantize and
+ * tgl_dequantize. Operands are checked and seen as matrices of rows x cols (tgl__matvec_t,
+ * tgl__quant in internal.h), then the backend runs them. f16 and bf16 conversions in and out of
+ * f32 are tgl_copy's (the descriptor element-wise path). */
+#include "trace.h"
+#include "validate.h"
+
+#define WEIGHT_DTYPES (TGL__DT_FLOATS | TGL__DT(Q8_0) | TGL__DT(Q4_0))
+
+static int is_block(tgl_dtype dt)
+{
+    return dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
+}
+
+/* t's leading dims (all but the last) as one run of rows: *rows of them, *row_stride elements
+ * apart (dims of extent 1 take any stride). */
+static tgl_status collapse_rows(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t *rows,
+                                int64_t *row_stride)
+{
+    *rows = 1;
+    *row_stride = 0;
+    int have = 0;
+    for (size_t d = t->ndim - 1; d-- > 0;) {
+        if (t->shape[d] == 1)
+            continue;
+        if (have && t->strides[d] != *row_stride * (int64_t)*rows)
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
+                             "%s: dims 0..%zu are not one run of rows (stride %lld at dim %zu; %lld expected): "
+                             "tgl_copy it into a contiguous tensor first",
+                             arg, t->ndim - 2, (long long)t->strides[d], d, (long long)(*row_stride * (int64_t)*rows));
+        if (!have)
+            *row_stride = t->strides[d];
+        have = 1;
+        *rows *= t->shape[d];
+    }
+    return TGL_OK;
+}
+
+/* A block-format operand of `rows` rows of `cols` elements (cols a multiple of 32, stride 1;
+ * row_stride whole blocks, not negative) resolved into v: v->view at block (0, 0), strides[0]
+ * the blocks from one row to the next, span the blocks reached. */
+static tgl_status resolve_blocks(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t rows, size_t cols,
+                                 int64_t row_stride, tgl__tensor_view *v)
+{
+    size_t block = t->dtype == TGL_DTYPE_Q8_0 ? 34 : 18;
+    *v = (tgl__tensor_view){.dtype = t->dtype};
+    if (cols % 32)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %s rows hold blocks of 32; its last dim is %zu", arg,
+                         tgl_dtype_name(t->dtype), cols);
+    if (t->strides[t->ndim - 1] != 1 && cols > 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %s needs stride 1 along its last dim, not %lld", arg,
+                         tgl_dtype_name(t->dtype), (long long)t->strides[t->ndim - 1]);
+    if (rows > 1 && (row_stride < 0 || row_stride % 32))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
+                         "%s: a row stride of %lld elements is not whole %s blocks (a multiple of 32, not negative)",
+                         arg, (long long)row_stride, tgl_dtype_name(t->dtype));
+    uint64_t step = rows > 1 ? (uint64_t)row_stride / 32 : cols / 32;
+    if (rows > 1 && step < cols / 32)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: rows %lld elements apart overlap rows of %zu", arg,
+                         (long long)row_stride, cols);
+    /* blocks reached: (rows - 1) * step + cols / 32, bounded by the allocation limit */
+    if (rows > 1 && step > TGL__MAX_ALLOC_BYTES / block / (rows - 1))
+        return tgl__fail(b, TGL_ERR_INVALID_POINTER, "%s: %zu rows %llu blocks apart reach past any allocation", arg,
+                         rows, (unsigned long long)step);
+    uint64_t blocks = (rows - 1) * step + cols / 32;
+    if (blocks > TGL__MAX_ALLOC_BYTES / block)
+        return tgl__fail(b, TGL_ERR_INVALID_POINTER, "%s: %llu blocks reach past any allocation", arg,
+                         (unsigned long long)blocks);
+    tgl_status st = tgl__resolve(b, arg, t->data, (size_t)blocks * block, &v->view);
+    if (st)
+        return st;
+    if (v->view.offset % 2)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: offset %zu is not 2-byte aligned (blocks start with a binary16)",
+                         arg, v->view.offset);
+    v->strides[0] = (int64_t)step;
+    v->strides[1] = 1;
+    v->span = (size_t)blocks;
+    return TGL_OK;
+}
+
+/* Bytes from v's view that the operand reaches. */
+static size_t view_bytes(const tgl__tensor_view *v)
+{
+    return v->span * (v->dtype == TGL_DTYPE_Q8_0 ? 34 : v->dtype == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(v->dtype));
+}
+
+/* A 2-D float operand [rows, cols] with the given strides. */
+static tgl_status resolve_matrix(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t rows, size_t cols,
+                                 int64_t row_stride, int64_t col_stride, tgl__tensor_view *v)
+{
+    size_t shape[2] = {rows, cols};
+    int64_t strides[2] = {rows > 1 ? row_stride : 0, cols > 1 ? col_stride : 0};
+    return tgl__resolve_tensor(b, arg, t->data, t->dtype, 2, shape, strides, v);
+}
+
+TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, const tgl_tensor *y)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(MATVEC_T);
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    size_t n_el;
+    if ((st = tgl__tensor_shape(b, "tgl_matvec_t", "w", w, WEIGHT_DTYPES, &n_el)) ||
+        (st = tgl__tensor_shape(b, "tgl_matvec_t", "x", x, TGL__DT(F32), &n_el)) ||
+        (st = tgl__tensor_shape(b, "tgl_matvec_t", "y", y, TGL__DT(F32), &n_el)))
+        return st;
+    if (w->ndim != 2)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "w: %zu dims; a weight is [rows, cols]", w->ndim);
+    if (x->ndim < 1 || x->ndim > 2 || y->ndim != x->ndim)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "x and y: %zu and %zu dims; [cols] and [rows], or [n, cols] and [n, rows]",
+                         x->ndim, y->ndim);
+    tgl__matvec_t m = {.rows = w->shape[0], .cols = w->shape[1], .n = x->ndim == 2 ? x->shape[0] : 1};
+    size_t x_cols = x->shape[x->ndim - 1], y_rows = y->shape[y->ndim - 1];
+    if (x_cols != m.cols)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "x: %zu columns; w has %zu", x_cols, m.cols);
+    if (y_rows != m.rows)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "y: %zu elements per row; w has %zu rows", y_rows, m.rows);
+    if (x->ndim == 2 && y->shape[0] != m.n)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "y: %zu rows; x has %zu", y->shape[0], m.n);
+    if (!b->vt->matvec_t)
+        return tgl__unsupported(b, "tgl_matvec_t");
+    if (m.rows == 0 || m.n == 0)
+        return TGL_OK;
+    int64_t x_rs = x->ndim == 2 ? x->strides[0] : 0, y_rs = y->ndim == 2 ? y->strides[0] : 0;
+    if ((st = resolve_matrix(b, "y", y, m.n, m.rows, y_rs, y->strides[y->ndim - 1], &m.y)) ||
+        (st = tgl__check_unique(b, "y", 2, (size_t[]){m.n, m.rows}, m.y.strides)))
+        return st;
+    if (m.cols == 0) { /* empty sums: y = 0, by tgl_fill_t's path (w and x reach nothing) */
+        tgl__tew e = {.op = TGL__TEW_FILL, .nin = 1};
+        const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {y};
+        static const char *const names[TGL__TEW_MAX_INPUTS] = {"y"};
+        int empty = 0;
+        if ((st = tgl__check_tew(b, TGL__FN_FILL_T, y, "y", ins, names, &e, &empty)) || empty)
+            return st;
+        e.value = tgl__fill_bits(TGL_DTYPE_F32, 0.0);
+        return tgl__run_tew(b, &e, "tgl_matvec_t");
+    }
+    if ((st = resolve_matrix(b, "x", x, m.n, m.cols, x_rs, x->strides[x->ndim - 1], &m.x)))
+        return st;
+    st = is_block(w->dtype) ? resolve_blocks(b, "w", w, m.rows, m.cols, w->strides[0], &m.w)
+                            : resolve_matrix(b, "w", w, m.rows, m.cols, w->strides[0], w->strides[1], &m.w);
+    size_t y_bytes = view_bytes(&m.y);
+    if (st || (st = tgl__check_disjoint(b, "w", m.w.view, view_bytes(&m.w), m.y.view, y_bytes)) ||
+        (st = tgl__check_disjoint(b, "x", m.x.view, view_bytes(&m.x), m.y.view, y_bytes)))
+        return st;
+    return tgl__leave(b, b->vt->matvec_t(b, &m));
+}
+
+/* tgl_quantize (to_blocks 1) and tgl_dequantize: f is the f32 side, q the weight-format side. */
+static tgl_status convert(tgl_backend *b, tgl__fn row, int to_blocks, const tgl_tensor *in, const tgl_tensor *out)
+{
+    const char *fn = tgl__fn_name(row);
+    const tgl_tensor *f = to_blocks ? in : out, *q = to_blocks ? out : in;
+    const char *f_arg = to_blocks ? "in" : "out", *q_arg = to_blocks ? "out" : "in";
+    size_t n;
+    tgl_status st;
+    if (!in || !out)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: NULL", in ? "out" : "in");
+    if ((st = tgl__tensor_shape(b, fn, f_arg, f, TGL__DT(F32), &n)) ||
+        (st = tgl__tensor_shape(b, fn, q_arg, q, TGL__DT(F16) | TGL__DT(BF16) | TGL__DT(Q8_0) | TGL__DT(Q4_0), &n)))
+        return st;
+    if (f->ndim != q->ndim)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in and out: %zu and %zu dims; the shapes must be equal", in->ndim,
+                         out->ndim);
+    for (size_t d = 0; d < f->ndim; d++)
+        if (f->shape[d] != q->shape[d])
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in and out: dim %zu is %zu and %zu; the shapes must be equal",
+                             d, in->shape[d], out->shape[d]);
+    if (!is_block(q->dtype)) { /* f16, bf16: tgl_copy's conversion */
+        tgl__tew e = {.op = TGL__TEW_COPY, .nin = 1};
+        const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {in};
+        static const char *const names[TGL__TEW_MAX_INPUTS] = {"in"};
+        int empty = 0;
+        if ((st = tgl__check_tew(b, TGL__FN_COPY, out, "out", ins, names, &e, &empty)) || empty)
+            return st;
+        return tgl__run_tew(b, &e, fn);
+    }
+    if (q->ndim == 0)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: a scalar; %s holds rows of 32", q_arg, tgl_dtype_name(q->dtype));
+    if (!b->vt->quantize)
+        return tgl__unsupported(b, fn);
+    tgl__quant c = {.to_blocks = to_blocks, .cols = q->shape[q->ndim - 1]};
+    int64_t f_rs, q_rs;
+    if ((st = collapse_rows(b, f_arg, f, &c.rows, &f_rs)) || (st = collapse_rows(b, q_arg, q, &c.rows, &q_rs)))
+        return st;
+    if (c.cols % 32)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %s rows hold blocks of 32; its last dim is %zu", q_arg,
+                         tgl_dtype_name(q->dtype), c.cols);
+    if (n == 0)
+        return TGL_OK;
+    if ((st = resolve_blocks(b, q_arg, q, c.rows, c.cols, q_rs, &c.q)))
+        return st;
+    if ((st = resolve_matrix(b, f_arg, f, c.rows, c.cols, f_rs, f->strides[f->ndim - 1], &c.f)))
+        return st;
+    if (!to_blocks && (st = tgl__check_unique(b, "out", 2, (size_t[]){c.rows, c.cols}, c.f.strides)))
+        return st;
+    if ((st = tgl__check_disjoint(b, "in", to_blocks ? c.f.view : c.q.view, view_bytes(to_blocks ? &c.f : &c.q),
+                                  to_blocks ? c.q.view : c.f.view, view_bytes(to_blocks ? &c.q : &c.f))))
+        return st;
+    return tgl__leave(b, b->vt->quantize(b, &c));
+}
+
+TGL_API tgl_status tgl_quantize(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(QUANTIZE);
+    tgl_status st = tgl__enter(b);
+    return st ? st : convert(b, TGL__FN_QUANTIZE, 1, in, out);
+}
+
+TGL_API tgl_status tgl_dequantize(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(DEQUANTIZE);
+    tgl_status st = tgl__enter(b);
+    return st ? st : convert(b, TGL__FN_DEQUANTIZE, 0, in, out);
+}

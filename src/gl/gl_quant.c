@@ -1,0 +1,282 @@
+/* GL drivers of tgl_matvec_t (glsl/gemm/matvec_w.comp) and of tgl_quantize / tgl_dequantize
+ * to and from the block formats (glsl/tensor/quantize.comp). W is walked in slabs of rows
+ * whose window fits the SSBO block limit and whose workgroups fit the grid; x and y in chunks
+ * of up to XR_MAX rows, which share each weight load. Windows are taken around whatever the
+ * strides reach, negative ones included, and offsets given from each window's start. */
+#include "gl_internal.h"
+
+#define XR_MAX 4u
+
+/* WFMT of glsl/common/weights.glsl: 0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0. */
+static uint32_t wfmt(tgl_dtype dt)
+{
+    switch (dt) {
+    case TGL_DTYPE_F16: return 1;
+    case TGL_DTYPE_BF16: return 2;
+    case TGL_DTYPE_Q8_0: return 3;
+    case TGL_DTYPE_Q4_0: return 4;
+    default: return 0;
+    }
+}
+
+static int is_block(tgl_dtype dt)
+{
+    return dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
+}
+
+/* Bytes of a view's unit: an element, or a block of 32. */
+static size_t unit_bytes(tgl_dtype dt)
+{
+    return dt == TGL_DTYPE_Q8_0 ? 34 : dt == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(dt);
+}
+
+/* The window over rows [i0, i0 + ni) x units [u0, u0 + nu) of a 2-D view (strides in units) and
+ * the offset of unit (i0, u0) from the window's start, in elements (float views) or bytes
+ * (block views). 0 when the window would pass max_bytes. */
+typedef struct window2 {
+    tgl_gl_binding bind;
+    GLuint off;
+} window2;
+
+static size_t span_bytes(const tgl__tensor_view *v, size_t ni, size_t nu)
+{
+    uint64_t a0 = (uint64_t)(v->strides[0] < 0 ? -v->strides[0] : v->strides[0]);
+    uint64_t a1 = (uint64_t)(v->strides[1] < 0 ? -v->strides[1] : v->strides[1]);
+    return (size_t)(((ni - 1) * a0 + (nu - 1) * a1 + 1) * unit_bytes(v->dtype));
+}
+
+static int window_2d(const tgl__tensor_view *v, size_t i0, size_t ni, size_t u0, size_t nu, int writes,
+                     size_t align, size_t max_bytes, window2 *w)
+{
+    int64_t s0 = v->strides[0], s1 = v->strides[1];
+    int64_t first = (int64_t)v->base + (int64_t)i0 * s0 + (int64_t)u0 * s1;
+    int64_t lo = first + (s0 < 0 ? (int64_t)(ni - 1) * s0 : 0) + (s1 < 0 ? (int64_t)(nu - 1) * s1 : 0);
+    size_t ub = unit_bytes(v->dtype), bytes = span_bytes(v, ni, nu), pad;
+    if (bytes > max_bytes)
+        return 0;
+    w->bind = tgl_gl_window_aligned((tgl__view){v->view.buf, v->view.offset + (size_t)lo * ub}, bytes, writes, align,
+                                    &pad);
+    /* whole words: a half type's or a block's last bytes may end inside one (the buffer's tail
+     * makes room) */
+    w->bind.bytes = (w->bind.bytes + 3) / 4 * 4;
+    size_t off = pad + (size_t)(first - lo) * ub;
+    w->off = (GLuint)(is_block(v->dtype) ? off : off / ub);
+    return 1;
+}
+
+/* A stride as the kernels take it: elements (float views) or bytes (a block view's rows). */
+static GLuint stride_bits(const tgl__tensor_view *v, int d)
+{
+    int64_t s = v->strides[d] * (is_block(v->dtype) ? (int64_t)unit_bytes(v->dtype) : 1);
+    return (GLuint)(uint64_t)s;
+}
+
+/* ---- tgl_matvec_t ---- */
+
+/* matvec_w.comp's variant: a row per invocation (else a workgroup per row), the weight format,
+ * rows of x per weight load, how W and x are read (textures only with a row per invocation),
+ * and x as vec4s (block formats). */
+typedef struct mvw_flags {
+    uint32_t alone, fmt, xr, read, xvec4;
+} mvw_flags;
+static const tgl_gl_def mvw_defs[] = {
+    TGL_GL_FLAG(mvw_flags, alone, "ROW_PER_INVOCATION"),
+    TGL_GL_UINT(mvw_flags, fmt, "WFMT"),
+    TGL_GL_UINT(mvw_flags, xr, "XR"),
+    TGL_GL_READ(mvw_flags, read),
+    TGL_GL_FLAG(mvw_flags, xvec4, "XVEC4"),
+};
+
+static tgl_gl_plan mvw_plan(const mvw_flags *f)
+{
+    tgl_gl_plan p = {.op = "tgl_matvec_t"};
+    tgl_gl_plan_kernel(&p, "gemm/matvec_w", TGL_GL_DEFS(mvw_defs), f);
+    p.why = !f->alone ? "a workgroup per row, tree sum, XR rows of x per weight load"
+            : f->read != TGL_GL_READ_SSBO
+                ? "a row per invocation (matvec_row_per_invocation), W and x through textures (textures), XR rows of x "
+                  "per weight load"
+                : "a row per invocation (matvec_row_per_invocation), XR rows of x per weight load";
+    return p;
+}
+
+/* Loop trips an invocation makes over a row of `units` units (an element, or a block, whose
+ * word and quant loops count about 14 trips), for llvmpipe's per-invocation loop limit. */
+static uint64_t row_trips(tgl_dtype dt, size_t units, uint32_t wg, int alone)
+{
+    uint64_t per_unit = is_block(dt) ? 14 : 1;
+    return (alone ? units : units / wg + 1) * per_unit;
+}
+
+/* The variant for m, pure in the shape and the profile (xvec4 and read decided per dispatch
+ * from the windows: see tgl_gl_matvec_t). */
+static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags *f, uint32_t *wg_out)
+{
+    size_t units = is_block(m->w.dtype) ? m->cols / 32 : m->cols;
+    int alone = l->gemm.matvec_row_per_invocation &&
+                (!l->loop_limit || row_trips(m->w.dtype, units, 1, 1) < l->loop_limit / 2);
+    uint32_t wg = alone ? l->workgroup_size : l->reduce_workgroup_size;
+    while (!alone && l->loop_limit && row_trips(m->w.dtype, units, wg, 0) >= l->loop_limit / 2 &&
+           wg * 2 <= l->wg_invocations && wg * 2 <= l->wg_size[0])
+        wg *= 2;
+    *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
+                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0};
+    *wg_out = wg;
+}
+
+tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t units = is_block(m->w.dtype) ? m->cols / 32 : m->cols;
+    mvw_flags f;
+    uint32_t wg;
+    mvw_choose(l, m, &f, &wg);
+    int tex = f.read != TGL_GL_READ_SSBO;
+    size_t max_bytes = tgl_gl_max_window_elems(l, 1), align = tgl_gl_window_align(l, tex);
+    if (tex && (uint64_t)l->texture_buffer_texels * 4 < max_bytes) /* W's texels are words */
+        max_bytes = (size_t)l->texture_buffer_texels * 4;
+    uint32_t rows_per_group = f.alone ? wg : 1;
+    uint64_t grid_rows = (uint64_t)l->wg_count[0] * l->wg_count[1] * rows_per_group;
+    /* rows per slab: the weight's window and y's for XR rows of x within the limit */
+    size_t per = m->rows < grid_rows ? m->rows : (size_t)grid_rows;
+    while (per > 1 && (span_bytes(&m->w, per, units) > max_bytes ||
+                       span_bytes(&m->y, m->n < f.xr ? m->n : f.xr, per) > max_bytes))
+        per = per / 2;
+    if (span_bytes(&m->w, 1, units) > max_bytes || span_bytes(&m->x, 1, m->cols) > max_bytes)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_matvec_t: a row of %zu elements exceeds the %s limit", m->cols,
+                         tex ? "buffer texture" : "SSBO block");
+    for (size_t r0 = 0; r0 < m->rows; r0 += per) {
+        size_t nr = m->rows - r0 < per ? m->rows - r0 : per;
+        window2 w;
+        window_2d(&m->w, r0, nr, 0, units, 0, align, max_bytes, &w);
+        for (size_t j0 = 0; j0 < m->n; j0 += f.xr) {
+            size_t nj = m->n - j0 < f.xr ? m->n - j0 : f.xr;
+            window2 x, y;
+            if (!window_2d(&m->x, j0, nj, 0, m->cols, 0, align, max_bytes, &x) ||
+                !window_2d(&m->y, j0, nj, r0, nr, 1, align, max_bytes, &y))
+                return tgl__fail(b, TGL_ERR_UNSUPPORTED,
+                                 "tgl_matvec_t: the strides of x or y reach past the SSBO block limit in %zu rows", nj);
+            /* x as vec4s: a block format, unit column stride, window offset and row stride in
+             * whole vec4s */
+            f.xvec4 = is_block(m->w.dtype) && m->x.strides[1] == 1 && x.off % 4 == 0 &&
+                      (nj == 1 || (m->x.strides[0] % 4 == 0));
+            GLuint x_div = f.xvec4 ? 4u : 1u;
+            tgl_gl_plan plan = mvw_plan(&f);
+            plan.wg = wg;
+            plan.groups = tgl_gl_ceil_div(nr, rows_per_group);
+            GLuint prog;
+            tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
+            if (st)
+                return st;
+            const tgl_gl_uniform u[] = {
+                {LOC_MVW_ROWS, nr},
+                {LOC_MVW_COLS, m->cols},
+                {LOC_MVW_N, nj},
+                {LOC_MVW_W_OFF, w.off},
+                {LOC_MVW_W_RS, stride_bits(&m->w, 0)},
+                {LOC_MVW_W_CS, stride_bits(&m->w, 1)},
+                {LOC_MVW_X_OFF, x.off / x_div},
+                {LOC_MVW_X_RS, f.xvec4 ? (GLuint)(m->x.strides[0] / 4) : stride_bits(&m->x, 0)},
+                {LOC_MVW_X_CS, stride_bits(&m->x, 1)},
+                {LOC_MVW_Y_OFF, y.off},
+                {LOC_MVW_Y_RS, stride_bits(&m->y, 0)},
+                {LOC_MVW_Y_CS, stride_bits(&m->y, 1)},
+            };
+            tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof *u);
+            tgl_gl_binding bind[3] = {w.bind, x.bind, y.bind};
+            tgl_gl_bind_read(&bind[0], (tgl_gl_read)f.read, GL_R32UI);
+            tgl_gl_bind_read(&bind[1], (tgl_gl_read)f.read, f.xvec4 ? GL_RGBA32F : GL_R32F);
+            if ((st = tgl_gl_dispatch(b, prog, bind, 3, plan.groups)))
+                return st;
+        }
+    }
+    return TGL_OK;
+}
+
+/* ---- tgl_quantize, tgl_dequantize ---- */
+
+typedef struct quant_flags {
+    uint32_t to_blocks, fmt;
+} quant_flags;
+static const tgl_gl_def quant_defs[] = {
+    TGL_GL_FLAG(quant_flags, to_blocks, "TO_BLOCKS"),
+    TGL_GL_UINT(quant_flags, fmt, "WFMT"),
+};
+
+static tgl_gl_plan quant_plan(const quant_flags *f)
+{
+    tgl_gl_plan p = {.op = f->to_blocks ? "tgl_quantize" : "tgl_dequantize", .why = "an invocation per block"};
+    tgl_gl_plan_kernel(&p, "tensor/quantize", TGL_GL_DEFS(quant_defs), f);
+    return p;
+}
+
+tgl_status tgl_gl_quantize(tgl_backend *b, const tgl__quant *q)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t max_bytes = tgl_gl_max_window_elems(l, 1), align = tgl_gl_window_align(l, 0);
+    size_t blocks = q->cols / 32;
+    quant_flags f = {(uint32_t)q->to_blocks, wfmt(q->q.dtype)};
+    tgl_gl_plan plan = quant_plan(&f);
+    plan.wg = l->workgroup_size;
+    plan.groups = tgl_gl_ceil_div(q->rows * blocks, plan.wg);
+    uint64_t grid = (uint64_t)l->wg_count[0] * l->wg_count[1] * plan.wg;
+    if (grid > UINT32_MAX / 2)
+        grid = UINT32_MAX / 2;
+    /* Blocks are independent: a dispatch takes a slab of `per` rows of `chunk` blocks each (a
+     * row too long for one window or grid in pieces), its windows and grid within the limits. */
+    size_t per = q->rows, chunk = blocks;
+    while (chunk > 1 && (chunk > grid || span_bytes(&q->q, 1, chunk) > max_bytes ||
+                         span_bytes(&q->f, 1, chunk * 32) > max_bytes))
+        chunk = (chunk + 1) / 2;
+    while (per > 1 && ((uint64_t)per * chunk > grid || span_bytes(&q->q, per, chunk) > max_bytes ||
+                       span_bytes(&q->f, per, chunk * 32) > max_bytes))
+        per = (per + 1) / 2;
+    if (span_bytes(&q->q, 1, 1) > max_bytes || span_bytes(&q->f, 1, 32) > max_bytes)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: a block's elements reach past the SSBO block limit", plan.op);
+    GLuint prog;
+    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
+    if (st)
+        return st;
+    for (size_t r0 = 0; r0 < q->rows; r0 += per) {
+        size_t nr = q->rows - r0 < per ? q->rows - r0 : per;
+        for (size_t k0 = 0; k0 < blocks; k0 += chunk) {
+            size_t nk = blocks - k0 < chunk ? blocks - k0 : chunk;
+            window2 wb, fb;
+            window_2d(&q->q, r0, nr, k0, nk, q->to_blocks, align, max_bytes, &wb);
+            window_2d(&q->f, r0, nr, k0 * 32, nk * 32, !q->to_blocks, align, max_bytes, &fb);
+            const tgl_gl_uniform u[] = {
+                {LOC_MVW_ROWS, nr},
+                {LOC_MVW_COLS, nk * 32},
+                {LOC_MVW_W_OFF, wb.off},
+                {LOC_MVW_W_RS, stride_bits(&q->q, 0)},
+                {LOC_MVW_X_OFF, fb.off},
+                {LOC_MVW_X_RS, stride_bits(&q->f, 0)},
+                {LOC_MVW_X_CS, stride_bits(&q->f, 1)},
+            };
+            tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof *u);
+            tgl_gl_binding bind[2] = {wb.bind, fb.bind};
+            if ((st = tgl_gl_dispatch(b, prog, bind, 2, tgl_gl_ceil_div(nr * nk, plan.wg))))
+                return st;
+        }
+    }
+    return TGL_OK;
+}
+
+void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
+{
+    for (uint32_t fmt = 0; fmt <= 4; fmt++)
+        for (uint32_t alone = 0; alone < 2; alone++)
+            for (uint32_t xr = 1; xr <= XR_MAX; xr += XR_MAX - 1)
+                for (uint32_t read = 0; read < (alone ? TGL_GL_READS : 1u); read++)
+                    for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 ? 2u : 1u); xvec4++) {
+                        mvw_flags f = {alone, fmt, xr, read, xvec4};
+                        tgl_gl_plan p = mvw_plan(&f);
+                        fn(ctx, p.kernel, p.defines);
+                    }
+    for (uint32_t fmt = 3; fmt <= 4; fmt++) {
+        for (uint32_t to = 0; to < 2; to++) {
+            quant_flags f = {to, fmt};
+            tgl_gl_plan p = quant_plan(&f);
+            fn(ctx, p.kernel, p.defines);
+        }
+    }
+}
