@@ -1169,7 +1169,11 @@ TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr 
  * (tgl_dtype), x [n, cols] and y [n, rows] f32 (or x [cols] and y [rows]: n = 1). This is
  * tgl_matvec for n = 1 and the weight operand of a linear layer stored as frameworks store it
  * ([out, in]). Weights are decoded to f32 and products summed in f32 (the CPU backend: double);
- * each weight byte is read once per up to 4 rows of x. x and y take any strides; a float W
+ * each weight byte is read once per up to 4 rows of x. More than 16 rows of x (a prompt) with x
+ * and y of unit column stride and rows forward run as W decoded to f32 once (a temporary of at
+ * most 256 MiB; in slabs of W's rows where memory or TGL_MAX_MEMORY is short) times x by
+ * tgl_gemm's kernels; an f32 W of unit column stride is their operand as it is. x and y take any
+ * strides; a float W
  * too; a block-format W is 2-D with cols a multiple of 32, stride 1 along cols and a row
  * stride of whole blocks (a multiple of 32, not negative). y must not overlap W or x nor reach
  * an element twice. cols == 0 gives y = 0; rows == 0 or n == 0 is a no-op.

@@ -12,6 +12,12 @@ static int is_block(tgl_dtype dt)
     return dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
 }
 
+/* Bytes of a unit of a view: an element, or a block of 32. */
+static size_t unit_bytes(tgl_dtype dt)
+{
+    return dt == TGL_DTYPE_Q8_0 ? 34 : dt == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(dt);
+}
+
 /* t's leading dims (all but the last) as one run of rows: *rows of them, *row_stride elements
  * apart (dims of extent 1 take any stride). */
 static tgl_status collapse_rows(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t *rows,
@@ -42,7 +48,7 @@ static tgl_status collapse_rows(tgl_backend *b, const char *arg, const tgl_tenso
 static tgl_status resolve_blocks(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t rows, size_t cols,
                                  int64_t row_stride, tgl__tensor_view *v)
 {
-    size_t block = t->dtype == TGL_DTYPE_Q8_0 ? 34 : 18;
+    size_t block = unit_bytes(t->dtype);
     *v = (tgl__tensor_view){.dtype = t->dtype};
     if (cols % 32)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %s rows hold blocks of 32; its last dim is %zu", arg,
@@ -81,7 +87,7 @@ static tgl_status resolve_blocks(tgl_backend *b, const char *arg, const tgl_tens
 /* Bytes from v's view that the operand reaches. */
 static size_t view_bytes(const tgl__tensor_view *v)
 {
-    return v->span * (v->dtype == TGL_DTYPE_Q8_0 ? 34 : v->dtype == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(v->dtype));
+    return v->span * unit_bytes(v->dtype);
 }
 
 /* A 2-D float operand [rows, cols] with the given strides. */
@@ -91,6 +97,98 @@ static tgl_status resolve_matrix(tgl_backend *b, const char *arg, const tgl_tens
     size_t shape[2] = {rows, cols};
     int64_t strides[2] = {rows > 1 ? row_stride : 0, cols > 1 ? col_stride : 0};
     return tgl__resolve_tensor(b, arg, t->data, t->dtype, 2, shape, strides, v);
+}
+
+/* Bytes from the lowest to the highest unit that ni rows of nu units of v reach. */
+static size_t span_bytes(const tgl__tensor_view *v, size_t ni, size_t nu)
+{
+    uint64_t a0 = (uint64_t)(v->strides[0] < 0 ? -v->strides[0] : v->strides[0]);
+    uint64_t a1 = (uint64_t)(v->strides[1] < 0 ? -v->strides[1] : v->strides[1]);
+    return (size_t)(((ni - 1) * a0 + (nu - 1) * a1 + 1) * unit_bytes(v->dtype));
+}
+
+/* Prompts: past PREFILL_ROWS rows of x, a backend's product (GL: a pass over W per 4 rows of x)
+ * costs more than turning W into f32 once, slab by slab, and running the GEMM on x and the slab
+ * (op(B) = slab^T), whose tiles reuse W's loads across rows of x. The slabs go through a
+ * temporary of at most PREFILL_TEMP_BYTES (all of W where it fits: one GEMM keeps a GPU busy
+ * where thin slabs would not); an f32 W with unit column stride is B as it is. The
+ * CPU backend computes the same sums either way (decoded weights, double sums). */
+#define PREFILL_ROWS 16
+#define PREFILL_TEMP_BYTES ((size_t)256 << 20)
+
+/* v's rows [r0, r0 + nr) (cols units each) as a view of their own: its window starts at their
+ * lowest unit, so that it spans what they reach and no more. */
+static tgl__tensor_view slab_view(const tgl__tensor_view *v, size_t r0, size_t nr, size_t cols)
+{
+    tgl__tensor_view s = *v;
+    int64_t s0 = v->strides[0], s1 = v->strides[1];
+    int64_t first = (int64_t)v->base + (int64_t)r0 * s0;
+    int64_t lo = first + (s0 < 0 ? (int64_t)(nr - 1) * s0 : 0) + (s1 < 0 ? (int64_t)(cols - 1) * s1 : 0);
+    s.view.offset += (size_t)lo * unit_bytes(v->dtype);
+    s.base = (size_t)(first - lo);
+    s.span = span_bytes(v, nr, cols) / unit_bytes(v->dtype);
+    return s;
+}
+
+/* x and y as GEMM operands: unit column strides, rows forward and apart. */
+static int gemm_operands(const tgl__matvec_t *m)
+{
+    return m->n > PREFILL_ROWS && m->x.strides[1] == 1 && m->y.strides[1] == 1 && m->x.strides[0] >= (int64_t)m->cols &&
+           m->y.strides[0] >= (int64_t)m->rows;
+}
+
+/* y = x W^T as GEMMs: W (or its slabs in f32) as B transposed. */
+static tgl_status prefill(tgl_backend *b, const tgl__matvec_t *m)
+{
+    tgl__gemm g = {.trans_b = 1, .m = m->n, .k = m->cols, .batch = 1, .alpha = 1.0f, .beta = 0.0f,
+                   .a = {m->x.view.buf, m->x.view.offset + m->x.base * 4}, .lda = (size_t)m->x.strides[0],
+                   .ldc = (size_t)m->y.strides[0]};
+    int direct = m->w.dtype == TGL_DTYPE_F32 && m->w.strides[1] == 1 && m->w.strides[0] >= (int64_t)m->cols;
+    if (direct) {
+        g.n = m->rows;
+        g.b = (tgl__view){m->w.view.buf, m->w.view.offset + m->w.base * 4};
+        g.ldb = (size_t)m->w.strides[0];
+        g.c = (tgl__view){m->y.view.buf, m->y.view.offset + m->y.base * 4};
+        return b->vt->gemm(b, &g);
+    }
+    size_t per = PREFILL_TEMP_BYTES / (m->cols * 4);
+    if (per > m->rows)
+        per = m->rows;
+    if (per == 0)
+        per = 1;
+    void *temp;
+    tgl_status st;
+    /* where memory (or TGL_MAX_MEMORY) runs short, slabs of half as many rows; without room for
+     * one row, the backend's own product */
+    while ((st = tgl__temp_create(b, "tgl_matvec_t", per * m->cols * 4, &temp)) == TGL_ERR_OUT_OF_MEMORY && per > 1)
+        per = (per + 1) / 2;
+    if (st == TGL_ERR_OUT_OF_MEMORY)
+        return b->vt->matvec_t(b, m);
+    if (st)
+        return st;
+    for (size_t r0 = 0; r0 < m->rows && !st; r0 += per) {
+        size_t nr = m->rows - r0 < per ? m->rows - r0 : per;
+        tgl__tensor_view f = {.view = {temp, 0}, .dtype = TGL_DTYPE_F32, .span = nr * m->cols,
+                              .strides = {(int64_t)m->cols, 1}};
+        tgl__tensor_view w = slab_view(&m->w, r0, nr, is_block(m->w.dtype) ? m->cols / 32 : m->cols);
+        if (is_block(m->w.dtype)) {
+            tgl__quant q = {.to_blocks = 0, .rows = nr, .cols = m->cols, .f = f, .q = w};
+            st = b->vt->quantize(b, &q);
+        } else { /* f32 with other strides, f16, bf16: tgl_copy's conversion */
+            tgl__tew e = {.op = TGL__TEW_COPY, .nin = 1, .ndim = 2, .n = nr * m->cols, .shape = {nr, m->cols},
+                          .out = f, .in = {w}};
+            st = b->vt->tensor_ewise(b, &e);
+        }
+        if (st)
+            break;
+        g.n = nr;
+        g.b = (tgl__view){temp, 0};
+        g.ldb = m->cols;
+        g.c = (tgl__view){m->y.view.buf, m->y.view.offset + (m->y.base + r0) * 4};
+        st = b->vt->gemm(b, &g);
+    }
+    tgl__temp_destroy(b, temp, per * m->cols * 4);
+    return st;
 }
 
 TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, const tgl_tensor *y)
@@ -144,7 +242,9 @@ TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_t
     if (st || (st = tgl__check_disjoint(b, "w", m.w.view, view_bytes(&m.w), m.y.view, y_bytes)) ||
         (st = tgl__check_disjoint(b, "x", m.x.view, view_bytes(&m.x), m.y.view, y_bytes)))
         return st;
-    return tgl__leave(b, b->vt->matvec_t(b, &m));
+    return tgl__leave(b, gemm_operands(&m) && b->vt->gemm && b->vt->quantize && b->vt->tensor_ewise
+                             ? prefill(b, &m)
+                             : b->vt->matvec_t(b, &m));
 }
 
 /* tgl_quantize (to_blocks 1) and tgl_dequantize: f is the f32 side, q the weight-format side. */

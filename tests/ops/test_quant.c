@@ -250,6 +250,14 @@ static layout float_layout(tgt_rng *r, size_t rows, size_t cols)
     return l;
 }
 
+/* Rows forward with unit column strides and a gap of 0-2 floats between them: what a GEMM takes. */
+static layout dense_layout(tgt_rng *r, size_t rows, size_t cols)
+{
+    layout l = {.rs = (int64_t)(cols + tgt_below(r, 3)), .cs = 1, .front = tgt_below(r, 3)};
+    l.floats = l.front + (size_t)l.rs * (rows - 1) + cols + tgt_below(r, 3);
+    return l;
+}
+
 static tgl_tensor float_tensor(tgl_ptr base, const layout *l, size_t rows, size_t cols)
 {
     tgl_tensor t = tgl_tensor_contiguous(base + l->front * sizeof(float), TGL_DTYPE_F32, 2, (size_t[]){rows, cols});
@@ -370,8 +378,9 @@ static const tgl_dtype weight_types[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE
                                          TGL_DTYPE_Q4_0};
 
 /* A random weight of dt [rows, cols] as bytes: floats stored through strides for the float
- * formats (*w gets the descriptor relative to data 0), blocks quantized on the CPU. */
-static uint8_t *make_weight(pair *p, tgl_dtype dt, size_t rows, size_t cols, size_t *bytes, tgl_tensor *w)
+ * formats (random ones, or with dense rows forward), blocks quantized on the CPU; *w gets the
+ * descriptor relative to data 0. */
+static uint8_t *make_weight(pair *p, tgl_dtype dt, size_t rows, size_t cols, int dense, size_t *bytes, tgl_tensor *w)
 {
     *w = (tgl_tensor){.dtype = dt, .ndim = 2, .shape = {rows, cols}};
     if (dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0) {
@@ -392,7 +401,7 @@ static uint8_t *make_weight(pair *p, tgl_dtype dt, size_t rows, size_t cols, siz
         w->strides[1] = 1;
         return m;
     }
-    layout l = float_layout(&p->rng, rows, cols);
+    layout l = dense ? dense_layout(&p->rng, rows, cols) : float_layout(&p->rng, rows, cols);
     size_t es = tgl_dtype_size(dt);
     *bytes = l.floats * es;
     uint8_t *m = malloc(*bytes);
@@ -414,12 +423,14 @@ static uint8_t *make_weight(pair *p, tgl_dtype dt, size_t rows, size_t cols, siz
 }
 
 /* y = x W^T on both backends from the same bytes; returns GL's NMSE against the CPU. */
-static double matvec_case(pair *p, tgl_backend *gl, tgl_dtype dt, size_t rows, size_t cols, size_t n, int vector)
+static double matvec_case(pair *p, tgl_backend *gl, tgl_dtype dt, size_t rows, size_t cols, size_t n, int vector,
+                          int dense)
 {
     size_t wbytes;
     tgl_tensor w;
-    uint8_t *wm = make_weight(p, dt, rows, cols, &wbytes, &w);
-    layout xl = float_layout(&p->rng, n, cols), yl = float_layout(&p->rng, n, rows);
+    uint8_t *wm = make_weight(p, dt, rows, cols, dense, &wbytes, &w);
+    layout xl = dense ? dense_layout(&p->rng, n, cols) : float_layout(&p->rng, n, cols),
+           yl = dense ? dense_layout(&p->rng, n, rows) : float_layout(&p->rng, n, rows);
     float *x = malloc(xl.floats * sizeof *x), *y[2];
     for (size_t i = 0; i < xl.floats; i++)
         x[i] = tgt_uniform(&p->rng, -1, 1);
@@ -482,15 +493,47 @@ static void test_matvec_t(void **state)
             size_t rows = rows_list[tgt_below(&p->rng, 5)], n = n_list[tgt_below(&p->rng, 6)];
             size_t cols = blocks ? block_cols[tgt_below(&p->rng, 5)] : float_cols[tgt_below(&p->rng, 5)];
             int vector = n == 1 && tgt_below(&p->rng, 2);
-            double e = matvec_case(p, p->gl, dt, rows, cols, n, vector);
+            double e = matvec_case(p, p->gl, dt, rows, cols, n, vector, 0);
             if (e > 1e-7)
                 fail_msg("tgl_matvec_t %s %zu x %zu, n %zu: NMSE %g", tgl_dtype_name(dt), rows, cols, n, e);
         }
     }
     /* a decode-sized q4_0 product */
-    double e = matvec_case(p, p->gl, TGL_DTYPE_Q4_0, 1000, 2048, 1, 1);
+    double e = matvec_case(p, p->gl, TGL_DTYPE_Q4_0, 1000, 2048, 1, 1, 0);
     if (e > 1e-7)
         fail_msg("q4_0 1000 x 2048: NMSE %g", e);
+}
+
+/* Prompts (more than 16 rows of x, x and y with unit column strides) run as W in f32 times x
+ * by the GEMM; under a memory budget too small for all of W in f32, in slabs of W's rows; and
+ * strided x the backend's own way. */
+static void test_matvec_t_prompts(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    static const size_t n_list[] = {17, 33, 70};
+    for (size_t f = 0; f < sizeof weight_types / sizeof *weight_types; f++) {
+        tgl_dtype dt = weight_types[f];
+        int blocks = dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
+        for (int it = 0; it < 3; it++) {
+            size_t n = n_list[it], rows = 37 + 30 * (size_t)it, cols = blocks ? 96 + 64 * (size_t)it : 61 + 50 * (size_t)it;
+            double e = matvec_case(p, p->gl, dt, rows, cols, n, 0, it != 2);
+            if (e > 1e-7)
+                fail_msg("prompt, %s %zu x %zu, n %zu: NMSE %g", tgl_dtype_name(dt), rows, cols, n, e);
+        }
+    }
+    /* a budget of 640 KiB: room for the operands (at most ~372 KiB), not for 300 x 512 weights
+     * in f32 (600 KiB) beside them (an f32 W is the GEMM's operand as it is: no temporary) */
+    tgt_setenv("TGL_MAX_MEMORY", "655360");
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    for (size_t f = 1; f < sizeof weight_types / sizeof *weight_types; f++) {
+        double e = matvec_case(p, gl, weight_types[f], 300, 512, 20, 0, 1);
+        if (e > 1e-7)
+            fail_msg("prompt in slabs, %s: NMSE %g", tgl_dtype_name(weight_types[f]), e);
+    }
+    tgl_close(gl);
+    tgt_env_restore();
 }
 
 /* Under a 4 KiB SSBO limit the weight runs in slabs of rows. */
@@ -503,7 +546,7 @@ static void test_matvec_t_slabs(void **state)
     tgl_gl_test_set_limits(gl, 4096, NULL);
     for (size_t f = 0; f < sizeof weight_types / sizeof *weight_types; f++) {
         int blocks = weight_types[f] == TGL_DTYPE_Q8_0 || weight_types[f] == TGL_DTYPE_Q4_0;
-        double e = matvec_case(p, gl, weight_types[f], 157, blocks ? 96 : 61, 3, 0);
+        double e = matvec_case(p, gl, weight_types[f], 157, blocks ? 96 : 61, 3, 0, 0);
         if (e > 1e-7)
             fail_msg("slabs, %s: NMSE %g", tgl_dtype_name(weight_types[f]), e);
     }
@@ -672,7 +715,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_matches_reference), cmocka_unit_test(test_round_trip_bounds),
         cmocka_unit_test(test_gl_against_cpu),        cmocka_unit_test(test_matvec_t),
-        cmocka_unit_test(test_matvec_t_slabs),        cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_matvec_t_prompts),      cmocka_unit_test(test_matvec_t_slabs),
+        cmocka_unit_test(test_edges),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
