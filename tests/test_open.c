@@ -578,16 +578,21 @@ static void test_supports(void **state)
             descriptor |= op == TGL_OP_ARG_REDUCE; /* tgl_argmax_t, tgl_argmin_t */
             /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t: the half types */
             int rows = op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX || op == TGL_OP_RMSNORM || op == TGL_OP_LAYERNORM;
-            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor || rows;
+            /* the weight formats: tgl_matvec_t's W, tgl_quantize and tgl_dequantize */
+            int weights = op == TGL_OP_MATVEC || op == TGL_OP_QUANTIZE;
+            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor || rows || weights;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BF16),
-                             descriptor || rows ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
+                             descriptor || rows || weights ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_I32),
                              descriptor && !floats_only ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BOOL),
                              descriptor && !numbers_only ? TGL_SUPPORT_NATIVE : TGL_SUPPORT_NONE);
-            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_Q8_0), TGL_SUPPORT_NONE);
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_Q8_0),
+                             weights ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
+            assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_Q4_0),
+                             weights ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_non_null(tgl_op_name((tgl_op)op));
             for (int other = 0; other < op; other++)
                 assert_string_not_equal(tgl_op_name((tgl_op)op), tgl_op_name((tgl_op)other));
