@@ -57,6 +57,18 @@ uint tgl_block_quants(uint w_k, uint w_k1, bool half_in)
 {
     return half_in ? w_k1 : (w_k >> 16) | (w_k1 << 16);
 }
+// Elements e..e+3 of a float weight (e a multiple of 4).
+vec4 tgl_w_float4(uint e, uint fmt)
+{
+    if (fmt == 0u)
+        return uintBitsToFloat(uvec4(TGL_WQ(e), TGL_WQ(e + 1u), TGL_WQ(e + 2u), TGL_WQ(e + 3u)));
+    uint a = TGL_WQ(e >> 1), b = TGL_WQ((e >> 1) + 1u);
+    uvec4 h = uvec4(a & 0xFFFFu, a >> 16, b & 0xFFFFu, b >> 16);
+    if (fmt == 2u)
+        return uintBitsToFloat(h << 16);
+    return uintBitsToFloat(uvec4(tgl_f16_to_f32(h.x), tgl_f16_to_f32(h.y), tgl_f16_to_f32(h.z), tgl_f16_to_f32(h.w)));
+}
+
 // Quants 4 consecutive elements of a q8_0 word, as signed integers.
 vec4 tgl_q8_values(uint v)
 {
@@ -66,8 +78,10 @@ vec4 tgl_q8_values(uint v)
 // A q4_0 word: elements 4k..4k+3 (lo) and 16+4k..16+4k+3 (hi), less 8.
 void tgl_q4_values(uint v, out vec4 lo, out vec4 hi)
 {
-    lo = vec4(uvec4(v, v >> 8, v >> 16, v >> 24) & 15u) - 8.0;
-    hi = vec4(uvec4(v >> 4, v >> 12, v >> 20, v >> 28) & 15u) - 8.0;
+    // less 8 in integers: (q - 8) * d then rounds like the CPU's, where a float subtraction
+    // before the product may be fused into q * d - 8 * d (whose zero is +0 for a negative d)
+    lo = vec4(ivec4(uvec4(v, v >> 8, v >> 16, v >> 24) & 15u) - 8);
+    hi = vec4(ivec4(uvec4(v >> 4, v >> 12, v >> 20, v >> 28) & 15u) - 8);
 }
 
 // Quants 4k..4k+3 of a q8_0 block at block_byte (k < 8), as signed integers.

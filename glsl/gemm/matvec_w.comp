@@ -3,11 +3,18 @@
 // WFMT), x and y f32 with any strides (uniform offsets and strides in elements, two's
 // complement, so that wrapping sums give the right index). XR rows of x share each weight
 // load (u_n <= XR of them in this dispatch). ROW_PER_INVOCATION: each invocation owns one row
-// of W (llvmpipe, where a barrier switches every coroutine of the group); otherwise a
-// workgroup owns a row, its invocations strided over the row (elements of a float weight,
-// whole blocks of a block format), then a tree sum per row of x. Block formats sum q * x per
+// of W (llvmpipe, where a barrier switches every coroutine of the group); LANES: a subgroup
+// owns a row, its invocations strided over the row (elements of a float weight, whole blocks of
+// a block format), then shuffles sum them (GPUs with subgroups of LANES); otherwise a workgroup
+// owns a row likewise, then a tree sum in shared memory per row of x. Block formats sum q * x per
 // block and scale by the block's d once.
 #extension GL_GOOGLE_include_directive : enable
+#ifndef LANES
+#define LANES 0 // a subgroup of LANES invocations per row (0: a workgroup per row)
+#endif
+#if LANES > 0
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -19,7 +26,7 @@
 #define XR 1
 #endif
 #include "common/index.glsl"
-#ifndef ROW_PER_INVOCATION
+#if !defined(ROW_PER_INVOCATION) && LANES == 0
 #include "common/group.glsl"
 #endif
 #include "common/local_size.glsl"
@@ -52,17 +59,20 @@ layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer x_tex;
 #else
 layout(std430, binding = 0) readonly buffer MatW { uint wq[]; };
 #ifdef XVEC4
-layout(std430, binding = 1) readonly buffer MatX { vec4 xv[]; };
-#define X4(i) xv[i]
+layout(std430, binding = 1) readonly buffer MatX { vec4 x_vec4s[]; };
+#define X4(i) x_vec4s[i]
 #else
-layout(std430, binding = 1) readonly buffer MatX { float xs[]; };
-#define X1(i) xs[i]
+layout(std430, binding = 1) readonly buffer MatX { float x_elems[]; };
+#define X1(i) x_elems[i]
 #endif
 #endif
 layout(std430, binding = 2) writeonly buffer MatY { float y[]; };
 #include "common/weights.glsl"
-#if defined(XVEC4) && WFMT < TGL_WFMT_Q8_0
-#error "XVEC4 reads x a block at a time: block formats only"
+#if defined(WVEC4) && WFMT >= TGL_WFMT_Q8_0
+#error "WVEC4 is for the float formats"
+#endif
+#if defined(XVEC4) && WFMT < TGL_WFMT_Q8_0 && !defined(WVEC4)
+#error "XVEC4 reads x 4 columns at a time: block formats and WVEC4 only"
 #endif
 
 layout(location = LOC_MVW_ROWS) uniform uint u_rows;
@@ -78,8 +88,23 @@ layout(location = LOC_MVW_Y_OFF) uniform uint u_y_off;
 layout(location = LOC_MVW_Y_RS) uniform uint u_y_rs;
 layout(location = LOC_MVW_Y_CS) uniform uint u_y_cs;
 
-#if WFMT >= TGL_WFMT_Q8_0
-#define UNIT_LEN 32u // a block
+// A unit of work: where an invocation owns a row, a whole block (its words read once); where
+// invocations share a row (SPLIT), one word of a block's quants (q4_0 8 elements, q8_0 4), so
+// that neighbouring invocations read neighbouring words of W and of x (a whole block each
+// made the invocations of a subgroup read x 128 bytes apart: 32 cache lines a load, and q4_0
+// 4096 x 11008 ran at 0.16x of the H200's copy bandwidth). WVEC4: 4 elements of a float weight
+// whose columns are contiguous and aligned; else one element.
+#if !defined(ROW_PER_INVOCATION)
+#define SPLIT
+#endif
+#if WFMT == TGL_WFMT_Q8_0 && defined(SPLIT)
+#define UNIT_LEN 4u
+#elif WFMT == TGL_WFMT_Q4_0 && defined(SPLIT)
+#define UNIT_LEN 8u
+#elif WFMT >= TGL_WFMT_Q8_0
+#define UNIT_LEN 32u
+#elif defined(WVEC4)
+#define UNIT_LEN 4u
 #else
 #define UNIT_LEN 1u
 #endif
@@ -130,10 +155,22 @@ vec4 xdot(vec4 q, uint c)
     }
 #endif
 
-// The contribution of unit u of row `row` (an element, or a block) for each row of x.
+// The contribution of unit u of row `row` for each row of x.
 vec4 unit_sum(uint row, uint u)
 {
-#if WFMT >= TGL_WFMT_Q8_0
+#if WFMT >= TGL_WFMT_Q8_0 && defined(SPLIT)
+    uint parts = 32u / UNIT_LEN, blk = u / parts, k = u - blk * parts;
+    uint at = u_w_off + row * u_w_rs + blk * BLOCK_BYTES, c = blk * 32u;
+    uint v = tgl_w_u32(at + 2u + 4u * k);
+#if WFMT == TGL_WFMT_Q8_0
+    vec4 part = xdot(tgl_q8_values(v), c + 4u * k);
+#else
+    vec4 lo, hi;
+    tgl_q4_values(v, lo, hi);
+    vec4 part = xdot(lo, c + 4u * k) + xdot(hi, c + 16u + 4u * k);
+#endif
+    return tgl_w_scale(at) * part;
+#elif WFMT >= TGL_WFMT_Q8_0
     uint at = u_w_off + row * u_w_rs + u * BLOCK_BYTES, c = u * 32u, a = at >> 2u;
     bool half_in = (at & 2u) != 0u;
     vec4 part = vec4(0.0);
@@ -155,19 +192,22 @@ vec4 unit_sum(uint row, uint u)
     Q4_STEP(w3, w4, 3u);
 #endif
     return tgl_block_scale(w0, half_in) * part;
+#elif defined(WVEC4)
+    uint e = u_w_off + row * u_w_rs + 4u * u;
+    return xdot(tgl_w_float4(e, uint(WFMT)), 4u * u);
 #else
     float w = tgl_w_float(u_w_off + row * u_w_rs + u * u_w_cs, uint(WFMT));
     uint e = u_x_off + u * u_x_cs;
-    vec4 xs = vec4(X1(e), 0.0, 0.0, 0.0);
+    vec4 xcol = vec4(X1(e), 0.0, 0.0, 0.0);
 #if XR == 4
     if (u_n > 1u)
-        xs.y = X1(e + u_x_rs);
+        xcol.y = X1(e + u_x_rs);
     if (u_n > 2u)
-        xs.z = X1(e + 2u * u_x_rs);
+        xcol.z = X1(e + 2u * u_x_rs);
     if (u_n > 3u)
-        xs.w = X1(e + 3u * u_x_rs);
+        xcol.w = X1(e + 3u * u_x_rs);
 #endif
-    return w * xs;
+    return w * xcol;
 #endif
 }
 
@@ -195,6 +235,19 @@ void main()
     for (uint u = 0u; u < units; u++)
         acc += unit_sum(row, u);
     store(row, acc);
+#elif LANES > 0
+    // TGL_WG_SIZE / LANES rows a workgroup, a subgroup each: its invocations strided over the
+    // row's units, then a butterfly of shuffles (no barrier, no shared memory).
+    uint lane = gl_LocalInvocationIndex % uint(LANES);
+    uint row = tgl_group_index() * (uint(TGL_WG_SIZE) / uint(LANES)) + gl_LocalInvocationIndex / uint(LANES);
+    if (row >= u_rows)
+        return; // the whole subgroup: it shares the row
+    for (uint u = lane; u < units; u += uint(LANES))
+        acc += unit_sum(row, u);
+    for (uint off = uint(LANES) / 2u; off > 0u; off >>= 1)
+        acc += subgroupShuffleXor(acc, off);
+    if (lane == 0u)
+        store(row, acc);
 #else
     uint row = tgl_group_index();
     if (row >= u_rows)

@@ -77,21 +77,27 @@ static GLuint stride_bits(const tgl__tensor_view *v, int d)
  * rows of x per weight load, how W and x are read (textures only with a row per invocation),
  * and x as vec4s (block formats). */
 typedef struct mvw_flags {
-    uint32_t alone, fmt, xr, read, xvec4;
+    uint32_t alone, fmt, xr, read, xvec4, lanes, wvec4;
 } mvw_flags;
+/* LANES: a subgroup of this many invocations per row, summed by shuffles; only 32, the
+ * subgroup of NVIDIA's and AMD's (wave32) GPUs (other sizes take a workgroup per row). */
+#define MVW_LANES 32u
 static const tgl_gl_def mvw_defs[] = {
     TGL_GL_FLAG(mvw_flags, alone, "ROW_PER_INVOCATION"),
+    TGL_GL_UINT(mvw_flags, lanes, "LANES"),
     TGL_GL_UINT(mvw_flags, fmt, "WFMT"),
     TGL_GL_UINT(mvw_flags, xr, "XR"),
     TGL_GL_READ(mvw_flags, read),
     TGL_GL_FLAG(mvw_flags, xvec4, "XVEC4"),
+    TGL_GL_FLAG(mvw_flags, wvec4, "WVEC4"),
 };
 
 static tgl_gl_plan mvw_plan(const mvw_flags *f)
 {
     tgl_gl_plan p = {.op = "tgl_matvec_t"};
     tgl_gl_plan_kernel(&p, "gemm/matvec_w", TGL_GL_DEFS(mvw_defs), f);
-    p.why = !f->alone ? "a workgroup per row, tree sum, XR rows of x per weight load"
+    p.why = f->lanes  ? "a subgroup per row (subgroup_shuffle of 32), shuffle sums, XR rows of x per weight load"
+            : !f->alone ? "a workgroup per row, tree sum, XR rows of x per weight load"
             : f->read != TGL_GL_READ_SSBO
                 ? "a row per invocation (matvec_row_per_invocation), W and x through textures (textures), XR rows of x "
                   "per weight load"
@@ -118,8 +124,9 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
     while (!alone && l->loop_limit && row_trips(m->w.dtype, units, wg, 0) >= l->loop_limit / 2 &&
            wg * 2 <= l->wg_invocations && wg * 2 <= l->wg_size[0])
         wg *= 2;
+    int lanes = !alone && l->subgroup_shuffle == MVW_LANES && wg % MVW_LANES == 0;
     *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
-                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0};
+                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u, 0};
     *wg_out = wg;
 }
 
@@ -134,7 +141,7 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
     size_t max_bytes = tgl_gl_max_window_elems(l, 1), align = tgl_gl_window_align(l, tex);
     if (tex && (uint64_t)l->texture_buffer_texels * 4 < max_bytes) /* W's texels are words */
         max_bytes = (size_t)l->texture_buffer_texels * 4;
-    uint32_t rows_per_group = f.alone ? wg : 1;
+    uint32_t rows_per_group = f.alone ? wg : f.lanes ? wg / f.lanes : 1;
     uint64_t grid_rows = (uint64_t)l->wg_count[0] * l->wg_count[1] * rows_per_group;
     /* rows per slab: the weight's window and y's for XR rows of x within the limit */
     size_t per = m->rows < grid_rows ? m->rows : (size_t)grid_rows;
@@ -155,9 +162,12 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
                 !window_2d(&m->y, j0, nj, r0, nr, 1, align, max_bytes, &y))
                 return tgl__fail(b, TGL_ERR_UNSUPPORTED,
                                  "tgl_matvec_t: the strides of x or y reach past the SSBO block limit in %zu rows", nj);
-            /* x as vec4s: a block format, unit column stride, window offset and row stride in
-             * whole vec4s */
-            f.xvec4 = is_block(m->w.dtype) && m->x.strides[1] == 1 && x.off % 4 == 0 &&
+            /* W's floats 4 at a time: unit column stride, whole vec4s from the window's start */
+            f.wvec4 = !is_block(m->w.dtype) && m->w.strides[1] == 1 && m->cols % 4 == 0 && w.off % 4 == 0 &&
+                      (nr == 1 || m->w.strides[0] % 4 == 0);
+            /* x as vec4s: read 4 columns at a time (blocks, WVEC4), unit column stride, window
+             * offset and row stride in whole vec4s */
+            f.xvec4 = (is_block(m->w.dtype) || f.wvec4) && m->x.strides[1] == 1 && x.off % 4 == 0 &&
                       (nj == 1 || (m->x.strides[0] % 4 == 0));
             GLuint x_div = f.xvec4 ? 4u : 1u;
             tgl_gl_plan plan = mvw_plan(&f);
@@ -267,11 +277,13 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
         for (uint32_t alone = 0; alone < 2; alone++)
             for (uint32_t xr = 1; xr <= XR_MAX; xr += XR_MAX - 1)
                 for (uint32_t read = 0; read < (alone ? TGL_GL_READS : 1u); read++)
-                    for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 ? 2u : 1u); xvec4++) {
-                        mvw_flags f = {alone, fmt, xr, read, xvec4};
-                        tgl_gl_plan p = mvw_plan(&f);
-                        fn(ctx, p.kernel, p.defines);
-                    }
+                    for (uint32_t wvec4 = 0; wvec4 < (fmt < 3 ? 2u : 1u); wvec4++)
+                        for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 || wvec4 ? 2u : 1u); xvec4++)
+                            for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES) {
+                                mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, wvec4};
+                                tgl_gl_plan p = mvw_plan(&f);
+                                fn(ctx, p.kernel, p.defines);
+                            }
     for (uint32_t fmt = 3; fmt <= 4; fmt++) {
         for (uint32_t to = 0; to < 2; to++) {
             quant_flags f = {to, fmt};
