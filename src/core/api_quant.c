@@ -29,11 +29,12 @@ static tgl_status collapse_rows(tgl_backend *b, const char *arg, const tgl_tenso
     for (size_t d = t->ndim - 1; d-- > 0;) {
         if (t->shape[d] == 1)
             continue;
-        if (have && t->strides[d] != *row_stride * (int64_t)*rows)
+        int64_t want = *row_stride * (int64_t)*rows; /* the stride that continues the run */
+        if (have && t->strides[d] != want)
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
                              "%s: dims 0..%zu are not one run of rows (stride %lld at dim %zu; %lld expected): "
                              "tgl_copy it into a contiguous tensor first",
-                             arg, t->ndim - 2, (long long)t->strides[d], d, (long long)(*row_stride * (int64_t)*rows));
+                             arg, t->ndim - 2, (long long)t->strides[d], d, (long long)want);
         if (!have)
             *row_stride = t->strides[d];
         have = 1;

@@ -114,7 +114,7 @@ static void weight_row(const tgl__tensor_view *w, size_t r, size_t cols, float *
 
 tgl_status tgl_cpu_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
 {
-    float *row = malloc(m->cols * sizeof *row);
+    float *row = calloc(m->cols, sizeof *row);
     if (!row)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_matvec_t: no host memory for a row of %zu floats", m->cols);
     for (size_t r = 0; r < m->rows; r++) {

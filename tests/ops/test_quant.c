@@ -348,7 +348,7 @@ static void test_gl_against_cpu(void **state)
             tq.strides[0] = (int64_t)(row_blocks * 32);
             TGT_OK(b, tgl_dequantize(b, &tq, &to));
             TGT_OK(b, tgl_copy_dtoh(b, poison, od, ol.floats * sizeof(float)));
-            back[k] = malloc(n_out * sizeof(float));
+            back[k] = malloc((n_out + 1) * sizeof(float));
             for (size_t r = 0; r < rows; r++)
                 for (size_t c = 0; c < cols; c++)
                     back[k][r * cols + c] = poison[(int64_t)ol.front + (int64_t)r * ol.rs + (int64_t)c * ol.cs];
