@@ -210,7 +210,7 @@ struct tgl_device_entry {
 TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, int *count);
 
 /* The op families, for tgl_supports. TGL_OP_GEMM covers tgl_gemm and tgl_gemm_batched (and, with
- * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention and tgl_attention_kv;
+ * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention, tgl_attention_kv and tgl_attention_gqa;
  * TGL_OP_CONV2D tgl_conv2d and tgl_conv2d_fused; TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. TGL_OP_LIST(X)
  * lists them as X(ID, name) in enum order (tgl_op_name returns the name as a string). */
 #define TGL_OP_LIST(X)                                                                             \
@@ -1266,6 +1266,17 @@ TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v
 TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
                                     size_t heads, size_t seq_q, size_t seq_kv, size_t kv_capacity,
                                     size_t head_dim, float scale, int causal);
+
+/* tgl_attention_kv with grouped-query attention (GQA; multi-query attention with heads_kv 1):
+ * k and v are [batch, heads_kv, kv_capacity, head_dim], and query head h attends with key/value
+ * head h / (heads / heads_kv), as PyTorch's scaled_dot_product_attention(enable_gqa=True) and
+ * Llama-family models do: no copy of k or v per query head. heads_kv must divide heads;
+ * heads_kv == heads is tgl_attention_kv.
+ * Errors: as tgl_attention_kv, and TGL_ERR_INVALID_ARGUMENT for heads_kv 0 or not dividing heads.
+ * Example: tgl_attention_gqa(b, q, kc, vc, o, 1, 32, 8, 1, past + 1, max_seq, 128, 0.0884f, 1);  // a decode step */
+TGL_API tgl_status tgl_attention_gqa(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
+                                     size_t heads, size_t heads_kv, size_t seq_q, size_t seq_kv, size_t kv_capacity,
+                                     size_t head_dim, float scale, int causal);
 
 /* 2-D convolution (cross-correlation, as in every deep-learning framework). input: NCHW
  * [batch, in_channels, in_h, in_w]; filter: OIHW [out_channels, in_channels / groups, kernel_h,

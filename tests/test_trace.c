@@ -23,7 +23,7 @@ typedef struct outputs {
     float ew[N], mapped[N], bcast[ROWS * COLS], perm[ROWS * COLS], red[ROWS], gemm[ROWS * ROWS];
     float soft[ROWS * COLS], norm[ROWS * COLS], rope[ROWS * COLS], gathered[3 * COLS], attn[2 * 4 * 8];
     float conv[2 * 3 * 3 * 4], conv_fused[2 * 3 * 3 * 4], conv_t[2 * 2 * 4 * 7], back[N], scaled[N], logsoft[ROWS * COLS], layer[ROWS * COLS];
-    float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], gemm16_out[ROWS * ROWS];
+    float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], attn_gqa[2 * 4 * 8], gemm16_out[ROWS * ROWS];
     float quanted[3 * 32], qmv[2 * 3]; /* tgl_quantize of x to q4_0 then tgl_dequantize; tgl_matvec_t by y */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
@@ -157,6 +157,8 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_copy_dtoh(b, o->attn, att, sizeof o->attn));
     OK(tgl_attention_kv(b, px, py, px, att, 1, 2, 4, 3, 6, 8, 0.35f, 0)); /* 3 of 6 cached positions */
     OK(tgl_copy_dtoh(b, o->attn_kv, att, sizeof o->attn_kv));
+    OK(tgl_attention_gqa(b, px, py, px, att, 1, 2, 1, 4, 4, 4, 8, 0.35f, 1)); /* both heads on one k, v */
+    OK(tgl_copy_dtoh(b, o->attn_gqa, att, sizeof o->attn_gqa));
     tgl_conv2d_desc d = {.batch = 2, .in_channels = 2, .in_h = 4, .in_w = 5, .out_channels = 3, .kernel_h = 2,
                          .kernel_w = 2};
     tgl_ptr conv = fresh(b, sizeof o->conv);

@@ -38,7 +38,7 @@ void main()
     uint keys = attention_keys(i), n = keys > j0 ? min(uint(CH), keys - j0) : 0u;
     // key j0 + jj of the block is row (j0 - u_chunk0 * CH) + jj of the window
     uint first = gl_WorkGroupID.x * uint(CH);
-    uint k_rows = u_k_off + (bh * u_kv_cap + first) * u_d, v_rows = u_v_off + (bh * u_kv_cap + first) * u_d;
+    uint k_rows = u_k_off + (kv_block(bh) * u_kv_cap + first) * u_d, v_rows = u_v_off + (kv_block(bh) * u_kv_cap + first) * u_d;
     for (uint c4 = tid; c4 < uint(DP / 4); c4 += uint(TGL_WG_SIZE))
         s_q[c4] = q_load4(u_q_off + row * u_d, c4 * 4u) * u_scale;
     memoryBarrierShared();

@@ -75,7 +75,7 @@ void main()
     uint bh = lin % n_bh, row0 = (n_blocks - 1u - lin / n_bh) * uint(BQ);
     uint i = min(row0 + r, u_seq_q - 1u); // rows past the end compute row seq_q - 1 unseen
     uint q_row = u_q_off + (bh * u_seq_q + i) * u_d;
-    uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
+    uint k_rows = u_k_off + kv_block(bh) * u_kv_cap * u_d, v_rows = u_v_off + kv_block(bh) * u_kv_cap * u_d;
     uint keys = attention_keys(i);
     uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // causal: the most any row sees
     uint wg_min_keys = attention_keys(row0);                           // ... and the fewest

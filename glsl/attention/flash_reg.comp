@@ -125,7 +125,7 @@ void main()
     if (bh >= u_blocks)
         return;
     uint q_rows = u_q_off + bh * u_seq_q * u_d;
-    uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
+    uint k_rows = u_k_off + kv_block(bh) * u_kv_cap * u_d, v_rows = u_v_off + kv_block(bh) * u_kv_cap * u_d;
     // Scores come out in log2 units (q carries scale * log2(e)), so the weights are exp2 of them.
     float q_scale = u_scale * 1.4426950408889634;
     uint keys[RQ];

@@ -66,7 +66,7 @@ void main()
     uint n_blocks = gl_NumWorkGroups.x, n_bh = gl_NumWorkGroups.y;
     uint lin = gl_WorkGroupID.x + gl_WorkGroupID.y * n_blocks;
     uint bh = lin % n_bh, row0 = (n_blocks - 1u - lin / n_bh) * uint(BQ);
-    uint k_rows = u_k_off + bh * u_kv_cap * u_d, v_rows = u_v_off + bh * u_kv_cap * u_d;
+    uint k_rows = u_k_off + kv_block(bh) * u_kv_cap * u_d, v_rows = u_v_off + kv_block(bh) * u_kv_cap * u_d;
     uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // the most any row sees
     uint wg_min_keys = attention_keys(row0);                           // the fewest
 #ifdef SPLIT

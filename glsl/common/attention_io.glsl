@@ -35,6 +35,17 @@ layout(location = LOC_ATT_K_OFF) uniform uint u_k_off;
 layout(location = LOC_ATT_V_OFF) uniform uint u_v_off;
 layout(location = LOC_ATT_O_OFF) uniform uint u_o_off;
 layout(location = LOC_ATT_SCALE) uniform float u_scale;
+// Grouped-query attention: u_group query heads share each key/value head, so the k and v of
+// (batch, head) block bh of the dispatch are those of its kv block (bh + u_group_phase) /
+// u_group, counted from the dispatch's first (u_group_phase: where the dispatch's first block
+// falls in its group). 1 and 0 without grouping.
+layout(location = LOC_ATT_GROUP) uniform uint u_group;
+layout(location = LOC_ATT_GROUP_PHASE) uniform uint u_group_phase;
+
+uint kv_block(uint bh)
+{
+    return (bh + u_group_phase) / u_group;
+}
 
 // SPLIT: the keys are cut into u_chunks chunks of u_chunk_keys (a multiple of the kernel's keys
 // per step), each walked by its own invocation or workgroup, which writes its rows'

@@ -379,5 +379,7 @@
 #define LOC_ATT_CHUNKS 11
 #define LOC_ATT_CHUNK_KEYS 12
 #define LOC_ATT_DECODE_CHUNK0 13
+#define LOC_ATT_GROUP 14
+#define LOC_ATT_GROUP_PHASE 15
 
 #endif

@@ -3,6 +3,7 @@
  * the CPU backend (the double-precision oracle) still finishes it in seconds. */
 #include "bench_suite.h"
 
+#include <math.h>
 #include <stdio.h>
 
 const char *const tgl_bench_size_names[BENCH_SIZES] = {"small", "medium", "large"};
@@ -500,6 +501,27 @@ static tgl_status run_attention(tgl_backend *b, const size_t *p, const tgl_ptr *
     return tgl_attention(b, u[0], u[1], u[2], u[3], p[0], p[1], p[2], p[3], p[4], 0.125f, (int)p[5]);
 }
 
+/* Grouped-query decode, p = {batch, heads, heads_kv, seq_kv, head_dim}: one causal query per
+ * head over a cache of seq_kv keys per key/value head; the rate is GB/s of K and V read (once per
+ * key/value head). bench/gpu_reference.py's reference: scaled_dot_product_attention with
+ * enable_gqa. */
+static void spec_gqa_decode(const size_t *p, bench_spec *s)
+{
+    size_t b = p[0], h = p[1], hkv = p[2], skv = p[3], d = p[4];
+    snprintf(s->shape, sizeof s->shape, "%zux%zu/%zux1x%zux%zu", b, h, hkv, skv, d);
+    buf(s, b * h * d, BENCH_F32, 0);
+    buf(s, b * hkv * skv * d, BENCH_F32, 0);
+    buf(s, b * hkv * skv * d, BENCH_F32, 0);
+    buf(s, b * h * d, BENCH_F32, 0);
+    s->bytes = 2 * F4 * (double)(b * hkv * skv * d);
+}
+
+static tgl_status run_gqa_decode(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_attention_gqa(b, u[0], u[1], u[2], u[3], p[0], p[1], p[2], 1, p[3], p[3], p[4],
+                             1.0f / sqrtf((float)p[4]), 1);
+}
+
 /* p = {batch, in_channels, height, width, out_channels, kernel, pad}, stride 1. */
 static tgl_conv2d_desc conv_desc(const size_t *p)
 {
@@ -602,6 +624,9 @@ const bench_op tgl_bench_ops[] = {
     {"attention_decode", "attention", "batch,heads,seq_q,seq_kv,head_dim,causal",
      N3(P(1, 8, 1, 512, 64, 1), P(1, 32, 1, 2048, 128, 1), P(1, 32, 1, 8192, 128, 1)), spec_decode,
      run_attention, NULL, NULL},
+    {"attention_gqa_decode", "attention", "batch,heads,heads_kv,seq_kv,head_dim",
+     N3(P(1, 8, 2, 512, 64), P(1, 32, 8, 4096, 128), P(4, 32, 8, 4096, 128)), spec_gqa_decode, run_gqa_decode, NULL,
+     NULL},
     {"conv2d", "conv", "batch,in_channels,height,width,out_channels,kernel,pad",
      N3(P(1, 16, 32, 32, 16, 3, 1), P(1, 64, 56, 56, 64, 3, 1), P(4, 64, 56, 56, 64, 3, 1)), spec_conv2d,
      run_conv2d, NULL, NULL},

@@ -1,4 +1,4 @@
-/* tgl_attention and tgl_attention_kv: checks, then the backend. */
+/* tgl_attention, tgl_attention_kv and tgl_attention_gqa: checks, then the backend. */
 #include "trace.h"
 #include "validate.h"
 
@@ -21,12 +21,11 @@ static tgl_status blocks_span(tgl_backend *b, const char *arg, size_t n, size_t 
     return TGL_OK;
 }
 
-TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
-                                    size_t heads, size_t seq_q, size_t seq_kv, size_t kv_capacity,
-                                    size_t head_dim, float scale, int causal)
+/* The checks and the backend call of every attention entry point. */
+static tgl_status attend(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch, size_t heads,
+                         size_t heads_kv, size_t seq_q, size_t seq_kv, size_t kv_capacity, size_t head_dim,
+                         float scale, int causal)
 {
-    if (tgl__hooked(b))
-        return TGL__HOOK(ATTENTION_KV);
     tgl_status st = tgl__enter(b);
     if (st)
         return st;
@@ -35,14 +34,16 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
     if (kv_capacity < seq_kv)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "kv_capacity: %zu is less than seq_kv %zu", kv_capacity,
                          seq_kv);
+    if (heads_kv == 0 || heads % heads_kv)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "heads_kv: %zu does not divide heads (%zu)", heads_kv, heads);
     if (batch == 0 || heads == 0 || seq_q == 0 || head_dim == 0)
         return TGL_OK;
-    tgl__attention a = {.batch = batch, .heads = heads, .seq_q = seq_q, .seq_kv = seq_kv, .kv_cap = kv_capacity,
-                        .head_dim = head_dim, .scale = scale, .causal = causal != 0};
-    size_t bh = 0, nq = 0, nkv = 0;
-    if ((st = tgl__mul(b, "batch x heads", batch, heads, &bh)) ||
+    tgl__attention a = {.batch = batch, .heads = heads, .heads_kv = heads_kv, .seq_q = seq_q, .seq_kv = seq_kv,
+                        .kv_cap = kv_capacity, .head_dim = head_dim, .scale = scale, .causal = causal != 0};
+    size_t bh = 0, bh_kv = 0, nq = 0, nkv = 0;
+    if ((st = tgl__mul(b, "batch x heads", batch, heads, &bh)) || (st = tgl__mul(b, "batch x heads_kv", batch, heads_kv, &bh_kv)) ||
         (st = blocks_span(b, "q", bh, seq_q, seq_q, head_dim, &nq)) ||
-        (st = blocks_span(b, "k", bh, kv_capacity, seq_kv, head_dim, &nkv)) ||
+        (st = blocks_span(b, "k", bh_kv, kv_capacity, seq_kv, head_dim, &nkv)) ||
         (st = tgl__resolve_array(b, "q", q, nq, sizeof(float), &a.q)) ||
         (st = tgl__resolve_array(b, "o", o, nq, sizeof(float), &a.o)) ||
         (st = tgl__check_disjoint(b, "q", a.q, nq * sizeof(float), a.o, nq * sizeof(float))))
@@ -57,6 +58,24 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
     if (!b->vt->attention)
         return tgl__unsupported(b, "tgl_attention");
     return tgl__leave(b, b->vt->attention(b, &a));
+}
+
+TGL_API tgl_status tgl_attention_gqa(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
+                                     size_t heads, size_t heads_kv, size_t seq_q, size_t seq_kv, size_t kv_capacity,
+                                     size_t head_dim, float scale, int causal)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(ATTENTION_GQA);
+    return attend(b, q, k, v, o, batch, heads, heads_kv, seq_q, seq_kv, kv_capacity, head_dim, scale, causal);
+}
+
+TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
+                                    size_t heads, size_t seq_q, size_t seq_kv, size_t kv_capacity,
+                                    size_t head_dim, float scale, int causal)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(ATTENTION_KV);
+    return attend(b, q, k, v, o, batch, heads, heads, seq_q, seq_kv, kv_capacity, head_dim, scale, causal);
 }
 
 TGL_API tgl_status tgl_attention(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,

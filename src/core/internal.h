@@ -102,9 +102,12 @@ static inline size_t tgl__gemm_span_b(const tgl__gemm *g, size_t kc, size_t nc, 
 /* A validated attention call (see tgl_attention_kv): every size > 0 except seq_kv, which may
  * be 0 (then k and v are empty views and o becomes zeros). k and v hold kv_cap positions per
  * (batch, head), of which the first seq_kv are used. */
+/* heads_kv divides heads: (batch, head) block bh = b * heads + h reads the k and v of kv block
+ * bh / (heads / heads_kv) = b * heads_kv + h / (heads / heads_kv) (grouped-query attention;
+ * heads_kv == heads without grouping). */
 typedef struct tgl__attention {
     tgl__view q, k, v, o;
-    size_t batch, heads, seq_q, seq_kv, kv_cap, head_dim;
+    size_t batch, heads, heads_kv, seq_q, seq_kv, kv_cap, head_dim;
     float scale;
     int causal;
 } tgl__attention;

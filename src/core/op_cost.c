@@ -126,6 +126,14 @@ static void attention_cost(size_t batch, size_t heads, size_t seq_q, size_t seq_
 #define cost_attention(s, o) attention_cost((s)->batch, (s)->heads, (s)->seq_q, (s)->seq_kv, (s)->head_dim, o)
 #define cost_attention_kv(s, o) attention_cost((s)->batch, (s)->heads, (s)->seq_q, (s)->seq_kv, (s)->head_dim, o)
 
+/* grouped: the same products, k and v read once per key/value head */
+static void cost_attention_gqa(const tgl__args_ATTENTION_GQA *a, cost *o)
+{
+    attention_cost(a->batch, a->heads, a->seq_q, a->seq_kv, a->head_dim, o);
+    double d = (double)a->head_dim, b = (double)a->batch;
+    o->bytes = 4.0 * d * (2.0 * b * (double)a->heads * (double)a->seq_q + 2.0 * b * (double)a->heads_kv * (double)a->seq_kv);
+}
+
 static void cost_conv2d(const tgl__args_CONV2D *a, cost *o)
 {
     const tgl_conv2d_desc *d = a->desc;

@@ -160,6 +160,9 @@
 #define TGL__ARGS_PAD(ARG, ENUM, ARR) \
     ARG(t, in) ARR(J, pads, n_pads) ENUM(tgl_pad_mode, mode) ARG(d, value) ARG(T, out)
 #define TGL__ARGS_MATVEC_T(ARG, ENUM, ARR) ARG(t, w) ARG(t, x) ARG(T, y)
+#define TGL__ARGS_ATTENTION_GQA(ARG, ENUM, ARR)                                                           \
+    ARG(i, q) ARG(i, k) ARG(i, v) ARG(o, o) ARG(z, batch) ARG(z, heads) ARG(z, heads_kv) ARG(z, seq_q) ARG(z, seq_kv) \
+    ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
 #define TGL__ARGS_QUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 #define TGL__ARGS_DEQUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 
@@ -248,7 +251,8 @@
       cost_conv_transpose2d, WARM)                                                                               \
     X(MATVEC_T, tgl_matvec_t, TGL_OP_MATVEC, matvec_t, TGL__DT_WEIGHTS, ACCUMULATE, cost_matvec_t, WARM)          \
     X(QUANTIZE, tgl_quantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_quantize, WARM)             \
-    X(DEQUANTIZE, tgl_dequantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_dequantize, WARM)
+    X(DEQUANTIZE, tgl_dequantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_dequantize, WARM)      \
+    X(ATTENTION_GQA, tgl_attention_gqa, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention_gqa, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

@@ -225,6 +225,9 @@ static void products(warm *c)
         did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 64, 64, d, scale, 0));
         did(c, tgl_attention(b, c->x, c->y, c->z, c->w, 1, 2, 64, 64, d, scale, 1));
         did(c, tgl_attention_kv(b, c->x, c->y, c->z, c->w, 1, 2, 1, 256, 512, d, scale, 1));
+        /* grouped-query decode and prefill (Llama's 4 query heads per key/value head) */
+        did(c, tgl_attention_gqa(b, c->x, c->y, c->z, c->w, 1, 8, 2, 1, 256, 512, d, scale, 1));
+        did(c, tgl_attention_gqa(b, c->x, c->y, c->z, c->w, 1, 8, 2, 64, 64, 64, d, scale, 1));
     }
     /* Convolutions: 3x3 at 64 and 128 channels, 1x1, depthwise, a 7x7 stride-2 stem, and a large
      * layer with a bias (205 x 205, 672 K outputs: a grid GPUs run without splitting K). */

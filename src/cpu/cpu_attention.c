@@ -17,7 +17,8 @@ tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a)
     const float *q = tgl_cpu_at(a->q), *k = a->seq_kv ? tgl_cpu_at(a->k) : NULL, *v = a->seq_kv ? tgl_cpu_at(a->v) : NULL;
     float *o = tgl_cpu_at(a->o);
     for (size_t bh = 0; bh < a->batch * a->heads; bh++) {
-        const float *kb = k ? k + bh * a->kv_cap * d : NULL, *vb = v ? v + bh * a->kv_cap * d : NULL;
+        size_t kv = bh / (a->heads / a->heads_kv); /* its key/value head's block */
+        const float *kb = k ? k + kv * a->kv_cap * d : NULL, *vb = v ? v + kv * a->kv_cap * d : NULL;
         for (size_t i = 0; i < a->seq_q; i++) {
             const float *qi = q + (bh * a->seq_q + i) * d;
             float *oi = o + (bh * a->seq_q + i) * d;

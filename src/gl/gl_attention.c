@@ -107,13 +107,22 @@ typedef struct slab {
     tgl_gl_binding bind[4];
     size_t pad[4];
     int vec4;
+    size_t group_phase; /* where bh0 falls in its group of query heads (u_group_phase) */
 } slab;
+
+/* Query heads per key/value head. */
+static size_t kv_group(const tgl__attention *a)
+{
+    return a->heads / a->heads_kv;
+}
 
 static slab bind_slab(const tgl__attention *a, size_t bh0, size_t n, size_t align)
 {
     slab s;
-    size_t d = a->head_dim, nq = n * a->seq_q * d, nkv = ((n - 1) * a->kv_cap + a->seq_kv) * d;
-    size_t q_at = bh0 * a->seq_q * d * F32, kv_at = bh0 * a->kv_cap * d * F32;
+    size_t g = kv_group(a), kv0 = bh0 / g, n_kv = (bh0 + n - 1) / g - kv0 + 1; /* the kv blocks read */
+    size_t d = a->head_dim, nq = n * a->seq_q * d, nkv = ((n_kv - 1) * a->kv_cap + a->seq_kv) * d;
+    size_t q_at = bh0 * a->seq_q * d * F32, kv_at = kv0 * a->kv_cap * d * F32;
+    s.group_phase = bh0 % g;
     s.bind[0] = tgl_gl_window_aligned((tgl__view){a->q.buf, a->q.offset + q_at}, nq * F32, 0, align, &s.pad[0]);
     s.bind[3] = tgl_gl_window_aligned((tgl__view){a->o.buf, a->o.offset + q_at}, nq * F32, 1, align, &s.pad[3]);
     if (a->seq_kv) {
@@ -140,7 +149,7 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
         {LOC_ATT_SEQ_Q, a->seq_q},    {LOC_ATT_SEQ_KV, a->seq_kv}, {LOC_ATT_KV_CAP, a->kv_cap},
         {LOC_ATT_D, a->head_dim},     {LOC_ATT_CAUSAL, (size_t)a->causal},
         {LOC_ATT_Q_OFF, s->pad[0]},   {LOC_ATT_K_OFF, s->pad[1]}, {LOC_ATT_V_OFF, s->pad[2]},
-        {LOC_ATT_O_OFF, s->pad[3]},
+        {LOC_ATT_O_OFF, s->pad[3]},   {LOC_ATT_GROUP, kv_group(a)}, {LOC_ATT_GROUP_PHASE, s->group_phase},
     };
     tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
     tgl_gl_uniform_f(b, prog, LOC_ATT_SCALE, a->scale);
@@ -407,7 +416,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNKS, (GLuint)chunks);
     /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
     bind[3].writes = 0;
-    size_t kv_at = bh0 * a->kv_cap * a->head_dim * F32;
+    size_t kv_at = bh0 / kv_group(a) * a->kv_cap * a->head_dim * F32;
     for (size_t c0 = 0; !st && c0 < chunks; c0 += per_pass) {
         size_t nc = chunks - c0 < per_pass ? chunks - c0 : per_pass;
         if (per_pass < chunks) { /* this pass's keys only, vec4-aligned as the slab's (pad % 4 kept) */

@@ -1,4 +1,5 @@
-/* tgl_attention and tgl_attention_kv on GL compared with the CPU oracle: causal and not, the
+/* tgl_attention, tgl_attention_kv and tgl_attention_gqa on GL compared with the CPU oracle
+ * (and grouped attention on the CPU with k and v repeated per head): causal and not, the
  * issue's grid of seq_q x seq_kv x head_dim x scale, scores of +-100, KV caches with spare
  * capacity, unaligned operands, rows that see no key, slabs forced by a small SSBO limit,
  * poisoned outputs with guards; and the error cases. */
@@ -39,7 +40,13 @@ typedef struct acase {
     float scale;
     int causal;
     size_t front; /* floats before each operand: 1 makes every window unaligned */
+    size_t heads_kv; /* 0: heads (tgl_attention_kv); else tgl_attention_gqa's key/value heads */
 } acase;
+
+static size_t kv_heads(const acase *c)
+{
+    return c->heads_kv ? c->heads_kv : c->heads;
+}
 
 typedef struct inputs {
     float *q, *k, *v;
@@ -53,7 +60,7 @@ static inputs make_inputs(tgt_rng *r, const acase *c, float magnitude)
 {
     inputs in;
     in.nq = c->batch * c->heads * c->seq_q * c->d;
-    in.nkv = c->batch * c->heads * c->cap * c->d;
+    in.nkv = c->batch * kv_heads(c) * c->cap * c->d;
     in.q = malloc((in.nq + 1) * sizeof(float));
     in.k = malloc((in.nkv + 1) * sizeof(float));
     in.v = malloc((in.nkv + 1) * sizeof(float));
@@ -65,12 +72,16 @@ static inputs make_inputs(tgt_rng *r, const acase *c, float magnitude)
     }
     if (magnitude > 0) {
         double top = 0;
-        for (size_t bh = 0; bh < c->batch * c->heads; bh++) {
-            const float *q = in.q + bh * c->seq_q * c->d;
-            float *k = in.k + bh * c->cap * c->d;
+        size_t group = c->heads / kv_heads(c);
+        for (size_t kv = 0; kv < c->batch * kv_heads(c); kv++) { /* keys from the group's first head */
+            const float *q = in.q + kv * group * c->seq_q * c->d;
+            float *k = in.k + kv * c->cap * c->d;
             for (size_t j = 0; j < c->seq_kv; j++)
                 for (size_t e = 0; e < c->d; e++)
                     k[j * c->d + e] = (j % 2 ? -1.0f : 1.0f) * q[(j % c->seq_q) * c->d + e] + 0.1f * k[j * c->d + e];
+        }
+        for (size_t bh = 0; bh < c->batch * c->heads; bh++) {
+            const float *q = in.q + bh * c->seq_q * c->d, *k = in.k + bh / group * c->cap * c->d;
             for (size_t i = 0; i < c->seq_q; i++)
                 for (size_t j = 0; j < c->seq_kv; j++) {
                     double dot = 0;
@@ -104,8 +115,12 @@ static float *run_on(tgl_backend *b, const acase *c, const inputs *in)
     tgt_poison(host, total);
     TGT_OK(b, tgl_alloc(b, total * sizeof(float), &o));
     TGT_OK(b, tgl_copy_htod(b, o, host, total * sizeof(float)));
-    TGT_OK(b, tgl_attention_kv(b, q + f, k + f, v + f, o + f, c->batch, c->heads, c->seq_q, c->seq_kv, c->cap,
-                               c->d, c->scale, c->causal));
+    if (c->heads_kv)
+        TGT_OK(b, tgl_attention_gqa(b, q + f, k + f, v + f, o + f, c->batch, c->heads, c->heads_kv, c->seq_q,
+                                    c->seq_kv, c->cap, c->d, c->scale, c->causal));
+    else
+        TGT_OK(b, tgl_attention_kv(b, q + f, k + f, v + f, o + f, c->batch, c->heads, c->seq_q, c->seq_kv, c->cap,
+                                   c->d, c->scale, c->causal));
     TGT_OK(b, tgl_copy_dtoh(b, host, o, total * sizeof(float)));
     TGT_OK(b, tgl_free(b, q));
     TGT_OK(b, tgl_free(b, k));
@@ -119,8 +134,9 @@ static double check_case(pair *p, tgl_backend *gl, const acase *c, float magnitu
     inputs in = make_inputs(&p->rng, c, magnitude);
     float *got = run_on(gl, c, &in), *want = run_on(p->cpu, c, &in);
     char what[200];
-    snprintf(what, sizeof what, "b=%zu h=%zu seq_q=%zu seq_kv=%zu cap=%zu d=%zu scale=%g causal=%d front=%zu mag=%g",
-             c->batch, c->heads, c->seq_q, c->seq_kv, c->cap, c->d, (double)c->scale, c->causal, c->front,
+    snprintf(what, sizeof what,
+             "b=%zu h=%zu h_kv=%zu seq_q=%zu seq_kv=%zu cap=%zu d=%zu scale=%g causal=%d front=%zu mag=%g", c->batch,
+             c->heads, kv_heads(c), c->seq_q, c->seq_kv, c->cap, c->d, (double)c->scale, c->causal, c->front,
              (double)magnitude);
     size_t total = c->front + in.nq + GUARD;
     for (size_t e = 0; e < total; e++)
@@ -166,7 +182,7 @@ static void test_attention_grid(void **state)
                             if (!tgt_pick((size_t)path * 4 + dd)) /* each head dim compiles its kernels */
                                 continue;
                             acase c = {1, 2, sq[a], skv[bkv], skv[bkv], d,
-                                       unit ? 1.0f : 1.0f / sqrtf((float)d), causal, 0};
+                                       unit ? 1.0f : 1.0f / sqrtf((float)d), causal, 0, 0};
                             double e = check_case(p, gl, &c, large ? 100.0f : 0.0f, large ? 1e-7 : 1e-9);
                             if (e > worst[large])
                                 worst[large] = e;
@@ -186,10 +202,10 @@ static void test_attention_layouts(void **state)
     if (!p->gl)
         skip();
     static const acase cases[] = {
-        {3, 5, 9, 20, 20, 24, 0.2f, 1, 0},   {2, 3, 1, 300, 512, 64, 0.125f, 1, 0},
-        {2, 3, 4, 300, 301, 64, 0.125f, 1, 1}, {2, 2, 17, 17, 40, 33, 0.3f, 1, 1},
-        {1, 4, 64, 64, 64, 128, 0.09f, 0, 1}, {2, 1, 3, 1000, 1000, 7, 0.5f, 0, 0},
-        {1, 2, 70, 130, 160, 16, 0.25f, 1, 0}, {1, 1, 2, 2049, 2049, 256, 0.0625f, 1, 0},
+        {3, 5, 9, 20, 20, 24, 0.2f, 1, 0, 0},   {2, 3, 1, 300, 512, 64, 0.125f, 1, 0, 0},
+        {2, 3, 4, 300, 301, 64, 0.125f, 1, 1, 0}, {2, 2, 17, 17, 40, 33, 0.3f, 1, 1, 0},
+        {1, 4, 64, 64, 64, 128, 0.09f, 0, 1, 0}, {2, 1, 3, 1000, 1000, 7, 0.5f, 0, 0, 0},
+        {1, 2, 70, 130, 160, 16, 0.25f, 1, 0, 0}, {1, 1, 2, 2049, 2049, 256, 0.0625f, 1, 0, 0},
     };
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     for (int path = -1; path < 4; path++) { /* the device's choice, then each kernel */
@@ -214,7 +230,7 @@ static void test_attention_rows_without_keys(void **state)
         if (!b)
             continue;
         for (size_t seq_kv = 0; seq_kv <= 3; seq_kv += 3) {
-            acase c = {1, 2, 7, seq_kv, seq_kv, 8, 0.5f, 1, 0};
+            acase c = {1, 2, 7, seq_kv, seq_kv, 8, 0.5f, 1, 0, 0};
             inputs in = make_inputs(&p->rng, &c, 0);
             float *o = run_on(b, &c, &in);
             for (size_t h = 0; h < 2; h++)
@@ -240,7 +256,7 @@ static void test_attention_slabs(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 16384, NULL);
-    static const acase cases[] = {{3, 4, 9, 40, 40, 16, 0.3f, 1, 1}, {2, 5, 1, 300, 310, 8, 0.3f, 0, 0}};
+    static const acase cases[] = {{3, 4, 9, 40, 40, 16, 0.3f, 1, 1, 0}, {2, 5, 1, 300, 310, 8, 0.3f, 0, 0, 0}};
     for (int path = 0; path < 4; path++) {
         tgl_gl_test_force_attention(gl, path);
         for (size_t i = 0; i < 2; i++)
@@ -254,7 +270,7 @@ static void test_attention_slabs(void **state)
     tgl_gl_test_force_attention(gl, -1);
     /* One block's keys longer than a window: walked a window at a time (below); one block's
      * query rows longer than a window cannot be cut further. */
-    acase big = {1, 1, 4096, 4, 4, 16, 0.3f, 0, 0};
+    acase big = {1, 1, 4096, 4, 4, 16, 0.3f, 0, 0, 0};
     inputs in = make_inputs(&p->rng, &big, 0);
     tgl_ptr q = tgt_upload(gl, in.q, in.nq, 0), k = tgt_upload(gl, in.k, in.nkv, 0), v = tgt_upload(gl, in.v, in.nkv, 0), o;
     TGT_OK(gl, tgl_alloc(gl, in.nq * sizeof(float), &o));
@@ -275,9 +291,9 @@ static void test_attention_key_windows(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 40000, NULL);
     static const acase cases[] = {
-        {1, 1, 1, 4096, 4096, 16, 0.3f, 0, 0}, {1, 2, 3, 1000, 1031, 16, 0.25f, 1, 1},
-        {2, 1, 7, 777, 777, 8, 0.5f, 1, 0},    {1, 1, 2, 513, 2000, 33, 0.2f, 0, 1},
-        {1, 1, 1, 300, 300, 32, 0.125f, 0, 0}, {1, 3, 20, 2500, 2500, 4, 0.7f, 1, 0},
+        {1, 1, 1, 4096, 4096, 16, 0.3f, 0, 0, 0}, {1, 2, 3, 1000, 1031, 16, 0.25f, 1, 1, 0},
+        {2, 1, 7, 777, 777, 8, 0.5f, 1, 0, 0},    {1, 1, 2, 513, 2000, 33, 0.2f, 0, 1, 0},
+        {1, 1, 1, 300, 300, 32, 0.125f, 0, 0, 0}, {1, 3, 20, 2500, 2500, 4, 0.7f, 1, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(p, gl, &cases[i], 0, 1e-9);
@@ -341,10 +357,10 @@ static void test_attention_loop_limit(void **state)
     if (!tgl_gl_of(p->gl)->limits.loop_limit)
         skip();
     static const acase cases[] = {
-        {1, 1, 2, 7680, 7680, 256, 0.0625f, 0, 0},  {1, 1, 16, 7680, 7680, 256, 0.0625f, 0, 0},
-        {1, 1, 2, 7681, 7681, 256, 0.0625f, 0, 0},  {1, 2, 16, 9000, 9100, 256, 0.0625f, 1, 0},
-        {1, 1, 1, 16384, 16384, 64, 0.125f, 0, 0},  {1, 1, 20, 17000, 17000, 80, 0.1f, 1, 1},
-        {1, 1, 20, 1000000, 1000000, 16, 0.25f, 0, 0},
+        {1, 1, 2, 7680, 7680, 256, 0.0625f, 0, 0, 0},  {1, 1, 16, 7680, 7680, 256, 0.0625f, 0, 0, 0},
+        {1, 1, 2, 7681, 7681, 256, 0.0625f, 0, 0, 0},  {1, 2, 16, 9000, 9100, 256, 0.0625f, 1, 0, 0},
+        {1, 1, 1, 16384, 16384, 64, 0.125f, 0, 0, 0},  {1, 1, 20, 17000, 17000, 80, 0.1f, 1, 1, 0},
+        {1, 1, 20, 1000000, 1000000, 16, 0.25f, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(p, p->gl, &cases[i], 0, 1e-9);
@@ -380,12 +396,69 @@ static void test_attention_split_keys(void **state)
                         size_t d = dims[dd];
                         int large = (a + dd + bkv) % 2;
                         acase c = {1, 2, sq[a], skv[bkv], skv[bkv] + 3, d, 1.0f / sqrtf((float)d), causal,
-                                   (dd + causal) % 2};
+                                   (dd + causal) % 2, 0};
                         double e = check_case(p, gl, &c, large ? 100.0f : 0.0f, large ? 1e-7 : 1e-9);
                         worst = e > worst ? e : worst;
                     }
         print_message("%s over chunks of keys: worst NMSE %.3g\n", names[pi], worst);
     }
+    tgl_close(gl);
+}
+
+/* Grouped-query and multi-query attention (tgl_attention_gqa): on the CPU backend equal, bit for
+ * bit, to tgl_attention_kv over k and v repeated per query head; on GL against the CPU on every
+ * path, prefill and decode, causal or not, with slabs that start inside a group (a small SSBO
+ * limit) and a block's keys walked a window at a time. */
+static void test_attention_gqa(void **state)
+{
+    pair *p = *state;
+    acase c = {2, 6, 5, 37, 40, 16, 0.3f, 1, 0, 2};
+    inputs in = make_inputs(&p->rng, &c, 0);
+    size_t group = c.heads / c.heads_kv, rep_kv = c.batch * c.heads * c.cap * c.d;
+    float *rk = malloc(rep_kv * sizeof(float)), *rv = malloc(rep_kv * sizeof(float));
+    for (size_t bh = 0; bh < c.batch * c.heads; bh++) {
+        memcpy(rk + bh * c.cap * c.d, in.k + bh / group * c.cap * c.d, c.cap * c.d * sizeof(float));
+        memcpy(rv + bh * c.cap * c.d, in.v + bh / group * c.cap * c.d, c.cap * c.d * sizeof(float));
+    }
+    float *grouped = run_on(p->cpu, &c, &in);
+    inputs rep = {in.q, rk, rv, in.nq, rep_kv};
+    acase plain = c;
+    plain.heads_kv = 0;
+    float *repeated = run_on(p->cpu, &plain, &rep);
+    assert_memory_equal(grouped, repeated, (in.nq + GUARD) * sizeof(float));
+    free(grouped);
+    free(repeated);
+    free(rk);
+    free(rv);
+    free_inputs(&in);
+    if (!p->gl)
+        skip();
+    static const acase cases[] = {
+        {2, 8, 1, 300, 310, 64, 0.125f, 1, 0, 2},  {1, 6, 9, 40, 40, 16, 0.3f, 1, 1, 3},
+        {1, 4, 33, 33, 33, 80, 0.11f, 0, 0, 1},    {2, 3, 1, 600, 600, 128, 0.09f, 0, 1, 1},
+        {3, 4, 7, 129, 130, 32, 0.2f, 1, 0, 2},
+    };
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    for (int path = 0; path < 4; path++) {
+        if (repeats_flash(gl, path))
+            continue;
+        tgl_gl_test_force_attention(gl, path);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_case(p, gl, &cases[i], i % 2 ? 100.0f : 0.0f, i % 2 ? 1e-7 : 1e-9);
+    }
+    tgl_gl_test_force_attention(gl, -1);
+    /* slabs of blocks that start inside a group, then a block's keys a window at a time */
+    tgl_gl_test_set_limits(gl, 16384, NULL);
+    static const acase small[] = {{3, 6, 9, 40, 40, 16, 0.3f, 1, 1, 2}, {2, 6, 1, 300, 310, 8, 0.3f, 0, 0, 3}};
+    for (int path = 0; path < 4; path++) {
+        tgl_gl_test_force_attention(gl, path);
+        for (size_t i = 0; i < 2; i++)
+            check_case(p, gl, &small[i], 0, 1e-9);
+    }
+    tgl_gl_test_force_attention(gl, -1);
+    tgl_gl_test_set_limits(gl, 40000, NULL);
+    acase windows = {1, 4, 2, 1000, 1031, 16, 0.25f, 1, 1, 2};
+    check_case(p, gl, &windows, 0, 1e-9);
     tgl_close(gl);
 }
 
@@ -396,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_attention_rows_without_keys), cmocka_unit_test(test_attention_slabs),
         cmocka_unit_test(test_attention_errors), cmocka_unit_test(test_attention_loop_limit),
         cmocka_unit_test(test_attention_split_keys), cmocka_unit_test(test_attention_key_windows),
+        cmocka_unit_test(test_attention_gqa),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -364,8 +364,14 @@ static void test_gl_against_cpu(void **state)
             tgl_free(b, od);
             tgl_free(b, qd);
         }
-        if (memcmp(back[0], back[1], n_out * sizeof(float))) // NOLINT(bugprone-suspicious-memory-comparison)
-            fail_msg("%s: GL's dequantize differs from the CPU's", tgl_dtype_name(dt));
+        for (size_t i = 0; i < n_out; i++) {
+            uint32_t bg, bc;
+            memcpy(&bg, &back[1][i], 4);
+            memcpy(&bc, &back[0][i], 4);
+            if (bg != bc)
+                fail_msg("%s %zu x %zu: GL's dequantize of element %zu is %08x (%g), the CPU's %08x (%g)",
+                         tgl_dtype_name(dt), rows, cols, i, bg, (double)back[1][i], bc, (double)back[0][i]);
+        }
         free(back[0]);
         free(back[1]);
         free(fsrc);
