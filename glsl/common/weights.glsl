@@ -78,21 +78,8 @@ vec4 tgl_q8_values(uint v)
 // A q4_0 word: elements 4k..4k+3 (lo) and 16+4k..16+4k+3 (hi), less 8.
 void tgl_q4_values(uint v, out vec4 lo, out vec4 hi)
 {
-    // less 8 in integers: (q - 8) * d then rounds like the CPU's, where a float subtraction
-    // before the product may be fused into q * d - 8 * d (whose zero is +0 for a negative d)
     lo = vec4(ivec4(uvec4(v, v >> 8, v >> 16, v >> 24) & 15u) - 8);
     hi = vec4(ivec4(uvec4(v >> 4, v >> 12, v >> 20, v >> 28) & 15u) - 8);
 }
 
-// Quants 4k..4k+3 of a q8_0 block at block_byte (k < 8), as signed integers.
-vec4 tgl_w_q8(uint block_byte, uint k)
-{
-    return tgl_q8_values(tgl_w_u32(block_byte + 2u + 4u * k));
-}
-
-// Quants 4k..4k+3 (lo) and 16+4k..16+4k+3 (hi) of a q4_0 block at block_byte (k < 4), less 8.
-void tgl_w_q4(uint block_byte, uint k, out vec4 lo, out vec4 hi)
-{
-    tgl_q4_values(tgl_w_u32(block_byte + 2u + 4u * k), lo, hi);
-}
 #endif
