@@ -211,51 +211,6 @@ vec4 unit_sum(uint row, uint u)
 #endif
 }
 
-#if defined(ROWS4) && (LANES == 0 || XR != 1 || !(WFMT >= TGL_WFMT_Q8_0 || defined(WVEC4)))
-#error "ROWS4: a subgroup per 4 rows, one row of x, 4-column units"
-#endif
-#ifdef ROWS4
-// ROWS4 (decode: one row of x): a subgroup owns 4 rows of W and loads each unit's x once for
-// all four, the weights' units of the four rows decoded against it (x is most of what a unit
-// loads: a q4_0 unit reads 4 bytes of W and 32 of x).
-float row_dot(uint row, uint blk, uint k, vec4 xa, vec4 xb)
-{
-#if WFMT >= TGL_WFMT_Q8_0
-    uint at = u_w_off + row * u_w_rs + blk * BLOCK_BYTES;
-    uint v = tgl_w_u32(at + 2u + 4u * k);
-#if WFMT == TGL_WFMT_Q8_0
-    return tgl_w_scale(at) * dot(tgl_q8_values(v), xa);
-#else
-    vec4 lo, hi;
-    tgl_q4_values(v, lo, hi);
-    return tgl_w_scale(at) * (dot(lo, xa) + dot(hi, xb));
-#endif
-#else
-    return dot(tgl_w_float4(u_w_off + row * u_w_rs + 4u * blk, uint(WFMT)), xa);
-#endif
-}
-
-// Unit u of rows row0 .. row0 + 3 (those below u_rows) against x's row 0.
-vec4 unit_sum4(uint row0, uint u)
-{
-#if WFMT >= TGL_WFMT_Q8_0
-    uint parts = 32u / UNIT_LEN, blk = u / parts, k = u - blk * parts, c = blk * 32u;
-    vec4 xa = x4(0u, c + 4u * k), xb = WFMT == TGL_WFMT_Q4_0 ? x4(0u, c + 16u + 4u * k) : vec4(0.0);
-#else
-    uint blk = u, k = 0u;
-    vec4 xa = x4(0u, 4u * u), xb = vec4(0.0);
-#endif
-    vec4 r = vec4(row_dot(row0, blk, k, xa, xb), 0.0, 0.0, 0.0);
-    if (row0 + 1u < u_rows)
-        r.y = row_dot(row0 + 1u, blk, k, xa, xb);
-    if (row0 + 2u < u_rows)
-        r.z = row_dot(row0 + 2u, blk, k, xa, xb);
-    if (row0 + 3u < u_rows)
-        r.w = row_dot(row0 + 3u, blk, k, xa, xb);
-    return r;
-}
-#endif
-
 void store(uint row, vec4 acc)
 {
     y[u_y_off + row * u_y_cs] = acc.x;
@@ -280,24 +235,6 @@ void main()
     for (uint u = 0u; u < units; u++)
         acc += unit_sum(row, u);
     store(row, acc);
-#elif defined(ROWS4)
-    uint lane = gl_LocalInvocationIndex % uint(LANES);
-    uint row0 = (tgl_group_index() * (uint(TGL_WG_SIZE) / uint(LANES)) + gl_LocalInvocationIndex / uint(LANES)) * 4u;
-    if (row0 >= u_rows)
-        return; // the whole subgroup: it shares the rows
-    for (uint u = lane; u < units; u += uint(LANES))
-        acc += unit_sum4(row0, u);
-    for (uint off = uint(LANES) / 2u; off > 0u; off >>= 1)
-        acc += subgroupShuffleXor(acc, off);
-    if (lane == 0u) { // acc holds the 4 rows' sums for x's row 0
-        y[u_y_off + row0 * u_y_cs] = acc.x;
-        if (row0 + 1u < u_rows)
-            y[u_y_off + (row0 + 1u) * u_y_cs] = acc.y;
-        if (row0 + 2u < u_rows)
-            y[u_y_off + (row0 + 2u) * u_y_cs] = acc.z;
-        if (row0 + 3u < u_rows)
-            y[u_y_off + (row0 + 3u) * u_y_cs] = acc.w;
-    }
 #elif LANES > 0
     // TGL_WG_SIZE / LANES rows a workgroup, a subgroup each: its invocations strided over the
     // row's units, then a butterfly of shuffles (no barrier, no shared memory).

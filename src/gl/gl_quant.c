@@ -77,7 +77,7 @@ static GLuint stride_bits(const tgl__tensor_view *v, int d)
  * rows of x per weight load, how W and x are read (textures only with a row per invocation),
  * and x as vec4s (block formats). */
 typedef struct mvw_flags {
-    uint32_t alone, fmt, xr, read, xvec4, lanes, wvec4, rows4;
+    uint32_t alone, fmt, xr, read, xvec4, lanes, wvec4;
 } mvw_flags;
 /* LANES: a subgroup of this many invocations per row, summed by shuffles; only 32, the
  * subgroup of NVIDIA's and AMD's (wave32) GPUs (other sizes take a workgroup per row). */
@@ -90,15 +90,13 @@ static const tgl_gl_def mvw_defs[] = {
     TGL_GL_READ(mvw_flags, read),
     TGL_GL_FLAG(mvw_flags, xvec4, "XVEC4"),
     TGL_GL_FLAG(mvw_flags, wvec4, "WVEC4"),
-    TGL_GL_FLAG(mvw_flags, rows4, "ROWS4"),
 };
 
 static tgl_gl_plan mvw_plan(const mvw_flags *f)
 {
     tgl_gl_plan p = {.op = "tgl_matvec_t"};
     tgl_gl_plan_kernel(&p, "gemm/matvec_w", TGL_GL_DEFS(mvw_defs), f);
-    p.why = f->rows4  ? "a subgroup per 4 rows (subgroup_shuffle of 32), x loaded once for the 4, shuffle sums"
-            : f->lanes ? "a subgroup per row (subgroup_shuffle of 32), shuffle sums, XR rows of x per weight load"
+    p.why = f->lanes  ? "a subgroup per row (subgroup_shuffle of 32), shuffle sums, XR rows of x per weight load"
             : !f->alone ? "a workgroup per row, tree sum, XR rows of x per weight load"
             : f->read != TGL_GL_READ_SSBO
                 ? "a row per invocation (matvec_row_per_invocation), W and x through textures (textures), XR rows of x "
@@ -128,7 +126,7 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
         wg *= 2;
     int lanes = !alone && l->subgroup_shuffle == MVW_LANES && wg % MVW_LANES == 0;
     *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
-                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u, 0, 0};
+                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u, 0};
     *wg_out = wg;
 }
 
@@ -143,9 +141,6 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
     size_t max_bytes = tgl_gl_max_window_elems(l, 1), align = tgl_gl_window_align(l, tex);
     if (tex && (uint64_t)l->texture_buffer_texels * 4 < max_bytes) /* W's texels are words */
         max_bytes = (size_t)l->texture_buffer_texels * 4;
-    /* rows4 (one row of x, 4-column units) is decided with the windows below and takes 4 times
-     * fewer workgroups: slabs are sized by the grid without it */
-    int may_rows4 = f.lanes && f.xr == 1;
     uint32_t rows_per_group = f.alone ? wg : f.lanes ? wg / f.lanes : 1;
     uint64_t grid_rows = (uint64_t)l->wg_count[0] * l->wg_count[1] * rows_per_group;
     /* rows per slab: the weight's window and y's for XR rows of x within the limit */
@@ -174,12 +169,10 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
              * offset and row stride in whole vec4s */
             f.xvec4 = (is_block(m->w.dtype) || f.wvec4) && m->x.strides[1] == 1 && x.off % 4 == 0 &&
                       (nj == 1 || (m->x.strides[0] % 4 == 0));
-            f.rows4 = may_rows4 && (is_block(m->w.dtype) || f.wvec4);
-            uint32_t group_rows = f.alone ? wg : f.lanes ? wg / f.lanes * (f.rows4 ? 4 : 1) : 1;
             GLuint x_div = f.xvec4 ? 4u : 1u;
             tgl_gl_plan plan = mvw_plan(&f);
             plan.wg = wg;
-            plan.groups = tgl_gl_ceil_div(nr, group_rows);
+            plan.groups = tgl_gl_ceil_div(nr, rows_per_group);
             GLuint prog;
             tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
             if (st)
@@ -286,13 +279,11 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
                 for (uint32_t read = 0; read < (alone ? TGL_GL_READS : 1u); read++)
                     for (uint32_t wvec4 = 0; wvec4 < (fmt < 3 ? 2u : 1u); wvec4++)
                         for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 || wvec4 ? 2u : 1u); xvec4++)
-                            for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES)
-                                for (uint32_t rows4 = 0; rows4 <= (lanes && xr == 1 && (fmt >= 3 || wvec4) ? 1u : 0u);
-                                     rows4++) {
-                                    mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, wvec4, rows4};
-                                    tgl_gl_plan p = mvw_plan(&f);
-                                    fn(ctx, p.kernel, p.defines);
-                                }
+                            for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES) {
+                                mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, wvec4};
+                                tgl_gl_plan p = mvw_plan(&f);
+                                fn(ctx, p.kernel, p.defines);
+                            }
     for (uint32_t fmt = 3; fmt <= 4; fmt++) {
         for (uint32_t to = 0; to < 2; to++) {
             quant_flags f = {to, fmt};
