@@ -259,11 +259,12 @@ void tgl_gl_uniforms_ui(tgl_backend *b, GLuint prog, const tgl_gl_uniform *u, si
 int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
 {
     /* Subgroup operations need SPIR-V 1.3; ARB_gl_spirv takes SPIR-V 1.0 (glslangValidator -G
-     * refuses them), so variants that shuffle are built from GLSL: attention's, and the scans'
-     * whose SCAN_SG (the subgroup size) is not 0. */
+     * refuses them), so variants that shuffle are built from GLSL: attention's, the scans'
+     * whose SCAN_SG (the subgroup size) is not 0, and tgl_matvec_t's whose LANES is not. */
     const char *sg = defines ? strstr(defines, "#define SCAN_SG ") : NULL;
+    const char *lanes = defines ? strstr(defines, "#define LANES ") : NULL; /* gemm/matvec_w's */
     if ((defines && strstr(defines, "#define SUBGROUP_XOR")) || !strcmp(kernel, "attention/flash_shuffle") ||
-        (sg && sg[strlen("#define SCAN_SG ")] != '0'))
+        (sg && sg[strlen("#define SCAN_SG ")] != '0') || (lanes && lanes[strlen("#define LANES ")] != '0'))
         return 1;
     /* norm/softmax_lanes (llvmpipe's softmax rows) reads across invocations with ARB_shader_ballot;
      * glslangValidator -G builds it (SPV_KHR_shader_ballot), but Mesa 22.3's llvmpipe crashed
