@@ -1198,7 +1198,8 @@ TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_t
  * values. f16 and bf16 round to nearest even (tgl_copy's conversion). The block tensor is as in
  * tgl_matvec_t but of any rank: its last dim a multiple of 32 with stride 1 and its leading
  * dims one run of whole-block rows; in's leading dims must also form one run of rows (its
- * last dim any stride). NaN or infinite inputs give a block whose d is NaN or infinite.
+ * last dim any stride). An infinite input gives its block an infinite d; a NaN gives its block
+ * unspecified quants (they may differ between backends).
  * Errors: TGL_ERR_INVALID_ARGUMENT (shapes differ, last dim not a multiple of 32, leading dims
  *   that are not one row stride, overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (in
  *   not f32, out not a weight format).

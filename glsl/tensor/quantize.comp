@@ -48,12 +48,12 @@ layout(location = LOC_MVW_X_CS) uniform uint u_f_cs;
 // and ggml's quantizers divide twice per block): the quotient of the 24-bit significands by
 // long division, 24 bits and a rounding bit, the remainder as the sticky bit, to nearest even.
 // A subnormal operand or result (blocks whose values are all below ~1e-36, whose binary16
-// scale is 0 whatever the quants) takes the device's division.
+// scale is 0 whatever the quants) and an infinite or NaN one take the device's division.
 float div_rn(float a, float b)
 {
     uint ab = floatBitsToUint(a), bb = floatBitsToUint(b);
     int ea = int(ab >> 23) - 127, eb = int(bb >> 23) - 127;
-    if (a == 0.0 || ea == -127 || eb == -127)
+    if (a == 0.0 || ea == -127 || eb == -127 || ea == 128 || eb == 128) // zeros, subnormals, inf, NaN
         return a / b;
     uint rem = (ab & 0x7FFFFFu) | 0x800000u, mb = (bb & 0x7FFFFFu) | 0x800000u;
     int e = ea - eb;

@@ -113,6 +113,7 @@ static void corner_block(tgt_rng *r, tgl_dtype dt, size_t k, float *x)
     case 3: memset(x, 0, 32 * sizeof *x); break;           /* d = 0 */
     case 4: for (int j = 0; j < 32; j++) x[j] *= 1e-30f; break; /* the scale a subnormal half, or 0 */
     case 5: x[tgt_below(r, 32)] = 60000.0f; break;          /* near binary16's largest */
+    case 6: x[tgt_below(r, 32)] = tgt_below(r, 2) ? 3e38f : -1e38f; break; /* a scale past binary16: inf */
     default: break;
     }
 }
@@ -290,6 +291,9 @@ static void test_gl_against_cpu(void **state)
             if (k % 3 == 0)
                 for (size_t j = 0; j < 32; j++)
                     fsrc[(int64_t)fl.front + (int64_t)r * fl.rs + (int64_t)(c0 + j) * fl.cs] = blk[j];
+            if (k % 5 == 4) /* an infinity: both backends' divisions take it as IEEE says */
+                fsrc[(int64_t)fl.front + (int64_t)r * fl.rs + (int64_t)(c0 + tgt_below(&p->rng, 32)) * fl.cs] =
+                    tgt_below(&p->rng, 2) ? INFINITY : -INFINITY;
         }
         uint8_t *q0 = malloc(qbytes), *qg = malloc(qbytes), *qc = malloc(qbytes);
         for (size_t i = 0; i < qbytes; i++)
