@@ -165,8 +165,7 @@ void main()
     store_block(at, h);
 #else
     // Each value q * d (q4_0: (q - 8) * d, the difference in integers) rounded as a product of
-    // its own, as the CPU's: precise, where a compiler may otherwise compute q * d - 8 * d, whose
-    // zero is +0 where (q - 8) * d is -0 for a negative d.
+    // its own, as the CPU's (precise: not fused with what computed q).
     float d = tgl_w_scale(at);
 #if WFMT == TGL_WFMT_Q8_0
     for (uint k = 0u; k < 8u; k++) {
@@ -176,9 +175,10 @@ void main()
     }
 #else
     for (uint k = 0u; k < 4u; k++) {
-        uint v = tgl_w_u32(at + 2u + 4u * k);
-        TGL_PRECISE vec4 lo = vec4(ivec4(uvec4(v, v >> 8, v >> 16, v >> 24) & 15u) - 8) * d;
-        TGL_PRECISE vec4 hi = vec4(ivec4(uvec4(v >> 4, v >> 12, v >> 20, v >> 28) & 15u) - 8) * d;
+        vec4 ql, qh;
+        tgl_q4_values(tgl_w_u32(at + 2u + 4u * k), ql, qh);
+        TGL_PRECISE vec4 lo = ql * d;
+        TGL_PRECISE vec4 hi = qh * d;
         for (uint i = 0u; i < 4u; i++) {
             fv[f0 + (4u * k + i) * u_f_cs] = lo[i];
             fv[f0 + (16u + 4u * k + i) * u_f_cs] = hi[i];

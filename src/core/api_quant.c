@@ -7,17 +7,6 @@
 
 #define WEIGHT_DTYPES (TGL__DT_FLOATS | TGL__DT(Q8_0) | TGL__DT(Q4_0))
 
-static int is_block(tgl_dtype dt)
-{
-    return dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
-}
-
-/* Bytes of a unit of a view: an element, or a block of 32. */
-static size_t unit_bytes(tgl_dtype dt)
-{
-    return dt == TGL_DTYPE_Q8_0 ? 34 : dt == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(dt);
-}
-
 /* t's leading dims (all but the last) as one run of rows: *rows of them, *row_stride elements
  * apart (dims of extent 1 take any stride). */
 static tgl_status collapse_rows(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t *rows,
@@ -49,7 +38,7 @@ static tgl_status collapse_rows(tgl_backend *b, const char *arg, const tgl_tenso
 static tgl_status resolve_blocks(tgl_backend *b, const char *arg, const tgl_tensor *t, size_t rows, size_t cols,
                                  int64_t row_stride, tgl__tensor_view *v)
 {
-    size_t block = unit_bytes(t->dtype);
+    size_t block = tgl__unit_bytes(t->dtype);
     *v = (tgl__tensor_view){.dtype = t->dtype};
     if (cols % 32)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %s rows hold blocks of 32; its last dim is %zu", arg,
@@ -88,7 +77,7 @@ static tgl_status resolve_blocks(tgl_backend *b, const char *arg, const tgl_tens
 /* Bytes from v's view that the operand reaches. */
 static size_t view_bytes(const tgl__tensor_view *v)
 {
-    return v->span * unit_bytes(v->dtype);
+    return v->span * tgl__unit_bytes(v->dtype);
 }
 
 /* A 2-D float operand [rows, cols] with the given strides. */
@@ -100,14 +89,6 @@ static tgl_status resolve_matrix(tgl_backend *b, const char *arg, const tgl_tens
     return tgl__resolve_tensor(b, arg, t->data, t->dtype, 2, shape, strides, v);
 }
 
-/* Bytes from the lowest to the highest unit that ni rows of nu units of v reach. */
-static size_t span_bytes(const tgl__tensor_view *v, size_t ni, size_t nu)
-{
-    uint64_t a0 = (uint64_t)(v->strides[0] < 0 ? -v->strides[0] : v->strides[0]);
-    uint64_t a1 = (uint64_t)(v->strides[1] < 0 ? -v->strides[1] : v->strides[1]);
-    return (size_t)(((ni - 1) * a0 + (nu - 1) * a1 + 1) * unit_bytes(v->dtype));
-}
-
 /* Prompts: past PREFILL_ROWS rows of x, a backend's product (GL: a pass over W per 4 rows of x)
  * costs more than turning W into f32 once, slab by slab, and running the GEMM on x and the slab
  * (op(B) = slab^T), whose tiles reuse W's loads across rows of x. The slabs go through a
@@ -116,20 +97,6 @@ static size_t span_bytes(const tgl__tensor_view *v, size_t ni, size_t nu)
  * CPU backend computes the same sums either way (decoded weights, double sums). */
 #define PREFILL_ROWS 16
 #define PREFILL_TEMP_BYTES ((size_t)256 << 20)
-
-/* v's rows [r0, r0 + nr) (cols units each) as a view of their own: its window starts at their
- * lowest unit, so that it spans what they reach and no more. */
-static tgl__tensor_view slab_view(const tgl__tensor_view *v, size_t r0, size_t nr, size_t cols)
-{
-    tgl__tensor_view s = *v;
-    int64_t s0 = v->strides[0], s1 = v->strides[1];
-    int64_t first = (int64_t)v->base + (int64_t)r0 * s0;
-    int64_t lo = first + (s0 < 0 ? (int64_t)(nr - 1) * s0 : 0) + (s1 < 0 ? (int64_t)(cols - 1) * s1 : 0);
-    s.view.offset += (size_t)lo * unit_bytes(v->dtype);
-    s.base = (size_t)(first - lo);
-    s.span = span_bytes(v, nr, cols) / unit_bytes(v->dtype);
-    return s;
-}
 
 /* x and y as GEMM operands: unit column strides, rows forward and apart. */
 static int gemm_operands(const tgl__matvec_t *m)
@@ -171,8 +138,8 @@ static tgl_status prefill(tgl_backend *b, const tgl__matvec_t *m)
         size_t nr = m->rows - r0 < per ? m->rows - r0 : per;
         tgl__tensor_view f = {.view = {temp, 0}, .dtype = TGL_DTYPE_F32, .span = nr * m->cols,
                               .strides = {(int64_t)m->cols, 1}};
-        tgl__tensor_view w = slab_view(&m->w, r0, nr, is_block(m->w.dtype) ? m->cols / 32 : m->cols);
-        if (is_block(m->w.dtype)) {
+        tgl__tensor_view w = tgl__sub_view(&m->w, r0, nr, 0, tgl__is_block(m->w.dtype) ? m->cols / 32 : m->cols);
+        if (tgl__is_block(m->w.dtype)) {
             tgl__quant q = {.to_blocks = 0, .rows = nr, .cols = m->cols, .f = f, .q = w};
             st = b->vt->quantize(b, &q);
         } else { /* f32 with other strides, f16, bf16: tgl_copy's conversion */
@@ -237,7 +204,7 @@ TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_t
     }
     if ((st = resolve_matrix(b, "x", x, m.n, m.cols, x_rs, x->strides[x->ndim - 1], &m.x)))
         return st;
-    st = is_block(w->dtype) ? resolve_blocks(b, "w", w, m.rows, m.cols, w->strides[0], &m.w)
+    st = tgl__is_block(w->dtype) ? resolve_blocks(b, "w", w, m.rows, m.cols, w->strides[0], &m.w)
                             : resolve_matrix(b, "w", w, m.rows, m.cols, w->strides[0], w->strides[1], &m.w);
     size_t y_bytes = view_bytes(&m.y);
     if (st || (st = tgl__check_disjoint(b, "w", m.w.view, view_bytes(&m.w), m.y.view, y_bytes)) ||
@@ -268,7 +235,7 @@ static tgl_status convert(tgl_backend *b, tgl__fn row, int to_blocks, const tgl_
         if (f->shape[d] != q->shape[d])
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "in and out: dim %zu is %zu and %zu; the shapes must be equal",
                              d, in->shape[d], out->shape[d]);
-    if (!is_block(q->dtype)) { /* f16, bf16: tgl_copy's conversion */
+    if (!tgl__is_block(q->dtype)) { /* f16, bf16: tgl_copy's conversion */
         tgl__tew e = {.op = TGL__TEW_COPY, .nin = 1};
         const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {in};
         static const char *const names[TGL__TEW_MAX_INPUTS] = {"in"};

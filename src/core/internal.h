@@ -172,6 +172,43 @@ typedef struct tgl__tensor_view {
     int64_t strides[TGL_MAX_DIMS];
 } tgl__tensor_view;
 
+/* The block formats (q8_0, q4_0): 32 elements a block along the last dim. */
+static inline int tgl__is_block(tgl_dtype dt)
+{
+    return dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
+}
+
+/* Bytes of a view's unit: an element, or a block of a block format (tgl_dtype_size is 0 for
+ * those). */
+static inline size_t tgl__unit_bytes(tgl_dtype dt)
+{
+    return dt == TGL_DTYPE_Q8_0 ? 34 : dt == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(dt);
+}
+
+/* Bytes from the lowest to the highest unit that ni rows of nu units of a 2-D view reach (its
+ * strides in units; ni, nu > 0). */
+static inline size_t tgl__span_bytes(const tgl__tensor_view *v, size_t ni, size_t nu)
+{
+    uint64_t a0 = (uint64_t)(v->strides[0] < 0 ? -v->strides[0] : v->strides[0]);
+    uint64_t a1 = (uint64_t)(v->strides[1] < 0 ? -v->strides[1] : v->strides[1]);
+    return (size_t)(((ni - 1) * a0 + (nu - 1) * a1 + 1) * tgl__unit_bytes(v->dtype));
+}
+
+/* Rows [i0, i0 + ni) x units [u0, u0 + nu) of a 2-D view as a view of their own: its view starts
+ * at their lowest unit, base is unit (i0, u0) from there, span what they reach. */
+static inline tgl__tensor_view tgl__sub_view(const tgl__tensor_view *v, size_t i0, size_t ni, size_t u0, size_t nu)
+{
+    tgl__tensor_view s = *v;
+    int64_t s0 = v->strides[0], s1 = v->strides[1];
+    int64_t first = (int64_t)v->base + (int64_t)i0 * s0 + (int64_t)u0 * s1;
+    int64_t lo = first + (s0 < 0 ? (int64_t)(ni - 1) * s0 : 0) + (s1 < 0 ? (int64_t)(nu - 1) * s1 : 0);
+    size_t ub = tgl__unit_bytes(v->dtype);
+    s.view.offset += (size_t)lo * ub;
+    s.base = (size_t)(first - lo);
+    s.span = tgl__span_bytes(v, ni, nu) / ub;
+    return s;
+}
+
 /* The flat element-wise kernels (elementwise/, shape/strided, map) implement the unary and
  * binary ops before these; the later ones run on the descriptor kernels only. */
 #define TGL__UNARY_FLAT_KERNELS (TGL_UNARY_CEIL + 1)

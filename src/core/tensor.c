@@ -53,7 +53,7 @@ TGL_API size_t tgl_tensor_bytes(const tgl_tensor *t)
     if (es)
         return n <= SIZE_MAX / es ? n * es : 0;
     /* block formats: 32 elements per block along the last dim */
-    size_t block = t->dtype == TGL_DTYPE_Q8_0 ? 34 : 18;
+    size_t block = tgl__unit_bytes(t->dtype);
     if (t->ndim == 0 || t->shape[t->ndim - 1] % 32)
         return 0;
     return n / 32 <= SIZE_MAX / block ? n / 32 * block : 0;

@@ -1,29 +1,15 @@
 /* CPU tgl_matvec_t, tgl_quantize and tgl_dequantize: the oracle. The block formats are ggml's
  * (tensorgl.h); quantization takes the steps of ggml's reference quantizers in f32, so its bytes
  * are those of a GGUF file made from the same floats. Products are summed in double. */
-#include "cpu_half.h"
+#include "cpu_convert.h"
 #include "cpu_ops.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-static size_t block_bytes(tgl_dtype dt)
-{
-    return dt == TGL_DTYPE_Q8_0 ? 34 : 18;
-}
-
-static float f16_at(const uint8_t *p)
-{
-    uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
-    uint32_t bits = tgl_f16_to_f32_bits(h);
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 void tgl_cpu_decode_block(tgl_dtype dt, const uint8_t *blk, float out[32])
 {
-    float d = f16_at(blk);
+    float d = tgl_cpu_load_f32(TGL_DTYPE_F16, blk);
     const uint8_t *q = blk + 2;
     if (dt == TGL_DTYPE_Q8_0) {
         for (int i = 0; i < 32; i++)
@@ -79,19 +65,8 @@ static void encode_block(tgl_dtype dt, const float x[32], uint8_t *blk)
 /* Element (r, c) of a float view (f32, f16, bf16) as a float. */
 static float float_at(const tgl__tensor_view *v, size_t r, size_t c)
 {
-    const uint8_t *base = tgl_cpu_at(v->view);
     int64_t e = (int64_t)v->base + (int64_t)r * v->strides[0] + (int64_t)c * v->strides[1];
-    uint32_t bits;
-    if (v->dtype == TGL_DTYPE_F32) {
-        memcpy(&bits, base + e * 4, 4);
-    } else {
-        uint16_t h;
-        memcpy(&h, base + e * 2, 2);
-        bits = v->dtype == TGL_DTYPE_F16 ? tgl_f16_to_f32_bits(h) : (uint32_t)h << 16;
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
+    return tgl_cpu_load_f32(v->dtype, (const uint8_t *)tgl_cpu_at(v->view) + e * (int64_t)tgl_dtype_size(v->dtype));
 }
 
 static float *f32_at(const tgl__tensor_view *v, size_t r, size_t c)
@@ -102,13 +77,13 @@ static float *f32_at(const tgl__tensor_view *v, size_t r, size_t c)
 /* Row r of a weight view decoded into row[cols]. */
 static void weight_row(const tgl__tensor_view *w, size_t r, size_t cols, float *row)
 {
-    if (w->dtype != TGL_DTYPE_Q8_0 && w->dtype != TGL_DTYPE_Q4_0) {
+    if (!tgl__is_block(w->dtype)) {
         for (size_t c = 0; c < cols; c++)
             row[c] = float_at(w, r, c);
         return;
     }
-    const uint8_t *blk = (const uint8_t *)tgl_cpu_at(w->view) + (size_t)w->strides[0] * r * block_bytes(w->dtype);
-    for (size_t k = 0; k < cols / 32; k++, blk += block_bytes(w->dtype))
+    const uint8_t *blk = (const uint8_t *)tgl_cpu_at(w->view) + (size_t)w->strides[0] * r * tgl__unit_bytes(w->dtype);
+    for (size_t k = 0; k < cols / 32; k++, blk += tgl__unit_bytes(w->dtype))
         tgl_cpu_decode_block(w->dtype, blk, row + 32 * k);
 }
 
@@ -133,7 +108,7 @@ tgl_status tgl_cpu_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
 tgl_status tgl_cpu_quantize(tgl_backend *b, const tgl__quant *q)
 {
     (void)b;
-    size_t bb = block_bytes(q->q.dtype);
+    size_t bb = tgl__unit_bytes(q->q.dtype);
     for (size_t r = 0; r < q->rows; r++) {
         uint8_t *blk = (uint8_t *)tgl_cpu_at(q->q.view) + (size_t)q->q.strides[0] * r * bb;
         for (size_t k = 0; k < q->cols / 32; k++, blk += bb) {

@@ -19,55 +19,33 @@ static uint32_t wfmt(tgl_dtype dt)
     }
 }
 
-static int is_block(tgl_dtype dt)
-{
-    return dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
-}
-
-/* Bytes of a view's unit: an element, or a block of 32. */
-static size_t unit_bytes(tgl_dtype dt)
-{
-    return dt == TGL_DTYPE_Q8_0 ? 34 : dt == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(dt);
-}
-
-/* The window over rows [i0, i0 + ni) x units [u0, u0 + nu) of a 2-D view (strides in units) and
- * the offset of unit (i0, u0) from the window's start, in elements (float views) or bytes
- * (block views). 0 when the window would pass max_bytes. */
+/* The window over rows [i0, i0 + ni) x units [u0, u0 + nu) of a 2-D view (strides in units;
+ * callers keep what they reach within the SSBO block limit) and the offset of unit (i0, u0)
+ * from the window's start, in elements (float views) or bytes (block views). */
 typedef struct window2 {
     tgl_gl_binding bind;
     GLuint off;
 } window2;
 
-static size_t span_bytes(const tgl__tensor_view *v, size_t ni, size_t nu)
+static window2 window_2d(const tgl__tensor_view *v, size_t i0, size_t ni, size_t u0, size_t nu, int writes,
+                         size_t align)
 {
-    uint64_t a0 = (uint64_t)(v->strides[0] < 0 ? -v->strides[0] : v->strides[0]);
-    uint64_t a1 = (uint64_t)(v->strides[1] < 0 ? -v->strides[1] : v->strides[1]);
-    return (size_t)(((ni - 1) * a0 + (nu - 1) * a1 + 1) * unit_bytes(v->dtype));
-}
-
-static int window_2d(const tgl__tensor_view *v, size_t i0, size_t ni, size_t u0, size_t nu, int writes,
-                     size_t align, size_t max_bytes, window2 *w)
-{
-    int64_t s0 = v->strides[0], s1 = v->strides[1];
-    int64_t first = (int64_t)v->base + (int64_t)i0 * s0 + (int64_t)u0 * s1;
-    int64_t lo = first + (s0 < 0 ? (int64_t)(ni - 1) * s0 : 0) + (s1 < 0 ? (int64_t)(nu - 1) * s1 : 0);
-    size_t ub = unit_bytes(v->dtype), bytes = span_bytes(v, ni, nu), pad;
-    if (bytes > max_bytes)
-        return 0;
-    w->bind = tgl_gl_window_aligned((tgl__view){v->view.buf, v->view.offset + (size_t)lo * ub}, bytes, writes, align,
-                                    &pad);
+    window2 w;
+    tgl__tensor_view s = tgl__sub_view(v, i0, ni, u0, nu);
+    size_t ub = tgl__unit_bytes(v->dtype), pad;
+    w.bind = tgl_gl_window_aligned(s.view, s.span * ub, writes, align, &pad);
     /* whole words: a half type's or a block's last bytes may end inside one (the buffer's tail
      * makes room) */
-    w->bind.bytes = (w->bind.bytes + 3) / 4 * 4;
-    size_t off = pad + (size_t)(first - lo) * ub;
-    w->off = (GLuint)(is_block(v->dtype) ? off : off / ub);
-    return 1;
+    w.bind.bytes = (w.bind.bytes + 3) / 4 * 4;
+    size_t off = pad + s.base * ub;
+    w.off = (GLuint)(tgl__is_block(v->dtype) ? off : off / ub);
+    return w;
 }
 
 /* A stride as the kernels take it: elements (float views) or bytes (a block view's rows). */
 static GLuint stride_bits(const tgl__tensor_view *v, int d)
 {
-    int64_t s = v->strides[d] * (is_block(v->dtype) ? (int64_t)unit_bytes(v->dtype) : 1);
+    int64_t s = v->strides[d] * (tgl__is_block(v->dtype) ? (int64_t)tgl__unit_bytes(v->dtype) : 1);
     return (GLuint)(uint64_t)s;
 }
 
@@ -109,7 +87,7 @@ static tgl_gl_plan mvw_plan(const mvw_flags *f)
  * word and quant loops count about 14 trips), for llvmpipe's per-invocation loop limit. */
 static uint64_t row_trips(tgl_dtype dt, size_t units, uint32_t wg, int alone)
 {
-    uint64_t per_unit = is_block(dt) ? 14 : 1;
+    uint64_t per_unit = tgl__is_block(dt) ? 14 : 1;
     return (alone ? units : units / wg + 1) * per_unit;
 }
 
@@ -117,7 +95,7 @@ static uint64_t row_trips(tgl_dtype dt, size_t units, uint32_t wg, int alone)
  * from the windows: see tgl_gl_matvec_t). */
 static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags *f, uint32_t *wg_out)
 {
-    size_t units = is_block(m->w.dtype) ? m->cols / 32 : m->cols;
+    size_t units = tgl__is_block(m->w.dtype) ? m->cols / 32 : m->cols;
     int alone = l->gemm.matvec_row_per_invocation &&
                 (!l->loop_limit || row_trips(m->w.dtype, units, 1, 1) < l->loop_limit / 2);
     uint32_t wg = alone ? l->workgroup_size : l->reduce_workgroup_size;
@@ -133,7 +111,7 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
 tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t units = is_block(m->w.dtype) ? m->cols / 32 : m->cols;
+    size_t units = tgl__is_block(m->w.dtype) ? m->cols / 32 : m->cols;
     mvw_flags f;
     uint32_t wg;
     mvw_choose(l, m, &f, &wg);
@@ -145,29 +123,28 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
     uint64_t grid_rows = (uint64_t)l->wg_count[0] * l->wg_count[1] * rows_per_group;
     /* rows per slab: the weight's window and y's for XR rows of x within the limit */
     size_t per = m->rows < grid_rows ? m->rows : (size_t)grid_rows;
-    while (per > 1 && (span_bytes(&m->w, per, units) > max_bytes ||
-                       span_bytes(&m->y, m->n < f.xr ? m->n : f.xr, per) > max_bytes))
+    while (per > 1 && (tgl__span_bytes(&m->w, per, units) > max_bytes ||
+                       tgl__span_bytes(&m->y, m->n < f.xr ? m->n : f.xr, per) > max_bytes))
         per = per / 2;
-    if (span_bytes(&m->w, 1, units) > max_bytes || span_bytes(&m->x, 1, m->cols) > max_bytes)
+    if (tgl__span_bytes(&m->w, 1, units) > max_bytes || tgl__span_bytes(&m->x, 1, m->cols) > max_bytes)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_matvec_t: a row of %zu elements exceeds the %s limit", m->cols,
                          tex ? "buffer texture" : "SSBO block");
     for (size_t r0 = 0; r0 < m->rows; r0 += per) {
         size_t nr = m->rows - r0 < per ? m->rows - r0 : per;
-        window2 w;
-        window_2d(&m->w, r0, nr, 0, units, 0, align, max_bytes, &w);
+        window2 w = window_2d(&m->w, r0, nr, 0, units, 0, align);
         for (size_t j0 = 0; j0 < m->n; j0 += f.xr) {
             size_t nj = m->n - j0 < f.xr ? m->n - j0 : f.xr;
-            window2 x, y;
-            if (!window_2d(&m->x, j0, nj, 0, m->cols, 0, align, max_bytes, &x) ||
-                !window_2d(&m->y, j0, nj, r0, nr, 1, align, max_bytes, &y))
+            if (tgl__span_bytes(&m->x, nj, m->cols) > max_bytes || tgl__span_bytes(&m->y, nj, nr) > max_bytes)
                 return tgl__fail(b, TGL_ERR_UNSUPPORTED,
                                  "tgl_matvec_t: the strides of x or y reach past the SSBO block limit in %zu rows", nj);
+            window2 x = window_2d(&m->x, j0, nj, 0, m->cols, 0, align),
+                    y = window_2d(&m->y, j0, nj, r0, nr, 1, align);
             /* W's floats 4 at a time: unit column stride, whole vec4s from the window's start */
-            f.wvec4 = !is_block(m->w.dtype) && m->w.strides[1] == 1 && m->cols % 4 == 0 && w.off % 4 == 0 &&
+            f.wvec4 = !tgl__is_block(m->w.dtype) && m->w.strides[1] == 1 && m->cols % 4 == 0 && w.off % 4 == 0 &&
                       (nr == 1 || m->w.strides[0] % 4 == 0);
             /* x as vec4s: read 4 columns at a time (blocks, WVEC4), unit column stride, window
              * offset and row stride in whole vec4s */
-            f.xvec4 = (is_block(m->w.dtype) || f.wvec4) && m->x.strides[1] == 1 && x.off % 4 == 0 &&
+            f.xvec4 = (tgl__is_block(m->w.dtype) || f.wvec4) && m->x.strides[1] == 1 && x.off % 4 == 0 &&
                       (nj == 1 || (m->x.strides[0] % 4 == 0));
             GLuint x_div = f.xvec4 ? 4u : 1u;
             tgl_gl_plan plan = mvw_plan(&f);
@@ -234,13 +211,13 @@ tgl_status tgl_gl_quantize(tgl_backend *b, const tgl__quant *q)
     /* Blocks are independent: a dispatch takes a slab of `per` rows of `chunk` blocks each (a
      * row too long for one window or grid in pieces), its windows and grid within the limits. */
     size_t per = q->rows, chunk = blocks;
-    while (chunk > 1 && (chunk > grid || span_bytes(&q->q, 1, chunk) > max_bytes ||
-                         span_bytes(&q->f, 1, chunk * 32) > max_bytes))
+    while (chunk > 1 && (chunk > grid || tgl__span_bytes(&q->q, 1, chunk) > max_bytes ||
+                         tgl__span_bytes(&q->f, 1, chunk * 32) > max_bytes))
         chunk = (chunk + 1) / 2;
-    while (per > 1 && ((uint64_t)per * chunk > grid || span_bytes(&q->q, per, chunk) > max_bytes ||
-                       span_bytes(&q->f, per, chunk * 32) > max_bytes))
+    while (per > 1 && ((uint64_t)per * chunk > grid || tgl__span_bytes(&q->q, per, chunk) > max_bytes ||
+                       tgl__span_bytes(&q->f, per, chunk * 32) > max_bytes))
         per = (per + 1) / 2;
-    if (span_bytes(&q->q, 1, 1) > max_bytes || span_bytes(&q->f, 1, 32) > max_bytes)
+    if (tgl__span_bytes(&q->q, 1, 1) > max_bytes || tgl__span_bytes(&q->f, 1, 32) > max_bytes)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: a block's elements reach past the SSBO block limit", plan.op);
     GLuint prog;
     tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
@@ -250,9 +227,8 @@ tgl_status tgl_gl_quantize(tgl_backend *b, const tgl__quant *q)
         size_t nr = q->rows - r0 < per ? q->rows - r0 : per;
         for (size_t k0 = 0; k0 < blocks; k0 += chunk) {
             size_t nk = blocks - k0 < chunk ? blocks - k0 : chunk;
-            window2 wb, fb;
-            window_2d(&q->q, r0, nr, k0, nk, q->to_blocks, align, max_bytes, &wb);
-            window_2d(&q->f, r0, nr, k0 * 32, nk * 32, !q->to_blocks, align, max_bytes, &fb);
+            window2 wb = window_2d(&q->q, r0, nr, k0, nk, q->to_blocks, align),
+                    fb = window_2d(&q->f, r0, nr, k0 * 32, nk * 32, !q->to_blocks, align);
             const tgl_gl_uniform u[] = {
                 {LOC_MVW_ROWS, nr},
                 {LOC_MVW_COLS, nk * 32},
