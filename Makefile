@@ -35,12 +35,9 @@ BENCH_DEPS := libopenblas0
 ifeq ($(SANITIZE),1)
 BUILD    ?= build/sanitize
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# tests/common/keep_modules.c's dlclose, in place of libc's for every library (why: that file)
-TEST_LDFLAGS := -Wl,--export-dynamic-symbol=dlclose
 else
 BUILD    ?= build
 SANFLAGS :=
-TEST_LDFLAGS :=
 endif
 
 CFLAGS   ?= -O2 -g
@@ -140,14 +137,14 @@ $(BUILD)/obj/tests/common/%.o: tests/common/%.c
 # Tests link the static library so they can reach the internal test hooks.
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a tests/common/testing.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) \
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) \
 	    $(BUILD)/libtensorgl.a -lcmocka $(LIBS)
 
 # test_safetensors reads files through examples/safetensors.c (json-c).
 $(BUILD)/tests/test_safetensors: tests/test_safetensors.c examples/safetensors.c examples/safetensors.h \
                                  $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a tests/common/testing.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common -Iexamples $(LDFLAGS) $(TEST_LDFLAGS) -o $@ $< examples/safetensors.c \
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common -Iexamples $(LDFLAGS) -o $@ $< examples/safetensors.c \
 	    $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a -lcmocka -ljson-c $(LIBS)
 
 tests: $(TEST_BIN)

@@ -51,45 +51,16 @@ static void release_at_exit(void)
 #define TGL_EGL_RESET_STRATEGY_EXT 0x3138
 #define TGL_EGL_LOSE_CONTEXT_ON_RESET_EXT 0x31BF
 
-/* eglTerminate destroys every context of a display, and eglGetPlatformDisplay hands the same
- * display to every backend of the process, so displays are reference-counted here. */
-static pthread_mutex_t display_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { EGLDisplay dpy; int refs; } displays[16];
-
+/* A display, once initialized, stays so for the life of the process. eglGetPlatformDisplay hands
+ * the same display to every backend of the process, so eglTerminate would destroy the contexts of
+ * backends still open; and terminating it when the last backend closes makes Mesa unload its
+ * driver, so the next tgl_open loads it again (llvmpipe sets LLVM up again), and Mesa 22.3's
+ * swrast_dri loses a 128-byte block at each unload (LeakSanitizer: 128 bytes per tgl_open +
+ * tgl_close). Each backend's context is destroyed at tgl_close; the display's own state goes with
+ * the process. eglInitialize on an initialized display only reports its version. */
 static int display_acquire(EGLDisplay dpy, EGLint *major, EGLint *minor)
 {
-    int ok = 0;
-    pthread_mutex_lock(&display_lock);
-    if (eglInitialize(dpy, major, minor)) {
-        ok = 1;
-        size_t free_slot = sizeof displays / sizeof displays[0];
-        size_t i;
-        for (i = 0; i < sizeof displays / sizeof displays[0]; i++) {
-            if (displays[i].dpy == dpy)
-                break;
-            if (!displays[i].dpy && free_slot == sizeof displays / sizeof displays[0])
-                free_slot = i;
-        }
-        if (i < sizeof displays / sizeof displays[0])
-            displays[i].refs++;
-        else if (free_slot < sizeof displays / sizeof displays[0])
-            displays[free_slot].dpy = dpy, displays[free_slot].refs = 1;
-        /* With the table full the display is simply never terminated: a leak, not a crash. */
-    }
-    pthread_mutex_unlock(&display_lock);
-    return ok;
-}
-
-static void display_release(EGLDisplay dpy)
-{
-    pthread_mutex_lock(&display_lock);
-    for (size_t i = 0; i < sizeof displays / sizeof displays[0]; i++) {
-        if (displays[i].dpy == dpy && --displays[i].refs == 0) {
-            eglTerminate(dpy);
-            displays[i].dpy = EGL_NO_DISPLAY;
-        }
-    }
-    pthread_mutex_unlock(&display_lock);
+    return eglInitialize(dpy, major, minor) == EGL_TRUE;
 }
 
 /* The reasons collected while walking the ladder, for the final error message. */
@@ -277,7 +248,6 @@ static int try_display(tgl_backend *b, tgl_egl *e, EGLDisplay dpy, const char *s
         snprintf(e->version, sizeof e->version, "EGL %d.%d (%s)", major, minor, vendor ? vendor : "?");
         return 1;
     }
-    display_release(dpy);
     return 0;
 }
 
@@ -354,7 +324,6 @@ static void describe_device(EGLDeviceEXT dev, int index, struct tgl_device_entry
         eglBindAPI(old_api);
     if (old_ctx != EGL_NO_CONTEXT)
         eglMakeCurrent(old_dpy, old_draw, old_read, old_ctx);
-    display_release(dpy);
 }
 
 /* The EGL devices, or -1 with *why set when EGL cannot list them. */
@@ -483,8 +452,6 @@ void tgl_egl_destroy(tgl_egl *e)
         }
         eglDestroyContext(e->dpy, e->ctx);
     }
-    if (e->dpy)
-        display_release(e->dpy);
     memset(e, 0, sizeof *e);
 }
 
@@ -529,10 +496,8 @@ int tgl_egl_display_exists(void)
     }
     for (int i = 0; i < 2; i++) {
         EGLint major, minor;
-        if (candidates[i] != EGL_NO_DISPLAY && display_acquire(candidates[i], &major, &minor)) {
-            display_release(candidates[i]);
+        if (candidates[i] != EGL_NO_DISPLAY && display_acquire(candidates[i], &major, &minor))
             return 1;
-        }
     }
     return 0;
 }
