@@ -69,7 +69,7 @@ CHECK_SCALE ?= 0.25
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 .PHONY: all resnet deps print-deps print-tests print-op-tests check check-full demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
-all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl $(BUILD)/resnet
+all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl $(BUILD)/resnet $(BUILD)/llama
 
 deps:
 	@scripts/install-deps.sh $(DEPS)
@@ -149,6 +149,16 @@ $(BUILD)/tests/test_safetensors: tests/test_safetensors.c examples/safetensors.c
 
 tests: $(TEST_BIN)
 
+# test_gguf reads files through examples/gguf.c.
+$(BUILD)/tests/test_gguf: tests/test_gguf.c examples/gguf.c examples/gguf.h $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a \
+                          tests/common/testing.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests/common -Iexamples $(LDFLAGS) -o $@ $< examples/gguf.c \
+	    $(TEST_COMMON_OBJ) $(BUILD)/libtensorgl.a -lcmocka $(LIBS)
+
+# test_llama runs the example built beside it.
+$(BUILD)/tests/test_llama: | $(BUILD)/llama
+
 # test_cli runs the command built beside it.
 $(BUILD)/tests/test_cli: | $(BUILD)/tensorgl
 
@@ -169,6 +179,11 @@ $(BUILD)/demo: examples/demo.c $(BUILD)/libtensorgl.so
 $(BUILD)/resnet: examples/resnet.c examples/safetensors.c examples/safetensors.h $(BUILD)/libtensorgl.so
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ examples/resnet.c examples/safetensors.c -L$(BUILD) \
 	    -Wl,-rpath,'$$ORIGIN' -ltensorgl -ljson-c -lm
+
+# The Llama-architecture example and its GGUF reader, likewise.
+$(BUILD)/llama: examples/llama.c examples/gguf.c examples/gguf.h $(BUILD)/libtensorgl.so
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ examples/llama.c examples/gguf.c -L$(BUILD) \
+	    -Wl,-rpath,'$$ORIGIN' -ltensorgl -lm
 
 # ResNet-18 on random weights at 64x64, batch 2, saved as safetensors and run again from the file:
 # GL and the CPU backend must give the same top-5 (the program's exit status) both times.
@@ -216,8 +231,9 @@ endif
 	scripts/run-tests.sh $(BUILD) $(TEST_RUN)
 
 demo: deps
-	@$(MAKE) --no-print-directory $(BUILD)/demo
+	@$(MAKE) --no-print-directory $(BUILD)/demo $(BUILD)/llama
 	$(BUILD)/demo
+	$(BUILD)/llama --random q4_0 --backend both
 
 # The standard set on every available backend: the table on stdout, the figures in JSON, and
 # (where python3 is installed) the chart drawn from them.
@@ -246,6 +262,10 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libtensorgl.a
 build/fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c examples/safetensors.c examples/safetensors.h
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iexamples \
 	    -o $@ $< examples/safetensors.c -ljson-c
+
+build/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c examples/gguf.c examples/gguf.h
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iexamples \
+	    -o $@ $< examples/gguf.c
 
 fuzz: fuzz-build
 	@for f in $(FUZZERS); do name=$${f##*/fuzz_}; mkdir -p build/fuzz/corpus-$$name; \

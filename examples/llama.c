@@ -1,0 +1,649 @@
+/* tensorgl llama: a Llama-architecture decoder (RMSNorm, grouped-query attention with a KV cache,
+ * RoPE, SwiGLU, a tied or untied head) that loads its weights from a GGUF file, in f32, f16, bf16,
+ * q8_0 or q4_0 as they are stored there, and greedily decodes from a prompt of token ids
+ * (tokenizing is not its job), printing the tokens and tokens/s.
+ *
+ *   llama --model FILE.gguf [--prompt 1,2,3] [--steps 64] [--backend gl|cpu|both]
+ *   llama --random q4_0 [--save FILE.gguf] ...   a small random model (saved as GGUF with --save)
+ *
+ * --backend both runs the GL backend and the CPU reference on the same weights and exits 1 unless
+ * they decode the same tokens. Every weight matrix stays in its file's format on the device; the
+ * products are tgl_matvec_t (y = x Wᵀ, W stored [out, in] as GGUF and PyTorch store it).
+ * Build: make (build/llama). */
+#include "gguf.h"
+
+#include <tensorgl.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PROMPT 4096
+#define PATH_MAX_SHOWN 512
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static void die(tgl_backend *b, const char *what, tgl_status st)
+{
+    fprintf(stderr, "llama: %s failed: %s: %s\n", what, tgl_status_string(st), tgl_last_error(b));
+    exit(1);
+}
+#define CHECK(b, call) do { tgl_status st_ = (call); if (st_) die(b, #call, st_); } while (0)
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "llama: out of host memory (%zu bytes)\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+typedef struct config {
+    size_t layers, dim, ffn, heads, heads_kv, head_dim, vocab, context;
+    double eps, theta;
+} config;
+
+/* The weights of one layer and of the model, on a backend. */
+enum { W_Q, W_K, W_V, W_O, W_GATE, W_UP, W_DOWN, N_LAYER_W };
+static const char *const layer_w_names[N_LAYER_W] = {"attn_q", "attn_k", "attn_v", "attn_output",
+                                                     "ffn_gate", "ffn_up", "ffn_down"};
+
+typedef struct matrix {
+    tgl_ptr data;
+    tgl_dtype dtype;
+    size_t rows, cols; /* [out, in] */
+} matrix;
+
+typedef struct model {
+    tgl_backend *b;
+    config c;
+    matrix embed, head, w[64][N_LAYER_W]; /* head: output.weight, or the embedding when tied */
+    tgl_ptr attn_norm[64], ffn_norm[64], out_norm;
+    tgl_ptr k_cache[64], v_cache[64];     /* [heads_kv, context, head_dim] each */
+    tgl_ptr x, h, q, qh, k, v, oh, o, gate, up, logits, token; /* activations for up to n_max tokens */
+    size_t n_max;
+} model;
+
+static tgl_dtype dtype_of(uint32_t ggml_type)
+{
+    switch (ggml_type) {
+    case GGML_F32: return TGL_DTYPE_F32;
+    case GGML_F16: return TGL_DTYPE_F16;
+    case GGML_BF16: return TGL_DTYPE_BF16;
+    case GGML_Q8_0: return TGL_DTYPE_Q8_0;
+    case GGML_Q4_0: return TGL_DTYPE_Q4_0;
+    default: return (tgl_dtype)-1;
+    }
+}
+
+static tgl_ptr alloc_f32(tgl_backend *b, size_t n)
+{
+    tgl_ptr p;
+    CHECK(b, tgl_alloc(b, n * sizeof(float), &p));
+    return p;
+}
+
+/* A tensor of the file by name, of the expected extents (innermost first). */
+static const gguf_tensor *need(const gguf_file *f, const char *name, uint32_t ndim, uint64_t ne0, uint64_t ne1)
+{
+    const gguf_tensor *t = gguf_find_tensor(f, name);
+    if (!t) {
+        fprintf(stderr, "llama: the file has no tensor '%s'\n", name);
+        exit(1);
+    }
+    if (t->ndim != ndim || t->ne[0] != ne0 || (ndim > 1 && t->ne[1] != ne1)) {
+        fprintf(stderr, "llama: tensor '%s' has %u dims {%llu, %llu}; expected {%llu, %llu}\n", name, t->ndim,
+                (unsigned long long)t->ne[0], (unsigned long long)t->ne[1], (unsigned long long)ne0,
+                (unsigned long long)(ndim > 1 ? ne1 : 1));
+        exit(1);
+    }
+    return t;
+}
+
+static matrix load_matrix(tgl_backend *b, const gguf_file *f, const char *name, size_t rows, size_t cols)
+{
+    const gguf_tensor *t = need(f, name, 2, cols, rows);
+    matrix m = {0, dtype_of(t->type), rows, cols};
+    if ((int)m.dtype < 0) {
+        fprintf(stderr, "llama: tensor '%s' is %s; this example computes on f32, f16, bf16, q8_0 and q4_0\n", name,
+                gguf_ggml_type_name(t->type));
+        exit(1);
+    }
+    CHECK(b, tgl_alloc(b, (size_t)t->size, &m.data));
+    CHECK(b, tgl_copy_htod(b, m.data, t->data, (size_t)t->size));
+    return m;
+}
+
+/* A norm's weights (f32, f16 or bf16 in the file) as f32 on the device. */
+static tgl_ptr load_vector(tgl_backend *b, const gguf_file *f, const char *name, size_t n)
+{
+    const gguf_tensor *t = need(f, name, 1, n, 1);
+    tgl_dtype dt = dtype_of(t->type);
+    if (dt != TGL_DTYPE_F32 && dt != TGL_DTYPE_F16 && dt != TGL_DTYPE_BF16) {
+        fprintf(stderr, "llama: tensor '%s' is %s; norms are f32, f16 or bf16\n", name, gguf_ggml_type_name(t->type));
+        exit(1);
+    }
+    tgl_ptr raw, out = alloc_f32(b, n);
+    CHECK(b, tgl_alloc(b, (size_t)t->size, &raw));
+    CHECK(b, tgl_copy_htod(b, raw, t->data, (size_t)t->size));
+    tgl_tensor src = tgl_tensor_contiguous(raw, dt, 1, &n), dst = tgl_tensor_contiguous(out, TGL_DTYPE_F32, 1, &n);
+    CHECK(b, tgl_copy(b, &dst, &src));
+    CHECK(b, tgl_free(b, raw));
+    return out;
+}
+
+static size_t get_size(const gguf_file *f, const char *key, int required, size_t fallback)
+{
+    uint64_t v;
+    if (gguf_get_uint(f, key, &v)) {
+        if (required) {
+            fprintf(stderr, "llama: the file has no integer '%s'\n", key);
+            exit(1);
+        }
+        return fallback;
+    }
+    if (v == 0 || v > (1u << 30)) {
+        fprintf(stderr, "llama: '%s' = %llu is out of range\n", key, (unsigned long long)v);
+        exit(1);
+    }
+    return (size_t)v;
+}
+
+/* The configuration from the file's llama.* keys, checked against each other. */
+static config read_config(const gguf_file *f)
+{
+    char arch[64];
+    if (gguf_get_string(f, "general.architecture", arch, sizeof arch) || strcmp(arch, "llama")) {
+        fprintf(stderr, "llama: general.architecture is '%s'; this example runs 'llama'\n",
+                gguf_find_kv(f, "general.architecture") ? arch : "(missing)");
+        exit(1);
+    }
+    config c;
+    c.layers = get_size(f, "llama.block_count", 1, 0);
+    c.dim = get_size(f, "llama.embedding_length", 1, 0);
+    c.ffn = get_size(f, "llama.feed_forward_length", 1, 0);
+    c.heads = get_size(f, "llama.attention.head_count", 1, 0);
+    c.heads_kv = get_size(f, "llama.attention.head_count_kv", 0, c.heads);
+    c.context = get_size(f, "llama.context_length", 0, 2048);
+    c.head_dim = c.dim / c.heads;
+    size_t rot = get_size(f, "llama.rope.dimension_count", 0, c.head_dim);
+    size_t key_len = get_size(f, "llama.attention.key_length", 0, c.head_dim);
+    if (c.dim % c.heads || c.heads % c.heads_kv || rot != c.head_dim || key_len != c.head_dim || c.head_dim % 2 ||
+        c.layers > 64) {
+        fprintf(stderr, "llama: unsupported shape: dim %zu, %zu heads, %zu kv heads, rotary %zu, key length %zu, "
+                "%zu layers (heads must divide dim, kv heads divide heads, the whole even head rotate, <= 64 layers)\n",
+                c.dim, c.heads, c.heads_kv, rot, key_len, c.layers);
+        exit(1);
+    }
+    if (gguf_get_float(f, "llama.attention.layer_norm_rms_epsilon", &c.eps))
+        c.eps = 1e-5;
+    if (gguf_get_float(f, "llama.rope.freq_base", &c.theta))
+        c.theta = 10000.0;
+    if (!(c.eps > 0 && c.eps < 1) || !(c.theta > 1 && isfinite(c.theta))) {
+        fprintf(stderr, "llama: rms epsilon %g or rope base %g out of range\n", c.eps, c.theta);
+        exit(1);
+    }
+    const gguf_tensor *e = gguf_find_tensor(f, "token_embd.weight");
+    if (!e || e->ndim != 2 || e->ne[1] > (1u << 24)) {
+        fprintf(stderr, "llama: token_embd.weight missing or not [vocab, dim]\n");
+        exit(1);
+    }
+    c.vocab = (size_t)e->ne[1];
+    return c;
+}
+
+static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_max)
+{
+    memset(m, 0, sizeof *m);
+    m->b = b;
+    m->c = read_config(f);
+    const config *c = &m->c;
+    char name[GGUF_MAX_NAME];
+    const size_t q_dim = c->heads * c->head_dim, kv_dim = c->heads_kv * c->head_dim;
+    const size_t rows[N_LAYER_W] = {q_dim, kv_dim, kv_dim, c->dim, c->ffn, c->ffn, c->dim};
+    const size_t cols[N_LAYER_W] = {c->dim, c->dim, c->dim, q_dim, c->dim, c->dim, c->ffn};
+    m->embed = load_matrix(b, f, "token_embd.weight", c->vocab, c->dim);
+    m->head = gguf_find_tensor(f, "output.weight") ? load_matrix(b, f, "output.weight", c->vocab, c->dim) : m->embed;
+    m->out_norm = load_vector(b, f, "output_norm.weight", c->dim);
+    for (size_t l = 0; l < c->layers; l++) {
+        for (int w = 0; w < N_LAYER_W; w++) {
+            snprintf(name, sizeof name, "blk.%zu.%s.weight", l, layer_w_names[w]);
+            m->w[l][w] = load_matrix(b, f, name, rows[w], cols[w]);
+        }
+        snprintf(name, sizeof name, "blk.%zu.attn_norm.weight", l);
+        m->attn_norm[l] = load_vector(b, f, name, c->dim);
+        snprintf(name, sizeof name, "blk.%zu.ffn_norm.weight", l);
+        m->ffn_norm[l] = load_vector(b, f, name, c->dim);
+        m->k_cache[l] = alloc_f32(b, kv_dim * c->context);
+        m->v_cache[l] = alloc_f32(b, kv_dim * c->context);
+    }
+    m->n_max = n_max;
+    m->x = alloc_f32(b, n_max * c->dim);
+    m->h = alloc_f32(b, n_max * (c->dim > q_dim ? c->dim : q_dim));
+    m->q = alloc_f32(b, n_max * q_dim);
+    m->qh = alloc_f32(b, n_max * q_dim);
+    m->oh = alloc_f32(b, n_max * q_dim);
+    m->o = alloc_f32(b, n_max * q_dim);
+    m->k = alloc_f32(b, n_max * kv_dim);
+    m->v = alloc_f32(b, n_max * kv_dim);
+    m->gate = alloc_f32(b, n_max * c->ffn);
+    m->up = alloc_f32(b, n_max * c->ffn);
+    m->logits = alloc_f32(b, c->vocab);
+    CHECK(b, tgl_alloc(b, sizeof(int32_t), &m->token));
+}
+
+static void model_free(model *m)
+{
+    tgl_backend *b = m->b;
+    int tied = m->head.data == m->embed.data;
+    CHECK(b, tgl_free(b, m->embed.data));
+    if (!tied)
+        CHECK(b, tgl_free(b, m->head.data));
+    CHECK(b, tgl_free(b, m->out_norm));
+    for (size_t l = 0; l < m->c.layers; l++) {
+        for (int w = 0; w < N_LAYER_W; w++)
+            CHECK(b, tgl_free(b, m->w[l][w].data));
+        tgl_ptr per_layer[] = {m->attn_norm[l], m->ffn_norm[l], m->k_cache[l], m->v_cache[l]};
+        for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++)
+            CHECK(b, tgl_free(b, per_layer[i]));
+    }
+    tgl_ptr acts[] = {m->x, m->h, m->q, m->qh, m->oh, m->o, m->k, m->v, m->gate, m->up, m->logits, m->token};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+        CHECK(b, tgl_free(b, acts[i]));
+}
+
+/* y[n, rows] = x[n, cols] Wᵀ. */
+static void linear(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y)
+{
+    tgl_tensor wt = tgl_tensor_contiguous(w->data, w->dtype, 2, (size_t[]){w->rows, w->cols});
+    tgl_tensor xt = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 2, (size_t[]){n, w->cols});
+    tgl_tensor yt = tgl_tensor_contiguous(y, TGL_DTYPE_F32, 2, (size_t[]){n, w->rows});
+    CHECK(m->b, tgl_matvec_t(m->b, &wt, &xt, &yt));
+}
+
+/* A [n, heads, d] activation as the [heads, n, d] view of it (strides only). */
+static tgl_tensor heads_view(tgl_ptr p, size_t n, size_t heads, size_t d)
+{
+    tgl_tensor t = tgl_tensor_contiguous(p, TGL_DTYPE_F32, 3, (size_t[]){heads, n, d});
+    t.strides[0] = (int64_t)d;
+    t.strides[1] = (int64_t)(heads * d);
+    return t;
+}
+
+/* The embedding rows of the n tokens into m->x: the table's row decoded to f32 (one call each). */
+static void embed(model *m, const int32_t *tokens, size_t n)
+{
+    const matrix *e = &m->embed;
+    size_t row_bytes = tgl_tensor_bytes(&(tgl_tensor){.dtype = e->dtype, .ndim = 1, .shape = {e->cols}, .strides = {1}});
+    for (size_t i = 0; i < n; i++) {
+        tgl_tensor src = tgl_tensor_contiguous(e->data + (size_t)tokens[i] * row_bytes, e->dtype, 2,
+                                               (size_t[]){1, e->cols});
+        tgl_tensor dst = tgl_tensor_contiguous(m->x + i * e->cols * sizeof(float), TGL_DTYPE_F32, 2,
+                                               (size_t[]){1, e->cols});
+        if (e->dtype == TGL_DTYPE_Q8_0 || e->dtype == TGL_DTYPE_Q4_0)
+            CHECK(m->b, tgl_dequantize(m->b, &src, &dst));
+        else
+            CHECK(m->b, tgl_copy(m->b, &dst, &src));
+    }
+}
+
+/* One forward pass over n tokens at positions pos .. pos + n - 1; the greedy next token. */
+static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
+{
+    tgl_backend *b = m->b;
+    const config *c = &m->c;
+    const size_t hd = c->head_dim, f = sizeof(float);
+    embed(m, tokens, n);
+    for (size_t l = 0; l < c->layers; l++) {
+        CHECK(b, tgl_rmsnorm(b, m->x, m->attn_norm[l], m->h, n, c->dim, (float)c->eps));
+        linear(m, &m->w[l][W_Q], n, m->h, m->q);
+        linear(m, &m->w[l][W_K], n, m->h, m->k);
+        linear(m, &m->w[l][W_V], n, m->h, m->v);
+        /* GGUF's llama tensors are stored for ggml's rope of adjacent pairs (its converter
+         * permutes Hugging Face's q and k rows), so the interleaved layout. */
+        CHECK(b, tgl_rope(b, m->q, m->q, 1, n, c->heads, hd, pos, (float)c->theta, TGL_ROPE_INTERLEAVED));
+        CHECK(b, tgl_rope(b, m->k, m->k, 1, n, c->heads_kv, hd, pos, (float)c->theta, TGL_ROPE_INTERLEAVED));
+        /* The new keys and values into the caches at pos: one strided copy each. */
+        tgl_tensor kc = tgl_tensor_contiguous(m->k_cache[l] + pos * hd * f, TGL_DTYPE_F32, 3,
+                                              (size_t[]){c->heads_kv, n, hd});
+        kc.strides[0] = (int64_t)(c->context * hd);
+        tgl_tensor vc = kc;
+        vc.data = m->v_cache[l] + pos * hd * f;
+        tgl_tensor ks = heads_view(m->k, n, c->heads_kv, hd), vs = heads_view(m->v, n, c->heads_kv, hd);
+        CHECK(b, tgl_copy(b, &kc, &ks));
+        CHECK(b, tgl_copy(b, &vc, &vs));
+        tgl_ptr qh = m->q, oh = m->oh;
+        if (n > 1) { /* [n, heads, hd] -> [heads, n, hd]; a single token is both */
+            tgl_tensor qs = heads_view(m->q, n, c->heads, hd);
+            tgl_tensor qd = tgl_tensor_contiguous(m->qh, TGL_DTYPE_F32, 3, (size_t[]){c->heads, n, hd});
+            CHECK(b, tgl_copy(b, &qd, &qs));
+            qh = m->qh;
+        }
+        CHECK(b, tgl_attention_gqa(b, qh, m->k_cache[l], m->v_cache[l], oh, 1, c->heads, c->heads_kv, n, pos + n,
+                                   c->context, hd, 1.0f / sqrtf((float)hd), 1));
+        tgl_ptr o = oh;
+        if (n > 1) {
+            tgl_tensor os = tgl_tensor_contiguous(oh, TGL_DTYPE_F32, 3, (size_t[]){c->heads, n, hd});
+            tgl_tensor od = heads_view(m->o, n, c->heads, hd);
+            CHECK(b, tgl_copy(b, &od, &os));
+            o = m->o;
+        }
+        linear(m, &m->w[l][W_O], n, o, m->h);
+        CHECK(b, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, n * c->dim));
+        CHECK(b, tgl_rmsnorm(b, m->x, m->ffn_norm[l], m->h, n, c->dim, (float)c->eps));
+        linear(m, &m->w[l][W_GATE], n, m->h, m->gate);
+        linear(m, &m->w[l][W_UP], n, m->h, m->up);
+        tgl_ptr act[2] = {m->gate, m->up};
+        CHECK(b, tgl_map(b, "silu(a) * b", act, 2, m->gate, n * c->ffn));
+        linear(m, &m->w[l][W_DOWN], n, m->gate, m->h);
+        CHECK(b, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, n * c->dim));
+    }
+    tgl_ptr last = m->x + (n - 1) * c->dim * f;
+    CHECK(b, tgl_rmsnorm(b, last, m->out_norm, m->h, 1, c->dim, (float)c->eps));
+    linear(m, &m->head, 1, m->h, m->logits);
+    CHECK(b, tgl_argmax(b, m->logits, m->token, (size_t[]){c->vocab}, 1, 0));
+    int32_t next;
+    CHECK(b, tgl_copy_dtoh(b, &next, m->token, sizeof next));
+    return next;
+}
+
+typedef struct result {
+    int32_t *tokens;
+    double prefill_ms, decode_ms;
+} result;
+
+/* Prefill of the prompt, then steps - 1 more tokens one at a time: steps tokens in all. */
+static void generate(model *m, const int32_t *prompt, size_t n_prompt, size_t steps, result *r)
+{
+    r->tokens = xmalloc(steps * sizeof *r->tokens);
+    double t0 = now_ms();
+    int32_t next = forward(m, prompt, n_prompt, 0);
+    double t1 = now_ms();
+    for (size_t s = 0; s < steps; s++) {
+        r->tokens[s] = next;
+        if (s + 1 < steps)
+            next = forward(m, &r->tokens[s], 1, n_prompt + s);
+    }
+    r->prefill_ms = t1 - t0;
+    r->decode_ms = now_ms() - t1;
+}
+
+/* ---- a random model, written as GGUF ------------------------------------------------------ */
+
+static unsigned long long rng = 0x9E3779B97F4A7C15ull;
+static float uniform(float lo, float hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (hi - lo) * (float)(rng >> 40) / (float)(1u << 24);
+}
+
+static uint32_t ggml_of_name(const char *s)
+{
+    static const struct { const char *name; uint32_t type; } names[] = {
+        {"f32", GGML_F32}, {"f16", GGML_F16}, {"bf16", GGML_BF16}, {"q8_0", GGML_Q8_0}, {"q4_0", GGML_Q4_0}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i].name))
+            return names[i].type;
+    fprintf(stderr, "llama: --random takes f32, f16, bf16, q8_0 or q4_0, not '%s'\n", s);
+    exit(1);
+}
+
+/* Random weights (uniform, variance 1 / fan-in) stored as `type`, converted by the CPU backend's
+ * tgl_quantize / tgl_copy; the norms in f32, as ggml's converters store them. */
+static void *random_weights(tgl_backend *cpu, uint32_t type, size_t rows, size_t cols, uint64_t *bytes)
+{
+    size_t n = rows * cols;
+    float *w = xmalloc(n * sizeof *w), a = sqrtf(3.0f / (float)cols);
+    for (size_t i = 0; i < n; i++)
+        w[i] = uniform(-a, a);
+    tgl_dtype dt = dtype_of(type);
+    tgl_tensor out = tgl_tensor_contiguous(0, dt, 2, (size_t[]){rows, cols});
+    *bytes = tgl_tensor_bytes(&out);
+    tgl_ptr src, dst;
+    CHECK(cpu, tgl_alloc(cpu, n * sizeof(float), &src));
+    CHECK(cpu, tgl_alloc(cpu, (size_t)*bytes, &dst));
+    CHECK(cpu, tgl_copy_htod(cpu, src, w, n * sizeof(float)));
+    tgl_tensor in = tgl_tensor_contiguous(src, TGL_DTYPE_F32, 2, (size_t[]){rows, cols});
+    out.data = dst;
+    if (dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0)
+        CHECK(cpu, tgl_quantize(cpu, &in, &out));
+    else
+        CHECK(cpu, tgl_copy(cpu, &out, &in));
+    void *host = xmalloc((size_t)*bytes);
+    CHECK(cpu, tgl_copy_dtoh(cpu, host, dst, (size_t)*bytes));
+    CHECK(cpu, tgl_free(cpu, src));
+    CHECK(cpu, tgl_free(cpu, dst));
+    free(w);
+    return host;
+}
+
+static void save_random(const char *path, uint32_t type, const config *c, int tied)
+{
+    tgl_backend *cpu;
+    tgl_options o = {.kind = TGL_BACKEND_CPU};
+    CHECK(NULL, tgl_open(&o, &cpu));
+    enum { MAX_T = 3 + 9 * 64 };
+    static gguf_write_tensor ts[MAX_T];
+    static char names[MAX_T][GGUF_MAX_NAME];
+    void *owned[MAX_T];
+    size_t n = 0;
+    const size_t q_dim = c->heads * c->head_dim, kv_dim = c->heads_kv * c->head_dim;
+    const size_t rows[N_LAYER_W] = {q_dim, kv_dim, kv_dim, c->dim, c->ffn, c->ffn, c->dim};
+    const size_t cols[N_LAYER_W] = {c->dim, c->dim, c->dim, q_dim, c->dim, c->dim, c->ffn};
+    uint64_t bytes;
+#define ADD_MATRIX(nm, r, cl)                                                                   \
+    do {                                                                                        \
+        snprintf(names[n], GGUF_MAX_NAME, "%s", nm);                                            \
+        owned[n] = random_weights(cpu, type, r, cl, &bytes);                                    \
+        ts[n] = (gguf_write_tensor){names[n], 2, {cl, r, 1, 1}, type, owned[n]};                \
+        n++;                                                                                    \
+    } while (0)
+#define ADD_NORM(nm)                                                                            \
+    do {                                                                                        \
+        snprintf(names[n], GGUF_MAX_NAME, "%s", nm);                                            \
+        float *v_ = xmalloc(c->dim * sizeof *v_);                                               \
+        for (size_t i_ = 0; i_ < c->dim; i_++)                                                  \
+            v_[i_] = uniform(0.5f, 1.5f);                                                       \
+        owned[n] = v_;                                                                          \
+        ts[n] = (gguf_write_tensor){names[n], 1, {c->dim, 1, 1, 1}, GGML_F32, v_};              \
+        n++;                                                                                    \
+    } while (0)
+    char name[GGUF_MAX_NAME];
+    ADD_MATRIX("token_embd.weight", c->vocab, c->dim);
+    if (!tied)
+        ADD_MATRIX("output.weight", c->vocab, c->dim);
+    ADD_NORM("output_norm.weight");
+    for (size_t l = 0; l < c->layers; l++) {
+        for (int w = 0; w < N_LAYER_W; w++) {
+            snprintf(name, sizeof name, "blk.%zu.%s.weight", l, layer_w_names[w]);
+            ADD_MATRIX(name, rows[w], cols[w]);
+        }
+        snprintf(name, sizeof name, "blk.%zu.attn_norm.weight", l);
+        ADD_NORM(name);
+        snprintf(name, sizeof name, "blk.%zu.ffn_norm.weight", l);
+        ADD_NORM(name);
+    }
+    const gguf_write_kv kvs[] = {
+        {.key = "general.architecture", .type = GGUF_STRING, .str = "llama"},
+        {.key = "general.name", .type = GGUF_STRING, .str = "tensorgl random llama"},
+        {.key = "llama.block_count", .type = GGUF_U32, .u = c->layers},
+        {.key = "llama.embedding_length", .type = GGUF_U32, .u = c->dim},
+        {.key = "llama.feed_forward_length", .type = GGUF_U32, .u = c->ffn},
+        {.key = "llama.attention.head_count", .type = GGUF_U32, .u = c->heads},
+        {.key = "llama.attention.head_count_kv", .type = GGUF_U32, .u = c->heads_kv},
+        {.key = "llama.context_length", .type = GGUF_U32, .u = c->context},
+        {.key = "llama.rope.dimension_count", .type = GGUF_U32, .u = c->head_dim},
+        {.key = "llama.attention.layer_norm_rms_epsilon", .type = GGUF_F32, .f = c->eps},
+        {.key = "llama.rope.freq_base", .type = GGUF_F32, .f = c->theta},
+    };
+    char err[512];
+    int bad = gguf_save(path, kvs, sizeof kvs / sizeof kvs[0], ts, n, err, sizeof err);
+    for (size_t i = 0; i < n; i++)
+        free(owned[i]);
+    tgl_close(cpu);
+    if (bad) {
+        fprintf(stderr, "llama: %s\n", err);
+        exit(1);
+    }
+}
+
+/* ---- the command line ---------------------------------------------------------------------- */
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: llama --model FILE.gguf | --random f32|f16|bf16|q8_0|q4_0 [--save FILE.gguf] [--tied]\n"
+            "             [--prompt ID,ID,...] [--steps N] [--backend gl|cpu|both]\n");
+    exit(2);
+}
+
+static size_t parse_prompt(const char *s, int32_t *out)
+{
+    size_t n = 0;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || errno || v < 0 || v > INT32_MAX || n == MAX_PROMPT || (*end && *end != ',')) {
+            fprintf(stderr, "llama: --prompt takes non-negative token ids separated by commas\n");
+            exit(2);
+        }
+        out[n++] = (int32_t)v;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+static void run(tgl_backend *b, const gguf_file *f, const int32_t *prompt, size_t n_prompt, size_t steps, result *r)
+{
+    model m;
+    model_load(&m, b, f, n_prompt);
+    if (n_prompt + steps > m.c.context) {
+        fprintf(stderr, "llama: %zu prompt tokens + %zu steps exceed the context of %zu\n", n_prompt, steps,
+                m.c.context);
+        exit(1);
+    }
+    for (size_t i = 0; i < n_prompt; i++)
+        if ((size_t)prompt[i] >= m.c.vocab) {
+            fprintf(stderr, "llama: prompt token %d is past the vocabulary of %zu\n", prompt[i], m.c.vocab);
+            exit(1);
+        }
+    generate(&m, prompt, n_prompt, steps, r);
+    model_free(&m);
+}
+
+int main(int argc, char **argv)
+{
+    const char *model_path = NULL, *random_type = NULL, *save_path = NULL, *backend = "gl";
+    static int32_t prompt[MAX_PROMPT];
+    size_t n_prompt = parse_prompt("1,15,27,3,8", prompt), steps = 64;
+    int tied = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--tied")) {
+            tied = 1;
+            continue;
+        }
+        if (!v)
+            usage();
+        if (!strcmp(a, "--model"))
+            model_path = v;
+        else if (!strcmp(a, "--random"))
+            random_type = v;
+        else if (!strcmp(a, "--save"))
+            save_path = v;
+        else if (!strcmp(a, "--backend"))
+            backend = v;
+        else if (!strcmp(a, "--prompt"))
+            n_prompt = parse_prompt(v, prompt);
+        else if (!strcmp(a, "--steps")) {
+            char *end;
+            long s = strtol(v, &end, 10);
+            if (*end || s < 1 || s > 1 << 20)
+                usage();
+            steps = (size_t)s;
+        } else
+            usage();
+        i++;
+    }
+    if (!!model_path == !!random_type || (save_path && !random_type) || n_prompt == 0 ||
+        (strcmp(backend, "gl") && strcmp(backend, "cpu") && strcmp(backend, "both")))
+        usage();
+    char tmp[64] = "";
+    if (random_type) {
+        /* A small model: every size a multiple of 32, so every format can hold it. */
+        config c = {.layers = 4, .dim = 256, .ffn = 704, .heads = 8, .heads_kv = 2, .head_dim = 32, .vocab = 1024,
+                    .context = 256, .eps = 1e-5, .theta = 10000.0};
+        if (!save_path) {
+            snprintf(tmp, sizeof tmp, "/tmp/tensorgl-llama-XXXXXX");
+            int fd = mkstemp(tmp);
+            if (fd < 0) {
+                fprintf(stderr, "llama: cannot make a temporary file\n");
+                return 1;
+            }
+            close(fd);
+            save_path = tmp;
+        }
+        save_random(save_path, ggml_of_name(random_type), &c, tied);
+        model_path = save_path;
+    }
+    gguf_file f;
+    char err[512];
+    int bad = gguf_load(model_path, &f, err, sizeof err);
+    if (tmp[0])
+        remove(tmp);
+    if (bad) {
+        fprintf(stderr, "llama: %s\n", err);
+        return 1;
+    }
+    config c = read_config(&f);
+    char what[PATH_MAX_SHOWN];
+    if (tmp[0])
+        snprintf(what, sizeof what, "a random %s model", random_type);
+    else
+        snprintf(what, sizeof what, "%s", model_path);
+    printf("tensorgl llama: %s: %zu layers, dim %zu, %zu heads (%zu kv) of %zu, ffn %zu, vocab %zu; %zu prompt "
+           "tokens, %zu steps\n", what, c.layers, c.dim, c.heads, c.heads_kv, c.head_dim, c.ffn, c.vocab,
+           n_prompt, steps);
+    int both = !strcmp(backend, "both"), n_runs = both ? 2 : 1, agree = 1;
+    result r[2];
+    for (int k = 0; k < n_runs; k++) {
+        int cpu_run = !strcmp(backend, "cpu") || (both && k == 1);
+        tgl_options o = {.kind = cpu_run ? TGL_BACKEND_CPU : TGL_BACKEND_GL};
+        tgl_backend *b;
+        CHECK(NULL, tgl_open(&o, &b));
+        struct tgl_device_info info;
+        CHECK(b, tgl_device_info(b, &info));
+        run(b, &f, prompt, n_prompt, steps, &r[k]);
+        printf("%s (%s): prefill %.1f ms, %zu tokens in %.1f ms: %.1f tokens/s\n  tokens:", info.backend,
+               info.renderer, r[k].prefill_ms, steps, r[k].decode_ms,
+               r[k].decode_ms > 0 ? 1e3 * (double)steps / r[k].decode_ms : 0.0);
+        for (size_t s = 0; s < steps; s++)
+            printf(" %d", r[k].tokens[s]);
+        printf("\n");
+        tgl_close(b);
+    }
+    if (both) {
+        size_t same = 0;
+        while (same < steps && r[0].tokens[same] == r[1].tokens[same])
+            same++;
+        agree = same == steps;
+        printf("gl vs cpu: %s (%zu of %zu tokens the same before they part)\n", agree ? "SAME TOKENS" : "DIFFERENT",
+               same, steps);
+    }
+    for (int k = 0; k < n_runs; k++)
+        free(r[k].tokens);
+    gguf_free(&f);
+    return agree ? 0 : 1;
+}
