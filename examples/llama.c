@@ -539,6 +539,10 @@ static void run(tgl_backend *b, const gguf_file *f, const int32_t *prompt, size_
             fprintf(stderr, "llama: prompt token %d is past the vocabulary of %zu\n", prompt[i], m.c.vocab);
             exit(1);
         }
+    /* An untimed pass first: kernels compile on first use (or load from the program cache). */
+    result warm;
+    generate(&m, prompt, n_prompt, steps < 3 ? steps : 3, &warm);
+    free(warm.tokens);
     generate(&m, prompt, n_prompt, steps, r);
     model_free(&m);
 }
