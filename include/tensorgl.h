@@ -1229,6 +1229,50 @@ typedef enum {
 TGL_API tgl_status tgl_rope(tgl_backend *b, tgl_ptr in, tgl_ptr out, size_t batch, size_t seq, size_t heads,
                             size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
 
+/* Frequency scaling of tgl_rope_t (Hugging Face's rope_scaling types; inv_freq[i] =
+ * theta^(-2i / rotary_dim) before scaling). */
+typedef enum {
+    TGL_ROPE_SCALE_NONE,   /* as is */
+    TGL_ROPE_SCALE_LINEAR, /* "linear" (position interpolation): inv_freq / factor */
+    TGL_ROPE_SCALE_NTK,    /* static NTK-aware: theta * factor^(rotary_dim / (rotary_dim - 2)) as the base */
+    TGL_ROPE_SCALE_LLAMA3  /* Llama 3.1's: wavelengths 2 pi / inv_freq above original_context /
+                            * low_freq_factor divided by factor, below original_context /
+                            * high_freq_factor kept, blended in between (smooth = (original_context /
+                            * wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)) */
+} tgl_rope_scaling;
+
+/* tgl_rope_t's settings. Zero-initialized fields keep the plain rotary embedding: rotary_dim 0
+ * is head_dim, scaling NONE. */
+typedef struct tgl_rope_desc {
+    float theta;             /* the base, finite and > 1 (10000 in most models) */
+    tgl_rope_mode mode;      /* which dims pair up within the rotated part */
+    size_t rotary_dim;       /* 0 or an even count <= head_dim: dims [0, rotary_dim) rotate, the rest pass through */
+    size_t pos_offset;       /* without a positions tensor, token s sits at pos_offset + s */
+    tgl_rope_scaling scaling;
+    float factor;            /* LINEAR, NTK and LLAMA3: finite, > 0 */
+    float low_freq_factor, high_freq_factor; /* LLAMA3: 0 < low < high */
+    size_t original_context; /* LLAMA3: the context the model was trained at (8192 for Llama 3.1), > 0 */
+} tgl_rope_desc;
+
+/* Rotary position embedding with per-token positions, partial rotation and frequency scaling,
+ * as Hugging Face's models apply it. in and out: f32 [batch, seq, heads, head_dim], stride 1
+ * along head_dim, any other strides; out may be in exactly (same data and strides) or must not
+ * overlap it. positions: NULL (token s at d->pos_offset + s, pos_offset + seq within 2^32), or
+ * i32 [batch, seq] with any strides (stride 0 over batch shares one row), any values.
+ * Pair i < rotary_dim / 2 is (i, i + rotary_dim / 2) in TGL_ROPE_NEOX mode, (2i, 2i + 1) in
+ * TGL_ROPE_INTERLEAVED; it turns by the angle f32(position) * f_i rounded to f32, f_i the f32
+ * nearest the scaled inv_freq[i] (computed in double): the angle PyTorch's models compute.
+ * y0 = x0 cos - x1 sin, y1 = x0 sin + x1 cos. Dims from rotary_dim on are copied.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in, out or d, shapes that are not 4-D and alike,
+ *   head_dim odd, rotary_dim odd or past head_dim, a dtype other than f32 (i32 for positions),
+ *   positions not [batch, seq], theta, factor or the Llama 3 settings out of range, pos_offset +
+ *   seq past 2^32, overlap, a stride along head_dim other than 1), TGL_ERR_INVALID_POINTER.
+ * Example: tgl_rope_desc d = {.theta = 500000.0f, .mode = TGL_ROPE_NEOX, .scaling = TGL_ROPE_SCALE_LLAMA3,
+ *              .factor = 8, .low_freq_factor = 1, .high_freq_factor = 4, .original_context = 8192};
+ *          tgl_rope_t(b, &q, &q, &pos, &d);  // q [batch, seq, heads, 128], pos i32 [batch, seq] */
+TGL_API tgl_status tgl_rope_t(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out,
+                              const tgl_tensor *positions, const tgl_rope_desc *d);
+
 /* Embedding lookup: out[k, :] = table[ids[k], :] for k < n_ids; table is [table_rows, cols] f32,
  * ids int32. Every id is checked first: one outside [0, table_rows) fails the call with
  * TGL_ERR_INVALID_ARGUMENT naming its position and value, and nothing is written. (So this call

@@ -25,6 +25,7 @@ typedef struct outputs {
     float conv[2 * 3 * 3 * 4], conv_fused[2 * 3 * 3 * 4], conv_t[2 * 2 * 4 * 7], back[N], scaled[N], logsoft[ROWS * COLS], layer[ROWS * COLS];
     float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], attn_gqa[2 * 4 * 8], gemm16_out[ROWS * ROWS];
     float quanted[3 * 32], qmv[2 * 3]; /* tgl_quantize of x to q4_0 then tgl_dequantize; tgl_matvec_t by y */
+    float rope_t[ROWS * COLS];         /* tgl_rope_t of pm: positions from ids, half the dims rotated, Llama 3 scaling */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
@@ -150,6 +151,18 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     tgl_ptr pid = upload(b, ids, sizeof ids), g = fresh(b, sizeof o->gathered);
     OK(tgl_gather_rows(b, pm, pid, g, ROWS, COLS, 3));
     OK(tgl_copy_dtoh(b, o->gathered, g, sizeof o->gathered));
+    {
+        int32_t where[ROWS] = {7, 0, 3, 1000, 5, 5};
+        tgl_ptr ppos = upload(b, where, sizeof where), rt = fresh(b, sizeof o->rope_t);
+        tgl_tensor xin = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 4, (size_t[]){1, ROWS, 1, COLS});
+        tgl_tensor xout = tgl_tensor_contiguous(rt, TGL_DTYPE_F32, 4, (size_t[]){1, ROWS, 1, COLS});
+        tgl_tensor pos = tgl_tensor_contiguous(ppos, TGL_DTYPE_I32, 2, (size_t[]){1, ROWS});
+        tgl_rope_desc rd = {.theta = 500000.0f, .mode = TGL_ROPE_NEOX, .rotary_dim = COLS / 2,
+                            .scaling = TGL_ROPE_SCALE_LLAMA3, .factor = 8.0f, .low_freq_factor = 1.0f,
+                            .high_freq_factor = 4.0f, .original_context = 64};
+        OK(tgl_rope_t(b, &xin, &xout, &pos, &rd));
+        OK(tgl_copy_dtoh(b, o->rope_t, rt, sizeof o->rope_t));
+    }
 
     /* Attention over x (2 heads x 4 queries x 8) and a conv2d over the start of y. */
     tgl_ptr att = fresh(b, sizeof o->attn);

@@ -74,6 +74,18 @@
 #define LOC_ROPE_SEQ 5
 #define LOC_ROPE_ROW0 6
 
+// RoPE over descriptors (llm/rope_t.comp).
+#define LOC_ROPE_T_ITEMS 0
+#define LOC_ROPE_T_HALF 1
+#define LOC_ROPE_T_RHALF 2
+#define LOC_ROPE_T_HEADS 3
+#define LOC_ROPE_T_SEQ 4
+#define LOC_ROPE_T_X_OFF 5
+#define LOC_ROPE_T_Y_OFF 6
+#define LOC_ROPE_T_POS_OFF 7
+#define LOC_ROPE_T_POS_BASE 8
+#define LOC_ROPE_T_STRIDES 9 // uint[8]: 9..16
+
 // Row gathers (llm/gather_rows.comp).
 #define LOC_GATHER_COUNT 0
 #define LOC_GATHER_IDS_OFF 1

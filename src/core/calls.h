@@ -26,6 +26,7 @@ typedef enum {
 #define TGL__CONV2D_FIELDS 14 /* size_t members of tgl_conv2d_desc */
 #define TGL__POOL2D_FIELDS 15 /* tgl_pool2d_desc: 12 size_t, kind, ceil_mode, count_include_pad */
 #define TGL__INTERP_FIELDS 10 /* tgl_interpolate_desc: 6 size_t, mode, align_corners, 2 doubles */
+#define TGL__ROPE_FIELDS 9 /* tgl_rope_desc: theta, mode, rotary_dim, pos_offset, scaling, 3 floats, original_context */
 #define TGL__MAX_INTS (2 * TGL_MAX_DIMS) /* values a J argument's record holds (tgl_pad's widths) */
 
 /* One argument in native form: what the C call takes. Arrays, strings, descriptors and host
@@ -82,6 +83,7 @@ static inline uint64_t tgl__f64_bits(double d)
 #define TGL__PUT_c TGL__PUT_q
 #define TGL__PUT_P TGL__PUT_q
 #define TGL__PUT_R TGL__PUT_q
+#define TGL__PUT_Y TGL__PUT_q
 #define TGL__PUT_t TGL__PUT_q
 #define TGL__PUT_T TGL__PUT_q
 #define TGL__PUT_M TGL__PUT_q
@@ -105,6 +107,7 @@ static inline uint64_t tgl__f64_bits(double d)
 #define TGL__GET_c(a) ((const tgl_conv2d_desc *)(a)->ptr)
 #define TGL__GET_P(a) ((const tgl_pool2d_desc *)(a)->ptr)
 #define TGL__GET_R(a) ((const tgl_interpolate_desc *)(a)->ptr)
+#define TGL__GET_Y(a) ((const tgl_rope_desc *)(a)->ptr)
 #define TGL__GET_t(a) ((const tgl_tensor *)(a)->ptr)
 #define TGL__GET_T TGL__GET_t
 #define TGL__GET_M TGL__GET_t

@@ -386,6 +386,18 @@ typedef struct tgl__quant {
     tgl__tensor_view f, q;
 } tgl__quant;
 
+/* A validated tgl_rope_t: x and y f32 views of [batch, seq, heads, head_dim] (strides[3] 1; y
+ * equal to x or apart from it), pos an i32 view of [batch, seq] (strides[0..1]) when has_pos;
+ * freq the rotary_dim / 2 frequencies as both backends use them (the scaled inv_freq rounded
+ * to f32); all sizes > 0. */
+typedef struct tgl__rope_t {
+    size_t batch, seq, heads, head_dim, rotary_dim, pos_offset;
+    tgl_rope_mode mode;
+    int has_pos;
+    tgl__tensor_view x, y, pos;
+    const float *freq;
+} tgl__rope_t;
+
 /* temp's u32s per element of out for a reduce of dtype dt. */
 unsigned tgl__scatter_words(tgl_scatter_reduce reduce, tgl_dtype dt);
 
@@ -467,6 +479,8 @@ typedef struct tgl__vtable {
                           int32_t *bad_value);
     /* tgl_sort, tgl_topk (tgl__sort); len > 0, k > 0, n_lines > 0. */
     tgl_status (*sort)(tgl_backend *b, const tgl__sort *s);
+    /* tgl_rope_t (tgl__rope_t). */
+    tgl_status (*rope_t)(tgl_backend *b, const tgl__rope_t *r);
     /* tgl_matvec_t (tgl__matvec_t; cols > 0). */
     tgl_status (*matvec_t)(tgl_backend *b, const tgl__matvec_t *m);
     /* tgl_quantize, tgl_dequantize to and from the block formats (tgl__quant). */

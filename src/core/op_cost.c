@@ -110,6 +110,15 @@ static void cost_rope(const tgl__args_ROPE *a, cost *o)
     o->bytes = 8.0 * n;
 }
 
+static void cost_rope_t(const tgl__args_ROPE_T *a, cost *o)
+{
+    const tgl_tensor *t = a->in;
+    double n = t && t->ndim == 4 ? (double)t->shape[0] * (double)t->shape[1] * (double)t->shape[2] * (double)t->shape[3]
+                                 : 0.0;
+    o->flops = 3.0 * n;
+    o->bytes = 8.0 * n;
+}
+
 static void cost_gather_rows(const tgl__args_GATHER_ROWS *a, cost *o)
 {
     o->bytes = 8.0 * (double)a->cols * (double)a->n_ids + 4.0 * (double)a->n_ids;

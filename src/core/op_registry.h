@@ -29,7 +29,7 @@
  *   L const tgl_ptr * + its count, each read like i
  *   U const tgl_tensor * + its count, each read like t
  *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *   P const tgl_pool2d_desc *
- *   R const tgl_interpolate_desc *
+ *   R const tgl_interpolate_desc *   Y const tgl_rope_desc *
  *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
  *   T const tgl_tensor * written by the call (compared as its dtype: floats by NMSE, i32 and
  *     bool bit for bit)
@@ -165,6 +165,7 @@
     ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
 #define TGL__ARGS_QUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 #define TGL__ARGS_DEQUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
+#define TGL__ARGS_ROPE_T(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(t, positions) ARG(Y, d)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -252,7 +253,8 @@
     X(MATVEC_T, tgl_matvec_t, TGL_OP_MATVEC, matvec_t, TGL__DT_WEIGHTS, ACCUMULATE, cost_matvec_t, WARM)          \
     X(QUANTIZE, tgl_quantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_quantize, WARM)             \
     X(DEQUANTIZE, tgl_dequantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_dequantize, WARM)      \
-    X(ATTENTION_GQA, tgl_attention_gqa, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention_gqa, WARM)
+    X(ATTENTION_GQA, tgl_attention_gqa, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention_gqa, WARM) \
+    X(ROPE_T, tgl_rope_t, TGL_OP_ROPE, rope_t, TGL__DT(F32), ELEMENTWISE, cost_rope_t, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -276,6 +278,7 @@
 #define TGL__T_c const tgl_conv2d_desc *
 #define TGL__T_P const tgl_pool2d_desc *
 #define TGL__T_R const tgl_interpolate_desc *
+#define TGL__T_Y const tgl_rope_desc *
 #define TGL__T_t const tgl_tensor *
 #define TGL__T_T const tgl_tensor *
 #define TGL__T_M const tgl_tensor *

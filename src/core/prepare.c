@@ -176,6 +176,15 @@ static void row_ops(warm *c)
     }
     did(c, tgl_rope(b, c->x, c->y, 1, 4, 2, 64, 0, 10000.0f, TGL_ROPE_NEOX));
     did(c, tgl_rope(b, c->x, c->y, 1, 4, 2, 64, 0, 10000.0f, TGL_ROPE_INTERLEAVED));
+    for (int m = 0; m < 4; m++) { /* tgl_rope_t: each layout, positions (z's zeros) or not */
+        tgl_tensor x = tgl_tensor_contiguous(c->x, TGL_DTYPE_F32, 4, (size_t[]){1, 4, 2, 64});
+        tgl_tensor y = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 4, (size_t[]){1, 4, 2, 64});
+        tgl_tensor pos = tgl_tensor_contiguous(c->z, TGL_DTYPE_I32, 2, (size_t[]){1, 4});
+        tgl_rope_desc d = {.theta = 10000.0f, .mode = m & 1 ? TGL_ROPE_INTERLEAVED : TGL_ROPE_NEOX};
+        if (m >> 1)
+            did(c, tgl_fill(b, c->z, 0.0f, 4));
+        did(c, tgl_rope_t(b, &x, &y, m >> 1 ? &pos : NULL, &d));
+    }
     /* z holds zeros: valid row ids. */
     did(c, tgl_fill(b, c->z, 0.0f, 64));
     did(c, tgl_gather_rows(b, c->x, c->z, c->y, 64, 64, 8));

@@ -297,6 +297,18 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
                                                 sh, sw};
             break;
         }
+        case 'Y': { /* the enums as u64, any value (the call checks); the floats as f32 bits */
+            rc->present[i] = get8(c);
+            uint64_t f[TGL__ROPE_FIELDS];
+            for (size_t k = 0; k < TGL__ROPE_FIELDS; k++)
+                f[k] = get64(c);
+            float fl[4];
+            const uint32_t bits[4] = {(uint32_t)f[0], (uint32_t)f[5], (uint32_t)f[6], (uint32_t)f[7]};
+            memcpy(fl, bits, sizeof fl);
+            rc->rope = (tgl_rope_desc){fl[0], (tgl_rope_mode)(int)(int64_t)f[1], (size_t)f[2], (size_t)f[3],
+                                       (tgl_rope_scaling)(int)(int64_t)f[4], fl[1], fl[2], fl[3], (size_t)f[8]};
+            break;
+        }
         case 't': case 'T': case 'M':
             rc->present[i] = get8(c);
             st = get_tensor(r, c, i, sig[i] != 'T', &rc->tensor[i], &rc->p[i]);

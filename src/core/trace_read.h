@@ -31,6 +31,7 @@ typedef struct tgl__rcall {
     tgl_conv2d_desc desc;
     tgl_pool2d_desc pool;
     tgl_interpolate_desc resize;
+    tgl_rope_desc rope;
     tgl_tensor tensor[TGL__CALL_MAX_ARGS]; /* t, T: the descriptor, data 0 (p[] holds the pointer) */
     /* U (a call has at most one list): its descriptors (data 0) and their pointers, grown to
      * the largest list read so far; tgl__rcall_release frees them */

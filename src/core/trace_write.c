@@ -407,6 +407,23 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
                 tgl__bytes_u64(o, f[k]);
             break;
         }
+        case 'Y': { /* the enums as u64 (two's complement), the floats as their f32 bits */
+            const tgl_rope_desc *d = a->ptr;
+            uint32_t fb[4] = {0, 0, 0, 0};
+            if (d) {
+                memcpy(&fb[0], &d->theta, sizeof fb[0]);
+                memcpy(&fb[1], &d->factor, sizeof fb[1]);
+                memcpy(&fb[2], &d->low_freq_factor, sizeof fb[2]);
+                memcpy(&fb[3], &d->high_freq_factor, sizeof fb[3]);
+            }
+            const uint64_t f[TGL__ROPE_FIELDS] = {
+                fb[0], d ? (uint64_t)(int64_t)d->mode : 0, d ? d->rotary_dim : 0, d ? d->pos_offset : 0,
+                d ? (uint64_t)(int64_t)d->scaling : 0, fb[1], fb[2], fb[3], d ? d->original_context : 0};
+            tgl__bytes_u8(o, d != NULL);
+            for (size_t k = 0; k < TGL__ROPE_FIELDS; k++)
+                tgl__bytes_u64(o, f[k]);
+            break;
+        }
         case 'R': { /* the enum and int as u64 (two's complement), the scales as f64 bits */
             const tgl_interpolate_desc *d = a->ptr;
             uint64_t sh = 0, sw = 0;

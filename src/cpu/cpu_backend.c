@@ -131,6 +131,7 @@ static const tgl__vtable cpu_vtable = {
     .scale_add = tgl_cpu_scale_add,
     .cast = tgl_cpu_cast,
     .rope = tgl_cpu_rope,
+    .rope_t = tgl_cpu_rope_t,
     .gather_rows = tgl_cpu_gather_rows,
     .strided = tgl_cpu_strided,
     .map = tgl_cpu_map,

@@ -29,6 +29,37 @@ tgl_status tgl_cpu_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows
     return TGL_OK;
 }
 
+/* tgl_rope_t: each angle the f32 product position * freq[i], as the GL kernel and the models
+ * compute it; its cos and sin in double. In place works: a pair is read before it is written. */
+tgl_status tgl_cpu_rope_t(tgl_backend *b, const tgl__rope_t *r)
+{
+    (void)b;
+    const float *x = (const float *)tgl_cpu_at(r->x.view) + r->x.base;
+    float *y = (float *)tgl_cpu_at(r->y.view) + r->y.base;
+    const int32_t *pos = r->has_pos ? (const int32_t *)tgl_cpu_at(r->pos.view) + r->pos.base : NULL;
+    const int64_t *xs = r->x.strides, *ys = r->y.strides, *ps = r->pos.strides;
+    size_t rh = r->rotary_dim / 2;
+    for (size_t bi = 0; bi < r->batch; bi++) {
+        for (size_t s = 0; s < r->seq; s++) {
+            float position = pos ? (float)pos[(int64_t)bi * ps[0] + (int64_t)s * ps[1]] : (float)(r->pos_offset + s);
+            for (size_t h = 0; h < r->heads; h++) {
+                const float *xr = x + (int64_t)bi * xs[0] + (int64_t)s * xs[1] + (int64_t)h * xs[2];
+                float *yr = y + (int64_t)bi * ys[0] + (int64_t)s * ys[1] + (int64_t)h * ys[2];
+                for (size_t i = 0; i < rh; i++) {
+                    float angle = position * r->freq[i];
+                    size_t i0 = r->mode == TGL_ROPE_NEOX ? i : 2 * i, i1 = r->mode == TGL_ROPE_NEOX ? i + rh : 2 * i + 1;
+                    double a = xr[i0], c = xr[i1], cs = cos((double)angle), sn = sin((double)angle);
+                    yr[i0] = (float)(a * cs - c * sn);
+                    yr[i1] = (float)(a * sn + c * cs);
+                }
+                for (size_t d = r->rotary_dim; d < r->head_dim; d++)
+                    yr[d] = xr[d];
+            }
+        }
+    }
+    return TGL_OK;
+}
+
 tgl_status tgl_cpu_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                                size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id)
 {

@@ -22,6 +22,7 @@ tgl_status tgl_cpu_scale_add(tgl_backend *b, float alpha, tgl__view x, float bet
 tgl_status tgl_cpu_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, size_t n);
 tgl_status tgl_cpu_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
                         size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
+tgl_status tgl_cpu_rope_t(tgl_backend *b, const tgl__rope_t *r);
 tgl_status tgl_cpu_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                                size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
 tgl_status tgl_cpu_strided(tgl_backend *b, int op, tgl__view a, tgl__view bb, tgl__view out, const tgl__strided *s);

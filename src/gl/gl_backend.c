@@ -29,6 +29,9 @@ static void gl_destroy(tgl_backend *b)
         tgl_gl_buffer_destroy(b, gl->scratch);
     if (gl->rope_table)
         tgl_gl_buffer_destroy(b, gl->rope_table);
+    if (gl->rope_t_table)
+        tgl_gl_buffer_destroy(b, gl->rope_t_table);
+    free(gl->rope_t_host);
     if (gl->status)
         tgl_gl_buffer_destroy(b, gl->status);
     if (gl->split_partials)
@@ -126,6 +129,7 @@ static const tgl__vtable gl_vtable = {
     .scale_add = tgl_gl_scale_add,
     .cast = tgl_gl_cast,
     .rope = tgl_gl_rope,
+    .rope_t = tgl_gl_rope_t,
     .gather_rows = tgl_gl_gather_rows,
     .strided = tgl_gl_strided,
     .tensor_ewise = tgl_gl_tensor_ewise,

@@ -342,6 +342,11 @@ typedef struct tgl_gl {
     unsigned sweep_backward;
     /* tgl_rope's frequency table and what it was made for (gl_llm.c); rope_dim 0: none. */
     tgl_gl_buffer *rope_table;
+    /* tgl_rope_t's frequencies on the device and the host copy of what they are (gl_llm.c):
+     * uploaded only when a call's differ. */
+    tgl_gl_buffer *rope_t_table;
+    float *rope_t_host;
+    size_t rope_t_count;
     size_t rope_dim, rope_pos;
     float rope_theta;
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
@@ -566,6 +571,7 @@ tgl_status tgl_gl_cast(tgl_backend *b, int to_f16, tgl__view in, tgl__view out, 
 void tgl_gl_cast_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
                        size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
+tgl_status tgl_gl_rope_t(tgl_backend *b, const tgl__rope_t *r);
 tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                               size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
 void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);

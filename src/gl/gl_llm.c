@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define F32 sizeof(float)
 
@@ -151,6 +152,143 @@ tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows,
     return TGL_OK;
 }
 
+/* ---- tgl_rope_t ---- */
+
+/* rope_t.comp's flags: positions from a buffer, the interleaved layout. */
+typedef struct rope_t_flags {
+    uint32_t positions, interleaved;
+} rope_t_flags;
+static const tgl_gl_def rope_t_defs[] = {
+    TGL_GL_FLAG(rope_t_flags, positions, "POSITIONS"),
+    TGL_GL_FLAG(rope_t_flags, interleaved, "INTERLEAVED"),
+};
+
+static tgl_gl_plan rope_t_plan(int positions, int interleaved)
+{
+    rope_t_flags f = {(uint32_t)positions, (uint32_t)interleaved};
+    tgl_gl_plan p = {.op = "tgl_rope_t",
+                     .why = positions ? "an invocation per pair slot, positions from a buffer"
+                                      : "an invocation per pair slot, positions from the offset"};
+    tgl_gl_plan_kernel(&p, "llm/rope_t", TGL_GL_DEFS(rope_t_defs), &f);
+    return p;
+}
+
+/* The window over what dims 0..nd-1 of v reach from index (i0, i1, 0, ...) over n[0..nd-1],
+ * and the offset of that first element in it (elements). */
+typedef struct rope_window {
+    tgl_gl_binding bind;
+    GLuint off;
+    size_t elems;
+} rope_window;
+
+static rope_window rope_win(const tgl__tensor_view *v, size_t esize, size_t i0, size_t i1, const size_t *n, int nd,
+                            int writes, size_t align)
+{
+    rope_window w;
+    int64_t first = (int64_t)v->base + (int64_t)i0 * v->strides[0] + (int64_t)i1 * v->strides[1], lo = 0, hi = 0;
+    for (int d = 0; d < nd; d++) {
+        int64_t e = (int64_t)(n[d] - 1) * v->strides[d];
+        if (e < 0)
+            lo += e;
+        else
+            hi += e;
+    }
+    w.elems = (size_t)(hi - lo + 1);
+    tgl__view at = v->view;
+    at.offset += (size_t)(first + lo) * esize;
+    size_t pad;
+    w.bind = tgl_gl_window_aligned(at, w.elems * esize, writes, align, &pad);
+    w.off = (GLuint)(pad / esize + (size_t)(-lo));
+    return w;
+}
+
+/* The frequencies in the device table, uploaded only when they differ from the last call's. */
+static tgl_status rope_t_table(tgl_backend *b, const float *freq, size_t n)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    if (gl->rope_t_table && gl->rope_t_count == n && !memcmp(gl->rope_t_host, freq, n * F32))
+        return TGL_OK;
+    gl->rope_t_count = 0; /* until the new table is in place */
+    float *host = realloc(gl->rope_t_host, n * F32);
+    if (!host)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope_t: no host memory for %zu frequencies", n);
+    gl->rope_t_host = host;
+    tgl_status st = tgl_gl_grow(b, &gl->rope_t_table, n * F32);
+    if (!st)
+        st = tgl_gl_upload(b, (tgl__view){gl->rope_t_table, 0}, freq, n * F32);
+    if (st)
+        return st;
+    memcpy(host, freq, n * F32);
+    gl->rope_t_count = n;
+    return TGL_OK;
+}
+
+/* One dispatch where x's, y's and the positions' windows fit the SSBO block limit; else a
+ * batch entry at a time, in runs of tokens halved until they fit. */
+tgl_status tgl_gl_rope_t(tgl_backend *b, const tgl__rope_t *r)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t max_elems = tgl_gl_max_window_elems(l, F32), half = r->head_dim / 2;
+    size_t rh = r->rotary_dim / 2;
+    tgl_status st = rope_t_table(b, r->freq, rh ? rh : 1);
+    if (st)
+        return st;
+    const size_t inner[2] = {r->heads, r->head_dim};
+    /* what nb batch entries of ns tokens need */
+#define FITS(nb, ns)                                                                                             \
+    (rope_win(&r->x, F32, 0, 0, (size_t[]){nb, ns, inner[0], inner[1]}, 4, 0, l->ssbo_align).elems <= max_elems && \
+     rope_win(&r->y, F32, 0, 0, (size_t[]){nb, ns, inner[0], inner[1]}, 4, 1, l->ssbo_align).elems <= max_elems && \
+     (uint64_t)(nb) * (ns) * r->heads * half <= UINT32_MAX)
+    size_t nb = r->batch, ns = r->seq;
+    if (!FITS(nb, ns)) {
+        nb = 1;
+        while (ns > 1 && !FITS(1, ns))
+            ns = (ns + 1) / 2;
+        if (!FITS(1, ns))
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED,
+                             "tgl_rope_t: one token's %zu heads of %zu floats exceed the SSBO block limit", r->heads,
+                             r->head_dim);
+    }
+#undef FITS
+    GLuint prog;
+    tgl_gl_plan plan = rope_t_plan(r->has_pos, r->mode == TGL_ROPE_INTERLEAVED);
+    for (size_t b0 = 0; b0 < r->batch; b0 += nb) {
+        for (size_t s0 = 0; s0 < r->seq; s0 += ns) {
+            size_t cb = r->batch - b0 < nb ? r->batch - b0 : nb, cs = r->seq - s0 < ns ? r->seq - s0 : ns;
+            const size_t n4[4] = {cb, cs, r->heads, r->head_dim}, n2[2] = {cb, cs};
+            rope_window wx = rope_win(&r->x, F32, b0, s0, n4, 4, 0, l->ssbo_align);
+            rope_window wy = rope_win(&r->y, F32, b0, s0, n4, 4, 1, l->ssbo_align);
+            tgl_gl_binding bind[4] = {wx.bind, wy.bind,
+                                      {.buf = tgl_gl_of(b)->rope_t_table, .bytes = (rh ? rh : 1) * F32}};
+            GLuint pos_off = 0;
+            if (r->has_pos) {
+                rope_window wp = rope_win(&r->pos, sizeof(int32_t), b0, s0, n2, 2, 0, l->ssbo_align);
+                bind[3] = wp.bind;
+                pos_off = wp.off;
+            }
+            size_t items = cb * cs * r->heads * half;
+            plan.groups = (items + l->workgroup_size - 1) / l->workgroup_size;
+            if ((st = tgl_gl_plan_program(b, &plan, &prog)))
+                return st;
+            GLuint strides[8] = {0};
+            tgl_gl_stride_bits(strides, r->x.strides, 3);
+            tgl_gl_stride_bits(strides + 3, r->y.strides, 3);
+            if (r->has_pos)
+                tgl_gl_stride_bits(strides + 6, r->pos.strides, 2);
+            const tgl_gl_uniform u[] = {
+                {LOC_ROPE_T_ITEMS, items}, {LOC_ROPE_T_HALF, half},      {LOC_ROPE_T_RHALF, rh},
+                {LOC_ROPE_T_HEADS, r->heads}, {LOC_ROPE_T_SEQ, cs},      {LOC_ROPE_T_X_OFF, wx.off},
+                {LOC_ROPE_T_Y_OFF, wy.off}, {LOC_ROPE_T_POS_OFF, pos_off}, {LOC_ROPE_T_POS_BASE, r->pos_offset + s0},
+            };
+            tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
+            tgl_gl_uniform_uiv(b, prog, LOC_ROPE_T_STRIDES, 8, strides);
+            if ((st = tgl_gl_dispatch(b, prog, bind, r->has_pos ? 4 : 3, plan.groups)))
+                return st;
+        }
+    }
+    return TGL_OK;
+}
+
 static tgl_status read_status(tgl_backend *b, tgl_gl_buffer *status_buf, uint32_t *first_bad)
 {
     return tgl_gl_download(b, first_bad, (tgl__view){status_buf, 0}, sizeof *first_bad);
@@ -285,6 +423,8 @@ void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *d
 {
     for (int m = 0; m < 6; m++) /* each layout: per pair, per pair index, in vec4s */
         tgl_gl_list_plan(fn, ctx, rope_plan(m / 3, m % 3 > 0, m % 3 == 2));
+    for (int m = 0; m < 4; m++) /* positions or not, each layout */
+        tgl_gl_list_plan(fn, ctx, rope_t_plan(m >> 1, m & 1));
     tgl_gl_list_plan(fn, ctx, gather_plan(GATHER_CLEAR, 0, 0, 0));
     tgl_gl_list_plan(fn, ctx, gather_plan(GATHER_CHECK, 0, 0, 0));
     for (int v = 0; v < 4; v++)
