@@ -8,7 +8,8 @@
  *
  * --backend both runs the GL backend and the CPU reference on the same weights and exits 1 unless
  * they decode the same tokens. Every weight matrix stays in its file's format on the device; the
- * products are tgl_matvec_t (y = x Wᵀ, W stored [out, in] as GGUF and PyTorch store it).
+ * products are tgl_matvec_t (y = x Wᵀ, W stored [out, in] as GGUF and PyTorch store it), the
+ * embedding lookup tgl_gather_rows_t.
  * Build: make (build/llama). */
 #include "gguf.h"
 
@@ -71,7 +72,7 @@ typedef struct model {
     matrix embed, head, w[64][N_LAYER_W]; /* head: output.weight, or the embedding when tied */
     tgl_ptr attn_norm[64], ffn_norm[64], out_norm;
     tgl_ptr k_cache[64], v_cache[64];     /* [heads_kv, context, head_dim] each */
-    tgl_ptr x, h, q, qh, k, v, oh, o, gate, up, logits, token; /* activations for up to n_max tokens */
+    tgl_ptr x, h, q, qh, k, v, oh, o, gate, up, logits, token, ids; /* activations for up to n_max tokens */
     size_t n_max;
 } model;
 
@@ -241,6 +242,7 @@ static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_ma
     m->up = alloc_f32(b, n_max * c->ffn);
     m->logits = alloc_f32(b, c->vocab);
     CHECK(b, tgl_alloc(b, sizeof(int32_t), &m->token));
+    CHECK(b, tgl_alloc(b, n_max * sizeof(int32_t), &m->ids));
 }
 
 static void model_free(model *m)
@@ -258,7 +260,7 @@ static void model_free(model *m)
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++)
             CHECK(b, tgl_free(b, per_layer[i]));
     }
-    tgl_ptr acts[] = {m->x, m->h, m->q, m->qh, m->oh, m->o, m->k, m->v, m->gate, m->up, m->logits, m->token};
+    tgl_ptr acts[] = {m->x, m->h, m->q, m->qh, m->oh, m->o, m->k, m->v, m->gate, m->up, m->logits, m->token, m->ids};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         CHECK(b, tgl_free(b, acts[i]));
 }
@@ -281,21 +283,15 @@ static tgl_tensor heads_view(tgl_ptr p, size_t n, size_t heads, size_t d)
     return t;
 }
 
-/* The embedding rows of the n tokens into m->x: the table's row decoded to f32 (one call each). */
+/* The embedding rows of the n tokens into m->x: one lookup, decoded to f32 on the device. */
 static void embed(model *m, const int32_t *tokens, size_t n)
 {
     const matrix *e = &m->embed;
-    size_t row_bytes = tgl_tensor_bytes(&(tgl_tensor){.dtype = e->dtype, .ndim = 1, .shape = {e->cols}, .strides = {1}});
-    for (size_t i = 0; i < n; i++) {
-        tgl_tensor src = tgl_tensor_contiguous(e->data + (size_t)tokens[i] * row_bytes, e->dtype, 2,
-                                               (size_t[]){1, e->cols});
-        tgl_tensor dst = tgl_tensor_contiguous(m->x + i * e->cols * sizeof(float), TGL_DTYPE_F32, 2,
-                                               (size_t[]){1, e->cols});
-        if (e->dtype == TGL_DTYPE_Q8_0 || e->dtype == TGL_DTYPE_Q4_0)
-            CHECK(m->b, tgl_dequantize(m->b, &src, &dst));
-        else
-            CHECK(m->b, tgl_copy(m->b, &dst, &src));
-    }
+    CHECK(m->b, tgl_copy_htod(m->b, m->ids, tokens, n * sizeof *tokens));
+    tgl_tensor table = tgl_tensor_contiguous(e->data, e->dtype, 2, (size_t[]){e->rows, e->cols});
+    tgl_tensor ids = tgl_tensor_contiguous(m->ids, TGL_DTYPE_I32, 1, &n);
+    tgl_tensor x = tgl_tensor_contiguous(m->x, TGL_DTYPE_F32, 2, (size_t[]){n, e->cols});
+    CHECK(m->b, tgl_gather_rows_t(m->b, &table, &ids, &x));
 }
 
 /* One forward pass over n tokens at positions pos .. pos + n - 1; the greedy next token. */

@@ -1211,6 +1211,20 @@ TGL_API tgl_status tgl_quantize(tgl_backend *b, const tgl_tensor *in, const tgl_
  * Example: tgl_dequantize(b, &w_q4, &w_f32); */
 TGL_API tgl_status tgl_dequantize(tgl_backend *b, const tgl_tensor *in, const tgl_tensor *out);
 
+/* Embedding lookup from a weight table: out[k, :] = table[ids[k], :] decoded to f32, exactly
+ * (f16 and bf16 widened, block elements q * d). table is [rows, cols] in f32, f16, bf16, q8_0
+ * or q4_0, taken as tgl_matvec_t takes W (float formats any strides; block rows whole blocks
+ * apart, 2-byte aligned); ids i32 [n] with any stride; out f32 [n, cols] with any strides,
+ * reaching no element twice and sharing no byte with table or ids. Every id is checked on the
+ * device before anything is written. n 0 or cols 0 does nothing.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, dims, dtypes, shapes that disagree, a block row not
+ *   whole blocks, an id outside [0, rows) named with its position, overlap),
+ *   TGL_ERR_INVALID_POINTER.
+ * Example: tgl_tensor e = tgl_tensor_contiguous(embd, TGL_DTYPE_Q4_0, 2, (size_t[]){vocab, dim});
+ *          tgl_gather_rows_t(b, &e, &ids, &x);  // ids i32 [n], x f32 [n, dim] */
+TGL_API tgl_status tgl_gather_rows_t(tgl_backend *b, const tgl_tensor *table, const tgl_tensor *ids,
+                                     const tgl_tensor *out);
+
 /* ---- LLM kernels ----------------------------------------------------------------------- */
 
 typedef enum {

@@ -578,8 +578,8 @@ static void test_supports(void **state)
             descriptor |= op == TGL_OP_ARG_REDUCE; /* tgl_argmax_t, tgl_argmin_t */
             /* tgl_softmax_t, tgl_log_softmax_t, tgl_rmsnorm_t, tgl_layernorm_t: the half types */
             int rows = op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX || op == TGL_OP_RMSNORM || op == TGL_OP_LAYERNORM;
-            /* the weight formats: tgl_matvec_t's W, tgl_quantize and tgl_dequantize */
-            int weights = op == TGL_OP_MATVEC || op == TGL_OP_QUANTIZE;
+            /* the weight formats: tgl_matvec_t's W, tgl_quantize, tgl_dequantize, tgl_gather_rows_t */
+            int weights = op == TGL_OP_MATVEC || op == TGL_OP_QUANTIZE || op == TGL_OP_GATHER_ROWS;
             int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor || rows || weights;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);

@@ -26,6 +26,7 @@ typedef struct outputs {
     float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], attn_gqa[2 * 4 * 8], gemm16_out[ROWS * ROWS];
     float quanted[3 * 32], qmv[2 * 3]; /* tgl_quantize of x to q4_0 then tgl_dequantize; tgl_matvec_t by y */
     float rope_t[ROWS * COLS];         /* tgl_rope_t of pm: positions from ids, half the dims rotated, Llama 3 scaling */
+    float embedded[3 * COLS];          /* tgl_gather_rows_t of pm's rows as f16 */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
@@ -162,6 +163,14 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
                             .high_freq_factor = 4.0f, .original_context = 64};
         OK(tgl_rope_t(b, &xin, &xout, &pos, &rd));
         OK(tgl_copy_dtoh(b, o->rope_t, rt, sizeof o->rope_t));
+        tgl_ptr h = fresh(b, ROWS * COLS * 2), e = fresh(b, sizeof o->embedded);
+        tgl_tensor table = tgl_tensor_contiguous(h, TGL_DTYPE_F16, 2, (size_t[]){ROWS, COLS});
+        tgl_tensor src = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+        tgl_tensor tids = tgl_tensor_contiguous(pid, TGL_DTYPE_I32, 1, (size_t[]){3});
+        tgl_tensor rows = tgl_tensor_contiguous(e, TGL_DTYPE_F32, 2, (size_t[]){3, COLS});
+        OK(tgl_copy(b, &table, &src));
+        OK(tgl_gather_rows_t(b, &table, &tids, &rows));
+        OK(tgl_copy_dtoh(b, o->embedded, e, sizeof o->embedded));
     }
 
     /* Attention over x (2 heads x 4 queries x 8) and a conv2d over the start of y. */

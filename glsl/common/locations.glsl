@@ -86,6 +86,20 @@
 #define LOC_ROPE_T_POS_BASE 8
 #define LOC_ROPE_T_STRIDES 9 // uint[8]: 9..16
 
+// Row gathers from weight tables (llm/gather_w.comp).
+#define LOC_GW_COUNT 0
+#define LOC_GW_COLS 1
+#define LOC_GW_W_OFF 2
+#define LOC_GW_W_RS 3
+#define LOC_GW_W_CS 4
+#define LOC_GW_ID0 5
+#define LOC_GW_ID_ROWS 6
+#define LOC_GW_IDS_OFF 7
+#define LOC_GW_IDS_STRIDE 8
+#define LOC_GW_Y_OFF 9
+#define LOC_GW_Y_RS 10
+#define LOC_GW_Y_CS 11
+
 // Row gathers (llm/gather_rows.comp).
 #define LOC_GATHER_COUNT 0
 #define LOC_GATHER_IDS_OFF 1

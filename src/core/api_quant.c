@@ -215,6 +215,55 @@ TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_t
                              : b->vt->matvec_t(b, &m));
 }
 
+TGL_API tgl_status tgl_gather_rows_t(tgl_backend *b, const tgl_tensor *table, const tgl_tensor *ids,
+                                     const tgl_tensor *out)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(GATHER_ROWS_T);
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    size_t n_el;
+    if ((st = tgl__tensor_shape(b, "tgl_gather_rows_t", "table", table, WEIGHT_DTYPES, &n_el)) ||
+        (st = tgl__tensor_shape(b, "tgl_gather_rows_t", "ids", ids, TGL__DT(I32), &n_el)) ||
+        (st = tgl__tensor_shape(b, "tgl_gather_rows_t", "out", out, TGL__DT(F32), &n_el)))
+        return st;
+    if (table->ndim != 2 || ids->ndim != 1 || out->ndim != 2)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT,
+                         "tgl_gather_rows_t: table [rows, cols], ids [n] and out [n, cols]; they have %zu, %zu and %zu "
+                         "dims", table->ndim, ids->ndim, out->ndim);
+    tgl__gather_w g = {.rows = table->shape[0], .cols = table->shape[1], .n = ids->shape[0]};
+    if (out->shape[0] != g.n || out->shape[1] != g.cols)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "out: [%zu, %zu]; [n, cols] is [%zu, %zu]", out->shape[0],
+                         out->shape[1], g.n, g.cols);
+    if (tgl__is_block(table->dtype) && g.cols % 32)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "table: %s rows hold blocks of 32; its last dim is %zu",
+                         tgl_dtype_name(table->dtype), g.cols);
+    if (!b->vt->gather_rows_t)
+        return tgl__unsupported(b, "tgl_gather_rows_t");
+    if (g.n == 0 || g.cols == 0)
+        return TGL_OK;
+    tgl__tew check;
+    if ((st = tgl__index_check(b, ids, g.rows, 0, "table", &check)))
+        return st;
+    g.ids = check.in[0];
+    st = tgl__is_block(table->dtype) ? resolve_blocks(b, "table", table, g.rows, g.cols, table->strides[0], &g.w)
+                                     : resolve_matrix(b, "table", table, g.rows, g.cols, table->strides[0],
+                                                      table->strides[1], &g.w);
+    if (st || (st = resolve_matrix(b, "out", out, g.n, g.cols, out->strides[0], out->strides[1], &g.out)) ||
+        (st = tgl__check_unique(b, "out", 2, (size_t[]){g.n, g.cols}, g.out.strides)))
+        return st;
+    size_t out_bytes = view_bytes(&g.out);
+    if ((st = tgl__check_disjoint(b, "table", g.w.view, view_bytes(&g.w), g.out.view, out_bytes)) ||
+        (st = tgl__check_disjoint(b, "ids", g.ids.view, view_bytes(&g.ids), g.out.view, out_bytes)))
+        return st;
+    uint64_t bad_pos = UINT64_MAX;
+    int32_t bad_value = 0;
+    if ((st = tgl__leave(b, b->vt->gather_rows_t(b, &check, &g, &bad_pos, &bad_value))) || bad_pos == UINT64_MAX)
+        return st;
+    return tgl__index_fail(b, &check, bad_pos, bad_value, 0, "table");
+}
+
 /* tgl_quantize (to_blocks 1) and tgl_dequantize: f is the f32 side, q the weight-format side. */
 static tgl_status convert(tgl_backend *b, tgl__fn row, int to_blocks, const tgl_tensor *in, const tgl_tensor *out)
 {

@@ -386,6 +386,13 @@ typedef struct tgl__quant {
     tgl__tensor_view f, q;
 } tgl__quant;
 
+/* A validated tgl_gather_rows_t: out [n, cols] (f32) = rows of w [rows, cols] (as
+ * tgl__matvec_t's w) picked by ids, an i32 view of [n] (strides[0]); n and cols > 0. */
+typedef struct tgl__gather_w {
+    size_t rows, cols, n;
+    tgl__tensor_view w, ids, out;
+} tgl__gather_w;
+
 /* A validated tgl_rope_t: x and y f32 views of [batch, seq, heads, head_dim] (strides[3] 1; y
  * equal to x or apart from it), pos an i32 view of [batch, seq] (strides[0..1]) when has_pos;
  * freq the rotary_dim / 2 frequencies as both backends use them (the scaled inv_freq rounded
@@ -479,6 +486,10 @@ typedef struct tgl__vtable {
                           int32_t *bad_value);
     /* tgl_sort, tgl_topk (tgl__sort); len > 0, k > 0, n_lines > 0. */
     tgl_status (*sort)(tgl_backend *b, const tgl__sort *s);
+    /* tgl_gather_rows_t: check as gather's (a TGL__TEW_CHECK_INDEX over g->ids against
+     * [0, g->rows)), then, only where every id passes, the rows decoded into g->out. */
+    tgl_status (*gather_rows_t)(tgl_backend *b, const tgl__tew *check, const tgl__gather_w *g, uint64_t *bad_pos,
+                                int32_t *bad_value);
     /* tgl_rope_t (tgl__rope_t). */
     tgl_status (*rope_t)(tgl_backend *b, const tgl__rope_t *r);
     /* tgl_matvec_t (tgl__matvec_t; cols > 0). */

@@ -119,6 +119,13 @@ static void cost_rope_t(const tgl__args_ROPE_T *a, cost *o)
     o->bytes = 8.0 * n;
 }
 
+static void cost_gather_rows_t(const tgl__args_GATHER_ROWS_T *a, cost *o)
+{
+    const tgl_tensor *out = a->out;
+    double n = out && out->ndim == 2 ? (double)out->shape[0] * (double)out->shape[1] : 0.0;
+    o->bytes = 8.0 * n;
+}
+
 static void cost_gather_rows(const tgl__args_GATHER_ROWS *a, cost *o)
 {
     o->bytes = 8.0 * (double)a->cols * (double)a->n_ids + 4.0 * (double)a->n_ids;

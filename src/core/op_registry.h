@@ -166,6 +166,7 @@
 #define TGL__ARGS_QUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 #define TGL__ARGS_DEQUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 #define TGL__ARGS_ROPE_T(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(t, positions) ARG(Y, d)
+#define TGL__ARGS_GATHER_ROWS_T(ARG, ENUM, ARR) ARG(t, table) ARG(t, ids) ARG(T, out)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -254,7 +255,9 @@
     X(QUANTIZE, tgl_quantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_quantize, WARM)             \
     X(DEQUANTIZE, tgl_dequantize, TGL_OP_QUANTIZE, quantize, TGL__DT_WEIGHTS, EXACT, cost_dequantize, WARM)      \
     X(ATTENTION_GQA, tgl_attention_gqa, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention_gqa, WARM) \
-    X(ROPE_T, tgl_rope_t, TGL_OP_ROPE, rope_t, TGL__DT(F32), ELEMENTWISE, cost_rope_t, WARM)
+    X(ROPE_T, tgl_rope_t, TGL_OP_ROPE, rope_t, TGL__DT(F32), ELEMENTWISE, cost_rope_t, WARM)                     \
+    X(GATHER_ROWS_T, tgl_gather_rows_t, TGL_OP_GATHER_ROWS, gather_rows_t, TGL__DT_WEIGHTS, EXACT, cost_gather_rows_t, \
+      WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

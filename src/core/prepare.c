@@ -219,6 +219,11 @@ static void products(warm *c)
             tgl_tensor y = tgl_tensor_contiguous(c->z, TGL_DTYPE_F32, 2, (size_t[]){n, 64});
             did(c, tgl_matvec_t(b, &w, &x, &y));
         }
+        /* an embedding lookup of 4 rows (ids 0: w's zeros) */
+        tgl_tensor ids = tgl_tensor_contiguous(c->w, TGL_DTYPE_I32, 1, (size_t[]){4});
+        tgl_tensor rows = tgl_tensor_contiguous(c->z, TGL_DTYPE_F32, 2, (size_t[]){4, 256});
+        did(c, tgl_fill(b, c->w, 0.0f, 4));
+        did(c, tgl_gather_rows_t(b, &w, &ids, &rows));
         if (dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0) {
             tgl_tensor f = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 2, (size_t[]){64, 256});
             did(c, tgl_quantize(b, &f, &w));

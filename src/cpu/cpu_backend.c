@@ -132,6 +132,7 @@ static const tgl__vtable cpu_vtable = {
     .cast = tgl_cpu_cast,
     .rope = tgl_cpu_rope,
     .rope_t = tgl_cpu_rope_t,
+    .gather_rows_t = tgl_cpu_gather_rows_t,
     .gather_rows = tgl_cpu_gather_rows,
     .strided = tgl_cpu_strided,
     .map = tgl_cpu_map,

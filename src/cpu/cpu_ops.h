@@ -59,6 +59,8 @@ tgl_status tgl_cpu_scatter(tgl_backend *b, const tgl__tew *check, const tgl__sca
 tgl_status tgl_cpu_interpolate(tgl_backend *b, const tgl__interpolate *p);
 tgl_status tgl_cpu_adaptive_pool2d(tgl_backend *b, const tgl__pool2d *p);
 tgl_status tgl_cpu_matvec_t(tgl_backend *b, const tgl__matvec_t *m);
+tgl_status tgl_cpu_gather_rows_t(tgl_backend *b, const tgl__tew *check, const tgl__gather_w *g, uint64_t *bad_pos,
+                                 int32_t *bad_value);
 tgl_status tgl_cpu_quantize(tgl_backend *b, const tgl__quant *q);
 /* One q8_0 or q4_0 block at blk decoded into out (cpu_quant.c). */
 void tgl_cpu_decode_block(tgl_dtype dt, const uint8_t *blk, float out[32]);

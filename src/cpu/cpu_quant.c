@@ -87,6 +87,25 @@ static void weight_row(const tgl__tensor_view *w, size_t r, size_t cols, float *
         tgl_cpu_decode_block(w->dtype, blk, row + 32 * k);
 }
 
+tgl_status tgl_cpu_gather_rows_t(tgl_backend *b, const tgl__tew *check, const tgl__gather_w *g, uint64_t *bad_pos,
+                                 int32_t *bad_value)
+{
+    tgl_status st = tgl_cpu_index_check(b, check, bad_pos, bad_value);
+    if (st || *bad_pos != UINT64_MAX)
+        return st;
+    float *row = malloc(g->cols * sizeof *row);
+    if (!row)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_gather_rows_t: no host memory for a row of %zu", g->cols);
+    const int32_t *ids = (const int32_t *)tgl_cpu_at(g->ids.view) + g->ids.base;
+    for (size_t k = 0; k < g->n; k++) {
+        weight_row(&g->w, (size_t)ids[(int64_t)k * g->ids.strides[0]], g->cols, row);
+        for (size_t c = 0; c < g->cols; c++)
+            *f32_at(&g->out, k, c) = row[c];
+    }
+    free(row);
+    return TGL_OK;
+}
+
 tgl_status tgl_cpu_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
 {
     float *row = calloc(m->cols, sizeof *row);

@@ -130,6 +130,7 @@ static const tgl__vtable gl_vtable = {
     .cast = tgl_gl_cast,
     .rope = tgl_gl_rope,
     .rope_t = tgl_gl_rope_t,
+    .gather_rows_t = tgl_gl_gather_rows_t,
     .gather_rows = tgl_gl_gather_rows,
     .strided = tgl_gl_strided,
     .tensor_ewise = tgl_gl_tensor_ewise,

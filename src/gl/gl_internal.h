@@ -572,6 +572,8 @@ void tgl_gl_cast_variants(void (*fn)(void *ctx, const char *kernel, const char *
 tgl_status tgl_gl_rope(tgl_backend *b, tgl__view in, tgl__view out, size_t rows, size_t seq, size_t heads,
                        size_t head_dim, size_t pos_offset, float theta, tgl_rope_mode mode);
 tgl_status tgl_gl_rope_t(tgl_backend *b, const tgl__rope_t *r);
+tgl_status tgl_gl_gather_rows_t(tgl_backend *b, const tgl__tew *check, const tgl__gather_w *g, uint64_t *bad_pos,
+                                int32_t *bad_value);
 tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                               size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id);
 void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);

@@ -247,6 +247,82 @@ tgl_status tgl_gl_quantize(tgl_backend *b, const tgl__quant *q)
     return TGL_OK;
 }
 
+/* ---- tgl_gather_rows_t ---- */
+
+typedef struct gw_flags {
+    uint32_t fmt;
+} gw_flags;
+static const tgl_gl_def gw_defs[] = {TGL_GL_UINT(gw_flags, fmt, "WFMT")};
+
+static tgl_gl_plan gw_plan(uint32_t fmt)
+{
+    gw_flags f = {fmt};
+    tgl_gl_plan p = {.op = "tgl_gather_rows_t", .why = "an invocation per output element"};
+    tgl_gl_plan_kernel(&p, "llm/gather_w", TGL_GL_DEFS(gw_defs), &f);
+    return p;
+}
+
+/* The ids checked first (a wait for the status word); then, per run of columns (whole blocks),
+ * the table in windows of rows that fit the SSBO block limit, each with every slab of ids and
+ * output rows whose windows fit: a dispatch writes the rows whose ids fall in its window. */
+tgl_status tgl_gl_gather_rows_t(tgl_backend *b, const tgl__tew *check, const tgl__gather_w *g, uint64_t *bad_pos,
+                                int32_t *bad_value)
+{
+    tgl_status st = tgl_gl_check_index(b, check, bad_pos, bad_value);
+    if (st || *bad_pos != UINT64_MAX)
+        return st;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t max_bytes = tgl_gl_max_window_elems(l, 1), align = tgl_gl_window_align(l, 0);
+    tgl__tensor_view ids = g->ids; /* as a 2-D view of [n, 1] for window_2d */
+    ids.strides[1] = 1;
+    uint64_t grid = (uint64_t)l->wg_count[0] * l->wg_count[1] * l->workgroup_size;
+    if (grid > UINT32_MAX / 2)
+        grid = UINT32_MAX / 2;
+    /* columns per dispatch (whole blocks), table rows per window, output rows per slab */
+    size_t ub = tgl__is_block(g->w.dtype) ? 32 : 1, cc = g->cols;
+    while (cc > ub && (tgl__span_bytes(&g->out, 1, cc) > max_bytes || tgl__span_bytes(&g->w, 1, cc / ub) > max_bytes ||
+                       cc > grid))
+        cc = (cc / ub + 1) / 2 * ub;
+    if (tgl__span_bytes(&g->out, 1, cc) > max_bytes || tgl__span_bytes(&g->w, 1, cc / ub) > max_bytes)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_gather_rows_t: one %s of the table or out reaches past the SSBO "
+                         "block limit", ub > 1 ? "block" : "element");
+    size_t per_w = g->rows, per_k = g->n;
+    while (per_w > 1 && tgl__span_bytes(&g->w, per_w, cc / ub) > max_bytes)
+        per_w = (per_w + 1) / 2;
+    while (per_k > 1 && ((uint64_t)per_k * cc > grid || tgl__span_bytes(&g->out, per_k, cc) > max_bytes ||
+                         tgl__span_bytes(&ids, per_k, 1) > max_bytes))
+        per_k = (per_k + 1) / 2;
+    GLuint prog;
+    tgl_gl_plan plan = gw_plan(wfmt(g->w.dtype));
+    plan.wg = l->workgroup_size;
+    if ((st = tgl_gl_plan_program(b, &plan, &prog)))
+        return st;
+    for (size_t c0 = 0; c0 < g->cols; c0 += cc) {
+        size_t nc = g->cols - c0 < cc ? g->cols - c0 : cc;
+        for (size_t r0 = 0; r0 < g->rows; r0 += per_w) {
+            size_t nr = g->rows - r0 < per_w ? g->rows - r0 : per_w;
+            window2 ww = window_2d(&g->w, r0, nr, c0 / ub, nc / ub, 0, align);
+            for (size_t k0 = 0; k0 < g->n; k0 += per_k) {
+                size_t nk = g->n - k0 < per_k ? g->n - k0 : per_k;
+                window2 wi = window_2d(&ids, k0, nk, 0, 1, 0, align), wy = window_2d(&g->out, k0, nk, c0, nc, 1, align);
+                const tgl_gl_uniform u[] = {
+                    {LOC_GW_COUNT, nk * nc},            {LOC_GW_COLS, nc},
+                    {LOC_GW_W_OFF, ww.off},             {LOC_GW_W_RS, stride_bits(&g->w, 0)},
+                    {LOC_GW_W_CS, stride_bits(&g->w, 1)}, {LOC_GW_ID0, r0},
+                    {LOC_GW_ID_ROWS, nr},               {LOC_GW_IDS_OFF, wi.off},
+                    {LOC_GW_IDS_STRIDE, stride_bits(&ids, 0)}, {LOC_GW_Y_OFF, wy.off},
+                    {LOC_GW_Y_RS, stride_bits(&g->out, 0)}, {LOC_GW_Y_CS, stride_bits(&g->out, 1)},
+                };
+                tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof *u);
+                tgl_gl_binding bind[3] = {ww.bind, wi.bind, wy.bind};
+                if ((st = tgl_gl_dispatch(b, prog, bind, 3, tgl_gl_ceil_div(nk * nc, plan.wg))))
+                    return st;
+            }
+        }
+    }
+    return TGL_OK;
+}
+
 void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     for (uint32_t fmt = 0; fmt <= 4; fmt++)
@@ -260,6 +336,8 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
                                 tgl_gl_plan p = mvw_plan(&f);
                                 fn(ctx, p.kernel, p.defines);
                             }
+    for (uint32_t fmt = 0; fmt <= 4; fmt++)
+        tgl_gl_list_plan(fn, ctx, gw_plan(fmt));
     for (uint32_t fmt = 3; fmt <= 4; fmt++) {
         for (uint32_t to = 0; to < 2; to++) {
             quant_flags f = {to, fmt};
