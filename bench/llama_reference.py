@@ -126,6 +126,8 @@ class Llama:
         self.kc = torch.zeros(self.layers, 1, self.heads_kv, self.ctx, self.hd, device=dev)
         self.vc = torch.zeros_like(self.kc)
         inv = 1.0 / (self.theta ** (torch.arange(0, self.hd, 2, dtype=torch.float64) / self.hd))
+        if g("rope.scaling.type", "none") == "linear":  # Hugging Face's "linear" rope_scaling
+            inv = inv / g("rope.scaling.factor")
         ang = torch.outer(torch.arange(self.ctx, dtype=torch.float64), inv)
         self.cos = torch.cat([ang.cos(), ang.cos()], -1).float().to(dev)
         self.sin = torch.cat([ang.sin(), ang.sin()], -1).float().to(dev)

@@ -52,7 +52,7 @@ static void *xmalloc(size_t n)
 
 typedef struct config {
     size_t layers, dim, ffn, heads, heads_kv, head_dim, vocab, context;
-    double eps, theta;
+    double eps, theta, rope_linear; /* rope_linear: the linear scaling factor, 0 for none */
 } config;
 
 /* The weights of one layer and of the model, on a backend. */
@@ -191,6 +191,30 @@ static config read_config(const gguf_file *f)
         c.eps = 1e-5;
     if (gguf_get_float(f, "llama.rope.freq_base", &c.theta))
         c.theta = 10000.0;
+    /* RoPE scaling: linear is read; others (YaRN, Llama 3.1's per-frequency factors in a
+     * rope_freqs tensor) are refused rather than run with the wrong angles. */
+    char scaling[32] = "none";
+    c.rope_linear = 0;
+    if (gguf_find_kv(f, "llama.rope.scaling.type") &&
+        gguf_get_string(f, "llama.rope.scaling.type", scaling, sizeof scaling)) {
+        fprintf(stderr, "llama: llama.rope.scaling.type is not a string\n");
+        exit(1);
+    }
+    if (!strcmp(scaling, "linear")) {
+        if (gguf_get_float(f, "llama.rope.scaling.factor", &c.rope_linear) || !(c.rope_linear > 0) ||
+            !isfinite(c.rope_linear)) {
+            fprintf(stderr, "llama: linear RoPE scaling needs a finite llama.rope.scaling.factor > 0\n");
+            exit(1);
+        }
+    } else if (strcmp(scaling, "none")) {
+        fprintf(stderr, "llama: RoPE scaling '%s' is not run by this example (none and linear are)\n", scaling);
+        exit(1);
+    }
+    if (gguf_find_tensor(f, "rope_freqs.weight")) {
+        fprintf(stderr, "llama: the file has per-frequency RoPE factors (rope_freqs.weight), which this example "
+                "does not apply\n");
+        exit(1);
+    }
     if (!(c.eps > 0 && c.eps < 1) || !(c.theta > 1 && isfinite(c.theta))) {
         fprintf(stderr, "llama: rms epsilon %g or rope base %g out of range\n", c.eps, c.theta);
         exit(1);
@@ -308,8 +332,13 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
         linear(m, &m->w[l][W_V], n, m->h, m->v);
         /* GGUF's llama tensors are stored for ggml's rope of adjacent pairs (its converter
          * permutes Hugging Face's q and k rows), so the interleaved layout. */
-        CHECK(b, tgl_rope(b, m->q, m->q, 1, n, c->heads, hd, pos, (float)c->theta, TGL_ROPE_INTERLEAVED));
-        CHECK(b, tgl_rope(b, m->k, m->k, 1, n, c->heads_kv, hd, pos, (float)c->theta, TGL_ROPE_INTERLEAVED));
+        tgl_rope_desc rd = {.theta = (float)c->theta, .mode = TGL_ROPE_INTERLEAVED, .pos_offset = pos,
+                            .scaling = c->rope_linear ? TGL_ROPE_SCALE_LINEAR : TGL_ROPE_SCALE_NONE,
+                            .factor = (float)c->rope_linear};
+        tgl_tensor tq = tgl_tensor_contiguous(m->q, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads, hd});
+        tgl_tensor tk = tgl_tensor_contiguous(m->k, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads_kv, hd});
+        CHECK(b, tgl_rope_t(b, &tq, &tq, NULL, &rd));
+        CHECK(b, tgl_rope_t(b, &tk, &tk, NULL, &rd));
         /* The new keys and values into the caches at pos: one strided copy each. */
         tgl_tensor kc = tgl_tensor_contiguous(m->k_cache[l] + pos * hd * f, TGL_DTYPE_F32, 3,
                                               (size_t[]){c->heads_kv, n, hd});
@@ -584,7 +613,7 @@ int main(int argc, char **argv)
     if (random_type) {
         /* A small model: every size a multiple of 32, so every format can hold it. */
         config c = {.layers = 4, .dim = 256, .ffn = 704, .heads = 8, .heads_kv = 2, .head_dim = 32, .vocab = 1024,
-                    .context = 256, .eps = 1e-5, .theta = 10000.0};
+                    .context = 256, .eps = 1e-5, .theta = 10000.0, .rope_linear = 0};
         if (!save_path) {
             snprintf(tmp, sizeof tmp, "/tmp/tensorgl-llama-XXXXXX");
             int fd = mkstemp(tmp);
