@@ -13,25 +13,10 @@
 
 static char tool[PATH_MAX + 16];
 
-/* $(BUILD)/tensorgl, from this test's own path $(BUILD)/tests/test_cli. */
 static int setup(void **state)
 {
     (void)state;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return -1;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    snprintf(tool, sizeof tool, "%s/../tensorgl", self);
-    if (access(tool, X_OK)) {
-        fprintf(stderr, "test_cli: %s is not built (make all)\n", tool);
-        return -1;
-    }
-    return 0;
+    return tgt_built_program("tensorgl", tool, sizeof tool);
 }
 
 /* Runs `tensorgl ARGS` with a device selection that matches nothing, so opening a device

@@ -1,7 +1,7 @@
 /* examples/llama.c end to end: for each weight format (f32, f16, bf16, q8_0, q4_0; tied and
- * untied heads; a seeded part of them under TGL_TEST_SCALE) a random Llama-architecture model is written as GGUF and read back, and the GL
- * backend and the CPU reference must decode the same 64 greedy tokens (the program's exit status
- * and its "SAME TOKENS" line). Damaged files are refused with the reader's message, exit 1.
+ * untied heads; a seeded part of them under TGL_TEST_SCALE) a random Llama-architecture model
+ * is written as GGUF and read back, and the GL backend and the CPU reference must decode the
+ * same 64 greedy tokens (the program's exit status and its "SAME TOKENS" line). Damaged files are refused with the reader's message, exit 1.
  * Runs the llama binary built beside this test. */
 #include "testing.h"
 #include "gl/gl_internal.h"
@@ -15,25 +15,10 @@
 
 static char tool[PATH_MAX + 16];
 
-/* $(BUILD)/llama, from this test's own path $(BUILD)/tests/test_llama. */
 static int setup(void **state)
 {
     (void)state;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return -1;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    snprintf(tool, sizeof tool, "%s/../llama", self);
-    if (access(tool, X_OK)) {
-        fprintf(stderr, "test_llama: %s is not built (make all)\n", tool);
-        return -1;
-    }
-    return 0;
+    return tgt_built_program("llama", tool, sizeof tool);
 }
 
 /* Runs `llama ARGS`, stdout and stderr in out; returns its exit status. */

@@ -3,8 +3,7 @@
 // Row r is token s = (u_row0 + r) % u_seq of the call, at position pos_offset + s. Pair i's
 // angle is phase[i] + s * inv_freq[i]: the host computes inv_freq and phase[i] =
 // (pos_offset * inv_freq) mod 2 pi in double, so a deep position costs no accuracy and the f32
-// error grows only with s. The angle is reduced mod 2 pi with a three-part constant
-// (Cody-Waite) before sin/cos, whose accuracy drivers only promise near [-pi, pi].
+// error grows only with s. The angle is reduced mod 2 pi before sin/cos (common/angle.glsl).
 // HEAD_LOOP (for llvmpipe, with TGL_TEX): one invocation per (row, pair index i), rotating pair
 // i of every head of the row with one sin/cos, and x read through a buffer texture. llvmpipe
 // divides lane by lane and evaluates sin/cos as polynomials, both paid per invocation, and
@@ -20,6 +19,7 @@
 #include "common/reduce.glsl"
 
 #include "common/texel.glsl"
+#include "common/angle.glsl"
 
 #include "common/local_size.glsl"
 #ifdef TGL_TEX
@@ -31,10 +31,8 @@ layout(std430, binding = 0) readonly buffer Src { float x[]; };
 #endif
 #ifdef TGL_VEC4
 layout(std430, binding = 1) writeonly buffer Dst { vec4 y4[]; };
-#define ANGLE vec4
 #else
 layout(std430, binding = 1) writeonly buffer Dst { float y[]; };
-#define ANGLE float
 #endif
 layout(std430, binding = 2) readonly buffer Freq { float freq[]; }; // inv_freq[half], phase[half]
 layout(location = LOC_ROPE_PAIRS) uniform uint u_pairs;      // rows * heads * head_dim / 2 in this dispatch
@@ -47,22 +45,6 @@ layout(location = LOC_ROPE_HEADS) uniform uint u_heads;
 layout(location = LOC_ROPE_SEQ) uniform uint u_seq;
 layout(location = LOC_ROPE_ROW0) uniform uint u_row0;       // the first row's index in the call
 
-// 2 pi = C1 + C2 + C3 (to 7e-15); C1 has 8 significant bits and C2 12, so k * C1 and k * C2
-// are exact for k < 2^12..2^16, i.e. angles up to ~2.5e4; beyond that the reduction's error
-// stays below the rounding the f32 angle already carries (|angle| * 2^-24).
-const float TWO_PI_C1 = 6.28125;
-const float TWO_PI_C2 = 1.9350051879882812e-3;
-const float TWO_PI_C3 = 3.019916050561733e-7;
-
-ANGLE reduce_angle(ANGLE a)
-{
-    ANGLE k = floor(a * 0.15915494309189535 + 0.5);
-    TGL_PRECISE ANGLE r = a - k * TWO_PI_C1;
-    r = r - k * TWO_PI_C2;
-    r = r - k * TWO_PI_C3;
-    return r;
-}
-
 #ifdef TGL_VEC4
 void main()
 {
@@ -74,7 +56,7 @@ void main()
     float tok = float((u_row0 + row) % u_seq);
     vec4 inv_freq = vec4(freq[i], freq[i + 1u], freq[i + 2u], freq[i + 3u]);
     vec4 phase = vec4(freq[half_dim + i], freq[half_dim + i + 1u], freq[half_dim + i + 2u], freq[half_dim + i + 3u]);
-    vec4 angle = reduce_angle(phase + tok * inv_freq);
+    vec4 angle = tgl_reduce_angle(phase + tok * inv_freq);
     vec4 c = cos(angle), s = sin(angle);
     uint step = u_head_dim / 4u, xb = (u_x_off + row * u_heads * u_head_dim) / 4u;
     uint yb = (u_y_off + row * u_heads * u_head_dim) / 4u;
@@ -115,7 +97,7 @@ void main()
     uint base = vec * u_head_dim;
 #endif
     float tok = float((u_row0 + row) % u_seq);
-    float angle = reduce_angle(freq[half_dim + i] + tok * freq[i]);
+    float angle = tgl_reduce_angle(freq[half_dim + i] + tok * freq[i]);
     float c = cos(angle), s = sin(angle);
 #ifdef HEAD_LOOP
     for (uint h = 0u; h < u_heads; h++, base += u_head_dim) {

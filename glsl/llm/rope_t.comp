@@ -4,8 +4,7 @@
 // (batch, token, head, pair slot j < head_dim / 2): slot j < rotary_dim / 2 rotates its pair
 // ((j, j + rotary_dim / 2), or (2j, 2j + 1) with INTERLEAVED); a later slot copies dims 2j and
 // 2j + 1, which lie past rotary_dim. The angle is the f32 product position * freq[j], as the
-// models compute it (precise: no fused operation), reduced mod 2 pi with a three-part constant
-// (Cody-Waite) before sin/cos, whose accuracy drivers promise only near [-pi, pi].
+// models compute it (precise: no fused operation), reduced mod 2 pi (common/angle.glsl).
 // Strides come as two's complement uints: their wrapping sums from an operand's offset (the
 // window holds every element reached) give each element's index. POSITIONS: positions from an
 // int buffer; else token s of the dispatch sits at u_pos_base + s.
@@ -15,7 +14,7 @@
 #define TGL_WG_SIZE 64
 #endif
 #include "common/index.glsl"
-#include "common/precise.glsl"
+#include "common/angle.glsl"
 #include "common/local_size.glsl"
 
 layout(std430, binding = 0) readonly buffer Src { float x[]; };
@@ -34,19 +33,6 @@ layout(location = LOC_ROPE_T_Y_OFF) uniform uint u_y_off;
 layout(location = LOC_ROPE_T_POS_OFF) uniform uint u_pos_off;
 layout(location = LOC_ROPE_T_POS_BASE) uniform uint u_pos_base;
 layout(location = LOC_ROPE_T_STRIDES) uniform uint u_strides[8]; // x: batch, seq, head; y: the same; pos: batch, seq
-
-const float TWO_PI_C1 = 6.28125;
-const float TWO_PI_C2 = 1.9350051879882812e-3;
-const float TWO_PI_C3 = 3.019916050561733e-7;
-
-float reduce_angle(float a)
-{
-    float k = floor(a * 0.15915494309189535 + 0.5);
-    TGL_PRECISE float r = a - k * TWO_PI_C1;
-    r = r - k * TWO_PI_C2;
-    r = r - k * TWO_PI_C3;
-    return r;
-}
 
 void main()
 {
@@ -69,7 +55,7 @@ void main()
     float position = float(u_pos_base + s);
 #endif
     TGL_PRECISE float angle = position * freq[j];
-    float a = reduce_angle(angle);
+    float a = tgl_reduce_angle(angle);
     float c = cos(a), sn = sin(a);
 #ifdef INTERLEAVED
     uint i0 = 2u * j, i1 = 2u * j + 1u;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <limits.h>
 #include <unistd.h>
 
 /* Reaches into the GL backend only to learn whether a display exists at all. */
@@ -293,6 +294,25 @@ int tgt_pair_restore_reads(void **state)
     if (p && p->gl) {
         tgl_gl_of(p->gl)->limits.texel_inputs = p->gl_textures;
         tgl_gl_of(p->gl)->limits.image_inputs = p->gl_images;
+    }
+    return 0;
+}
+
+int tgt_built_program(const char *name, char *out, size_t size)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    int len = snprintf(out, size, "%s/../%s", self, name);
+    if (len < 0 || (size_t)len >= size || access(out, X_OK)) {
+        fprintf(stderr, "%s is not built (make all)\n", len > 0 && (size_t)len < size ? out : name);
+        return -1;
     }
     return 0;
 }

@@ -44,6 +44,10 @@ size_t tgt_below(tgt_rng *r, size_t n);
 /* TGL_TEST_CPU_ONLY=1 (the valgrind run): GL backends are skipped, the CPU parts run. */
 int tgt_cpu_only(void);
 
+/* The program `name` built beside the tests ($(BUILD)/name, from this test's own path
+ * $(BUILD)/tests/TEST) into out: 0, or -1 (with a message) when it is not built. */
+int tgt_built_program(const char *name, char *out, size_t size);
+
 /* TGL_TEST_SCALE (a number in (0, 1], default 1; anything else fails the test) thins the work
  * the suites repeat for coverage: make check runs at 0.25 to stay within minutes on two cores
  * with empty caches, make check-full (CI) at 1, and CI's softpipe run at 0.25 (each dispatch
