@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The rotary_dim / 2 frequencies of d, scaled, in double (the callers round them to f32). */
-static void frequencies(const tgl_rope_desc *d, size_t rot, double *inv)
+/* The rotary_dim / 2 frequencies of d, scaled in double, rounded to f32. */
+static void frequencies(const tgl_rope_desc *d, size_t rot, float *freq)
 {
     double base = d->theta, factor = d->factor;
     if (d->scaling == TGL_ROPE_SCALE_NTK)
@@ -25,7 +25,7 @@ static void frequencies(const tgl_rope_desc *d, size_t rot, double *inv)
                 f = (1.0 - smooth) * f / factor + smooth * f;
             }
         }
-        inv[i] = f;
+        freq[i] = (float)f;
     }
 }
 
@@ -110,17 +110,10 @@ TGL_API tgl_status tgl_rope_t(tgl_backend *b, const tgl_tensor *in, const tgl_te
         return st;
     if (!b->vt->rope_t)
         return tgl__unsupported(b, "tgl_rope_t");
-    double *inv = malloc((rot / 2 ? rot / 2 : 1) * sizeof *inv);
     float *freq = malloc((rot / 2 ? rot / 2 : 1) * sizeof *freq);
-    if (!inv || !freq) {
-        free(inv);
-        free(freq);
+    if (!freq)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope_t: no host memory for %zu frequencies", rot / 2);
-    }
-    frequencies(d, rot, inv);
-    for (size_t i = 0; i < rot / 2; i++)
-        freq[i] = (float)inv[i];
-    free(inv);
+    frequencies(d, rot, freq);
     r.freq = freq;
     st = b->vt->rope_t(b, &r);
     free(freq);
