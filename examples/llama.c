@@ -307,18 +307,21 @@ static tgl_tensor heads_view(tgl_ptr p, size_t n, size_t heads, size_t d)
     return t;
 }
 
-/* The embedding rows of the n tokens into m->x: one lookup, decoded to f32 on the device. */
+/* The embedding rows of the n tokens into m->x: one lookup, decoded to f32 on the device. tokens
+ * NULL: the one token the last step's argmax left in m->token (no upload). */
 static void embed(model *m, const int32_t *tokens, size_t n)
 {
     const matrix *e = &m->embed;
-    CHECK(m->b, tgl_copy_htod(m->b, m->ids, tokens, n * sizeof *tokens));
+    if (tokens)
+        CHECK(m->b, tgl_copy_htod(m->b, m->ids, tokens, n * sizeof *tokens));
     tgl_tensor table = tgl_tensor_contiguous(e->data, e->dtype, 2, (size_t[]){e->rows, e->cols});
-    tgl_tensor ids = tgl_tensor_contiguous(m->ids, TGL_DTYPE_I32, 1, &n);
+    tgl_tensor ids = tgl_tensor_contiguous(tokens ? m->ids : m->token, TGL_DTYPE_I32, 1, &n);
     tgl_tensor x = tgl_tensor_contiguous(m->x, TGL_DTYPE_F32, 2, (size_t[]){n, e->cols});
     CHECK(m->b, tgl_gather_rows_t(m->b, &table, &ids, &x));
 }
 
-/* One forward pass over n tokens at positions pos .. pos + n - 1; the greedy next token. */
+/* One forward pass over n tokens at positions pos .. pos + n - 1 (tokens NULL: the token in
+ * m->token, n 1); the greedy next token. */
 static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
 {
     tgl_backend *b = m->b;
@@ -398,7 +401,7 @@ static void generate(model *m, const int32_t *prompt, size_t n_prompt, size_t st
     for (size_t s = 0; s < steps; s++) {
         r->tokens[s] = next;
         if (s + 1 < steps)
-            next = forward(m, &r->tokens[s], 1, n_prompt + s);
+            next = forward(m, NULL, 1, n_prompt + s); /* r->tokens[s], still in m->token */
     }
     r->prefill_ms = t1 - t0;
     r->decode_ms = now_ms() - t1;
