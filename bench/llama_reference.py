@@ -128,6 +128,8 @@ class Llama:
         inv = 1.0 / (self.theta ** (torch.arange(0, self.hd, 2, dtype=torch.float64) / self.hd))
         if g("rope.scaling.type", "none") == "linear":  # Hugging Face's "linear" rope_scaling
             inv = inv / g("rope.scaling.factor")
+        if "rope_freqs.weight" in tensors:  # Llama 3.1's scaling, as GGUF carries it: per-frequency factors
+            inv = inv / tensors["rope_freqs.weight"][0].reshape(-1).double()
         ang = torch.outer(torch.arange(self.ctx, dtype=torch.float64), inv)
         self.cos = torch.cat([ang.cos(), ang.cos()], -1).float().to(dev)
         self.sin = torch.cat([ang.sin(), ang.sin()], -1).float().to(dev)

@@ -1,10 +1,12 @@
 /* tensorgl llama: a Llama-architecture decoder (RMSNorm, grouped-query attention with a KV cache,
- * RoPE, SwiGLU, a tied or untied head) that loads its weights from a GGUF file, in f32, f16, bf16,
+ * RoPE with linear scaling or per-frequency factors, SwiGLU, a tied or untied head) that loads its
+ * weights from a GGUF file, in f32, f16, bf16,
  * q8_0 or q4_0 as they are stored there, and greedily decodes from a prompt of token ids
  * (tokenizing is not its job), printing the tokens and tokens/s.
  *
  *   llama --model FILE.gguf [--prompt 1,2,3] [--steps 64] [--backend gl|cpu|both]
- *   llama --random q4_0 [--save FILE.gguf] ...   a small random model (saved as GGUF with --save)
+ *   llama --random q4_0 [--save FILE.gguf] [--tied] [--rope-freqs] ...   a small random model (saved
+ *       as GGUF with --save; --tied: no output.weight; --rope-freqs: Llama 3.1's rope_freqs factors)
  *
  * --backend both runs the GL backend and the CPU reference on the same weights and exits 1 unless
  * they decode the same tokens. Every weight matrix stays in its file's format on the device; the
@@ -73,6 +75,7 @@ typedef struct model {
     tgl_ptr attn_norm[64], ffn_norm[64], out_norm;
     tgl_ptr k_cache[64], v_cache[64];     /* [heads_kv, context, head_dim] each */
     tgl_ptr x, h, q, qh, k, v, oh, o, gate, up, logits, token, ids; /* activations for up to n_max tokens */
+    float *rope_freqs;                    /* head_dim / 2 per-frequency RoPE factors (rope_freqs.weight), or NULL */
     size_t n_max;
 } model;
 
@@ -191,8 +194,8 @@ static config read_config(const gguf_file *f)
         c.eps = 1e-5;
     if (gguf_get_float(f, "llama.rope.freq_base", &c.theta))
         c.theta = 10000.0;
-    /* RoPE scaling: linear is read; others (YaRN, Llama 3.1's per-frequency factors in a
-     * rope_freqs tensor) are refused rather than run with the wrong angles. */
+    /* RoPE scaling: linear is read (and Llama 3.1's per-frequency factors, a rope_freqs tensor,
+     * by model_load); others (YaRN) are refused rather than run with the wrong angles. */
     char scaling[32] = "none";
     c.rope_linear = 0;
     if (gguf_find_kv(f, "llama.rope.scaling.type") &&
@@ -208,11 +211,6 @@ static config read_config(const gguf_file *f)
         }
     } else if (strcmp(scaling, "none")) {
         fprintf(stderr, "llama: RoPE scaling '%s' is not run by this example (none and linear are)\n", scaling);
-        exit(1);
-    }
-    if (gguf_find_tensor(f, "rope_freqs.weight")) {
-        fprintf(stderr, "llama: the file has per-frequency RoPE factors (rope_freqs.weight), which this example "
-                "does not apply\n");
         exit(1);
     }
     if (!(c.eps > 0 && c.eps < 1) || !(c.theta > 1 && isfinite(c.theta))) {
@@ -241,6 +239,15 @@ static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_ma
     m->embed = load_matrix(b, f, "token_embd.weight", c->vocab, c->dim);
     m->head = gguf_find_tensor(f, "output.weight") ? load_matrix(b, f, "output.weight", c->vocab, c->dim) : m->embed;
     m->out_norm = load_vector(b, f, "output_norm.weight", c->dim);
+    if (gguf_find_tensor(f, "rope_freqs.weight")) { /* f32 [head_dim / 2]; tgl_rope_t checks the values */
+        const gguf_tensor *t = need(f, "rope_freqs.weight", 1, c->head_dim / 2, 1);
+        if (t->type != GGML_F32) {
+            fprintf(stderr, "llama: rope_freqs.weight is %s; f32 is expected\n", gguf_ggml_type_name(t->type));
+            exit(1);
+        }
+        m->rope_freqs = xmalloc(c->head_dim / 2 * sizeof(float));
+        memcpy(m->rope_freqs, t->data, c->head_dim / 2 * sizeof(float));
+    }
     for (size_t l = 0; l < c->layers; l++) {
         for (int w = 0; w < N_LAYER_W; w++) {
             snprintf(name, sizeof name, "blk.%zu.%s.weight", l, layer_w_names[w]);
@@ -287,6 +294,7 @@ static void model_free(model *m)
     tgl_ptr acts[] = {m->x, m->h, m->q, m->qh, m->oh, m->o, m->k, m->v, m->gate, m->up, m->logits, m->token, m->ids};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         CHECK(b, tgl_free(b, acts[i]));
+    free(m->rope_freqs);
 }
 
 /* y[n, rows] = x[n, cols] Wᵀ. */
@@ -337,7 +345,7 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
          * permutes Hugging Face's q and k rows), so the interleaved layout. */
         tgl_rope_desc rd = {.theta = (float)c->theta, .mode = TGL_ROPE_INTERLEAVED, .pos_offset = pos,
                             .scaling = c->rope_linear ? TGL_ROPE_SCALE_LINEAR : TGL_ROPE_SCALE_NONE,
-                            .factor = (float)c->rope_linear};
+                            .factor = (float)c->rope_linear, .freq_factors = m->rope_freqs};
         tgl_tensor tq = tgl_tensor_contiguous(m->q, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads, hd});
         tgl_tensor tk = tgl_tensor_contiguous(m->k, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads_kv, hd});
         CHECK(b, tgl_rope_t(b, &tq, &tq, NULL, &rd));
@@ -456,12 +464,29 @@ static void *random_weights(tgl_backend *cpu, uint32_t type, size_t rows, size_t
     return host;
 }
 
-static void save_random(const char *path, uint32_t type, const config *c, int tied)
+/* With rope_freqs: Llama 3.1's per-frequency factors as llama.cpp's converter writes them (the
+ * rope_freqs tensor, factor 8, low and high frequency factors 1 and 4), for an original context
+ * of 64 tokens, so that the small model's frequencies fall in all three bands. */
+static float *llama3_factors(const config *c)
+{
+    const double factor = 8, low = 1, high = 4, original = 64;
+    float *ff = xmalloc(c->head_dim / 2 * sizeof *ff);
+    for (size_t i = 0; i < c->head_dim / 2; i++) {
+        double wavelength = 2 * 3.14159265358979323846 * pow(c->theta, 2.0 * (double)i / (double)c->head_dim);
+        double smooth = (original / wavelength - low) / (high - low);
+        ff[i] = wavelength < original / high  ? 1.0f
+                : wavelength > original / low ? (float)factor
+                                              : (float)(1.0 / ((1 - smooth) / factor + smooth));
+    }
+    return ff;
+}
+
+static void save_random(const char *path, uint32_t type, const config *c, int tied, int rope_freqs)
 {
     tgl_backend *cpu;
     tgl_options o = {.kind = TGL_BACKEND_CPU};
     CHECK(NULL, tgl_open(&o, &cpu));
-    enum { MAX_T = 3 + 9 * 64 };
+    enum { MAX_T = 4 + 9 * 64 };
     static gguf_write_tensor ts[MAX_T];
     static char names[MAX_T][GGUF_MAX_NAME];
     void *owned[MAX_T];
@@ -492,6 +517,12 @@ static void save_random(const char *path, uint32_t type, const config *c, int ti
     if (!tied)
         ADD_MATRIX("output.weight", c->vocab, c->dim);
     ADD_NORM("output_norm.weight");
+    if (rope_freqs) {
+        snprintf(names[n], GGUF_MAX_NAME, "rope_freqs.weight");
+        owned[n] = llama3_factors(c);
+        ts[n] = (gguf_write_tensor){names[n], 1, {c->head_dim / 2, 1, 1, 1}, GGML_F32, owned[n]};
+        n++;
+    }
     for (size_t l = 0; l < c->layers; l++) {
         for (int w = 0; w < N_LAYER_W; w++) {
             snprintf(name, sizeof name, "blk.%zu.%s.weight", l, layer_w_names[w]);
@@ -532,6 +563,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: llama --model FILE.gguf | --random f32|f16|bf16|q8_0|q4_0 [--save FILE.gguf] [--tied]\n"
+            "             [--rope-freqs]\n"
             "             [--prompt ID,ID,...] [--steps N] [--backend gl|cpu|both]\n");
     exit(2);
 }
@@ -580,11 +612,11 @@ int main(int argc, char **argv)
     const char *model_path = NULL, *random_type = NULL, *save_path = NULL, *backend = "gl";
     static int32_t prompt[MAX_PROMPT];
     size_t n_prompt = parse_prompt("1,15,27,3,8", prompt), steps = 64;
-    int tied = 0;
+    int tied = 0, rope_freqs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--tied")) {
-            tied = 1;
+        if (!strcmp(a, "--tied") || !strcmp(a, "--rope-freqs")) {
+            *(a[2] == 't' ? &tied : &rope_freqs) = 1;
             continue;
         }
         if (!v)
@@ -609,7 +641,7 @@ int main(int argc, char **argv)
             usage();
         i++;
     }
-    if (!!model_path == !!random_type || (save_path && !random_type) || n_prompt == 0 ||
+    if (!!model_path == !!random_type || ((save_path || tied || rope_freqs) && !random_type) || n_prompt == 0 ||
         (strcmp(backend, "gl") && strcmp(backend, "cpu") && strcmp(backend, "both")))
         usage();
     char tmp[64] = "";
@@ -627,7 +659,7 @@ int main(int argc, char **argv)
             close(fd);
             save_path = tmp;
         }
-        save_random(save_path, ggml_of_name(random_type), &c, tied);
+        save_random(save_path, ggml_of_name(random_type), &c, tied, rope_freqs);
         model_path = save_path;
     }
     gguf_file f;

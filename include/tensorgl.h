@@ -1266,6 +1266,10 @@ typedef struct tgl_rope_desc {
     float factor;            /* LINEAR, NTK and LLAMA3: finite, > 0 */
     float low_freq_factor, high_freq_factor; /* LLAMA3: 0 < low < high */
     size_t original_context; /* LLAMA3: the context the model was trained at (8192 for Llama 3.1), > 0 */
+    /* NULL, or rotary_dim / 2 host floats, each finite and > 0: frequency i is divided by
+     * freq_factors[i] after the scaling above (ggml's freq_factors: the rope_freqs tensor in
+     * which GGUF files of Llama 3.1 and later carry their Llama 3 scaling, with scaling NONE) */
+    const float *freq_factors;
 } tgl_rope_desc;
 
 /* Rotary position embedding with per-token positions, partial rotation and frequency scaling,
@@ -1275,12 +1279,14 @@ typedef struct tgl_rope_desc {
  * i32 [batch, seq] with any strides (stride 0 over batch shares one row), any values.
  * Pair i < rotary_dim / 2 is (i, i + rotary_dim / 2) in TGL_ROPE_NEOX mode, (2i, 2i + 1) in
  * TGL_ROPE_INTERLEAVED; it turns by the angle f32(position) * f_i rounded to f32, f_i the f32
- * nearest the scaled inv_freq[i] (computed in double): the angle PyTorch's models compute.
+ * nearest the scaled inv_freq[i] (divided by freq_factors[i] where given; computed in double):
+ * the angle PyTorch's models compute.
  * y0 = x0 cos - x1 sin, y1 = x0 sin + x1 cos. Dims from rotary_dim on are copied.
  * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in, out or d, shapes that are not 4-D and alike,
  *   head_dim odd, rotary_dim odd or past head_dim, a dtype other than f32 (i32 for positions),
- *   positions not [batch, seq], theta, factor or the Llama 3 settings out of range, pos_offset +
- *   seq past 2^32, overlap, a stride along head_dim other than 1), TGL_ERR_INVALID_POINTER.
+ *   positions not [batch, seq], theta, factor, a freq_factors entry or the Llama 3 settings out
+ *   of range, pos_offset + seq past 2^32, overlap, a stride along head_dim other than 1),
+ *   TGL_ERR_INVALID_POINTER.
  * Example: tgl_rope_desc d = {.theta = 500000.0f, .mode = TGL_ROPE_NEOX, .scaling = TGL_ROPE_SCALE_LLAMA3,
  *              .factor = 8, .low_freq_factor = 1, .high_freq_factor = 4, .original_context = 8192};
  *          tgl_rope_t(b, &q, &q, &pos, &d);  // q [batch, seq, heads, 128], pos i32 [batch, seq] */

@@ -26,6 +26,7 @@ typedef struct outputs {
     float batched[2 * ROWS * ROWS], mv[ROWS], attn_kv[2 * 4 * 8], attn_gqa[2 * 4 * 8], gemm16_out[ROWS * ROWS];
     float quanted[3 * 32], qmv[2 * 3]; /* tgl_quantize of x to q4_0 then tgl_dequantize; tgl_matvec_t by y */
     float rope_t[ROWS * COLS];         /* tgl_rope_t of pm: positions from ids, half the dims rotated, Llama 3 scaling */
+    float rope_f[ROWS * COLS];         /* tgl_rope_t of pm: every dim rotated, per-frequency factors */
     float embedded[3 * COLS];          /* tgl_gather_rows_t of pm's rows as f16 */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
@@ -163,6 +164,10 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
                             .high_freq_factor = 4.0f, .original_context = 64};
         OK(tgl_rope_t(b, &xin, &xout, &pos, &rd));
         OK(tgl_copy_dtoh(b, o->rope_t, rt, sizeof o->rope_t));
+        const float factors[COLS / 2] = {1, 1, 1.5f, 2, 3, 8, 8, 8};
+        tgl_rope_desc rf = {.theta = 10000.0f, .mode = TGL_ROPE_INTERLEAVED, .pos_offset = 3, .freq_factors = factors};
+        OK(tgl_rope_t(b, &xin, &xout, NULL, &rf));
+        OK(tgl_copy_dtoh(b, o->rope_f, rt, sizeof o->rope_f));
         tgl_ptr h = fresh(b, ROWS * COLS * 2), e = fresh(b, sizeof o->embedded);
         tgl_tensor table = tgl_tensor_contiguous(h, TGL_DTYPE_F16, 2, (size_t[]){ROWS, COLS});
         tgl_tensor src = tgl_tensor_contiguous(pm, TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});

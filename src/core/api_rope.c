@@ -5,8 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The rotary_dim / 2 frequencies of d, scaled in double, rounded to f32. */
-static void frequencies(const tgl_rope_desc *d, size_t rot, float *freq)
+/* The rotary_dim / 2 frequencies of d, scaled in double, rounded to f32. Returns the number of
+ * them that are finite in f32 (all unless a factor scaled one past FLT_MAX). */
+static size_t frequencies(const tgl_rope_desc *d, size_t rot, float *freq)
 {
     double base = d->theta, factor = d->factor;
     if (d->scaling == TGL_ROPE_SCALE_NTK)
@@ -25,8 +26,13 @@ static void frequencies(const tgl_rope_desc *d, size_t rot, float *freq)
                 f = (1.0 - smooth) * f / factor + smooth * f;
             }
         }
+        if (d->freq_factors)
+            f /= (double)d->freq_factors[i];
         freq[i] = (float)f;
+        if (!isfinite(freq[i]))
+            return i;
     }
+    return rot / 2;
 }
 
 static tgl_status check_desc(tgl_backend *b, const tgl_rope_desc *d, size_t head_dim, size_t *rot)
@@ -53,6 +59,10 @@ static tgl_status check_desc(tgl_backend *b, const tgl_rope_desc *d, size_t head
                          "d: Llama 3 scaling needs 0 < low_freq_factor (%g) < high_freq_factor (%g) and an "
                          "original_context (%zu) > 0",
                          (double)d->low_freq_factor, (double)d->high_freq_factor, d->original_context);
+    for (size_t i = 0; d->freq_factors && i < *rot / 2; i++)
+        if (!(isfinite(d->freq_factors[i]) && d->freq_factors[i] > 0.0f))
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "d->freq_factors[%zu]: %g is not finite and > 0", i,
+                             (double)d->freq_factors[i]);
     return TGL_OK;
 }
 
@@ -113,7 +123,12 @@ TGL_API tgl_status tgl_rope_t(tgl_backend *b, const tgl_tensor *in, const tgl_te
     float *freq = malloc((rot / 2 ? rot / 2 : 1) * sizeof *freq);
     if (!freq)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope_t: no host memory for %zu frequencies", rot / 2);
-    frequencies(d, rot, freq);
+    size_t finite = frequencies(d, rot, freq);
+    if (finite < rot / 2) {
+        free(freq);
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "tgl_rope_t: frequency %zu, scaled, is past f32's range",
+                         finite);
+    }
     r.freq = freq;
     st = b->vt->rope_t(b, &r);
     free(freq);

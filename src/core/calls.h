@@ -26,7 +26,8 @@ typedef enum {
 #define TGL__CONV2D_FIELDS 14 /* size_t members of tgl_conv2d_desc */
 #define TGL__POOL2D_FIELDS 15 /* tgl_pool2d_desc: 12 size_t, kind, ceil_mode, count_include_pad */
 #define TGL__INTERP_FIELDS 10 /* tgl_interpolate_desc: 6 size_t, mode, align_corners, 2 doubles */
-#define TGL__ROPE_FIELDS 9 /* tgl_rope_desc: theta, mode, rotary_dim, pos_offset, scaling, 3 floats, original_context */
+#define TGL__ROPE_FIELDS 9 /* tgl_rope_desc: theta, mode, rotary_dim, pos_offset, scaling, 3 floats, original_context
+                           (freq_factors follow as a counted list) */
 #define TGL__MAX_INTS (2 * TGL_MAX_DIMS) /* values a J argument's record holds (tgl_pad's widths) */
 
 /* One argument in native form: what the C call takes. Arrays, strings, descriptors and host

@@ -208,13 +208,41 @@ static tgl_status get_tensor_list(tgl__trace_reader *r, cursor *c, tgl__rcall *r
     return TGL_OK;
 }
 
+/* A rope descriptor's freq_factors: a u64 count (0: NULL), then the floats as f32 bits. */
+static tgl_status get_rope_factors(tgl__trace_reader *r, cursor *c, tgl__rcall *rc, size_t i)
+{
+    uint64_t n = get64(c);
+    if (n == 0 || c->short_read)
+        return TGL_OK;
+    if (!rc->present[i] || n > c->left / sizeof(uint32_t))
+        return BAD(r, "argument %zu: %llu frequency factors in a record with %zu bytes left%s", i + 1,
+                   (unsigned long long)n, c->left, rc->present[i] ? "" : " and no descriptor");
+    if (n > rc->factors_cap) {
+        float *f = realloc(rc->factors, (size_t)n * sizeof *f);
+        if (!f)
+            return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "trace %s: no host memory for %llu frequency factors",
+                             r->path, (unsigned long long)n);
+        rc->factors = f;
+        rc->factors_cap = (size_t)n;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint32_t bits = get32(c);
+        memcpy(&rc->factors[k], &bits, sizeof bits);
+    }
+    rc->rope.freq_factors = rc->factors;
+    return TGL_OK;
+}
+
 void tgl__rcall_release(tgl__rcall *c)
 {
     free(c->tlist);
     free(c->tlist_p);
+    free(c->factors);
     c->tlist = NULL;
     c->tlist_p = NULL;
     c->tlist_cap = 0;
+    c->factors = NULL;
+    c->factors_cap = 0;
 }
 
 static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
@@ -306,7 +334,9 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
             const uint32_t bits[4] = {(uint32_t)f[0], (uint32_t)f[5], (uint32_t)f[6], (uint32_t)f[7]};
             memcpy(fl, bits, sizeof fl);
             rc->rope = (tgl_rope_desc){fl[0], (tgl_rope_mode)(int)(int64_t)f[1], (size_t)f[2], (size_t)f[3],
-                                       (tgl_rope_scaling)(int)(int64_t)f[4], fl[1], fl[2], fl[3], (size_t)f[8]};
+                                       (tgl_rope_scaling)(int)(int64_t)f[4], fl[1], fl[2], fl[3], (size_t)f[8],
+                                       NULL};
+            st = get_rope_factors(r, c, rc, i);
             break;
         }
         case 't': case 'T': case 'M':

@@ -38,6 +38,8 @@ typedef struct tgl__rcall {
     tgl_tensor *tlist;
     tgl__rptr *tlist_p;
     size_t tlist_cap;
+    float *factors; /* Y: the rope descriptor's freq_factors, grown likewise */
+    size_t factors_cap;
     uint32_t id[TGL__CALL_MAX_ARGS];      /* D: data id; A: the new allocation's id */
 } tgl__rcall;
 

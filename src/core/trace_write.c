@@ -354,6 +354,19 @@ static void put_tensor(const tgl__trace *t, tgl__bytes *o, const tgl_tensor *d, 
     /* NOLINTEND(clang-analyzer-core.CallAndMessage) */
 }
 
+/* How many of d->freq_factors a call of tgl_rope_t reads: rotary_dim / 2, or head_dim / 2 (the
+ * last dim of its first tensor argument, in) where rotary_dim is 0; none without factors or
+ * where in is not 4-D (the call fails before it reads them). */
+static size_t rope_factor_count(const tgl__call *c, const tgl_rope_desc *d)
+{
+    if (!d || !d->freq_factors)
+        return 0;
+    if (d->rotary_dim)
+        return d->rotary_dim / 2;
+    const tgl_tensor *in = tgl__fn_signature(c->fn)[0] == 't' ? c->args[0].ptr : NULL;
+    return in && in->ndim == 4 ? in->shape[3] / 2 : 0;
+}
+
 static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, uint32_t alloc_id)
 {
     const char *sig = tgl__fn_signature(c->fn);
@@ -422,6 +435,13 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
             tgl__bytes_u8(o, d != NULL);
             for (size_t k = 0; k < TGL__ROPE_FIELDS; k++)
                 tgl__bytes_u64(o, f[k]);
+            size_t n = rope_factor_count(c, d);
+            tgl__bytes_u64(o, n);
+            for (size_t k = 0; k < n; k++) {
+                uint32_t bits;
+                memcpy(&bits, &d->freq_factors[k], sizeof bits);
+                tgl__bytes_u32(o, bits);
+            }
             break;
         }
         case 'R': { /* the enum and int as u64 (two's complement), the scales as f64 bits */

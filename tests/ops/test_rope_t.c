@@ -29,8 +29,9 @@ static int teardown(void **state)
     return tgt_pair_teardown(state);
 }
 
-/* Hugging Face's inverse frequencies for a rotary dimension and scaling, in double. */
-static double reference_freq(const tgl_rope_desc *d, size_t rot, size_t i)
+/* Hugging Face's inverse frequencies for a rotary dimension and scaling, in double; then
+ * divided by d->freq_factors[i] where given (ggml's freq_factors). */
+static double scaled_freq(const tgl_rope_desc *d, size_t rot, size_t i)
 {
     double base = d->theta;
     if (d->scaling == TGL_ROPE_SCALE_NTK)
@@ -53,6 +54,12 @@ static double reference_freq(const tgl_rope_desc *d, size_t rot, size_t i)
     return f;
 }
 
+static double reference_freq(const tgl_rope_desc *d, size_t rot, size_t i)
+{
+    double f = scaled_freq(d, rot, i);
+    return d->freq_factors ? f / (double)d->freq_factors[i] : f;
+}
+
 /* One case: in is [batch, seq, heads, head_dim] inside a buffer of `row` floats per token
  * (a fused qkv row when row > heads * head_dim: in starts `col0` floats in), batch walked
  * backwards when reversed; out contiguous or in place. */
@@ -60,6 +67,7 @@ typedef struct rcase {
     size_t batch, seq, heads, head_dim, row, col0;
     int reversed, in_place, with_pos, shared_pos;
     tgl_rope_desc d;
+    float factors[65]; /* d.freq_factors points here when the case has them */
 } rcase;
 
 static void random_case(tgt_rng *r, rcase *c)
@@ -80,6 +88,11 @@ static void random_case(tgt_rng *r, rcase *c)
     c->d.original_context = 64 + tgt_below(r, 8192);
     if (c->d.scaling == TGL_ROPE_SCALE_NTK && (c->d.rotary_dim ? c->d.rotary_dim : c->head_dim) < 4)
         c->d.scaling = TGL_ROPE_SCALE_LINEAR;
+    if (tgt_below(r, 3) == 0) { /* per-frequency factors, as GGUF's rope_freqs tensor holds them */
+        for (size_t i = 0; i < (c->d.rotary_dim ? c->d.rotary_dim : c->head_dim) / 2; i++)
+            c->factors[i] = tgt_uniform(r, 0.5f, 40.0f);
+        c->d.freq_factors = c->factors;
+    }
     c->d.pos_offset = tgt_below(r, 3) == 0 ? 0 : tgt_below(r, 100000);
     c->with_pos = tgt_below(r, 2);
     c->shared_pos = c->with_pos && tgt_below(r, 2);
@@ -319,6 +332,10 @@ static void test_refusals(void **state)
         tgl_tensor out = tgl_tensor_contiguous(dy, TGL_DTYPE_F32, 4, (size_t[]){2, 3, 1, 8});
         tgl_tensor tp = tgl_tensor_contiguous(dp, TGL_DTYPE_I32, 2, (size_t[]){2, 3});
         const tgl_rope_desc ok = {.theta = 10000.0f};
+        /* head_dim 8: 4 factors read; the bad one last, so every one is checked */
+        const float zero_factor[4] = {1, 1, 1, 0}, nan_factor[4] = {1, 1, 1, NAN};
+        const float inf_factor[4] = {1, 1, 1, INFINITY}, negative_factor[4] = {1, 1, 1, -2};
+        const float tiny_factor[4] = {1e-39f, 1, 1, 1};
         struct {
             tgl_rope_desc d;
             int bad_pos, bad_shape, odd, overlap, stride;
@@ -333,6 +350,11 @@ static void test_refusals(void **state)
               .high_freq_factor = 1, .original_context = 8192}, 0, 0, 0, 0, 0},
             {{.theta = 10000.0f, .scaling = TGL_ROPE_SCALE_NTK, .factor = 2, .rotary_dim = 2}, 0, 0, 0, 0, 0},
             {{.theta = 10000.0f, .pos_offset = 0xFFFFFFFFu}, 0, 0, 0, 0, 0},
+            {{.theta = 10000.0f, .freq_factors = zero_factor}, 0, 0, 0, 0, 0},
+            {{.theta = 10000.0f, .freq_factors = nan_factor}, 0, 0, 0, 0, 0},
+            {{.theta = 10000.0f, .freq_factors = inf_factor}, 0, 0, 0, 0, 0},
+            {{.theta = 10000.0f, .freq_factors = negative_factor}, 0, 0, 0, 0, 0},
+            {{.theta = 10000.0f, .freq_factors = tiny_factor}, 0, 0, 0, 0, 0}, /* frequency 0 past FLT_MAX */
             {ok, 1, 0, 0, 0, 0},
             {ok, 0, 1, 0, 0, 0},
             {ok, 0, 0, 1, 0, 0},
