@@ -101,6 +101,18 @@ def unpermute(w, heads):
     return w.reshape(heads, out // heads // 2, 2, inp).transpose(1, 2).reshape(out, inp)
 
 
+def attention(q, k, v, mask):
+    """PyTorch's SDPA with grouped K/V heads; written out where this PyTorch has no enable_gqa
+    (Debian 12's 1.13 has no SDPA at all)."""
+    try:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    except (AttributeError, TypeError):
+        g = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+        s = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+        return s.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+
+
 class Llama:
     def __init__(self, kv, tensors, dev):
         g = lambda k, d=None: kv.get("llama." + k, d)
@@ -158,7 +170,7 @@ class Llama:
             self.vc[l, :, :, pos:pos + n] = v
             K, V = self.kc[l, :, :, :pos + n], self.vc[l, :, :, :pos + n]
             mask = torch.ones(n, pos + n, dtype=torch.bool, device=x.device).tril(pos)
-            o = torch.nn.functional.scaled_dot_product_attention(q, K, V, attn_mask=mask, enable_gqa=True)
+            o = attention(q, K, V, mask)
             x = x + o[0].transpose(0, 1).reshape(n, self.dim) @ L["o"].T
             h = self.rms(x, L["n2"])
             x = x + (torch.nn.functional.silu(h @ L["gate"].T) * (h @ L["up"].T)) @ L["down"].T
