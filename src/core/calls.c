@@ -202,10 +202,10 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
         case 'Y': {
             const tgl_rope_desc *d = a->ptr;
             if (d)
-                append(buf, size, &len, "{theta %g, %s, rotary %zu, from %zu, scaling %d x %g%s}", (double)d->theta,
+                append(buf, size, &len, "{theta %g, %s, rotary %zu, from %zu, scaling %d x %g%s", (double)d->theta,
                        d->mode == TGL_ROPE_NEOX ? "neox" : d->mode == TGL_ROPE_INTERLEAVED ? "interleaved" : "?",
                        d->rotary_dim, d->pos_offset, (int)d->scaling, (double)d->factor,
-                       d->freq_factors ? ", freq_factors" : "");
+                       d->freq_factors ? ", freq_factors}" : "}");
             else
                 append(buf, size, &len, "NULL");
             break;
