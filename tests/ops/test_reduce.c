@@ -170,7 +170,7 @@ static void random_shapes(void *ctx)
     pair *p = ctx;
     static const size_t dims[] = {1, 2, 3, 7, 13, 33, 100};
     for (int op = ARGMIN; op <= TGL_REDUCE_PROD; op++) {
-        for (int trial = 0; trial < 12; trial++) {
+        for (int trial = 0; trial < tgt_count(12); trial++) { /* fewer in a thinned run (TGL_TEST_SCALE) */
             size_t ndim = 1 + tgt_below(&p->rng, 4), shape[4], total = 1;
             for (size_t d = 0; d < ndim; d++) {
                 do /* at most ~100k elements, to keep the suite quick on llvmpipe */
@@ -210,6 +210,8 @@ static void long_strided_and_empty(void *ctx)
                 continue;
             if (op == TGL_REDUCE_PROD && shapes[s][1] > 1000)
                 continue; /* long products leave f32 range */
+            if (!tgt_pick(s * 8 + (size_t)(op - ARGMIN))) /* a thinned run (TGL_TEST_SCALE) takes some */
+                continue;
             float *x = random_input(&p->rng, op, total);
             compare(p, op, x, shapes[s], 3, 1);
             free(x);
@@ -382,6 +384,8 @@ static void small_limit(void *ctx)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t total = shapes[s][0] * shapes[s][1] * shapes[s][2];
         for (int op = ARGMIN; op <= TGL_REDUCE_PROD; op++) {
+            if (!tgt_pick(s * 8 + (size_t)(op - ARGMIN))) /* a thinned run (TGL_TEST_SCALE) takes some */
+                continue;
             float *x = random_input(&p->rng, op, total);
             if (op == TGL_REDUCE_PROD) /* keep long products inside f32 range */
                 for (size_t i = 0; i < total; i++)
