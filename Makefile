@@ -4,6 +4,7 @@
 #                        about 5 minutes on two cores with empty caches)
 #   make check-full      the same, every case of every sweep, plus every SPIR-V module built and
 #                        every kernel variant validated (CI; about 30 minutes on two cores)
+#   make check-spirv     what check-full adds to check: the SPIR-V modules, their validation, test_spirv
 #   make check[-full] SANITIZE=1  the same under ASan + UBSan (in build/sanitize/; the kernel text
 #                        is the same, so its validation runs only in the plain build)
 #   make demo            install missing packages, build and run the demo
@@ -68,7 +69,7 @@ TEST_QUICK := $(filter-out $(BUILD)/tests/test_spirv,$(TEST_RUN))
 CHECK_SCALE ?= 0.25
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: all resnet deps print-deps print-tests print-op-tests check check-full demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
+.PHONY: all resnet deps print-deps print-tests print-op-tests check check-full check-spirv demo bench tests spirv install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl $(BUILD)/resnet $(BUILD)/llama
 
 deps:
@@ -229,6 +230,15 @@ ifneq ($(SANITIZE),1)
 endif
 	scripts/api-reference.sh --check
 	scripts/run-tests.sh $(BUILD) $(TEST_RUN)
+
+# make check-spirv: what make check-full adds to make check: every SPIR-V module built, every
+# kernel variant through glslangValidator, and test_spirv. CI runs make check at full scale
+# (CHECK_SCALE=1) and then this, which together are make check-full.
+check-spirv: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all tests
+	@$(MAKE) --no-print-directory spirv
+	scripts/validate-kernels.sh $(BUILD)
+	scripts/run-tests.sh $(BUILD) $(BUILD)/tests/test_spirv
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/demo $(BUILD)/llama
