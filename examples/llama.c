@@ -5,8 +5,10 @@
  * (tokenizing is not its job), printing the tokens and tokens/s.
  *
  *   llama --model FILE.gguf [--prompt 1,2,3] [--steps 64] [--backend gl|cpu|both]
- *   llama --random q4_0 [--save FILE.gguf] [--tied] [--rope-freqs] ...   a small random model (saved
- *       as GGUF with --save; --tied: no output.weight; --rope-freqs: Llama 3.1's rope_freqs factors)
+ *   llama --random q4_0 [--save FILE.gguf] [--tied] [--rope-freqs] [--mixed] ...   a small random
+ *       model (saved as GGUF with --save; --tied: no output.weight; --rope-freqs: Llama 3.1's
+ *       rope_freqs factors; --mixed: attn_v and ffn_up in f16, as quantized files often keep
+ *       some tensors at higher precision)
  *
  * --backend both runs the GL backend and the CPU reference on the same weights and exits 1 unless
  * they decode the same tokens. Every weight matrix stays in its file's format on the device; the
@@ -72,9 +74,13 @@ typedef struct model {
     tgl_backend *b;
     config c;
     matrix embed, head, w[64][N_LAYER_W]; /* head: output.weight, or the embedding when tied */
+    /* A layer's q, k and v weights stacked into one [q_dim + 2 kv_dim, dim] matrix, and its gate
+     * and up weights into one [2 ffn, dim], where each set shares a format (one product per set
+     * and step instead of three and two; the separate w[][] then hold nothing); data 0 if not. */
+    matrix qkv[64], gate_up[64];
     tgl_ptr attn_norm[64], ffn_norm[64], out_norm;
     tgl_ptr k_cache[64], v_cache[64];     /* [heads_kv, context, head_dim] each */
-    tgl_ptr x, h, q, qh, k, v, oh, o, gate, up, logits, token, ids; /* activations for up to n_max tokens */
+    tgl_ptr x, h, qkv_out, qh, oh, o, gate_up_out, gate, logits, token, ids; /* activations for n_max tokens */
     float *rope_freqs;                    /* head_dim / 2 per-frequency RoPE factors (rope_freqs.weight), or NULL */
     size_t n_max;
 } model;
@@ -126,6 +132,33 @@ static matrix load_matrix(tgl_backend *b, const gguf_file *f, const char *name, 
     }
     CHECK(b, tgl_alloc(b, (size_t)t->size, &m.data));
     CHECK(b, tgl_copy_htod(b, m.data, t->data, (size_t)t->size));
+    return m;
+}
+
+/* The named matrices (each [rows[i], cols]) stacked by rows into one on the device, if they
+ * share a format; else nothing is loaded and data is 0. */
+static matrix load_stacked(tgl_backend *b, const gguf_file *f, const char *const *names, const size_t *rows,
+                           size_t count, size_t cols)
+{
+    matrix m = {0, TGL_DTYPE_F32, 0, cols};
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < count; i++) {
+        const gguf_tensor *t = need(f, names[i], 2, cols, rows[i]);
+        if (i && t->type != need(f, names[0], 2, cols, rows[0])->type)
+            return (matrix){0};
+        bytes += t->size;
+        m.rows += rows[i];
+    }
+    m.dtype = dtype_of(need(f, names[0], 2, cols, rows[0])->type);
+    if ((int)m.dtype < 0)
+        return (matrix){0}; /* load_matrix names the format it refuses */
+    CHECK(b, tgl_alloc(b, (size_t)bytes, &m.data));
+    size_t at = 0;
+    for (size_t i = 0; i < count; i++) {
+        const gguf_tensor *t = need(f, names[i], 2, cols, rows[i]);
+        CHECK(b, tgl_copy_htod(b, m.data + at, t->data, (size_t)t->size));
+        at += (size_t)t->size;
+    }
     return m;
 }
 
@@ -249,9 +282,18 @@ static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_ma
         memcpy(m->rope_freqs, t->data, c->head_dim / 2 * sizeof(float));
     }
     for (size_t l = 0; l < c->layers; l++) {
+        char names[N_LAYER_W][GGUF_MAX_NAME];
+        const char *pick[N_LAYER_W];
         for (int w = 0; w < N_LAYER_W; w++) {
-            snprintf(name, sizeof name, "blk.%zu.%s.weight", l, layer_w_names[w]);
-            m->w[l][w] = load_matrix(b, f, name, rows[w], cols[w]);
+            snprintf(names[w], sizeof names[w], "blk.%zu.%s.weight", l, layer_w_names[w]);
+            pick[w] = names[w];
+        }
+        m->qkv[l] = load_stacked(b, f, pick + W_Q, rows + W_Q, 3, c->dim);
+        m->gate_up[l] = load_stacked(b, f, pick + W_GATE, rows + W_GATE, 2, c->dim);
+        for (int w = 0; w < N_LAYER_W; w++) {
+            int stacked = (w <= W_V && m->qkv[l].data) || ((w == W_GATE || w == W_UP) && m->gate_up[l].data);
+            if (!stacked)
+                m->w[l][w] = load_matrix(b, f, names[w], rows[w], cols[w]);
         }
         snprintf(name, sizeof name, "blk.%zu.attn_norm.weight", l);
         m->attn_norm[l] = load_vector(b, f, name, c->dim);
@@ -263,14 +305,12 @@ static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_ma
     m->n_max = n_max;
     m->x = alloc_f32(b, n_max * c->dim);
     m->h = alloc_f32(b, n_max * (c->dim > q_dim ? c->dim : q_dim));
-    m->q = alloc_f32(b, n_max * q_dim);
+    m->qkv_out = alloc_f32(b, n_max * (q_dim + 2 * kv_dim));
     m->qh = alloc_f32(b, n_max * q_dim);
     m->oh = alloc_f32(b, n_max * q_dim);
     m->o = alloc_f32(b, n_max * q_dim);
-    m->k = alloc_f32(b, n_max * kv_dim);
-    m->v = alloc_f32(b, n_max * kv_dim);
+    m->gate_up_out = alloc_f32(b, n_max * 2 * c->ffn);
     m->gate = alloc_f32(b, n_max * c->ffn);
-    m->up = alloc_f32(b, n_max * c->ffn);
     m->logits = alloc_f32(b, c->vocab);
     CHECK(b, tgl_alloc(b, sizeof(int32_t), &m->token));
     CHECK(b, tgl_alloc(b, n_max * sizeof(int32_t), &m->ids));
@@ -286,32 +326,62 @@ static void model_free(model *m)
     CHECK(b, tgl_free(b, m->out_norm));
     for (size_t l = 0; l < m->c.layers; l++) {
         for (int w = 0; w < N_LAYER_W; w++)
-            CHECK(b, tgl_free(b, m->w[l][w].data));
+            if (m->w[l][w].data)
+                CHECK(b, tgl_free(b, m->w[l][w].data));
+        if (m->qkv[l].data)
+            CHECK(b, tgl_free(b, m->qkv[l].data));
+        if (m->gate_up[l].data)
+            CHECK(b, tgl_free(b, m->gate_up[l].data));
         tgl_ptr per_layer[] = {m->attn_norm[l], m->ffn_norm[l], m->k_cache[l], m->v_cache[l]};
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++)
             CHECK(b, tgl_free(b, per_layer[i]));
     }
-    tgl_ptr acts[] = {m->x, m->h, m->q, m->qh, m->oh, m->o, m->k, m->v, m->gate, m->up, m->logits, m->token, m->ids};
+    tgl_ptr acts[] = {m->x, m->h, m->qkv_out, m->qh, m->oh, m->o, m->gate_up_out, m->gate, m->logits, m->token, m->ids};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         CHECK(b, tgl_free(b, acts[i]));
     free(m->rope_freqs);
 }
 
-/* y[n, rows] = x[n, cols] Wᵀ. */
-static void linear(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y)
+/* y[n, rows] = x[n, cols] Wᵀ, y's rows y_rs floats apart. */
+static void linear_rows(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y, size_t y_rs)
 {
     tgl_tensor wt = tgl_tensor_contiguous(w->data, w->dtype, 2, (size_t[]){w->rows, w->cols});
     tgl_tensor xt = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 2, (size_t[]){n, w->cols});
     tgl_tensor yt = tgl_tensor_contiguous(y, TGL_DTYPE_F32, 2, (size_t[]){n, w->rows});
+    yt.strides[0] = (int64_t)y_rs;
     CHECK(m->b, tgl_matvec_t(m->b, &wt, &xt, &yt));
 }
 
-/* A [n, heads, d] activation as the [heads, n, d] view of it (strides only). */
-static tgl_tensor heads_view(tgl_ptr p, size_t n, size_t heads, size_t d)
+static void linear(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y)
+{
+    linear_rows(m, w, n, x, y, w->rows);
+}
+
+/* Products of a stacked set of weights (stacked.data non-zero) or of its parts, into y [n, the
+ * rows of all]: the parts' outputs side by side in each row. */
+static void linear_set(model *m, const matrix *stacked, const matrix *parts, size_t count, size_t n, tgl_ptr x,
+                       tgl_ptr y)
+{
+    if (stacked->data) {
+        linear(m, stacked, n, x, y);
+        return;
+    }
+    size_t total = 0, at = 0;
+    for (size_t i = 0; i < count; i++)
+        total += parts[i].rows;
+    for (size_t i = 0; i < count; i++) {
+        linear_rows(m, &parts[i], n, x, y + at * sizeof(float), total);
+        at += parts[i].rows;
+    }
+}
+
+/* The [n, heads, d] part of an activation whose rows are rs floats apart, as the [heads, n, d]
+ * view of it (strides only). */
+static tgl_tensor heads_view(tgl_ptr p, size_t n, size_t heads, size_t d, size_t rs)
 {
     tgl_tensor t = tgl_tensor_contiguous(p, TGL_DTYPE_F32, 3, (size_t[]){heads, n, d});
     t.strides[0] = (int64_t)d;
-    t.strides[1] = (int64_t)(heads * d);
+    t.strides[1] = (int64_t)rs;
     return t;
 }
 
@@ -334,34 +404,35 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
 {
     tgl_backend *b = m->b;
     const config *c = &m->c;
-    const size_t hd = c->head_dim, f = sizeof(float);
+    const size_t hd = c->head_dim, f = sizeof(float), q_dim = c->heads * hd, kv_dim = c->heads_kv * hd;
+    const size_t qkv_rs = q_dim + 2 * kv_dim; /* a token's row of qkv_out: [q | k | v] */
     embed(m, tokens, n);
     for (size_t l = 0; l < c->layers; l++) {
         CHECK(b, tgl_rmsnorm(b, m->x, m->attn_norm[l], m->h, n, c->dim, (float)c->eps));
-        linear(m, &m->w[l][W_Q], n, m->h, m->q);
-        linear(m, &m->w[l][W_K], n, m->h, m->k);
-        linear(m, &m->w[l][W_V], n, m->h, m->v);
+        linear_set(m, &m->qkv[l], &m->w[l][W_Q], 3, n, m->h, m->qkv_out);
         /* GGUF's llama tensors are stored for ggml's rope of adjacent pairs (its converter
-         * permutes Hugging Face's q and k rows), so the interleaved layout. */
+         * permutes Hugging Face's q and k rows), so the interleaved layout. q's and k's heads
+         * are neighbours in each row: one call turns both. */
         tgl_rope_desc rd = {.theta = (float)c->theta, .mode = TGL_ROPE_INTERLEAVED, .pos_offset = pos,
                             .scaling = c->rope_linear ? TGL_ROPE_SCALE_LINEAR : TGL_ROPE_SCALE_NONE,
                             .factor = (float)c->rope_linear, .freq_factors = m->rope_freqs};
-        tgl_tensor tq = tgl_tensor_contiguous(m->q, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads, hd});
-        tgl_tensor tk = tgl_tensor_contiguous(m->k, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads_kv, hd});
-        CHECK(b, tgl_rope_t(b, &tq, &tq, NULL, &rd));
-        CHECK(b, tgl_rope_t(b, &tk, &tk, NULL, &rd));
+        tgl_tensor tqk = tgl_tensor_contiguous(m->qkv_out, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads + c->heads_kv, hd});
+        tqk.strides[0] = (int64_t)(n * qkv_rs);
+        tqk.strides[1] = (int64_t)qkv_rs;
+        CHECK(b, tgl_rope_t(b, &tqk, &tqk, NULL, &rd));
         /* The new keys and values into the caches at pos: one strided copy each. */
         tgl_tensor kc = tgl_tensor_contiguous(m->k_cache[l] + pos * hd * f, TGL_DTYPE_F32, 3,
                                               (size_t[]){c->heads_kv, n, hd});
         kc.strides[0] = (int64_t)(c->context * hd);
         tgl_tensor vc = kc;
         vc.data = m->v_cache[l] + pos * hd * f;
-        tgl_tensor ks = heads_view(m->k, n, c->heads_kv, hd), vs = heads_view(m->v, n, c->heads_kv, hd);
+        tgl_tensor ks = heads_view(m->qkv_out + q_dim * f, n, c->heads_kv, hd, qkv_rs);
+        tgl_tensor vs = heads_view(m->qkv_out + (q_dim + kv_dim) * f, n, c->heads_kv, hd, qkv_rs);
         CHECK(b, tgl_copy(b, &kc, &ks));
         CHECK(b, tgl_copy(b, &vc, &vs));
-        tgl_ptr qh = m->q, oh = m->oh;
-        if (n > 1) { /* [n, heads, hd] -> [heads, n, hd]; a single token is both */
-            tgl_tensor qs = heads_view(m->q, n, c->heads, hd);
+        tgl_ptr qh = m->qkv_out, oh = m->oh;
+        if (n > 1) { /* [n, heads, hd] -> [heads, n, hd]; a single token's q is both */
+            tgl_tensor qs = heads_view(m->qkv_out, n, c->heads, hd, qkv_rs);
             tgl_tensor qd = tgl_tensor_contiguous(m->qh, TGL_DTYPE_F32, 3, (size_t[]){c->heads, n, hd});
             CHECK(b, tgl_copy(b, &qd, &qs));
             qh = m->qh;
@@ -371,17 +442,21 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
         tgl_ptr o = oh;
         if (n > 1) {
             tgl_tensor os = tgl_tensor_contiguous(oh, TGL_DTYPE_F32, 3, (size_t[]){c->heads, n, hd});
-            tgl_tensor od = heads_view(m->o, n, c->heads, hd);
+            tgl_tensor od = heads_view(m->o, n, c->heads, hd, q_dim);
             CHECK(b, tgl_copy(b, &od, &os));
             o = m->o;
         }
         linear(m, &m->w[l][W_O], n, o, m->h);
         CHECK(b, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, n * c->dim));
         CHECK(b, tgl_rmsnorm(b, m->x, m->ffn_norm[l], m->h, n, c->dim, (float)c->eps));
-        linear(m, &m->w[l][W_GATE], n, m->h, m->gate);
-        linear(m, &m->w[l][W_UP], n, m->h, m->up);
-        tgl_ptr act[2] = {m->gate, m->up};
-        CHECK(b, tgl_map(b, "silu(a) * b", act, 2, m->gate, n * c->ffn));
+        linear_set(m, &m->gate_up[l], &m->w[l][W_GATE], 2, n, m->h, m->gate_up_out);
+        tgl_tensor gu[2], act = tgl_tensor_contiguous(m->gate, TGL_DTYPE_F32, 2, (size_t[]){n, c->ffn});
+        for (int i = 0; i < 2; i++) { /* gate and up: the two halves of each row */
+            gu[i] = act;
+            gu[i].data = m->gate_up_out + (size_t)i * c->ffn * f;
+            gu[i].strides[0] = (int64_t)(2 * c->ffn);
+        }
+        CHECK(b, tgl_map_t(b, "silu(a) * b", gu, 2, &act));
         linear(m, &m->w[l][W_DOWN], n, m->gate, m->h);
         CHECK(b, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, n * c->dim));
     }
@@ -481,7 +556,7 @@ static float *llama3_factors(const config *c)
     return ff;
 }
 
-static void save_random(const char *path, uint32_t type, const config *c, int tied, int rope_freqs)
+static void save_random(const char *path, uint32_t type, const config *c, int tied, int rope_freqs, int mixed)
 {
     tgl_backend *cpu;
     tgl_options o = {.kind = TGL_BACKEND_CPU};
@@ -495,11 +570,11 @@ static void save_random(const char *path, uint32_t type, const config *c, int ti
     const size_t rows[N_LAYER_W] = {q_dim, kv_dim, kv_dim, c->dim, c->ffn, c->ffn, c->dim};
     const size_t cols[N_LAYER_W] = {c->dim, c->dim, c->dim, q_dim, c->dim, c->dim, c->ffn};
     uint64_t bytes;
-#define ADD_MATRIX(nm, r, cl)                                                                   \
+#define ADD_MATRIX(nm, r, cl, ty)                                                               \
     do {                                                                                        \
         snprintf(names[n], GGUF_MAX_NAME, "%s", nm);                                            \
-        owned[n] = random_weights(cpu, type, r, cl, &bytes);                                    \
-        ts[n] = (gguf_write_tensor){names[n], 2, {cl, r, 1, 1}, type, owned[n]};                \
+        owned[n] = random_weights(cpu, ty, r, cl, &bytes);                                      \
+        ts[n] = (gguf_write_tensor){names[n], 2, {cl, r, 1, 1}, ty, owned[n]};                  \
         n++;                                                                                    \
     } while (0)
 #define ADD_NORM(nm)                                                                            \
@@ -513,9 +588,9 @@ static void save_random(const char *path, uint32_t type, const config *c, int ti
         n++;                                                                                    \
     } while (0)
     char name[GGUF_MAX_NAME];
-    ADD_MATRIX("token_embd.weight", c->vocab, c->dim);
+    ADD_MATRIX("token_embd.weight", c->vocab, c->dim, type);
     if (!tied)
-        ADD_MATRIX("output.weight", c->vocab, c->dim);
+        ADD_MATRIX("output.weight", c->vocab, c->dim, type);
     ADD_NORM("output_norm.weight");
     if (rope_freqs) {
         snprintf(names[n], GGUF_MAX_NAME, "rope_freqs.weight");
@@ -526,7 +601,7 @@ static void save_random(const char *path, uint32_t type, const config *c, int ti
     for (size_t l = 0; l < c->layers; l++) {
         for (int w = 0; w < N_LAYER_W; w++) {
             snprintf(name, sizeof name, "blk.%zu.%s.weight", l, layer_w_names[w]);
-            ADD_MATRIX(name, rows[w], cols[w]);
+            ADD_MATRIX(name, rows[w], cols[w], mixed && (w == W_V || w == W_UP) ? (uint32_t)GGML_F16 : type);
         }
         snprintf(name, sizeof name, "blk.%zu.attn_norm.weight", l);
         ADD_NORM(name);
@@ -563,7 +638,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: llama --model FILE.gguf | --random f32|f16|bf16|q8_0|q4_0 [--save FILE.gguf] [--tied]\n"
-            "             [--rope-freqs]\n"
+            "             [--rope-freqs] [--mixed]\n"
             "             [--prompt ID,ID,...] [--steps N] [--backend gl|cpu|both]\n");
     exit(2);
 }
@@ -612,11 +687,11 @@ int main(int argc, char **argv)
     const char *model_path = NULL, *random_type = NULL, *save_path = NULL, *backend = "gl";
     static int32_t prompt[MAX_PROMPT];
     size_t n_prompt = parse_prompt("1,15,27,3,8", prompt), steps = 64;
-    int tied = 0, rope_freqs = 0;
+    int tied = 0, rope_freqs = 0, mixed = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--tied") || !strcmp(a, "--rope-freqs")) {
-            *(a[2] == 't' ? &tied : &rope_freqs) = 1;
+        if (!strcmp(a, "--tied") || !strcmp(a, "--rope-freqs") || !strcmp(a, "--mixed")) {
+            *(a[2] == 't' ? &tied : a[2] == 'r' ? &rope_freqs : &mixed) = 1;
             continue;
         }
         if (!v)
@@ -641,7 +716,7 @@ int main(int argc, char **argv)
             usage();
         i++;
     }
-    if (!!model_path == !!random_type || ((save_path || tied || rope_freqs) && !random_type) || n_prompt == 0 ||
+    if (!!model_path == !!random_type || ((save_path || tied || rope_freqs || mixed) && !random_type) || n_prompt == 0 ||
         (strcmp(backend, "gl") && strcmp(backend, "cpu") && strcmp(backend, "both")))
         usage();
     char tmp[64] = "";
@@ -659,7 +734,7 @@ int main(int argc, char **argv)
             close(fd);
             save_path = tmp;
         }
-        save_random(save_path, ggml_of_name(random_type), &c, tied, rope_freqs);
+        save_random(save_path, ggml_of_name(random_type), &c, tied, rope_freqs, mixed);
         model_path = save_path;
     }
     gguf_file f;
