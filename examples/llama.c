@@ -79,7 +79,7 @@ typedef struct model {
      * and step instead of three and two; the separate w[][] then hold nothing); data 0 if not. */
     matrix qkv[64], gate_up[64];
     tgl_ptr attn_norm[64], ffn_norm[64], out_norm;
-    tgl_ptr k_cache[64], v_cache[64];     /* [heads_kv, context, head_dim] each */
+    tgl_ptr kv_cache[64];                 /* [2, heads_kv, context, head_dim]: keys, then values */
     tgl_ptr x, h, qkv_out, qh, oh, o, gate_up_out, gate, logits, token, ids; /* activations for n_max tokens */
     float *rope_freqs;                    /* head_dim / 2 per-frequency RoPE factors (rope_freqs.weight), or NULL */
     size_t n_max;
@@ -299,8 +299,7 @@ static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_ma
         m->attn_norm[l] = load_vector(b, f, name, c->dim);
         snprintf(name, sizeof name, "blk.%zu.ffn_norm.weight", l);
         m->ffn_norm[l] = load_vector(b, f, name, c->dim);
-        m->k_cache[l] = alloc_f32(b, kv_dim * c->context);
-        m->v_cache[l] = alloc_f32(b, kv_dim * c->context);
+        m->kv_cache[l] = alloc_f32(b, 2 * kv_dim * c->context);
     }
     m->n_max = n_max;
     m->x = alloc_f32(b, n_max * c->dim);
@@ -332,7 +331,7 @@ static void model_free(model *m)
             CHECK(b, tgl_free(b, m->qkv[l].data));
         if (m->gate_up[l].data)
             CHECK(b, tgl_free(b, m->gate_up[l].data));
-        tgl_ptr per_layer[] = {m->attn_norm[l], m->ffn_norm[l], m->k_cache[l], m->v_cache[l]};
+        tgl_ptr per_layer[] = {m->attn_norm[l], m->ffn_norm[l], m->kv_cache[l]};
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++)
             CHECK(b, tgl_free(b, per_layer[i]));
     }
@@ -420,16 +419,19 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
         tqk.strides[0] = (int64_t)(n * qkv_rs);
         tqk.strides[1] = (int64_t)qkv_rs;
         CHECK(b, tgl_rope_t(b, &tqk, &tqk, NULL, &rd));
-        /* The new keys and values into the caches at pos: one strided copy each. */
-        tgl_tensor kc = tgl_tensor_contiguous(m->k_cache[l] + pos * hd * f, TGL_DTYPE_F32, 3,
-                                              (size_t[]){c->heads_kv, n, hd});
-        kc.strides[0] = (int64_t)(c->context * hd);
-        tgl_tensor vc = kc;
-        vc.data = m->v_cache[l] + pos * hd * f;
-        tgl_tensor ks = heads_view(m->qkv_out + q_dim * f, n, c->heads_kv, hd, qkv_rs);
-        tgl_tensor vs = heads_view(m->qkv_out + (q_dim + kv_dim) * f, n, c->heads_kv, hd, qkv_rs);
-        CHECK(b, tgl_copy(b, &kc, &ks));
-        CHECK(b, tgl_copy(b, &vc, &vs));
+        /* The new keys and values into the cache at pos: one strided copy of [2, heads_kv, n, hd]
+         * (k and v are neighbours in each row of qkv_out, as the two caches are in kv_cache). */
+        const size_t cache_kv = kv_dim * c->context; /* the keys' part of kv_cache */
+        tgl_tensor kvc = tgl_tensor_contiguous(m->kv_cache[l] + pos * hd * f, TGL_DTYPE_F32, 4,
+                                               (size_t[]){2, c->heads_kv, n, hd});
+        kvc.strides[0] = (int64_t)cache_kv;
+        kvc.strides[1] = (int64_t)(c->context * hd);
+        tgl_tensor kvs = kvc;
+        kvs.data = m->qkv_out + q_dim * f;
+        kvs.strides[0] = (int64_t)kv_dim;
+        kvs.strides[1] = (int64_t)hd;
+        kvs.strides[2] = (int64_t)qkv_rs;
+        CHECK(b, tgl_copy(b, &kvc, &kvs));
         tgl_ptr qh = m->qkv_out, oh = m->oh;
         if (n > 1) { /* [n, heads, hd] -> [heads, n, hd]; a single token's q is both */
             tgl_tensor qs = heads_view(m->qkv_out, n, c->heads, hd, qkv_rs);
@@ -437,7 +439,7 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
             CHECK(b, tgl_copy(b, &qd, &qs));
             qh = m->qh;
         }
-        CHECK(b, tgl_attention_gqa(b, qh, m->k_cache[l], m->v_cache[l], oh, 1, c->heads, c->heads_kv, n, pos + n,
+        CHECK(b, tgl_attention_gqa(b, qh, m->kv_cache[l], m->kv_cache[l] + cache_kv * f, oh, 1, c->heads, c->heads_kv, n, pos + n,
                                    c->context, hd, 1.0f / sqrtf((float)hd), 1));
         tgl_ptr o = oh;
         if (n > 1) {
