@@ -135,29 +135,31 @@ static matrix load_matrix(tgl_backend *b, const gguf_file *f, const char *name, 
     return m;
 }
 
-/* The named matrices (each [rows[i], cols]) stacked by rows into one on the device, if they
- * share a format; else nothing is loaded and data is 0. */
+/* The named matrices (each [rows[i], cols], count <= 3) stacked by rows into one on the device,
+ * if they share a format; else nothing is loaded and data is 0. */
 static matrix load_stacked(tgl_backend *b, const gguf_file *f, const char *const *names, const size_t *rows,
                            size_t count, size_t cols)
 {
+    const gguf_tensor *t[3];
     matrix m = {0, TGL_DTYPE_F32, 0, cols};
     uint64_t bytes = 0;
+    if (count == 0 || count > 3)
+        return (matrix){0};
     for (size_t i = 0; i < count; i++) {
-        const gguf_tensor *t = need(f, names[i], 2, cols, rows[i]);
-        if (i && t->type != need(f, names[0], 2, cols, rows[0])->type)
+        t[i] = need(f, names[i], 2, cols, rows[i]);
+        if (t[i]->type != t[0]->type)
             return (matrix){0};
-        bytes += t->size;
+        bytes += t[i]->size;
         m.rows += rows[i];
     }
-    m.dtype = dtype_of(need(f, names[0], 2, cols, rows[0])->type);
+    m.dtype = dtype_of(t[0]->type);
     if ((int)m.dtype < 0)
         return (matrix){0}; /* load_matrix names the format it refuses */
     CHECK(b, tgl_alloc(b, (size_t)bytes, &m.data));
     size_t at = 0;
     for (size_t i = 0; i < count; i++) {
-        const gguf_tensor *t = need(f, names[i], 2, cols, rows[i]);
-        CHECK(b, tgl_copy_htod(b, m.data + at, t->data, (size_t)t->size));
-        at += (size_t)t->size;
+        CHECK(b, tgl_copy_htod(b, m.data + at, t[i]->data, (size_t)t[i]->size));
+        at += (size_t)t[i]->size;
     }
     return m;
 }
@@ -324,14 +326,9 @@ static void model_free(model *m)
         CHECK(b, tgl_free(b, m->head.data));
     CHECK(b, tgl_free(b, m->out_norm));
     for (size_t l = 0; l < m->c.layers; l++) {
-        for (int w = 0; w < N_LAYER_W; w++)
-            if (m->w[l][w].data)
-                CHECK(b, tgl_free(b, m->w[l][w].data));
-        if (m->qkv[l].data)
-            CHECK(b, tgl_free(b, m->qkv[l].data));
-        if (m->gate_up[l].data)
-            CHECK(b, tgl_free(b, m->gate_up[l].data));
-        tgl_ptr per_layer[] = {m->attn_norm[l], m->ffn_norm[l], m->kv_cache[l]};
+        for (int w = 0; w < N_LAYER_W; w++) /* 0 (a stacked part) frees nothing */
+            CHECK(b, tgl_free(b, m->w[l][w].data));
+        tgl_ptr per_layer[] = {m->attn_norm[l], m->ffn_norm[l], m->kv_cache[l], m->qkv[l].data, m->gate_up[l].data};
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++)
             CHECK(b, tgl_free(b, per_layer[i]));
     }
@@ -415,7 +412,8 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
         tgl_rope_desc rd = {.theta = (float)c->theta, .mode = TGL_ROPE_INTERLEAVED, .pos_offset = pos,
                             .scaling = c->rope_linear ? TGL_ROPE_SCALE_LINEAR : TGL_ROPE_SCALE_NONE,
                             .factor = (float)c->rope_linear, .freq_factors = m->rope_freqs};
-        tgl_tensor tqk = tgl_tensor_contiguous(m->qkv_out, TGL_DTYPE_F32, 4, (size_t[]){1, n, c->heads + c->heads_kv, hd});
+        tgl_tensor tqk = tgl_tensor_contiguous(m->qkv_out, TGL_DTYPE_F32, 4,
+                                               (size_t[]){1, n, c->heads + c->heads_kv, hd});
         tqk.strides[0] = (int64_t)(n * qkv_rs);
         tqk.strides[1] = (int64_t)qkv_rs;
         CHECK(b, tgl_rope_t(b, &tqk, &tqk, NULL, &rd));
@@ -439,8 +437,8 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
             CHECK(b, tgl_copy(b, &qd, &qs));
             qh = m->qh;
         }
-        CHECK(b, tgl_attention_gqa(b, qh, m->kv_cache[l], m->kv_cache[l] + cache_kv * f, oh, 1, c->heads, c->heads_kv, n, pos + n,
-                                   c->context, hd, 1.0f / sqrtf((float)hd), 1));
+        CHECK(b, tgl_attention_gqa(b, qh, m->kv_cache[l], m->kv_cache[l] + cache_kv * f, oh, 1, c->heads,
+                                   c->heads_kv, n, pos + n, c->context, hd, 1.0f / sqrtf((float)hd), 1));
         tgl_ptr o = oh;
         if (n > 1) {
             tgl_tensor os = tgl_tensor_contiguous(oh, TGL_DTYPE_F32, 3, (size_t[]){c->heads, n, hd});
@@ -718,8 +716,8 @@ int main(int argc, char **argv)
             usage();
         i++;
     }
-    if (!!model_path == !!random_type || ((save_path || tied || rope_freqs || mixed) && !random_type) || n_prompt == 0 ||
-        (strcmp(backend, "gl") && strcmp(backend, "cpu") && strcmp(backend, "both")))
+    if (!!model_path == !!random_type || ((save_path || tied || rope_freqs || mixed) && !random_type) ||
+        n_prompt == 0 || (strcmp(backend, "gl") && strcmp(backend, "cpu") && strcmp(backend, "both")))
         usage();
     char tmp[64] = "";
     if (random_type) {
