@@ -26,6 +26,17 @@ static int teardown(void **state)
 
 #define GUARD 4
 
+/* A GL backend whose SSBO block limit holds a 40 x 40 plane (random_desc's largest) and a little
+ * more: slabs of a plane or two. The limit counts the window's slack (the device's offset
+ * alignment, 256 under TGL_LIMITS=es31-min, + 16: tgl_gl_max_window_elems), so the largest
+ * plane fits on every configuration. */
+static tgl_backend *open_narrow(void)
+{
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 32 + tgl_gl_of(gl)->limits.ssbo_align + 16, NULL);
+    return gl;
+}
+
 /* Runs d over x on b; returns GUARD + the output + GUARD floats, the guards poisoned first. */
 static float *run_on(tgl_backend *b, const tgl_pool2d_desc *d, const float *x, size_t *n_out)
 {
@@ -191,8 +202,7 @@ static void test_small_ssbo_limit(void **state)
     pair *p = *state;
     if (!p->gl)
         skip();
-    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
-    tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 64, NULL);
+    tgl_backend *gl = open_narrow();
     random_calls(p, gl, tgt_count(30), "small SSBO limit");
     tgl_close(gl);
 }
@@ -326,8 +336,7 @@ static void test_indices_random(void **state)
     pair *p = *state;
     if (!p->gl)
         skip();
-    tgl_backend *narrow = tgt_open(TGL_BACKEND_GL);
-    tgl_gl_test_set_limits(narrow, 4 * 40 * 40 + 64, NULL);
+    tgl_backend *narrow = open_narrow();
     for (int i = 0; i < 80; i++) {
         tgl_pool2d_desc d = random_desc(&p->rng);
         d.kind = TGL_POOL_MAX;
@@ -503,8 +512,7 @@ static void test_adaptive_random(void **state)
     if (!p->gl)
         skip();
     adaptive_calls(p, p->gl, 100, "adaptive random calls");
-    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
-    tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 64, NULL); /* slabs of a plane or two */
+    tgl_backend *gl = open_narrow();
     adaptive_calls(p, gl, tgt_count(20), "adaptive, small SSBO limit");
     tgl_close(gl);
 }
