@@ -210,7 +210,7 @@ struct tgl_device_entry {
 TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, int *count);
 
 /* The op families, for tgl_supports. TGL_OP_GEMM covers tgl_gemm and tgl_gemm_batched (and, with
- * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention, tgl_attention_kv and tgl_attention_gqa;
+ * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention, tgl_attention_kv, tgl_attention_gqa and tgl_attention_t (f16 k and v);
  * TGL_OP_CONV2D tgl_conv2d and tgl_conv2d_fused; TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. TGL_OP_LIST(X)
  * lists them as X(ID, name) in enum order (tgl_op_name returns the name as a string). */
 #define TGL_OP_LIST(X)                                                                             \
@@ -1342,6 +1342,44 @@ TGL_API tgl_status tgl_attention_kv(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_pt
 TGL_API tgl_status tgl_attention_gqa(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,
                                      size_t heads, size_t heads_kv, size_t seq_q, size_t seq_kv, size_t kv_capacity,
                                      size_t head_dim, float scale, int causal);
+
+/* tgl_attention_t's settings beyond the shapes its tensors carry. Zero-initialized fields give
+ * plain softmax(scale q k^T) v over every key: no mask, window, capping or bias. */
+typedef struct tgl_attention_desc {
+    float scale;          /* finite; 0 is 1 / sqrt(head_dim) */
+    int causal;           /* query i sees key j iff j <= i + (seq_kv - seq_q), as tgl_attention */
+    size_t seq_kv;        /* keys used of k and v's kv_capacity (their dim 2); 0: all of them */
+    size_t window;        /* 0, or a sliding window: query i (at position p = i + seq_kv - seq_q)
+                           * sees only keys j > p - window (Mistral's, Gemma's local layers) */
+    float softcap;        /* 0, or > 0: each scaled score s becomes softcap * tanh(s / softcap)
+                           * (Gemma 2's logit soft-capping), before the ALiBi bias */
+    float alibi_max_bias; /* 0, or > 0: ALiBi, the bias -slope_h |p - j| added to each score of
+                           * head h, the slopes of BLOOM and ggml: with n = the largest power of 2
+                           * <= heads, slope_h = 2^(-max_bias (h + 1) / n) for h < n, else
+                           * 2^(-max_bias (2 (h - n) + 1) / (2 n)); 8 in BLOOM and MPT */
+    const size_t *seq_lens; /* NULL, or batch host values: batch item b uses its first
+                           * seq_lens[b] keys (<= seq_kv), as if seq_kv were seq_lens[b] (the causal
+                           * mask and positions then count from its own length): ragged batched
+                           * decoding from one cache */
+} tgl_attention_desc;
+
+/* Scaled dot-product attention over tensors, the extended form: grouped-query heads, a KV cache
+ * in f16, sliding windows, logit soft-capping, ALiBi and per-item key lengths, in the same fused
+ * online-softmax kernels as tgl_attention.
+ * q: f32 [batch, heads, seq_q, head_dim]; k and v: f32 or f16 (both the same)
+ * [batch, heads_kv, kv_capacity, head_dim], heads_kv dividing heads (query head h reads key /
+ * value head h / (heads / heads_kv)); o: f32 like q. Every tensor contiguous (row-major); o must
+ * not overlap q, k or v. Per query row: the scores s_j = scale q.k_j, capped, biased, over the
+ * keys it sees (causal, window, seq_lens), then o = sum_j softmax(s)_j v_j accumulated in f32. A
+ * row that sees no key is zeros. head_dim up to 256 on GL.
+ * Errors: TGL_ERR_INVALID_ARGUMENT (NULL q, k, v, o or d; shapes that do not match as above, a
+ *   dtype other than these, a tensor that is not contiguous, scale, softcap or alibi_max_bias
+ *   not finite or negative, seq_kv past kv_capacity, a seq_lens entry past seq_kv, overlap),
+ *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: as tgl_attention).
+ * Example: tgl_attention_desc d = {.causal = 1, .seq_kv = past + 1, .window = 4096};
+ *          tgl_attention_t(b, &q, &k_cache, &v_cache, &o, &d);  // f16 caches [1, 8, ctx, 128] */
+TGL_API tgl_status tgl_attention_t(tgl_backend *b, const tgl_tensor *q, const tgl_tensor *k, const tgl_tensor *v,
+                                   const tgl_tensor *o, const tgl_attention_desc *d);
 
 /* 2-D convolution (cross-correlation, as in every deep-learning framework). input: NCHW
  * [batch, in_channels, in_h, in_w]; filter: OIHW [out_channels, in_channels / groups, kernel_h,

@@ -28,6 +28,7 @@ typedef struct outputs {
     float rope_t[ROWS * COLS];         /* tgl_rope_t of pm: positions from ids, half the dims rotated, Llama 3 scaling */
     float rope_f[ROWS * COLS];         /* tgl_rope_t of pm: every dim rotated, per-frequency factors */
     float embedded[3 * COLS];          /* tgl_gather_rows_t of pm's rows as f16 */
+    float attn_t[2 * 4 * 8];           /* tgl_attention_t over y as an f16 cache: window, capping, ALiBi, key lengths */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
@@ -186,6 +187,24 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_copy_dtoh(b, o->attn_kv, att, sizeof o->attn_kv));
     OK(tgl_attention_gqa(b, px, py, px, att, 1, 2, 1, 4, 4, 4, 8, 0.35f, 1)); /* both heads on one k, v */
     OK(tgl_copy_dtoh(b, o->attn_gqa, att, sizeof o->attn_gqa));
+    {
+        tgl_ptr cache = fresh(b, 2 * 2 * 4 * 8 * 2); /* keys from y, values from x */
+        tgl_tensor src = tgl_tensor_contiguous(py, TGL_DTYPE_F32, 1, (size_t[]){2 * 4 * 8});
+        tgl_tensor half = tgl_tensor_contiguous(cache, TGL_DTYPE_F16, 1, (size_t[]){2 * 4 * 8});
+        OK(tgl_copy(b, &half, &src));
+        src.data = px;
+        half.data = cache + 2 * 4 * 8 * 2;
+        OK(tgl_copy(b, &half, &src));
+        tgl_tensor tq = tgl_tensor_contiguous(px, TGL_DTYPE_F32, 4, (size_t[]){2, 1, 4, 8}), out = tq;
+        tgl_tensor k = tgl_tensor_contiguous(cache, TGL_DTYPE_F16, 4, (size_t[]){2, 1, 4, 8}), v = k;
+        v.data = cache + 2 * 4 * 8 * 2;
+        out.data = att;
+        const size_t lens[2] = {3, 4};
+        tgl_attention_desc ad = {.scale = 0.35f, .causal = 1, .window = 2, .softcap = 5.0f, .alibi_max_bias = 8.0f,
+                                 .seq_lens = lens};
+        OK(tgl_attention_t(b, &tq, &k, &v, &out, &ad));
+        OK(tgl_copy_dtoh(b, o->attn_t, att, sizeof o->attn_t));
+    }
     tgl_conv2d_desc d = {.batch = 2, .in_channels = 2, .in_h = 4, .in_w = 5, .out_channels = 3, .kernel_h = 2,
                          .kernel_w = 2};
     tgl_ptr conv = fresh(b, sizeof o->conv);

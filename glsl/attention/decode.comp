@@ -35,7 +35,11 @@ void main()
 {
     uint tid = gl_LocalInvocationIndex, chunk = u_chunk0 + gl_WorkGroupID.x, row = gl_WorkGroupID.y;
     uint bh = row / u_seq_q, i = row - bh * u_seq_q, j0 = chunk * uint(CH);
+    // the chunk's keys the row sees: [lo, n) of the chunk
     uint keys = attention_keys(i), n = keys > j0 ? min(uint(CH), keys - j0) : 0u;
+    uint seen = attention_first_key(i), lo = seen > j0 ? min(seen - j0, n) : 0u;
+    float slope = attention_slope(bh);
+    bool adjusts = attention_adjusts();
     // key j0 + jj of the block is row (j0 - u_chunk0 * CH) + jj of the window
     uint first = gl_WorkGroupID.x * uint(CH);
     uint k_rows = u_k_off + (kv_block(bh) * u_kv_cap + first) * u_d, v_rows = u_v_off + (kv_block(bh) * u_kv_cap + first) * u_d;
@@ -45,18 +49,20 @@ void main()
     barrier();
 
     float mx = -tgl_inf();
-    for (uint jj = tid; jj < n; jj += uint(TGL_WG_SIZE)) {
+    for (uint jj = lo + tid; jj < n; jj += uint(TGL_WG_SIZE)) {
         uint k_row = k_rows + jj * u_d;
         vec4 acc = vec4(0.0);
         TGL_UNROLL for (uint c4 = 0u; c4 < uint(DP / 4); c4++)
             acc += s_q[c4] * k_load4(k_row, c4 * 4u);
         float s = (acc.x + acc.y) + (acc.z + acc.w);
+        if (adjusts) // uniform: tgl_attention_t's capping and ALiBi bias
+            s = attention_adjust(s, slope, i, j0 + jj, 1.0);
         s_p[jj] = s;
         mx = max(mx, s);
     }
     mx = tgl_group_max(mx); // uniform: every invocation sees the same m
     float sum = 0.0;
-    for (uint jj = tid; jj < n; jj += uint(TGL_WG_SIZE)) {
+    for (uint jj = lo + tid; jj < n; jj += uint(TGL_WG_SIZE)) {
         float p = exp(s_p[jj] - mx);
         s_p[jj] = p;
         sum += p;
@@ -67,7 +73,7 @@ void main()
     uint c4 = tid % dv, way = tid / dv;
     vec4 acc = vec4(0.0);
     if (way < ways)
-        for (uint jj = way; jj < n; jj += ways)
+        for (uint jj = lo + way; jj < n; jj += ways)
             acc += s_p[jj] * v_load4(v_rows + jj * u_d, c4 * 4u);
     s_o[tid] = acc;
     memoryBarrierShared();
@@ -80,5 +86,5 @@ void main()
         part[base + tid] = o;
     }
     if (tid == 0u)
-        part[base + dv] = vec4(n > 0u ? mx : -tgl_inf(), l, 0.0, 0.0);
+        part[base + dv] = vec4(n > lo ? mx : -tgl_inf(), l, 0.0, 0.0);
 }

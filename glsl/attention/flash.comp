@@ -76,15 +76,20 @@ void main()
     uint i = min(row0 + r, u_seq_q - 1u); // rows past the end compute row seq_q - 1 unseen
     uint q_row = u_q_off + (bh * u_seq_q + i) * u_d;
     uint k_rows = u_k_off + kv_block(bh) * u_kv_cap * u_d, v_rows = u_v_off + kv_block(bh) * u_kv_cap * u_d;
-    uint keys = attention_keys(i);
-    uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // causal: the most any row sees
-    uint wg_min_keys = attention_keys(row0);                           // ... and the fewest
+    uint keys = attention_keys(i), first = min(attention_first_key(i), keys);
+    uint last_row = min(row0 + uint(BQ), u_seq_q) - 1u;
+    uint wg_keys = attention_keys(last_row); // causal: the most any row sees
+    uint wg_min_keys = attention_keys(row0); // ... and the fewest
+    uint wg_max_first = attention_first_key(last_row); // a window: where the last row's keys start
 #ifdef SPLIT
     uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys;
     wg_keys = min(wg_keys, first_key + u_chunk_keys);
 #else
-    const uint first_key = 0u;
+    uint first_key = 0u;
 #endif
+    first_key = max(first_key, attention_first_key(row0)); // the first row's window starts first
+    float slope = attention_slope(bh);
+    bool adjusts = attention_adjusts();
 
     vec4 q[DV], o[DV];
     TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) {
@@ -134,12 +139,15 @@ void main()
             s[jj] = tot;
         }
 #endif
-        if (j0 + uint(BKV) <= wg_min_keys) { // uniform: every row sees the whole block
+        if (adjusts) // uniform: tgl_attention_t's capping and ALiBi bias, in base 2
+            TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++)
+                s[jj] = attention_adjust(s[jj], slope, i, j0 + jj, 1.4426950408889634);
+        if (j0 + uint(BKV) <= wg_min_keys && j0 >= wg_max_first) { // uniform: every row sees the whole block
 #define VISIBLE(jj) true
             SOFTMAX_STEP
 #undef VISIBLE
         } else {
-#define VISIBLE(jj) (j0 + (jj) < keys)
+#define VISIBLE(jj) attention_sees(j0 + (jj), first, keys)
             SOFTMAX_STEP
 #undef VISIBLE
         }

@@ -88,7 +88,9 @@ layout(location = LOC_ATT_BLOCKS) uniform uint u_blocks; // (batch, head) blocks
 // body needs from the enclosing ones.
 #define ROW_OF(r) min(i0 + uint(r), u_seq_q - 1u) // rows past the end repeat the last one, unstored
 #define INIT_Q(r, z, c) q[r][c] = q_load4(q_rows + ROW_OF(r) * u_d, uint(c) * 4u) * q_scale; o[r][c] = vec4(0.0);
-#define INIT_ROW(y, z, r) keys[r] = attention_keys(ROW_OF(r)); m[r] = -tgl_inf(); l[r] = 0.0; EACH_C(INIT_Q, r, 0)
+#define INIT_ROW(y, z, r)                                                                          \
+    keys[r] = attention_keys(ROW_OF(r)); first[r] = min(attention_first_key(ROW_OF(r)), keys[r]);  \
+    m[r] = -tgl_inf(); l[r] = 0.0; EACH_C(INIT_Q, r, 0)
 #define KEY_ROW(y, z, k) kr[k] = min(j0 + uint(k), u_seq_kv - 1u) * u_d; // past the end: fetched, weighted 0
 #define ZERO_S(r, z, k) s[r][k] = 0.0;
 #define ZERO_ROW(y, z, r) FOR_K(ZERO_S, r, 0)
@@ -96,8 +98,11 @@ layout(location = LOC_ATT_BLOCKS) uniform uint u_blocks; // (batch, head) blocks
 #define DOT(c, r, k) s[r][k] += dot(q[r][c], kv[k]);
 #define DOT_ROW(c, z, r) FOR_K(DOT, c, r)
 #define SCORE_C(y, z, c) { vec4 kv[BKV]; FOR_K(LOAD_K, c, 0) FOR_R(DOT_ROW, c, 0) }
-#define MAX_K(r, z, k) if (j0 + uint(k) < keys[r]) m_new = max(m_new, s[r][k]);
-#define WEIGHT_K(r, z, k) p[r][k] = j0 + uint(k) < keys[r] ? exp2(s[r][k] - m_new) : 0.0; l[r] += p[r][k];
+#define MAX_K(r, z, k) if (attention_sees(j0 + uint(k), first[r], keys[r])) m_new = max(m_new, s[r][k]);
+#define WEIGHT_K(r, z, k) p[r][k] = attention_sees(j0 + uint(k), first[r], keys[r]) ? exp2(s[r][k] - m_new) : 0.0; l[r] += p[r][k];
+// tgl_attention_t's capping and ALiBi bias, in base 2 (common/attention_io.glsl)
+#define ADJUST_K(r, z, k) s[r][k] = attention_adjust(s[r][k], slope, ROW_OF(r), j0 + uint(k), 1.4426950408889634);
+#define ADJUST_ROW(y, z, r) FOR_K(ADJUST_K, r, 0)
 #define SOFTMAX_ROW(y, z, r)                                                                       \
     {                                                                                              \
         float m_new = m[r];                                                                        \
@@ -128,14 +133,16 @@ void main()
     uint k_rows = u_k_off + kv_block(bh) * u_kv_cap * u_d, v_rows = u_v_off + kv_block(bh) * u_kv_cap * u_d;
     // Scores come out in log2 units (q carries scale * log2(e)), so the weights are exp2 of them.
     float q_scale = u_scale * 1.4426950408889634;
-    uint keys[RQ];
-    float m[RQ], l[RQ];
+    uint keys[RQ], first[RQ];
+    float m[RQ], l[RQ], slope = attention_slope(bh);
+    bool adjusts = attention_adjusts();
     vec4 q[RQ][D4], o[RQ][D4];
     FOR_R(INIT_ROW, 0, 0)
     uint all_keys = keys[RQ - 1];
 #ifdef SPLIT
     all_keys = min(all_keys, first_key + u_chunk_keys);
 #endif
+    first_key = max(first_key, first[0]); // the first row's window starts first
 
     for (uint j0 = first_key; j0 < all_keys; j0 += uint(BKV)) {
         uint kr[BKV];
@@ -143,6 +150,8 @@ void main()
         float s[RQ][BKV];
         FOR_R(ZERO_ROW, 0, 0)
         EACH_C(SCORE_C, 0, 0)
+        if (adjusts)
+            FOR_R(ADJUST_ROW, 0, 0)
         float p[RQ][BKV], corr[RQ];
         FOR_R(SOFTMAX_ROW, 0, 0)
         EACH_C(ACC_C, 0, 0)

@@ -67,16 +67,21 @@ void main()
     uint lin = gl_WorkGroupID.x + gl_WorkGroupID.y * n_blocks;
     uint bh = lin % n_bh, row0 = (n_blocks - 1u - lin / n_bh) * uint(BQ);
     uint k_rows = u_k_off + kv_block(bh) * u_kv_cap * u_d, v_rows = u_v_off + kv_block(bh) * u_kv_cap * u_d;
-    uint wg_keys = attention_keys(min(row0 + uint(BQ), u_seq_q) - 1u); // the most any row sees
-    uint wg_min_keys = attention_keys(row0);                           // the fewest
+    uint last_row = min(row0 + uint(BQ), u_seq_q) - 1u;
+    uint wg_keys = attention_keys(last_row);           // the most any row sees
+    uint wg_min_keys = attention_keys(row0);           // the fewest
+    uint wg_max_first = attention_first_key(last_row); // a window: where the last row's keys start
 #ifdef SPLIT
     uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys;
     wg_keys = min(wg_keys, first_key + u_chunk_keys);
 #else
-    const uint first_key = 0u;
+    uint first_key = 0u;
 #endif
+    first_key = max(first_key, attention_first_key(row0)); // the first row's window starts first
+    float slope = attention_slope(bh);
+    bool adjusts = attention_adjusts();
 
-    uint keys[RQ];
+    uint keys[RQ], first[RQ], row[RQ];
     vec4 q[RQ][DV], o[RQ][DV];
     float m[RQ], l[RQ];
     const float log2e = 1.4426950408889634;
@@ -84,6 +89,8 @@ void main()
         uint i = min(row0 + r + k * uint(RG), u_seq_q - 1u); // rows past the end: computed, unstored
         uint q_row = u_q_off + (bh * u_seq_q + i) * u_d;
         keys[k] = attention_keys(i);
+        first[k] = min(attention_first_key(i), keys[k]);
+        row[k] = i;
         TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) {
             q[k][c] = q_load4(q_row, (c * uint(TPR) + t) * 4u) * (u_scale * log2e);
             o[k][c] = vec4(0.0);
@@ -123,12 +130,16 @@ void main()
                 s[k][jj] = d;
             }
         }
-        if (j0 + uint(BKV) <= wg_min_keys) { // uniform: every row sees the whole block
+        if (adjusts) // uniform: tgl_attention_t's capping and ALiBi bias, in base 2
+            TGL_UNROLL for (uint k = 0u; k < uint(RQ); k++)
+                TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++)
+                    s[k][jj] = attention_adjust(s[k][jj], slope, row[k], j0 + jj, log2e);
+        if (j0 + uint(BKV) <= wg_min_keys && j0 >= wg_max_first) { // uniform: every row sees the whole block
 #define VISIBLE(k, jj) true
             SOFTMAX_STEP
 #undef VISIBLE
         } else {
-#define VISIBLE(k, jj) (j0 + (jj) < keys[k])
+#define VISIBLE(k, jj) attention_sees(j0 + (jj), first[k], keys[k])
             SOFTMAX_STEP
 #undef VISIBLE
         }

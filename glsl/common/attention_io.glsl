@@ -12,12 +12,22 @@ layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer k_tex;
 layout(location = LOC_TEXTURE2, binding = 2) uniform highp samplerBuffer v_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
+#ifdef KV_F16 // k and v in binary16, four to a uvec2
+layout(std430, binding = 1) readonly buffer K { uvec2 k_mem[]; };
+layout(std430, binding = 2) readonly buffer V { uvec2 v_mem[]; };
+#else
 layout(std430, binding = 1) readonly buffer K { vec4 k_mem[]; };
 layout(std430, binding = 2) readonly buffer V { vec4 v_mem[]; };
+#endif
 #else
 layout(std430, binding = 0) readonly buffer Q { float q_mem[]; };
+#ifdef KV_F16 // k and v in binary16, two to a uint
+layout(std430, binding = 1) readonly buffer K { uint k_mem[]; };
+layout(std430, binding = 2) readonly buffer V { uint v_mem[]; };
+#else
 layout(std430, binding = 1) readonly buffer K { float k_mem[]; };
 layout(std430, binding = 2) readonly buffer V { float v_mem[]; };
+#endif
 #endif
 #ifdef VEC4
 layout(std430, binding = 3) writeonly buffer O { vec4 o_mem[]; };
@@ -64,14 +74,64 @@ uint split_part_at(uint row, uint chunk)
 }
 #endif
 
-// Keys query row i of its (batch, head) block sees: [0, attention_keys(i)) (bottom-right
-// aligned causal mask; see tgl_attention).
+// Keys query row i of its (batch, head) block sees: [attention_first_key(i), attention_keys(i))
+// (bottom-right aligned causal mask, sliding window; see tgl_attention and tgl_attention_t). A
+// key j is seen iff attention_sees(j, first, end): one unsigned compare, j < first wrapping
+// past end - first.
 uint attention_keys(uint i)
 {
     if (u_causal == 0u)
         return u_seq_kv;
     uint end = i + 1u + u_seq_kv; // i + (seq_kv - seq_q) + 1 without going negative
     return end <= u_seq_q ? 0u : min(end - u_seq_q, u_seq_kv);
+}
+
+// tgl_attention_t's settings, all 0 (off) for the other entry points: u_window (keys j > p -
+// window, p = i + seq_kv - seq_q), u_softcap (scores s -> softcap tanh(s / softcap), natural
+// units) and u_alibi (e0, e1, n: head h's slope 2^(e0 (h + 1)) below n, else 2^(e1 (2 (h - n) +
+// 1)); n 0 without ALiBi), the heads of the call and u_bh0, the call's block of the dispatch's
+// first (batch, head) block, for the head of each block.
+layout(location = LOC_ATT_WINDOW) uniform uint u_window;
+layout(location = LOC_ATT_SOFTCAP) uniform float u_softcap;
+layout(location = LOC_ATT_ALIBI) uniform float u_alibi[3];
+layout(location = LOC_ATT_HEADS) uniform uint u_heads;
+layout(location = LOC_ATT_BH0) uniform uint u_bh0;
+
+uint attention_first_key(uint i)
+{
+    uint t = i + 1u + u_seq_kv; // p + 1 + seq_q
+    return u_window != 0u && t > u_seq_q + u_window ? t - u_seq_q - u_window : 0u;
+}
+
+bool attention_sees(uint j, uint first, uint end)
+{
+    return j - first < end - first;
+}
+
+// Whether scores need attention_adjust (uniform).
+bool attention_adjusts()
+{
+    return u_softcap != 0.0 || u_alibi[2] != 0.0;
+}
+
+// ALiBi's slope for dispatch block bh, 0 without ALiBi.
+float attention_slope(uint bh)
+{
+    float h = float((u_bh0 + bh) % u_heads), n = u_alibi[2];
+    return n == 0.0 ? 0.0 : h < n ? exp2(u_alibi[0] * (h + 1.0)) : exp2(u_alibi[1] * (2.0 * (h - n) + 1.0));
+}
+
+// Score s of query row i and key j in units of `unit` (1: natural, log2(e): base 2) capped and
+// biased: softcap tanh(s / softcap) - slope |p - j|. tanh's argument is clamped to +-9, where
+// it is 1 in f32 already: some drivers' tanh gives NaN for large arguments (exp overflow).
+float attention_adjust(float s, float slope, uint i, uint j, float unit)
+{
+    if (u_softcap != 0.0) {
+        float cap = u_softcap * unit;
+        s = cap * tanh(clamp(s / cap, -9.0, 9.0));
+    }
+    float p = float(i) + float(u_seq_kv) - float(u_seq_q);
+    return s - slope * unit * abs(p - float(j));
 }
 
 // Elements dim .. dim+3 of the row starting at element `row` (dim a multiple of 4); 0 past u_d.
@@ -103,6 +163,14 @@ uint attention_keys(uint i)
 #define Q_READ(i) texelFetch(q_tex, int(i)).x
 #define K_READ(i) texelFetch(k_tex, int(i)).x
 #define V_READ(i) texelFetch(v_tex, int(i)).x
+#elif defined(KV_F16) && defined(VEC4)
+#define Q_READ(i) q_mem[i]
+#define K_READ(i) vec4(unpackHalf2x16(k_mem[i].x), unpackHalf2x16(k_mem[i].y))
+#define V_READ(i) vec4(unpackHalf2x16(v_mem[i].x), unpackHalf2x16(v_mem[i].y))
+#elif defined(KV_F16)
+#define Q_READ(i) q_mem[i]
+#define K_READ(i) unpackHalf2x16(k_mem[(i) >> 1u])[(i) & 1u]
+#define V_READ(i) unpackHalf2x16(v_mem[(i) >> 1u])[(i) & 1u]
 #else
 #define Q_READ(i) q_mem[i]
 #define K_READ(i) k_mem[i]

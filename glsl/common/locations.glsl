@@ -407,5 +407,10 @@
 #define LOC_ATT_DECODE_CHUNK0 13
 #define LOC_ATT_GROUP 14
 #define LOC_ATT_GROUP_PHASE 15
+#define LOC_ATT_WINDOW 16
+#define LOC_ATT_SOFTCAP 17
+#define LOC_ATT_ALIBI 18 // float[3]: 18 .. 20
+#define LOC_ATT_HEADS 21
+#define LOC_ATT_BH0 22
 
 #endif

@@ -199,6 +199,16 @@ void tgl__call_format(const tgl__call *c, char *buf, size_t size)
                 append(buf, size, &len, "NULL");
             break;
         }
+        case 'N': {
+            const tgl_attention_desc *d = a->ptr;
+            if (d)
+                append(buf, size, &len, "{scale %g, %s, seq_kv %zu, window %zu, softcap %g, alibi %g%s", (double)d->scale,
+                       d->causal ? "causal" : "full", d->seq_kv, d->window, (double)d->softcap,
+                       (double)d->alibi_max_bias, d->seq_lens ? ", seq_lens}" : "}");
+            else
+                append(buf, size, &len, "NULL");
+            break;
+        }
         case 'Y': {
             const tgl_rope_desc *d = a->ptr;
             if (d)

@@ -28,6 +28,8 @@ typedef enum {
 #define TGL__INTERP_FIELDS 10 /* tgl_interpolate_desc: 6 size_t, mode, align_corners, 2 doubles */
 #define TGL__ROPE_FIELDS 9 /* tgl_rope_desc: theta, mode, rotary_dim, pos_offset, scaling, 3 floats, original_context
                            (freq_factors follow as a counted list) */
+#define TGL__ATTN_FIELDS 6 /* tgl_attention_desc: scale, causal, seq_kv, window, softcap, alibi_max_bias (seq_lens
+                           follow as a counted list) */
 #define TGL__MAX_INTS (2 * TGL_MAX_DIMS) /* values a J argument's record holds (tgl_pad's widths) */
 
 /* One argument in native form: what the C call takes. Arrays, strings, descriptors and host
@@ -85,6 +87,7 @@ static inline uint64_t tgl__f64_bits(double d)
 #define TGL__PUT_P TGL__PUT_q
 #define TGL__PUT_R TGL__PUT_q
 #define TGL__PUT_Y TGL__PUT_q
+#define TGL__PUT_N TGL__PUT_q
 #define TGL__PUT_t TGL__PUT_q
 #define TGL__PUT_T TGL__PUT_q
 #define TGL__PUT_M TGL__PUT_q
@@ -109,6 +112,7 @@ static inline uint64_t tgl__f64_bits(double d)
 #define TGL__GET_P(a) ((const tgl_pool2d_desc *)(a)->ptr)
 #define TGL__GET_R(a) ((const tgl_interpolate_desc *)(a)->ptr)
 #define TGL__GET_Y(a) ((const tgl_rope_desc *)(a)->ptr)
+#define TGL__GET_N(a) ((const tgl_attention_desc *)(a)->ptr)
 #define TGL__GET_t(a) ((const tgl_tensor *)(a)->ptr)
 #define TGL__GET_T TGL__GET_t
 #define TGL__GET_M TGL__GET_t

@@ -105,11 +105,19 @@ static inline size_t tgl__gemm_span_b(const tgl__gemm *g, size_t kc, size_t nc, 
 /* heads_kv divides heads: (batch, head) block bh = b * heads + h reads the k and v of kv block
  * bh / (heads / heads_kv) = b * heads_kv + h / (heads / heads_kv) (grouped-query attention;
  * heads_kv == heads without grouping). */
+/* A validated attention call (tgl_attention*: every entry point comes here). kv_f16: k and v
+ * hold binary16. window, softcap and alibi_max_bias as tgl_attention_desc says (0: off). The
+ * core cuts a call with per-item key lengths into calls over runs of whole batch items, so a
+ * backend sees one seq_kv, and (batch, head) block bh is head bh % heads. */
 typedef struct tgl__attention {
     tgl__view q, k, v, o;
     size_t batch, heads, heads_kv, seq_q, seq_kv, kv_cap, head_dim;
     float scale;
     int causal;
+    int kv_f16;
+    size_t window;
+    float softcap;
+    float alibi_max_bias;
 } tgl__attention;
 
 /* The last key query i sees plus one (0: none); i < seq_q. */
@@ -119,6 +127,34 @@ static inline size_t tgl__attention_keys(const tgl__attention *a, size_t i)
         return a->seq_kv;
     size_t end = i + 1 + a->seq_kv; /* i + (seq_kv - seq_q) + 1, kept unsigned */
     return end <= a->seq_q ? 0 : end - a->seq_q < a->seq_kv ? end - a->seq_q : a->seq_kv;
+}
+
+/* The first key query i sees under the sliding window: keys j > p - window, p = i + seq_kv -
+ * seq_q (0 without a window; may pass tgl__attention_keys, then the row sees none). */
+static inline size_t tgl__attention_first_key(const tgl__attention *a, size_t i)
+{
+    size_t t = i + 1 + a->seq_kv; /* p + 1 + seq_q */
+    return a->window && t > a->seq_q + a->window ? t - a->seq_q - a->window : 0;
+}
+
+/* ALiBi's slope parameters (BLOOM's and ggml's): heads below n take 2^(e0 (h + 1)), the rest
+ * 2^(e1 (2 (h - n) + 1)); n 0 without ALiBi. One place for both backends. */
+typedef struct tgl__alibi {
+    size_t n;
+    double e0, e1;
+} tgl__alibi;
+
+static inline tgl__alibi tgl__attention_alibi(const tgl__attention *a)
+{
+    tgl__alibi r = {0, 0, 0};
+    if (!(a->alibi_max_bias > 0))
+        return r;
+    r.n = 1;
+    while (r.n * 2 <= a->heads)
+        r.n *= 2;
+    r.e0 = -(double)a->alibi_max_bias / (double)r.n;
+    r.e1 = -(double)a->alibi_max_bias / 2.0 / (double)r.n;
+    return r;
 }
 
 /* A validated convolution: d has strides, dilations and groups >= 1; every size > 0; bias.buf

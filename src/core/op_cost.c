@@ -150,6 +150,19 @@ static void cost_attention_gqa(const tgl__args_ATTENTION_GQA *a, cost *o)
     o->bytes = 4.0 * d * (2.0 * b * (double)a->heads * (double)a->seq_q + 2.0 * b * (double)a->heads_kv * (double)a->seq_kv);
 }
 
+/* tgl_attention_t: the same products over the keys used (d->seq_kv, else k's capacity); k and v
+ * read once per key/value head at their element size. */
+static void cost_attention_t(const tgl__args_ATTENTION_T *a, cost *o)
+{
+    const tgl_tensor *q = a->q, *k = a->k;
+    if (!q || !k || q->ndim != 4 || k->ndim != 4)
+        return;
+    size_t seq_kv = a->d && a->d->seq_kv ? a->d->seq_kv : k->shape[2];
+    attention_cost(q->shape[0], q->shape[1], q->shape[2], seq_kv, q->shape[3], o);
+    double d = (double)q->shape[3], b = (double)q->shape[0], es = k->dtype == TGL_DTYPE_F16 ? 2.0 : 4.0;
+    o->bytes = 8.0 * d * b * (double)q->shape[1] * (double)q->shape[2] + 2.0 * es * d * b * (double)k->shape[1] * (double)seq_kv;
+}
+
 static void cost_conv2d(const tgl__args_CONV2D *a, cost *o)
 {
     const tgl_conv2d_desc *d = a->desc;

@@ -29,7 +29,7 @@
  *   L const tgl_ptr * + its count, each read like i
  *   U const tgl_tensor * + its count, each read like t
  *   s const char * (NUL-terminated)   c const tgl_conv2d_desc *   P const tgl_pool2d_desc *
- *   R const tgl_interpolate_desc *   Y const tgl_rope_desc *
+ *   R const tgl_interpolate_desc *   Y const tgl_rope_desc *   N const tgl_attention_desc *
  *   t const tgl_tensor * read by the call (its allocation is snapshotted, like i)
  *   T const tgl_tensor * written by the call (compared as its dtype: floats by NMSE, i32 and
  *     bool bit for bit)
@@ -167,6 +167,7 @@
 #define TGL__ARGS_DEQUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 #define TGL__ARGS_ROPE_T(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(t, positions) ARG(Y, d)
 #define TGL__ARGS_GATHER_ROWS_T(ARG, ENUM, ARR) ARG(t, table) ARG(t, ids) ARG(T, out)
+#define TGL__ARGS_ATTENTION_T(ARG, ENUM, ARR) ARG(t, q) ARG(t, k) ARG(t, v) ARG(T, o) ARG(N, d)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \
@@ -257,7 +258,9 @@
     X(ATTENTION_GQA, tgl_attention_gqa, TGL_OP_ATTENTION, attention, TGL__DT(F32), ACCUMULATE, cost_attention_gqa, WARM) \
     X(ROPE_T, tgl_rope_t, TGL_OP_ROPE, rope_t, TGL__DT(F32), ELEMENTWISE, cost_rope_t, WARM)                     \
     X(GATHER_ROWS_T, tgl_gather_rows_t, TGL_OP_GATHER_ROWS, gather_rows_t, TGL__DT_WEIGHTS, EXACT, cost_gather_rows_t, \
-      WARM)
+      WARM)                                                                                                      \
+    X(ATTENTION_T, tgl_attention_t, TGL_OP_ATTENTION, attention, TGL__DT(F32) | TGL__DT(F16), ACCUMULATE,        \
+      cost_attention_t, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t
@@ -282,6 +285,7 @@
 #define TGL__T_P const tgl_pool2d_desc *
 #define TGL__T_R const tgl_interpolate_desc *
 #define TGL__T_Y const tgl_rope_desc *
+#define TGL__T_N const tgl_attention_desc *
 #define TGL__T_t const tgl_tensor *
 #define TGL__T_T const tgl_tensor *
 #define TGL__T_M const tgl_tensor *

@@ -242,6 +242,15 @@ static void products(warm *c)
         /* grouped-query decode and prefill (Llama's 4 query heads per key/value head) */
         did(c, tgl_attention_gqa(b, c->x, c->y, c->z, c->w, 1, 8, 2, 1, 256, 512, d, scale, 1));
         did(c, tgl_attention_gqa(b, c->x, c->y, c->z, c->w, 1, 8, 2, 64, 64, 64, d, scale, 1));
+        /* ... and both over an f16 cache (tgl_attention_t) */
+        tgl_tensor q1 = tgl_tensor_contiguous(c->x, TGL_DTYPE_F32, 4, (size_t[]){1, 8, 1, d});
+        tgl_tensor q64 = tgl_tensor_contiguous(c->x, TGL_DTYPE_F32, 4, (size_t[]){1, 8, 64, d});
+        tgl_tensor o1 = q1, o64 = q64;
+        o1.data = o64.data = c->w;
+        tgl_tensor k = tgl_tensor_contiguous(c->y, TGL_DTYPE_F16, 4, (size_t[]){1, 2, 512, d}), v = k;
+        v.data = c->z;
+        did(c, tgl_attention_t(b, &q1, &k, &v, &o1, &(tgl_attention_desc){.causal = 1, .seq_kv = 256}));
+        did(c, tgl_attention_t(b, &q64, &k, &v, &o64, &(tgl_attention_desc){.causal = 1, .seq_kv = 64}));
     }
     /* Convolutions: 3x3 at 64 and 128 channels, 1x1, depthwise, a 7x7 stride-2 stem, and a large
      * layer with a bias (205 x 205, 672 K outputs: a grid GPUs run without splitting K). */

@@ -266,6 +266,7 @@ static tgl_status build_call(replay *p, const tgl__rcall *rc, tgl__call *c, tgl_
         case 'P': a->ptr = rc->present[i] ? &rc->pool : NULL; break;
         case 'R': a->ptr = rc->present[i] ? &rc->resize : NULL; break;
         case 'Y': a->ptr = rc->present[i] ? &rc->rope : NULL; break;
+        case 'N': a->ptr = rc->present[i] ? &rc->attn : NULL; break;
         case 'U': {
             /* the list's descriptors with their pointers mapped, in *owned (a call with a
              * list has no host buffer) */

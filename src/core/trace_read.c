@@ -233,16 +233,44 @@ static tgl_status get_rope_factors(tgl__trace_reader *r, cursor *c, tgl__rcall *
     return TGL_OK;
 }
 
+/* An attention descriptor's seq_lens: a u64 count (0: NULL), then the values as u64. */
+static tgl_status get_attention_lens(tgl__trace_reader *r, cursor *c, tgl__rcall *rc, size_t i)
+{
+    uint64_t n = get64(c);
+    if (n == 0 || c->short_read)
+        return TGL_OK;
+    if (!rc->present[i] || n > c->left / sizeof(uint64_t))
+        return BAD(r, "argument %zu: %llu key lengths in a record with %zu bytes left%s", i + 1,
+                   (unsigned long long)n, c->left, rc->present[i] ? "" : " and no descriptor");
+    if (n > rc->lens_cap) {
+        size_t *l = realloc(rc->lens, (size_t)n * sizeof *l);
+        if (!l)
+            return tgl__fail(NULL, TGL_ERR_OUT_OF_MEMORY, "trace %s: no host memory for %llu key lengths", r->path,
+                             (unsigned long long)n);
+        rc->lens = l;
+        rc->lens_cap = (size_t)n;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t v = get64(c);
+        rc->lens[k] = v <= SIZE_MAX ? (size_t)v : SIZE_MAX;
+    }
+    rc->attn.seq_lens = rc->lens;
+    return TGL_OK;
+}
+
 void tgl__rcall_release(tgl__rcall *c)
 {
     free(c->tlist);
     free(c->tlist_p);
     free(c->factors);
+    free(c->lens);
     c->tlist = NULL;
     c->tlist_p = NULL;
     c->tlist_cap = 0;
     c->factors = NULL;
     c->factors_cap = 0;
+    c->lens = NULL;
+    c->lens_cap = 0;
 }
 
 static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
@@ -337,6 +365,18 @@ static tgl_status decode_call(tgl__trace_reader *r, cursor *c, tgl__rcall *rc)
                                        (tgl_rope_scaling)(int)(int64_t)f[4], fl[1], fl[2], fl[3], (size_t)f[8],
                                        NULL};
             st = get_rope_factors(r, c, rc, i);
+            break;
+        }
+        case 'N': { /* causal as u64, any value (the call checks); the floats as f32 bits */
+            rc->present[i] = get8(c);
+            uint64_t f[TGL__ATTN_FIELDS];
+            for (size_t k = 0; k < TGL__ATTN_FIELDS; k++)
+                f[k] = get64(c);
+            float fl[3];
+            const uint32_t bits[3] = {(uint32_t)f[0], (uint32_t)f[4], (uint32_t)f[5]};
+            memcpy(fl, bits, sizeof fl);
+            rc->attn = (tgl_attention_desc){fl[0], (int)(int64_t)f[1], (size_t)f[2], (size_t)f[3], fl[1], fl[2], NULL};
+            st = get_attention_lens(r, c, rc, i);
             break;
         }
         case 't': case 'T': case 'M':

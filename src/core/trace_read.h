@@ -32,6 +32,7 @@ typedef struct tgl__rcall {
     tgl_pool2d_desc pool;
     tgl_interpolate_desc resize;
     tgl_rope_desc rope;
+    tgl_attention_desc attn;
     tgl_tensor tensor[TGL__CALL_MAX_ARGS]; /* t, T: the descriptor, data 0 (p[] holds the pointer) */
     /* U (a call has at most one list): its descriptors (data 0) and their pointers, grown to
      * the largest list read so far; tgl__rcall_release frees them */
@@ -40,6 +41,8 @@ typedef struct tgl__rcall {
     size_t tlist_cap;
     float *factors; /* Y: the rope descriptor's freq_factors, grown likewise */
     size_t factors_cap;
+    size_t *lens; /* N: the attention descriptor's seq_lens, grown likewise */
+    size_t lens_cap;
     uint32_t id[TGL__CALL_MAX_ARGS];      /* D: data id; A: the new allocation's id */
 } tgl__rcall;
 

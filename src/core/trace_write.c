@@ -367,6 +367,16 @@ static size_t rope_factor_count(const tgl__call *c, const tgl_rope_desc *d)
     return in && in->ndim == 4 ? in->shape[3] / 2 : 0;
 }
 
+/* How many of d->seq_lens a call of tgl_attention_t reads: its first tensor argument's (q's)
+ * batch, none without lengths or where q is not 4-D (the call fails before it reads them). */
+static size_t attention_len_count(const tgl__call *c, const tgl_attention_desc *d)
+{
+    if (!d || !d->seq_lens)
+        return 0;
+    const tgl_tensor *q = tgl__fn_signature(c->fn)[0] == 't' ? c->args[0].ptr : NULL;
+    return q && q->ndim == 4 ? q->shape[0] : 0;
+}
+
 static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, uint32_t alloc_id)
 {
     const char *sig = tgl__fn_signature(c->fn);
@@ -442,6 +452,25 @@ static void encode_args(const tgl__trace *t, tgl__bytes *o, const tgl__call *c, 
                 memcpy(&bits, &d->freq_factors[k], sizeof bits);
                 tgl__bytes_u32(o, bits);
             }
+            break;
+        }
+        case 'N': { /* causal as u64 (two's complement), the floats as their f32 bits */
+            const tgl_attention_desc *d = a->ptr;
+            uint32_t fb[3] = {0, 0, 0};
+            if (d) {
+                memcpy(&fb[0], &d->scale, sizeof fb[0]);
+                memcpy(&fb[1], &d->softcap, sizeof fb[1]);
+                memcpy(&fb[2], &d->alibi_max_bias, sizeof fb[2]);
+            }
+            const uint64_t f[TGL__ATTN_FIELDS] = {fb[0], d ? (uint64_t)(int64_t)d->causal : 0, d ? d->seq_kv : 0,
+                                                  d ? d->window : 0, fb[1], fb[2]};
+            tgl__bytes_u8(o, d != NULL);
+            for (size_t k = 0; k < TGL__ATTN_FIELDS; k++)
+                tgl__bytes_u64(o, f[k]);
+            size_t n = attention_len_count(c, d);
+            tgl__bytes_u64(o, n);
+            for (size_t k = 0; k < n; k++)
+                tgl__bytes_u64(o, d->seq_lens[k]);
             break;
         }
         case 'R': { /* the enum and int as u64 (two's complement), the scales as f64 bits */

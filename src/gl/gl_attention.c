@@ -45,7 +45,7 @@ static size_t flash_shared_bytes(flash_shape s)
 
 /* The attention kernels' flags; each kernel's table takes the fields it has. */
 typedef struct att_flags {
-    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split;
+    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16;
 } att_flags;
 static const tgl_gl_def flash_defs[] = {
     TGL_GL_UINT(att_flags, tpr, "TPR"), TGL_GL_UINT(att_flags, dt, "DT"), TGL_GL_UINT(att_flags, bkv, "BKV"),
@@ -57,8 +57,10 @@ static const tgl_gl_def shuffle_defs[] = {
     TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, threads, "THREADS"),
     TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"),
 };
+/* KV_F16: k and v in binary16 (the decode kernels read an f16 cache as it is). */
 static const tgl_gl_def decode_defs[] = {
     TGL_GL_UINT(att_flags, dp, "DP"), TGL_GL_UINT(att_flags, ch, "CH"), TGL_GL_FLAG(att_flags, vec4, "VEC4"),
+    TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"),
 };
 /* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. SPLIT: the
  * keys cut into chunks. */
@@ -95,9 +97,9 @@ static unsigned decode_dp(size_t d)
     return dp;
 }
 
-static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, uint32_t wg, const char *why)
+static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, uint32_t wg, const char *why)
 {
-    att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4};
+    att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
@@ -108,7 +110,14 @@ typedef struct slab {
     size_t pad[4];
     int vec4;
     size_t group_phase; /* where bh0 falls in its group of query heads (u_group_phase) */
+    size_t bh0;
 } slab;
+
+/* Bytes per k and v element. */
+static size_t kv_size(const tgl__attention *a)
+{
+    return a->kv_f16 ? 2 : F32;
+}
 
 /* Query heads per key/value head. */
 static size_t kv_group(const tgl__attention *a)
@@ -120,23 +129,24 @@ static slab bind_slab(const tgl__attention *a, size_t bh0, size_t n, size_t alig
 {
     slab s;
     size_t g = kv_group(a), kv0 = bh0 / g, n_kv = (bh0 + n - 1) / g - kv0 + 1; /* the kv blocks read */
-    size_t d = a->head_dim, nq = n * a->seq_q * d, nkv = ((n_kv - 1) * a->kv_cap + a->seq_kv) * d;
-    size_t q_at = bh0 * a->seq_q * d * F32, kv_at = kv0 * a->kv_cap * d * F32;
+    size_t d = a->head_dim, nq = n * a->seq_q * d, nkv = ((n_kv - 1) * a->kv_cap + a->seq_kv) * d, es = kv_size(a);
+    size_t q_at = bh0 * a->seq_q * d * F32, kv_at = kv0 * a->kv_cap * d * es;
     s.group_phase = bh0 % g;
+    s.bh0 = bh0;
     s.bind[0] = tgl_gl_window_aligned((tgl__view){a->q.buf, a->q.offset + q_at}, nq * F32, 0, align, &s.pad[0]);
     s.bind[3] = tgl_gl_window_aligned((tgl__view){a->o.buf, a->o.offset + q_at}, nq * F32, 1, align, &s.pad[3]);
     if (a->seq_kv) {
-        s.bind[1] = tgl_gl_window_aligned((tgl__view){a->k.buf, a->k.offset + kv_at}, nkv * F32, 0, align,
+        s.bind[1] = tgl_gl_window_aligned((tgl__view){a->k.buf, a->k.offset + kv_at}, nkv * es, 0, align,
                                           &s.pad[1]);
-        s.bind[2] = tgl_gl_window_aligned((tgl__view){a->v.buf, a->v.offset + kv_at}, nkv * F32, 0, align,
+        s.bind[2] = tgl_gl_window_aligned((tgl__view){a->v.buf, a->v.offset + kv_at}, nkv * es, 0, align,
                                           &s.pad[2]);
     } else { /* never read: q's window fills the bindings */
         s.bind[1] = s.bind[2] = s.bind[0];
-        s.pad[1] = s.pad[2] = s.pad[0];
+        s.pad[1] = s.pad[2] = s.pad[0] / F32 * es; /* counted in k's elements below */
     }
     s.vec4 = d % 4 == 0;
     for (int i = 0; i < 4; i++) {
-        s.pad[i] /= F32;
+        s.pad[i] /= i == 1 || i == 2 ? es : F32;
         s.vec4 &= s.pad[i] % 4 == 0;
     }
     return s;
@@ -153,6 +163,13 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
     };
     tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
     tgl_gl_uniform_f(b, prog, LOC_ATT_SCALE, a->scale);
+    /* tgl_attention_t's window, capping and ALiBi (0: off) */
+    const tgl__alibi al = tgl__attention_alibi(a);
+    const tgl_gl_uniform ext[] = {{LOC_ATT_WINDOW, a->window}, {LOC_ATT_HEADS, a->heads}, {LOC_ATT_BH0, s->bh0}};
+    tgl_gl_uniforms_ui(b, prog, ext, sizeof ext / sizeof ext[0]);
+    tgl_gl_uniform_f(b, prog, LOC_ATT_SOFTCAP, a->softcap);
+    const GLfloat alibi[3] = {(GLfloat)al.e0, (GLfloat)al.e1, (GLfloat)al.n};
+    tgl_gl_uniform_fv(b, prog, LOC_ATT_ALIBI, 3, alibi);
 }
 
 /* attention/flash_shuffle for 32 < head_dim <= 64 where subgroups shuffle: two rows per
@@ -181,7 +198,7 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
 static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
                                  const tgl__attention *a, size_t o_pad)
 {
-    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 64,
+    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 0, 64,
                                    "the second pass of a split over keys: merges the chunks");
     plan.groups = rows;
     GLuint prog;
@@ -399,14 +416,14 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
     /* Chunks per dispatch: all of them, or (one block whose keys are longer than a window:
      * decode_key_windows) as many as a window of k or v holds past its alignment pad. */
-    size_t per_pass = chunks, chunk_elems = (size_t)DECODE_CHUNK * a->head_dim;
-    if (n == 1 && a->seq_kv * a->head_dim > tgl_gl_max_window_elems(l, F32)) {
-        per_pass = tgl_gl_max_window_elems(l, F32) / chunk_elems;
+    size_t per_pass = chunks, chunk_elems = (size_t)DECODE_CHUNK * a->head_dim, es = kv_size(a);
+    if (n == 1 && a->seq_kv * a->head_dim > tgl_gl_max_window_elems(l, es)) {
+        per_pass = tgl_gl_max_window_elems(l, es) / chunk_elems;
         if (!per_pass)
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: %u keys of %zu dims exceed the device's SSBO "
                              "block (%llu bytes)", DECODE_CHUNK, a->head_dim, (unsigned long long)l->max_ssbo_block);
     }
-    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, DECODE_THREADS,
+    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, DECODE_THREADS,
                                    "at most 4 query rows, or keys past the loop limit: chunks of keys in parallel");
     plan.groups = chunks * rows;
     GLuint prog;
@@ -416,17 +433,17 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNKS, (GLuint)chunks);
     /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
     bind[3].writes = 0;
-    size_t kv_at = bh0 / kv_group(a) * a->kv_cap * a->head_dim * F32;
+    size_t kv_at = bh0 / kv_group(a) * a->kv_cap * a->head_dim * es;
     for (size_t c0 = 0; !st && c0 < chunks; c0 += per_pass) {
         size_t nc = chunks - c0 < per_pass ? chunks - c0 : per_pass;
         if (per_pass < chunks) { /* this pass's keys only, vec4-aligned as the slab's (pad % 4 kept) */
             size_t key0 = c0 * DECODE_CHUNK, keys = a->seq_kv - key0 < nc * DECODE_CHUNK ? a->seq_kv - key0
                                                                                           : nc * DECODE_CHUNK;
-            size_t at = kv_at + key0 * a->head_dim * F32, bytes = keys * a->head_dim * F32, pad_k, pad_v;
+            size_t at = kv_at + key0 * a->head_dim * es, bytes = keys * a->head_dim * es, pad_k, pad_v;
             bind[1] = tgl_gl_window_aligned((tgl__view){a->k.buf, a->k.offset + at}, bytes, 0, l->ssbo_align, &pad_k);
             bind[2] = tgl_gl_window_aligned((tgl__view){a->v.buf, a->v.offset + at}, bytes, 0, l->ssbo_align, &pad_v);
-            tgl_gl_uniform_ui(b, prog, LOC_ATT_K_OFF, (GLuint)(pad_k / F32));
-            tgl_gl_uniform_ui(b, prog, LOC_ATT_V_OFF, (GLuint)(pad_v / F32));
+            tgl_gl_uniform_ui(b, prog, LOC_ATT_K_OFF, (GLuint)(pad_k / es));
+            tgl_gl_uniform_ui(b, prog, LOC_ATT_V_OFF, (GLuint)(pad_v / es));
         }
         tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNK0, (GLuint)c0);
         st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)nc, (uint32_t)rows, 1);
@@ -444,7 +461,7 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     size_t align = tgl_gl_window_align(l, 1);
     slab s = bind_slab(a, bh0, n, align);
     for (int i = 0; i < 3; i++)
-        s.bind[i].texture_format = s.vec4 ? GL_RGBA32F : GL_R32F;
+        s.bind[i].texture_format = i > 0 && a->kv_f16 ? (s.vec4 ? GL_RGBA16F : GL_R16F) : s.vec4 ? GL_RGBA32F : GL_R32F;
     unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
     size_t chunks = chunk_keys ? tgl_gl_ceil_div(a->seq_kv, chunk_keys) : 1;
     tgl_gl_binding bind[5];
@@ -468,8 +485,38 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     return combine_chunks(b, bind, n * a->seq_q, chunks, a, s.pad[3]);
 }
 
-tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
+/* The flash kernels read f32 k and v: an f16 cache's keys and values that a call uses are
+ * widened into gl->attention_kv first (one pass over them, where the products that follow
+ * read each key seq_q times), and *wide is the call over that copy: the whole span of blocks at
+ * once where unused capacity is at most half of it, else block by block into [blocks, seq_kv,
+ * head_dim] (kv_cap seq_kv). */
+static tgl_status widen_kv(tgl_backend *b, const tgl__attention *a, tgl__attention *wide)
 {
+    tgl_gl *gl = tgl_gl_of(b);
+    size_t d = a->head_dim, blocks = a->batch * a->heads_kv, per = a->seq_kv * d;
+    size_t span = ((blocks - 1) * a->kv_cap + a->seq_kv) * d;
+    int whole = span <= 2 * blocks * per;
+    size_t n = whole ? span : blocks * per, align = gl->limits.ssbo_align;
+    size_t v_at = tgl_gl_ceil_div(n * F32, align) * align;
+    tgl_status st = tgl_gl_grow(b, &gl->attention_kv, 2 * v_at);
+    *wide = *a;
+    wide->kv_f16 = 0;
+    wide->k = (tgl__view){gl->attention_kv, 0};
+    wide->v = (tgl__view){gl->attention_kv, v_at};
+    if (!whole)
+        wide->kv_cap = a->seq_kv;
+    for (size_t i = 0; !st && i < (whole ? 1 : blocks); i++) {
+        size_t from = whole ? 0 : i * a->kv_cap * d * 2, to = whole ? 0 : i * per * F32;
+        if (!(st = tgl_gl_cast(b, 0, (tgl__view){a->k.buf, a->k.offset + from}, (tgl__view){wide->k.buf, to}, n / (whole ? 1 : blocks))))
+            st = tgl_gl_cast(b, 0, (tgl__view){a->v.buf, a->v.offset + from}, (tgl__view){wide->v.buf, v_at + to}, n / (whole ? 1 : blocks));
+    }
+    return st;
+}
+
+tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
+{
+    const tgl__attention *a = call;
+    tgl__attention wide;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     if (a->head_dim > MAX_HEAD_DIM)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: head_dim %zu exceeds the GL kernels' %u",
@@ -504,6 +551,14 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a)
     if (key_windows)
         path = TGL_GL_ATTENTION_DECODE;
     int reg = path == TGL_GL_ATTENTION_REG, decode = path == TGL_GL_ATTENTION_DECODE;
+    /* flash_reg reads an f16 cache through half-float textures and the decode kernels as it is
+     * (KV_F16); the flash kernels from an f32 copy. */
+    if (a->kv_f16 && a->seq_kv && !reg && !decode) {
+        tgl_status st = widen_kv(b, a, &wide);
+        if (st)
+            return st;
+        a = &wide;
+    }
     flash_plan plan = plan_flash(l, a->head_dim, path == TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS);
     size_t chunk_keys = tgl_gl_of(b)->test.attention_chunk_keys;
     if (reg && !chunk_keys)
@@ -571,7 +626,9 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 for (unsigned threads = 128; threads <= 256; threads *= 2)
                     for (int split = 0; split < 2; split++)
                         tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split));
-            tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, DECODE_THREADS, NULL));
+            for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
+                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, kv_f16, DECODE_THREADS,
+                                                      NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -584,6 +641,6 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                         tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split));
             }
             if (!vec4)
-                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 64, NULL));
+                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 0, 64, NULL));
         }
 }

@@ -36,6 +36,8 @@ static void gl_destroy(tgl_backend *b)
         tgl_gl_buffer_destroy(b, gl->status);
     if (gl->split_partials)
         tgl_gl_buffer_destroy(b, gl->split_partials);
+    if (gl->attention_kv)
+        tgl_gl_buffer_destroy(b, gl->attention_kv);
     tgl_gl_variant_list_free(&gl->variants);
     int current = tgl_egl_make_current(b, &gl->egl) == TGL_OK;
     tgl_gl_pool_fini(b, current);

@@ -336,6 +336,7 @@ typedef struct tgl_gl {
      * with none, 0.078 after a 256 KB reduction, 0.157 after a 1 MB one). */
     tgl_gl_buffer *status;
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
+    tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
     /* The direction of the next streaming op of limits.sweep_bytes or more (1: backward),
      * flipped after each, so it starts where the one before it ended (glsl/common/sweep.glsl). */
