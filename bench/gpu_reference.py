@@ -126,9 +126,11 @@ def make_case(op, p):
         src = torch.empty(total // 2, dtype=torch.uint8, device="cuda")
         dst = torch.empty_like(src)
         return lambda: dst.copy_(src)
-    if op == "attention_gqa_decode":
+    if op in ("attention_gqa_decode", "attention_gqa_decode_f16"):
         b, h, hkv, skv, d = p["batch"], p["heads"], p["heads_kv"], p["seq_kv"], p["head_dim"]
         q, k, v = rand(b, h, 1, d), rand(b, hkv, skv, d), rand(b, hkv, skv, d)
+        if op.endswith("_f16"):  # SDPA takes one dtype: all three in f16, the same cache bytes
+            q, k, v = q.half(), k.half(), v.half()
         return lambda: F.scaled_dot_product_attention(q, k, v, scale=1.0 / math.sqrt(d), enable_gqa=True)
     if op in ("attention", "attention_decode"):
         b, h, sq, skv, d = p["batch"], p["heads"], p["seq_q"], p["seq_kv"], p["head_dim"]

@@ -4,12 +4,13 @@
  * q8_0 or q4_0 as they are stored there, and greedily decodes from a prompt of token ids
  * (tokenizing is not its job), printing the tokens and tokens/s.
  *
- *   llama --model FILE.gguf [--prompt 1,2,3] [--steps 64] [--backend gl|cpu|both]
+ *   llama --model FILE.gguf [--prompt 1,2,3] [--steps 64] [--backend gl|cpu|both] [--kv-f16]
  *   llama --random q4_0 [--save FILE.gguf] [--tied] [--rope-freqs] [--mixed] ...   a small random
  *       model (saved as GGUF with --save; --tied: no output.weight; --rope-freqs: Llama 3.1's
  *       rope_freqs factors; --mixed: attn_v and ffn_up in f16, as quantized files often keep
  *       some tensors at higher precision)
  *
+ * --kv-f16 keeps the KV cache in f16 (half its memory; tgl_attention_t reads it as it is).
  * --backend both runs the GL backend and the CPU reference on the same weights and exits 1 unless
  * they decode the same tokens. Every weight matrix stays in its file's format on the device; the
  * products are tgl_matvec_t (y = x Wᵀ, W stored [out, in] as GGUF and PyTorch store it), the
@@ -80,6 +81,7 @@ typedef struct model {
     matrix qkv[64], gate_up[64];
     tgl_ptr attn_norm[64], ffn_norm[64], out_norm;
     tgl_ptr kv_cache[64];                 /* [2, heads_kv, context, head_dim]: keys, then values */
+    tgl_dtype kv_dtype;                   /* the cache's: f32, or f16 with --kv-f16 (half the memory) */
     tgl_ptr x, h, qkv_out, qh, oh, o, gate_up_out, gate, logits, token, ids; /* activations for n_max tokens */
     float *rope_freqs;                    /* head_dim / 2 per-frequency RoPE factors (rope_freqs.weight), or NULL */
     size_t n_max;
@@ -261,10 +263,11 @@ static config read_config(const gguf_file *f)
     return c;
 }
 
-static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_max)
+static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_max, tgl_dtype kv_dtype)
 {
     memset(m, 0, sizeof *m);
     m->b = b;
+    m->kv_dtype = kv_dtype;
     m->c = read_config(f);
     const config *c = &m->c;
     char name[GGUF_MAX_NAME];
@@ -301,7 +304,7 @@ static void model_load(model *m, tgl_backend *b, const gguf_file *f, size_t n_ma
         m->attn_norm[l] = load_vector(b, f, name, c->dim);
         snprintf(name, sizeof name, "blk.%zu.ffn_norm.weight", l);
         m->ffn_norm[l] = load_vector(b, f, name, c->dim);
-        m->kv_cache[l] = alloc_f32(b, 2 * kv_dim * c->context);
+        CHECK(b, tgl_alloc(b, 2 * kv_dim * c->context * tgl_dtype_size(kv_dtype), &m->kv_cache[l]));
     }
     m->n_max = n_max;
     m->x = alloc_f32(b, n_max * c->dim);
@@ -402,6 +405,7 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
     const config *c = &m->c;
     const size_t hd = c->head_dim, f = sizeof(float), q_dim = c->heads * hd, kv_dim = c->heads_kv * hd;
     const size_t qkv_rs = q_dim + 2 * kv_dim; /* a token's row of qkv_out: [q | k | v] */
+    const size_t es = tgl_dtype_size(m->kv_dtype); /* the cache's element size */
     embed(m, tokens, n);
     for (size_t l = 0; l < c->layers; l++) {
         CHECK(b, tgl_rmsnorm(b, m->x, m->attn_norm[l], m->h, n, c->dim, (float)c->eps));
@@ -418,13 +422,15 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
         tqk.strides[1] = (int64_t)qkv_rs;
         CHECK(b, tgl_rope_t(b, &tqk, &tqk, NULL, &rd));
         /* The new keys and values into the cache at pos: one strided copy of [2, heads_kv, n, hd]
-         * (k and v are neighbours in each row of qkv_out, as the two caches are in kv_cache). */
+         * (k and v are neighbours in each row of qkv_out, as the two caches are in kv_cache),
+         * rounded to f16 on the way with --kv-f16. */
         const size_t cache_kv = kv_dim * c->context; /* the keys' part of kv_cache */
-        tgl_tensor kvc = tgl_tensor_contiguous(m->kv_cache[l] + pos * hd * f, TGL_DTYPE_F32, 4,
+        tgl_tensor kvc = tgl_tensor_contiguous(m->kv_cache[l] + pos * hd * es, m->kv_dtype, 4,
                                                (size_t[]){2, c->heads_kv, n, hd});
         kvc.strides[0] = (int64_t)cache_kv;
         kvc.strides[1] = (int64_t)(c->context * hd);
         tgl_tensor kvs = kvc;
+        kvs.dtype = TGL_DTYPE_F32;
         kvs.data = m->qkv_out + q_dim * f;
         kvs.strides[0] = (int64_t)kv_dim;
         kvs.strides[1] = (int64_t)hd;
@@ -437,8 +443,13 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
             CHECK(b, tgl_copy(b, &qd, &qs));
             qh = m->qh;
         }
-        CHECK(b, tgl_attention_gqa(b, qh, m->kv_cache[l], m->kv_cache[l] + cache_kv * f, oh, 1, c->heads,
-                                   c->heads_kv, n, pos + n, c->context, hd, 1.0f / sqrtf((float)hd), 1));
+        tgl_tensor tq = tgl_tensor_contiguous(qh, TGL_DTYPE_F32, 4, (size_t[]){1, c->heads, n, hd}), to = tq;
+        to.data = oh;
+        tgl_tensor tk = tgl_tensor_contiguous(m->kv_cache[l], m->kv_dtype, 4, (size_t[]){1, c->heads_kv, c->context, hd});
+        tgl_tensor tv = tk;
+        tv.data = m->kv_cache[l] + cache_kv * es;
+        tgl_attention_desc ad = {.scale = 1.0f / sqrtf((float)hd), .causal = 1, .seq_kv = pos + n};
+        CHECK(b, tgl_attention_t(b, &tq, &tk, &tv, &to, &ad));
         tgl_ptr o = oh;
         if (n > 1) {
             tgl_tensor os = tgl_tensor_contiguous(oh, TGL_DTYPE_F32, 3, (size_t[]){c->heads, n, hd});
@@ -639,7 +650,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: llama --model FILE.gguf | --random f32|f16|bf16|q8_0|q4_0 [--save FILE.gguf] [--tied]\n"
             "             [--rope-freqs] [--mixed]\n"
-            "             [--prompt ID,ID,...] [--steps N] [--backend gl|cpu|both]\n");
+            "             [--prompt ID,ID,...] [--steps N] [--backend gl|cpu|both] [--kv-f16]\n");
     exit(2);
 }
 
@@ -660,10 +671,11 @@ static size_t parse_prompt(const char *s, int32_t *out)
     return n;
 }
 
-static void run(tgl_backend *b, const gguf_file *f, const int32_t *prompt, size_t n_prompt, size_t steps, result *r)
+static void run(tgl_backend *b, const gguf_file *f, const int32_t *prompt, size_t n_prompt, size_t steps,
+                tgl_dtype kv_dtype, result *r)
 {
     model m;
-    model_load(&m, b, f, n_prompt);
+    model_load(&m, b, f, n_prompt, kv_dtype);
     if (n_prompt + steps > m.c.context) {
         fprintf(stderr, "llama: %zu prompt tokens + %zu steps exceed the context of %zu\n", n_prompt, steps,
                 m.c.context);
@@ -688,8 +700,13 @@ int main(int argc, char **argv)
     static int32_t prompt[MAX_PROMPT];
     size_t n_prompt = parse_prompt("1,15,27,3,8", prompt), steps = 64;
     int tied = 0, rope_freqs = 0, mixed = 0;
+    tgl_dtype kv_dtype = TGL_DTYPE_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--kv-f16")) {
+            kv_dtype = TGL_DTYPE_F16;
+            continue;
+        }
         if (!strcmp(a, "--tied") || !strcmp(a, "--rope-freqs") || !strcmp(a, "--mixed")) {
             *(a[2] == 't' ? &tied : a[2] == 'r' ? &rope_freqs : &mixed) = 1;
             continue;
@@ -764,7 +781,7 @@ int main(int argc, char **argv)
         CHECK(NULL, tgl_open(&o, &b));
         struct tgl_device_info info;
         CHECK(b, tgl_device_info(b, &info));
-        run(b, &f, prompt, n_prompt, steps, &r[k]);
+        run(b, &f, prompt, n_prompt, steps, kv_dtype, &r[k]);
         printf("%s (%s): prefill %.1f ms, %zu tokens in %.1f ms: %.1f tokens/s\n  tokens:", info.backend,
                info.renderer, r[k].prefill_ms, steps, r[k].decode_ms,
                r[k].decode_ms > 0 ? 1e3 * (double)steps / r[k].decode_ms : 0.0);

@@ -49,10 +49,10 @@ static void test_same_tokens_every_format(void **state)
             char args[256];
             /* Llama 3.1's per-frequency RoPE factors (rope_freqs.weight) in every other file, and
              * in most of the rest attn_v and ffn_up in f16 (the products of q, k, v and of gate,
-             * up then run apart instead of stacked) */
+             * up then run apart instead of stacked); an f16 KV cache in the tied files */
             int other = (i + (size_t)tied) % 2, mixed = !other && i != 1;
             snprintf(args, sizeof args, "--random %s%s%s%s --backend both --steps 64 --prompt 3,1,4,1,5,9,2,6",
-                     formats[i], tied ? " --tied" : "", other ? " --rope-freqs" : "", mixed ? " --mixed" : "");
+                     formats[i], tied ? " --tied --kv-f16" : "", other ? " --rope-freqs" : "", mixed ? " --mixed" : "");
             int rc = run(args, out, sizeof out);
             if (rc != 0 || !strstr(out, "SAME TOKENS (64 of 64"))
                 fail_msg("llama %s exited %d; it printed: %s", args, rc, out);

@@ -522,6 +522,25 @@ static tgl_status run_gqa_decode(tgl_backend *b, const size_t *p, const tgl_ptr 
                              1.0f / sqrtf((float)p[4]), 1);
 }
 
+/* The same over an f16 cache (tgl_attention_t): half the bytes of K and V to read.
+ * bench/gpu_reference.py's reference: scaled_dot_product_attention with q, k and v in f16
+ * (PyTorch's kernels take one dtype), so both read the same cache bytes. */
+static void spec_gqa_decode_f16(const size_t *p, bench_spec *s)
+{
+    spec_gqa_decode(p, s);
+    s->bufs[1].fill = s->bufs[2].fill = BENCH_F16;
+    s->bytes /= 2;
+}
+
+static tgl_status run_gqa_decode_f16(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    tgl_tensor q = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 4, (size_t[]){p[0], p[1], 1, p[4]}), o = q;
+    tgl_tensor k = tgl_tensor_contiguous(u[1], TGL_DTYPE_F16, 4, (size_t[]){p[0], p[2], p[3], p[4]}), v = k;
+    v.data = u[2];
+    o.data = u[3];
+    return tgl_attention_t(b, &q, &k, &v, &o, &(tgl_attention_desc){.causal = 1});
+}
+
 /* p = {batch, in_channels, height, width, out_channels, kernel, pad}, stride 1. */
 static tgl_conv2d_desc conv_desc(const size_t *p)
 {
@@ -627,6 +646,9 @@ const bench_op tgl_bench_ops[] = {
     {"attention_gqa_decode", "attention", "batch,heads,heads_kv,seq_kv,head_dim",
      N3(P(1, 8, 2, 512, 64), P(1, 32, 8, 4096, 128), P(4, 32, 8, 4096, 128)), spec_gqa_decode, run_gqa_decode, NULL,
      NULL},
+    {"attention_gqa_decode_f16", "attention", "batch,heads,heads_kv,seq_kv,head_dim",
+     N3(P(1, 8, 2, 512, 64), P(1, 32, 8, 4096, 128), P(4, 32, 8, 4096, 128)), spec_gqa_decode_f16,
+     run_gqa_decode_f16, NULL, NULL},
     {"conv2d", "conv", "batch,in_channels,height,width,out_channels,kernel,pad",
      N3(P(1, 16, 32, 32, 16, 3, 1), P(1, 64, 56, 56, 64, 3, 1), P(4, 64, 56, 56, 64, 3, 1)), spec_conv2d,
      run_conv2d, NULL, NULL},
