@@ -449,7 +449,7 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
         tgl_tensor tv = tk;
         tv.data = m->kv_cache[l] + cache_kv * es;
         tgl_attention_desc ad = {.scale = 1.0f / sqrtf((float)hd), .causal = 1, .seq_kv = pos + n};
-        CHECK(b, tgl_attention_t(b, &tq, &tk, &tv, &to, &ad));
+        CHECK(b, tgl_attention_t(b, &tq, &tk, &tv, NULL, &to, &ad));
         tgl_ptr o = oh;
         if (n > 1) {
             tgl_tensor os = tgl_tensor_contiguous(oh, TGL_DTYPE_F32, 3, (size_t[]){c->heads, n, hd});

@@ -1344,7 +1344,7 @@ TGL_API tgl_status tgl_attention_gqa(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_p
                                      size_t head_dim, float scale, int causal);
 
 /* tgl_attention_t's settings beyond the shapes its tensors carry. Zero-initialized fields give
- * plain softmax(scale q k^T) v over every key: no mask, window, capping or bias. */
+ * plain softmax(scale q k^T) v over every key: no causal mask, window, capping or bias. */
 typedef struct tgl_attention_desc {
     float scale;          /* finite; 0 is 1 / sqrt(head_dim) */
     int causal;           /* query i sees key j iff j <= i + (seq_kv - seq_q), as tgl_attention */
@@ -1364,22 +1364,27 @@ typedef struct tgl_attention_desc {
 } tgl_attention_desc;
 
 /* Scaled dot-product attention over tensors, the extended form: grouped-query heads, a KV cache
- * in f16, sliding windows, logit soft-capping, ALiBi and per-item key lengths, in the same fused
- * online-softmax kernels as tgl_attention.
+ * in f16, an additive mask, sliding windows, logit soft-capping, ALiBi and per-item key
+ * lengths, in the same fused online-softmax kernels as tgl_attention.
  * q: f32 [batch, heads, seq_q, head_dim]; k and v: f32 or f16 (both the same)
  * [batch, heads_kv, kv_capacity, head_dim], heads_kv dividing heads (query head h reads key /
- * value head h / (heads / heads_kv)); o: f32 like q. Every tensor contiguous (row-major); o must
- * not overlap q, k or v. Per query row: the scores s_j = scale q.k_j, capped, biased, over the
- * keys it sees (causal, window, seq_lens), then o = sum_j softmax(s)_j v_j accumulated in f32. A
- * row that sees no key is zeros. head_dim up to 256 on GL.
+ * value head h / (heads / heads_kv)); o: f32 like q. q, k, v and o contiguous (row-major); o
+ * must not overlap q, k, v or mask. mask: NULL, or f32 [batch or 1, heads or 1, seq_q, seq_kv]
+ * added to the scores (a dim of 1 broadcasts; -inf hides a key, as PyTorch's attn_mask), any
+ * non-negative strides with stride 1 along the keys. Per query row: the scores s_j = scale
+ * q.k_j, capped, biased, plus the mask, over the keys it sees (causal, window, seq_lens), then
+ * o = sum_j softmax(s)_j v_j accumulated in f32. A row that sees no key, or whose every score is
+ * -inf, is zeros. head_dim up to 256 on GL.
  * Errors: TGL_ERR_INVALID_ARGUMENT (NULL q, k, v, o or d; shapes that do not match as above, a
- *   dtype other than these, a tensor that is not contiguous, scale, softcap or alibi_max_bias
- *   not finite or negative, seq_kv past kv_capacity, a seq_lens entry past seq_kv, overlap),
- *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (GL: as tgl_attention).
+ *   tensor that is not contiguous, a mask stride that is negative or not 1 along the keys,
+ *   scale, softcap or alibi_max_bias not finite or negative, seq_kv past kv_capacity, a seq_lens
+ *   entry past seq_kv, overlap), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a dtype other
+ *   than these; GL: as tgl_attention, and a mask on a device without buffer textures: ES 3.1
+ *   without OES/EXT_texture_buffer).
  * Example: tgl_attention_desc d = {.causal = 1, .seq_kv = past + 1, .window = 4096};
- *          tgl_attention_t(b, &q, &k_cache, &v_cache, &o, &d);  // f16 caches [1, 8, ctx, 128] */
+ *          tgl_attention_t(b, &q, &k_cache, &v_cache, NULL, &o, &d);  // f16 caches [1, 8, ctx, 128] */
 TGL_API tgl_status tgl_attention_t(tgl_backend *b, const tgl_tensor *q, const tgl_tensor *k, const tgl_tensor *v,
-                                   const tgl_tensor *o, const tgl_attention_desc *d);
+                                   const tgl_tensor *mask, const tgl_tensor *o, const tgl_attention_desc *d);
 
 /* 2-D convolution (cross-correlation, as in every deep-learning framework). input: NCHW
  * [batch, in_channels, in_h, in_w]; filter: OIHW [out_channels, in_channels / groups, kernel_h,

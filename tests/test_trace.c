@@ -28,7 +28,7 @@ typedef struct outputs {
     float rope_t[ROWS * COLS];         /* tgl_rope_t of pm: positions from ids, half the dims rotated, Llama 3 scaling */
     float rope_f[ROWS * COLS];         /* tgl_rope_t of pm: every dim rotated, per-frequency factors */
     float embedded[3 * COLS];          /* tgl_gather_rows_t of pm's rows as f16 */
-    float attn_t[2 * 4 * 8];           /* tgl_attention_t over y as an f16 cache: window, capping, ALiBi, key lengths */
+    float attn_t[2 * 4 * 8];           /* tgl_attention_t over y as an f16 cache: mask, window, capping, ALiBi, key lengths */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
@@ -202,7 +202,8 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
         const size_t lens[2] = {3, 4};
         tgl_attention_desc ad = {.scale = 0.35f, .causal = 1, .window = 2, .softcap = 5.0f, .alibi_max_bias = 8.0f,
                                  .seq_lens = lens};
-        OK(tgl_attention_t(b, &tq, &k, &v, &out, &ad));
+        tgl_tensor mask = tgl_tensor_contiguous(py + 64 * sizeof(float), TGL_DTYPE_F32, 4, (size_t[]){1, 1, 4, 4});
+        OK(tgl_attention_t(b, &tq, &k, &v, &mask, &out, &ad));
         OK(tgl_copy_dtoh(b, o->attn_t, att, sizeof o->attn_t));
     }
     tgl_conv2d_desc d = {.batch = 2, .in_channels = 2, .in_h = 4, .in_w = 5, .out_channels = 3, .kernel_h = 2,

@@ -56,14 +56,14 @@ void main()
             acc += s_q[c4] * k_load4(k_row, c4 * 4u);
         float s = (acc.x + acc.y) + (acc.z + acc.w);
         if (adjusts) // uniform: tgl_attention_t's capping and ALiBi bias
-            s = attention_adjust(s, slope, i, j0 + jj, 1.0);
+            s = attention_adjust(s, slope, bh, i, j0 + jj, 1.0);
         s_p[jj] = s;
         mx = max(mx, s);
     }
     mx = tgl_group_max(mx); // uniform: every invocation sees the same m
     float sum = 0.0;
     for (uint jj = lo + tid; jj < n; jj += uint(TGL_WG_SIZE)) {
-        float p = exp(s_p[jj] - mx);
+        float p = mx == -tgl_inf() ? 0.0 : exp(s_p[jj] - mx); // every score -inf (masked): weight 0
         s_p[jj] = p;
         sum += p;
     }

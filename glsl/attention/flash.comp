@@ -141,7 +141,7 @@ void main()
 #endif
         if (adjusts) // uniform: tgl_attention_t's capping and ALiBi bias, in base 2
             TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++)
-                s[jj] = attention_adjust(s[jj], slope, i, j0 + jj, 1.4426950408889634);
+                s[jj] = attention_adjust(s[jj], slope, bh, i, j0 + jj, 1.4426950408889634);
         if (j0 + uint(BKV) <= wg_min_keys && j0 >= wg_max_first) { // uniform: every row sees the whole block
 #define VISIBLE(jj) true
             SOFTMAX_STEP

@@ -99,9 +99,9 @@ layout(location = LOC_ATT_BLOCKS) uniform uint u_blocks; // (batch, head) blocks
 #define DOT_ROW(c, z, r) FOR_K(DOT, c, r)
 #define SCORE_C(y, z, c) { vec4 kv[BKV]; FOR_K(LOAD_K, c, 0) FOR_R(DOT_ROW, c, 0) }
 #define MAX_K(r, z, k) if (attention_sees(j0 + uint(k), first[r], keys[r])) m_new = max(m_new, s[r][k]);
-#define WEIGHT_K(r, z, k) p[r][k] = attention_sees(j0 + uint(k), first[r], keys[r]) ? exp2(s[r][k] - m_new) : 0.0; l[r] += p[r][k];
+#define WEIGHT_K(r, z, k) p[r][k] = attention_sees(j0 + uint(k), first[r], keys[r]) ? exp2(s[r][k] - m_safe) : 0.0; l[r] += p[r][k];
 // tgl_attention_t's capping and ALiBi bias, in base 2 (common/attention_io.glsl)
-#define ADJUST_K(r, z, k) s[r][k] = attention_adjust(s[r][k], slope, ROW_OF(r), j0 + uint(k), 1.4426950408889634);
+#define ADJUST_K(r, z, k) s[r][k] = attention_adjust(s[r][k], slope, bh, ROW_OF(r), j0 + uint(k), 1.4426950408889634);
 #define ADJUST_ROW(y, z, r) FOR_K(ADJUST_K, r, 0)
 #define SOFTMAX_ROW(y, z, r)                                                                       \
     {                                                                                              \
@@ -109,6 +109,7 @@ layout(location = LOC_ATT_BLOCKS) uniform uint u_blocks; // (batch, head) blocks
         FOR_K(MAX_K, r, 0)                                                                         \
         corr[r] = m[r] == -tgl_inf() || m_new == -tgl_inf() ? 0.0 : exp2(m[r] - m_new);            \
         l[r] *= corr[r];                                                                           \
+        float m_safe = m_new == -tgl_inf() ? 0.0 : m_new; /* masked (-inf) scores weigh 0 */      \
         FOR_K(WEIGHT_K, r, 0)                                                                      \
         m[r] = m_new;                                                                              \
     }

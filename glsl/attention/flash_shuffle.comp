@@ -53,8 +53,9 @@ shared vec4 s_v[BKV][DP / 4];
         l[k] *= corr; \
         TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) \
             o[k][c] *= corr; \
+        float m_safe = m_new == -tgl_inf() ? 0.0 : m_new; /* masked (-inf) scores weigh 0 */ \
         TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++) { \
-            p[k][jj] = VISIBLE(k, jj) ? exp2(s[k][jj] - m_new) : 0.0; \
+            p[k][jj] = VISIBLE(k, jj) ? exp2(s[k][jj] - m_safe) : 0.0; \
             l[k] += p[k][jj]; \
         } \
         m[k] = m_new; \
@@ -133,7 +134,7 @@ void main()
         if (adjusts) // uniform: tgl_attention_t's capping and ALiBi bias, in base 2
             TGL_UNROLL for (uint k = 0u; k < uint(RQ); k++)
                 TGL_UNROLL for (uint jj = 0u; jj < uint(BKV); jj++)
-                    s[k][jj] = attention_adjust(s[k][jj], slope, row[k], j0 + jj, log2e);
+                    s[k][jj] = attention_adjust(s[k][jj], slope, bh, row[k], j0 + jj, log2e);
         if (j0 + uint(BKV) <= wg_min_keys && j0 >= wg_max_first) { // uniform: every row sees the whole block
 #define VISIBLE(k, jj) true
             SOFTMAX_STEP

@@ -108,10 +108,28 @@ bool attention_sees(uint j, uint first, uint end)
     return j - first < end - first;
 }
 
+#ifdef MASK
+// tgl_attention_t's additive mask, through a buffer texture (R32F) on texture unit 5: element
+// (b, h, i, j) at u_mask[0] + b u_mask[1] + h u_mask[2] + i u_mask[3] + j, b counted from the
+// batch item of the dispatch's first block (u_bh0 / u_heads).
+layout(location = LOC_ATT_MASK_TEX, binding = 5) uniform highp samplerBuffer mask_tex;
+layout(location = LOC_ATT_MASK) uniform uint u_mask[4];
+
+float attention_mask(uint bh, uint i, uint j)
+{
+    uint ab = u_bh0 + bh, item = ab / u_heads - u_bh0 / u_heads, h = ab - ab / u_heads * u_heads;
+    return texelFetch(mask_tex, int(u_mask[0] + item * u_mask[1] + h * u_mask[2] + i * u_mask[3] + j)).x;
+}
+#endif
+
 // Whether scores need attention_adjust (uniform).
 bool attention_adjusts()
 {
+#ifdef MASK
+    return true;
+#else
     return u_softcap != 0.0 || u_alibi[2] != 0.0;
+#endif
 }
 
 // ALiBi's slope for dispatch block bh, 0 without ALiBi.
@@ -121,17 +139,22 @@ float attention_slope(uint bh)
     return n == 0.0 ? 0.0 : h < n ? exp2(u_alibi[0] * (h + 1.0)) : exp2(u_alibi[1] * (2.0 * (h - n) + 1.0));
 }
 
-// Score s of query row i and key j in units of `unit` (1: natural, log2(e): base 2) capped and
-// biased: softcap tanh(s / softcap) - slope |p - j|. tanh's argument is clamped to +-9, where
-// it is 1 in f32 already: some drivers' tanh gives NaN for large arguments (exp overflow).
-float attention_adjust(float s, float slope, uint i, uint j, float unit)
+// Score s of block bh's query row i and key j in units of `unit` (1: natural, log2(e): base 2)
+// capped, biased and masked: softcap tanh(s / softcap) - slope |p - j| + mask. tanh's argument
+// is clamped to +-9, where it is 1 in f32 already: some drivers' tanh gives NaN for large
+// arguments (exp overflow). A -inf mask hides the key (its weight exp(-inf) is 0).
+float attention_adjust(float s, float slope, uint bh, uint i, uint j, float unit)
 {
     if (u_softcap != 0.0) {
         float cap = u_softcap * unit;
         s = cap * tanh(clamp(s / cap, -9.0, 9.0));
     }
     float p = float(i) + float(u_seq_kv) - float(u_seq_q);
-    return s - slope * unit * abs(p - float(j));
+    s -= slope * unit * abs(p - float(j));
+#ifdef MASK
+    s += attention_mask(bh, i, j) * unit;
+#endif
+    return s;
 }
 
 // Elements dim .. dim+3 of the row starting at element `row` (dim a multiple of 4); 0 past u_d.

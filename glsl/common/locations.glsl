@@ -412,5 +412,7 @@
 #define LOC_ATT_ALIBI 18 // float[3]: 18 .. 20
 #define LOC_ATT_HEADS 21
 #define LOC_ATT_BH0 22
+#define LOC_ATT_MASK 23 // uint[4]: 23 .. 26
+#define LOC_ATT_MASK_TEX 27
 
 #endif

@@ -538,7 +538,7 @@ static tgl_status run_gqa_decode_f16(tgl_backend *b, const size_t *p, const tgl_
     tgl_tensor k = tgl_tensor_contiguous(u[1], TGL_DTYPE_F16, 4, (size_t[]){p[0], p[2], p[3], p[4]}), v = k;
     v.data = u[2];
     o.data = u[3];
-    return tgl_attention_t(b, &q, &k, &v, &o, &(tgl_attention_desc){.causal = 1});
+    return tgl_attention_t(b, &q, &k, &v, NULL, &o, &(tgl_attention_desc){.causal = 1});
 }
 
 /* p = {batch, in_channels, height, width, out_channels, kernel, pad}, stride 1. */

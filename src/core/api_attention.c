@@ -25,7 +25,7 @@ static tgl_status blocks_span(tgl_backend *b, const char *arg, size_t n, size_t 
  * runs the backend: once, or with per-item key lengths once per run of batch items of equal
  * length (seq_lens NULL: none). */
 static tgl_status resolve_and_run(tgl_backend *b, tgl__attention *a, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o,
-                                  size_t kv_size, const size_t *seq_lens)
+                                  size_t kv_size, const size_t *seq_lens, size_t mask_bytes)
 {
     size_t bh = 0, bh_kv = 0, nq = 0, nkv = 0;
     tgl_status st;
@@ -44,6 +44,8 @@ static tgl_status resolve_and_run(tgl_backend *b, tgl__attention *a, tgl_ptr q, 
             (st = tgl__check_disjoint(b, "v", a->v, nkv * kv_size, a->o, nq * sizeof(float))))
             return st;
     }
+    if (a->mask.buf && (st = tgl__check_disjoint(b, "mask", a->mask, mask_bytes, a->o, nq * sizeof(float))))
+        return st;
     if (!b->vt->attention)
         return tgl__unsupported(b, "tgl_attention");
     if (!seq_lens)
@@ -57,6 +59,8 @@ static tgl_status resolve_and_run(tgl_backend *b, tgl__attention *a, tgl_ptr q, 
         run.seq_kv = seq_lens[b0];
         run.q.offset += b0 * q_item;
         run.o.offset += b0 * q_item;
+        if (run.mask.buf)
+            run.mask.offset += b0 * a->mask_b * sizeof(float);
         if (run.seq_kv) {
             run.k.offset += b0 * kv_item;
             run.v.offset += b0 * kv_item;
@@ -88,7 +92,7 @@ static tgl_status attend(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_pt
         return TGL_OK;
     tgl__attention a = {.batch = batch, .heads = heads, .heads_kv = heads_kv, .seq_q = seq_q, .seq_kv = seq_kv,
                         .kv_cap = kv_capacity, .head_dim = head_dim, .scale = scale, .causal = causal != 0};
-    return tgl__leave(b, resolve_and_run(b, &a, q, k, v, o, sizeof(float), NULL));
+    return tgl__leave(b, resolve_and_run(b, &a, q, k, v, o, sizeof(float), NULL, 0));
 }
 
 /* t's strides are row-major contiguous for its shape (dims of 1 take any stride). */
@@ -101,6 +105,41 @@ static int contiguous(const tgl_tensor *t)
         want *= (int64_t)t->shape[i];
     }
     return 1;
+}
+
+/* tgl_attention_t's mask: f32 [batch or 1, heads or 1, seq_q, seq_kv], non-negative strides, 1
+ * along the keys; resolved into a's mask fields (*bytes: the span it covers). */
+static tgl_status check_mask(tgl_backend *b, const tgl_tensor *m, tgl__attention *a, size_t *bytes)
+{
+    const char *fn = "tgl_attention_t";
+    size_t n;
+    tgl_status st = tgl__tensor_shape(b, fn, "mask", m, TGL__DT(F32), &n);
+    if (st)
+        return st;
+    const size_t want[4] = {a->batch, a->heads, a->seq_q, a->seq_kv};
+    if (m->ndim != 4 || (m->shape[0] != 1 && m->shape[0] != want[0]) || (m->shape[1] != 1 && m->shape[1] != want[1]) ||
+        m->shape[2] != want[2] || m->shape[3] != want[3])
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: mask must be [%zu or 1, %zu or 1, %zu, %zu] (batch, heads, "
+                         "seq_q, seq_kv); it has %zu dims", fn, want[0], want[1], want[2], want[3], m->ndim);
+    int64_t s[4];
+    for (int i = 0; i < 4; i++) {
+        s[i] = m->shape[i] == 1 ? 0 : m->strides[i];
+        if (s[i] < 0)
+            return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: mask's stride %lld along dim %d is negative", fn,
+                             (long long)s[i], i);
+    }
+    if (m->shape[3] > 1 && s[3] != 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: mask's stride along the keys is %lld; 1 is needed", fn,
+                         (long long)s[3]);
+    tgl__tensor_view tv;
+    if (n && (st = tgl__resolve_tensor(b, "mask", m->data, TGL_DTYPE_F32, 4, m->shape, s, &tv)))
+        return st;
+    a->mask = n ? tv.view : (tgl__view){0};
+    a->mask_b = (size_t)s[0];
+    a->mask_h = (size_t)s[1];
+    a->mask_i = (size_t)s[2];
+    *bytes = n ? tv.span * sizeof(float) : 0;
+    return TGL_OK;
 }
 
 /* tgl_attention_t's checks on its tensors and descriptor, filling a. */
@@ -162,7 +201,7 @@ static tgl_status check_t(tgl_backend *b, const tgl_tensor *q, const tgl_tensor 
 }
 
 TGL_API tgl_status tgl_attention_t(tgl_backend *b, const tgl_tensor *q, const tgl_tensor *k, const tgl_tensor *v,
-                                   const tgl_tensor *o, const tgl_attention_desc *d)
+                                   const tgl_tensor *mask, const tgl_tensor *o, const tgl_attention_desc *d)
 {
     if (tgl__hooked(b))
         return TGL__HOOK(ATTENTION_T);
@@ -170,12 +209,13 @@ TGL_API tgl_status tgl_attention_t(tgl_backend *b, const tgl_tensor *q, const tg
     if (st)
         return st;
     tgl__attention a;
-    if ((st = check_t(b, q, k, v, o, d, &a)))
+    size_t mask_bytes = 0;
+    if ((st = check_t(b, q, k, v, o, d, &a)) || (mask && (st = check_mask(b, mask, &a, &mask_bytes))))
         return tgl__leave(b, st);
     if (a.batch == 0 || a.heads == 0 || a.seq_q == 0 || a.head_dim == 0)
         return tgl__leave(b, TGL_OK);
     return tgl__leave(b, resolve_and_run(b, &a, q->data, k->data, v->data, o->data, a.kv_f16 ? 2 : sizeof(float),
-                                         d->seq_lens));
+                                         d->seq_lens, mask_bytes));
 }
 
 TGL_API tgl_status tgl_attention_gqa(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_ptr o, size_t batch,

@@ -118,6 +118,10 @@ typedef struct tgl__attention {
     size_t window;
     float softcap;
     float alibi_max_bias;
+    /* The additive mask (mask.buf NULL: none): f32, element (b, h, i, j) at mask_b b + mask_h h +
+     * mask_i i + j from mask (0 for a broadcast dim; b counted from the call's first item). */
+    tgl__view mask;
+    size_t mask_b, mask_h, mask_i;
 } tgl__attention;
 
 /* The last key query i sees plus one (0: none); i < seq_q. */

@@ -167,7 +167,7 @@
 #define TGL__ARGS_DEQUANTIZE(ARG, ENUM, ARR) ARG(t, in) ARG(T, out)
 #define TGL__ARGS_ROPE_T(ARG, ENUM, ARR) ARG(t, in) ARG(T, out) ARG(t, positions) ARG(Y, d)
 #define TGL__ARGS_GATHER_ROWS_T(ARG, ENUM, ARR) ARG(t, table) ARG(t, ids) ARG(T, out)
-#define TGL__ARGS_ATTENTION_T(ARG, ENUM, ARR) ARG(t, q) ARG(t, k) ARG(t, v) ARG(T, o) ARG(N, d)
+#define TGL__ARGS_ATTENTION_T(ARG, ENUM, ARR) ARG(t, q) ARG(t, k) ARG(t, v) ARG(t, mask) ARG(T, o) ARG(N, d)
 
 /* X(ID, C name, op family, vtable slot, dtypes, comparison family, cost model, warm-up) */
 #define TGL__OPS(X)                                                                                        \

@@ -249,8 +249,8 @@ static void products(warm *c)
         o1.data = o64.data = c->w;
         tgl_tensor k = tgl_tensor_contiguous(c->y, TGL_DTYPE_F16, 4, (size_t[]){1, 2, 512, d}), v = k;
         v.data = c->z;
-        did(c, tgl_attention_t(b, &q1, &k, &v, &o1, &(tgl_attention_desc){.causal = 1, .seq_kv = 256}));
-        did(c, tgl_attention_t(b, &q64, &k, &v, &o64, &(tgl_attention_desc){.causal = 1, .seq_kv = 64}));
+        did(c, tgl_attention_t(b, &q1, &k, &v, NULL, &o1, &(tgl_attention_desc){.causal = 1, .seq_kv = 256}));
+        did(c, tgl_attention_t(b, &q64, &k, &v, NULL, &o64, &(tgl_attention_desc){.causal = 1, .seq_kv = 64}));
     }
     /* Convolutions: 3x3 at 64 and 128 channels, 1x1, depthwise, a 7x7 stride-2 stem, and a large
      * layer with a bias (205 x 205, 672 K outputs: a grid GPUs run without splitting K). */

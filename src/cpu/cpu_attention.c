@@ -1,5 +1,5 @@
-/* CPU attention: per query row, the scores in double (capped and biased as tgl_attention_desc
- * says), max-subtracted softmax, weighted sum of V in double. Obviously right rather than fast:
+/* CPU attention: per query row, the scores in double (capped, biased and masked as
+ * tgl_attention_t says), max-subtracted softmax, weighted sum of V in double. Obviously right rather than fast:
  * it is the oracle for the fused GL kernels. */
 #include "cpu_convert.h"
 #include "cpu_ops.h"
@@ -24,6 +24,7 @@ tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a)
     }
     const float *q = tgl_cpu_at(a->q);
     const uint8_t *k = a->seq_kv ? tgl_cpu_at(a->k) : NULL, *v = a->seq_kv ? tgl_cpu_at(a->v) : NULL;
+    const float *mask = a->mask.buf ? tgl_cpu_at(a->mask) : NULL;
     float *o = tgl_cpu_at(a->o);
     const tgl__alibi alibi = tgl__attention_alibi(a);
     for (size_t bh = 0; bh < a->batch * a->heads; bh++) {
@@ -32,6 +33,7 @@ tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a)
         double slope = !alibi.n ? 0.0 : h < alibi.n ? exp2(alibi.e0 * (double)(h + 1))
                                                     : exp2(alibi.e1 * (double)(2 * (h - alibi.n) + 1));
         for (size_t i = 0; i < a->seq_q; i++) {
+            const float *mi = mask ? mask + bh / a->heads * a->mask_b + h * a->mask_h + i * a->mask_i : NULL;
             const float *qi = q + (bh * a->seq_q + i) * d;
             float *oi = o + (bh * a->seq_q + i) * d;
             size_t keys = kb && vb ? tgl__attention_keys(a, i) : 0; /* k, v absent only when seq_kv is 0 */
@@ -45,19 +47,21 @@ tgl_status tgl_cpu_attention(tgl_backend *b, const tgl__attention *a)
                 if (a->softcap > 0)
                     s[j] = a->softcap * tanh(s[j] / a->softcap);
                 s[j] -= slope * fabs(pos - (double)j);
+                if (mi)
+                    s[j] += mi[j];
                 if (s[j] > mx)
                     mx = s[j];
             }
             for (size_t c = 0; c < d; c++)
                 acc[c] = 0;
             for (size_t j = first; j < keys; j++) {
-                double p = exp(s[j] - mx);
+                double p = s[j] == -INFINITY ? 0.0 : exp(s[j] - mx); /* masked out */
                 sum += p;
                 for (size_t c = 0; c < d; c++)
                     acc[c] += p * kv_at(a, vb, j * d + c);
             }
             for (size_t c = 0; c < d; c++)
-                oi[c] = first < keys ? (float)(acc[c] / sum) : 0.0f; /* a row that sees no key is zeros */
+                oi[c] = first < keys && sum != 0 ? (float)(acc[c] / sum) : 0.0f; /* seeing no key (or only -inf): zeros */
         }
     }
     free(s);

@@ -45,29 +45,31 @@ static size_t flash_shared_bytes(flash_shape s)
 
 /* The attention kernels' flags; each kernel's table takes the fields it has. */
 typedef struct att_flags {
-    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16;
+    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask;
 } att_flags;
+/* MASK (every kernel but decode_combine): tgl_attention_t's additive mask, read through a buffer
+ * texture (common/attention_io.glsl). */
 static const tgl_gl_def flash_defs[] = {
     TGL_GL_UINT(att_flags, tpr, "TPR"), TGL_GL_UINT(att_flags, dt, "DT"), TGL_GL_UINT(att_flags, bkv, "BKV"),
     TGL_GL_UINT(att_flags, threads, "THREADS"), TGL_GL_FLAG(att_flags, shuffle, "SUBGROUP_XOR"),
-    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"),
+    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"),
 };
 static const tgl_gl_def shuffle_defs[] = {
     TGL_GL_UINT(att_flags, tpr, "TPR"), TGL_GL_UINT(att_flags, dt, "DT"), TGL_GL_UINT(att_flags, rq, "RQ"),
     TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, threads, "THREADS"),
-    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"),
+    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"),
 };
 /* KV_F16: k and v in binary16 (the decode kernels read an f16 cache as it is). */
 static const tgl_gl_def decode_defs[] = {
     TGL_GL_UINT(att_flags, dp, "DP"), TGL_GL_UINT(att_flags, ch, "CH"), TGL_GL_FLAG(att_flags, vec4, "VEC4"),
-    TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"),
+    TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"), TGL_GL_FLAG(att_flags, mask, "MASK"),
 };
 /* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. SPLIT: the
  * keys cut into chunks. */
 static const tgl_gl_def reg_defs[] = {
     TGL_GL_UINT(att_flags, rq, "RQ"), TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, dp, "DP"),
     TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, exact, "D_EXACT"),
-    TGL_GL_FLAG(att_flags, split, "SPLIT"),
+    TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"),
 };
 
 static tgl_gl_plan att_plan(const char *kernel, const tgl_gl_def *defs, size_t n, const att_flags *f, uint32_t wg,
@@ -78,10 +80,10 @@ static tgl_gl_plan att_plan(const char *kernel, const tgl_gl_def *defs, size_t n
     return p;
 }
 
-static tgl_gl_plan flash_kernel_plan(flash_shape s, int vec4, int split)
+static tgl_gl_plan flash_kernel_plan(flash_shape s, int vec4, int split, int mask)
 {
     att_flags f = {.tpr = s.tpr, .dt = s.dt, .bkv = s.bkv, .threads = s.threads, .shuffle = s.shuffle,
-                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split};
+                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split, .mask = (uint32_t)mask};
     return att_plan("attention/flash", TGL_GL_DEFS(flash_defs), &f, s.threads,
                     split ? "flash: online softmax over blocks of keys, the keys cut into chunks to fill the device "
                             "(attention_fill)"
@@ -97,9 +99,11 @@ static unsigned decode_dp(size_t d)
     return dp;
 }
 
-static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, uint32_t wg, const char *why)
+static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, int mask, uint32_t wg,
+                               const char *why)
 {
-    att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16};
+    att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
+                   .mask = (uint32_t)mask};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
@@ -180,10 +184,10 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
 #define SHUFFLE_RQ 2u
 #define SHUFFLE_BKV 32u
 
-static tgl_gl_plan shuffle_plan(unsigned threads, int vec4, int split)
+static tgl_gl_plan shuffle_plan(unsigned threads, int vec4, int split, int mask)
 {
     att_flags f = {.tpr = SHUFFLE_TPR, .dt = SHUFFLE_DT, .rq = SHUFFLE_RQ, .bkv = SHUFFLE_BKV, .threads = threads,
-                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split};
+                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split, .mask = (uint32_t)mask};
     return att_plan("attention/flash_shuffle", TGL_GL_DEFS(shuffle_defs), &f, threads,
                     "32 < head_dim <= 64 where subgroups shuffle (subgroup_shuffle): two rows per invocation");
 }
@@ -198,7 +202,7 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
 static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
                                  const tgl__attention *a, size_t o_pad)
 {
-    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 0, 64,
+    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 0, 0, 64,
                                    "the second pass of a split over keys: merges the chunks");
     plan.groups = rows;
     GLuint prog;
@@ -214,11 +218,41 @@ static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t 
     return tgl_gl_dispatch(b, prog, bind, 5, rows);
 }
 
+/* Elements of the mask that blocks bh0 .. bh0 + n - 1 read, from the first of their batch items. */
+static size_t mask_span(const tgl__attention *a, size_t bh0, size_t n)
+{
+    size_t items = (bh0 + n - 1) / a->heads - bh0 / a->heads;
+    return items * a->mask_b + (a->heads - 1) * a->mask_h + (a->seq_q - 1) * a->mask_i + a->seq_kv;
+}
+
+/* With a mask, binding 5 (texture unit 5, R32F) over the part blocks bh0 .. bh0 + n - 1 read and
+ * its uniforms; binding 4 stands in (read-only, unused) where a pass has none. Returns the pass's
+ * binding count: nbind, or 6 with a mask. */
+static int bind_mask(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, GLuint prog, tgl_gl_binding bind[6],
+                     int nbind)
+{
+    if (!a->mask.buf)
+        return nbind;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    size_t pad, at = bh0 / a->heads * a->mask_b * F32;
+    if (nbind < 5) {
+        bind[4] = bind[0];
+        bind[4].writes = 0;
+        bind[4].texture_format = 0;
+    }
+    bind[5] = tgl_gl_window_aligned((tgl__view){a->mask.buf, a->mask.offset + at}, mask_span(a, bh0, n) * F32, 0,
+                                    tgl_gl_window_align(l, 1), &pad);
+    bind[5].texture_format = GL_R32F;
+    const GLuint u[4] = {(GLuint)(pad / F32), (GLuint)a->mask_b, (GLuint)a->mask_h, (GLuint)a->mask_i};
+    tgl_gl_uniform_uiv(b, prog, LOC_ATT_MASK, 4, u);
+    return 6;
+}
+
 /* The bindings of a pass over slab s: q, k, v and o, and with a split over keys (chunks > 1)
  * binding 4 the scratch buffer of the chunks' partial results (a record of decode_dp(head_dim)
  * + 4 floats per row and chunk), o then bound read-only: combine_chunks writes it. */
 static tgl_status pass_bindings(tgl_backend *b, const tgl__attention *a, const slab *s, size_t n, size_t chunks,
-                                tgl_gl_binding bind[5])
+                                tgl_gl_binding bind[6])
 {
     for (int i = 0; i < 4; i++)
         bind[i] = s->bind[i];
@@ -311,12 +345,13 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     slab s = bind_slab(a, bh0, n, l->ssbo_align);
     size_t chunks = chunk_keys ? tgl_gl_ceil_div(a->seq_kv, chunk_keys) : 1;
-    tgl_gl_binding bind[5];
+    tgl_gl_binding bind[6];
     tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
     if (st)
         return st;
-    tgl_gl_plan plan = p->shuffle_kernel ? shuffle_plan(p->fs.threads, s.vec4, chunk_keys != 0)
-                                         : flash_kernel_plan(p->fs, s.vec4, chunk_keys != 0);
+    int mask = a->mask.buf != NULL;
+    tgl_gl_plan plan = p->shuffle_kernel ? shuffle_plan(p->fs.threads, s.vec4, chunk_keys != 0, mask)
+                                         : flash_kernel_plan(p->fs, s.vec4, chunk_keys != 0, mask);
     uint32_t blocks = (uint32_t)tgl_gl_ceil_div(a->seq_q, p->bq);
     plan.groups = (uint64_t)blocks * n * chunks;
     GLuint prog;
@@ -324,10 +359,11 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
         return st;
     set_uniforms(b, prog, a, &s);
     if (!chunk_keys)
-        return tgl_gl_dispatch_grid(b, prog, bind, 4, blocks, (uint32_t)n, 1);
+        return tgl_gl_dispatch_grid(b, prog, bind, bind_mask(b, a, bh0, n, prog, bind, 4), blocks, (uint32_t)n, 1);
     tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNKS, (GLuint)chunks);
     tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNK_KEYS, (GLuint)chunk_keys);
-    if ((st = tgl_gl_dispatch_grid(b, prog, bind, 5, blocks, (uint32_t)n, (uint32_t)chunks)))
+    if ((st = tgl_gl_dispatch_grid(b, prog, bind, bind_mask(b, a, bh0, n, prog, bind, 5), blocks, (uint32_t)n,
+                                   (uint32_t)chunks)))
         return st;
     return combine_chunks(b, bind, n * a->seq_q, chunks, a, s.pad[3]);
 }
@@ -360,10 +396,10 @@ static unsigned reg_rows(size_t seq_q, unsigned dp)
     return seq_q < 4 ? 1 : seq_q >= 16 && dp <= 64 ? 16 : 8;
 }
 
-static tgl_gl_plan reg_plan(unsigned rq, unsigned dp, int vec4, int exact, int split)
+static tgl_gl_plan reg_plan(unsigned rq, unsigned dp, int vec4, int exact, int split, int mask)
 {
     att_flags f = {.rq = rq, .bkv = reg_keys(rq, dp), .dp = dp, .vec4 = (uint32_t)vec4,
-                   .exact = (uint32_t)(vec4 && exact), .split = (uint32_t)split};
+                   .exact = (uint32_t)(vec4 && exact), .split = (uint32_t)split, .mask = (uint32_t)mask};
     return att_plan("attention/flash_reg", TGL_GL_DEFS(reg_defs), &f, REG_THREADS,
                     split ? "registers only, RQ query rows per invocation (attention_reg), keys in chunks"
                           : "registers only, RQ query rows per invocation (attention_reg)");
@@ -412,7 +448,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     if (st)
         return st;
     slab s = bind_slab(a, bh0, n, l->ssbo_align);
-    tgl_gl_binding bind[5] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
+    tgl_gl_binding bind[6] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
     /* Chunks per dispatch: all of them, or (one block whose keys are longer than a window:
      * decode_key_windows) as many as a window of k or v holds past its alignment pad. */
@@ -423,13 +459,14 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: %u keys of %zu dims exceed the device's SSBO "
                              "block (%llu bytes)", DECODE_CHUNK, a->head_dim, (unsigned long long)l->max_ssbo_block);
     }
-    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, DECODE_THREADS,
+    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, a->mask.buf != NULL, DECODE_THREADS,
                                    "at most 4 query rows, or keys past the loop limit: chunks of keys in parallel");
     plan.groups = chunks * rows;
     GLuint prog;
     if ((st = tgl_gl_plan_program(b, &plan, &prog)))
         return st;
     set_uniforms(b, prog, a, &s);
+    int nbind = bind_mask(b, a, bh0, n, prog, bind, 5);
     tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNKS, (GLuint)chunks);
     /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
     bind[3].writes = 0;
@@ -446,7 +483,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
             tgl_gl_uniform_ui(b, prog, LOC_ATT_V_OFF, (GLuint)(pad_v / es));
         }
         tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNK0, (GLuint)c0);
-        st = tgl_gl_dispatch_grid(b, prog, bind, 5, (uint32_t)nc, (uint32_t)rows, 1);
+        st = tgl_gl_dispatch_grid(b, prog, bind, nbind, (uint32_t)nc, (uint32_t)rows, 1);
     }
     if (st)
         return st;
@@ -464,11 +501,11 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
         s.bind[i].texture_format = i > 0 && a->kv_f16 ? (s.vec4 ? GL_RGBA16F : GL_R16F) : s.vec4 ? GL_RGBA32F : GL_R32F;
     unsigned dp = decode_dp(a->head_dim), rq = reg_rows(a->seq_q, dp);
     size_t chunks = chunk_keys ? tgl_gl_ceil_div(a->seq_kv, chunk_keys) : 1;
-    tgl_gl_binding bind[5];
+    tgl_gl_binding bind[6];
     tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
     if (st)
         return st;
-    tgl_gl_plan plan = reg_plan(rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0);
+    tgl_gl_plan plan = reg_plan(rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0, a->mask.buf != NULL);
     size_t invocations = n * tgl_gl_ceil_div(a->seq_q, rq) * chunks;
     plan.groups = tgl_gl_ceil_div(invocations, REG_THREADS);
     GLuint prog;
@@ -477,10 +514,12 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     set_uniforms(b, prog, a, &s);
     tgl_gl_uniform_ui(b, prog, LOC_ATT_BLOCKS, (GLuint)n);
     if (!chunk_keys)
-        return tgl_gl_dispatch(b, prog, bind, 4, tgl_gl_ceil_div(invocations, REG_THREADS));
+        return tgl_gl_dispatch(b, prog, bind, bind_mask(b, a, bh0, n, prog, bind, 4),
+                               tgl_gl_ceil_div(invocations, REG_THREADS));
     tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNKS, (GLuint)chunks);
     tgl_gl_uniform_ui(b, prog, LOC_ATT_CHUNK_KEYS, (GLuint)chunk_keys);
-    if ((st = tgl_gl_dispatch(b, prog, bind, 5, tgl_gl_ceil_div(invocations, REG_THREADS))))
+    if ((st = tgl_gl_dispatch(b, prog, bind, bind_mask(b, a, bh0, n, prog, bind, 5),
+                              tgl_gl_ceil_div(invocations, REG_THREADS))))
         return st;
     return combine_chunks(b, bind, n * a->seq_q, chunks, a, s.pad[3]);
 }
@@ -516,11 +555,20 @@ static tgl_status widen_kv(tgl_backend *b, const tgl__attention *a, tgl__attenti
 tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
 {
     const tgl__attention *a = call;
-    tgl__attention wide;
+    tgl__attention wide, unmasked;
+    if (a->mask.buf && !a->seq_kv) { /* no key to mask: the plain kernels (zeros) */
+        unmasked = *a;
+        unmasked.mask = (tgl__view){0};
+        a = &unmasked;
+    }
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     if (a->head_dim > MAX_HEAD_DIM)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: head_dim %zu exceeds the GL kernels' %u",
                          a->head_dim, MAX_HEAD_DIM);
+    /* The kernels read a mask through a buffer texture (their four storage blocks are taken). */
+    if (a->mask.buf && !l->texture_buffer_texels)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention_t: a mask needs buffer textures, which this device "
+                         "lacks (ES 3.1 without OES/EXT_texture_buffer)");
     /* Devices whose profile says so (llvmpipe) take flash_reg. */
     int path = tgl_gl_of(b)->test.attention_path;
     if (path < 0 || path > TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS)
@@ -581,6 +629,13 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
         n = grid;
+    /* ... and a mask's part of a slab one buffer texture. */
+    while (a->mask.buf && n > 1 && mask_span(a, 0, n) + a->mask_b > l->texture_buffer_texels)
+        n /= 2;
+    if (a->mask.buf && mask_span(a, 0, 1) > l->texture_buffer_texels)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention_t: one (batch, head) block's mask (%zu floats) exceeds "
+                         "the device's buffer texture size (%llu texels)", mask_span(a, 0, 1),
+                         (unsigned long long)l->texture_buffer_texels);
     /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 4 seq_q seq_kv head_dim per block. */
     double flops = tgl_gl_dispatch_flops(b), per_bh = 4.0 * (double)a->seq_q * (double)a->seq_kv * (double)d;
     if (flops > 0 && per_bh > 0 && (double)n * per_bh > flops)
@@ -621,14 +676,17 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
                     for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2)
                         for (int split = 0; split < 2; split++)
-                            tgl_gl_list_plan(fn, ctx, flash_kernel_plan(fs, vec4, split));
+                            for (int mask = 0; mask < 2; mask++)
+                                tgl_gl_list_plan(fn, ctx, flash_kernel_plan(fs, vec4, split, mask));
             if (dims[i] == SHUFFLE_TPR * SHUFFLE_DT)
                 for (unsigned threads = 128; threads <= 256; threads *= 2)
                     for (int split = 0; split < 2; split++)
-                        tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split));
+                        for (int mask = 0; mask < 2; mask++)
+                            tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split, mask));
             for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
-                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, kv_f16, DECODE_THREADS,
-                                                      NULL));
+                for (int mask = 0; mask < 2; mask++)
+                    tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, kv_f16, mask,
+                                                          DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -638,9 +696,10 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 /* (D_EXACT only with vec4: a head_dim of whole vec4s short of dp, 80 say, has not) */
                 for (int exact = 0; exact <= vec4; exact++)
                     for (int split = 0; split < 2; split++)
-                        tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split));
+                        for (int mask = 0; mask < 2; mask++)
+                            tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split, mask));
             }
             if (!vec4)
-                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 0, 64, NULL));
+                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 0, 0, 64, NULL));
         }
 }

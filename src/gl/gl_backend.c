@@ -43,7 +43,7 @@ static void gl_destroy(tgl_backend *b)
     tgl_gl_pool_fini(b, current);
     if (current) {
         tgl_gl_programs_free(&gl->programs);
-        for (int i = 0; i < TGL_GL_MAX_TEXTURE_BINDINGS; i++)
+        for (int i = 0; i < TGL_GL_TEXTURE_SLOTS; i++)
             if (gl->textures[i])
                 glDeleteTextures(1, &gl->textures[i]);
         if (gl->timer_query)

@@ -93,7 +93,7 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
         glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, bind[i].buf->block->name,
                           (GLintptr)(bind[i].buf->base + bind[i].offset), (GLsizeiptr)bind[i].bytes);
         if (bind[i].texture_format) {
-            if (i >= TGL_GL_MAX_TEXTURE_BINDINGS)
+            if (i >= TGL_GL_TEXTURE_SLOTS)
                 return tgl__fail(b, TGL_ERR_INTERNAL, "buffer texture on binding %d", i);
             if (!gl->textures[i])
                 glGenTextures(1, &gl->textures[i]);

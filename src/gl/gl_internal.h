@@ -313,6 +313,9 @@ void tgl_gl_uniforms_ui(tgl_backend *b, GLuint prog, const tgl_gl_uniform *u, si
 
 /* ---- the backend ---- */
 #define TGL_GL_MAX_TEXTURE_BINDINGS 4
+/* Buffer-texture views the backend keeps, by binding index: element-wise kernels read up to
+ * TGL_GL_MAX_TEXTURE_BINDINGS of them, attention's mask is binding 5. */
+#define TGL_GL_TEXTURE_SLOTS 6
 enum { TGL_GL_FAULT_NONE = 0, TGL_GL_FAULT_GL_ERROR, TGL_GL_FAULT_RESET, TGL_GL_FAULT_TIMEOUT };
 
 typedef struct tgl_gl {
@@ -352,7 +355,7 @@ typedef struct tgl_gl {
     float rope_theta;
     uint64_t texture_barrier_seq; /* dispatches whose writes texture fetches may see */
     uint64_t image_barrier_seq;   /* ... and image loads */
-    GLuint textures[TGL_GL_MAX_TEXTURE_BINDINGS]; /* buffer-texture views, by binding (lazily) */
+    GLuint textures[TGL_GL_TEXTURE_SLOTS]; /* buffer-texture views, by binding (lazily) */
     GLuint timer_query;         /* the profiler's GL_TIME_ELAPSED query (lazily) */
     /* TGL_DEBUG's barrier audit (gl_barrier_audit.c): the dispatch numbers covered by the
      * barriers actually issued, per kind. */

@@ -32,12 +32,35 @@ typedef struct tcase {
     tgl_attention_desc desc;
     size_t lens[4]; /* with use_lens: the first batch entries */
     int use_lens;
+    int mask_b, mask_h; /* a mask over batch items, heads (0: that dim is 1, broadcast); */
+    int masked;         /* no mask without this */
+    size_t mask_pad;    /* floats past each mask row (its row stride is seq_kv + mask_pad) */
 } tcase;
 
-/* Host data of a case: q, k, v (k and v as f32 values, already rounded to f16 where f16). */
+/* The keys a call uses (its mask's last dim). */
+static size_t keys_used(const tcase *c)
+{
+    return c->desc.seq_kv ? c->desc.seq_kv : c->cap;
+}
+
+/* The mask's shape and strides (row-major over [mb, mh, seq_q, seq_kv + pad]). */
+static void mask_layout(const tcase *c, size_t shape[4], int64_t strides[4])
+{
+    shape[0] = c->mask_b ? c->batch : 1;
+    shape[1] = c->mask_h ? c->heads : 1;
+    shape[2] = c->seq_q;
+    shape[3] = keys_used(c);
+    strides[3] = 1;
+    strides[2] = (int64_t)(shape[3] + c->mask_pad);
+    strides[1] = strides[2] * (int64_t)shape[2];
+    strides[0] = strides[1] * (int64_t)shape[1];
+}
+
+/* Host data of a case: q, k, v (k and v as f32 values, already rounded to f16 where f16), and
+ * the mask's elements (nm of them, laid out as mask_layout says). */
 typedef struct data {
-    float *q, *k, *v;
-    size_t nq, nkv;
+    float *q, *k, *v, *mask;
+    size_t nq, nkv, nm;
 } data;
 
 static float round_half(float x)
@@ -67,6 +90,13 @@ static data make_data(tgt_rng *r, const tcase *c)
             x.v[i] = round_half(x.v[i]);
         }
     }
+    size_t shape[4];
+    int64_t strides[4];
+    mask_layout(c, shape, strides);
+    x.nm = c->masked ? shape[0] * (size_t)strides[0] : 0;
+    x.mask = malloc((x.nm + 1) * sizeof(float));
+    for (size_t i = 0; i < x.nm; i++) /* biases of a few units, a key hidden now and then (-inf) */
+        x.mask[i] = tgt_below(r, 6) == 0 ? -INFINITY : tgt_uniform(r, -3, 2);
     return x;
 }
 
@@ -75,6 +105,7 @@ static void free_data(data *x)
     free(x->q);
     free(x->k);
     free(x->v);
+    free(x->mask);
 }
 
 /* BLOOM's get_slopes (modeling_bloom.build_alibi_tensor) as written there, scaled to max_bias
@@ -106,6 +137,12 @@ static float *reference(const tcase *c, const data *x)
             const float *v = x->v + (bi * c->heads_kv + kvh) * c->cap * c->d;
             double slope = d->alibi_max_bias > 0 ? bloom_slope(c->heads, d->alibi_max_bias, h) : 0.0;
             for (size_t i = 0; i < c->seq_q; i++) {
+                size_t ms[4];
+                int64_t mt[4];
+                mask_layout(c, ms, mt);
+                const float *mrow = c->masked ? x->mask + (c->mask_b ? bi : 0) * (size_t)mt[0] +
+                                                    (c->mask_h ? h : 0) * (size_t)mt[1] + i * (size_t)mt[2]
+                                              : NULL;
                 const float *q = x->q + ((bi * c->heads + h) * c->seq_q + i) * c->d;
                 float *out = o + ((bi * c->heads + h) * c->seq_q + i) * c->d;
                 double p = (double)i + (double)seq_kv - (double)c->seq_q, mx = -INFINITY, sum = 0;
@@ -121,7 +158,9 @@ static float *reference(const tcase *c, const data *x)
                     double sc = dot * scale;
                     if (d->softcap > 0)
                         sc = d->softcap * tanh(sc / d->softcap);
-                    s[j] = sc - slope * fabs(p - (double)j);
+                    s[j] = sc - slope * fabs(p - (double)j) + (mrow ? mrow[j] : 0.0);
+                    if (s[j] == -INFINITY) /* masked out */
+                        continue;
                     mx = fmax(mx, s[j]);
                     seen = 1;
                 }
@@ -131,7 +170,7 @@ static float *reference(const tcase *c, const data *x)
                     continue;
                 double *acc = calloc(c->d, sizeof(double));
                 for (size_t j = 0; j < seq_kv; j++) {
-                    if (isnan(s[j]))
+                    if (isnan(s[j]) || s[j] == -INFINITY)
                         continue;
                     double w = exp(s[j] - mx);
                     sum += w;
@@ -148,7 +187,14 @@ static float *reference(const tcase *c, const data *x)
     return o;
 }
 
-/* Runs c on b (k and v uploaded as f16 where c->f16); the output, poisoned beforehand. */
+/* Whether b runs masks: the CPU backend does, GL where it has buffer textures. */
+static int runs_masks(tgl_backend *b)
+{
+    return strcmp(tgl_backend_name(b), "gl") != 0 || tgl_gl_of(b)->limits.texture_buffer_texels > 0;
+}
+
+/* Runs c on b (k and v uploaded as f16 where c->f16); the output, poisoned beforehand (NULL
+ * where b refuses the mask, as a device without buffer textures must). */
 static float *run_on(tgl_backend *b, const tcase *c, const data *x)
 {
     tgl_dtype kt = c->f16 ? TGL_DTYPE_F16 : TGL_DTYPE_F32;
@@ -184,12 +230,29 @@ static float *run_on(tgl_backend *b, const tcase *c, const data *x)
     tgl_attention_desc d = c->desc;
     if (c->use_lens)
         d.seq_lens = c->lens;
-    TGT_OK(b, tgl_attention_t(b, &tq, &tk, &tv, &to, &d));
+    tgl_tensor tm = {0};
+    tgl_ptr m = 0;
+    if (c->masked) {
+        m = tgt_upload(b, x->mask, x->nm, 0);
+        tm.data = m;
+        tm.dtype = TGL_DTYPE_F32;
+        tm.ndim = 4;
+        mask_layout(c, tm.shape, tm.strides);
+    }
+    int refused = c->masked && !runs_masks(b);
+    TGT_EXPECT(b, tgl_attention_t(b, &tq, &tk, &tv, c->masked ? &tm : NULL, &to, &d),
+               refused ? TGL_ERR_UNSUPPORTED : TGL_OK);
+    if (m)
+        TGT_OK(b, tgl_free(b, m));
     TGT_OK(b, tgl_copy_dtoh(b, host, o, x->nq * sizeof(float)));
     TGT_OK(b, tgl_free(b, q));
     TGT_OK(b, tgl_free(b, k));
     TGT_OK(b, tgl_free(b, v));
     TGT_OK(b, tgl_free(b, o));
+    if (refused) {
+        free(host);
+        return NULL;
+    }
     return host;
 }
 
@@ -198,9 +261,11 @@ static void describe(const tcase *c, char *buf, size_t size)
     const tgl_attention_desc *d = &c->desc;
     snprintf(buf, size,
              "b=%zu h=%zu h_kv=%zu seq_q=%zu cap=%zu d=%zu %s scale=%g causal=%d seq_kv=%zu window=%zu softcap=%g "
-             "alibi=%g lens=%s",
+             "alibi=%g lens=%s mask=%s%s%s pad %zu",
              c->batch, c->heads, c->heads_kv, c->seq_q, c->cap, c->d, c->f16 ? "f16" : "f32", (double)d->scale,
-             d->causal, d->seq_kv, d->window, (double)d->softcap, (double)d->alibi_max_bias, c->use_lens ? "yes" : "no");
+             d->causal, d->seq_kv, d->window, (double)d->softcap, (double)d->alibi_max_bias, c->use_lens ? "yes" : "no",
+             c->masked ? "[" : "none", c->masked ? (c->mask_b ? "b," : "1,") : "", c->masked ? (c->mask_h ? "h,q,k]" : "1,q,k]") : "",
+             c->mask_pad);
 }
 
 static void expect_close(const tcase *c, const float *got, const float *want, size_t n, double tol, const char *who)
@@ -231,6 +296,10 @@ static tcase random_case(tgt_rng *r)
     c.desc.softcap = tgt_below(r, 2) ? 0.0f : tgt_uniform(r, 0.5f, 30.0f);
     c.desc.alibi_max_bias = tgt_below(r, 2) ? 0.0f : tgt_uniform(r, 0.5f, 8.0f);
     c.use_lens = tgt_below(r, 3) == 0;
+    c.masked = tgt_below(r, 2) == 0;
+    c.mask_b = (int)tgt_below(r, 2);
+    c.mask_h = (int)tgt_below(r, 2);
+    c.mask_pad = tgt_below(r, 2) ? 0 : tgt_below(r, 9);
     size_t seq_kv = c.desc.seq_kv ? c.desc.seq_kv : c.cap;
     for (size_t i = 0; i < c.batch; i++)
         c.lens[i] = tgt_below(r, 4) == 0 ? 0 : tgt_below(r, seq_kv + 1);
@@ -273,9 +342,10 @@ static void gl_random(pair *p, tgl_backend *gl, int calls, const char *what)
             float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
             char who[120];
             snprintf(who, sizeof who, "%s, %s", what, path < 0 ? "the device's choice" : paths[path]);
-            if (tgt_first_unpoisoned(got, x.nq) != 0 && x.nq)
+            if (got && tgt_first_unpoisoned(got, x.nq) != 0 && x.nq)
                 fail_msg("%s: output left unwritten", who);
-            expect_close(&c, got, want, x.nq, 1e-8, who);
+            if (got)
+                expect_close(&c, got, want, x.nq, 1e-8, who);
             free(want);
             free(got);
             free_data(&x);
@@ -369,6 +439,107 @@ static void test_rows_without_keys(void **state)
     }
 }
 
+/* A padding mask (-inf past each item's length; the other entries 0) gives what per-item key
+ * lengths give, on both backends, and on GL through each path; rows whose every key is masked
+ * are zeros. */
+static void test_padding_mask_is_lengths(void **state)
+{
+    pair *p = *state;
+    tgl_backend *gl = p->gl ? tgt_open(TGL_BACKEND_GL) : NULL;
+    tgl_backend *bs[2] = {p->cpu, gl};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b || !runs_masks(b))
+            continue;
+        for (int path = j ? -1 : 0; path < (j ? 4 : 1); path++) {
+            if (j)
+                tgl_gl_test_force_attention(b, path);
+            tcase lens = {.batch = 3, .heads = 4, .heads_kv = 2, .seq_q = 1 + (size_t)path % 3 * 5, .cap = 50, .d = 16,
+                          .f16 = path & 1, .use_lens = 1, .lens = {50, 17, 0}};
+            lens.desc.causal = 0;
+            tcase masked = lens;
+            masked.use_lens = 0;
+            masked.masked = 1;
+            masked.mask_b = 1;
+            masked.mask_pad = 3;
+            data x = make_data(&p->rng, &masked);
+            size_t shape[4];
+            int64_t strides[4];
+            mask_layout(&masked, shape, strides);
+            for (size_t bi = 0; bi < 3; bi++)
+                for (size_t i = 0; i < masked.seq_q; i++)
+                    for (size_t k = 0; k < 50; k++)
+                        x.mask[bi * (size_t)strides[0] + i * (size_t)strides[2] + k] = k < lens.lens[bi] ? 0.0f : -INFINITY;
+            float *want = run_on(b, &lens, &x), *got = run_on(b, &masked, &x);
+            size_t item = lens.heads * lens.seq_q * lens.d;
+            for (size_t e = 2 * item; e < 3 * item; e++) /* item 2: every key masked */
+                if (got[e] != 0.0f)
+                    fail_msg("%s path %d: output %zu of a row whose keys are all masked is %g", tgl_backend_name(b),
+                             path, e, (double)got[e]);
+            expect_close(&masked, got, want, x.nq, 1e-12, tgl_backend_name(b));
+            free(want);
+            free(got);
+            free_data(&x);
+        }
+    }
+    if (gl)
+        tgl_close(gl);
+}
+
+static void test_mask_refusals(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        tgl_ptr m;
+        float before[160], after[160]; /* bytes: q 0, k 128, v 256, o 384, mask 512 .. 576 */
+        for (int i = 0; i < 160; i++)
+            before[i] = (float)(i % 7);
+        TGT_OK(b, tgl_alloc(b, sizeof before, &m));
+        TGT_OK(b, tgl_copy_htod(b, m, before, sizeof before));
+        const tgl_status A = TGL_ERR_INVALID_ARGUMENT;
+        tgl_tensor q = tgl_tensor_contiguous(m, TGL_DTYPE_F32, 4, (size_t[]){2, 2, 2, 4});
+        tgl_tensor k = tgl_tensor_contiguous(m + 128, TGL_DTYPE_F32, 4, (size_t[]){2, 1, 4, 4}), v = k;
+        tgl_tensor o = q;
+        v.data = m + 256;
+        o.data = m + 384;
+        tgl_tensor mask = tgl_tensor_contiguous(m + 512, TGL_DTYPE_F32, 4, (size_t[]){2, 1, 2, 4});
+        tgl_attention_desc d = {.causal = 1};
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &mask, &o, &d), runs_masks(b) ? TGL_OK : TGL_ERR_UNSUPPORTED);
+        TGT_OK(b, tgl_copy_htod(b, m, before, sizeof before));
+        tgl_tensor t = mask;
+        t.shape[0] = 3; /* neither 1 nor batch */
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), A);
+        t = mask;
+        t.shape[3] = 3; /* not seq_kv */
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), A);
+        t = mask;
+        t.ndim = 2;
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), A);
+        t = mask;
+        t.strides[3] = 2; /* keys not contiguous */
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), A);
+        t = mask;
+        t.strides[2] = -4;
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), A);
+        t = mask;
+        t.dtype = TGL_DTYPE_F16;
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), TGL_ERR_UNSUPPORTED);
+        t = mask;
+        t.data = o.data + 4 * sizeof(float); /* overlapping o */
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), A);
+        t = mask;
+        t.data = m + 600; /* past the allocation */
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &o, &d), TGL_ERR_INVALID_POINTER);
+        TGT_OK(b, tgl_copy_dtoh(b, after, m, sizeof after));
+        assert_memory_equal(before, after, sizeof after);
+        TGT_OK(b, tgl_free(b, m));
+    }
+}
+
 static void test_refusals(void **state)
 {
     pair *p = *state;
@@ -390,61 +561,61 @@ static void test_refusals(void **state)
         v.data = m + 128;
         o.data = m + 192;
         tgl_attention_desc d = {.causal = 1};
-        TGT_OK(b, tgl_attention_t(b, &q, &k, &v, &o, &d));
+        TGT_OK(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, &d));
         TGT_OK(b, tgl_copy_htod(b, m, before, sizeof before));
-        TGT_EXPECT(b, tgl_attention_t(b, NULL, &k, &v, &o, &d), A);
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &o, NULL), A);
+        TGT_EXPECT(b, tgl_attention_t(b, NULL, &k, &v, NULL, &o, &d), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, NULL), A);
         tgl_tensor t = k;
         t.dtype = TGL_DTYPE_F16;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &v, &o, &d), A); /* k f16, v f32 */
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &v, NULL, &o, &d), A); /* k f16, v f32 */
         t = q;
         t.dtype = TGL_DTYPE_F16;
-        TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, &o, &d), TGL_ERR_UNSUPPORTED); /* q f16 */
+        TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, NULL, &o, &d), TGL_ERR_UNSUPPORTED); /* q f16 */
         t = k;
         t.dtype = TGL_DTYPE_BF16;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &t, &o, &d), TGL_ERR_UNSUPPORTED);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &t, NULL, &o, &d), TGL_ERR_UNSUPPORTED);
         t = q;
         t.ndim = 3;
-        TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, &o, &d), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, NULL, &o, &d), A);
         t = q;
         t.strides[2] = 8; /* rows 8 apart: not contiguous */
-        TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, &o, &d), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, NULL, &o, &d), A);
         t = k;
         t.shape[1] = 3; /* 3 kv heads do not divide 2 */
         tgl_tensor t2 = t;
         t2.data = v.data;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &t2, &o, &d), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &t2, NULL, &o, &d), A);
         t = k;
         t.shape[3] = 2; /* head_dim differs */
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &t, &o, &d), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &t, NULL, &o, &d), A);
         t = o;
         t.shape[2] = 1;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &d), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &t, &d), A);
         tgl_attention_desc e = d;
         e.scale = INFINITY;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &o, &e), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, &e), A);
         e = d;
         e.softcap = -1.0f;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &o, &e), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, &e), A);
         e = d;
         e.softcap = NAN;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &o, &e), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, &e), A);
         e = d;
         e.alibi_max_bias = INFINITY;
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &o, &e), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, &e), A);
         e = d;
         e.seq_kv = 5; /* past kv_capacity 4 */
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &o, &e), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, &e), A);
         e = d;
         e.seq_kv = 3;
         e.seq_lens = (size_t[]){4}; /* past seq_kv */
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &o, &e), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &o, &e), A);
         t = o;
         t.data = m + 8 * sizeof(float); /* o overlapping q */
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, &t, &d), A);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &k, &v, NULL, &t, &d), A);
         t = k;
         t.data = m + 250 * sizeof(float); /* runs past the allocation */
-        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &v, &o, &d), TGL_ERR_INVALID_POINTER);
+        TGT_EXPECT(b, tgl_attention_t(b, &q, &t, &v, NULL, &o, &d), TGL_ERR_INVALID_POINTER);
         TGT_OK(b, tgl_copy_dtoh(b, after, m, sizeof after));
         assert_memory_equal(before, after, sizeof after);
         TGT_OK(b, tgl_free(b, m));
@@ -456,7 +627,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_matches_reference), cmocka_unit_test(test_gl_matches_cpu),
         cmocka_unit_test(test_gl_slabs),              cmocka_unit_test(test_zero_desc_is_gqa),
-        cmocka_unit_test(test_rows_without_keys),     cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_rows_without_keys),     cmocka_unit_test(test_padding_mask_is_lengths),
+        cmocka_unit_test(test_mask_refusals),         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
