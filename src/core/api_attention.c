@@ -208,7 +208,7 @@ TGL_API tgl_status tgl_attention_t(tgl_backend *b, const tgl_tensor *q, const tg
     tgl_status st = tgl__enter(b);
     if (st)
         return st;
-    tgl__attention a;
+    tgl__attention a = {0};
     size_t mask_bytes = 0;
     if ((st = check_t(b, q, k, v, o, d, &a)) || (mask && (st = check_mask(b, mask, &a, &mask_bytes))))
         return tgl__leave(b, st);
