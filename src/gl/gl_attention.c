@@ -218,32 +218,54 @@ static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t 
     return tgl_gl_dispatch(b, prog, bind, 5, rows);
 }
 
-/* Elements of the mask that blocks bh0 .. bh0 + n - 1 read, from the first of their batch items. */
+/* The part of the mask that blocks bh0 .. bh0 + n - 1 read, [*lo, *hi) in elements from the
+ * call's mask. Block (item t, head h) starts at t mask_b + h mask_h and reads (seq_q - 1) mask_i
+ * + seq_kv from there; the lowest start is the first block's or, where the slab reaches the next
+ * item, that item's head 0; the highest the last block's or, where the slab starts in an
+ * earlier item, the item before the last's last head. */
+static void mask_range(const tgl__attention *a, size_t bh0, size_t n, size_t *lo, size_t *hi)
+{
+    size_t last = bh0 + n - 1, it0 = bh0 / a->heads, it1 = last / a->heads;
+    size_t start_lo = it0 * a->mask_b + bh0 % a->heads * a->mask_h, start_hi = it1 * a->mask_b + last % a->heads * a->mask_h;
+    if (it1 > it0) {
+        size_t next = (it0 + 1) * a->mask_b, before = (it1 - 1) * a->mask_b + (a->heads - 1) * a->mask_h;
+        start_lo = next < start_lo ? next : start_lo;
+        start_hi = before > start_hi ? before : start_hi;
+    }
+    *lo = start_lo;
+    *hi = start_hi + (a->seq_q - 1) * a->mask_i + a->seq_kv;
+}
+
 static size_t mask_span(const tgl__attention *a, size_t bh0, size_t n)
 {
-    size_t items = (bh0 + n - 1) / a->heads - bh0 / a->heads;
-    return items * a->mask_b + (a->heads - 1) * a->mask_h + (a->seq_q - 1) * a->mask_i + a->seq_kv;
+    size_t lo, hi;
+    mask_range(a, bh0, n, &lo, &hi);
+    return hi - lo;
 }
 
 /* With a mask, binding 5 (texture unit 5, R32F) over the part blocks bh0 .. bh0 + n - 1 read and
  * its uniforms; binding 4 stands in (read-only, unused) where a pass has none. Returns the pass's
- * binding count: nbind, or 6 with a mask. */
+ * binding count: nbind, or 6 with a mask. The kernel indexes from the slab's first item (u_mask[0]
+ * + item' mask_b + head mask_h + ...), so u_mask[0] is the window's offset less the part of that
+ * item before the window (it wraps below zero in 32 bits, as the kernel's sum does back). */
 static int bind_mask(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, GLuint prog, tgl_gl_binding bind[6],
                      int nbind)
 {
     if (!a->mask.buf)
         return nbind;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t pad, at = bh0 / a->heads * a->mask_b * F32;
+    size_t pad, lo, hi;
+    mask_range(a, bh0, n, &lo, &hi);
     if (nbind < 5) {
         bind[4] = bind[0];
         bind[4].writes = 0;
         bind[4].texture_format = 0;
     }
-    bind[5] = tgl_gl_window_aligned((tgl__view){a->mask.buf, a->mask.offset + at}, mask_span(a, bh0, n) * F32, 0,
+    bind[5] = tgl_gl_window_aligned((tgl__view){a->mask.buf, a->mask.offset + lo * F32}, (hi - lo) * F32, 0,
                                     tgl_gl_window_align(l, 1), &pad);
     bind[5].texture_format = GL_R32F;
-    const GLuint u[4] = {(GLuint)(pad / F32), (GLuint)a->mask_b, (GLuint)a->mask_h, (GLuint)a->mask_i};
+    size_t item0 = bh0 / a->heads * a->mask_b;
+    const GLuint u[4] = {(GLuint)(pad / F32 + item0 - lo), (GLuint)a->mask_b, (GLuint)a->mask_h, (GLuint)a->mask_i};
     tgl_gl_uniform_uiv(b, prog, LOC_ATT_MASK, 4, u);
     return 6;
 }
@@ -555,20 +577,20 @@ static tgl_status widen_kv(tgl_backend *b, const tgl__attention *a, tgl__attenti
 tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
 {
     const tgl__attention *a = call;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     tgl__attention wide, unmasked;
+    /* The kernels read a mask through a buffer texture (their four storage blocks are taken). */
+    if (a->mask.buf && !l->texture_buffer_texels)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention_t: a mask needs buffer textures, which this device "
+                         "lacks (ES 3.1 without OES/EXT_texture_buffer)");
     if (a->mask.buf && !a->seq_kv) { /* no key to mask: the plain kernels (zeros) */
         unmasked = *a;
         unmasked.mask = (tgl__view){0};
         a = &unmasked;
     }
-    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     if (a->head_dim > MAX_HEAD_DIM)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: head_dim %zu exceeds the GL kernels' %u",
                          a->head_dim, MAX_HEAD_DIM);
-    /* The kernels read a mask through a buffer texture (their four storage blocks are taken). */
-    if (a->mask.buf && !l->texture_buffer_texels)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention_t: a mask needs buffer textures, which this device "
-                         "lacks (ES 3.1 without OES/EXT_texture_buffer)");
     /* Devices whose profile says so (llvmpipe) take flash_reg. */
     int path = tgl_gl_of(b)->test.attention_path;
     if (path < 0 || path > TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS)
@@ -629,13 +651,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
         n = grid;
-    /* ... and a mask's part of a slab one buffer texture. */
-    while (a->mask.buf && n > 1 && mask_span(a, 0, n) + a->mask_b > l->texture_buffer_texels)
-        n /= 2;
-    if (a->mask.buf && mask_span(a, 0, 1) > l->texture_buffer_texels)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention_t: one (batch, head) block's mask (%zu floats) exceeds "
-                         "the device's buffer texture size (%llu texels)", mask_span(a, 0, 1),
-                         (unsigned long long)l->texture_buffer_texels);
+
     /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 4 seq_q seq_kv head_dim per block. */
     double flops = tgl_gl_dispatch_flops(b), per_bh = 4.0 * (double)a->seq_q * (double)a->seq_kv * (double)d;
     if (flops > 0 && per_bh > 0 && (double)n * per_bh > flops)
@@ -645,8 +661,15 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
         return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: one (batch, head) block (%zu queries, %zu keys of "
                          "%zu dims) exceeds the device's SSBO block or workgroup-count limits", a->seq_q,
                          a->kv_cap, d);
-    for (size_t bh0 = 0; bh0 < bh; bh0 += n) {
-        size_t nc = bh - bh0 < n ? bh - bh0 : n;
+    for (size_t bh0 = 0, nc; bh0 < bh; bh0 += nc) {
+        nc = bh - bh0 < n ? bh - bh0 : n;
+        /* ... and a slab's part of the mask one buffer texture */
+        while (a->mask.buf && nc > 1 && mask_span(a, bh0, nc) > l->texture_buffer_texels)
+            nc = (nc + 1) / 2;
+        if (a->mask.buf && mask_span(a, bh0, nc) > l->texture_buffer_texels)
+            return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention_t: one (batch, head) block's mask (%zu floats from "
+                             "its first to its last) exceeds the device's buffer texture size (%llu texels)",
+                             mask_span(a, bh0, 1), (unsigned long long)l->texture_buffer_texels);
         tgl_status st = reg      ? run_reg(b, a, bh0, nc, chunk_keys)
                          : decode ? run_decode(b, a, bh0, nc)
                                   : run_flash(b, a, bh0, nc, &plan, chunk_keys);

@@ -378,6 +378,83 @@ static void test_gl_slabs(void **state)
     tgl_close(gl);
 }
 
+/* The head sizes of real models (128 and 256; the random calls stop at 72) over an f16 cache
+ * with a mask and every other setting, on each path, GL against the CPU. */
+static void test_large_heads(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    static const size_t dims[2] = {128, 256}, rows[2] = {1, 9};
+    for (int path = 0; path < 4; path++) {
+        tgl_gl_test_force_attention(gl, path);
+        for (int i = 0; i < 4; i++) {
+            if (!tgt_pick((size_t)path * 4 + (size_t)i)) /* each compiles its own kernels */
+                continue;
+            tcase c = {.batch = 2, .heads = 4, .heads_kv = 2, .seq_q = rows[i & 1], .cap = 300, .d = dims[i >> 1],
+                       .f16 = 1, .masked = 1, .mask_b = 1, .use_lens = 1, .lens = {300, 41}};
+            c.desc = (tgl_attention_desc){.causal = 1, .window = 100, .softcap = 20.0f, .alibi_max_bias = 8.0f};
+            data x = make_data(&p->rng, &c);
+            float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
+            if (got)
+                expect_close(&c, got, want, x.nq, 1e-8, paths[path]);
+            free(want);
+            free(got);
+            free_data(&x);
+        }
+    }
+    tgl_close(gl);
+}
+
+/* A device whose buffer textures hold 3000 texels (ES 3.1 guarantees 65536): masks whose part of
+ * a slab is larger go in smaller slabs (per item and head, per head over every item: slabs that
+ * cross items), on each path; a block whose own part is larger is refused, o untouched. */
+static void test_mask_texture_limit(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    if (!runs_masks(gl)) {
+        tgl_close(gl);
+        skip();
+    }
+    tgl_gl_of(gl)->limits.texture_buffer_texels = 3000;
+    for (int path = -1; path < 4; path++) {
+        tgl_gl_test_force_attention(gl, path);
+        for (int per_item = 0; per_item < 2; per_item++) {
+            /* rows of 40 keys 100 apart: a block's part 440 floats, an item's 2000 */
+            tcase c = {.batch = 3, .heads = 5, .heads_kv = 1, .seq_q = 5, .cap = 40, .d = 8, .f16 = per_item,
+                       .masked = 1, .mask_b = per_item, .mask_h = 1, .mask_pad = 60};
+            c.desc.causal = 1;
+            data x = make_data(&p->rng, &c);
+            float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
+            expect_close(&c, got, want, x.nq, 1e-8, "3000 texels");
+            free(want);
+            free(got);
+            free_data(&x);
+        }
+    }
+    tgl_gl_test_force_attention(gl, -1);
+    tgl_ptr m;
+    TGT_OK(gl, tgl_alloc(gl, (64 + 32 * 100) * sizeof(float), &m));
+    tgl_tensor q = tgl_tensor_contiguous(m, TGL_DTYPE_F32, 4, (size_t[]){1, 1, 32, 1}), o = q, k = q, v = q;
+    k.data = m + 32 * sizeof(float);
+    k.shape[2] = 1;
+    v = k;
+    o.data = m + 64 * sizeof(float); /* o's 32 floats, then the mask */
+    tgl_tensor mask = tgl_tensor_contiguous(m + 96 * sizeof(float), TGL_DTYPE_F32, 4, (size_t[]){1, 1, 32, 1});
+    mask.strides[2] = 100; /* 31 * 100 + 1 floats of mask for one block: past 3000 */
+    float before[32], after[32];
+    TGT_OK(gl, tgl_copy_dtoh(gl, before, o.data, sizeof before));
+    TGT_EXPECT(gl, tgl_attention_t(gl, &q, &k, &v, &mask, &o, &(tgl_attention_desc){0}), TGL_ERR_UNSUPPORTED);
+    TGT_OK(gl, tgl_copy_dtoh(gl, after, o.data, sizeof after));
+    assert_memory_equal(before, after, sizeof after);
+    TGT_OK(gl, tgl_free(gl, m));
+    tgl_close(gl);
+}
+
 /* The zero descriptor (but seq_kv) is tgl_attention_gqa: the same kernels, the same bits. */
 static void test_zero_desc_is_gqa(void **state)
 {
@@ -626,7 +703,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_matches_reference), cmocka_unit_test(test_gl_matches_cpu),
-        cmocka_unit_test(test_gl_slabs),              cmocka_unit_test(test_zero_desc_is_gqa),
+        cmocka_unit_test(test_gl_slabs),              cmocka_unit_test(test_large_heads),
+        cmocka_unit_test(test_mask_texture_limit),
+        cmocka_unit_test(test_zero_desc_is_gqa),
         cmocka_unit_test(test_rows_without_keys),     cmocka_unit_test(test_padding_mask_is_lengths),
         cmocka_unit_test(test_mask_refusals),         cmocka_unit_test(test_refusals),
     };
