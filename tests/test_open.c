@@ -580,7 +580,8 @@ static void test_supports(void **state)
             int rows = op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX || op == TGL_OP_RMSNORM || op == TGL_OP_LAYERNORM;
             /* the weight formats: tgl_matvec_t's W, tgl_quantize, tgl_dequantize, tgl_gather_rows_t */
             int weights = op == TGL_OP_MATVEC || op == TGL_OP_QUANTIZE || op == TGL_OP_GATHER_ROWS;
-            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || descriptor || rows || weights;
+            int f16 = op == TGL_OP_GEMM || op == TGL_OP_CAST || op == TGL_OP_ATTENTION /* tgl_attention_t's k, v */ ||
+                      descriptor || rows || weights;
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_F16),
                              f16 ? TGL_SUPPORT_CONVERTED : TGL_SUPPORT_NONE);
             assert_int_equal(tgl_supports(b, (tgl_op)op, TGL_DTYPE_BF16),
