@@ -112,7 +112,7 @@ bool attention_sees(uint j, uint first, uint end)
 // tgl_attention_t's additive mask, through a buffer texture (R32F) on texture unit 5: element
 // (b, h, i, j) at u_mask[0] + b u_mask[1] + h u_mask[2] + i u_mask[3] + j, b counted from the
 // batch item of the dispatch's first block (u_bh0 / u_heads).
-layout(location = LOC_ATT_MASK_TEX, binding = 5) uniform highp samplerBuffer mask_tex;
+layout(location = LOC_TEXTURE5, binding = 5) uniform highp samplerBuffer mask_tex;
 layout(location = LOC_ATT_MASK) uniform uint u_mask[4];
 
 float attention_mask(uint bh, uint i, uint j)

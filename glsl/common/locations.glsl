@@ -14,6 +14,7 @@
 #define LOC_TEXTURE1 61
 #define LOC_TEXTURE2 62
 #define LOC_TEXTURE3 63
+#define LOC_TEXTURE5 65 // attention's mask (common/attention_io.glsl)
 
 // Element-wise kernels (elementwise/*.comp, map/map.comp): the count, then each operand's
 // offset in order (inputs, then the output: operand i at LOC_EW_OFF0 + i), then the float
@@ -413,6 +414,5 @@
 #define LOC_ATT_HEADS 21
 #define LOC_ATT_BH0 22
 #define LOC_ATT_MASK 23 // uint[4]: 23 .. 26
-#define LOC_ATT_MASK_TEX 27
 
 #endif
