@@ -214,7 +214,7 @@ TGL_API tgl_status tgl_attention_t(tgl_backend *b, const tgl_tensor *q, const tg
         return tgl__leave(b, st);
     if (a.batch == 0 || a.heads == 0 || a.seq_q == 0 || a.head_dim == 0)
         return tgl__leave(b, TGL_OK);
-    return tgl__leave(b, resolve_and_run(b, &a, q->data, k->data, v->data, o->data, a.kv_f16 ? 2 : sizeof(float),
+    return tgl__leave(b, resolve_and_run(b, &a, q->data, k->data, v->data, o->data, tgl_dtype_size(k->dtype),
                                          d->seq_lens, mask_bytes));
 }
 

@@ -547,29 +547,30 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
 }
 
 /* The flash kernels read f32 k and v: an f16 cache's keys and values that a call uses are
- * widened into gl->attention_kv first (one pass over them, where the products that follow
- * read each key seq_q times), and *wide is the call over that copy: the whole span of blocks at
- * once where unused capacity is at most half of it, else block by block into [blocks, seq_kv,
- * head_dim] (kv_cap seq_kv). */
+ * widened into gl->attention_kv first (one pass over them, where the products that follow read
+ * each key seq_q times), and *wide is the call over that copy, [blocks, seq_kv, head_dim]
+ * (kv_cap seq_kv). Each of k and v is one strided copy (tgl_copy's kernel), however much
+ * capacity the cache leaves unused. */
 static tgl_status widen_kv(tgl_backend *b, const tgl__attention *a, tgl__attention *wide)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    size_t d = a->head_dim, blocks = a->batch * a->heads_kv, per = a->seq_kv * d;
-    size_t span = ((blocks - 1) * a->kv_cap + a->seq_kv) * d;
-    int whole = span <= 2 * blocks * per;
-    size_t n = whole ? span : blocks * per, align = gl->limits.ssbo_align;
+    size_t d = a->head_dim, blocks = a->batch * a->heads_kv, n = blocks * a->seq_kv * d, align = gl->limits.ssbo_align;
     size_t v_at = tgl_gl_ceil_div(n * F32, align) * align;
     tgl_status st = tgl_gl_grow(b, &gl->attention_kv, 2 * v_at);
     *wide = *a;
     wide->kv_f16 = 0;
+    wide->kv_cap = a->seq_kv;
     wide->k = (tgl__view){gl->attention_kv, 0};
     wide->v = (tgl__view){gl->attention_kv, v_at};
-    if (!whole)
-        wide->kv_cap = a->seq_kv;
-    for (size_t i = 0; !st && i < (whole ? 1 : blocks); i++) {
-        size_t from = whole ? 0 : i * a->kv_cap * d * 2, to = whole ? 0 : i * per * F32;
-        if (!(st = tgl_gl_cast(b, 0, (tgl__view){a->k.buf, a->k.offset + from}, (tgl__view){wide->k.buf, to}, n / (whole ? 1 : blocks))))
-            st = tgl_gl_cast(b, 0, (tgl__view){a->v.buf, a->v.offset + from}, (tgl__view){wide->v.buf, v_at + to}, n / (whole ? 1 : blocks));
+    const tgl__view from[2] = {a->k, a->v}, to[2] = {wide->k, wide->v};
+    for (int i = 0; !st && i < 2; i++) {
+        tgl__tew e = {.op = TGL__TEW_COPY, .nin = 1, .ndim = 3, .n = n, .shape = {blocks, a->seq_kv, d}};
+        e.out = (tgl__tensor_view){.view = to[i], .dtype = TGL_DTYPE_F32, .span = n,
+                                   .strides = {(int64_t)(a->seq_kv * d), (int64_t)d, 1}};
+        e.in[0] = (tgl__tensor_view){.view = from[i], .dtype = TGL_DTYPE_F16,
+                                     .span = ((blocks - 1) * a->kv_cap + a->seq_kv) * d,
+                                     .strides = {(int64_t)(a->kv_cap * d), (int64_t)d, 1}};
+        st = tgl_gl_tensor_ewise(b, &e);
     }
     return st;
 }
@@ -651,7 +652,6 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
         n = grid;
-
     /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 4 seq_q seq_kv head_dim per block. */
     double flops = tgl_gl_dispatch_flops(b), per_bh = 4.0 * (double)a->seq_q * (double)a->seq_kv * (double)d;
     if (flops > 0 && per_bh > 0 && (double)n * per_bh > flops)
