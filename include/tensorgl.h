@@ -209,8 +209,8 @@ struct tgl_device_entry {
  *          if (!tgl_list_devices(d, 8, &n)) printf("%d devices, first: %s\n", n, d[0].name); */
 TGL_API tgl_status tgl_list_devices(struct tgl_device_entry *out, int capacity, int *count);
 
-/* The op families, for tgl_supports. TGL_OP_GEMM covers tgl_gemm and tgl_gemm_batched (and, with
- * TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention, tgl_attention_kv, tgl_attention_gqa and tgl_attention_t (f16 k and v);
+/* The op families, for tgl_supports. TGL_OP_GEMM covers tgl_gemm, tgl_gemm_batched and tgl_gemm_fused
+ * (and, with TGL_DTYPE_F16, tgl_gemm_f16); TGL_OP_ATTENTION covers tgl_attention, tgl_attention_kv, tgl_attention_gqa and tgl_attention_t (f16 k and v);
  * TGL_OP_CONV2D tgl_conv2d and tgl_conv2d_fused; TGL_OP_CAST the two casts; TGL_OP_SOFTMAX .. TGL_OP_LAYERNORM the row-wise ops. TGL_OP_LIST(X)
  * lists them as X(ID, name) in enum order (tgl_op_name returns the name as a string). */
 #define TGL_OP_LIST(X)                                                                             \
@@ -1119,6 +1119,16 @@ TGL_API tgl_status tgl_topk(tgl_backend *b, const tgl_tensor *in, size_t axis, s
 
 /* ---- matrix multiplication ------------------------------------------------------------ */
 
+/* The activations a fused epilogue applies (tgl_gemm_fused, tgl_conv2d_fused), each as the op
+ * of that name computes it: RELU and the GELUs as TGL_UNARY_RELU, TGL_UNARY_GELU (tanh
+ * approximation) and TGL_UNARY_GELU_ERF; RELU6 = min(max(x, 0), 6); LEAKY_RELU = x < 0 ?
+ * slope * x : x; HARDSWISH = x * min(max(x + 3, 0), 6) / 6 (PyTorch's). NaN stays NaN through
+ * each. */
+typedef enum { TGL_ACTIVATION_NONE = 0, TGL_ACTIVATION_RELU, TGL_ACTIVATION_RELU6, TGL_ACTIVATION_LEAKY_RELU,
+               TGL_ACTIVATION_SIGMOID, TGL_ACTIVATION_SILU, TGL_ACTIVATION_GELU, TGL_ACTIVATION_GELU_ERF,
+               TGL_ACTIVATION_HARDSWISH, TGL_ACTIVATION_TANH } tgl_activation;
+#define TGL_ACTIVATION_COUNT 10
+
 typedef enum { TGL_NO_TRANS = 0, TGL_TRANS = 1 } tgl_transpose;
 
 /* C = alpha * op(A) * op(B) + beta * C, row-major, f32. op(A) is m x k, op(B) is k x n, C is
@@ -1155,6 +1165,33 @@ TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transp
 TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
                                 float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
                                 size_t ldc);
+
+/* tgl_gemm with a linear layer's epilogue in the same pass (as many dispatches as tgl_gemm's).
+ * With t = alpha * op(A) * op(B) + bias[j] (bias: n floats, one per column of C; 0 for none)
+ * each element of C becomes
+ *   gate == 0:  activation(t + beta * C)    a linear layer (x W^T + b, then relu, gelu, ...);
+ *                                           beta == 0 ignores C's old contents, as in tgl_gemm
+ *   gate == 1:  activation(t) * C           a gated linear unit: C holds the other projection
+ *                                           on entry (SwiGLU: silu(x Wg^T) * (x Wu^T) with SILU
+ *                                           after C = x Wu^T; GEGLU with GELU); beta must be 0
+ * The activations are tgl_conv2d_fused's (tgl_activation; slope is LEAKY_RELU's and must be
+ * finite). The epilogue runs in f32 after the sum (the CPU backend: the sum in double, rounded
+ * to f32 once, then the same f32 steps). bias may overlap A or B, not C. With no bias, no
+ * activation and gate 0 this is tgl_gemm.
+ * GL: products whose k is cut into slices (split-K, or an operand past the SSBO block limit)
+ * apply the epilogue once, with the last slice; a gate whose operands' k rows do not fit one
+ * window runs in two passes through a temporary of m x n floats (counted as device memory).
+ * Errors: tgl_gemm's; TGL_ERR_INVALID_ARGUMENT (activation out of range, slope not finite, gate
+ *   not 0 or 1, gate with beta != 0, bias overlapping C), TGL_ERR_INVALID_POINTER (bias).
+ *   Nothing is written unless every argument is valid.
+ * Example: a transformer's feed-forward block, W1 and W3 [ff, d], W2 [d, ff], x [tokens, d]:
+ *   tgl_gemm(b, TGL_NO_TRANS, TGL_TRANS, t, ff, d, 1.0f, x, d, w3, d, 0.0f, h, ff);
+ *   tgl_gemm_fused(b, TGL_NO_TRANS, TGL_TRANS, t, ff, d, 1.0f, x, d, w1, d, 0.0f, h, ff,
+ *                  0, TGL_ACTIVATION_SILU, 0.0f, 1);                     // h = silu(x W1^T) * h
+ *   tgl_gemm(b, TGL_NO_TRANS, TGL_TRANS, t, d, ff, 1.0f, h, ff, w2, ff, 1.0f, x, d); // x += h W2^T */
+TGL_API tgl_status tgl_gemm_fused(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
+                                  float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
+                                  size_t ldc, tgl_ptr bias, tgl_activation activation, float slope, int gate);
 
 /* y[rows] = W[rows x cols] * x[cols], W row-major and dense (f32). cols == 0 gives y = 0.
  * y must not overlap W or x.
@@ -1438,15 +1475,6 @@ TGL_API tgl_status tgl_conv_transpose2d_output_size(const tgl_conv2d_desc *d, si
 TGL_API tgl_status tgl_conv_transpose2d(tgl_backend *b, const tgl_conv2d_desc *d, size_t output_padding_h,
                                         size_t output_padding_w, tgl_ptr input, tgl_ptr filter, tgl_ptr bias,
                                         tgl_ptr output);
-
-/* The activations a fused epilogue applies (tgl_conv2d_fused), each as the op of that name
- * computes it: RELU and the GELUs as TGL_UNARY_RELU, TGL_UNARY_GELU (tanh approximation) and
- * TGL_UNARY_GELU_ERF; RELU6 = min(max(x, 0), 6); LEAKY_RELU = x < 0 ? slope * x : x; HARDSWISH
- * = x * min(max(x + 3, 0), 6) / 6 (PyTorch's). NaN stays NaN through each. */
-typedef enum { TGL_ACTIVATION_NONE = 0, TGL_ACTIVATION_RELU, TGL_ACTIVATION_RELU6, TGL_ACTIVATION_LEAKY_RELU,
-               TGL_ACTIVATION_SIGMOID, TGL_ACTIVATION_SILU, TGL_ACTIVATION_GELU, TGL_ACTIVATION_GELU_ERF,
-               TGL_ACTIVATION_HARDSWISH, TGL_ACTIVATION_TANH } tgl_activation;
-#define TGL_ACTIVATION_COUNT 10
 
 /* tgl_conv2d with its epilogue in the same pass: y = conv + bias, then (residual_first) y +=
  * residual, y = activation(y), then (!residual_first) y += residual, one store per element.

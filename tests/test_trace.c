@@ -29,6 +29,7 @@ typedef struct outputs {
     float rope_f[ROWS * COLS];         /* tgl_rope_t of pm: every dim rotated, per-frequency factors */
     float embedded[3 * COLS];          /* tgl_gather_rows_t of pm's rows as f16 */
     float attn_t[2 * 4 * 8];           /* tgl_attention_t over y as an f16 cache: mask, window, capping, ALiBi, key lengths */
+    float gemm_fused[ROWS * ROWS];     /* tgl_gemm_fused: silu(pm pm^T / 2 + row) times the tgl_gemm result */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
@@ -115,6 +116,9 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_fill(b, c, 1.0f, ROWS * ROWS));
     OK(tgl_gemm(b, TGL_NO_TRANS, TGL_TRANS, ROWS, ROWS, COLS, 0.5f, pm, COLS, pm, COLS, 1.0f, c, ROWS));
     OK(tgl_copy_dtoh(b, o->gemm, c, sizeof o->gemm));
+    OK(tgl_gemm_fused(b, TGL_NO_TRANS, TGL_TRANS, ROWS, ROWS, COLS, 0.5f, pm, COLS, pm, COLS, 0.0f, c, ROWS, row,
+                      TGL_ACTIVATION_SILU, 0.0f, 1));
+    OK(tgl_copy_dtoh(b, o->gemm_fused, c, sizeof o->gemm_fused));
     OK(tgl_softmax(b, pm, q, ROWS, COLS));
     OK(tgl_copy_dtoh(b, o->soft, q, sizeof o->soft));
     OK(tgl_rmsnorm(b, pm, row, q, ROWS, COLS, 1e-5f));

@@ -6,6 +6,7 @@
 //                  offset are multiples of 4 elements, so 4 neighbours load as one vector
 //   BETA_ZERO      C is written without being read (NaN in the old C must not leak)
 //   TEX            A and B are read through buffer textures (see below)
+//   EPILOGUE       tgl_gemm_fused (f32 only, beta chosen at run time): bias, activation, gate
 // Indices are element indices into the bound windows.
 
 #ifdef TEX
@@ -68,6 +69,38 @@ layout(location = LOC_GEMM_STRIDE_B) uniform uint u_stride_b;
 layout(location = LOC_GEMM_STRIDE_C) uniform uint u_stride_c;
 layout(location = LOC_GEMM_ALPHA) uniform float u_alpha;
 layout(location = LOC_GEMM_BETA) uniform float u_beta;
+
+#ifdef EPILOGUE
+// tgl_gemm_fused: C = act(alpha AB + beta C + bias) or, with u_gate, act(alpha AB + bias) * C.
+// C is read where beta is not 0 or for the gate (a uniform branch: the variants do not double
+// for it), each element by the one invocation that then writes it. The bias is binding 3
+// (every kernel keeps to ES 3.1's 4 storage blocks), column j of the product at u_bias_off + j;
+// without one (u_bias 0) some live buffer is bound there and never read.
+#include "common/math.glsl"
+#include "common/activation.glsl"
+layout(std430, binding = 3) readonly buffer Bias { float bias_mem[]; };
+layout(location = LOC_GEMM_ACT) uniform uint u_act;
+layout(location = LOC_GEMM_SLOPE) uniform float u_slope;
+layout(location = LOC_GEMM_GATE) uniform uint u_gate;
+layout(location = LOC_GEMM_BIAS) uniform uint u_bias;
+layout(location = LOC_GEMM_BIAS_OFF) uniform uint u_bias_off;
+
+// The stored value of an element: r = alpha * (AB) so far, old = C's value (0 where unread).
+float gemm_epilogue(float r, float old, uint j)
+{
+    if (u_gate == 0u)
+        r += u_beta * old;
+    if (u_bias != 0u)
+        r += bias_mem[u_bias_off + j];
+    r = tgl_activate(u_act, r, u_slope);
+    return u_gate != 0u ? r * old : r;
+}
+
+bool gemm_reads_c()
+{
+    return u_beta != 0.0 || u_gate != 0u;
+}
+#endif
 
 // One element, or 4 from an index that is a multiple of 4 (only with the operand's VEC4).
 #ifdef F16
@@ -144,11 +177,23 @@ uint tgl_half_bits(float v)
 }
 #endif
 
-// C[idx .. idx+3] = alpha * v + beta * C, of which only the first `count` (1..4) elements
-// exist. With C_VEC4 count is always 4 (n is a multiple of 4 and blocks start at multiples of 4).
-void c_store(uint idx, vec4 v, uint count)
+// C[idx .. idx+3] = alpha * v + beta * C (columns j .. j+3 of the product; EPILOGUE: its
+// epilogue), of which only the first `count` (1..4) elements exist. With C_VEC4 count is
+// always 4 (n is a multiple of 4 and blocks start at multiples of 4).
+void c_store(uint idx, uint j, vec4 v, uint count)
 {
-#ifdef C_VEC4
+#if defined(EPILOGUE) && defined(C_VEC4)
+    vec4 old = gemm_reads_c() ? c_mem[idx >> 2u] : vec4(0.0);
+    vec4 r = u_alpha * v;
+    c_mem[idx >> 2u] = vec4(gemm_epilogue(r.x, old.x, j), gemm_epilogue(r.y, old.y, j + 1u),
+                            gemm_epilogue(r.z, old.z, j + 2u), gemm_epilogue(r.w, old.w, j + 3u));
+#elif defined(EPILOGUE)
+    for (uint q = 0u; q < count; q++) {
+        uint e = idx + q;
+        float old = gemm_reads_c() ? c_mem[e] : 0.0;
+        c_mem[e] = gemm_epilogue(u_alpha * v[q], old, j + q);
+    }
+#elif defined(C_VEC4)
 #ifdef F16
     vec4 r = u_alpha * v;
 #ifndef BETA_ZERO

@@ -177,6 +177,12 @@
 #define LOC_GEMM_STRIDE_C 11
 #define LOC_GEMM_ALPHA 12
 #define LOC_GEMM_BETA 13
+// tgl_gemm_fused's epilogue (EPILOGUE).
+#define LOC_GEMM_ACT 14
+#define LOC_GEMM_SLOPE 15
+#define LOC_GEMM_GATE 16
+#define LOC_GEMM_BIAS 17
+#define LOC_GEMM_BIAS_OFF 18
 
 // Convolution (common/conv_io.glsl).
 #define LOC_CONV_C 0

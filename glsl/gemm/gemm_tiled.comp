@@ -274,7 +274,7 @@ void main()
             TGL_UNROLL for (uint r = 0u; r < 4u; r++) {
                 uint i = i_tile + (s * uint(TY) + ty) * 4u + r;
                 if (i < u_m)
-                    c_store(c_base + i * u_ldc + j, acc[s * uint(RN) + u][r], min(4u, u_n - j));
+                    c_store(c_base + i * u_ldc + j, j, acc[s * uint(RN) + u][r], min(4u, u_n - j));
             }
         }
 }

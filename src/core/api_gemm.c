@@ -1,6 +1,9 @@
-/* tgl_gemm, tgl_gemm_batched, tgl_gemm_f16 and tgl_matvec: checks, then the backend. */
+/* tgl_gemm, tgl_gemm_batched, tgl_gemm_f16, tgl_gemm_fused and tgl_matvec: checks, then the
+ * backend. */
 #include "trace.h"
 #include "validate.h"
+
+#include <math.h>
 
 /* Elements from the first to one past the last element of a rows x cols matrix with row
  * stride ld (0 for an empty matrix). */
@@ -91,6 +94,8 @@ static tgl_status gemm_common(tgl_backend *b, tgl__gemm *g, tgl_ptr a, tgl_ptr b
             (st = tgl__check_disjoint(b, "bm", g->b, span_b * es, g->c, span_c * es)))
             return st;
     }
+    if (g->bias.buf && (st = tgl__check_disjoint(b, "bias", g->bias, g->n * es, g->c, span_c * es)))
+        return st;
     if (!b->vt->gemm)
         return tgl__unsupported(b, g->f16 ? "tgl_gemm_f16" : "tgl_gemm");
     return tgl__leave(b, b->vt->gemm(b, g));
@@ -104,6 +109,33 @@ TGL_API tgl_status tgl_gemm(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, 
         return TGL__HOOK(GEMM);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = 1, .alpha = alpha,
                    .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc};
+    return gemm_common(b, &g, a, bm, c);
+}
+
+/* The epilogue's own arguments; bias resolved once m and n are known to be nonzero. */
+TGL_API tgl_status tgl_gemm_fused(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
+                                  float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
+                                  size_t ldc, tgl_ptr bias, tgl_activation activation, float slope, int gate)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(GEMM_FUSED);
+    tgl_status st = tgl__enter(b);
+    if (st)
+        return st;
+    if ((unsigned)activation >= TGL_ACTIVATION_COUNT)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "activation: %d is not a tgl_activation", (int)activation);
+    if (!isfinite(slope))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "slope: %g is not finite", (double)slope);
+    if (gate != 0 && gate != 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "gate: %d, 0 or 1", gate);
+    if (gate && beta != 0.0f)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "beta: %g with gate 1 (C is the gate's factor, not a term: "
+                         "beta must be 0)", (double)beta);
+    tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = 1, .alpha = alpha,
+                   .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc, .act = activation, .gate = gate,
+                   .slope = slope};
+    if (bias && m && n && (st = tgl__resolve_array(b, "bias", bias, n, sizeof(float), &g.bias)))
+        return st;
     return gemm_common(b, &g, a, bm, c);
 }
 

@@ -77,7 +77,19 @@ typedef struct tgl__gemm {
     tgl__view a, b, c;
     size_t lda, ldb, ldc;
     size_t stride_a, stride_b, stride_c;
+    /* tgl_gemm_fused's epilogue (every other caller leaves it zero): bias.buf NULL for none,
+     * else n floats; act a tgl_activation; gate 1: C = act(alpha AB + bias) * C (beta is 0). */
+    tgl__view bias;
+    tgl_activation act;
+    int gate;
+    float slope;
 } tgl__gemm;
+
+/* Whether a product has an epilogue beyond tgl_gemm's alpha and beta. */
+static inline int tgl__gemm_has_epilogue(const tgl__gemm *g)
+{
+    return g->bias.buf != NULL || g->act != TGL_ACTIVATION_NONE || g->gate;
+}
 
 /* Elements from the first to one past the last element of `batch` rows x cols matrices with
  * row stride ld, `stride` elements apart (0 when empty). Validated products do not overflow. */

@@ -96,6 +96,13 @@ static void gemm_cost(size_t m, size_t n, size_t k, size_t batch, double elem_si
 #define cost_gemm_f16(s, o) gemm_cost((s)->m, (s)->n, (s)->k, 1, 2.0, o)
 #define cost_gemm_batched(s, o) gemm_cost((s)->m, (s)->n, (s)->k, (s)->batch, 4.0, o)
 
+/* The product's, plus the bias read (n floats) and, for a gate, C read once more. */
+static void cost_gemm_fused(const tgl__args_GEMM_FUSED *a, cost *o)
+{
+    gemm_cost(a->m, a->n, a->k, 1, 4.0, o);
+    o->bytes += 4.0 * ((a->bias ? (double)a->n : 0.0) + (a->gate ? (double)a->m * (double)a->n : 0.0));
+}
+
 static void cost_matvec(const tgl__args_MATVEC *a, cost *o)
 {
     double r = (double)a->rows, c = (double)a->cols;

@@ -92,6 +92,10 @@
 #define TGL__ARGS_GEMM_F16(ARG, ENUM, ARR)                                                               \
     ENUM(tgl_transpose, ta) ENUM(tgl_transpose, tb) ARG(z, m) ARG(z, n) ARG(z, k) ARG(f, alpha) ARG(i, a) ARG(z, lda) \
     ARG(i, bm) ARG(z, ldb) ARG(f, beta) ARG(X, c) ARG(z, ldc)
+#define TGL__ARGS_GEMM_FUSED(ARG, ENUM, ARR)                                                             \
+    ENUM(tgl_transpose, ta) ENUM(tgl_transpose, tb) ARG(z, m) ARG(z, n) ARG(z, k) ARG(f, alpha) ARG(i, a) ARG(z, lda) \
+    ARG(i, bm) ARG(z, ldb) ARG(f, beta) ARG(x, c) ARG(z, ldc) ARG(i, bias) ENUM(tgl_activation, activation)          \
+    ARG(f, slope) ENUM(int, gate)
 #define TGL__ARGS_MATVEC(ARG, ENUM, ARR) ARG(z, rows) ARG(z, cols) ARG(i, w) ARG(i, x) ARG(o, y)
 #define TGL__ARGS_ROPE(ARG, ENUM, ARR)                                                                    \
     ARG(i, in) ARG(o, out) ARG(z, batch) ARG(z, seq) ARG(z, heads) ARG(z, head_dim) ARG(z, pos_offset) ARG(f, theta) \
@@ -260,7 +264,8 @@
     X(GATHER_ROWS_T, tgl_gather_rows_t, TGL_OP_GATHER_ROWS, gather_rows_t, TGL__DT_WEIGHTS, EXACT, cost_gather_rows_t, \
       WARM)                                                                                                      \
     X(ATTENTION_T, tgl_attention_t, TGL_OP_ATTENTION, attention, TGL__DT(F32) | TGL__DT(F16), ACCUMULATE,        \
-      cost_attention_t, WARM)
+      cost_attention_t, WARM)                                                                                    \
+    X(GEMM_FUSED, tgl_gemm_fused, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm_fused, WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

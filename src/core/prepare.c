@@ -203,6 +203,11 @@ static void products(warm *c)
             did(c, tgl_gemm(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 0.0f, c->z, n));
             did(c, tgl_gemm(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 1.0f, c->z, n));
             did(c, tgl_gemm_f16(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 0.0f, c->z, n));
+            /* a linear layer's epilogue and a gate (SwiGLU) */
+            did(c, tgl_gemm_fused(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 0.0f, c->z, n, c->w,
+                                  TGL_ACTIVATION_GELU, 0.0f, 0));
+            did(c, tgl_gemm_fused(b, ta, tb, n, n, n, 1.0f, c->x, n, c->y, n, 0.0f, c->z, n, 0,
+                                  TGL_ACTIVATION_SILU, 0.0f, 1));
         }
         did(c, tgl_gemm_batched(b, TGL_NO_TRANS, TGL_NO_TRANS, n, n, n, 1.0f, c->x, n, n * n, c->y, n, 0, 0.0f,
                                 c->z, n, n * n, 4));

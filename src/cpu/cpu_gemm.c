@@ -1,14 +1,16 @@
 /* CPU tgl_gemm family and tgl_matvec: the oracle. Products are summed in double, so the GL
  * kernels' f32 sums are measured against a reference without rounding error of its own. */
 #include "cpu_half.h"
+#include "cpu_math.h"
 #include "cpu_ops.h"
 
 #include <stdlib.h>
 
 /* One product, f32 in and out. acc holds a row of C in double; the k loop is outside the j
  * loop so that B is read along its rows when it is not transposed. No term is skipped, so
- * 0 * inf gives NaN here as it does on GL. */
-static void gemm_one(const tgl__gemm *g, const float *a, const float *bm, float *c, double *acc)
+ * 0 * inf gives NaN here as it does on GL. The bias joins the double sum; the activation and
+ * the gate follow in f32. */
+static void gemm_one(const tgl__gemm *g, const float *a, const float *bm, const float *bias, float *c, double *acc)
 {
     for (size_t i = 0; i < g->m; i++) {
         for (size_t j = 0; j < g->n; j++)
@@ -29,15 +31,21 @@ static void gemm_one(const tgl__gemm *g, const float *a, const float *bm, float 
             double v = (double)g->alpha * acc[j];
             if (g->beta != 0.0f)
                 v += (double)g->beta * crow[j];
-            crow[j] = (float)v;
+            if (bias)
+                v += bias[j];
+            /* tgl_gemm_fused's activation and gate in f32 steps, as a kernel stores them */
+            float r = tgl_cpu_activation(g->act, g->slope, (float)v);
+            crow[j] = g->gate ? r * crow[j] : r;
         }
     }
 }
 
 static void gemm_f32(const tgl__gemm *g, const float *a, const float *bm, float *c, double *acc)
 {
+    const float *bias = tgl_cpu_at(g->bias);
     for (size_t t = 0; t < g->batch; t++)
-        gemm_one(g, a ? a + t * g->stride_a : NULL, bm ? bm + t * g->stride_b : NULL, c + t * g->stride_c, acc);
+        gemm_one(g, g->k ? a + t * g->stride_a : NULL, g->k ? bm + t * g->stride_b : NULL, bias, c + t * g->stride_c,
+                 acc);
 }
 
 static float *widen(const uint16_t *h, size_t n)

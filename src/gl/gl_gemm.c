@@ -6,7 +6,9 @@
  * one dispatch busy past TGL_MAX_DISPATCH_MS (estimated from the device's rate) are cut the
  * same way, by whole tiles of C, so no dispatch runs into a watchdog. Each sub-product picks its
  * variant from the operands' alignment: an operand whose rows, offset and strides are
- * multiples of 4 elements loads as vec4s. */
+ * multiples of 4 elements loads as vec4s. tgl_gemm_fused's epilogue (the EPILOGUE variants) runs
+ * with the last slice of k only: earlier slices leave plain partial sums in C (a gate's in a
+ * temporary: gate_in_slices). */
 #include "gl_internal.h"
 
 #include <string.h>
@@ -25,7 +27,7 @@ typedef struct gemm_part {
 } gemm_part;
 
 enum { F_TRANS_A = 1, F_TRANS_B = 2, F_F16 = 4, F_A_VEC4 = 8, F_B_VEC4 = 16, F_C_VEC4 = 32, F_BETA_ZERO = 64,
-       F_TEX = 128, F_ALL = 255 };
+       F_TEX = 128, F_EPILOGUE = 256, F_ALL = 511 };
 
 /* Halves a chunk length, keeping multiples of 4 (so vec4 alignment survives the cut). */
 static size_t halve(size_t x)
@@ -42,8 +44,9 @@ static size_t halve_tiles(size_t x, size_t tile)
 }
 
 /* Cuts the chunk until 2 m n k (per product, times the batch) fits `flops` (0: no bound):
- * batches first, then C's larger side in whole tiles, then k. */
-static void bound_time(const gemm_kernel *kn, double flops, gemm_part *p)
+ * batches first, then C's larger side in whole tiles, then k (not for a gate, whose factor in C
+ * cannot also hold partial sums: it would take gate_in_slices' second pass). */
+static void bound_time(const tgl__gemm *g, const gemm_kernel *kn, double flops, gemm_part *p)
 {
     while (flops > 0 && 2.0 * (double)p->mc * (double)p->nc * (double)p->kc * (double)p->bc > flops) {
         if (p->bc > 1)
@@ -54,16 +57,19 @@ static void bound_time(const gemm_kernel *kn, double flops, gemm_part *p)
             p->nc = halve_tiles(p->nc, kn->tile_n);
         else if (p->mc > kn->tile_m)
             p->mc = halve_tiles(p->mc, kn->tile_m);
-        else if (p->kc > 256)
+        else if (p->kc > 256 && !g->gate)
             p->kc = halve(p->kc);
         else
             break;
     }
 }
 
-/* Chunk lengths such that every window and grid dimension fits. */
+/* Chunk lengths such that every window and grid dimension fits. An operand's window is cut
+ * along its longer side, except that a gate's k is cut only once m or n is down to one row
+ * (then gate_in_slices runs it). */
 static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, gemm_part *p)
 {
+    size_t keep_k = g->gate ? (size_t)-1 : 0;
     size_t max = tgl_gl_max_window_elems(l, g->f16 ? 2 : sizeof(float));
     if (kn->textures && l->texture_buffer_texels < max)
         max = (size_t)l->texture_buffer_texels; /* one texel per element in the scalar formats */
@@ -76,9 +82,11 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
         else if (tgl_gl_ceil_div(p->mc, kn->tile_m) > l->wg_count[1])
             p->mc = (size_t)l->wg_count[1] * kn->tile_m;
         else if (tgl__gemm_span_a(g, p->mc, p->kc, p->bc) > max)
-            p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->kc ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
+            p->bc > 1 ? (p->bc = halve(p->bc))
+            : p->mc > 1 && (p->mc >= p->kc || keep_k) ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
         else if (tgl__gemm_span_b(g, p->kc, p->nc, p->bc) > max)
-            p->bc > 1 ? (p->bc = halve(p->bc)) : p->nc >= p->kc ? (p->nc = halve(p->nc)) : (p->kc = halve(p->kc));
+            p->bc > 1 ? (p->bc = halve(p->bc))
+            : p->nc > 1 && (p->nc >= p->kc || keep_k) ? (p->nc = halve(p->nc)) : (p->kc = halve(p->kc));
         else if (tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->nc ? (p->mc = halve(p->mc)) : (p->nc = halve(p->nc));
         else
@@ -138,12 +146,12 @@ static uint32_t group_size(const tgl_gl_gemm_config *cfg)
  * DOUBLE_SLAB; gemm_reg.comp: WG_X, WG_Y, TM, TN), then the product's F_* bits. */
 typedef struct gemm_flags {
     uint32_t bm, bn, bk, tm, tn, threads, unroll, double_slab, wg_x, wg_y;
-    uint32_t trans_a, trans_b, f16, a_vec4, b_vec4, c_vec4, beta_zero, tex;
+    uint32_t trans_a, trans_b, f16, a_vec4, b_vec4, c_vec4, beta_zero, tex, epilogue;
 } gemm_flags;
 #define GEMM_BITS(T)                                                                                  \
     TGL_GL_FLAG(T, trans_a, "TRANS_A"), TGL_GL_FLAG(T, trans_b, "TRANS_B"), TGL_GL_FLAG(T, f16, "F16"), \
         TGL_GL_FLAG(T, a_vec4, "A_VEC4"), TGL_GL_FLAG(T, b_vec4, "B_VEC4"), TGL_GL_FLAG(T, c_vec4, "C_VEC4"), \
-        TGL_GL_FLAG(T, beta_zero, "BETA_ZERO"), TGL_GL_FLAG(T, tex, "TEX")
+        TGL_GL_FLAG(T, beta_zero, "BETA_ZERO"), TGL_GL_FLAG(T, tex, "TEX"), TGL_GL_FLAG(T, epilogue, "EPILOGUE")
 static const tgl_gl_def tiled_defs[] = {
     TGL_GL_UINT(gemm_flags, bm, "BM"), TGL_GL_UINT(gemm_flags, bn, "BN"), TGL_GL_UINT(gemm_flags, bk, "BK"),
     TGL_GL_UINT(gemm_flags, tm, "TM"), TGL_GL_UINT(gemm_flags, tn, "TN"), TGL_GL_UINT(gemm_flags, threads, "THREADS"),
@@ -173,8 +181,9 @@ static tgl_gl_plan gemm_plan(const tgl_gl_gemm_config *cfg, unsigned f)
     gemm_flags g = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg), cfg->unroll, cfg->double_slab,
                     cfg->wg_x, cfg->wg_y,
                     !!(f & F_TRANS_A), !!(f & F_TRANS_B), !!(f & F_F16), !!(f & F_A_VEC4), !!(f & F_B_VEC4),
-                    !!(f & F_C_VEC4), !!(f & F_BETA_ZERO), !!(f & F_TEX)};
-    tgl_gl_plan p = {.op = f & F_F16 ? "tgl_gemm_f16" : "tgl_gemm", .wg = group_size(cfg)};
+                    !!(f & F_C_VEC4), !!(f & F_BETA_ZERO), !!(f & F_TEX), !!(f & F_EPILOGUE)};
+    tgl_gl_plan p = {.op = f & F_F16 ? "tgl_gemm_f16" : f & F_EPILOGUE ? "tgl_gemm_fused" : "tgl_gemm",
+                     .wg = group_size(cfg)};
     if (cfg->tiled)
         tgl_gl_plan_kernel(&p, "gemm/gemm_tiled", TGL_GL_DEFS(tiled_defs), &g);
     else
@@ -188,15 +197,16 @@ static int is4(size_t x)
     return x % 4 == 0;
 }
 
+/* One sub-product with C = alpha AB + beta C, or (epilogue) with g's epilogue as well. */
 static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel *kn, const gemm_part *p,
-                           float beta)
+                           float beta, int epilogue)
 {
     size_t es = g->f16 ? 2 : sizeof(float);
     size_t a_el = p->t0 * g->stride_a + (g->trans_a ? p->k0 * g->lda + p->i0 : p->i0 * g->lda + p->k0);
     size_t b_el = p->t0 * g->stride_b + (g->trans_b ? p->j0 * g->ldb + p->k0 : p->k0 * g->ldb + p->j0);
     size_t c_el = p->t0 * g->stride_c + p->i0 * g->ldc + p->j0;
-    size_t pad_a = 0, pad_b = 0, pad_c = 0;
-    tgl_gl_binding bind[3];
+    size_t pad_a = 0, pad_b = 0, pad_c = 0, pad_bias = 0;
+    tgl_gl_binding bind[4];
     bind[2] = tgl_gl_window(b, (tgl__view){g->c.buf, g->c.offset + c_el * es},
                             tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) * es, 1, &pad_c);
     if (p->kc) {
@@ -211,10 +221,17 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
         bind[0] = bind[1] = bind[2];
         bind[0].writes = bind[1].writes = 0;
     }
-    pad_a /= es, pad_b /= es, pad_c /= es;
+    if (epilogue && g->bias.buf) {
+        bind[3] = tgl_gl_window(b, (tgl__view){g->bias.buf, g->bias.offset + p->j0 * es}, p->nc * es, 0, &pad_bias);
+    } else if (epilogue) {
+        bind[3] = bind[2]; /* no bias: never read */
+        bind[3].writes = 0;
+    }
+    pad_a /= es, pad_b /= es, pad_c /= es, pad_bias /= es;
     int one = p->bc == 1;
+    /* The epilogue reads beta at run time: its variants do not double for BETA_ZERO. */
     unsigned f = (g->trans_a ? F_TRANS_A : 0) | (g->trans_b ? F_TRANS_B : 0) | (g->f16 ? F_F16 : 0) |
-                 (beta == 0.0f ? F_BETA_ZERO : 0);
+                 (epilogue ? F_EPILOGUE : beta == 0.0f ? F_BETA_ZERO : 0);
     if (p->kc && is4(g->trans_a ? p->mc : p->kc) && is4(g->lda) && is4(pad_a) && (one || is4(g->stride_a)))
         f |= F_A_VEC4;
     if (p->kc && is4(g->trans_b ? p->kc : p->nc) && is4(g->ldb) && is4(pad_b) && (one || is4(g->stride_b)))
@@ -244,8 +261,45 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
     tgl_gl_uniform_f(b, prog, LOC_GEMM_ALPHA, g->alpha);
     tgl_gl_uniform_f(b, prog, LOC_GEMM_BETA, beta);
-    return tgl_gl_dispatch_grid(b, prog, bind, 3, (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n),
+    if (epilogue) {
+        const tgl_gl_uniform e[] = {
+            {LOC_GEMM_ACT, (GLuint)g->act}, {LOC_GEMM_GATE, (GLuint)g->gate},
+            {LOC_GEMM_BIAS, g->bias.buf != NULL}, {LOC_GEMM_BIAS_OFF, pad_bias},
+        };
+        tgl_gl_uniforms_ui(b, prog, e, sizeof e / sizeof e[0]);
+        tgl_gl_uniform_f(b, prog, LOC_GEMM_SLOPE, g->slope);
+    }
+    return tgl_gl_dispatch_grid(b, prog, bind, epilogue ? 4 : 3, (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n),
                                 (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
+}
+
+static tgl_status run_on(tgl_backend *b, const tgl__gemm *g, gemm_kernel kn);
+
+/* A gate whose k does not fit one window (an operand of k rows past the SSBO block limit):
+ * C's old contents cannot also hold partial sums, so act(alpha AB + bias) goes into a dense
+ * temporary of m x n floats first (slices of k adding up there, the epilogue with the last), and
+ * C is multiplied by it in a second pass (the strided element-wise kernel). */
+static tgl_status gate_in_slices(tgl_backend *b, const tgl__gemm *g, gemm_kernel kn)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    size_t mn = g->m * g->n;
+    tgl_status st = tgl_gl_grow(b, &gl->split_partials, mn * sizeof(float));
+    if (st)
+        return st;
+    tgl__gemm t = *g;
+    t.gate = 0;
+    t.beta = 0.0f;
+    t.c = (tgl__view){gl->split_partials, 0};
+    t.ldc = g->n;
+    if ((st = run_on(b, &t, kn)))
+        return st;
+    tgl__tew e = {.op = TGL__TEW_BINARY, .sub = TGL_BINARY_MUL, .nin = 2, .ndim = 2, .n = mn,
+                  .shape = {g->m, g->n}};
+    e.out = (tgl__tensor_view){.view = g->c, .dtype = TGL_DTYPE_F32, .span = (g->m - 1) * g->ldc + g->n,
+                               .strides = {(int64_t)g->ldc, 1}};
+    e.in[0] = (tgl__tensor_view){.view = t.c, .dtype = TGL_DTYPE_F32, .span = mn, .strides = {(int64_t)g->n, 1}};
+    e.in[1] = e.out;
+    return tgl_gl_tensor_ewise(b, &e);
 }
 
 /* One product (or batch) as it comes, on kernel kn (choose_kernel's for g): cut into
@@ -255,7 +309,9 @@ static tgl_status run_on(tgl_backend *b, const tgl__gemm *g, gemm_kernel kn)
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     gemm_part chunk;
     plan(l, g, &kn, &chunk);
-    bound_time(&kn, tgl_gl_dispatch_flops(b), &chunk);
+    bound_time(g, &kn, tgl_gl_dispatch_flops(b), &chunk);
+    if (g->gate && chunk.kc < g->k)
+        return gate_in_slices(b, g, kn);
     for (size_t t0 = 0; t0 < g->batch; t0 += chunk.bc)
         for (size_t i0 = 0; i0 < g->m; i0 += chunk.mc)
             for (size_t j0 = 0; j0 < g->n; j0 += chunk.nc)
@@ -264,8 +320,11 @@ static tgl_status run_on(tgl_backend *b, const tgl__gemm *g, gemm_kernel kn)
                                    j0, g->n - j0 < chunk.nc ? g->n - j0 : chunk.nc,
                                    k0, g->k - k0 < chunk.kc ? g->k - k0 : chunk.kc,
                                    t0, g->batch - t0 < chunk.bc ? g->batch - t0 : chunk.bc};
-                    /* Later slices of k add to what the first wrote. */
-                    tgl_status st = run_part(b, g, &kn, &p, k0 == 0 ? g->beta : 1.0f);
+                    /* Later slices of k add to what the first wrote; the last applies the
+                     * epilogue (a gate's k is one slice: plan keeps it whole or refuses). */
+                    int last = k0 + p.kc >= g->k;
+                    tgl_status st = run_part(b, g, &kn, &p, k0 == 0 ? g->beta : 1.0f,
+                                             last && tgl__gemm_has_epilogue(g));
                     if (st)
                         return st;
                 }
@@ -278,8 +337,8 @@ static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
 }
 
 /* Split-K: a product of one f32 matrix whose tiled grid leaves multiprocessors idle (in its
- * only or last wave) runs each workgroup over all of k. Such products (with beta == 0 and C's
- * rows contiguous, so the sum can land in C as it is) cut k into ranges of at least SPLIT_MIN_K,
+ * only or last wave) runs each workgroup over all of k. Such products (with beta == 0, C's rows
+ * contiguous, so the sum can land in C as it is, and no gate) cut k into ranges of at least SPLIT_MIN_K,
  * towards SPLIT_TARGET workgroups in all and at most SPLIT_MAX ranges; the ranges run as one
  * batched product into partial outputs that the column-sum kernel (gl_reduce.c) then adds up
  * into C, as conv2d's split-K does. A grid splits when it is shorter than SPLIT_BELOW waves and
@@ -299,7 +358,7 @@ static tgl_status run_product(tgl_backend *b, const tgl__gemm *g)
 static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, int forced)
 {
     if (!kn->cfg->tiled || g->f16 || g->batch != 1 || g->beta != 0.0f || g->ldc != g->n || g->k < 2 ||
-        g->m == 0 || g->n == 0)
+        g->m == 0 || g->n == 0 || g->gate)
         return 1;
     size_t want = forced > 0 ? (size_t)forced : 1;
     if (forced <= 0) {
@@ -331,33 +390,47 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
     size_t parts = full + (rest > 0), mn = g->m * g->n;
     if (parts <= 1)
         return run_on(b, g, kn);
-    tgl_status st = tgl_gl_grow(b, &gl->split_partials, parts * mn * sizeof(float));
+    /* With an epilogue the last range is no partial: the others are summed into C, then it runs
+     * into C with beta 1 and the epilogue (a gate never splits: gemm_splits). */
+    int epilogue = tgl__gemm_has_epilogue(g);
+    size_t batched = epilogue && !rest ? full - 1 : full, partials = parts - (size_t)epilogue;
+    tgl_status st = tgl_gl_grow(b, &gl->split_partials, partials * mn * sizeof(float));
     if (st)
         return st;
     /* The whole ranges as one batch of products, range t at A's column (or row) t kc and B's
      * row (or column) t kc, into partial t; beta is 0, so the partials are never read. */
     tgl__gemm ranges = *g;
+    ranges.bias = (tgl__view){0};
+    ranges.act = TGL_ACTIVATION_NONE;
     ranges.k = kc;
-    ranges.batch = full;
+    ranges.batch = batched;
     ranges.stride_a = g->trans_a ? kc * g->lda : kc;
     ranges.stride_b = g->trans_b ? kc : kc * g->ldb;
     ranges.c = (tgl__view){gl->split_partials, 0};
     ranges.ldc = g->n;
     ranges.stride_c = mn;
-    if ((st = run_product(b, &ranges)))
+    if (batched && (st = run_product(b, &ranges)))
         return st;
-    if (rest) {
-        size_t k0 = full * kc;
-        tgl__gemm last = ranges;
-        last.k = rest;
-        last.batch = 1;
-        last.a.offset += (g->trans_a ? k0 * g->lda : k0) * sizeof(float);
-        last.b.offset += (g->trans_b ? k0 : k0 * g->ldb) * sizeof(float);
-        last.c.offset = full * mn * sizeof(float);
-        if ((st = run_product(b, &last)))
-            return st;
+    /* The range after the batch: a partial of its own, or C's with the epilogue. */
+    size_t k0 = batched * kc;
+    tgl__gemm last = epilogue ? *g : ranges;
+    last.k = g->k - k0;
+    last.batch = 1;
+    last.stride_a = last.stride_b = last.stride_c = 0;
+    last.a.offset = g->a.offset + (g->trans_a ? k0 * g->lda : k0) * sizeof(float);
+    last.b.offset = g->b.offset + (g->trans_b ? k0 : k0 * g->ldb) * sizeof(float);
+    if (!epilogue) {
+        if (rest) {
+            last.c.offset = full * mn * sizeof(float);
+            if ((st = run_product(b, &last)))
+                return st;
+        }
+        return tgl_gl_reduce(b, TGL_REDUCE_SUM, (tgl__view){gl->split_partials, 0}, g->c, 1, parts, mn);
     }
-    return tgl_gl_reduce(b, TGL_REDUCE_SUM, (tgl__view){gl->split_partials, 0}, g->c, 1, parts, mn);
+    if ((st = tgl_gl_reduce(b, TGL_REDUCE_SUM, (tgl__view){gl->split_partials, 0}, g->c, 1, partials, mn)))
+        return st;
+    last.beta = 1.0f;
+    return run_product(b, &last);
 }
 
 void tgl_gl_test_force_gemm_splits(tgl_backend *b, int splits)
@@ -373,7 +446,7 @@ void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *
         for (size_t j = 0; j < i; j++)
             seen |= !memcmp(tgl_gl_gemm_table_entry(j), cfg, sizeof *cfg);
         for (unsigned f = 0; !seen && f <= F_ALL; f++) {
-            if ((f & F_TEX) && !cfg->textures)
+            if (((f & F_TEX) && !cfg->textures) || ((f & F_EPILOGUE) && (f & (F_F16 | F_BETA_ZERO))))
                 continue;
             tgl_gl_plan p = gemm_plan(cfg, f);
             fn(ctx, p.kernel, p.defines);
