@@ -45,7 +45,7 @@ static size_t flash_shared_bytes(flash_shape s)
 
 /* The attention kernels' flags; each kernel's table takes the fields it has. */
 typedef struct att_flags {
-    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask;
+    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask, gq;
 } att_flags;
 /* MASK (every kernel but decode_combine): tgl_attention_t's additive mask, read through a buffer
  * texture (common/attention_io.glsl). */
@@ -59,10 +59,11 @@ static const tgl_gl_def shuffle_defs[] = {
     TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, threads, "THREADS"),
     TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"),
 };
-/* KV_F16: k and v in binary16 (the decode kernels read an f16 cache as it is). */
+/* KV_F16: k and v in binary16 (the decode kernels read an f16 cache as it is). GQ: query rows
+ * per decode workgroup (decode_rows). */
 static const tgl_gl_def decode_defs[] = {
     TGL_GL_UINT(att_flags, dp, "DP"), TGL_GL_UINT(att_flags, ch, "CH"), TGL_GL_FLAG(att_flags, vec4, "VEC4"),
-    TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"), TGL_GL_FLAG(att_flags, mask, "MASK"),
+    TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_UINT(att_flags, gq, "GQ"),
 };
 /* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. SPLIT: the
  * keys cut into chunks. */
@@ -99,11 +100,11 @@ static unsigned decode_dp(size_t d)
     return dp;
 }
 
-static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, int mask, uint32_t wg,
-                               const char *why)
+static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, int mask, unsigned gq,
+                               uint32_t wg, const char *why)
 {
     att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
-                   .mask = (uint32_t)mask};
+                   .mask = (uint32_t)mask, .gq = gq};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
@@ -202,7 +203,7 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
 static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
                                  const tgl__attention *a, size_t o_pad)
 {
-    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 0, 0, 64,
+    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 0, 0, 1, 64,
                                    "the second pass of a split over keys: merges the chunks");
     plan.groups = rows;
     GLuint prog;
@@ -459,6 +460,19 @@ static size_t reg_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l)
     return keys < a->seq_kv ? keys : 0;
 }
 
+/* Query rows a decode workgroup takes (GQ in attention/decode.comp): with grouped-query
+ * attention the heads of a group share one k and v block, so 4 or 2 of them (whichever divides
+ * the group) read each key and value row once, not 4 or 2 times; 1 without grouping, and where
+ * the slab's blocks do not begin and end on whole sets of them. */
+static unsigned decode_rows(const tgl__attention *a, const slab *s, size_t n)
+{
+    size_t g = kv_group(a);
+    for (unsigned gq = 4; gq > 1; gq /= 2)
+        if (g % gq == 0 && n % gq == 0 && s->group_phase % gq == 0)
+            return gq;
+    return 1;
+}
+
 static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
@@ -481,9 +495,13 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: %u keys of %zu dims exceed the device's SSBO "
                              "block (%llu bytes)", DECODE_CHUNK, a->head_dim, (unsigned long long)l->max_ssbo_block);
     }
-    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, a->mask.buf != NULL, DECODE_THREADS,
-                                   "at most 4 query rows, or keys past the loop limit: chunks of keys in parallel");
-    plan.groups = chunks * rows;
+    unsigned gq = decode_rows(a, &s, n);
+    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, a->mask.buf != NULL, gq, DECODE_THREADS,
+                                   gq > 1 ? "at most 4 query rows: chunks of keys in parallel, the heads of a group "
+                                            "together"
+                                          : "at most 4 query rows, or keys past the loop limit: chunks of keys in "
+                                            "parallel");
+    plan.groups = chunks * rows / gq;
     GLuint prog;
     if ((st = tgl_gl_plan_program(b, &plan, &prog)))
         return st;
@@ -505,7 +523,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
             tgl_gl_uniform_ui(b, prog, LOC_ATT_V_OFF, (GLuint)(pad_v / es));
         }
         tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNK0, (GLuint)c0);
-        st = tgl_gl_dispatch_grid(b, prog, bind, nbind, (uint32_t)nc, (uint32_t)rows, 1);
+        st = tgl_gl_dispatch_grid(b, prog, bind, nbind, (uint32_t)nc, (uint32_t)(rows / gq), 1);
     }
     if (st)
         return st;
@@ -652,6 +670,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
         n = grid;
+    /* decode: slabs of whole sets of a group's heads, which then share workgroups (decode_rows) */
+    size_t gq = kv_group(a) % 4 == 0 ? 4 : kv_group(a) % 2 == 0 ? 2 : 1;
+    if (decode && n > gq)
+        n -= n % gq;
     /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 4 seq_q seq_kv head_dim per block. */
     double flops = tgl_gl_dispatch_flops(b), per_bh = 4.0 * (double)a->seq_q * (double)a->seq_kv * (double)d;
     if (flops > 0 && per_bh > 0 && (double)n * per_bh > flops)
@@ -708,8 +730,9 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                             tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split, mask));
             for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
                 for (int mask = 0; mask < 2; mask++)
-                    tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, kv_f16, mask,
-                                                          DECODE_THREADS, NULL));
+                    for (unsigned gq = 1; gq <= 4; gq *= 2)
+                        tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, kv_f16,
+                                                              mask, gq, DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -723,6 +746,7 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                             tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split, mask));
             }
             if (!vec4)
-                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 0, 0, 64, NULL));
+                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 0, 0, 1, 64,
+                                                      NULL));
         }
 }

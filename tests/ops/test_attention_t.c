@@ -284,7 +284,7 @@ static tcase random_case(tgt_rng *r)
     tcase c = {0};
     c.batch = 1 + tgt_below(r, 3);
     c.heads_kv = 1 + tgt_below(r, 3);
-    c.heads = c.heads_kv * (1 + tgt_below(r, 3));
+    c.heads = c.heads_kv * (1 + tgt_below(r, 4)); /* groups of 4 and 2 share decode workgroups */
     c.seq_q = tgt_below(r, 3) == 0 ? 1 + tgt_below(r, 4) : 1 + tgt_below(r, 70);
     c.cap = 1 + tgt_below(r, 300);
     c.d = dims[tgt_below(r, 6)];
