@@ -100,6 +100,17 @@ bool gemm_reads_c()
 {
     return u_beta != 0.0 || u_gate != 0u;
 }
+
+// The kernels stage an invocation's results in a local array and store them in one loop whose
+// count is `rows` plus a term of a uniform that is always 0 (u_act < 16), so no compiler can
+// unroll it: the epilogue's code (the activation's switch, erf's polynomials) then appears once
+// rather than once per stored row. Inlined at each of the 128 rows of NVIDIA's 16 x 8 tile it
+// ran 1024 x 4096 x 4096 with gelu at 5.1 ms where the same product took 0.90 ms with the
+// activation compiled out (H200).
+uint gemm_store_rows(uint rows)
+{
+    return rows + (u_act >> 16u);
+}
 #endif
 
 // One element, or 4 from an index that is a multiple of 4 (only with the operand's VEC4).
@@ -183,10 +194,10 @@ uint tgl_half_bits(float v)
 void c_store(uint idx, uint j, vec4 v, uint count)
 {
 #if defined(EPILOGUE) && defined(C_VEC4)
-    vec4 old = gemm_reads_c() ? c_mem[idx >> 2u] : vec4(0.0);
-    vec4 r = u_alpha * v;
-    c_mem[idx >> 2u] = vec4(gemm_epilogue(r.x, old.x, j), gemm_epilogue(r.y, old.y, j + 1u),
-                            gemm_epilogue(r.z, old.z, j + 2u), gemm_epilogue(r.w, old.w, j + 3u));
+    vec4 old = gemm_reads_c() ? c_mem[idx >> 2u] : vec4(0.0), r = u_alpha * v;
+    for (uint q = 0u; q < gemm_store_rows(4u); q++) // rolled too (gemm_store_rows)
+        r[q] = gemm_epilogue(r[q], old[q], j + q);
+    c_mem[idx >> 2u] = r;
 #elif defined(EPILOGUE)
     for (uint q = 0u; q < count; q++) {
         uint e = idx + q;

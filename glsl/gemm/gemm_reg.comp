@@ -111,6 +111,17 @@ void main()
             }
         }
     }
+#ifdef EPILOGUE
+    vec4 stage[RM * RN * 4];
+    TGL_UNROLL for (uint e = 0u; e < uint(RM * RN * 4); e++)
+        stage[e] = acc[e >> 2u][e & 3u];
+    for (uint e = 0u; e < gemm_store_rows(uint(RM * RN * 4)); e++) {
+        uint blk = e >> 2u, s = blk / uint(RN), u = blk - s * uint(RN);
+        uint i = i0 + 4u * s + (e & 3u), j = j0 + 4u * u;
+        if (i < u_m && j < u_n)
+            c_store(c_base + i * u_ldc + j, j, stage[e], min(4u, u_n - j));
+    }
+#else
     TGL_UNROLL for (uint s = 0u; s < uint(RM); s++)
         TGL_UNROLL for (uint u = 0u; u < uint(RN); u++) {
             uint j = j0 + 4u * u;
@@ -120,4 +131,5 @@ void main()
                     c_store(c_base + i * u_ldc + j, j, acc[s * uint(RN) + u][r], min(4u, u_n - j));
             }
         }
+#endif
 }
