@@ -113,6 +113,14 @@ def make_case(op, p):
             return lambda: torch.bmm(a, b, out=o)
         a, b, o = rand(m, k, dtype=dt), rand(k, n, dtype=dt), torch.empty(m, n, device="cuda", dtype=dt)
         return lambda: torch.mm(a, b, out=o)
+    if op in ("linear", "linear_gelu", "linear_swiglu"):
+        m, n, k = p["m"], p["n"], p["k"]
+        x, w, bias, o = rand(m, k), rand(n, k), rand(n), rand(m, n)
+        if op == "linear":
+            return lambda: torch.mm(x, w.t(), out=o)
+        if op == "linear_gelu":
+            return lambda: F.gelu(F.linear(x, w, bias), approximate="tanh")
+        return lambda: torch.mul(F.silu(F.linear(x, w)), o, out=o)
     if op == "matvec":
         w, x, o = rand(p["rows"], p["cols"]), rand(p["cols"]), torch.empty(p["rows"], device="cuda")
         return lambda: torch.mv(w, x, out=o)

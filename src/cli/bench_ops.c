@@ -393,6 +393,38 @@ static tgl_status run_batched(tgl_backend *b, const size_t *p, const tgl_ptr *u)
                             p[2] * p[1], 0, u[2], p[1], p[0] * p[1], p[3]);
 }
 
+/* A linear layer as frameworks store it, y = x W^T (+ bias), p = {m, n, k}: x [m, k], W [n, k],
+ * y [m, n], bias [n]; tgl_gemm_fused with its epilogue. */
+static void spec_linear(const size_t *p, bench_spec *s)
+{
+    snprintf(s->shape, sizeof s->shape, "%zux%zux%zu", p[0], p[1], p[2]);
+    buf(s, p[0] * p[2], BENCH_F32, 0);
+    buf(s, p[1] * p[2], BENCH_F32, 0);
+    buf(s, p[0] * p[1], BENCH_F32, 0);
+    buf(s, p[1], BENCH_F32, 0);
+    s->flops = 2.0 * p[0] * p[1] * p[2];
+}
+
+/* x W^T: the product alone (tgl_gemm), the reference for the fused forms */
+static tgl_status run_linear(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_gemm(b, TGL_NO_TRANS, TGL_TRANS, p[0], p[1], p[2], 1, u[0], p[2], u[1], p[2], 0, u[2], p[1]);
+}
+
+/* gelu(x W^T + bias): a GPT-2 feed-forward layer's first half */
+static tgl_status run_linear_gelu(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_gemm_fused(b, TGL_NO_TRANS, TGL_TRANS, p[0], p[1], p[2], 1, u[0], p[2], u[1], p[2], 0, u[2], p[1], u[3],
+                          TGL_ACTIVATION_GELU, 0, 0);
+}
+
+/* y = silu(x W^T) * y: SwiGLU's gate over y holding the up projection */
+static tgl_status run_linear_swiglu(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return tgl_gemm_fused(b, TGL_NO_TRANS, TGL_TRANS, p[0], p[1], p[2], 1, u[0], p[2], u[1], p[2], 0, u[2], p[1], 0,
+                          TGL_ACTIVATION_SILU, 0, 1);
+}
+
 /* OpenBLAS runs every product of the batch (gemm and gemm_f16: f32 sgemm of the same size). */
 static int blas_gemm(const tgl_blas *o, const size_t *p, float *const *h)
 {
@@ -629,6 +661,12 @@ const bench_op tgl_bench_ops[] = {
      spec_gemm_f16, run_gemm_f16, blas_gemm, NULL},
     {"gemm_batched", "gemm", "m,n,k,batch", N3(P(64, 64, 64, 16), P(128, 128, 128, 32), P(256, 256, 256, 64)),
      spec_gemm, run_batched, blas_gemm, NULL},
+    {"linear", "gemm", "m,n,k", N3(P(1, 3072, 768), P(128, 3072, 768), P(1024, 4096, 4096)), spec_linear,
+     run_linear, NULL, NULL},
+    {"linear_gelu", "gemm", "m,n,k", N3(P(1, 3072, 768), P(128, 3072, 768), P(1024, 4096, 4096)), spec_linear,
+     run_linear_gelu, NULL, NULL},
+    {"linear_swiglu", "gemm", "m,n,k", N3(P(1, 11008, 4096), P(128, 11008, 4096), P(1024, 11008, 4096)), spec_linear,
+     run_linear_swiglu, NULL, NULL},
     {"matvec", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(8192, 8192)), spec_matvec, run_matvec,
      blas_matvec, NULL},
     {"matvec_q4_0", "gemm", "rows,cols", N3(P(1024, 1024), P(4096, 4096), P(4096, 11008)), spec_matvec_q4_0,
