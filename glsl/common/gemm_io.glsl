@@ -71,46 +71,8 @@ layout(location = LOC_GEMM_ALPHA) uniform float u_alpha;
 layout(location = LOC_GEMM_BETA) uniform float u_beta;
 
 #ifdef EPILOGUE
-// tgl_gemm_fused: C = act(alpha AB + beta C + bias) or, with u_gate, act(alpha AB + bias) * C.
-// C is read where beta is not 0 or for the gate (a uniform branch: the variants do not double
-// for it), each element by the one invocation that then writes it. The bias is binding 3
-// (every kernel keeps to ES 3.1's 4 storage blocks), column j of the product at u_bias_off + j;
-// without one (u_bias 0) some live buffer is bound there and never read.
 #include "common/math.glsl"
-#include "common/activation.glsl"
-layout(std430, binding = 3) readonly buffer Bias { float bias_mem[]; };
-layout(location = LOC_GEMM_ACT) uniform uint u_act;
-layout(location = LOC_GEMM_SLOPE) uniform float u_slope;
-layout(location = LOC_GEMM_GATE) uniform uint u_gate;
-layout(location = LOC_GEMM_BIAS) uniform uint u_bias;
-layout(location = LOC_GEMM_BIAS_OFF) uniform uint u_bias_off;
-
-// The stored value of an element: r = alpha * (AB) so far, old = C's value (0 where unread).
-float gemm_epilogue(float r, float old, uint j)
-{
-    if (u_gate == 0u)
-        r += u_beta * old;
-    if (u_bias != 0u)
-        r += bias_mem[u_bias_off + j];
-    r = tgl_activate(u_act, r, u_slope);
-    return u_gate != 0u ? r * old : r;
-}
-
-bool gemm_reads_c()
-{
-    return u_beta != 0.0 || u_gate != 0u;
-}
-
-// The kernels stage an invocation's results in a local array and store them in one loop whose
-// count is `rows` plus a term of a uniform that is always 0 (u_act < 16), so no compiler can
-// unroll it: the epilogue's code (the activation's switch, erf's polynomials) then appears once
-// rather than once per stored row. Inlined at each of the 128 rows of NVIDIA's 16 x 8 tile it
-// ran 1024 x 4096 x 4096 with gelu at 5.1 ms where the same product took 0.90 ms with the
-// activation compiled out (H200).
-uint gemm_store_rows(uint rows)
-{
-    return rows + (u_act >> 16u);
-}
+#include "common/epilogue.glsl" // tgl_gemm_fused's bias, activation and gate: binding 3
 #endif
 
 // One element, or 4 from an index that is a multiple of 4 (only with the operand's VEC4).
@@ -194,15 +156,15 @@ uint tgl_half_bits(float v)
 void c_store(uint idx, uint j, vec4 v, uint count)
 {
 #if defined(EPILOGUE) && defined(C_VEC4)
-    vec4 old = gemm_reads_c() ? c_mem[idx >> 2u] : vec4(0.0), r = u_alpha * v;
-    for (uint q = 0u; q < gemm_store_rows(4u); q++) // rolled too (gemm_store_rows)
-        r[q] = gemm_epilogue(r[q], old[q], j + q);
+    vec4 old = tgl_epilogue_reads(u_beta) ? c_mem[idx >> 2u] : vec4(0.0), r = u_alpha * v;
+    for (uint q = 0u; q < tgl_epilogue_trips(4u); q++) // rolled too
+        r[q] = tgl_epilogue(r[q], old[q], j + q, u_beta);
     c_mem[idx >> 2u] = r;
 #elif defined(EPILOGUE)
     for (uint q = 0u; q < count; q++) {
         uint e = idx + q;
-        float old = gemm_reads_c() ? c_mem[e] : 0.0;
-        c_mem[e] = gemm_epilogue(u_alpha * v[q], old, j + q);
+        float old = tgl_epilogue_reads(u_beta) ? c_mem[e] : 0.0;
+        c_mem[e] = tgl_epilogue(u_alpha * v[q], old, j + q, u_beta);
     }
 #elif defined(C_VEC4)
 #ifdef F16

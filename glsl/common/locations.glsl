@@ -161,6 +161,8 @@
 #define LOC_MVW_Y_OFF 9
 #define LOC_MVW_Y_RS 10
 #define LOC_MVW_Y_CS 11
+#define LOC_MVW_ALPHA 12 // EPILOGUE
+#define LOC_MVW_BETA 13
 
 // GEMM (common/gemm_io.glsl).
 #define LOC_GEMM_M 0
@@ -177,12 +179,13 @@
 #define LOC_GEMM_STRIDE_C 11
 #define LOC_GEMM_ALPHA 12
 #define LOC_GEMM_BETA 13
-// tgl_gemm_fused's epilogue (EPILOGUE).
-#define LOC_GEMM_ACT 14
-#define LOC_GEMM_SLOPE 15
-#define LOC_GEMM_GATE 16
-#define LOC_GEMM_BIAS 17
-#define LOC_GEMM_BIAS_OFF 18
+
+// tgl_gemm_fused's epilogue (common/epilogue.glsl), in the GEMM and matvec_w kernels.
+#define LOC_EPI_ACT 14
+#define LOC_EPI_SLOPE 15
+#define LOC_EPI_GATE 16
+#define LOC_EPI_BIAS 17
+#define LOC_EPI_BIAS_OFF 18
 
 // Convolution (common/conv_io.glsl).
 #define LOC_CONV_C 0

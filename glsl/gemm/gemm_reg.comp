@@ -115,7 +115,7 @@ void main()
     vec4 stage[RM * RN * 4];
     TGL_UNROLL for (uint e = 0u; e < uint(RM * RN * 4); e++)
         stage[e] = acc[e >> 2u][e & 3u];
-    for (uint e = 0u; e < gemm_store_rows(uint(RM * RN * 4)); e++) {
+    for (uint e = 0u; e < tgl_epilogue_trips(uint(RM * RN * 4)); e++) {
         uint blk = e >> 2u, s = blk / uint(RN), u = blk - s * uint(RN);
         uint i = i0 + 4u * s + (e & 3u), j = j0 + 4u * u;
         if (i < u_m && j < u_n)

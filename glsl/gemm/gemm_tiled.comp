@@ -270,7 +270,7 @@ void main()
     vec4 stage[RM * RN * 4];
     TGL_UNROLL for (uint e = 0u; e < uint(RM * RN * 4); e++)
         stage[e] = acc[e >> 2u][e & 3u];
-    for (uint e = 0u; e < gemm_store_rows(uint(RM * RN * 4)); e++) {
+    for (uint e = 0u; e < tgl_epilogue_trips(uint(RM * RN * 4)); e++) {
         uint blk = e >> 2u, s = blk / uint(RN), u = blk - s * uint(RN);
         uint i = i_tile + (s * uint(TY) + ty) * 4u + (e & 3u), j = j_tile + (u * uint(TX) + tx) * 4u;
         if (i < u_m && j < u_n)

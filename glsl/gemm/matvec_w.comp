@@ -7,7 +7,9 @@
 // owns a row, its invocations strided over the row (elements of a float weight, whole blocks of
 // a block format), then shuffles sum them (GPUs with subgroups of LANES); otherwise a workgroup
 // owns a row likewise, then a tree sum in shared memory per row of x. Block formats sum q * x per
-// block and scale by the block's d once.
+// block and scale by the block's d once. EPILOGUE (f32 W: tgl_gemm's thin products, gl_gemm.c):
+// y = tgl_gemm_fused's epilogue of alpha * the sum (common/epilogue.glsl), y read where it
+// says, the bias indexed by W's row.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef LANES
 #define LANES 0 // a subgroup of LANES invocations per row (0: a workgroup per row)
@@ -66,7 +68,15 @@ layout(std430, binding = 1) readonly buffer MatX { float x_elems[]; };
 #define X1(i) x_elems[i]
 #endif
 #endif
+#ifdef EPILOGUE
+layout(std430, binding = 2) buffer MatY { float y[]; };
+layout(location = LOC_MVW_ALPHA) uniform float u_alpha;
+layout(location = LOC_MVW_BETA) uniform float u_beta;
+#include "common/math.glsl"
+#include "common/epilogue.glsl"
+#else
 layout(std430, binding = 2) writeonly buffer MatY { float y[]; };
+#endif
 #include "common/weights.glsl"
 #if defined(WVEC4) && WFMT >= TGL_WFMT_Q8_0
 #error "WVEC4 is for the float formats"
@@ -213,6 +223,13 @@ vec4 unit_sum(uint row, uint u)
 
 void store(uint row, vec4 acc)
 {
+#ifdef EPILOGUE
+    for (uint j = 0u; j < min(u_n, uint(XR)); j++) { // rolled (u_n): the epilogue's code once
+        uint at = u_y_off + j * u_y_rs + row * u_y_cs;
+        float old = tgl_epilogue_reads(u_beta) ? y[at] : 0.0;
+        y[at] = tgl_epilogue(u_alpha * acc[j], old, row, u_beta);
+    }
+#else
     y[u_y_off + row * u_y_cs] = acc.x;
 #if XR == 4
     if (u_n > 1u)
@@ -221,6 +238,7 @@ void store(uint row, vec4 acc)
         y[u_y_off + 2u * u_y_rs + row * u_y_cs] = acc.z;
     if (u_n > 3u)
         y[u_y_off + 3u * u_y_rs + row * u_y_cs] = acc.w;
+#endif
 #endif
 }
 

@@ -89,19 +89,18 @@ static tgl_status resolve_matrix(tgl_backend *b, const char *arg, const tgl_tens
     return tgl__resolve_tensor(b, arg, t->data, t->dtype, 2, shape, strides, v);
 }
 
-/* Prompts: past PREFILL_ROWS rows of x, a backend's product (GL: a pass over W per 4 rows of x)
+/* Prompts: past TGL__THIN_ROWS rows of x, a backend's product (GL: a pass over W per 4 rows of x)
  * costs more than turning W into f32 once, slab by slab, and running the GEMM on x and the slab
  * (op(B) = slab^T), whose tiles reuse W's loads across rows of x. The slabs go through a
  * temporary of at most PREFILL_TEMP_BYTES (all of W where it fits: one GEMM keeps a GPU busy
  * where thin slabs would not); an f32 W with unit column stride is B as it is. The
  * CPU backend computes the same sums either way (decoded weights, double sums). */
-#define PREFILL_ROWS 16
 #define PREFILL_TEMP_BYTES ((size_t)256 << 20)
 
 /* x and y as GEMM operands: unit column strides, rows forward and apart. */
 static int gemm_operands(const tgl__matvec_t *m)
 {
-    return m->n > PREFILL_ROWS && m->x.strides[1] == 1 && m->y.strides[1] == 1 && m->x.strides[0] >= (int64_t)m->cols &&
+    return m->n > TGL__THIN_ROWS && m->x.strides[1] == 1 && m->y.strides[1] == 1 && m->x.strides[0] >= (int64_t)m->cols &&
            m->y.strides[0] >= (int64_t)m->rows;
 }
 

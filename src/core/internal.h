@@ -85,6 +85,11 @@ typedef struct tgl__gemm {
     float slope;
 } tgl__gemm;
 
+/* Products of at most this many rows of x (x W^T, W stored [n, k]) read W once per few rows
+ * (the matvec kernels: tgl_matvec_t, and GL's tgl_gemm of that form); more take the GEMM
+ * kernels, whose tiles reuse each load of W across rows (api_quant.c's prefill, gl_gemm.c). */
+#define TGL__THIN_ROWS 16
+
 /* Whether a product has an epilogue beyond tgl_gemm's alpha and beta. */
 static inline int tgl__gemm_has_epilogue(const tgl__gemm *g)
 {
@@ -423,10 +428,13 @@ typedef struct tgl__sort {
 /* A validated tgl_matvec_t: y [n, rows] = x [n, cols] W^T, rows and n > 0. x and y are f32
  * views of those shapes; w is [rows, cols] of its dtype: a float format's view as any tensor's,
  * a block format's with view at block (0, 0), strides[0] the blocks from one row to the next
- * and span the blocks reached (base 0). cols is 0 only when the core filled y itself. */
+ * and span the blocks reached (base 0). cols is 0 only when the core filled y itself.
+ * epilogue: NULL, or (a backend running tgl_gemm's thin products this way: W f32) the product
+ * whose alpha, beta and tgl_gemm_fused epilogue apply to y, column r of y being its column r. */
 typedef struct tgl__matvec_t {
     size_t rows, cols, n;
     tgl__tensor_view w, x, y;
+    const tgl__gemm *epilogue;
 } tgl__matvec_t;
 
 /* A validated tgl_quantize (to_blocks 1) or tgl_dequantize: f, the f32 side, and q, the block

@@ -205,7 +205,7 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     size_t a_el = p->t0 * g->stride_a + (g->trans_a ? p->k0 * g->lda + p->i0 : p->i0 * g->lda + p->k0);
     size_t b_el = p->t0 * g->stride_b + (g->trans_b ? p->j0 * g->ldb + p->k0 : p->k0 * g->ldb + p->j0);
     size_t c_el = p->t0 * g->stride_c + p->i0 * g->ldc + p->j0;
-    size_t pad_a = 0, pad_b = 0, pad_c = 0, pad_bias = 0;
+    size_t pad_a = 0, pad_b = 0, pad_c = 0;
     tgl_gl_binding bind[4];
     bind[2] = tgl_gl_window(b, (tgl__view){g->c.buf, g->c.offset + c_el * es},
                             tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) * es, 1, &pad_c);
@@ -221,13 +221,7 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
         bind[0] = bind[1] = bind[2];
         bind[0].writes = bind[1].writes = 0;
     }
-    if (epilogue && g->bias.buf) {
-        bind[3] = tgl_gl_window(b, (tgl__view){g->bias.buf, g->bias.offset + p->j0 * es}, p->nc * es, 0, &pad_bias);
-    } else if (epilogue) {
-        bind[3] = bind[2]; /* no bias: never read */
-        bind[3].writes = 0;
-    }
-    pad_a /= es, pad_b /= es, pad_c /= es, pad_bias /= es;
+    pad_a /= es, pad_b /= es, pad_c /= es;
     int one = p->bc == 1;
     /* The epilogue reads beta at run time: its variants do not double for BETA_ZERO. */
     unsigned f = (g->trans_a ? F_TRANS_A : 0) | (g->trans_b ? F_TRANS_B : 0) | (g->f16 ? F_F16 : 0) |
@@ -261,14 +255,8 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
     tgl_gl_uniform_f(b, prog, LOC_GEMM_ALPHA, g->alpha);
     tgl_gl_uniform_f(b, prog, LOC_GEMM_BETA, beta);
-    if (epilogue) {
-        const tgl_gl_uniform e[] = {
-            {LOC_GEMM_ACT, (GLuint)g->act}, {LOC_GEMM_GATE, (GLuint)g->gate},
-            {LOC_GEMM_BIAS, g->bias.buf != NULL}, {LOC_GEMM_BIAS_OFF, pad_bias},
-        };
-        tgl_gl_uniforms_ui(b, prog, e, sizeof e / sizeof e[0]);
-        tgl_gl_uniform_f(b, prog, LOC_GEMM_SLOPE, g->slope);
-    }
+    if (epilogue)
+        bind[3] = tgl_gl_epilogue(b, prog, g, p->j0, p->nc, bind[2]);
     return tgl_gl_dispatch_grid(b, prog, bind, epilogue ? 4 : 3, (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n),
                                 (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
 }
@@ -378,9 +366,34 @@ static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, const gemm
     return want > 1 ? want : 1;
 }
 
+/* A linear layer's product over few rows of x (x W^T, W stored [n, k]: trans_b; a decode step's
+ * layers) on the matvec kernel (gl_quant.c), which reads W once per 4 rows of x at the device's
+ * bandwidth where the GEMM kernels would leave their tiles' rows mostly empty. H200, 1 x 3072 x
+ * 768 (tensorgl bench linear): 63.3 us on the GEMM kernels, PyTorch 10.1 us. Operands whose
+ * rows would not fit one window stay with the GEMM kernels, which cut them. */
+static int run_thin(tgl_backend *b, const tgl__gemm *g, tgl_status *st)
+{
+    size_t max = tgl_gl_max_window_elems(&tgl_gl_of(b)->limits, sizeof(float));
+    size_t span_x = (g->m - 1) * g->lda + g->k, span_y = (g->m - 1) * g->ldc + g->n;
+    if (g->f16 || g->batch != 1 || g->trans_a || !g->trans_b || g->m > TGL__THIN_ROWS || g->k == 0 ||
+        g->k > max / 2 || span_x > max || span_y > max)
+        return 0;
+    int plain = g->alpha == 1.0f && g->beta == 0.0f && !tgl__gemm_has_epilogue(g);
+    tgl__matvec_t mv = {.rows = g->n, .cols = g->k, .n = g->m, .epilogue = plain ? NULL : g};
+    mv.w = (tgl__tensor_view){.view = g->b, .dtype = TGL_DTYPE_F32, .span = (g->n - 1) * g->ldb + g->k,
+                              .strides = {(int64_t)g->ldb, 1}};
+    mv.x = (tgl__tensor_view){.view = g->a, .dtype = TGL_DTYPE_F32, .span = span_x, .strides = {(int64_t)g->lda, 1}};
+    mv.y = (tgl__tensor_view){.view = g->c, .dtype = TGL_DTYPE_F32, .span = span_y, .strides = {(int64_t)g->ldc, 1}};
+    *st = tgl_gl_matvec_t(b, &mv);
+    return 1;
+}
+
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
 {
     tgl_gl *gl = tgl_gl_of(b);
+    tgl_status st;
+    if (run_thin(b, g, &st))
+        return st;
     gemm_kernel kn = choose_kernel(&gl->limits, g);
     size_t splits = gemm_splits(&gl->limits, g, &kn, gl->test.gemm_splits);
     if (splits <= 1) /* also every k < 2 */
@@ -394,8 +407,7 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
      * into C with beta 1 and the epilogue (a gate never splits: gemm_splits). */
     int epilogue = tgl__gemm_has_epilogue(g);
     size_t batched = epilogue && !rest ? full - 1 : full, partials = parts - (size_t)epilogue;
-    tgl_status st = tgl_gl_grow(b, &gl->split_partials, partials * mn * sizeof(float));
-    if (st)
+    if ((st = tgl_gl_grow(b, &gl->split_partials, partials * mn * sizeof(float))))
         return st;
     /* The whole ranges as one batch of products, range t at A's column (or row) t kc and B's
      * row (or column) t kc, into partial t; beta is 0, so the partials are never read. */

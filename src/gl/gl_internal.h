@@ -645,6 +645,11 @@ void tgl_gl_map_t_variants(void (*fn)(void *ctx, const char *kernel, const char 
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g);
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
+/* tgl_gemm_fused's epilogue for a dispatch of program prog over columns j0 .. j0 + n - 1 of g's
+ * product (gl_epilogue.c): sets glsl/common/epilogue.glsl's uniforms and returns binding 3, the
+ * bias's window, or without a bias stand_in (any live buffer) read-only, never read. */
+tgl_gl_binding tgl_gl_epilogue(tgl_backend *b, GLuint prog, const tgl__gemm *g, size_t j0, size_t n,
+                               tgl_gl_binding stand_in);
 void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *a);
 void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);

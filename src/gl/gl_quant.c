@@ -53,9 +53,9 @@ static GLuint stride_bits(const tgl__tensor_view *v, int d)
 
 /* matvec_w.comp's variant: a row per invocation (else a workgroup per row), the weight format,
  * rows of x per weight load, how W and x are read (textures only with a row per invocation),
- * and x as vec4s (block formats). */
+ * x as vec4s (block formats), and tgl_gemm_fused's epilogue (f32 W: tgl_gemm's thin products). */
 typedef struct mvw_flags {
-    uint32_t alone, fmt, xr, read, xvec4, lanes, wvec4;
+    uint32_t alone, fmt, xr, read, xvec4, lanes, wvec4, epilogue;
 } mvw_flags;
 /* LANES: a subgroup of this many invocations per row, summed by shuffles; only 32, the
  * subgroup of NVIDIA's and AMD's (wave32) GPUs (other sizes take a workgroup per row). */
@@ -68,6 +68,7 @@ static const tgl_gl_def mvw_defs[] = {
     TGL_GL_READ(mvw_flags, read),
     TGL_GL_FLAG(mvw_flags, xvec4, "XVEC4"),
     TGL_GL_FLAG(mvw_flags, wvec4, "WVEC4"),
+    TGL_GL_FLAG(mvw_flags, epilogue, "EPILOGUE"),
 };
 
 static tgl_gl_plan mvw_plan(const mvw_flags *f)
@@ -104,7 +105,8 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
         wg *= 2;
     int lanes = !alone && l->subgroup_shuffle == MVW_LANES && wg % MVW_LANES == 0;
     *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
-                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u, 0};
+                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u, 0,
+                     m->epilogue != NULL};
     *wg_out = wg;
 }
 
@@ -169,10 +171,15 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
                 {LOC_MVW_Y_CS, stride_bits(&m->y, 1)},
             };
             tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof *u);
-            tgl_gl_binding bind[3] = {w.bind, x.bind, y.bind};
+            tgl_gl_binding bind[4] = {w.bind, x.bind, y.bind};
             tgl_gl_bind_read(&bind[0], (tgl_gl_read)f.read, GL_R32UI);
             tgl_gl_bind_read(&bind[1], (tgl_gl_read)f.read, f.xvec4 ? GL_RGBA32F : GL_R32F);
-            if ((st = tgl_gl_dispatch(b, prog, bind, 3, plan.groups)))
+            if (m->epilogue) { /* W's rows are the product's columns */
+                bind[3] = tgl_gl_epilogue(b, prog, m->epilogue, r0, nr, y.bind);
+                tgl_gl_uniform_f(b, prog, LOC_MVW_ALPHA, m->epilogue->alpha);
+                tgl_gl_uniform_f(b, prog, LOC_MVW_BETA, m->epilogue->beta);
+            }
+            if ((st = tgl_gl_dispatch(b, prog, bind, m->epilogue ? 4 : 3, plan.groups)))
                 return st;
         }
     }
@@ -331,11 +338,12 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
                 for (uint32_t read = 0; read < (alone ? TGL_GL_READS : 1u); read++)
                     for (uint32_t wvec4 = 0; wvec4 < (fmt < 3 ? 2u : 1u); wvec4++)
                         for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 || wvec4 ? 2u : 1u); xvec4++)
-                            for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES) {
-                                mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, wvec4};
-                                tgl_gl_plan p = mvw_plan(&f);
-                                fn(ctx, p.kernel, p.defines);
-                            }
+                            for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES)
+                                for (uint32_t epilogue = 0; epilogue < (fmt == 0 ? 2u : 1u); epilogue++) {
+                                    mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, wvec4, epilogue};
+                                    tgl_gl_plan p = mvw_plan(&f);
+                                    fn(ctx, p.kernel, p.defines);
+                                }
     for (uint32_t fmt = 0; fmt <= 4; fmt++)
         tgl_gl_list_plan(fn, ctx, gw_plan(fmt));
     for (uint32_t fmt = 3; fmt <= 4; fmt++) {
