@@ -34,11 +34,11 @@ static void die(tgl_backend *b, const char *what, tgl_status st)
 }
 #define CHECK(b, call) do { tgl_status st_ = (call); if (st_) die(b, #call, st_); } while (0)
 
-/* The op kinds timed separately. */
-enum { T_RMSNORM, T_LINEAR, T_ROPE, T_LAYOUT, T_ATTENTION, T_SWIGLU, T_RESIDUAL, T_KINDS };
-static const char *const kind_names[T_KINDS] = {"rmsnorm", "linear (gemm/matvec)", "rope",
-                                                 "permute + cache", "attention", "swiglu (tgl_map)",
-                                                 "residual add"};
+/* The op kinds timed separately. The residual adds and SwiGLU's silu(gate) * up are the
+ * products' epilogues (tgl_gemm's beta, tgl_gemm_fused's gate), so they time as products. */
+enum { T_RMSNORM, T_LINEAR, T_ROPE, T_LAYOUT, T_ATTENTION, T_KINDS };
+static const char *const kind_names[T_KINDS] = {"rmsnorm", "linear + epilogues", "rope",
+                                                 "permute + cache", "attention"};
 
 enum { W_Q, W_K, W_V, W_O, W_GATE, W_UP, W_DOWN, N_WEIGHTS };
 static const size_t w_rows[N_WEIGHTS] = {DIM, DIM, DIM, DIM, FFN, FFN, DIM};  /* out features */
@@ -48,7 +48,7 @@ typedef struct block {
     tgl_backend *b;
     tgl_ptr w[N_WEIGHTS], norm1, norm2;       /* linear weights stored [out, in], like PyTorch */
     tgl_ptr k_cache, v_cache;                 /* [HEADS, CAP, HEAD_DIM] */
-    tgl_ptr x, h, q, k, v, qh, kh, vh, oh, o, gate, up; /* activations for up to PREFILL tokens */
+    tgl_ptr x, h, q, k, v, qh, oh, o, up;     /* activations for up to PREFILL tokens */
     int timed;                                /* synchronize after each op and charge its time */
     double ms[T_KINDS];
 } block;
@@ -64,14 +64,12 @@ typedef struct block {
         }                                                                    \
     } while (0)
 
-/* y[t, :] = W x[t, :] for t tokens: a matrix-vector product when decoding one token. */
-static void linear(block *m, int w, size_t t, tgl_ptr x, tgl_ptr y)
+/* y[t, :] = W x[t, :] (+ y[t, :] where beta is 1) for t tokens: one tgl_gemm, which runs a
+ * decode step's single row on its matrix-vector kernel. */
+static void linear(block *m, int w, size_t t, tgl_ptr x, tgl_ptr y, float beta)
 {
     size_t out = w_rows[w], in = w_cols[w];
-    if (t == 1)
-        OP(m, T_LINEAR, tgl_matvec(m->b, out, in, m->w[w], x, y));
-    else
-        OP(m, T_LINEAR, tgl_gemm(m->b, TGL_NO_TRANS, TGL_TRANS, t, out, in, 1.0f, x, in, m->w[w], in, 0.0f, y, out));
+    OP(m, T_LINEAR, tgl_gemm(m->b, TGL_NO_TRANS, TGL_TRANS, t, out, in, 1.0f, x, in, m->w[w], in, beta, y, out));
 }
 
 /* One forward pass over t tokens at positions pos .. pos + t - 1 of m->x, in place. */
@@ -82,33 +80,34 @@ static void forward(block *m, size_t t, size_t pos)
     const size_t heads_tok[3] = {HEADS, t, HEAD_DIM};
 
     OP(m, T_RMSNORM, tgl_rmsnorm(b, m->x, m->norm1, m->h, t, DIM, EPS));
-    linear(m, W_Q, t, m->h, m->q);
-    linear(m, W_K, t, m->h, m->k);
-    linear(m, W_V, t, m->h, m->v);
+    linear(m, W_Q, t, m->h, m->q, 0.0f);
+    linear(m, W_K, t, m->h, m->k, 0.0f);
+    linear(m, W_V, t, m->h, m->v, 0.0f);
     OP(m, T_ROPE, tgl_rope(b, m->q, m->q, 1, t, HEADS, HEAD_DIM, pos, THETA, TGL_ROPE_NEOX));
     OP(m, T_ROPE, tgl_rope(b, m->k, m->k, 1, t, HEADS, HEAD_DIM, pos, THETA, TGL_ROPE_NEOX));
-    /* [t, heads, head_dim] -> [heads, t, head_dim]; new keys and values go to the cache. */
+    /* [t, heads, head_dim] -> [heads, t, head_dim]; new keys and values go to the cache, each
+     * with one strided copy from the projection's [t, heads, head_dim] into the cache's
+     * [heads, CAP, head_dim] at pos. */
     OP(m, T_LAYOUT, tgl_permute(b, m->q, m->qh, tok_heads, 3, to_heads));
-    OP(m, T_LAYOUT, tgl_permute(b, m->k, m->kh, tok_heads, 3, to_heads));
-    OP(m, T_LAYOUT, tgl_permute(b, m->v, m->vh, tok_heads, 3, to_heads));
-    for (size_t hd = 0; hd < HEADS; hd++) {
-        size_t at = (hd * CAP + pos) * HEAD_DIM * f, from = hd * t * HEAD_DIM * f;
-        OP(m, T_LAYOUT, tgl_copy_dtod(b, m->k_cache + at, m->kh + from, t * HEAD_DIM * f));
-        OP(m, T_LAYOUT, tgl_copy_dtod(b, m->v_cache + at, m->vh + from, t * HEAD_DIM * f));
+    const tgl_ptr proj[2] = {m->k, m->v}, cache[2] = {m->k_cache, m->v_cache};
+    for (int i = 0; i < 2; i++) {
+        tgl_tensor src = tgl_tensor_contiguous(proj[i], TGL_DTYPE_F32, 3, heads_tok);
+        src.strides[0] = HEAD_DIM, src.strides[1] = HEADS * HEAD_DIM; /* element (h, s, d) at s H D + h D + d */
+        tgl_tensor dst = tgl_tensor_contiguous(cache[i] + pos * HEAD_DIM * f, TGL_DTYPE_F32, 3, heads_tok);
+        dst.strides[0] = CAP * HEAD_DIM;
+        OP(m, T_LAYOUT, tgl_copy(b, &dst, &src));
     }
     OP(m, T_ATTENTION, tgl_attention_kv(b, m->qh, m->k_cache, m->v_cache, m->oh, 1, HEADS, t, pos + t, CAP,
                                         HEAD_DIM, 1.0f / sqrtf((float)HEAD_DIM), 1));
     OP(m, T_LAYOUT, tgl_permute(b, m->oh, m->o, heads_tok, 3, to_heads));
-    linear(m, W_O, t, m->o, m->h);
-    OP(m, T_RESIDUAL, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, t * DIM));
+    linear(m, W_O, t, m->o, m->x, 1.0f); /* x += Wo o */
 
     OP(m, T_RMSNORM, tgl_rmsnorm(b, m->x, m->norm2, m->h, t, DIM, EPS));
-    linear(m, W_GATE, t, m->h, m->gate);
-    linear(m, W_UP, t, m->h, m->up);
-    tgl_ptr act[2] = {m->gate, m->up};
-    OP(m, T_SWIGLU, tgl_map(b, "silu(a) * b", act, 2, m->gate, t * FFN));
-    linear(m, W_DOWN, t, m->gate, m->h);
-    OP(m, T_RESIDUAL, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, t * DIM));
+    linear(m, W_UP, t, m->h, m->up, 0.0f);
+    /* up = silu(Wg h) * up: the gate's product with SwiGLU as its epilogue */
+    OP(m, T_LINEAR, tgl_gemm_fused(b, TGL_NO_TRANS, TGL_TRANS, t, FFN, DIM, 1.0f, m->h, DIM, m->w[W_GATE], DIM, 0.0f,
+                                   m->up, FFN, 0, TGL_ACTIVATION_SILU, 0.0f, 1));
+    linear(m, W_DOWN, t, m->up, m->x, 1.0f); /* x += Wd up */
 }
 
 /* Host data: weights, norm weights, the prefill tokens and one token per decode step. */
@@ -154,17 +153,16 @@ static void block_init(block *m, tgl_backend *b, const host_data *hd)
     m->norm2 = upload(b, hd->norm[1], DIM);
     m->k_cache = upload(b, NULL, (size_t)HEADS * CAP * HEAD_DIM);
     m->v_cache = upload(b, NULL, (size_t)HEADS * CAP * HEAD_DIM);
-    tgl_ptr *acts[] = {&m->x, &m->h, &m->q, &m->k, &m->v, &m->qh, &m->kh, &m->vh, &m->oh, &m->o};
+    tgl_ptr *acts[] = {&m->x, &m->h, &m->q, &m->k, &m->v, &m->qh, &m->oh, &m->o};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         *acts[i] = upload(b, NULL, (size_t)PREFILL * DIM);
-    m->gate = upload(b, NULL, (size_t)PREFILL * FFN);
     m->up = upload(b, NULL, (size_t)PREFILL * FFN);
 }
 
 static void block_free(block *m)
 {
     tgl_ptr *all[] = {&m->norm1, &m->norm2, &m->k_cache, &m->v_cache, &m->x, &m->h, &m->q, &m->k, &m->v,
-                      &m->qh, &m->kh, &m->vh, &m->oh, &m->o, &m->gate, &m->up};
+                      &m->qh, &m->oh, &m->o, &m->up};
     for (int i = 0; i < N_WEIGHTS; i++)
         CHECK(m->b, tgl_free(m->b, m->w[i]));
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
