@@ -6,21 +6,27 @@
 
 #include <stdlib.h>
 
-/* One product, f32 in and out. acc holds a row of C in double; the k loop is outside the j
- * loop so that B is read along its rows when it is not transposed. No term is skipped, so
+/* One product, f32 in and out. acc holds a row of C in double, each element summed over k in
+ * order; B is read along its rows: with the k loop outside the j loop, or (B transposed: a
+ * linear layer's W stored [n, k]) as one dot product per element. No term is skipped, so
  * 0 * inf gives NaN here as it does on GL. The bias joins the double sum; the activation and
  * the gate follow in f32. */
 static void gemm_one(const tgl__gemm *g, const float *a, const float *bm, const float *bias, float *c, double *acc)
 {
     for (size_t i = 0; i < g->m; i++) {
-        for (size_t j = 0; j < g->n; j++)
-            acc[j] = 0.0;
-        for (size_t p = 0; p < g->k; p++) {
-            double aip = a[g->trans_a ? p * g->lda + i : i * g->lda + p];
-            if (g->trans_b) {
-                for (size_t j = 0; j < g->n; j++)
-                    acc[j] += aip * bm[j * g->ldb + p];
-            } else {
+        if (g->trans_b) {
+            for (size_t j = 0; j < g->n; j++) {
+                const float *brow = bm + j * g->ldb;
+                double sum = 0.0;
+                for (size_t p = 0; p < g->k; p++)
+                    sum += (double)a[g->trans_a ? p * g->lda + i : i * g->lda + p] * brow[p];
+                acc[j] = sum;
+            }
+        } else {
+            for (size_t j = 0; j < g->n; j++)
+                acc[j] = 0.0;
+            for (size_t p = 0; p < g->k; p++) {
+                double aip = a[g->trans_a ? p * g->lda + i : i * g->lda + p];
                 const float *brow = bm + p * g->ldb;
                 for (size_t j = 0; j < g->n; j++)
                     acc[j] += aip * brow[j];
