@@ -16,10 +16,9 @@ static void gemm_one(const tgl__gemm *g, const float *a, const float *bm, const 
     for (size_t i = 0; i < g->m; i++) {
         if (g->trans_b) {
             for (size_t j = 0; j < g->n; j++) {
-                const float *brow = bm + j * g->ldb;
-                double sum = 0.0;
+                double sum = 0.0; /* k == 0: bm is NULL and never read */
                 for (size_t p = 0; p < g->k; p++)
-                    sum += (double)a[g->trans_a ? p * g->lda + i : i * g->lda + p] * brow[p];
+                    sum += (double)a[g->trans_a ? p * g->lda + i : i * g->lda + p] * bm[j * g->ldb + p];
                 acc[j] = sum;
             }
         } else {
