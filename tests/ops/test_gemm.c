@@ -444,6 +444,7 @@ static void test_gemm_degenerate(void **state)
     const gcase cases[] = {
         {.m = 5, .n = 6, .k = 0, .lda = 1, .ldb = 6, .ldc = 7, .alpha = 1, .beta = 0, .batch = 1},
         {.m = 5, .n = 6, .k = 0, .lda = 1, .ldb = 6, .ldc = 6, .alpha = 1, .beta = -2, .batch = 1},
+        {.tb = 1, .m = 5, .n = 6, .k = 0, .lda = 1, .ldb = 1, .ldc = 6, .alpha = 1, .beta = 0.5f, .batch = 1},
         {.f16 = 1, .m = 3, .n = 3, .k = 0, .lda = 1, .ldb = 3, .ldc = 3, .alpha = 1, .beta = 3, .batch = 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
