@@ -88,12 +88,10 @@ static tgl_status conv2d(tgl_backend *b, const tgl_conv2d_desc *desc, tgl_ptr in
     if (st)
         return st;
     tgl__conv2d c = {.act = act, .slope = slope};
-    if ((unsigned)act >= TGL_ACTIVATION_COUNT)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "activation: %d is not a tgl_activation", (int)act);
+    if ((st = tgl__check_activation(b, act, slope)))
+        return st;
     if (residual_first != 0 && residual_first != 1)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "residual_first: %d, 0 or 1", residual_first);
-    if (!isfinite(slope))
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "slope: %g is not finite", (double)slope);
     if ((st = normalize(b, desc, &c.d, &c.out_h, &c.out_w)))
         return st;
     const tgl_conv2d_desc *d = &c.d;

@@ -3,8 +3,6 @@
 #include "trace.h"
 #include "validate.h"
 
-#include <math.h>
-
 /* Elements from the first to one past the last element of a rows x cols matrix with row
  * stride ld (0 for an empty matrix). */
 static tgl_status matrix_span(tgl_backend *b, const char *arg, size_t rows, size_t cols, size_t ld, size_t *out)
@@ -57,11 +55,17 @@ static tgl_status check_c_batches(tgl_backend *b, const tgl__gemm *g)
                      "ldc %zu) share elements", g->stride_c, g->batch, g->m, g->n, g->ldc);
 }
 
-static tgl_status gemm_common(tgl_backend *b, tgl__gemm *g, tgl_ptr a, tgl_ptr bm, tgl_ptr c)
+/* Checks every argument, then runs g on the backend; bias is tgl_gemm_fused's (0 elsewhere). */
+static tgl_status gemm_common(tgl_backend *b, tgl__gemm *g, tgl_ptr a, tgl_ptr bm, tgl_ptr c, tgl_ptr bias)
 {
     tgl_status st = tgl__enter(b);
-    if (st)
+    if (st || (st = tgl__check_activation(b, g->act, g->slope)))
         return st;
+    if (g->gate != 0 && g->gate != 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "gate: %d, 0 or 1", g->gate);
+    if (g->gate && g->beta != 0.0f)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "beta: %g with gate 1 (C is the gate's factor, not a term: "
+                         "beta must be 0)", (double)g->beta);
     if ((unsigned)g->trans_a > TGL_TRANS || (unsigned)g->trans_b > TGL_TRANS)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %d is not a tgl_transpose",
                          (unsigned)g->trans_a > TGL_TRANS ? "ta" : "tb",
@@ -94,7 +98,8 @@ static tgl_status gemm_common(tgl_backend *b, tgl__gemm *g, tgl_ptr a, tgl_ptr b
             (st = tgl__check_disjoint(b, "bm", g->b, span_b * es, g->c, span_c * es)))
             return st;
     }
-    if (g->bias.buf && (st = tgl__check_disjoint(b, "bias", g->bias, g->n * es, g->c, span_c * es)))
+    if (bias && ((st = tgl__resolve_array(b, "bias", bias, g->n, es, &g->bias)) ||
+                 (st = tgl__check_disjoint(b, "bias", g->bias, g->n * es, g->c, span_c * es))))
         return st;
     if (!b->vt->gemm)
         return tgl__unsupported(b, g->f16 ? "tgl_gemm_f16" : "tgl_gemm");
@@ -109,34 +114,19 @@ TGL_API tgl_status tgl_gemm(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, 
         return TGL__HOOK(GEMM);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = 1, .alpha = alpha,
                    .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc};
-    return gemm_common(b, &g, a, bm, c);
+    return gemm_common(b, &g, a, bm, c, 0);
 }
 
-/* The epilogue's own arguments; bias resolved once m and n are known to be nonzero. */
 TGL_API tgl_status tgl_gemm_fused(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
                                   float alpha, tgl_ptr a, size_t lda, tgl_ptr bm, size_t ldb, float beta, tgl_ptr c,
                                   size_t ldc, tgl_ptr bias, tgl_activation activation, float slope, int gate)
 {
     if (tgl__hooked(b))
         return TGL__HOOK(GEMM_FUSED);
-    tgl_status st = tgl__enter(b);
-    if (st)
-        return st;
-    if ((unsigned)activation >= TGL_ACTIVATION_COUNT)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "activation: %d is not a tgl_activation", (int)activation);
-    if (!isfinite(slope))
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "slope: %g is not finite", (double)slope);
-    if (gate != 0 && gate != 1)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "gate: %d, 0 or 1", gate);
-    if (gate && beta != 0.0f)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "beta: %g with gate 1 (C is the gate's factor, not a term: "
-                         "beta must be 0)", (double)beta);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = 1, .alpha = alpha,
                    .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc, .act = activation, .gate = gate,
                    .slope = slope};
-    if (bias && m && n && (st = tgl__resolve_array(b, "bias", bias, n, sizeof(float), &g.bias)))
-        return st;
-    return gemm_common(b, &g, a, bm, c);
+    return gemm_common(b, &g, a, bm, c, bias);
 }
 
 TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n, size_t k,
@@ -147,7 +137,7 @@ TGL_API tgl_status tgl_gemm_f16(tgl_backend *b, tgl_transpose ta, tgl_transpose 
         return TGL__HOOK(GEMM_F16);
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .f16 = 1, .m = m, .n = n, .k = k, .batch = 1,
                    .alpha = alpha, .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc};
-    return gemm_common(b, &g, a, bm, c);
+    return gemm_common(b, &g, a, bm, c, 0);
 }
 
 TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transpose tb, size_t m, size_t n,
@@ -162,7 +152,7 @@ TGL_API tgl_status tgl_gemm_batched(tgl_backend *b, tgl_transpose ta, tgl_transp
     tgl__gemm g = {.trans_a = (int)ta, .trans_b = (int)tb, .m = m, .n = n, .k = k, .batch = batch, .alpha = alpha,
                    .beta = beta, .lda = lda, .ldb = ldb, .ldc = ldc, .stride_a = one ? 0 : stride_a,
                    .stride_b = one ? 0 : stride_b, .stride_c = one ? 0 : stride_c};
-    return gemm_common(b, &g, a, bm, c);
+    return gemm_common(b, &g, a, bm, c, 0);
 }
 
 TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr w, tgl_ptr x, tgl_ptr y)

@@ -55,6 +55,15 @@ tgl_status tgl__enter(tgl_backend *b)
     return tgl__leave(b, b->vt->activate(b));
 }
 
+tgl_status tgl__check_activation(tgl_backend *b, tgl_activation act, float slope)
+{
+    if ((unsigned)act >= TGL_ACTIVATION_COUNT)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "activation: %d is not a tgl_activation", (int)act);
+    if (!isfinite(slope))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "slope: %g is not finite", (double)slope);
+    return TGL_OK;
+}
+
 tgl_status tgl__leave(tgl_backend *b, tgl_status st)
 {
     if (st == TGL_ERR_DEVICE_LOST)

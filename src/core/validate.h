@@ -12,6 +12,9 @@ tgl_status tgl__enter(tgl_backend *b);
 tgl_status tgl__enter_host(tgl_backend *b);
 /* Marks the backend lost when a backend call reports it. */
 tgl_status tgl__leave(tgl_backend *b, tgl_status st);
+/* A fused epilogue's activation (a tgl_activation) and its slope (finite): tgl_conv2d_fused and
+ * tgl_gemm_fused. */
+tgl_status tgl__check_activation(tgl_backend *b, tgl_activation act, float slope);
 
 /* A device range of `bytes` starting at p. */
 tgl_status tgl__resolve(tgl_backend *b, const char *arg, tgl_ptr p, size_t bytes, tgl__view *v);

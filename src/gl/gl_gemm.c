@@ -69,7 +69,6 @@ static void bound_time(const tgl__gemm *g, const gemm_kernel *kn, double flops, 
  * (then gate_in_slices runs it). */
 static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, gemm_part *p)
 {
-    size_t keep_k = g->gate ? (size_t)-1 : 0;
     size_t max = tgl_gl_max_window_elems(l, g->f16 ? 2 : sizeof(float));
     if (kn->textures && l->texture_buffer_texels < max)
         max = (size_t)l->texture_buffer_texels; /* one texel per element in the scalar formats */
@@ -83,10 +82,10 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
             p->mc = (size_t)l->wg_count[1] * kn->tile_m;
         else if (tgl__gemm_span_a(g, p->mc, p->kc, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc))
-            : p->mc > 1 && (p->mc >= p->kc || keep_k) ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
+            : p->mc > 1 && (p->mc >= p->kc || g->gate) ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
         else if (tgl__gemm_span_b(g, p->kc, p->nc, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc))
-            : p->nc > 1 && (p->nc >= p->kc || keep_k) ? (p->nc = halve(p->nc)) : (p->kc = halve(p->kc));
+            : p->nc > 1 && (p->nc >= p->kc || g->gate) ? (p->nc = halve(p->nc)) : (p->kc = halve(p->kc));
         else if (tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) > max)
             p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->nc ? (p->mc = halve(p->mc)) : (p->nc = halve(p->nc));
         else
@@ -374,7 +373,7 @@ static size_t gemm_splits(const tgl_gl_limits *l, const tgl__gemm *g, const gemm
 static int run_thin(tgl_backend *b, const tgl__gemm *g, tgl_status *st)
 {
     size_t max = tgl_gl_max_window_elems(&tgl_gl_of(b)->limits, sizeof(float));
-    size_t span_x = (g->m - 1) * g->lda + g->k, span_y = (g->m - 1) * g->ldc + g->n;
+    size_t span_x = tgl__matrix_span(g->m, g->k, g->lda, 0, 1), span_y = tgl__matrix_span(g->m, g->n, g->ldc, 0, 1);
     if (g->f16 || g->batch != 1 || g->trans_a || !g->trans_b || g->m > TGL__THIN_ROWS || g->k == 0 ||
         g->k > max / 2 || span_x > max || span_y > max)
         return 0;

@@ -100,6 +100,10 @@ void tgt_poison(float *p, size_t n);
 /* Index of the first element that is not the poison, or n. */
 size_t tgt_first_unpoisoned(const float *p, size_t n);
 
+/* A fused epilogue's activation over n floats at y in place, unfused: its unary op or a tgl_map
+ * expression (the reference chains of tgl_conv2d_fused and tgl_gemm_fused). */
+void tgt_activate(tgl_backend *b, tgl_activation act, float slope, tgl_ptr y, size_t n);
+
 /* n floats of x uploaded `front` floats into a fresh allocation of front + n floats. */
 tgl_ptr tgt_upload(tgl_backend *b, const float *x, size_t n, size_t front);
 

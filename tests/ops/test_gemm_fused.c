@@ -109,27 +109,6 @@ static float *run_fused(tgl_backend *b, const fcase *c, const operands *o, tgl_s
     return host;
 }
 
-/* The activation on n floats at y, unfused: its unary op or a tgl_map expression. */
-static void activate(tgl_backend *b, tgl_activation act, float slope, tgl_ptr y, size_t n)
-{
-    static const tgl_unary_op unary[TGL_ACTIVATION_COUNT] = {
-        [TGL_ACTIVATION_RELU] = TGL_UNARY_RELU,         [TGL_ACTIVATION_SIGMOID] = TGL_UNARY_SIGMOID,
-        [TGL_ACTIVATION_SILU] = TGL_UNARY_SILU,         [TGL_ACTIVATION_GELU] = TGL_UNARY_GELU,
-        [TGL_ACTIVATION_GELU_ERF] = TGL_UNARY_GELU_ERF, [TGL_ACTIVATION_TANH] = TGL_UNARY_TANH,
-    };
-    char expr[96] = "";
-    if (act == TGL_ACTIVATION_RELU6)
-        snprintf(expr, sizeof expr, "clamp(a, 0, 6)");
-    else if (act == TGL_ACTIVATION_LEAKY_RELU)
-        snprintf(expr, sizeof expr, "select(a < 0, %.9g * a, a)", (double)slope);
-    else if (act == TGL_ACTIVATION_HARDSWISH)
-        snprintf(expr, sizeof expr, "a * clamp(a + 3, 0, 6) / 6");
-    if (expr[0])
-        TGT_OK(b, tgl_map(b, expr, &y, 1, y, n));
-    else if (act != TGL_ACTIVATION_NONE)
-        TGT_OK(b, tgl_unary(b, unary[act], y, y, n));
-}
-
 /* The same from unfused calls on b over a dense m x n copy of C; returns its m x n floats. */
 static float *run_chain(tgl_backend *b, const fcase *c, const operands *o)
 {
@@ -146,7 +125,7 @@ static float *run_chain(tgl_backend *b, const fcase *c, const operands *o)
     if (c->bias)
         TGT_OK(b, tgl_binary_broadcast(b, TGL_BINARY_ADD, y, (size_t[]){c->m, c->n}, 2, bias, (size_t[]){1, c->n}, 2,
                                        y));
-    activate(b, c->act, c->slope, y, mn);
+    tgt_activate(b, c->act, c->slope, y, mn);
     if (c->gate)
         TGT_OK(b, tgl_binary(b, TGL_BINARY_MUL, y, old, y, mn));
     TGT_OK(b, tgl_copy_dtoh(b, dense, y, mn * sizeof(float)));
