@@ -378,10 +378,6 @@ static int run_thin(tgl_backend *b, const tgl__gemm *g, tgl_status *st)
         g->k > max / 2 || span_x > max || span_y > max)
         return 0;
     int plain = g->alpha == 1.0f && g->beta == 0.0f && !tgl__gemm_has_epilogue(g);
-    if (plain && g->m == 1 && g->ldb == g->k) { /* tgl_matvec's own kernel: llvmpipe, demo decode: 2x */
-        *st = tgl_gl_matvec(b, g->b, g->a, g->c, g->n, g->k);
-        return 1;
-    }
     tgl__matvec_t mv = {.rows = g->n, .cols = g->k, .n = g->m, .epilogue = plain ? NULL : g};
     mv.w = (tgl__tensor_view){.view = g->b, .dtype = TGL_DTYPE_F32, .span = (g->n - 1) * g->ldb + g->k,
                               .strides = {(int64_t)g->ldb, 1}};

@@ -392,8 +392,8 @@ static const tgl_dtype weight_types[] = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE
                                          TGL_DTYPE_Q4_0};
 
 /* A random weight of dt [rows, cols] as bytes: floats stored through strides for the float
- * formats (random ones, or with dense rows forward), blocks quantized on the CPU; *w gets the
- * descriptor relative to data 0. */
+ * formats (random ones, dense rows forward, or with dense 2 rows back to back), blocks quantized
+ * on the CPU; *w gets the descriptor relative to data 0. */
 static uint8_t *make_weight(pair *p, tgl_dtype dt, size_t rows, size_t cols, int dense, size_t *bytes, tgl_tensor *w)
 {
     *w = (tgl_tensor){.dtype = dt, .ndim = 2, .shape = {rows, cols}};
@@ -416,6 +416,10 @@ static uint8_t *make_weight(pair *p, tgl_dtype dt, size_t rows, size_t cols, int
         return m;
     }
     layout l = dense ? dense_layout(&p->rng, rows, cols) : float_layout(&p->rng, rows, cols);
+    if (dense == 2) { /* rows back to back */
+        l.rs = (int64_t)cols;
+        l.floats = l.front + rows * cols;
+    }
     size_t es = tgl_dtype_size(dt);
     *bytes = l.floats * es;
     uint8_t *m = malloc(*bytes);
@@ -511,6 +515,14 @@ static void test_matvec_t(void **state)
             if (e > 1e-7)
                 fail_msg("tgl_matvec_t %s %zu x %zu, n %zu: NMSE %g", tgl_dtype_name(dt), rows, cols, n, e);
         }
+    }
+    /* one row of x over an f32 W of back-to-back rows (tgl_matvec's kernel on GL), x and y
+     * dense or not, some of them vectors */
+    for (int it = 0; it < tgt_count(8); it++) {
+        size_t rows = rows_list[tgt_below(&p->rng, 5)], cols = float_cols[tgt_below(&p->rng, 5)];
+        double e = matvec_case(p, p->gl, TGL_DTYPE_F32, rows, cols, 1, (int)tgt_below(&p->rng, 2), 2);
+        if (e > 1e-7)
+            fail_msg("tgl_matvec_t f32 %zu x %zu, contiguous W: NMSE %g", rows, cols, e);
     }
     /* a decode-sized q4_0 product */
     double e = matvec_case(p, p->gl, TGL_DTYPE_Q4_0, 1000, 2048, 1, 1, 0);
