@@ -5,7 +5,7 @@ Face's LlamaForCausalLM does (q and k rows un-permuted back from llama.cpp's con
 RoPE, SDPA with grouped-query attention, an f32 KV cache) and greedily decodes. With --llama it
 also runs tensorgl's example on the same file and prompt and compares the tokens (at the first
 difference, PyTorch's margin between its top two logits says whether it was a near tie) and the
-decode speed, in the same run.
+decode and prefill speeds, in the same run.
 
   python3 bench/llama_reference.py --model m.gguf --llama build/llama [--backend gl] [--steps 64]
 """
@@ -196,9 +196,12 @@ def main():
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     for rep in range(2):  # the first pass warms PyTorch up; the second is timed
         tokens, margins = [], []
+        sync()
+        t_pre = time.perf_counter()
         logits = m.forward(prompt, 0)
         sync()
         t0 = time.perf_counter()
+        prefill_ms = (t0 - t_pre) * 1e3
         for s in range(a.steps):
             top = torch.topk(logits, 2).values
             margins.append(float(top[0] - top[1]))
@@ -208,7 +211,8 @@ def main():
         sync()
         ms = (time.perf_counter() - t0) * 1e3
     name = torch.cuda.get_device_name() if dev.type == "cuda" else "cpu"
-    print(f"pytorch {torch.__version__} ({name}): {a.steps} tokens in {ms:.1f} ms: {1e3 * a.steps / ms:.1f} tokens/s")
+    print(f"pytorch {torch.__version__} ({name}): prefill {prefill_ms:.1f} ms, {a.steps} tokens in {ms:.1f} ms: "
+          f"{1e3 * a.steps / ms:.1f} tokens/s")
     print("  tokens:", " ".join(map(str, tokens)))
     if not a.llama:
         return 0
@@ -220,10 +224,12 @@ def main():
         return 1
     got = [int(t) for t in re.search(r"tokens:([\d ]+)", out.stdout).group(1).split()]
     speed = float(re.search(r"([\d.]+) tokens/s", out.stdout).group(1))
+    prefill = float(re.search(r"prefill ([\d.]+) ms", out.stdout).group(1))
     same = next((i for i, (x, y) in enumerate(zip(got, tokens)) if x != y), len(tokens))
     print(f"tensorgl vs pytorch: {same} of {a.steps} tokens the same"
           + (f" (at step {same} PyTorch's top two logits are {margins[same]:.3g} apart)" if same < a.steps else "")
-          + f"; decode speed {speed / (1e3 * a.steps / ms):.2f}x PyTorch's")
+          + f"; decode speed {speed / (1e3 * a.steps / ms):.2f}x PyTorch's, prefill speed "
+          f"{prefill_ms / prefill:.2f}x")
     return 0 if same == a.steps else 1
 
 

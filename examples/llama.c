@@ -649,7 +649,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: llama --model FILE.gguf | --random f32|f16|bf16|q8_0|q4_0 [--save FILE.gguf] [--tied]\n"
-            "             [--rope-freqs] [--mixed]\n"
+            "             [--rope-freqs] [--mixed] [--shape LAYERS,DIM,HEADS,KV_HEADS,FFN,VOCAB,CONTEXT]\n"
             "             [--prompt ID,ID,...] [--steps N] [--backend gl|cpu|both] [--kv-f16]\n");
     exit(2);
 }
@@ -669,6 +669,31 @@ static size_t parse_prompt(const char *s, int32_t *out)
         s = *end ? end + 1 : end;
     }
     return n;
+}
+
+/* --shape: a random model's sizes, each from 1 to 2^20 (dim and ffn multiples of 32, so every
+ * format can hold the weights; heads dividing dim into even head sizes, kv heads dividing heads:
+ * read_config's rules). */
+static void parse_shape(const char *s, config *c)
+{
+    size_t v[7], n = 0;
+    while (*s && n < 7) {
+        char *end;
+        errno = 0;
+        long x = strtol(s, &end, 10);
+        if (end == s || errno || x < 1 || x > 1 << 20 || (*end && *end != ','))
+            break;
+        v[n++] = (size_t)x;
+        s = *end ? end + 1 : end;
+    }
+    if (n != 7 || *s || v[1] % 32 || v[4] % 32 || v[1] % v[2] || v[2] % v[3] || (v[1] / v[2]) % 2 || v[0] > 64) {
+        fprintf(stderr, "llama: --shape takes LAYERS,DIM,HEADS,KV_HEADS,FFN,VOCAB,CONTEXT: at most 64 layers, "
+                "dim and ffn multiples of 32, heads dividing dim into even head sizes, kv heads dividing heads\n");
+        exit(2);
+    }
+    c->layers = v[0], c->dim = v[1], c->heads = v[2], c->heads_kv = v[3], c->ffn = v[4], c->vocab = v[5];
+    c->context = v[6];
+    c->head_dim = c->dim / c->heads;
 }
 
 static void run(tgl_backend *b, const gguf_file *f, const int32_t *prompt, size_t n_prompt, size_t steps,
@@ -700,6 +725,10 @@ int main(int argc, char **argv)
     static int32_t prompt[MAX_PROMPT];
     size_t n_prompt = parse_prompt("1,15,27,3,8", prompt), steps = 64;
     int tied = 0, rope_freqs = 0, mixed = 0;
+    /* The random model: small, every size a multiple of 32, so every format can hold it. */
+    config rc = {.layers = 4, .dim = 256, .ffn = 704, .heads = 8, .heads_kv = 2, .head_dim = 32, .vocab = 1024,
+                 .context = 256, .eps = 1e-5, .theta = 10000.0, .rope_linear = 0};
+    const char *shape = NULL;
     tgl_dtype kv_dtype = TGL_DTYPE_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -719,6 +748,8 @@ int main(int argc, char **argv)
             random_type = v;
         else if (!strcmp(a, "--save"))
             save_path = v;
+        else if (!strcmp(a, "--shape"))
+            parse_shape(shape = v, &rc);
         else if (!strcmp(a, "--backend"))
             backend = v;
         else if (!strcmp(a, "--prompt"))
@@ -733,14 +764,11 @@ int main(int argc, char **argv)
             usage();
         i++;
     }
-    if (!!model_path == !!random_type || ((save_path || tied || rope_freqs || mixed) && !random_type) ||
+    if (!!model_path == !!random_type || ((save_path || tied || rope_freqs || mixed || shape) && !random_type) ||
         n_prompt == 0 || (strcmp(backend, "gl") && strcmp(backend, "cpu") && strcmp(backend, "both")))
         usage();
     char tmp[64] = "";
     if (random_type) {
-        /* A small model: every size a multiple of 32, so every format can hold it. */
-        config c = {.layers = 4, .dim = 256, .ffn = 704, .heads = 8, .heads_kv = 2, .head_dim = 32, .vocab = 1024,
-                    .context = 256, .eps = 1e-5, .theta = 10000.0, .rope_linear = 0};
         if (!save_path) {
             snprintf(tmp, sizeof tmp, "/tmp/tensorgl-llama-XXXXXX");
             int fd = mkstemp(tmp);
@@ -751,7 +779,7 @@ int main(int argc, char **argv)
             close(fd);
             save_path = tmp;
         }
-        save_random(save_path, ggml_of_name(random_type), &c, tied, rope_freqs, mixed);
+        save_random(save_path, ggml_of_name(random_type), &rc, tied, rope_freqs, mixed);
         model_path = save_path;
     }
     gguf_file f;

@@ -2,7 +2,9 @@
  * untied heads, half with per-frequency RoPE factors, most others with mixed formats; a seeded
  * part of them under TGL_TEST_SCALE) a random Llama-architecture model
  * is written as GGUF and read back, and the GL backend and the CPU reference must decode the
- * same 64 greedy tokens (the program's exit status and its "SAME TOKENS" line). Damaged files are refused with the reader's message, exit 1.
+ * same 64 greedy tokens (the program's exit status and its "SAME TOKENS" line); likewise a model of
+ * other sizes (--shape), whose impossible sizes are refused. Damaged files are refused with the
+ * reader's message, exit 1.
  * Runs the llama binary built beside this test. */
 #include "testing.h"
 #include "gl/gl_internal.h"
@@ -110,11 +112,55 @@ static void test_damaged_files(void **state)
     rmdir(dir);
 }
 
+/* --shape: a random model of other sizes (odd vocabulary and context, 3 heads sharing one
+ * key/value head, q8_0 and f32) decodes the same tokens on both backends; shapes the model
+ * cannot take are refused (exit 2) with the rule they break. */
+static void test_shapes(void **state)
+{
+    (void)state;
+    static char out[65536];
+    char args[256];
+    if (!tgt_cpu_only() && tgl_egl_display_exists()) {
+        static const char *const formats[] = {"q8_0", "f32"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(args, sizeof args, "--random %s --shape 2,96,3,1,160,333,40 --backend both --steps 20 "
+                     "--prompt 7,300,2,332", formats[i]);
+            int rc = run(args, out, sizeof out);
+            if (rc != 0 || !strstr(out, "SAME TOKENS (20 of 20") || !strstr(out, "2 layers, dim 96, 3 heads (1 kv) of 32"))
+                fail_msg("llama %s exited %d; it printed: %s", args, rc, out);
+        }
+    }
+    static const char *const bad[] = {
+        "2,100,2,1,160,333,40",  /* dim not a multiple of 32 */
+        "2,96,5,1,160,333,40",   /* heads not dividing dim */
+        "2,96,32,1,160,333,40",  /* odd head size */
+        "2,96,3,2,160,333,40",   /* kv heads not dividing heads */
+        "2,96,3,1,100,333,40",   /* ffn not a multiple of 32 */
+        "65,96,3,1,160,333,40",  /* layers */
+        "2,96,3,1,160,333",      /* six sizes */
+        "2,96,3,1,160,333,40,1", /* eight */
+        "2,96,3,1,160,0,40",     /* a size of 0 */
+        "2,96,3,1,160,333,x",    /* not a number */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "--random f32 --shape %s --backend cpu --steps 2", bad[i]);
+        int rc = run(args, out, sizeof out);
+        if (rc != 2 || !strstr(out, "--shape takes"))
+            fail_msg("llama %s exited %d; expected 2 and the --shape rule; it printed: %s", args, rc, out);
+    }
+    /* a context too short for the prompt and the steps */
+    snprintf(args, sizeof args, "--random f32 --shape 1,64,2,2,64,50,8 --backend cpu --steps 6 --prompt 1,2,3");
+    int rc = run(args, out, sizeof out);
+    if (rc != 1 || !strstr(out, "exceed the context of 8"))
+        fail_msg("llama %s exited %d; expected 1 and the context; it printed: %s", args, rc, out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_tokens_every_format),
         cmocka_unit_test(test_damaged_files),
+        cmocka_unit_test(test_shapes),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
