@@ -69,6 +69,10 @@ void main()
     memoryBarrierShared();
     barrier();
 
+    vec4 slopes = vec4(0.0); // each row's ALiBi slope, once (component t: row t)
+    if (adjusts)
+        TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++)
+            slopes[t] = attention_slope(bh0 + t);
     vec4 mx = vec4(-tgl_inf());
     for (uint jj = lo + tid; jj < n; jj += uint(TGL_WG_SIZE)) {
         uint k_row = k_rows + jj * u_d;
@@ -83,7 +87,7 @@ void main()
         TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
             float s = (acc[t].x + acc[t].y) + (acc[t].z + acc[t].w);
             if (adjusts) // uniform: tgl_attention_t's capping, ALiBi bias and mask
-                s = attention_adjust(s, attention_slope(bh0 + t), bh0 + t, i, j0 + jj, 1.0);
+                s = attention_adjust(s, slopes[t], bh0 + t, i, j0 + jj, 1.0);
             s_p[t * uint(CH) + jj] = s;
             mx[t] = max(mx[t], s);
         }

@@ -247,12 +247,27 @@ void main()
     uint units = u_cols / UNIT_LEN;
     vec4 acc = vec4(0.0);
 #ifdef ROW_PER_INVOCATION
+    // Two accumulation chains, so consecutive units' loads overlap, and (float formats, whose
+    // units are an element or 4) four units a loop trip while they fit: llvmpipe pays its loop's
+    // mask and exit test per trip. As tgl_matvec's kernel does (gemm/matvec.comp).
     uint row = tgl_global_index();
     if (row >= u_rows)
         return;
-    for (uint u = 0u; u < units; u++)
+    vec4 acc2 = vec4(0.0);
+    uint u = 0u;
+#if UNIT_LEN <= 4u
+    for (; u + 3u < units; u += 4u) {
+        acc += unit_sum(row, u) + unit_sum(row, u + 2u);
+        acc2 += unit_sum(row, u + 1u) + unit_sum(row, u + 3u);
+    }
+#endif
+    for (; u + 1u < units; u += 2u) {
         acc += unit_sum(row, u);
-    store(row, acc);
+        acc2 += unit_sum(row, u + 1u);
+    }
+    if (u < units)
+        acc += unit_sum(row, u);
+    store(row, acc + acc2);
 #elif LANES > 0
     // TGL_WG_SIZE / LANES rows a workgroup, a subgroup each: its invocations strided over the
     // row's units, then a butterfly of shuffles (no barrier, no shared memory).
