@@ -341,19 +341,29 @@ static void model_free(model *m)
     free(m->rope_freqs);
 }
 
-/* y[n, rows] = x[n, cols] Wᵀ, y's rows y_rs floats apart. */
-static void linear_rows(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y, size_t y_rs)
+/* y[n, rows] = x[n, cols] Wᵀ (+ y with add: a residual in the same pass), y's rows y_rs floats
+ * apart. */
+static void linear_rows(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y, size_t y_rs, int add)
 {
     tgl_tensor wt = tgl_tensor_contiguous(w->data, w->dtype, 2, (size_t[]){w->rows, w->cols});
     tgl_tensor xt = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 2, (size_t[]){n, w->cols});
     tgl_tensor yt = tgl_tensor_contiguous(y, TGL_DTYPE_F32, 2, (size_t[]){n, w->rows});
     yt.strides[0] = (int64_t)y_rs;
-    CHECK(m->b, tgl_matvec_t(m->b, &wt, &xt, &yt));
+    if (add)
+        CHECK(m->b, tgl_matvec_t_fused(m->b, &wt, &xt, 1.0f, NULL, TGL_ACTIVATION_NONE, 0.0f, 0, &yt));
+    else
+        CHECK(m->b, tgl_matvec_t(m->b, &wt, &xt, &yt));
 }
 
 static void linear(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y)
 {
-    linear_rows(m, w, n, x, y, w->rows);
+    linear_rows(m, w, n, x, y, w->rows, 0);
+}
+
+/* y += x Wᵀ: the residual stream's update, one call. */
+static void linear_add(model *m, const matrix *w, size_t n, tgl_ptr x, tgl_ptr y)
+{
+    linear_rows(m, w, n, x, y, w->rows, 1);
 }
 
 /* Products of a stacked set of weights (stacked.data non-zero) or of its parts, into y [n, the
@@ -369,7 +379,7 @@ static void linear_set(model *m, const matrix *stacked, const matrix *parts, siz
     for (size_t i = 0; i < count; i++)
         total += parts[i].rows;
     for (size_t i = 0; i < count; i++) {
-        linear_rows(m, &parts[i], n, x, y + at * sizeof(float), total);
+        linear_rows(m, &parts[i], n, x, y + at * sizeof(float), total, 0);
         at += parts[i].rows;
     }
 }
@@ -457,8 +467,7 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
             CHECK(b, tgl_copy(b, &od, &os));
             o = m->o;
         }
-        linear(m, &m->w[l][W_O], n, o, m->h);
-        CHECK(b, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, n * c->dim));
+        linear_add(m, &m->w[l][W_O], n, o, m->x);
         CHECK(b, tgl_rmsnorm(b, m->x, m->ffn_norm[l], m->h, n, c->dim, (float)c->eps));
         linear_set(m, &m->gate_up[l], &m->w[l][W_GATE], 2, n, m->h, m->gate_up_out);
         tgl_tensor gu[2], act = tgl_tensor_contiguous(m->gate, TGL_DTYPE_F32, 2, (size_t[]){n, c->ffn});
@@ -468,8 +477,7 @@ static int32_t forward(model *m, const int32_t *tokens, size_t n, size_t pos)
             gu[i].strides[0] = (int64_t)(2 * c->ffn);
         }
         CHECK(b, tgl_map_t(b, "silu(a) * b", gu, 2, &act));
-        linear(m, &m->w[l][W_DOWN], n, m->gate, m->h);
-        CHECK(b, tgl_binary(b, TGL_BINARY_ADD, m->x, m->h, m->x, n * c->dim));
+        linear_add(m, &m->w[l][W_DOWN], n, m->gate, m->x);
     }
     tgl_ptr last = m->x + (n - 1) * c->dim * f;
     CHECK(b, tgl_rmsnorm(b, last, m->out_norm, m->h, 1, c->dim, (float)c->eps));

@@ -262,7 +262,7 @@ typedef enum {
  * head_dim <= 256, one row past the SSBO block limit) are reported by the call itself. f16
  * exists for TGL_OP_GEMM (tgl_gemm_f16), TGL_OP_CAST and the descriptor ops (tgl_copy ...
  * tgl_cat, the "tensors" section below), which take the dtypes each says; the block formats
- * for TGL_OP_MATVEC (tgl_matvec_t) and TGL_OP_QUANTIZE; other ops take f32 only. The half types
+ * for TGL_OP_MATVEC (tgl_matvec_t, tgl_matvec_t_fused) and TGL_OP_QUANTIZE; other ops take f32 only. The half types
  * and the block formats answer CONVERTED where the op takes them (neither backend computes in f16 or bf16: f16 GEMM accumulates in f32, as
  * its contract says), f32, i32 and bool NATIVE. `tensorgl info` prints the table.
  * Returns TGL_SUPPORT_NONE for b NULL or op/dtype out of range.
@@ -1119,7 +1119,7 @@ TGL_API tgl_status tgl_topk(tgl_backend *b, const tgl_tensor *in, size_t axis, s
 
 /* ---- matrix multiplication ------------------------------------------------------------ */
 
-/* The activations a fused epilogue applies (tgl_gemm_fused, tgl_conv2d_fused), each as the op
+/* The activations a fused epilogue applies (tgl_gemm_fused, tgl_matvec_t_fused, tgl_conv2d_fused), each as the op
  * of that name computes it: RELU and the GELUs as TGL_UNARY_RELU, TGL_UNARY_GELU (tanh
  * approximation) and TGL_UNARY_GELU_ERF; RELU6 = min(max(x, 0), 6); LEAKY_RELU = x < 0 ?
  * slope * x : x; HARDSWISH = x * min(max(x + 3, 0), 6) / 6 (PyTorch's). NaN stays NaN through
@@ -1222,6 +1222,22 @@ TGL_API tgl_status tgl_matvec(tgl_backend *b, size_t rows, size_t cols, tgl_ptr 
  *          tgl_tensor y = tgl_tensor_contiguous(o, TGL_DTYPE_F32, 1, (size_t[]){4096});
  *          tgl_matvec_t(b, &w, &x, &y); */
 TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, const tgl_tensor *y);
+
+/* tgl_matvec_t with tgl_gemm_fused's epilogue in the same pass: y = act(x W^T + beta y + bias)
+ * or, with gate 1, y = act(x W^T + bias) * y (y holds the gate's other factor on entry: SwiGLU
+ * with TGL_ACTIVATION_SILU and y = x Wu^T; beta must then be 0). bias: NULL or f32 [rows] with
+ * stride 1, bias[r] added to column r of every row of y; activation and slope as in
+ * tgl_gemm_fused (slope: leaky relu's, finite). y is read where beta is not 0 or gate is 1 (an
+ * unread y may hold NaN); beta 0 with no bias, activation or gate is tgl_matvec_t. W, x and y as
+ * in tgl_matvec_t; the bias must not overlap y. cols == 0 gives y the epilogue of zero sums.
+ * Errors: as tgl_matvec_t, and TGL_ERR_INVALID_ARGUMENT (an activation out of range, a slope
+ *   that is not finite, gate not 0 or 1, beta not 0 with gate 1, a bias that is not [rows]
+ *   with stride 1 or overlaps y).
+ * Example: y += W_o o (a residual add):  tgl_matvec_t_fused(b, &wo, &o, 1.0f, NULL, TGL_ACTIVATION_NONE, 0, 0, &y);
+ *          up = silu(x W_g^T) * up:       tgl_matvec_t_fused(b, &wg, &x, 0.0f, NULL, TGL_ACTIVATION_SILU, 0, 1, &up); */
+TGL_API tgl_status tgl_matvec_t_fused(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, float beta,
+                                      const tgl_tensor *bias, tgl_activation activation, float slope, int gate,
+                                      const tgl_tensor *y);
 
 /* Stores the f32 tensor in as out's weight format (q8_0, q4_0, f16 or bf16; same shape). The
  * block formats round as ggml's reference quantizers do (so the bytes equal a GGUF file's):

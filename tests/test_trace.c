@@ -30,6 +30,7 @@ typedef struct outputs {
     float embedded[3 * COLS];          /* tgl_gather_rows_t of pm's rows as f16 */
     float attn_t[2 * 4 * 8];           /* tgl_attention_t over y as an f16 cache: mask, window, capping, ALiBi, key lengths */
     float gemm_fused[ROWS * ROWS];     /* tgl_gemm_fused: silu(pm pm^T / 2 + row) times the tgl_gemm result */
+    float qmv_fused[2 * 3];            /* tgl_matvec_t_fused: gelu(the q4_0 product + qmv + row) */
     int32_t arg[ROWS], argmin[COLS];
     uint16_t gemm16[ROWS * ROWS];
     uint16_t half[N];
@@ -146,6 +147,9 @@ static void workload(tgl_backend *b, uint64_t seed, outputs *o)
     OK(tgl_matvec_t(b, &tq4, &tyx, &tqmv));
     OK(tgl_copy_dtoh(b, o->quanted, tdq.data, sizeof o->quanted));
     OK(tgl_copy_dtoh(b, o->qmv, tqmv.data, sizeof o->qmv));
+    tgl_tensor tbias = tgl_tensor_contiguous(row, TGL_DTYPE_F32, 1, (size_t[]){3});
+    OK(tgl_matvec_t_fused(b, &tq4, &tyx, 1.0f, &tbias, TGL_ACTIVATION_GELU, 0.0f, 0, &tqmv));
+    OK(tgl_copy_dtoh(b, o->qmv_fused, tqmv.data, sizeof o->qmv_fused));
     tgl_ptr h16 = fresh(b, ROWS * COLS * 2), c16 = fresh(b, sizeof o->gemm16);
     OK(tgl_cast_f32_f16(b, pm, h16, ROWS * COLS));
     OK(tgl_fill(b, c, 0.0f, ROWS * ROWS));

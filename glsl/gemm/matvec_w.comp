@@ -7,7 +7,7 @@
 // owns a row, its invocations strided over the row (elements of a float weight, whole blocks of
 // a block format), then shuffles sum them (GPUs with subgroups of LANES); otherwise a workgroup
 // owns a row likewise, then a tree sum in shared memory per row of x. Block formats sum q * x per
-// block and scale by the block's d once. EPILOGUE (f32 W: tgl_gemm's thin products, gl_gemm.c):
+// block and scale by the block's d once. EPILOGUE (tgl_matvec_t_fused, and tgl_gemm's thin products):
 // y = tgl_gemm_fused's epilogue of alpha * the sum (common/epilogue.glsl), y read where it
 // says, the bias indexed by W's row.
 #extension GL_GOOGLE_include_directive : enable
@@ -37,10 +37,27 @@
 // the same windows, read with texelFetch or (TGL_IMG) imageLoad, which llvmpipe gathers where
 // each SSBO load is a loop over its SIMD lanes. XVEC4: x's columns are contiguous and its
 // window offset and row stride multiples of 4, so x loads as vec4s (RGBA32F texels).
+// F32X4: an f32 W with WVEC4 is read 4 words a load (RGBA32UI texels, or uvec4s of the SSBO;
+// TGL_WQ4 by vec4 index), a quarter of the loads of a word each: on llvmpipe each load is a
+// gather over the SIMD lanes, and word loads ran thin f32 products at half tgl_matvec's rate.
+#if WFMT == 0 && defined(WVEC4)
+#define F32X4
+#endif
 #ifdef TGL_TEX
+#if defined(TGL_IMG) && defined(F32X4)
+layout(location = LOC_TEXTURE0, binding = 0, rgba32ui) readonly uniform highp uimageBuffer w_tex;
+#define TGL_WQ4(i) imageLoad(w_tex, int(i))
+#define TGL_WQ(i) imageLoad(w_tex, int((i) >> 2u))[(i) & 3u]
+#elif defined(F32X4)
+layout(location = LOC_TEXTURE0, binding = 0) uniform highp usamplerBuffer w_tex;
+#define TGL_WQ4(i) texelFetch(w_tex, int(i))
+#define TGL_WQ(i) texelFetch(w_tex, int((i) >> 2u))[(i) & 3u]
+#endif
 #ifdef TGL_IMG
+#ifndef F32X4
 layout(location = LOC_TEXTURE0, binding = 0, r32ui) readonly uniform highp uimageBuffer w_tex;
 #define TGL_WQ(i) imageLoad(w_tex, int(i)).x
+#endif
 #ifdef XVEC4
 layout(location = LOC_TEXTURE1, binding = 1, rgba32f) readonly uniform highp imageBuffer x_tex;
 #define X4(i) imageLoad(x_tex, int(i))
@@ -49,8 +66,10 @@ layout(location = LOC_TEXTURE1, binding = 1, r32f) readonly uniform highp imageB
 #define X1(i) imageLoad(x_tex, int(i)).x
 #endif
 #else
+#ifndef F32X4
 layout(location = LOC_TEXTURE0, binding = 0) uniform highp usamplerBuffer w_tex;
 #define TGL_WQ(i) texelFetch(w_tex, int(i)).x
+#endif
 layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer x_tex;
 #ifdef XVEC4
 #define X4(i) texelFetch(x_tex, int(i))
@@ -59,7 +78,13 @@ layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer x_tex;
 #endif
 #endif
 #else
+#ifdef F32X4
+layout(std430, binding = 0) readonly buffer MatW { uvec4 wq4[]; };
+#define TGL_WQ4(i) wq4[i]
+#define TGL_WQ(i) wq4[(i) >> 2u][(i) & 3u]
+#else
 layout(std430, binding = 0) readonly buffer MatW { uint wq[]; };
+#endif
 #ifdef XVEC4
 layout(std430, binding = 1) readonly buffer MatX { vec4 x_vec4s[]; };
 #define X4(i) x_vec4s[i]
@@ -202,6 +227,8 @@ vec4 unit_sum(uint row, uint u)
     Q4_STEP(w3, w4, 3u);
 #endif
     return tgl_block_scale(w0, half_in) * part;
+#elif defined(F32X4)
+    return xdot(uintBitsToFloat(TGL_WQ4(((u_w_off + row * u_w_rs) >> 2u) + u)), 4u * u);
 #elif defined(WVEC4)
     uint e = u_w_off + row * u_w_rs + 4u * u;
     return xdot(tgl_w_float4(e, uint(WFMT)), 4u * u);

@@ -1,5 +1,5 @@
-/* The weight formats (tensorgl.h, "weight formats"): tgl_matvec_t, tgl_quantize and
- * tgl_dequantize. Operands are checked and seen as matrices of rows x cols (tgl__matvec_t,
+/* The weight formats (tensorgl.h, "weight formats"): tgl_matvec_t (and tgl_matvec_t_fused),
+ * tgl_quantize and tgl_dequantize. Operands are checked and seen as matrices of rows x cols (tgl__matvec_t,
  * tgl__quant in internal.h), then the backend runs them. f16 and bf16 conversions in and out of
  * f32 are tgl_copy's (the descriptor element-wise path). */
 #include "trace.h"
@@ -100,16 +100,21 @@ static tgl_status resolve_matrix(tgl_backend *b, const char *arg, const tgl_tens
 /* x and y as GEMM operands: unit column strides, rows forward and apart. */
 static int gemm_operands(const tgl__matvec_t *m)
 {
-    return m->n > TGL__THIN_ROWS && m->x.strides[1] == 1 && m->y.strides[1] == 1 && m->x.strides[0] >= (int64_t)m->cols &&
-           m->y.strides[0] >= (int64_t)m->rows;
+    return m->n > TGL__THIN_ROWS && m->cols > 0 && m->x.strides[1] == 1 && m->y.strides[1] == 1 &&
+           m->x.strides[0] >= (int64_t)m->cols && m->y.strides[0] >= (int64_t)m->rows;
 }
 
 /* y = x W^T as GEMMs: W (or its slabs in f32) as B transposed. */
 static tgl_status prefill(tgl_backend *b, const tgl__matvec_t *m)
 {
-    tgl__gemm g = {.trans_b = 1, .m = m->n, .k = m->cols, .batch = 1, .alpha = 1.0f, .beta = 0.0f,
-                   .a = {m->x.view.buf, m->x.view.offset + m->x.base * 4}, .lda = (size_t)m->x.strides[0],
-                   .ldc = (size_t)m->y.strides[0]};
+    tgl__gemm g = {.trans_b = 1, .m = m->n, .k = m->cols, .batch = 1, .alpha = 1.0f, .beta = 0.0f};
+    if (m->epilogue) /* tgl_matvec_t_fused: alpha 1, its beta and epilogue */
+        g = *m->epilogue;
+    g.trans_a = 0, g.trans_b = 1, g.f16 = 0, g.m = m->n, g.k = m->cols, g.batch = 1;
+    g.a = (tgl__view){m->x.view.buf, m->x.view.offset + m->x.base * 4};
+    g.lda = (size_t)m->x.strides[0];
+    g.ldc = (size_t)m->y.strides[0];
+    const tgl__view bias = g.bias;
     int direct = m->w.dtype == TGL_DTYPE_F32 && m->w.strides[1] == 1 && m->w.strides[0] >= (int64_t)m->cols;
     if (direct) {
         g.n = m->rows;
@@ -152,23 +157,26 @@ static tgl_status prefill(tgl_backend *b, const tgl__matvec_t *m)
         g.b = (tgl__view){temp, 0};
         g.ldb = m->cols;
         g.c = (tgl__view){m->y.view.buf, m->y.view.offset + (m->y.base + r0) * 4};
+        if (bias.buf) /* the slab's columns of the bias */
+            g.bias = (tgl__view){bias.buf, bias.offset + r0 * 4};
         st = b->vt->gemm(b, &g);
     }
     tgl__temp_destroy(b, temp, per * m->cols * 4);
     return st;
 }
 
-TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, const tgl_tensor *y)
+/* tgl_matvec_t's checks (the backend entered), then the product: on the backend, or as GEMMs
+ * (prefill). epi: NULL, or tgl_matvec_t_fused's epilogue (alpha 1; its bias, a tensor, resolved
+ * here). */
+static tgl_status matvec_common(tgl_backend *b, const char *fn, const tgl_tensor *w, const tgl_tensor *x,
+                                const tgl_tensor *y, tgl__gemm *epi, const tgl_tensor *bias)
 {
-    if (tgl__hooked(b))
-        return TGL__HOOK(MATVEC_T);
-    tgl_status st = tgl__enter(b);
-    if (st)
-        return st;
+    tgl_status st;
     size_t n_el;
-    if ((st = tgl__tensor_shape(b, "tgl_matvec_t", "w", w, WEIGHT_DTYPES, &n_el)) ||
-        (st = tgl__tensor_shape(b, "tgl_matvec_t", "x", x, TGL__DT(F32), &n_el)) ||
-        (st = tgl__tensor_shape(b, "tgl_matvec_t", "y", y, TGL__DT(F32), &n_el)))
+    if ((st = tgl__tensor_shape(b, fn, "w", w, WEIGHT_DTYPES, &n_el)) ||
+        (st = tgl__tensor_shape(b, fn, "x", x, TGL__DT(F32), &n_el)) ||
+        (st = tgl__tensor_shape(b, fn, "y", y, TGL__DT(F32), &n_el)) ||
+        (bias && (st = tgl__tensor_shape(b, fn, "bias", bias, TGL__DT(F32), &n_el))))
         return st;
     if (w->ndim != 2)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "w: %zu dims; a weight is [rows, cols]", w->ndim);
@@ -183,15 +191,24 @@ TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_t
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "y: %zu elements per row; w has %zu rows", y_rows, m.rows);
     if (x->ndim == 2 && y->shape[0] != m.n)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "y: %zu rows; x has %zu", y->shape[0], m.n);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != m.rows || (m.rows > 1 && bias->strides[0] != 1)))
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "bias: [%zu] with stride 1 expected (one per row of w)", m.rows);
     if (!b->vt->matvec_t)
-        return tgl__unsupported(b, "tgl_matvec_t");
+        return tgl__unsupported(b, fn);
     if (m.rows == 0 || m.n == 0)
         return TGL_OK;
     int64_t x_rs = x->ndim == 2 ? x->strides[0] : 0, y_rs = y->ndim == 2 ? y->strides[0] : 0;
     if ((st = resolve_matrix(b, "y", y, m.n, m.rows, y_rs, y->strides[y->ndim - 1], &m.y)) ||
         (st = tgl__check_unique(b, "y", 2, (size_t[]){m.n, m.rows}, m.y.strides)))
         return st;
-    if (m.cols == 0) { /* empty sums: y = 0, by tgl_fill_t's path (w and x reach nothing) */
+    size_t y_bytes = view_bytes(&m.y);
+    if (bias && ((st = tgl__resolve_array(b, "bias", bias->data, m.rows, sizeof(float), &epi->bias)) ||
+                 (st = tgl__check_disjoint(b, "bias", epi->bias, m.rows * sizeof(float), m.y.view, y_bytes))))
+        return st;
+    /* an epilogue that changes nothing (beta 0, no bias, activation or gate) is none */
+    if (epi && (epi->beta != 0.0f || tgl__gemm_has_epilogue(epi)))
+        m.epilogue = epi;
+    if (m.cols == 0 && !m.epilogue) { /* empty sums: y = 0, by tgl_fill_t's path (w and x reach nothing) */
         tgl__tew e = {.op = TGL__TEW_FILL, .nin = 1};
         const tgl_tensor *ins[TGL__TEW_MAX_INPUTS] = {y};
         static const char *const names[TGL__TEW_MAX_INPUTS] = {"y"};
@@ -199,19 +216,48 @@ TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_t
         if ((st = tgl__check_tew(b, TGL__FN_FILL_T, y, "y", ins, names, &e, &empty)) || empty)
             return st;
         e.value = tgl__fill_bits(TGL_DTYPE_F32, 0.0);
-        return tgl__run_tew(b, &e, "tgl_matvec_t");
+        return tgl__run_tew(b, &e, fn);
+    }
+    if (m.cols == 0) { /* the epilogue of empty sums: w and x reach nothing (no view) */
+        m.w.dtype = w->dtype, m.x.dtype = TGL_DTYPE_F32;
+        return tgl__leave(b, b->vt->matvec_t(b, &m));
     }
     if ((st = resolve_matrix(b, "x", x, m.n, m.cols, x_rs, x->strides[x->ndim - 1], &m.x)))
         return st;
     st = tgl__is_block(w->dtype) ? resolve_blocks(b, "w", w, m.rows, m.cols, w->strides[0], &m.w)
                             : resolve_matrix(b, "w", w, m.rows, m.cols, w->strides[0], w->strides[1], &m.w);
-    size_t y_bytes = view_bytes(&m.y);
     if (st || (st = tgl__check_disjoint(b, "w", m.w.view, view_bytes(&m.w), m.y.view, y_bytes)) ||
         (st = tgl__check_disjoint(b, "x", m.x.view, view_bytes(&m.x), m.y.view, y_bytes)))
         return st;
     return tgl__leave(b, gemm_operands(&m) && b->vt->gemm && b->vt->quantize && b->vt->tensor_ewise
                              ? prefill(b, &m)
                              : b->vt->matvec_t(b, &m));
+}
+
+TGL_API tgl_status tgl_matvec_t(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, const tgl_tensor *y)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(MATVEC_T);
+    tgl_status st = tgl__enter(b);
+    return st ? st : matvec_common(b, "tgl_matvec_t", w, x, y, NULL, NULL);
+}
+
+TGL_API tgl_status tgl_matvec_t_fused(tgl_backend *b, const tgl_tensor *w, const tgl_tensor *x, float beta,
+                                      const tgl_tensor *bias, tgl_activation activation, float slope, int gate,
+                                      const tgl_tensor *y)
+{
+    if (tgl__hooked(b))
+        return TGL__HOOK(MATVEC_T_FUSED);
+    tgl_status st = tgl__enter(b);
+    if (st || (st = tgl__check_activation(b, activation, slope)))
+        return st;
+    if (gate != 0 && gate != 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "gate: %d, 0 or 1", gate);
+    if (gate && beta != 0.0f)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "beta: %g with gate 1 (y is the gate's factor, not a term: "
+                         "beta must be 0)", (double)beta);
+    tgl__gemm e = {.alpha = 1.0f, .beta = beta, .act = activation, .gate = gate, .slope = slope};
+    return matvec_common(b, "tgl_matvec_t_fused", w, x, y, &e, bias);
 }
 
 TGL_API tgl_status tgl_gather_rows_t(tgl_backend *b, const tgl_tensor *table, const tgl_tensor *ids,

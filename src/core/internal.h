@@ -428,9 +428,10 @@ typedef struct tgl__sort {
 /* A validated tgl_matvec_t: y [n, rows] = x [n, cols] W^T, rows and n > 0. x and y are f32
  * views of those shapes; w is [rows, cols] of its dtype: a float format's view as any tensor's,
  * a block format's with view at block (0, 0), strides[0] the blocks from one row to the next
- * and span the blocks reached (base 0). cols is 0 only when the core filled y itself.
- * epilogue: NULL, or (a backend running tgl_gemm's thin products this way: W f32) the product
- * whose alpha, beta and tgl_gemm_fused epilogue apply to y, column r of y being its column r. */
+ * and span the blocks reached (base 0). epilogue: NULL, or the product whose alpha, beta and
+ * tgl_gemm_fused epilogue apply to y, column r of y being its column r (tgl_matvec_t_fused, and
+ * GL's tgl_gemm thin products with W f32). cols is 0 only with an epilogue (y gets the epilogue
+ * of empty sums; w and x are then unset: they reach nothing). */
 typedef struct tgl__matvec_t {
     size_t rows, cols, n;
     tgl__tensor_view w, x, y;

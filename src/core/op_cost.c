@@ -378,6 +378,15 @@ static void cost_matvec_t(const tgl__args_MATVEC_T *a, cost *o)
     o->bytes = ceil(n / 4.0) * (double)tgl_tensor_bytes(a->w) + tensor_bytes(a->x) + tensor_bytes(a->y);
 }
 
+static void cost_matvec_t_fused(const tgl__args_MATVEC_T_FUSED *a, cost *o)
+{
+    const tgl__args_MATVEC_T plain = {.w = a->w, .x = a->x, .y = a->y};
+    cost_matvec_t(&plain, o);
+    if (a->beta != 0.0f || a->gate) /* y read too */
+        o->bytes += tensor_bytes(a->y);
+    o->bytes += tensor_bytes(a->bias);
+}
+
 static void cost_quantize(const tgl__args_QUANTIZE *a, cost *o)
 {
     o->bytes = tensor_bytes(a->in) + (double)tgl_tensor_bytes(a->out) + tensor_bytes(a->out);

@@ -164,6 +164,9 @@
 #define TGL__ARGS_PAD(ARG, ENUM, ARR) \
     ARG(t, in) ARR(J, pads, n_pads) ENUM(tgl_pad_mode, mode) ARG(d, value) ARG(T, out)
 #define TGL__ARGS_MATVEC_T(ARG, ENUM, ARR) ARG(t, w) ARG(t, x) ARG(T, y)
+#define TGL__ARGS_MATVEC_T_FUSED(ARG, ENUM, ARR)                                                        \
+    ARG(t, w) ARG(t, x) ARG(f, beta) ARG(t, bias) ENUM(tgl_activation, activation) ARG(f, slope) ENUM(int, gate) \
+    ARG(M, y)
 #define TGL__ARGS_ATTENTION_GQA(ARG, ENUM, ARR)                                                           \
     ARG(i, q) ARG(i, k) ARG(i, v) ARG(o, o) ARG(z, batch) ARG(z, heads) ARG(z, heads_kv) ARG(z, seq_q) ARG(z, seq_kv) \
     ARG(z, kv_capacity) ARG(z, head_dim) ARG(f, scale) ENUM(int, causal)
@@ -265,7 +268,9 @@
       WARM)                                                                                                      \
     X(ATTENTION_T, tgl_attention_t, TGL_OP_ATTENTION, attention, TGL__DT(F32) | TGL__DT(F16), ACCUMULATE,        \
       cost_attention_t, WARM)                                                                                    \
-    X(GEMM_FUSED, tgl_gemm_fused, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm_fused, WARM)
+    X(GEMM_FUSED, tgl_gemm_fused, TGL_OP_GEMM, gemm, TGL__DT(F32), ACCUMULATE, cost_gemm_fused, WARM)             \
+    X(MATVEC_T_FUSED, tgl_matvec_t_fused, TGL_OP_MATVEC, matvec_t, TGL__DT_WEIGHTS, ACCUMULATE, cost_matvec_t_fused, \
+      WARM)
 
 /* The C type of each kind (two-argument kinds: the array's). */
 #define TGL__T_z size_t

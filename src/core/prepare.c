@@ -223,6 +223,9 @@ static void products(warm *c)
             tgl_tensor x = tgl_tensor_contiguous(c->y, TGL_DTYPE_F32, 2, (size_t[]){n, 256});
             tgl_tensor y = tgl_tensor_contiguous(c->z, TGL_DTYPE_F32, 2, (size_t[]){n, 64});
             did(c, tgl_matvec_t(b, &w, &x, &y));
+            /* a residual add (beta 1) and a gate (SwiGLU) */
+            did(c, tgl_matvec_t_fused(b, &w, &x, 1.0f, NULL, TGL_ACTIVATION_NONE, 0.0f, 0, &y));
+            did(c, tgl_matvec_t_fused(b, &w, &x, 0.0f, NULL, TGL_ACTIVATION_SILU, 0.0f, 1, &y));
         }
         /* an embedding lookup of 4 rows (ids 0: w's zeros) */
         tgl_tensor ids = tgl_tensor_contiguous(c->w, TGL_DTYPE_I32, 1, (size_t[]){4});

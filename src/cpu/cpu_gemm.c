@@ -32,17 +32,20 @@ static void gemm_one(const tgl__gemm *g, const float *a, const float *bm, const 
             }
         }
         float *crow = c + i * g->ldc;
-        for (size_t j = 0; j < g->n; j++) {
-            double v = (double)g->alpha * acc[j];
-            if (g->beta != 0.0f)
-                v += (double)g->beta * crow[j];
-            if (bias)
-                v += bias[j];
-            /* tgl_gemm_fused's activation and gate in f32 steps, as a kernel stores them */
-            float r = tgl_cpu_activation(g->act, g->slope, (float)v);
-            crow[j] = g->gate ? r * crow[j] : r;
-        }
+        for (size_t j = 0; j < g->n; j++)
+            crow[j] = tgl_cpu_epilogue(g, acc[j], crow[j], bias ? bias + j : NULL);
     }
+}
+
+float tgl_cpu_epilogue(const tgl__gemm *g, double sum, float old, const float *bias)
+{
+    double v = (double)g->alpha * sum;
+    if (g->beta != 0.0f)
+        v += (double)g->beta * old;
+    if (bias)
+        v += *bias;
+    float r = tgl_cpu_activation(g->act, g->slope, (float)v);
+    return g->gate ? r * old : r;
 }
 
 static void gemm_f32(const tgl__gemm *g, const float *a, const float *bm, float *c, double *acc)

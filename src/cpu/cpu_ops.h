@@ -11,6 +11,11 @@ static inline void *tgl_cpu_at(tgl__view v)
     return v.buf ? (char *)v.buf + v.offset : NULL;
 }
 
+/* One element of tgl_gemm_fused's epilogue (also tgl_matvec_t_fused's): alpha sum + beta old +
+ * bias in double, then the activation and the gate in f32 steps, as a kernel stores them; old is
+ * the element's value on entry, bias NULL or the element's bias. */
+float tgl_cpu_epilogue(const tgl__gemm *g, double sum, float old, const float *bias);
+
 tgl_status tgl_cpu_reduce(tgl_backend *b, tgl_reduce_op op, tgl__view in, tgl__view out, size_t outer,
                           size_t len, size_t inner);
 tgl_status tgl_cpu_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__view out, size_t outer,

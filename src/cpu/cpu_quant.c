@@ -108,16 +108,19 @@ tgl_status tgl_cpu_gather_rows_t(tgl_backend *b, const tgl__tew *check, const tg
 
 tgl_status tgl_cpu_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
 {
-    float *row = calloc(m->cols, sizeof *row);
+    float *row = calloc(m->cols ? m->cols : 1, sizeof *row);
     if (!row)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_matvec_t: no host memory for a row of %zu floats", m->cols);
+    const float *bias = m->epilogue ? tgl_cpu_at(m->epilogue->bias) : NULL;
     for (size_t r = 0; r < m->rows; r++) {
-        weight_row(&m->w, r, m->cols, row);
+        if (m->cols) /* cols 0 (an epilogue of empty sums): w reaches nothing */
+            weight_row(&m->w, r, m->cols, row);
         for (size_t j = 0; j < m->n; j++) {
             double s = 0.0;
             for (size_t c = 0; c < m->cols; c++)
                 s += (double)row[c] * (double)*f32_at(&m->x, j, c);
-            *f32_at(&m->y, j, r) = (float)s;
+            float *y = f32_at(&m->y, j, r);
+            *y = m->epilogue ? tgl_cpu_epilogue(m->epilogue, s, *y, bias ? bias + r : NULL) : (float)s;
         }
     }
     free(row);

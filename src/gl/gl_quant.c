@@ -53,7 +53,8 @@ static GLuint stride_bits(const tgl__tensor_view *v, int d)
 
 /* matvec_w.comp's variant: a row per invocation (else a workgroup per row), the weight format,
  * rows of x per weight load, how W and x are read (textures only with a row per invocation),
- * x as vec4s (block formats), and tgl_gemm_fused's epilogue (f32 W: tgl_gemm's thin products). */
+ * x as vec4s (block formats), and tgl_gemm_fused's epilogue (tgl_matvec_t_fused; tgl_gemm's thin
+ * products). */
 typedef struct mvw_flags {
     uint32_t alone, fmt, xr, read, xvec4, lanes, wvec4, epilogue;
 } mvw_flags;
@@ -147,14 +148,19 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
                          tex ? "buffer texture" : "SSBO block");
     for (size_t r0 = 0; r0 < m->rows; r0 += per) {
         size_t nr = m->rows - r0 < per ? m->rows - r0 : per;
-        window2 w = window_2d(&m->w, r0, nr, 0, units, 0, align);
+        window2 w = m->cols ? window_2d(&m->w, r0, nr, 0, units, 0, align) : (window2){0};
         for (size_t j0 = 0; j0 < m->n; j0 += f.xr) {
             size_t nj = m->n - j0 < f.xr ? m->n - j0 : f.xr;
             if (tgl__span_bytes(&m->x, nj, m->cols) > max_bytes || tgl__span_bytes(&m->y, nj, nr) > max_bytes)
                 return tgl__fail(b, TGL_ERR_UNSUPPORTED,
                                  "tgl_matvec_t: the strides of x or y reach past the SSBO block limit in %zu rows", nj);
-            window2 x = window_2d(&m->x, j0, nj, 0, m->cols, 0, align),
-                    y = window_2d(&m->y, j0, nj, r0, nr, 1, align);
+            window2 y = window_2d(&m->y, j0, nj, r0, nr, 1, align), x = w;
+            if (m->cols)
+                x = window_2d(&m->x, j0, nj, 0, m->cols, 0, align);
+            else { /* an epilogue of empty sums: W and x reach nothing; y's window stands in */
+                w.bind = x.bind = y.bind;
+                w.bind.writes = x.bind.writes = 0;
+            }
             /* W's floats 4 at a time: unit column stride, whole vec4s from the window's start */
             f.wvec4 = !tgl__is_block(m->w.dtype) && m->w.strides[1] == 1 && m->cols % 4 == 0 && w.off % 4 == 0 &&
                       (nr == 1 || m->w.strides[0] % 4 == 0);
@@ -186,7 +192,9 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
             };
             tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof *u);
             tgl_gl_binding bind[4] = {w.bind, x.bind, y.bind};
-            tgl_gl_bind_read(&bind[0], (tgl_gl_read)f.read, GL_R32UI);
+            /* an f32 W read 4 words a texel (matvec_w's F32X4) */
+            tgl_gl_bind_read(&bind[0], (tgl_gl_read)f.read,
+                             f.wvec4 && m->w.dtype == TGL_DTYPE_F32 ? GL_RGBA32UI : GL_R32UI);
             tgl_gl_bind_read(&bind[1], (tgl_gl_read)f.read, f.xvec4 ? GL_RGBA32F : GL_R32F);
             if (m->epilogue) { /* W's rows are the product's columns */
                 bind[3] = tgl_gl_epilogue(b, prog, m->epilogue, r0, nr, y.bind);
@@ -353,7 +361,7 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
                     for (uint32_t wvec4 = 0; wvec4 < (fmt < 3 ? 2u : 1u); wvec4++)
                         for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 || wvec4 ? 2u : 1u); xvec4++)
                             for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES)
-                                for (uint32_t epilogue = 0; epilogue < (fmt == 0 ? 2u : 1u); epilogue++) {
+                                for (uint32_t epilogue = 0; epilogue < 2u; epilogue++) {
                                     mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, wvec4, epilogue};
                                     tgl_gl_plan p = mvw_plan(&f);
                                     fn(ctx, p.kernel, p.defines);

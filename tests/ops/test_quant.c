@@ -10,7 +10,9 @@
  *   2-byte-aligned block rows, guard bytes around both.
  * - tgl_matvec_t, every weight format, n rows of x 1..9, awkward rows and cols, strided and
  *   reversed x and y, poisoned y with guards: GL against the CPU (NMSE 1e-7); slabs under a
- *   small SSBO limit; f16 / bf16 conversions equal tgl_copy's; the refusals, buffers intact. */
+ *   small SSBO limit; f16 / bf16 conversions equal tgl_copy's; the refusals, buffers intact.
+ * - tgl_matvec_t_fused likewise with random epilogues (GL against the CPU, the CPU against its
+ *   unfused chain), prompts in slabs, cols 0, its refusals. */
 #include "testing.h"
 #include "cpu/cpu_half.h"
 #include "gl/gl_internal.h"
@@ -440,36 +442,94 @@ static uint8_t *make_weight(pair *p, tgl_dtype dt, size_t rows, size_t cols, int
     return m;
 }
 
-/* y = x W^T on both backends from the same bytes; returns GL's NMSE against the CPU. */
-static double matvec_case(pair *p, tgl_backend *gl, tgl_dtype dt, size_t rows, size_t cols, size_t n, int vector,
-                          int dense)
+/* tgl_matvec_t_fused's epilogue for matvec_case: beta, a bias or not, an activation, a gate;
+ * nan_y: y holds NaN on entry (beta 0, no gate: it must not be read). */
+typedef struct epi_spec {
+    float beta, slope;
+    int bias, gate, nan_y;
+    tgl_activation act;
+} epi_spec;
+
+/* The CPU's fused result against its unfused chain: the plain product (plain, [n, rows]), then
+ * on the host + beta y0 + bias, the activation by its own op on the CPU backend (tgt_activate)
+ * and the gate's multiply by y0. */
+static void check_cpu_chain(pair *p, const epi_spec *e, const float *plain, const float *y0, const float *bias,
+                            const float *fused, size_t n, size_t rows)
+{
+    size_t count = n * rows;
+    float *z = malloc(count * sizeof *z);
+    for (size_t j = 0; j < n; j++)
+        for (size_t r = 0; r < rows; r++) {
+            size_t i = j * rows + r;
+            z[i] = plain[i] + (e->gate || e->beta == 0.0f ? 0.0f : e->beta * y0[i]) + (bias ? bias[r] : 0.0f);
+        }
+    tgl_ptr zd = tgt_upload(p->cpu, z, count, 0);
+    tgt_activate(p->cpu, e->act, e->slope, zd, count);
+    TGT_OK(p->cpu, tgl_copy_dtoh(p->cpu, z, zd, count * sizeof *z));
+    tgl_free(p->cpu, zd);
+    for (size_t i = 0; e->gate && i < count; i++)
+        z[i] *= y0[i];
+    double err = tgt_nmse_floor(fused, z, count, 0.05); /* cancelled sums: as matvec_case_epi */
+    if (err > 1e-10)
+        fail_msg("CPU tgl_matvec_t_fused (act %d, beta %g, bias %d, gate %d) against its chain: NMSE %g", (int)e->act,
+                 (double)e->beta, e->bias, e->gate, err);
+    free(z);
+}
+
+/* y = x W^T (e NULL) or tgl_matvec_t_fused's y = epilogue(x W^T) on both backends from the same
+ * bytes; returns GL's NMSE against the CPU, elements counted as at least 0.05 (and checks the
+ * CPU's fused result against its chain). */
+static double matvec_case_epi(pair *p, tgl_backend *gl, tgl_dtype dt, size_t rows, size_t cols, size_t n, int vector,
+                              int dense, const epi_spec *e)
 {
     size_t wbytes;
     tgl_tensor w;
     uint8_t *wm = make_weight(p, dt, rows, cols, dense, &wbytes, &w);
     layout xl = dense ? dense_layout(&p->rng, n, cols) : float_layout(&p->rng, n, cols),
            yl = dense ? dense_layout(&p->rng, n, rows) : float_layout(&p->rng, n, rows);
-    float *x = malloc(xl.floats * sizeof *x), *y[2];
+    float *x = malloc(xl.floats * sizeof *x), *y[2], *y0 = malloc(yl.floats * sizeof *y0);
+    float *bias = malloc((rows + 1) * sizeof *bias), *plain = malloc(n * rows * sizeof *plain);
     for (size_t i = 0; i < xl.floats; i++)
         x[i] = tgt_uniform(&p->rng, -1, 1);
+    for (size_t i = 0; i <= rows; i++)
+        bias[i] = tgt_uniform(&p->rng, -1, 1);
+    tgt_poison(y0, yl.floats);
+    for (size_t j = 0; e && j < n; j++) /* y's elements on entry; the rest stays poison */
+        for (size_t r = 0; r < rows; r++)
+            y0[(int64_t)yl.front + (int64_t)j * yl.rs + (int64_t)r * yl.cs] =
+                e->nan_y ? NAN : tgt_uniform(&p->rng, -1.5f, 1.5f);
     tgl_backend *bs[2] = {p->cpu, gl};
     for (int k = 0; k < 2; k++) {
         tgl_backend *b = bs[k];
         y[k] = malloc(yl.floats * sizeof(float));
-        tgt_poison(y[k], yl.floats);
         tgl_ptr wd = upload_bytes(b, wm, wbytes), xd = tgt_upload(b, x, xl.floats, 0),
-                yd = tgt_upload(b, y[k], yl.floats, 0);
+                yd = tgt_upload(b, y0, yl.floats, 0), bd = tgt_upload(b, bias, rows + 1, 0);
         tgl_tensor tw = w, tx = float_tensor(xd, &xl, n, cols), ty = float_tensor(yd, &yl, n, rows);
         tw.data += wd;
         if (vector) { /* [cols] and [rows] */
             tx = (tgl_tensor){.data = tx.data, .dtype = TGL_DTYPE_F32, .ndim = 1, .shape = {cols}, .strides = {xl.cs}};
             ty = (tgl_tensor){.data = ty.data, .dtype = TGL_DTYPE_F32, .ndim = 1, .shape = {rows}, .strides = {yl.cs}};
         }
-        TGT_OK(b, tgl_matvec_t(b, &tw, &tx, &ty));
+        /* the bias one float into its allocation */
+        tgl_tensor tb = tgl_tensor_contiguous(bd + sizeof(float), TGL_DTYPE_F32, 1, &rows);
+        if (e)
+            TGT_OK(b, tgl_matvec_t_fused(b, &tw, &tx, e->beta, e->bias ? &tb : NULL, e->act, e->slope, e->gate, &ty));
+        else
+            TGT_OK(b, tgl_matvec_t(b, &tw, &tx, &ty));
         TGT_OK(b, tgl_copy_dtoh(b, y[k], yd, yl.floats * sizeof(float)));
+        if (e && k == 0) { /* the plain product, for the chain */
+            float *py = malloc(yl.floats * sizeof *py);
+            TGT_OK(b, tgl_matvec_t(b, &tw, &tx, &ty));
+            TGT_OK(b, tgl_copy_dtoh(b, py, yd, yl.floats * sizeof(float)));
+            for (size_t j = 0; j < n; j++)
+                for (size_t r = 0; r < rows; r++)
+                    plain[j * rows + r] = py[(int64_t)yl.front + (int64_t)j * yl.rs + (int64_t)r * yl.cs];
+            free(py);
+        }
         tgl_free(b, wd);
         tgl_free(b, xd);
         tgl_free(b, yd);
+        tgl_free(b, bd);
     }
     /* every y element written, nothing else */
     float *got = malloc(n * rows * sizeof *got), *want = malloc(n * rows * sizeof *want);
@@ -482,19 +542,38 @@ static double matvec_case(pair *p, tgl_backend *gl, tgl_dtype dt, size_t rows, s
     for (size_t i = 0; i < n * rows; i++)
         if (isnan(want[i]) || isnan(got[i]))
             fail_msg("%s %zux%zu n %zu: y[%zu] GL %g CPU %g", tgl_dtype_name(dt), rows, cols, n, i, got[i], want[i]);
+    if (e) {
+        float *y0s = malloc(n * rows * sizeof *y0s);
+        for (size_t j = 0; j < n; j++)
+            for (size_t r = 0; r < rows; r++)
+                y0s[j * rows + r] = y0[(int64_t)yl.front + (int64_t)j * yl.rs + (int64_t)r * yl.cs];
+        check_cpu_chain(p, e, plain, y0s, e->bias ? bias + 1 : NULL, want, n, rows);
+        free(y0s);
+    }
     for (size_t j = 0; j < n; j++)
         for (size_t r = 0; r < rows; r++)
             tgt_poison(&y[1][(int64_t)yl.front + (int64_t)j * yl.rs + (int64_t)r * yl.cs], 1);
     if (tgt_first_unpoisoned(y[1], yl.floats) < yl.floats)
         fail_msg("%s: GL wrote y's buffer at %zu, outside y", tgl_dtype_name(dt), tgt_first_unpoisoned(y[1], yl.floats));
-    double e = tgt_nmse(got, want, n * rows);
+    /* each reference element counted as at least 0.05: a sum of O(1) terms that cancels to near 0
+     * is a few f32 roundings away from the double sum, a large error relative to itself */
+    double err = tgt_nmse_floor(got, want, n * rows, 0.05);
     free(got);
     free(want);
     free(y[0]);
     free(y[1]);
+    free(y0);
+    free(bias);
+    free(plain);
     free(x);
     free(wm);
-    return e;
+    return err;
+}
+
+static double matvec_case(pair *p, tgl_backend *gl, tgl_dtype dt, size_t rows, size_t cols, size_t n, int vector,
+                          int dense)
+{
+    return matvec_case_epi(p, gl, dt, rows, cols, n, vector, dense, NULL);
 }
 
 static void test_matvec_t(void **state)
@@ -736,6 +815,148 @@ static void test_errors(void **state)
     }
 }
 
+/* A random epilogue: any activation (leaky relu's slope random), a bias half the time, a gate a
+ * third of the time, else beta 0 (NaN in y half the time then), 1 or -0.75. */
+static epi_spec random_epilogue(tgt_rng *r)
+{
+    static const float betas[] = {0.0f, 1.0f, -0.75f};
+    epi_spec e = {.act = (tgl_activation)tgt_below(r, TGL_ACTIVATION_COUNT), .slope = tgt_uniform(r, -0.5f, 0.5f),
+                  .bias = (int)tgt_below(r, 2), .gate = tgt_below(r, 3) == 0};
+    e.beta = e.gate ? 0.0f : betas[tgt_below(r, 3)];
+    e.nan_y = !e.gate && e.beta == 0.0f && tgt_below(r, 2);
+    return e;
+}
+
+/* tgl_matvec_t_fused: GL against the CPU (NMSE 1e-7) and the CPU against its unfused chain, for
+ * every format and random epilogues: decode rows (n 1..9, vectors, random strides), prompts (n
+ * 17..40: the GEMM path, W in f32 slabs with the bias following each slab, also under a memory
+ * budget), slabs under a 4 KiB SSBO limit; cols 0 (the epilogue of empty sums); refusals. */
+static void test_matvec_t_fused(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    static const size_t rows_list[] = {1, 7, 31, 67, 130}, n_list[] = {1, 2, 3, 4, 5, 9};
+    static const size_t block_cols[] = {32, 64, 96, 320}, float_cols[] = {1, 3, 31, 67, 257};
+    char what[160];
+    for (size_t f = 0; f < sizeof weight_types / sizeof *weight_types; f++) {
+        tgl_dtype dt = weight_types[f];
+        int blocks = dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_0;
+        for (int it = 0; it < tgt_count(10); it++) {
+            epi_spec e = random_epilogue(&p->rng);
+            int prompt = it % 4 == 3, dense = prompt || tgt_below(&p->rng, 3) == 0 ? 1 + (int)tgt_below(&p->rng, 2) : 0;
+            size_t rows = rows_list[tgt_below(&p->rng, 5)];
+            size_t n = prompt ? 17 + tgt_below(&p->rng, 24) : n_list[tgt_below(&p->rng, 6)];
+            size_t cols = blocks ? block_cols[tgt_below(&p->rng, 4)] : float_cols[tgt_below(&p->rng, 5)];
+            int vector = n == 1 && tgt_below(&p->rng, 2);
+            double err = matvec_case_epi(p, p->gl, dt, rows, cols, n, vector, dense, &e);
+            snprintf(what, sizeof what, "%s %zu x %zu, n %zu, dense %d: act %d beta %g bias %d gate %d nan_y %d",
+                     tgl_dtype_name(dt), rows, cols, n, dense, (int)e.act, (double)e.beta, e.bias, e.gate, e.nan_y);
+            if (err > 1e-7)
+                fail_msg("tgl_matvec_t_fused %s: NMSE %g", what, err);
+        }
+    }
+    /* prompts in slabs of W under a memory budget (as test_matvec_t_prompts), and slabs of rows
+     * under a 4 KiB SSBO limit: the bias and y's columns follow each slab */
+    const epi_spec biased = {.beta = 1.0f, .bias = 1, .act = TGL_ACTIVATION_GELU},
+                   gated = {.bias = 1, .gate = 1, .act = TGL_ACTIVATION_SILU};
+    tgt_setenv("TGL_MAX_MEMORY", "655360");
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    for (size_t f = 1; f < sizeof weight_types / sizeof *weight_types; f++)
+        for (int g = 0; g < 2; g++) {
+            double err = matvec_case_epi(p, gl, weight_types[f], 300, 512, 20, 0, 1, g ? &gated : &biased);
+            if (err > 1e-7)
+                fail_msg("fused prompt in slabs, %s, gate %d: NMSE %g", tgl_dtype_name(weight_types[f]), g, err);
+        }
+    tgl_close(gl);
+    tgt_env_restore();
+    gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 4096, NULL);
+    for (size_t f = 0; f < sizeof weight_types / sizeof *weight_types; f++) {
+        int blocks = weight_types[f] == TGL_DTYPE_Q8_0 || weight_types[f] == TGL_DTYPE_Q4_0;
+        for (int g = 0; g < 2; g++) {
+            double err = matvec_case_epi(p, gl, weight_types[f], 157, blocks ? 96 : 61, 3, 0, 0, g ? &gated : &biased);
+            if (err > 1e-7)
+                fail_msg("fused slabs, %s, gate %d: NMSE %g", tgl_dtype_name(weight_types[f]), g, err);
+        }
+    }
+    tgl_close(gl);
+}
+
+/* cols 0: y = act(beta y + bias) (or act(bias) y), nothing read from w or x; a plain epilogue
+ * (beta 0, nothing else) writes zeros as tgl_matvec_t; the refusals leave y intact. */
+static void test_matvec_t_fused_edges(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    for (int k = 0; k < 2 && bs[k]; k++) {
+        tgl_backend *b = bs[k];
+        float y[7] = {1, -2, 3, 4, 5, 6, 7}, bias[3] = {0.5f, 0.25f, -4.0f}, x[1] = {5};
+        tgl_ptr yd = tgt_upload(b, y, 7, 0), xd = tgt_upload(b, x, 1, 0), bd = tgt_upload(b, bias, 3, 0);
+        tgl_tensor tw = tgl_tensor_contiguous(xd, TGL_DTYPE_Q4_0, 2, (size_t[]){3, 0});
+        tgl_tensor tx = tgl_tensor_contiguous(xd, TGL_DTYPE_F32, 2, (size_t[]){2, 0});
+        tgl_tensor ty = tgl_tensor_contiguous(yd, TGL_DTYPE_F32, 2, (size_t[]){2, 3});
+        tgl_tensor tb = tgl_tensor_contiguous(bd, TGL_DTYPE_F32, 1, (size_t[]){3});
+        /* relu(2 y + bias): rows {1, -2, 3} and {4, 5, 6}; y[6] untouched */
+        TGT_OK(b, tgl_matvec_t_fused(b, &tw, &tx, 2.0f, &tb, TGL_ACTIVATION_RELU, 0.0f, 0, &ty));
+        float got[7];
+        TGT_OK(b, tgl_copy_dtoh(b, got, yd, sizeof got));
+        const float want[7] = {2.5f, 0.0f, 2.0f, 8.5f, 10.25f, 8.0f, 7.0f};
+        for (int i = 0; i < 7; i++)
+            if (got[i] != want[i])
+                fail_msg("%s cols 0: y[%d] = %g, expected %g", k ? "GL" : "CPU", i, got[i], want[i]);
+        /* the gate: relu(bias) * y */
+        TGT_OK(b, tgl_matvec_t_fused(b, &tw, &tx, 0.0f, &tb, TGL_ACTIVATION_RELU, 0.0f, 1, &ty));
+        TGT_OK(b, tgl_copy_dtoh(b, got, yd, sizeof got));
+        const float gated[7] = {1.25f, 0.0f, 0.0f, 4.25f, 2.5625f, 0.0f, 7.0f};
+        for (int i = 0; i < 7; i++)
+            if (got[i] != gated[i])
+                fail_msg("%s cols 0, gate: y[%d] = %g, expected %g", k ? "GL" : "CPU", i, got[i], gated[i]);
+        /* nothing to apply: zeros, as tgl_matvec_t */
+        TGT_OK(b, tgl_matvec_t_fused(b, &tw, &tx, 0.0f, NULL, TGL_ACTIVATION_NONE, 0.0f, 0, &ty));
+        TGT_OK(b, tgl_copy_dtoh(b, got, yd, sizeof got));
+        assert_true(got[0] == 0.0f && got[5] == 0.0f && got[6] == 7.0f);
+
+        /* refusals: y as it was */
+        float init[256];
+        for (int i = 0; i < 256; i++)
+            init[i] = (float)i;
+        tgl_ptr wd = tgt_upload(b, init, 256, 0);
+        tgl_tensor w = tgl_tensor_contiguous(wd, TGL_DTYPE_Q8_0, 2, (size_t[]){3, 64});
+        tgl_tensor x64 = tgl_tensor_contiguous(wd, TGL_DTYPE_F32, 1, (size_t[]){64});
+        tgl_tensor y3 = tgl_tensor_contiguous(yd, TGL_DTYPE_F32, 1, (size_t[]){3});
+        TGT_OK(b, tgl_copy_dtoh(b, y, yd, sizeof y));
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 0.0f, NULL, TGL_ACTIVATION_COUNT, 0.0f, 0, &y3),
+                   TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 0.0f, NULL, TGL_ACTIVATION_LEAKY_RELU, INFINITY, 0, &y3),
+                   TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 0.0f, NULL, TGL_ACTIVATION_SILU, 0.0f, 2, &y3),
+                   TGL_ERR_INVALID_ARGUMENT);
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 1.0f, NULL, TGL_ACTIVATION_SILU, 0.0f, 1, &y3),
+                   TGL_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(tgl_last_error(b), "beta must be 0"));
+        tgl_tensor t = tb;
+        t.shape[0] = 2; /* not [rows] */
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 0.0f, &t, TGL_ACTIVATION_NONE, 0.0f, 0, &y3),
+                   TGL_ERR_INVALID_ARGUMENT);
+        t = tb, t.strides[0] = 2; /* not stride 1 */
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 0.0f, &t, TGL_ACTIVATION_NONE, 0.0f, 0, &y3),
+                   TGL_ERR_INVALID_ARGUMENT);
+        t = tb, t.dtype = TGL_DTYPE_F16;
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 0.0f, &t, TGL_ACTIVATION_NONE, 0.0f, 0, &y3),
+                   TGL_ERR_UNSUPPORTED);
+        t = tb, t.data = yd + 4; /* the bias over y */
+        TGT_EXPECT(b, tgl_matvec_t_fused(b, &w, &x64, 0.0f, &t, TGL_ACTIVATION_NONE, 0.0f, 0, &y3),
+                   TGL_ERR_INVALID_ARGUMENT);
+        TGT_OK(b, tgl_copy_dtoh(b, got, yd, sizeof got));
+        assert_memory_equal(y, got, sizeof got);
+        tgl_free(b, wd);
+        tgl_free(b, yd);
+        tgl_free(b, xd);
+        tgl_free(b, bd);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -743,6 +964,7 @@ int main(void)
         cmocka_unit_test(test_gl_against_cpu),        cmocka_unit_test(test_matvec_t),
         cmocka_unit_test(test_matvec_t_prompts),      cmocka_unit_test(test_matvec_t_slabs),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_matvec_t_fused),        cmocka_unit_test(test_matvec_t_fused_edges),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
