@@ -282,7 +282,7 @@ void main()
         return;
     vec4 acc2 = vec4(0.0);
     uint u = 0u;
-#if UNIT_LEN <= 4u
+#if WFMT < TGL_WFMT_Q8_0 // float formats: units of 1 or 4 elements
     for (; u + 3u < units; u += 4u) {
         acc += unit_sum(row, u) + unit_sum(row, u + 2u);
         acc2 += unit_sum(row, u + 1u) + unit_sum(row, u + 3u);
