@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draws `tensorgl bench --json` figures as an SVG bar chart: one panel per op family, one group
-of bars per (op, size), one bar per backend (gl, cpu, openblas, and torch when
+of bars per (op, size), one bar per backend (gl, cpu, openblas, host, and torch when
 bench/gpu_reference.py added PyTorch's figures). Bars are the rate (GFLOP/s or GB/s, as the
 label says) on a log scale, since the backends differ by orders of magnitude.
 
@@ -13,8 +13,8 @@ import math
 import sys
 from xml.sax.saxutils import escape
 
-COLORS = {"gl": "#1f77b4", "cpu": "#ff7f0e", "openblas": "#2ca02c", "torch": "#d62728"}
-ORDER = ["gl", "torch", "openblas", "cpu"]
+COLORS = {"gl": "#1f77b4", "cpu": "#ff7f0e", "openblas": "#2ca02c", "host": "#9467bd", "torch": "#d62728"}
+ORDER = ["gl", "torch", "openblas", "host", "cpu"]
 BAR_H, GAP, LABEL_W, PLOT_W, RIGHT_W = 11, 8, 290, 560, 130
 
 

@@ -42,7 +42,9 @@ def table(path, size, command):
             rows.setdefault(r["op"], {})[r["backend"]] = r
     has_torch = any("torch" in v for v in rows.values())
     dev = d["devices"]
-    ref_name = "PyTorch" if has_torch else "CPU backend (OpenBLAS for GEMM)"
+    has_host = any("host" in v for v in rows.values())
+    ref_name = "PyTorch" if has_torch else "CPU backend (OpenBLAS for GEMM%s)" % (
+        ", a C loop on the host for %s" % ", ".join(op for op, v in rows.items() if "host" in v) if has_host else "")
     out = ["%s, %s: `%s`" % (dev.get("gl", "?"), d.get("date", "?"), command), ""]
     if has_torch:
         out[0] += "; reference: " + dev.get("torch", "PyTorch")
@@ -52,7 +54,7 @@ def table(path, size, command):
         gl = b.get("gl")
         if not gl:
             continue
-        ref = b.get("torch") if has_torch else b.get("openblas") or b.get("cpu")
+        ref = b.get("torch") if has_torch else b.get("openblas") or b.get("host") or b.get("cpu")
         ratio = ref["median_s"] / gl["median_s"] if ref and gl["median_s"] > 0 else None
         if ratio:
             ratios.append(ratio)

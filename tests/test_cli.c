@@ -41,7 +41,7 @@ static const struct {
     {"bench --ops add", {"unknown op or family 'add'", "did you mean binary_add?", "binary_add"}},
     {"bench --ops binary_add,sofmax", {"'sofmax'", "did you mean softmax?"}},
     {"bench --sizes tiny", {"unknown size 'tiny'", "small, medium, large"}},
-    {"bench --backend vulkan", {"unknown backend 'vulkan'", "gl, cpu, openblas"}},
+    {"bench --backend vulkan", {"unknown backend 'vulkan'", "gl, cpu, openblas, host"}},
     {"bench --repeat 0", {"--repeat '0'", "1 to 1000"}},
     {"bench --repeat 5x", {"--repeat '5x'"}},
     {"bench --json", {"--json needs a value"}},

@@ -46,6 +46,11 @@ typedef struct bench_op {
     tgl_status (*transfer)(tgl_backend *b, const size_t *p, const tgl_ptr *buf, float *const *host);
 } bench_op;
 
+/* The same work as a plain C loop on host copies of the buffers (bench_host.c), for the ops
+ * that have one (issue 53's: scatter_add, sort, topk, cumsum, gather, random_normal), else NULL. */
+typedef void (*bench_host_fn)(const size_t *p, float *const *buf);
+bench_host_fn tgl_bench_host_loop(const char *op);
+
 extern const bench_op tgl_bench_ops[];
 extern const size_t tgl_bench_op_count;
 extern const char *const tgl_bench_size_names[BENCH_SIZES];
@@ -55,7 +60,7 @@ typedef struct bench_result {
     const bench_op *op;
     int size;
     bench_spec spec;
-    const char *backend; /* "gl", "cpu" or "openblas" */
+    const char *backend; /* "gl", "cpu", "openblas" or "host" */
     double median, min, max; /* seconds per call */
     int repeats, iters;
     const char *error;   /* non-NULL: the backend could not run it (e.g. unsupported) */
@@ -70,7 +75,7 @@ typedef struct bench_context {
 
 /* The rate of a result in its unit (GFLOP/s or GB/s) and that unit. */
 double tgl_bench_rate(const bench_result *r, const char **unit);
-/* The table on stdout: every result, with the ratio to the CPU backend and to OpenBLAS. */
+/* The table on stdout: every result, with the ratio to the CPU backend, OpenBLAS and the host loops. */
 void tgl_bench_print_table(const bench_context *c, const bench_result *r, size_t n);
 /* The raw figures as JSON; 0 on success, -1 with errno when the file cannot be written. */
 int tgl_bench_write_json(const char *path, const bench_context *c, const bench_result *r, size_t n);

@@ -1,6 +1,6 @@
 /* `tensorgl bench [--ops LIST] [--sizes LIST] [--backend LIST] [--repeat N] [--json FILE]`:
- * the standard set (bench_ops.c) on every available backend, plus OpenBLAS for the gemm family,
- * in one table. Per case and backend: one warm-up call (kernels compile), one timed call to
+ * the standard set (bench_ops.c) on every available backend, plus OpenBLAS for the gemm family
+ * and plain C loops (bench_host.c) for the indexing, scan, sort and random ops, in one table. Per case and backend: one warm-up call (kernels compile), one timed call to
  * size the runs, then `repeat` runs of as many back-to-back calls as fill ~50 ms, each closed
  * by one tgl_synchronize; the table shows the median and the min-max of the runs' per-call
  * times. Progress goes to stderr. */
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-enum { B_GL, B_CPU, B_BLAS, B_COUNT };
-static const char *const backend_names[B_COUNT] = {"gl", "cpu", "openblas"};
+enum { B_GL, B_CPU, B_BLAS, B_HOST, B_COUNT };
+static const char *const backend_names[B_COUNT] = {"gl", "cpu", "openblas", "host"};
 
 typedef struct args {
     const char *ops, *json;
@@ -60,7 +60,7 @@ static int list_check(const char *option_what, const char *list, const char *con
 
 static int parse(int argc, char **argv, args *a)
 {
-    const char *sizes = "small,medium,large", *backends = "gl,cpu,openblas";
+    const char *sizes = "small,medium,large", *backends = "gl,cpu,openblas,host";
     a->repeat = 5;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -113,10 +113,12 @@ static int parse(int argc, char **argv, args *a)
     return 0;
 }
 
-/* Who runs a case: a backend (b != NULL, device buffers) or OpenBLAS (host buffers). */
+/* Who runs a case: a backend (b != NULL, device buffers), OpenBLAS (blas) or a host loop (host,
+ * bench_host.c) on host buffers. */
 typedef struct runner {
     tgl_backend *b;
     const tgl_blas *blas;
+    bench_host_fn loop;
     const bench_op *op;
     const size_t *p;
     tgl_ptr dev[BENCH_MAX_BUFS];
@@ -127,6 +129,10 @@ static tgl_status call(const runner *r)
 {
     if (r->b)
         return r->op->transfer ? r->op->transfer(r->b, r->p, r->dev, r->host) : r->op->issue(r->b, r->p, r->dev);
+    if (r->loop) {
+        r->loop(r->p, r->host);
+        return TGL_OK;
+    }
     return r->op->blas(r->blas, r->p, r->host) ? TGL_OK : TGL_ERR_UNSUPPORTED;
 }
 
@@ -277,7 +283,7 @@ int tgl_bench_first_use(tgl_backend *b, int size, double *seconds)
     for (size_t i = 0; i < tgl_bench_op_count; i++) {
         const bench_op *op = &tgl_bench_ops[i];
         double t0 = tgl_bench_now();
-        runner r = {b, NULL, op, op->sizes[size], {0}, {NULL}};
+        runner r = {b, NULL, NULL, op, op->sizes[size], {0}, {NULL}};
         bench_spec spec = {0};
         op->spec(r.p, &spec);
         tgl_status st = setup(&r, &spec);
@@ -344,7 +350,8 @@ int tgl_bench_check(tgl_backend *b, tgl_backend *ref, int size, double tol, FILE
     for (size_t i = 0; i < tgl_bench_op_count; i++) {
         const bench_op *op = &tgl_bench_ops[i];
         double t0 = tgl_bench_now();
-        runner r[2] = {{b, NULL, op, op->sizes[size], {0}, {NULL}}, {ref, NULL, op, op->sizes[size], {0}, {NULL}}};
+        runner r[2] = {{b, NULL, NULL, op, op->sizes[size], {0}, {NULL}},
+                       {ref, NULL, NULL, op, op->sizes[size], {0}, {NULL}}};
         bench_spec spec = {0};
         op->spec(r[0].p, &spec);
         tgl_status st = TGL_OK;
@@ -405,7 +412,8 @@ static void usage(FILE *f)
     for (size_t i = 0; i < tgl_bench_op_count; i++)
         fprintf(f, "%s%s", tgl_bench_ops[i].name, i + 1 < tgl_bench_op_count ? "," : "\n");
     fprintf(f, "  --sizes    small,medium,large (default: all)\n"
-                    "  --backend  gl,cpu,openblas (default: all available; openblas runs the gemm family)\n"
+                    "  --backend  gl,cpu,openblas,host (default: all available; openblas runs the gemm family, host\n"
+                    "             a plain C loop of scatter_add, sort, topk, cumsum, gather and random_normal)\n"
                     "  --repeat   timed runs per case, 1..1000 (default 5)\n"
                     "  --json     also write the raw figures to FILE\n\n");
     tgl_cmd_bench_usage(f);
@@ -446,7 +454,8 @@ int tgl_cmd_bench_suite(int argc, char **argv)
             if ((a.ops && !listed(a.ops, op->name) && !listed(a.ops, op->family)) || !a.sizes[s])
                 continue;
             total++;
-            runs += (be[B_GL] != NULL) + (be[B_CPU] != NULL) + (ctx.blas && op->blas);
+            runs += (be[B_GL] != NULL) + (be[B_CPU] != NULL) + (ctx.blas && op->blas) +
+                    (a.backends[B_HOST] && tgl_bench_host_loop(op->name));
         }
     }
     bench_result *res = calloc(total * B_COUNT + 1, sizeof *res);
@@ -469,11 +478,12 @@ int tgl_cmd_bench_suite(int argc, char **argv)
                 if (!a.sizes[s])
                     continue;
                 bench_result *x = &res[c++ * B_COUNT + (size_t)k];
-                if ((k < B_BLAS && !be[k]) || (k == B_BLAS && (!ctx.blas || !op->blas)))
+                bench_host_fn loop = k == B_HOST ? tgl_bench_host_loop(op->name) : NULL;
+                if ((k < B_BLAS && !be[k]) || (k == B_BLAS && (!ctx.blas || !op->blas)) || (k == B_HOST && !loop))
                     continue;
                 fprintf(stderr, "[%zu/%zu] %s %s %s\n", ++done, runs, backend_names[k], op->name,
                         tgl_bench_size_names[s]);
-                runner r = {k < B_BLAS ? be[k] : NULL, &blas, op, op->sizes[s], {0}, {NULL}};
+                runner r = {k < B_BLAS ? be[k] : NULL, &blas, loop, op, op->sizes[s], {0}, {NULL}};
                 *x = (bench_result){.op = op, .size = s, .backend = backend_names[k]};
                 op->spec(r.p, &x->spec);
                 tgl_status st = setup(&r, &x->spec);
