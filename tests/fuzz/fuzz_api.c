@@ -4,7 +4,7 @@
  * call (alloc, free, the three copies, and element-wise, fill, scale_add, map, reduce, argmax,
  * softmax, rmsnorm, gemm, permute, gather, cast, and the descriptor ops flip, roll, repeat,
  * pad, one_hot, masked_fill, gather, index_select, scatter, index_add, sort and topk over made-up
- * layouts, pool2d,
+ * layouts, matvec_t and matvec_t_fused over made-up weights, pool2d,
  * adaptive pool2d, interpolate,
  * the scans, masked_select and nonzero) on up to 8 allocations, with pointers
  * that are sometimes null, made up, stale, misaligned, past the end or another backend's (a
@@ -132,7 +132,7 @@ static tgl_tensor some_tensor(input *in, const side *s)
 }
 
 /* The descriptor ops that move elements (tensorgl.h's flip .. masked_fill, gather, index_select,
- * scatter, index_add, sort, topk, masked_select, nonzero). */
+ * scatter, index_add, sort, topk, masked_select, nonzero), and tgl_matvec_t's two forms. */
 static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
 {
     tgl_tensor x = some_tensor(in, s), y = some_tensor(in, s);
@@ -142,7 +142,7 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         sizes[k] = small(in, 4);
     for (size_t k = 0; k < 2 * TGL_MAX_DIMS; k++)
         ints[k] = some_int(in);
-    switch (byte(in) % 14) {
+    switch (byte(in) % 15) {
     case 0: return tgl_flip(b, &x, sizes, n % 5, &y);
     case 1: return tgl_roll(b, &x, ints, n, sizes, &y);
     case 2: return tgl_repeat(b, &x, sizes, n, &y);
@@ -212,6 +212,18 @@ static tgl_status layout_call(tgl_backend *b, input *in, const side *s)
         if (form & 4)
             return tgl_topk(b, &x, small(in, 5), small(in, 9), form & 8, values, indices);
         return tgl_sort(b, &x, small(in, 5), form & 8, values, indices);
+    }
+    case 13: { /* a made-up linear layer (x as x, y as y): any dtype as the weight, tgl_matvec_t or its
+                * fused form with a bias at times, beta NaN or infinite at times, the activation and
+                * gate out of range at times */
+        tgl_tensor w = some_tensor(in, s), bias = some_tensor(in, s);
+        int form = byte(in);
+        if (form & 1)
+            return tgl_matvec_t(b, &w, &x, &y);
+        static const float betas[] = {0.0f, 1.0f, -0.5f, NAN, INFINITY};
+        float beta = betas[byte(in) % 5], slope = byte(in) == 0x77 ? NAN : 0.1f;
+        return tgl_matvec_t_fused(b, &w, &x, beta, form & 2 ? &bias : NULL,
+                                  (tgl_activation)(byte(in) % (TGL_ACTIVATION_COUNT + 1)), slope, (form >> 2) % 3, &y);
     }
     case 9: { /* a made-up mask and count: packed outputs of any capacity */
         tgl_tensor mask = some_tensor(in, s), count = some_tensor(in, s);
