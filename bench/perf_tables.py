@@ -42,9 +42,14 @@ def table(path, size, command):
             rows.setdefault(r["op"], {})[r["backend"]] = r
     has_torch = any("torch" in v for v in rows.values())
     dev = d["devices"]
-    has_host = any("host" in v for v in rows.values())
-    ref_name = "PyTorch" if has_torch else "CPU backend (OpenBLAS for GEMM%s)" % (
-        ", a C loop on the host for %s" % ", ".join(op for op, v in rows.items() if "host" in v) if has_host else "")
+    host_ops = [op for op, v in rows.items() if "host" in v]
+    if has_torch:
+        ref_name = "PyTorch"
+    elif host_ops and not any("cpu" in v or "openblas" in v for v in rows.values()):
+        ref_name = "C loop on the host"
+    else:
+        ref_name = "CPU backend (OpenBLAS for GEMM%s)" % (
+            ", a C loop on the host for " + ", ".join(host_ops) if host_ops else "")
     out = ["%s, %s: `%s`" % (dev.get("gl", "?"), d.get("date", "?"), command), ""]
     if has_torch:
         out[0] += "; reference: " + dev.get("torch", "PyTorch")
@@ -55,6 +60,12 @@ def table(path, size, command):
         if not gl:
             continue
         ref = b.get("torch") if has_torch else b.get("openblas") or b.get("host") or b.get("cpu")
+        if ref and "error" in ref:
+            ref = None
+        if "error" in gl:  # the backend refused the case: its status in the GL columns
+            out.append("| %s | %s | %s | - | %s | - |" % (op, gl["shape"], gl["error"],
+                                                           fmt_time(ref["median_s"]) if ref else "-"))
+            continue
         ratio = ref["median_s"] / gl["median_s"] if ref and gl["median_s"] > 0 else None
         if ratio:
             ratios.append(ratio)
