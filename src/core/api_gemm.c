@@ -59,13 +59,8 @@ static tgl_status check_c_batches(tgl_backend *b, const tgl__gemm *g)
 static tgl_status gemm_common(tgl_backend *b, tgl__gemm *g, tgl_ptr a, tgl_ptr bm, tgl_ptr c, tgl_ptr bias)
 {
     tgl_status st = tgl__enter(b);
-    if (st || (st = tgl__check_activation(b, g->act, g->slope)))
+    if (st || (st = tgl__check_gemm_epilogue(b, g, "C")))
         return st;
-    if (g->gate != 0 && g->gate != 1)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "gate: %d, 0 or 1", g->gate);
-    if (g->gate && g->beta != 0.0f)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "beta: %g with gate 1 (C is the gate's factor, not a term: "
-                         "beta must be 0)", (double)g->beta);
     if ((unsigned)g->trans_a > TGL_TRANS || (unsigned)g->trans_b > TGL_TRANS)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %d is not a tgl_transpose",
                          (unsigned)g->trans_a > TGL_TRANS ? "ta" : "tb",

@@ -111,16 +111,16 @@ static tgl_status prefill(tgl_backend *b, const tgl__matvec_t *m)
     if (m->epilogue) /* tgl_matvec_t_fused: alpha 1, its beta and epilogue */
         g = *m->epilogue;
     g.trans_a = 0, g.trans_b = 1, g.f16 = 0, g.m = m->n, g.k = m->cols, g.batch = 1;
-    g.a = (tgl__view){m->x.view.buf, m->x.view.offset + m->x.base * 4};
+    g.a = tgl__view_at_base(&m->x);
     g.lda = (size_t)m->x.strides[0];
     g.ldc = (size_t)m->y.strides[0];
     const tgl__view bias = g.bias;
     int direct = m->w.dtype == TGL_DTYPE_F32 && m->w.strides[1] == 1 && m->w.strides[0] >= (int64_t)m->cols;
     if (direct) {
         g.n = m->rows;
-        g.b = (tgl__view){m->w.view.buf, m->w.view.offset + m->w.base * 4};
+        g.b = tgl__view_at_base(&m->w);
         g.ldb = (size_t)m->w.strides[0];
-        g.c = (tgl__view){m->y.view.buf, m->y.view.offset + m->y.base * 4};
+        g.c = tgl__view_at_base(&m->y);
         return b->vt->gemm(b, &g);
     }
     size_t per = PREFILL_TEMP_BYTES / (m->cols * 4);
@@ -248,15 +248,10 @@ TGL_API tgl_status tgl_matvec_t_fused(tgl_backend *b, const tgl_tensor *w, const
 {
     if (tgl__hooked(b))
         return TGL__HOOK(MATVEC_T_FUSED);
-    tgl_status st = tgl__enter(b);
-    if (st || (st = tgl__check_activation(b, activation, slope)))
-        return st;
-    if (gate != 0 && gate != 1)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "gate: %d, 0 or 1", gate);
-    if (gate && beta != 0.0f)
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "beta: %g with gate 1 (y is the gate's factor, not a term: "
-                         "beta must be 0)", (double)beta);
     tgl__gemm e = {.alpha = 1.0f, .beta = beta, .act = activation, .gate = gate, .slope = slope};
+    tgl_status st = tgl__enter(b);
+    if (st || (st = tgl__check_gemm_epilogue(b, &e, "y")))
+        return st;
     return matvec_common(b, "tgl_matvec_t_fused", w, x, y, &e, bias);
 }
 

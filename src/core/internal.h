@@ -242,6 +242,12 @@ static inline size_t tgl__unit_bytes(tgl_dtype dt)
     return dt == TGL_DTYPE_Q8_0 ? 34 : dt == TGL_DTYPE_Q4_0 ? 18 : tgl_dtype_size(dt);
 }
 
+/* The device range of a view's element (0, 0, ...), its base: where a product's operand starts. */
+static inline tgl__view tgl__view_at_base(const tgl__tensor_view *v)
+{
+    return (tgl__view){v->view.buf, v->view.offset + v->base * tgl__unit_bytes(v->dtype)};
+}
+
 /* Bytes from the lowest to the highest unit that ni rows of nu units of a 2-D view reach (its
  * strides in units; ni, nu > 0). */
 static inline size_t tgl__span_bytes(const tgl__tensor_view *v, size_t ni, size_t nu)

@@ -64,6 +64,19 @@ tgl_status tgl__check_activation(tgl_backend *b, tgl_activation act, float slope
     return TGL_OK;
 }
 
+tgl_status tgl__check_gemm_epilogue(tgl_backend *b, const tgl__gemm *g, const char *factor)
+{
+    tgl_status st = tgl__check_activation(b, g->act, g->slope);
+    if (st)
+        return st;
+    if (g->gate != 0 && g->gate != 1)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "gate: %d, 0 or 1", g->gate);
+    if (g->gate && g->beta != 0.0f)
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "beta: %g with gate 1 (%s is the gate's factor, not a term: "
+                         "beta must be 0)", (double)g->beta, factor);
+    return TGL_OK;
+}
+
 tgl_status tgl__leave(tgl_backend *b, tgl_status st)
 {
     if (st == TGL_ERR_DEVICE_LOST)

@@ -15,6 +15,9 @@ tgl_status tgl__leave(tgl_backend *b, tgl_status st);
 /* A fused epilogue's activation (a tgl_activation) and its slope (finite): tgl_conv2d_fused and
  * tgl_gemm_fused. */
 tgl_status tgl__check_activation(tgl_backend *b, tgl_activation act, float slope);
+/* tgl_gemm_fused's epilogue in g (also tgl_matvec_t_fused's): the activation and slope, gate 0 or
+ * 1, and beta 0 with a gate, whose factor is the output (`factor` names it in the message). */
+tgl_status tgl__check_gemm_epilogue(tgl_backend *b, const tgl__gemm *g, const char *factor);
 
 /* A device range of `bytes` starting at p. */
 tgl_status tgl__resolve(tgl_backend *b, const char *arg, tgl_ptr p, size_t bytes, tgl__view *v);

@@ -124,10 +124,8 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     if (plain_row(m))
-        return tgl_gl_matvec(b, (tgl__view){m->w.view.buf, m->w.view.offset + m->w.base * sizeof(float)},
-                             (tgl__view){m->x.view.buf, m->x.view.offset + m->x.base * sizeof(float)},
-                             (tgl__view){m->y.view.buf, m->y.view.offset + m->y.base * sizeof(float)}, m->rows,
-                             m->cols);
+        return tgl_gl_matvec(b, tgl__view_at_base(&m->w), tgl__view_at_base(&m->x), tgl__view_at_base(&m->y),
+                             m->rows, m->cols);
     size_t units = tgl__is_block(m->w.dtype) ? m->cols / 32 : m->cols;
     mvw_flags f;
     uint32_t wg;
