@@ -290,10 +290,10 @@
 #define LOC_TEW_EXTRA 56
 #define LOC_TEW_FIRST_INDEX 57 // [2]
 #define LOC_TEW_CONSECUTIVE 59
-// GATHER (two inputs)
-#define LOC_TEW_AXIS_STRIDE 60
-#define LOC_TEW_CHUNK_LO 61
-#define LOC_TEW_CHUNK_LEN 62
+// GATHER (two inputs: STRIDE2 free; 60 on are its textures')
+#define LOC_TEW_AXIS_STRIDE LOC_TEW_STRIDE2
+#define LOC_TEW_CHUNK_LO 49
+#define LOC_TEW_CHUNK_LEN 50
 
 // tgl_map_t (tensor/map.comp): arrays u_base[8] (the inputs'), u_shape[8], u_out_stride[8],
 // u_stride[64] (input k's dim d at 8 * k + d) and u_num[] (the expression's numbers, up to 256).

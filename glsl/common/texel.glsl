@@ -33,3 +33,14 @@
 #define TGL_READ(t, i) texelFetch(t, int(i)).x
 #endif
 #endif
+// Unsigned texels (any dtype's words, in kernels that work on bits): TGL_UTEXTURE(location,
+// binding, name, format) declares a buffer texture of format r32ui or rgba32ui (both ES 3.1
+// image formats) as a usamplerBuffer, or with TGL_IMG a read-only uimageBuffer; TGL_UREAD(t, i)
+// is texel i as a uvec4.
+#ifdef TGL_IMG
+#define TGL_UTEXTURE(loc, unit, name, fmt) layout(location = loc, binding = unit, fmt) readonly uniform highp uimageBuffer name
+#define TGL_UREAD(t, i) imageLoad(t, int(i))
+#else
+#define TGL_UTEXTURE(loc, unit, name, fmt) layout(location = loc, binding = unit) uniform highp usamplerBuffer name
+#define TGL_UREAD(t, i) texelFetch(t, int(i))
+#endif

@@ -23,7 +23,8 @@ static size_t texture_window_bytes(const tgl_gl *gl, const tgl_gl_binding *bind)
     case GL_R16F: texel = 2; break;
     case GL_RGBA16F:
     case GL_RGBA16UI: texel = 8; break;
-    case GL_RGBA32F: texel = 16; break;
+    case GL_RGBA32F:
+    case GL_RGBA32UI: texel = 16; break;
     default: break;
     }
     size_t wide = bind->bytes + TGL_GL_BUFFER_TAIL;

@@ -11,10 +11,11 @@
 
 /* elementwise.comp's flags: the op, the dtypes (the inputs' but where's condition, and out's),
  * WORDS (a dense out of 1- or 2-byte elements, a word per invocation), LINEAR (every operand
- * dense: no coordinates) and VEC4 (LINEAR with every operand on a multiple of four elements:
- * four per invocation, one access per operand). */
+ * dense: no coordinates), VEC4 (LINEAR with every operand on a multiple of four elements:
+ * four per invocation, one access per operand) and, with VEC4, how the inputs are read (SSBO
+ * loads, or buffer textures where the device profile says texel_inputs: llvmpipe). */
 typedef struct tew_flags {
-    uint32_t op, in, out, words, linear, vec4;
+    uint32_t op, in, out, words, linear, vec4, read;
 } tew_flags;
 static const char *const op_defines[TGL__TEW_COUNT] = {"COPY", "COMPARE", "WHERE", "UNARY", "BINARY", "CLAMP",
                                                           "FILL", "ARANGE", "MAP", /* MAP: gl_map.c's kernel */
@@ -27,6 +28,7 @@ static const tgl_gl_def tew_defs[] = {
     TGL_GL_FLAG(tew_flags, words, "WORDS"),
     TGL_GL_FLAG(tew_flags, linear, "LINEAR"),
     TGL_GL_FLAG(tew_flags, vec4, "VEC4"),
+    TGL_GL_READ(tew_flags, read),
 };
 static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "tgl_where", "tgl_unary_t",
                                                        "tgl_binary_t", "tgl_clamp", "tgl_fill_t",
@@ -38,14 +40,26 @@ static const char *const op_fns[TGL__TEW_COUNT] = {"tgl_copy", "tgl_compare", "t
 /* elementwise.comp's inputs: bindings 0..2 (out at 3) */
 #define KERNEL_INPUTS 3
 
-/* The variant: vec4 (which implies linear and no words), else words and linear as given. */
-static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int words, int linear, int vec4)
+/* Whether op reads its inputs (fill, arange and random bind out as input 0, never read). */
+static int reads_inputs(tgl__tew_op op)
 {
+    return op != TGL__TEW_FILL && op != TGL__TEW_ARANGE && op != TGL__TEW_RANDOM;
+}
+
+/* The variant: vec4 (which implies linear and no words; its inputs read as `read`), else
+ * words and linear as given, inputs from the SSBO. */
+static tgl_gl_plan tew_plan(tgl__tew_op op, tgl_dtype in, tgl_dtype out, int words, int linear, int vec4,
+                            tgl_gl_read read)
+{
+    if (!vec4 || !reads_inputs(op))
+        read = TGL_GL_READ_SSBO;
     tew_flags f = {(uint32_t)op, (uint32_t)in, (uint32_t)out, (uint32_t)(words && !vec4), (uint32_t)(linear || vec4),
-                   (uint32_t)vec4};
+                   (uint32_t)vec4, (uint32_t)read};
     tgl_gl_plan p = {.op = op_fns[op]};
     tgl_gl_plan_kernel(&p, "tensor/elementwise", TGL_GL_DEFS(tew_defs), &f);
-    p.why = vec4            ? "every operand dense and on a multiple of four elements: four per invocation, one access each"
+    p.why = vec4 && read ? "every operand dense and on a multiple of four elements: four per invocation, inputs as "
+                           "buffer textures (texel_inputs)"
+            : vec4          ? "every operand dense and on a multiple of four elements: four per invocation, one access each"
             : words && linear ? "every operand dense, out of 1- or 2-byte elements: a whole word per invocation"
             : words         ? "a dense out of 1- or 2-byte elements: a whole word per invocation"
             : linear        ? "every operand dense: an invocation per element, no coordinates"
@@ -131,7 +145,7 @@ typedef struct tew_run {
     const tgl__tew *e;
     GLuint prog[2][2]; /* by WORDS and LINEAR, decided per box (a box cut across a dense
                           operand's rows is no longer dense); 0 until a box needs it */
-    GLuint prog_vec4;  /* the VEC4 variant, 0 until a box takes it */
+    GLuint prog_vec4[TGL_GL_READS]; /* the VEC4 variant by its inputs' read, 0 until a box takes it */
     size_t max_bytes;  /* a window's limit */
     unsigned backward; /* the VEC4 variant's direction (glsl/common/sweep.glsl) */
     tgl_gl_map_t *map; /* tgl_map_t: its own kernel per box (gl_map.c) */
@@ -209,14 +223,49 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
 }
 
 /* The variant's program; groups only for its log line. */
-static tgl_status plan_program(tew_run *x, GLuint *prog, int words, int linear, int vec4, uint64_t groups)
+static tgl_status plan_program(tew_run *x, GLuint *prog, int words, int linear, int vec4, tgl_gl_read read,
+                               uint64_t groups)
 {
     if (*prog)
         return TGL_OK;
-    tgl_gl_plan plan = tew_plan(x->e->op, in_dtype(x->e), x->e->out.dtype, words, linear, vec4);
+    tgl_gl_plan plan = tew_plan(x->e->op, in_dtype(x->e), x->e->out.dtype, words, linear, vec4, read);
     plan.items = 1; /* an element, a word or (VEC4) four elements per invocation */
     plan.groups = groups;
     return tgl_gl_plan_program(x->b, &plan, prog);
+}
+
+/* The VEC4 variant's inputs as buffer textures, where the device reads element-wise inputs so
+ * (texel_inputs: llvmpipe) and each window fits the texel and block limits when aligned for a
+ * texture: bind[] and base[] are set for those windows and the read returned; else they are
+ * left as they are (SSBO windows) and TGL_GL_READ_SSBO returned. A quad of 4-byte elements is
+ * one RGBA32UI texel, anything else (gather's in too) R32UI words. */
+static tgl_gl_read texture_inputs(tew_run *x, const box *bx, tgl_gl_binding *bind, GLuint *base)
+{
+    const tgl__tew *e = x->e;
+    const tgl_gl_limits *l = &tgl_gl_of(x->b)->limits;
+    if (!l->texel_inputs || !reads_inputs(e->op) || e->nin > TGL_GL_MAX_TEXTURE_BINDINGS)
+        return TGL_GL_READ_SSBO;
+    tgl_gl_binding t[KERNEL_INPUTS];
+    GLuint tb[KERNEL_INPUTS];
+    GLenum format[KERNEL_INPUTS];
+    for (size_t k = 0; k < e->nin; k++) {
+        const tgl__tensor_view *v = &bx->in[k];
+        size_t pad, es = tgl_dtype_size(v->dtype);
+        int quad = e->op != TGL__TEW_GATHER || k == 0;
+        format[k] = quad && es == 4 ? GL_RGBA32UI : GL_R32UI;
+        t[k] = tgl_gl_window_aligned(v->view, window_bytes(v), 0, tgl_gl_window_align(l, 1), &pad);
+        if (t[k].bytes > l->max_ssbo_block || t[k].bytes / (format[k] == GL_RGBA32UI ? 16 : 4) > l->texture_buffer_texels ||
+            (quad && !quad_aligned(v, pad)))
+            return TGL_GL_READ_SSBO;
+        tb[k] = (GLuint)(pad / es + v->base);
+    }
+    tgl_gl_read read = tgl_gl_input_read(l, 1);
+    for (size_t k = 0; k < e->nin; k++) {
+        bind[k] = t[k];
+        base[k] = tb[k];
+        tgl_gl_bind_read(&bind[k], read, format[k]);
+    }
+    return read;
 }
 
 static tgl_status dispatch_piece(tew_run *x, const box *bx, size_t n)
@@ -258,22 +307,26 @@ static tgl_status dispatch_piece(tew_run *x, const box *bx, size_t n)
     size_t done = vec4 ? n / 4 * 4 : 0; /* the elements the VEC4 variant takes */
     tgl_status st = TGL_OK;
     if (done) {
-        st = plan_program(x, &x->prog_vec4, 0, 1, 1, tgl_gl_ceil_div(done / 4, l->workgroup_size));
+        tgl_gl_binding vbind[4] = {bind[0], bind[1], bind[2], bind[3]};
+        GLuint vbase[KERNEL_INPUTS] = {base[0], base[1], base[2]};
+        tgl_gl_read read = texture_inputs(x, bx, vbind, vbase);
+        GLuint *prog = &x->prog_vec4[read];
+        st = plan_program(x, prog, 0, 1, 1, read, tgl_gl_ceil_div(done / 4, l->workgroup_size));
         if (st)
             return st;
-        box_uniforms(x, x->prog_vec4, bx, base, out_base);
-        tgl_gl_uniform_ui(b, x->prog_vec4, LOC_SWEEP, x->backward);
+        box_uniforms(x, *prog, bx, vbase, out_base);
+        tgl_gl_uniform_ui(b, *prog, LOC_SWEEP, x->backward);
         for (size_t q = 0; !st && q < done / 4; q += grid) {
             size_t count = done / 4 - q < grid ? done / 4 - q : grid;
-            tgl_gl_uniform_ui(b, x->prog_vec4, LOC_TEW_N, (GLuint)count);
-            tgl_gl_uniform_ui(b, x->prog_vec4, LOC_TEW_START, (GLuint)(4 * q));
-            st = tgl_gl_dispatch(b, x->prog_vec4, bind, 4, tgl_gl_ceil_div(count, l->workgroup_size));
+            tgl_gl_uniform_ui(b, *prog, LOC_TEW_N, (GLuint)count);
+            tgl_gl_uniform_ui(b, *prog, LOC_TEW_START, (GLuint)(4 * q));
+            st = tgl_gl_dispatch(b, *prog, vbind, 4, tgl_gl_ceil_div(count, l->workgroup_size));
         }
     }
     if (st || done == n)
         return st;
     GLuint *prog = &x->prog[words][linear];
-    st = plan_program(x, prog, words, linear, 0, tgl_gl_ceil_div(n - done, l->workgroup_size));
+    st = plan_program(x, prog, words, linear, 0, TGL_GL_READ_SSBO, tgl_gl_ceil_div(n - done, l->workgroup_size));
     if (st)
         return st;
     box_uniforms(x, *prog, bx, base, out_base);
@@ -541,7 +594,9 @@ void tgl_gl_tensor_ewise_variants(void (*fn)(void *ctx, const char *kernel, cons
                     continue;
                 for (int words = 0; words < (tgl_dtype_size(data[o]) < 4 ? 2 : 1); words++)
                     for (int linear = 0; linear < 2; linear++)
-                        tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], words, linear, 0));
-                tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], 0, 1, 1));
+                        tgl_gl_list_plan(fn, ctx,
+                                         tew_plan((tgl__tew_op)op, data[i], data[o], words, linear, 0, TGL_GL_READ_SSBO));
+                for (int read = 0; read < (reads_inputs((tgl__tew_op)op) ? TGL_GL_READS : 1); read++)
+                    tgl_gl_list_plan(fn, ctx, tew_plan((tgl__tew_op)op, data[i], data[o], 0, 1, 1, (tgl_gl_read)read));
             }
 }
