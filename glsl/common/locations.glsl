@@ -391,11 +391,12 @@
 #define LOC_SRT_TEMP_BASE 15
 #define LOC_SRT_HAS 16
 #define LOC_SRT_LINE0 17
-#define LOC_SRT_SHAPE 24
-#define LOC_SRT_LO 32
-#define LOC_SRT_IN_STRIDE 40
-#define LOC_SRT_V_STRIDE 48
-#define LOC_SRT_I_STRIDE 56
+#define LOC_SRT_MINIMA 18
+#define LOC_SRT_SHAPE 19 // [8] each, ending below 60: TOPK's in may be a texture (60)
+#define LOC_SRT_LO 27
+#define LOC_SRT_IN_STRIDE 35
+#define LOC_SRT_V_STRIDE 43
+#define LOC_SRT_I_STRIDE 51
 
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows, decode 13 for its first chunk.

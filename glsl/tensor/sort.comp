@@ -15,6 +15,17 @@
 //   STORE: an invocation per output element (the first u_k of each line): in's element at the
 //     pair's position into values (DTYPE; bool as 0 or 1), the position into indices (i32),
 //     where u_has says (bit 0 values, bit 1 indices).
+//   TOPK (tgl_topk of a line longer than a block, u_k below u_minima / 2; no temporary buffer):
+//     a workgroup per line, selecting before it sorts. The line's elements fall into u_minima
+//     sets (a power of two, at most CAP; set j: the elements j, j + u_minima, ...); the u_k-th
+//     smallest of their minima bounds the u_k-th smallest key t from above (those u_k minima
+//     are elements), so the keys <= t, the candidates, hold the answer: about 1.4 to 2.8 u_k of
+//     them on random data, u_minima being 2 to 4 u_k. Up to CAP candidates (random data: about u_k) are gathered in shared memory in
+//     one pass over the line, sorted there by the same order and the first u_k written as STORE
+//     does. More (ties, or data arranged against the bound) take the exact u_k-th key by
+//     bisection on the key's bits (a count a step, 32 at most), then every key below it and the
+//     first of the keys equal to it in line order, u_k in all. TGL_TEX: in read as R32UI texels
+//     (llvmpipe).
 // A line's direction comes from the slot's place in its line, p & size (P: all ascending at
 // the last size). In LOAD and STORE the coordinates of line u_line0 + l are taken from the
 // group's box (origin u_lo, strides two's complement), as the other descriptor kernels do.
@@ -41,27 +52,32 @@
 #else
 #define BYTES 2
 #endif
-#define LOAD_4(arr, e) arr[e]
-#define LOAD_2(arr, e) ((arr[(e) >> 1] >> (16u * ((e) & 1u))) & 0xFFFFu)
-#define LOAD_1(arr, e) ((arr[(e) >> 2] >> (8u * ((e) & 3u))) & 0xFFu)
+// in's element e (DTYPE's bits; bool as 0 or 1) from its words, X_WORD(w)
 #if BYTES == 4
-#define LOAD_DATA(arr, e) LOAD_4(arr, e)
+#define LOAD_DATA(e) X_WORD(e)
 #elif BYTES == 2
-#define LOAD_DATA(arr, e) LOAD_2(arr, e)
+#define LOAD_DATA(e) ((X_WORD((e) >> 1) >> (16u * ((e) & 1u))) & 0xFFFFu)
 #else
-#define LOAD_DATA(arr, e) (LOAD_1(arr, e) != 0u ? 1u : 0u)
+#define LOAD_DATA(e) (((X_WORD((e) >> 2) >> (8u * ((e) & 3u))) & 0xFFu) != 0u ? 1u : 0u)
 #endif
-#ifndef BLOCK // the local stages' pairs in shared memory (the host's SORT_BLOCK)
+#ifndef BLOCK // the local stages' pairs in shared memory (the host's SORT_BLOCK; TOPK's TOPK_CAP)
 #define BLOCK 2048
 #endif
 
-#if defined(LOAD) || defined(STORE)
+#if defined(TOPK) && defined(TGL_TEX)
+#include "common/texel.glsl"
+TGL_UTEXTURE(LOC_TEXTURE0, 0, x_tex, r32ui);
+#define X_WORD(w) TGL_UREAD(x_tex, w).x
+#elif defined(LOAD) || defined(STORE) || defined(TOPK)
 layout(std430, binding = 0) readonly buffer In { uint x[]; };
+#define X_WORD(w) x[w]
+#endif
+#if defined(LOAD) || defined(STORE)
 layout(std430, binding = 1) buffer Temp { uvec2 tw[]; };
-#else
+#elif !defined(TOPK)
 layout(std430, binding = 0) buffer Temp { uvec2 tw[]; };
 #endif
-#ifdef STORE
+#if defined(STORE) || defined(TOPK)
 layout(std430, binding = 2) buffer Values { uint yv[]; };
 layout(std430, binding = 3) buffer Indices { uint yi[]; };
 #endif
@@ -83,6 +99,7 @@ layout(location = LOC_SRT_I_STEP) uniform uint u_i_step;
 layout(location = LOC_SRT_TEMP_BASE) uniform uint u_temp_base;
 layout(location = LOC_SRT_HAS) uniform uint u_has;
 layout(location = LOC_SRT_LINE0) uniform uint u_line0;
+layout(location = LOC_SRT_MINIMA) uniform uint u_minima; // TOPK
 layout(location = LOC_SRT_SHAPE) uniform uint u_shape[8];
 layout(location = LOC_SRT_LO) uniform uint u_lo[8];
 layout(location = LOC_SRT_IN_STRIDE) uniform uint u_in_stride[8];
@@ -95,7 +112,7 @@ bool before(uvec2 a, uvec2 b)
     return a.x < b.x || (a.x == b.x && a.y < b.y);
 }
 
-#if defined(LOAD) || defined(STORE)
+#if defined(LOAD) || defined(STORE) || defined(TOPK)
 // The ascending key of an element's bits: unsigned order is the value's, -0 equal to +0, NaN
 // past every number; bool false before true.
 uint sort_key(uint v)
@@ -124,6 +141,170 @@ uvec3 line_offsets(uint l)
         o += c * uvec3(u_in_stride[d], u_v_stride[d], u_i_stride[d]);
     }
     return o;
+}
+#endif
+
+#if defined(STORE) || defined(TOPK)
+// Output p of the line at offsets o: the element at position `from` into values, the position
+// into indices, where u_has says.
+void store_result(uvec3 o, uint p, uint from)
+{
+    if ((u_has & 2u) != 0u)
+        yi[o.z + p * u_i_step] = from;
+    if ((u_has & 1u) != 0u) {
+        uint v = LOAD_DATA(o.x + from * u_in_step);
+        uint at = o.y + p * u_v_step;
+#if BYTES == 4
+        yv[at] = v;
+#else
+        const uint per = uint(4 / BYTES), mask = (1u << uint(8 * BYTES)) - 1u;
+        uint shift = uint(8 * BYTES) * (at % per);
+        atomicAnd(yv[at / per], ~(mask << shift));
+        atomicOr(yv[at / per], v << shift);
+#endif
+    }
+}
+#endif
+
+#ifdef TOPK
+#define CAP BLOCK // the candidates shared memory holds (the host's TOPK_CAP), at least a workgroup
+#include "common/group.glsl"
+shared uvec2 s_pair[CAP];
+shared uint s_u[TGL_WG_SIZE];
+shared uint s_count;
+TGL_DEFINE_GROUP_REDUCE(uint, s_u, group_usum, TGL_ADD)
+
+// Element p's key in the ascending order the line is taken in (descending: complemented).
+uint key_at(uint o, uint p)
+{
+    uint k = sort_key(LOAD_DATA(o + p * u_in_step));
+    return u_desc != 0u ? ~k : k;
+}
+
+// How many of the line's keys are <= t (uniform control flow).
+uint count_le(uint o, uint t)
+{
+    uint c = 0u;
+    for (uint p = gl_LocalInvocationID.x; p < u_len; p += uint(TGL_WG_SIZE))
+        c += key_at(o, p) <= t ? 1u : 0u;
+    return group_usum(c);
+}
+
+// Sorts s_pair[0, n) by before() (n a power of two, at most CAP; uniform control flow).
+void sort_shared(uint n)
+{
+    for (uint size = 2u; size <= n; size <<= 1)
+        for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
+            for (uint t = gl_LocalInvocationID.x; t < n / 2u; t += uint(TGL_WG_SIZE)) {
+                uint i = ((t & ~(stride - 1u)) << 1) | (t & (stride - 1u)), j = i + stride;
+                bool asc = (i & size) == 0u;
+                uvec2 a = s_pair[i], b = s_pair[j];
+                if (asc ? before(b, a) : before(a, b)) {
+                    s_pair[i] = b;
+                    s_pair[j] = a;
+                }
+            }
+            memoryBarrierShared();
+            barrier();
+        }
+}
+
+// The exclusive prefix sum of one value per invocation in invocation order, *total the sum
+// (uniform control flow).
+uint group_exclusive(uint v, out uint total)
+{
+    uint lane = gl_LocalInvocationID.x;
+    barrier();
+    s_u[lane] = v;
+    memoryBarrierShared();
+    barrier();
+    for (uint off = 1u; off < uint(TGL_WG_SIZE); off <<= 1) {
+        uint before_ = lane >= off ? s_u[lane - off] : 0u;
+        barrier();
+        s_u[lane] += before_;
+        memoryBarrierShared();
+        barrier();
+    }
+    total = s_u[uint(TGL_WG_SIZE) - 1u];
+    return s_u[lane] - v;
+}
+
+void topk_line(uint l)
+{
+    const uint wg = uint(TGL_WG_SIZE);
+    uint lane = gl_LocalInvocationID.x;
+    uvec3 o = line_offsets(l);
+    // the smallest key of each set (u_len >= u_minima: none is empty), in set order on ties
+    for (uint j = lane; j < u_minima; j += wg) {
+        uint m = 0xFFFFFFFFu;
+        for (uint p = j; p < u_len; p += u_minima)
+            m = min(m, key_at(o.x, p));
+        s_pair[j] = uvec2(m, j);
+    }
+    memoryBarrierShared();
+    barrier();
+    sort_shared(u_minima);
+    uint t = s_pair[u_k - 1u].x, lowest = s_pair[0].x;
+    barrier(); // every invocation has read t
+    if (lane == 0u)
+        s_count = 0u;
+    memoryBarrierShared();
+    barrier();
+    for (uint p = lane; p < u_len; p += wg) { // the candidates, as many as there is room for
+        uint k = key_at(o.x, p);
+        if (k <= t) {
+            uint at = atomicAdd(s_count, 1u);
+            if (at < uint(CAP))
+                s_pair[at] = uvec2(k, p);
+        }
+    }
+    memoryBarrierShared();
+    barrier();
+    uint n = s_count;
+    if (n > uint(CAP)) { // uniform: the exact path
+        uint lo = lowest, hi = t; // the smallest key with at least u_k keys <= it: the u_k-th
+        while (lo < hi) {
+            uint mid = lo + (hi - lo) / 2u;
+            if (count_le(o.x, mid) >= u_k)
+                hi = mid;
+            else
+                lo = mid + 1u;
+        }
+        t = hi;
+        barrier(); // every invocation has read s_count
+        if (lane == 0u)
+            s_count = 0u;
+        memoryBarrierShared();
+        barrier();
+        for (uint p = lane; p < u_len; p += wg) { // every key below t: fewer than u_k
+            uint k = key_at(o.x, p);
+            if (k < t)
+                s_pair[atomicAdd(s_count, 1u)] = uvec2(k, p);
+        }
+        memoryBarrierShared();
+        barrier();
+        n = s_count;
+        for (uint p0 = 0u; p0 < u_len && n < u_k; p0 += wg) { // then the keys equal to t in line order
+            uint p = p0 + lane, total;
+            bool eq = p < u_len && key_at(o.x, p) == t;
+            uint at = n + group_exclusive(eq ? 1u : 0u, total);
+            if (eq && at < u_k)
+                s_pair[at] = uvec2(t, p);
+            n = min(n + total, u_k);
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    uint size = 1u;
+    while (size < n)
+        size <<= 1;
+    for (uint q = n + lane; q < size; q += wg)
+        s_pair[q] = uvec2(0xFFFFFFFFu); // after every real pair
+    memoryBarrierShared();
+    barrier();
+    sort_shared(size);
+    for (uint q = lane; q < u_k; q += wg)
+        store_result(o, q, s_pair[q].y);
 }
 #endif
 
@@ -158,7 +339,12 @@ void stage(uint first, uint size, uint stride)
 
 void main()
 {
-#ifdef LOCAL
+#ifdef TOPK
+    uint l = tgl_group_index();
+    if (l >= u_n)
+        return; // a whole workgroup: uniform
+    topk_line(u_start + l);
+#elif defined(LOCAL)
     uint first = (u_start + tgl_group_index()) * uint(BLOCK); // the block's first slot
     for (uint e = gl_LocalInvocationID.x; e < uint(BLOCK); e += uint(TGL_WG_SIZE))
         sh[e] = first + e < u_n ? tw[u_temp_base + first + e] : uvec2(0xFFFFFFFFu);
@@ -208,28 +394,13 @@ void main()
     uint l = g >> u_log_p, p = g & ((1u << u_log_p) - 1u);
     uvec2 r = uvec2(0xFFFFFFFFu);
     if (p < u_len) {
-        uint key = sort_key(LOAD_DATA(x, line_offsets(l).x + p * u_in_step));
+        uint key = sort_key(LOAD_DATA(line_offsets(l).x + p * u_in_step));
         r = uvec2(u_desc != 0u ? ~key : key, p);
     }
     tw[u_temp_base + g] = r;
 #else // STORE
     uint l = g / u_k, p = g - l * u_k;
-    uint from = tw[u_temp_base + (l << u_log_p) + p].y;
-    uvec3 o = line_offsets(l);
-    if ((u_has & 2u) != 0u)
-        yi[o.z + p * u_i_step] = from;
-    if ((u_has & 1u) != 0u) {
-        uint v = LOAD_DATA(x, o.x + from * u_in_step);
-        uint at = o.y + p * u_v_step;
-#if BYTES == 4
-        yv[at] = v;
-#else
-        const uint per = uint(4 / BYTES), mask = (1u << uint(8 * BYTES)) - 1u;
-        uint shift = uint(8 * BYTES) * (at % per);
-        atomicAnd(yv[at / per], ~(mask << shift));
-        atomicOr(yv[at / per], v << shift);
-#endif
-    }
+    store_result(line_offsets(l), p, tw[u_temp_base + (l << u_log_p) + p].y);
 #endif
 #endif
 }

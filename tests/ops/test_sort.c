@@ -1,12 +1,13 @@
-/* tgl_sort and tgl_topk on both backends against a host reference (a stable insertion of each
- * line by value: NaN above every number, -0 equal to +0, false before true), bit for bit over
- * the outputs' whole allocations (guards included): PyTorch's outputs for small cases; random
+/* tgl_sort and tgl_topk on both backends against a host reference (a stable sort of each line
+ * by value: NaN above every number, -0 equal to +0, false before true), bit for bit over the
+ * outputs' whole allocations (guards included): PyTorch's outputs for small cases; random
  * calls of 1-4 dims (extents 1, primes, 2^k +- 1, past a workgroup's block; permuted, reversed
  * and gapped strides; every dtype; pools full of ties and edge values; ascending and
  * descending; k from 0 to the line; values or indices alone); lines of 2^17 + 3 elements (the
  * network's global stages, three a pass and one), 301 lines of 347, 8 lines of 50257 (LLM
- * sampling's top 50); a
- * shrunk SSBO limit (lines in groups; a line past it refused on GL); the refusals. */
+ * sampling's top 50); topk of lines past a block with k up to a little past GL's selection
+ * (candidates from the sets' minima, or with ties the exact path); a shrunk SSBO limit (lines
+ * in groups; a line past it refused on GL); the refusals. */
 #include "testing.h"
 #include "tensors.h"
 #include "cpu/cpu_convert.h"
@@ -105,6 +106,24 @@ static int goes_before(num a, num b, int descending)
     return descending ? a.v > b.v : a.v < b.v;
 }
 
+/* A line's element for the reference's qsort: equal values by position, so the order is the
+ * stable sort's. */
+typedef struct ranked {
+    num v;
+    size_t p;
+    int descending;
+} ranked;
+
+static int by_rank(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (goes_before(a->v, b->v, a->descending))
+        return -1;
+    if (goes_before(b->v, a->v, a->descending))
+        return 1;
+    return a->p < b->p ? -1 : a->p > b->p;
+}
+
 /* The outputs' allocation images by the definition. */
 static void reference(const call *c, uint8_t *want_v, uint8_t *want_i)
 {
@@ -115,8 +134,7 @@ static void reference(const call *c, uint8_t *want_v, uint8_t *want_i)
     size_t shape[TGL_MAX_DIMS] = {0}, lines = 1;
     for (size_t d = 0; d < ndim; d++)
         lines *= shape[d] = d == c->axis ? 1 : c->in.shape[d];
-    size_t *order = calloc(len ? len : 1, sizeof *order);
-    num *vals = calloc(len ? len : 1, sizeof *vals);
+    ranked *order = calloc(len ? len : 1, sizeof *order);
     size_t idx[TGL_MAX_DIMS] = {0};
     tgl_tensor in = c->in, v = c->values, ix = c->indices;
     if (!in.ndim) { /* 0-d: one element of one dim */
@@ -124,18 +142,13 @@ static void reference(const call *c, uint8_t *want_v, uint8_t *want_i)
         in.shape[0] = v.shape[0] = ix.shape[0] = 1;
     }
     for (size_t line = 0; lines && len && line < lines; line++) {
-        for (size_t p = 0; p < len; p++) { /* insertion keeps the stable order */
+        for (size_t p = 0; p < len; p++) {
             idx[c->axis] = p;
-            vals[p] = value_of(dt, c->in_init + byte_at(&in, idx));
-            size_t q = p;
-            while (q > 0 && goes_before(vals[p], vals[order[q - 1]], c->descending)) {
-                order[q] = order[q - 1];
-                q--;
-            }
-            order[q] = p;
+            order[p] = (ranked){value_of(dt, c->in_init + byte_at(&in, idx)), p, c->descending};
         }
+        qsort(order, len, sizeof *order, by_rank);
         for (size_t p = 0; p < c->k; p++) {
-            idx[c->axis] = order[p];
+            idx[c->axis] = order[p].p;
             const uint8_t *e = c->in_init + byte_at(&in, idx);
             idx[c->axis] = p;
             if (c->with_values) {
@@ -145,7 +158,7 @@ static void reference(const call *c, uint8_t *want_v, uint8_t *want_i)
                     o[0] = e[0] != 0;
             }
             if (c->with_indices) {
-                int32_t at = (int32_t)order[p];
+                int32_t at = (int32_t)order[p].p;
                 memcpy(want_i + byte_at(&ix, idx), &at, 4);
             }
         }
@@ -157,7 +170,6 @@ static void reference(const call *c, uint8_t *want_v, uint8_t *want_i)
         }
     }
     free(order);
-    free(vals);
 }
 
 /* The bytes one line's window of t spans (`extent` elements along the axis). */
@@ -183,7 +195,9 @@ static void check(pair *p, tgl_backend *gl, const call *c, size_t gl_max_bytes, 
         tgl_backend *b = bs[j];
         if (!b)
             continue;
-        int too_big = padded * 8 > gl_max_bytes || line_window(&c->in, c->axis, len) > gl_max_bytes ||
+        /* GL's topk that selects holds no pairs */
+        int pairs = !(c->topk && tgl_gl_topk_selects(&tgl_gl_of(gl)->limits, len, c->k));
+        int too_big = (pairs && padded * 8 > gl_max_bytes) || line_window(&c->in, c->axis, len) > gl_max_bytes ||
                       (c->with_values && line_window(&c->values, c->axis, c->k) > gl_max_bytes) ||
                       (c->with_indices && line_window(&c->indices, c->axis, c->k) > gl_max_bytes);
         if (b == gl && gl_max_bytes && too_big && c->k && tgl_tensor_numel(&c->in)) {
@@ -299,6 +313,40 @@ static void test_large(void **state)
         }
 }
 
+/* tgl_topk of lines longer than a block with k at most a little past GL's selection: 1-3 dims,
+ * any axis, every dtype and layout; random pools (about k candidates), few distinct values or one
+ * (the exact path: bisection, then the ties in line order), ascending and descending. Lines up
+ * to `most_line` long. */
+static void topk_calls(pair *p, tgl_backend *gl, int count, size_t most_line, size_t gl_max_bytes, const char *what)
+{
+    tgt_rng *r = &p->rng;
+    static const size_t lens[] = {2049, 2053, 4095, 4099, 10007, 50257};
+    static const size_t ks[] = {1, 2, 49, 50, 255, 256, 257};
+    for (int i = 0; i < count; i++) {
+        size_t ndim = 1 + tgt_below(r, 3), axis = tgt_below(r, ndim), shape[3], len = lens[tgt_below(r, 6)];
+        if (len > most_line)
+            len = lens[tgt_below(r, 2)];
+        for (size_t d = 0; d < ndim; d++)
+            shape[d] = d == axis ? len : 1 + tgt_below(r, d == 0 ? 3 : 2);
+        call c = random_call(r, ndim, shape);
+        c.topk = 1;
+        c.axis = axis;
+        c.k = tgt_below(r, 3) ? ks[tgt_below(r, 7)] : 1 + tgt_below(r, 256);
+        size_t out_shape[3];
+        for (size_t d = 0; d < ndim; d++)
+            out_shape[d] = d == axis ? c.k : shape[d];
+        c.values = layout(r, c.in.dtype, ndim, out_shape, &c.values_bytes);
+        c.indices = layout(r, TGL_DTYPE_I32, ndim, out_shape, &c.indices_bytes);
+        run_random(p, gl, &c, gl_max_bytes, what);
+    }
+}
+
+static void test_topk_select(void **state)
+{
+    pair *p = *state;
+    topk_calls(p, p->gl, tgt_count(30), 50257, 0, "topk select");
+}
+
 /* A shrunk SSBO limit: lines in groups whose windows fit; a line whose pairs pass it refused. */
 static void test_small_ssbo_limit(void **state)
 {
@@ -308,6 +356,11 @@ static void test_small_ssbo_limit(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 8192, NULL);
     random_calls(p, gl, tgt_count(40), 6000, tgl_gl_max_window_elems(&tgl_gl_of(gl)->limits, 4) * 4, "small SSBO limit");
+    tgl_close(gl);
+    /* lines of 2049 to 4099 elements: groups of a few, a line of one past the limit refused */
+    gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 40000, NULL);
+    topk_calls(p, gl, tgt_count(12), 4099, tgl_gl_max_window_elems(&tgl_gl_of(gl)->limits, 4) * 4, "topk, small SSBO limit");
     tgl_close(gl);
 }
 
@@ -426,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_known_values),
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_large),
+        cmocka_unit_test(test_topk_select),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_refusals),
     };
