@@ -49,7 +49,14 @@
 #define PAIRS (SCAN_OP >= 2)
 #define INTS (IN_DTYPE >= 3)
 
+#ifdef TGL_TEX // in as R32UI texels (llvmpipe gathers them; each SSBO load is a loop over the lanes)
+#include "common/texel.glsl"
+TGL_UTEXTURE(LOC_TEXTURE0, 0, x_tex, r32ui);
+#define X_WORD(w) TGL_UREAD(x_tex, w).x
+#else
 layout(std430, binding = 0) readonly buffer In { uint x[]; };
+#define X_WORD(w) x[w]
+#endif
 layout(std430, binding = 1) buffer Out { uint y[]; };
 layout(std430, binding = 2) buffer Idx { uint ix[]; };
 layout(std430, binding = 3) buffer Totals { uvec2 tot[]; };
@@ -109,11 +116,11 @@ uvec2 identity()
 uint load_bits(uint e)
 {
 #if IN_DTYPE == 0 || IN_DTYPE == 3
-    return x[e];
+    return X_WORD(e);
 #elif IN_DTYPE == 4
-    return (x[e >> 2] >> (8u * (e & 3u))) & 0xFFu;
+    return (X_WORD(e >> 2) >> (8u * (e & 3u))) & 0xFFu;
 #else
-    return (x[e >> 1] >> (16u * (e & 1u))) & 0xFFFFu;
+    return (X_WORD(e >> 1) >> (16u * (e & 1u))) & 0xFFFFu;
 #endif
 }
 
@@ -321,16 +328,19 @@ void main()
         barrier();
 #endif
         uvec2 part = identity();
+#ifdef SCAN_STAGED
         uvec2 v[SCAN_K];
+#endif
         for (uint q = 0u; q < uint(SCAN_K); q++) {
             uint k = a0 + q;
 #ifdef SCAN_STAGED
             uint bits = k < hi ? s_tile[PADDED(lane * uint(SCAN_K) + q)] : 0u;
-#else
-            uint bits = k < hi ? load_bits(oi + k * u_step) : 0u;
-#endif
             v[q] = k < hi ? operand(bits, k) : identity();
             part = combine(part, v[q]);
+#else // (read again below: llvmpipe kept v[] in memory, a loop over the lanes a step)
+            uint bits = k < hi ? load_bits(oi + k * u_step) : 0u;
+            part = combine(part, k < hi ? operand(bits, k) : identity());
+#endif
         }
         uvec2 tile_total;
 #if SCAN_SG > 0
@@ -351,13 +361,14 @@ void main()
         tile_total = s_scan[uint(TGL_WG_SIZE) - 1u];
 #endif
         for (uint q = 0u; q < uint(SCAN_K); q++) {
+#ifdef SCAN_STAGED
             run = combine(run, v[q]);
             v[q] = run;
-#ifdef SCAN_STAGED
             s_tile[PADDED(lane * uint(SCAN_K) + q)] = run.x; // its own slots: no barrier
 #else
             uint k = a0 + q;
             if (k < hi) {
+                run = combine(run, operand(load_bits(oi + k * u_step), k));
                 store_out(oo + k * u_out_step, run.x);
 #if PAIRS
                 if (u_has_idx != 0u)

@@ -67,7 +67,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(workgroup_size, U32, "1-D workgroup of the element-wise kernels")                                  \
     X(reduce_workgroup_size, U32, "workgroup of kernels that reduce within a group")                     \
     X(items_per_invocation, U32, "elements (vec4s) per invocation of element-wise kernels")              \
-    X(texel_inputs, FLAG, "element-wise, row-wise, reduce, shape and rope inputs read as buffer textures") \
+    X(texel_inputs, FLAG, "element-wise, row-wise, reduce, scan, topk, shape and rope inputs read as buffer textures") \
     X(image_inputs, FLAG, "... bound as read-only image buffers (imageLoad) instead")                    \
     X(wide_stores, FLAG, "pairs of vec4s stored as dvec4s (common/wide_store.glsl)")                     \
     X(rows_per_invocation, FLAG, "row-wise ops: one invocation per row, no barriers")                    \

@@ -26,7 +26,7 @@ static const tgl_gl_def rows_defs[] = {
 };
 
 typedef struct scan_flags {
-    uint32_t in, out, op, items, staged, subgroup;
+    uint32_t in, out, op, items, staged, subgroup, read;
 } scan_flags;
 static const tgl_gl_def scan_defs[] = {
     TGL_GL_UINT(scan_flags, in, "IN_DTYPE"),
@@ -35,6 +35,7 @@ static const tgl_gl_def scan_defs[] = {
     TGL_GL_UINT(scan_flags, items, "SCAN_K"),
     TGL_GL_FLAG(scan_flags, staged, "SCAN_STAGED"),
     TGL_GL_UINT(scan_flags, subgroup, "SCAN_SG"),
+    TGL_GL_READ(scan_flags, read),
 };
 
 /* Lines at least this many reduce_workgroup_size long take a workgroup each; shorter ones too
@@ -81,13 +82,13 @@ static uint32_t scan_subgroup(const tgl_gl_limits *l)
 
 /* The scans: a workgroup per chunk of a line (tensor/scan.comp), `items` consecutive elements
  * per invocation in each tile, staged through shared memory or not (the profile's scan_items and
- * scan_staged), scanned across the workgroup through subgroups of `subgroup` (0: shared memory);
- * op a TGL__RDT scan. */
+ * scan_staged), scanned across the workgroup through subgroups of `subgroup` (0: shared memory),
+ * in read as `read`; op a TGL__RDT scan. */
 static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned scan, tgl_dtype in, tgl_dtype out,
-                             uint32_t items, int staged, uint32_t subgroup)
+                             uint32_t items, int staged, uint32_t subgroup, tgl_gl_read read)
 {
     scan_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)(scan - TGL__RDT_CUMSUM), items, (uint32_t)staged,
-                    subgroup};
+                    subgroup, (uint32_t)read};
     tgl_gl_plan p = {.op = op};
     tgl_gl_plan_kernel(&p, "tensor/scan", TGL_GL_DEFS(scan_defs), &f);
     if (l)
@@ -143,7 +144,17 @@ typedef struct rdt_run {
     size_t max_bytes;
     int params_fit; /* the row-wise ops' 1-D operands within the window (bound whole) */
     size_t scan_chunk; /* the scans: scan_chunk's elements, decided once for every box */
+    tgl_gl_read scan_read; /* ... and how in is read (scan_read) */
 } rdt_run;
+
+/* How a scan reads in: as R32UI texels where the device reads inputs so (llvmpipe) and every
+ * window of in (at most the block limit, and the texture's alignment pad) fits the texel limit. */
+static tgl_gl_read scan_read(const tgl_gl_limits *l, const tgl__rdt *r)
+{
+    uint64_t most = (uint64_t)tgl_gl_max_window_elems(l, 4) * 4 + l->texture_align;
+    int fits = most / 4 <= l->texture_buffer_texels && l->texture_align <= l->ssbo_align + 16; /* (the block's slack) */
+    return tgl__rdt_is_scan(r->op) && l->texel_inputs && fits ? tgl_gl_input_read(l, 1) : TGL_GL_READ_SSBO;
+}
 
 /* The scans' passes over a box of n lines: chunk totals into the scratch buffer where a line
  * has more than one chunk, then every chunk scanned. */
@@ -160,7 +171,9 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
                          segs);
     size_t pad_in, pad_out, pad_idx = 0;
     tgl_gl_binding bind[4];
-    bind[0] = tgl_gl_window(b, in->view, in->span * tgl_dtype_size(in->dtype), 0, &pad_in);
+    bind[0] = tgl_gl_window_aligned(in->view, in->span * tgl_dtype_size(in->dtype), 0,
+                                    tgl_gl_window_align(l, x->scan_read != TGL_GL_READ_SSBO), &pad_in);
+    tgl_gl_bind_read(&bind[0], x->scan_read, GL_R32UI);
     bind[1] = tgl_gl_window(b, out->view, out->span * tgl_dtype_size(out->dtype), 1, &pad_out);
     /* no indices: out's window stands in (never written through binding 2) */
     bind[2] = r->has_idx ? tgl_gl_window(b, idx->view, idx->span * 4, 2, &pad_idx) : bind[1];
@@ -332,8 +345,9 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
                      : rows                     ? rows_ops[r->op - TGL__RDT_SOFTMAX]
                                                 : "tgl_reduce_t";
     tgl_dtype wdt = r->has_w ? r->w.dtype : r->has_bias ? r->bias.dtype : r->in.dtype;
-    tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items, l->scan_staged,
-                                                               scan_subgroup(l))
+    x.scan_read = scan_read(l, r);
+    tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items,
+                                                           l->scan_staged, scan_subgroup(l), x.scan_read)
                        : rows                  ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
                             : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
@@ -364,20 +378,21 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
         }
     /* the scans, as the profiles have them: GPUs 8 staged (NVIDIA's 32-wide subgroups shuffling),
      * llvmpipe 32 not; others compile from GLSL */
-    for (uint32_t v = 0; v < 3; v++)
+    for (uint32_t v = 0; v < 3 * TGL_GL_READS; v++)
         for (unsigned op = TGL__RDT_CUMSUM; op <= TGL__RDT_CUMMIN; op++) {
-            uint32_t items = v == 2 ? 32 : 8, sg = v == 1 ? 32 : 0;
+            uint32_t items = v % 3 == 2 ? 32 : 8, sg = v % 3 == 1 ? 32 : 0;
+            tgl_gl_read read = (tgl_gl_read)(v / 3);
             int staged = items == 8;
             int arith = op == TGL__RDT_CUMSUM || op == TGL__RDT_CUMPROD;
             for (size_t i = 0; arith && i < 3; i++) /* floats into every float for the sums and products */
                 for (size_t o = 0; o < 3; o++)
-                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, data[i], data[o], items, staged, sg));
+                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, data[i], data[o], items, staged, sg, read));
             if (arith) { /* i32 and bool counted into i32 */
-                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_I32, TGL_DTYPE_I32, items, staged, sg));
-                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg));
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_I32, TGL_DTYPE_I32, items, staged, sg, read));
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg, read));
             } else
                 for (size_t i = 0; i < 4; i++) /* in's dtype kept */
-                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cummax", op, data[i], data[i], items, staged, sg));
+                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cummax", op, data[i], data[i], items, staged, sg, read));
         }
     for (size_t i = 0; i < 3; i++) /* the row-wise ops: every float in, out and 1-D operand dtype */
         for (size_t o = 0; o < 3; o++)
