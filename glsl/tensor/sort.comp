@@ -20,7 +20,8 @@
 //     sets (a power of two, at most CAP; set j: the elements j, j + u_minima, ...); the u_k-th
 //     smallest of their minima bounds the u_k-th smallest key t from above (those u_k minima
 //     are elements), so the keys <= t, the candidates, hold the answer: about 1.4 to 2.8 u_k of
-//     them on random data, u_minima being 2 to 4 u_k. Up to CAP candidates (random data: about u_k) are gathered in shared memory in
+//     them on random data, u_minima being 2 to 4 u_k. QUADS (4-byte elements one step apart):
+//     sets of quads of words instead, read four at a time. Up to CAP candidates (random data: about u_k) are gathered in shared memory in
 //     one pass over the line, sorted there by the same order and the first u_k written as STORE
 //     does. More (ties, or data arranged against the bound) take the exact u_k-th key by
 //     bisection on the key's bits (a count a step, 32 at most), then every key below it and the
@@ -64,13 +65,21 @@
 #define BLOCK 2048
 #endif
 
-#if defined(TOPK) && defined(TGL_TEX)
+// TOPK's QUADS (4-byte elements one step apart): the line's hot passes take four words a read,
+// X_QUAD(q) words 4q to 4q + 3 (TGL_TEX: one RGBA32UI texel).
+#if defined(TOPK) && defined(TGL_TEX) && defined(QUADS)
+#include "common/texel.glsl"
+TGL_UTEXTURE(LOC_TEXTURE0, 0, x_tex, rgba32ui);
+#define X_QUAD(q) TGL_UREAD(x_tex, q)
+#define X_WORD(w) TGL_UREAD(x_tex, (w) >> 2)[(w) & 3u]
+#elif defined(TOPK) && defined(TGL_TEX)
 #include "common/texel.glsl"
 TGL_UTEXTURE(LOC_TEXTURE0, 0, x_tex, r32ui);
 #define X_WORD(w) TGL_UREAD(x_tex, w).x
 #elif defined(LOAD) || defined(STORE) || defined(TOPK)
 layout(std430, binding = 0) readonly buffer In { uint x[]; };
 #define X_WORD(w) x[w]
+#define X_QUAD(q) uvec4(x[4u * (q)], x[4u * (q) + 1u], x[4u * (q) + 2u], x[4u * (q) + 3u])
 #endif
 #if defined(LOAD) || defined(STORE)
 layout(std430, binding = 1) buffer Temp { uvec2 tw[]; };
@@ -174,11 +183,18 @@ shared uint s_u[TGL_WG_SIZE];
 shared uint s_count;
 TGL_DEFINE_GROUP_REDUCE(uint, s_u, group_usum, TGL_ADD)
 
-// Element p's key in the ascending order the line is taken in (descending: complemented).
+// An element's key (its bits v) in the ascending order the line is taken in (descending:
+// complemented).
+uint key_of(uint v)
+{
+    uint k = sort_key(v);
+    return u_desc != 0u ? ~k : k;
+}
+
+// Element p's key.
 uint key_at(uint o, uint p)
 {
-    uint k = sort_key(LOAD_DATA(o + p * u_in_step));
-    return u_desc != 0u ? ~k : k;
+    return key_of(LOAD_DATA(o + p * u_in_step));
 }
 
 // How many of the line's keys are <= t (uniform control flow).
@@ -234,11 +250,25 @@ void topk_line(uint l)
     const uint wg = uint(TGL_WG_SIZE);
     uint lane = gl_LocalInvocationID.x;
     uvec3 o = line_offsets(l);
-    // the smallest key of each set (u_len >= u_minima: none is empty), in set order on ties
+#ifdef QUADS
+    // the quads of words the line touches, q0 the first: element p is word p + o.x of them,
+    // quad (p + o.x) / 4; the host asks for at least u_minima + 2 quads, so each set holds a
+    // quad inside the line
+    uint q0 = o.x >> 2, nq = ((o.x + u_len + 3u) >> 2) - q0;
+#endif
+    // the smallest key of each set (none is empty), in set order on ties
     for (uint j = lane; j < u_minima; j += wg) {
         uint m = 0xFFFFFFFFu;
+#ifdef QUADS // set j: the quads j, j + u_minima, ...
+        for (uint qi = j; qi < nq; qi += u_minima) {
+            uvec4 w = X_QUAD(q0 + qi);
+            for (uint c = 0u; c < 4u; c++) // (a word outside the line: 4 (q0 + qi) + c - o.x wraps past u_len)
+                m = min(m, 4u * (q0 + qi) + c - o.x < u_len ? key_of(w[c]) : 0xFFFFFFFFu);
+        }
+#else // set j: the elements j, j + u_minima, ...
         for (uint p = j; p < u_len; p += u_minima)
             m = min(m, key_at(o.x, p));
+#endif
         s_pair[j] = uvec2(m, j);
     }
     memoryBarrierShared();
@@ -250,6 +280,26 @@ void topk_line(uint l)
         s_count = 0u;
     memoryBarrierShared();
     barrier();
+#ifdef QUADS
+    for (uint qi = lane; qi < nq; qi += wg) { // the candidates, as many as there is room for
+        uvec4 w = X_QUAD(q0 + qi), k, p = uvec4(4u * (q0 + qi) - o.x) + uvec4(0u, 1u, 2u, 3u);
+        bvec4 take;
+        for (uint c = 0u; c < 4u; c++) {
+            k[c] = key_of(w[c]);
+            take[c] = p[c] < u_len && k[c] <= t;
+        }
+        uint n4 = uint(take.x) + uint(take.y) + uint(take.z) + uint(take.w);
+        if (n4 > 0u) { // one atomic a quad: llvmpipe runs it for every lane under a mask
+            uint at = atomicAdd(s_count, n4);
+            for (uint c = 0u; c < 4u; c++)
+                if (take[c]) {
+                    if (at < uint(CAP))
+                        s_pair[at] = uvec2(k[c], p[c]);
+                    at++;
+                }
+        }
+    }
+#else
     for (uint p = lane; p < u_len; p += wg) { // the candidates, as many as there is room for
         uint k = key_at(o.x, p);
         if (k <= t) {
@@ -258,6 +308,7 @@ void topk_line(uint l)
                 s_pair[at] = uvec2(k, p);
         }
     }
+#endif
     memoryBarrierShared();
     barrier();
     uint n = s_count;

@@ -14,7 +14,7 @@
 #define TOPK_CAP 1024u
 
 typedef struct sort_flags {
-    uint32_t pass, dtype, block, read;
+    uint32_t pass, dtype, block, read, quads;
 } sort_flags;
 enum { PASS_LOAD, PASS_LOCAL, PASS_GLOBAL, PASS_GLOBAL3, PASS_STORE, PASS_TOPK, PASS_COUNT };
 static const char *const pass_names[PASS_COUNT] = {"LOAD", "LOCAL", "GLOBAL", "GLOBAL3", "STORE", "TOPK"};
@@ -23,13 +23,16 @@ static const tgl_gl_def sort_defs[] = {
     TGL_GL_UINT(sort_flags, dtype, "DTYPE"),
     TGL_GL_UINT(sort_flags, block, "BLOCK"),
     TGL_GL_READ(sort_flags, read),
+    TGL_GL_FLAG(sort_flags, quads, "QUADS"),
 };
 
-/* The network's passes are the same for every dtype (DTYPE 0); TOPK reads in as `read`. */
-static tgl_gl_plan sort_plan(int pass, tgl_dtype dt, tgl_gl_read read)
+/* The network's passes are the same for every dtype (DTYPE 0); TOPK reads in as `read`, four
+ * words at a time with `quads`. */
+static tgl_gl_plan sort_plan(int pass, tgl_dtype dt, tgl_gl_read read, int quads)
 {
     int typed = pass == PASS_LOAD || pass == PASS_STORE || pass == PASS_TOPK, topk = pass == PASS_TOPK;
-    sort_flags f = {(uint32_t)pass, typed ? (uint32_t)dt : 0u, topk ? TOPK_CAP : SORT_BLOCK, topk ? (uint32_t)read : 0u};
+    sort_flags f = {(uint32_t)pass, typed ? (uint32_t)dt : 0u, topk ? TOPK_CAP : SORT_BLOCK, topk ? (uint32_t)read : 0u,
+                    (uint32_t)(topk && quads)};
     tgl_gl_plan p = {.op = topk ? "tgl_topk" : "tgl_sort",
                      .why = topk ? "a workgroup a line: the candidates below a bound from the invocations' minima, "
                                    "sorted in shared memory"
@@ -45,7 +48,8 @@ typedef struct sort_run {
     unsigned log_p;
     size_t padded, block, max_bytes;
     size_t topk;                      /* TOPK's sets (topk_minima); 0: the network */
-    GLuint prog_topk[TGL_GL_READS];   /* TOPK by in's read, 0 until a group takes it */
+    GLuint prog_topk[TGL_GL_READS][2]; /* TOPK by in's read and QUADS, 0 until a group takes it */
+    int quads;                           /* TOPK reads whole quads of words (4-byte elements, unit step) */
 } sort_run;
 
 static size_t window_bytes(const tgl__tensor_view *v)
@@ -122,8 +126,8 @@ static tgl__tensor_view line_box(const sort_run *x, const tgl__tensor_view *v, s
 
 static void set_uniforms(sort_run *x, GLuint prog);
 
-/* TOPK over the group's lines: in bound as R32UI texels where the device reads inputs so and the
- * window fits the texel and block limits, else as the SSBO. */
+/* TOPK over the group's lines: in bound as texels (R32UI, RGBA32UI with quads) where the device
+ * reads inputs so and the window fits the texel and block limits, else as the SSBO. */
 static tgl_status run_topk(sort_run *x, size_t l0, size_t lines, const size_t *lo, tgl_gl_binding *bind,
                            GLuint *bases, const tgl__tensor_view *in)
 {
@@ -132,16 +136,16 @@ static tgl_status run_topk(sort_run *x, size_t l0, size_t lines, const size_t *l
     if (l->texel_inputs) {
         size_t pad;
         tgl_gl_binding t = tgl_gl_window_aligned(in->view, window_bytes(in), 0, tgl_gl_window_align(l, 1), &pad);
-        if (t.bytes <= l->max_ssbo_block && t.bytes / 4 <= l->texture_buffer_texels) {
+        if (t.bytes <= l->max_ssbo_block && t.bytes / (x->quads ? 16 : 4) <= l->texture_buffer_texels) {
             read = tgl_gl_input_read(l, 1);
             bind[0] = t;
-            tgl_gl_bind_read(&bind[0], read, GL_R32UI);
+            tgl_gl_bind_read(&bind[0], read, x->quads ? GL_RGBA32UI : GL_R32UI);
             bases[0] = (GLuint)(pad / tgl_dtype_size(in->dtype) + in->base);
         }
     }
-    GLuint *prog = &x->prog_topk[read];
+    GLuint *prog = &x->prog_topk[read][x->quads];
     if (!*prog) {
-        tgl_gl_plan plan = sort_plan(PASS_TOPK, x->s->in.dtype, read);
+        tgl_gl_plan plan = sort_plan(PASS_TOPK, x->s->in.dtype, read, x->quads);
         plan.wg = l->reduce_workgroup_size;
         plan.groups = lines;
         tgl_status st = tgl_gl_plan_program(x->b, &plan, prog);
@@ -255,8 +259,10 @@ tgl_status tgl_gl_sort(tgl_backend *b, const tgl__sort *s)
     /* TOPK: a line the network would sort in several dispatches, k within a workgroup (its
      * invocations' minima bound the k-th key), the workgroup within the candidates' room */
     x.topk = topk_minima(l, s->len, s->k); /* (a sort has k == len) */
+    /* every set a quad inside the line: at least topk + 2 quads */
+    x.quads = x.topk && tgl_dtype_size(s->in.dtype) == 4 && s->in_step == 1 && s->len / 4 >= x.topk + 2;
     for (int pass = 0; !x.topk && pass < PASS_TOPK; pass++) {
-        tgl_gl_plan plan = sort_plan(pass, s->in.dtype, TGL_GL_READ_SSBO);
+        tgl_gl_plan plan = sort_plan(pass, s->in.dtype, TGL_GL_READ_SSBO, 0);
         tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog[pass]);
         if (st)
             return st;
@@ -270,6 +276,7 @@ void tgl_gl_sort_variants(void (*fn)(void *ctx, const char *kernel, const char *
     for (int pass = 0; pass < PASS_COUNT; pass++)
         for (int dt = TGL_DTYPE_F32; dt <= TGL_DTYPE_BOOL; dt++)
             for (int read = 0; read < (pass == PASS_TOPK ? TGL_GL_READS : 1); read++)
-                if (dt == TGL_DTYPE_F32 || pass == PASS_LOAD || pass == PASS_STORE || pass == PASS_TOPK)
-                    tgl_gl_list_plan(fn, ctx, sort_plan(pass, (tgl_dtype)dt, (tgl_gl_read)read));
+                for (int quads = 0; quads < (pass == PASS_TOPK && tgl_dtype_size((tgl_dtype)dt) == 4 ? 2 : 1); quads++)
+                    if (dt == TGL_DTYPE_F32 || pass == PASS_LOAD || pass == PASS_STORE || pass == PASS_TOPK)
+                        tgl_gl_list_plan(fn, ctx, sort_plan(pass, (tgl_dtype)dt, (tgl_gl_read)read, quads));
 }

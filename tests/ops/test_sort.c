@@ -6,7 +6,8 @@
  * descending; k from 0 to the line; values or indices alone); lines of 2^17 + 3 elements (the
  * network's global stages, three a pass and one), 301 lines of 347, 8 lines of 50257 (LLM
  * sampling's top 50); topk of lines past a block with k up to a little past GL's selection
- * (candidates from the sets' minima, or with ties the exact path); a shrunk SSBO limit (lines
+ * (candidates from the sets' minima, or with ties the exact path); dense lines of lengths off
+ * multiples of four whose neighbours would win (QUADS' first and last quads); a shrunk SSBO limit (lines
  * in groups; a line past it refused on GL); the refusals. */
 #include "testing.h"
 #include "tensors.h"
@@ -347,6 +348,43 @@ static void test_topk_select(void **state)
     topk_calls(p, p->gl, tgt_count(30), 50257, 0, "topk select");
 }
 
+/* Dense lines whose values grow (or shrink) from line to line, of lengths that are not multiples
+ * of four: GL's QUADS reads whole quads of words, the first and last of a line holding its
+ * neighbours' elements, which here would win every comparison if taken for the line's own. */
+static void test_topk_neighbours(void **state)
+{
+    pair *p = *state;
+    tgt_rng *r = &p->rng;
+    static const size_t lens[] = {2049, 4099, 10007}, ks[] = {1, 2, 7, 50}; /* k 1: no slack in the bound */
+    for (int i = 0; i < 32; i++) {
+        size_t shape[2] = {5, lens[i % 3]};
+        tgl_dtype dt = i / 4 % 2 ? TGL_DTYPE_I32 : TGL_DTYPE_F32;
+        call c = {.topk = 1, .descending = i / 8 % 2, .with_values = 1, .with_indices = 1, .axis = 1, .k = ks[i % 4]};
+        c.in = tgt_dense_layout(r, dt, 2, shape, &c.in_bytes);
+        size_t out_shape[2] = {5, c.k};
+        c.values = tgt_dense_layout(r, dt, 2, out_shape, &c.values_bytes);
+        c.indices = tgt_dense_layout(r, TGL_DTYPE_I32, 2, out_shape, &c.indices_bytes);
+        c.in_init = malloc(c.in_bytes);
+        memset(c.in_init, 0, c.in_bytes);
+        int rising = i / 16 == 0; /* later lines larger, or smaller */
+        for (size_t a = 0; a < shape[0]; a++)
+            for (size_t b = 0; b < shape[1]; b++) {
+                size_t idx[2] = {a, b};
+                double line = (double)(rising ? a : shape[0] - 1 - a);
+                uint8_t *e = c.in_init + byte_at(&c.in, idx);
+                if (dt == TGL_DTYPE_I32) {
+                    int32_t v = (int32_t)(line * 1e6) + (int32_t)tgt_below(r, 100000);
+                    memcpy(e, &v, 4);
+                } else {
+                    float v = (float)(line * 1000.0 + (double)tgt_below(r, 1u << 20) / (1u << 20));
+                    memcpy(e, &v, 4);
+                }
+            }
+        check(p, p->gl, &c, 0, "topk neighbours");
+        free(c.in_init);
+    }
+}
+
 /* A shrunk SSBO limit: lines in groups whose windows fit; a line whose pairs pass it refused. */
 static void test_small_ssbo_limit(void **state)
 {
@@ -480,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_topk_select),
+        cmocka_unit_test(test_topk_neighbours),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_refusals),
     };
