@@ -86,6 +86,13 @@ uint attention_keys(uint i)
     return end <= u_seq_q ? 0u : min(end - u_seq_q, u_seq_kv);
 }
 
+// ADJUST (MASK implies it): tgl_attention_t's window, capping, ALiBi and mask are compiled in.
+// Without it the functions below are constants (no window, nothing to adjust), so a plain call's
+// kernel is as if those settings did not exist: their run-time tests alone had flash_shuffle
+// spill its registers on an H200 (causal 1 x 16 x 1024, d 64: 0.135 -> 5.5 ms).
+#if defined(MASK) && !defined(ADJUST)
+#define ADJUST
+#endif
 // tgl_attention_t's settings, all 0 (off) for the other entry points: u_window (keys j > p -
 // window, p = i + seq_kv - seq_q), u_softcap (scores s -> softcap tanh(s / softcap), natural
 // units) and u_alibi (e0, e1, n: head h's slope 2^(e0 (h + 1)) below n, else 2^(e1 (2 (h - n) +
@@ -99,8 +106,12 @@ layout(location = LOC_ATT_BH0) uniform uint u_bh0;
 
 uint attention_first_key(uint i)
 {
+#ifdef ADJUST
     uint t = i + 1u + u_seq_kv; // p + 1 + seq_q
     return u_window != 0u && t > u_seq_q + u_window ? t - u_seq_q - u_window : 0u;
+#else
+    return 0u;
+#endif
 }
 
 bool attention_sees(uint j, uint first, uint end)
@@ -125,18 +136,24 @@ float attention_mask(uint bh, uint i, uint j)
 // Whether scores need attention_adjust (uniform).
 bool attention_adjusts()
 {
-#ifdef MASK
+#if defined(MASK)
     return true;
-#else
+#elif defined(ADJUST)
     return u_softcap != 0.0 || u_alibi[2] != 0.0;
+#else
+    return false;
 #endif
 }
 
 // ALiBi's slope for dispatch block bh, 0 without ALiBi.
 float attention_slope(uint bh)
 {
+#ifdef ADJUST
     float h = float((u_bh0 + bh) % u_heads), n = u_alibi[2];
     return n == 0.0 ? 0.0 : h < n ? exp2(u_alibi[0] * (h + 1.0)) : exp2(u_alibi[1] * (2.0 * (h - n) + 1.0));
+#else
+    return 0.0;
+#endif
 }
 
 // Score s of block bh's query row i and key j in units of `unit` (1: natural, log2(e): base 2)

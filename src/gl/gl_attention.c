@@ -45,33 +45,45 @@ static size_t flash_shared_bytes(flash_shape s)
 
 /* The attention kernels' flags; each kernel's table takes the fields it has. */
 typedef struct att_flags {
-    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask, gq;
+    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask, adjust, gq;
 } att_flags;
 /* MASK (every kernel but decode_combine): tgl_attention_t's additive mask, read through a buffer
- * texture (common/attention_io.glsl). */
+ * texture (common/attention_io.glsl). ADJUST: its window, capping or ALiBi (MASK implies it, so
+ * a plan sets it only without a mask; att_scores). */
 static const tgl_gl_def flash_defs[] = {
     TGL_GL_UINT(att_flags, tpr, "TPR"), TGL_GL_UINT(att_flags, dt, "DT"), TGL_GL_UINT(att_flags, bkv, "BKV"),
     TGL_GL_UINT(att_flags, threads, "THREADS"), TGL_GL_FLAG(att_flags, shuffle, "SUBGROUP_XOR"),
-    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"),
+    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_FLAG(att_flags, adjust, "ADJUST"),
 };
 static const tgl_gl_def shuffle_defs[] = {
     TGL_GL_UINT(att_flags, tpr, "TPR"), TGL_GL_UINT(att_flags, dt, "DT"), TGL_GL_UINT(att_flags, rq, "RQ"),
     TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, threads, "THREADS"),
-    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"),
+    TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_FLAG(att_flags, adjust, "ADJUST"),
 };
 /* KV_F16: k and v in binary16 (the decode kernels read an f16 cache as it is). GQ: query rows
  * per decode workgroup (decode_rows). */
 static const tgl_gl_def decode_defs[] = {
     TGL_GL_UINT(att_flags, dp, "DP"), TGL_GL_UINT(att_flags, ch, "CH"), TGL_GL_FLAG(att_flags, vec4, "VEC4"),
-    TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_UINT(att_flags, gq, "GQ"),
+    TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_FLAG(att_flags, adjust, "ADJUST"), TGL_GL_UINT(att_flags, gq, "GQ"),
 };
 /* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. SPLIT: the
  * keys cut into chunks. */
 static const tgl_gl_def reg_defs[] = {
     TGL_GL_UINT(att_flags, rq, "RQ"), TGL_GL_UINT(att_flags, bkv, "BKV"), TGL_GL_UINT(att_flags, dp, "DP"),
     TGL_GL_FLAG(att_flags, vec4, "VEC4"), TGL_GL_FLAG(att_flags, exact, "D_EXACT"),
-    TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"),
+    TGL_GL_FLAG(att_flags, split, "SPLIT"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_FLAG(att_flags, adjust, "ADJUST"),
 };
+
+/* How a call's scores are taken (the kernels' MASK and ADJUST): as they are, adjusted
+ * (tgl_attention_t's window, softcap or ALiBi), or adjusted and masked. */
+enum { SCORES_PLAIN, SCORES_ADJUST, SCORES_MASK, SCORES_KINDS };
+
+static int att_scores(const tgl__attention *a)
+{
+    return a->mask.buf ? SCORES_MASK
+           : a->window || a->softcap != 0.0f || tgl__attention_alibi(a).n != 0 ? SCORES_ADJUST
+                                                                               : SCORES_PLAIN;
+}
 
 static tgl_gl_plan att_plan(const char *kernel, const tgl_gl_def *defs, size_t n, const att_flags *f, uint32_t wg,
                             const char *why)
@@ -81,10 +93,11 @@ static tgl_gl_plan att_plan(const char *kernel, const tgl_gl_def *defs, size_t n
     return p;
 }
 
-static tgl_gl_plan flash_kernel_plan(flash_shape s, int vec4, int split, int mask)
+static tgl_gl_plan flash_kernel_plan(flash_shape s, int vec4, int split, int scores)
 {
     att_flags f = {.tpr = s.tpr, .dt = s.dt, .bkv = s.bkv, .threads = s.threads, .shuffle = s.shuffle,
-                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split, .mask = (uint32_t)mask};
+                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split, .mask = scores == SCORES_MASK,
+                   .adjust = scores == SCORES_ADJUST};
     return att_plan("attention/flash", TGL_GL_DEFS(flash_defs), &f, s.threads,
                     split ? "flash: online softmax over blocks of keys, the keys cut into chunks to fill the device "
                             "(attention_fill)"
@@ -100,11 +113,11 @@ static unsigned decode_dp(size_t d)
     return dp;
 }
 
-static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, int mask, unsigned gq,
+static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, int scores, unsigned gq,
                                uint32_t wg, const char *why)
 {
     att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
-                   .mask = (uint32_t)mask, .gq = gq};
+                   .mask = scores == SCORES_MASK, .adjust = scores == SCORES_ADJUST, .gq = gq};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
@@ -185,10 +198,11 @@ static void set_uniforms(tgl_backend *b, GLuint prog, const tgl__attention *a, c
 #define SHUFFLE_RQ 2u
 #define SHUFFLE_BKV 32u
 
-static tgl_gl_plan shuffle_plan(unsigned threads, int vec4, int split, int mask)
+static tgl_gl_plan shuffle_plan(unsigned threads, int vec4, int split, int scores)
 {
     att_flags f = {.tpr = SHUFFLE_TPR, .dt = SHUFFLE_DT, .rq = SHUFFLE_RQ, .bkv = SHUFFLE_BKV, .threads = threads,
-                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split, .mask = (uint32_t)mask};
+                   .vec4 = (uint32_t)vec4, .split = (uint32_t)split, .mask = scores == SCORES_MASK,
+                   .adjust = scores == SCORES_ADJUST};
     return att_plan("attention/flash_shuffle", TGL_GL_DEFS(shuffle_defs), &f, threads,
                     "32 < head_dim <= 64 where subgroups shuffle (subgroup_shuffle): two rows per invocation");
 }
@@ -372,9 +386,9 @@ static tgl_status run_flash(tgl_backend *b, const tgl__attention *a, size_t bh0,
     tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
     if (st)
         return st;
-    int mask = a->mask.buf != NULL;
-    tgl_gl_plan plan = p->shuffle_kernel ? shuffle_plan(p->fs.threads, s.vec4, chunk_keys != 0, mask)
-                                         : flash_kernel_plan(p->fs, s.vec4, chunk_keys != 0, mask);
+    int scores = att_scores(a);
+    tgl_gl_plan plan = p->shuffle_kernel ? shuffle_plan(p->fs.threads, s.vec4, chunk_keys != 0, scores)
+                                         : flash_kernel_plan(p->fs, s.vec4, chunk_keys != 0, scores);
     uint32_t blocks = (uint32_t)tgl_gl_ceil_div(a->seq_q, p->bq);
     plan.groups = (uint64_t)blocks * n * chunks;
     GLuint prog;
@@ -419,10 +433,11 @@ static unsigned reg_rows(size_t seq_q, unsigned dp)
     return seq_q < 4 ? 1 : seq_q >= 16 && dp <= 64 ? 16 : 8;
 }
 
-static tgl_gl_plan reg_plan(unsigned rq, unsigned dp, int vec4, int exact, int split, int mask)
+static tgl_gl_plan reg_plan(unsigned rq, unsigned dp, int vec4, int exact, int split, int scores)
 {
     att_flags f = {.rq = rq, .bkv = reg_keys(rq, dp), .dp = dp, .vec4 = (uint32_t)vec4,
-                   .exact = (uint32_t)(vec4 && exact), .split = (uint32_t)split, .mask = (uint32_t)mask};
+                   .exact = (uint32_t)(vec4 && exact), .split = (uint32_t)split, .mask = scores == SCORES_MASK,
+                   .adjust = scores == SCORES_ADJUST};
     return att_plan("attention/flash_reg", TGL_GL_DEFS(reg_defs), &f, REG_THREADS,
                     split ? "registers only, RQ query rows per invocation (attention_reg), keys in chunks"
                           : "registers only, RQ query rows per invocation (attention_reg)");
@@ -496,7 +511,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
                              "block (%llu bytes)", DECODE_CHUNK, a->head_dim, (unsigned long long)l->max_ssbo_block);
     }
     unsigned gq = decode_rows(a, &s, n);
-    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, a->mask.buf != NULL, gq, DECODE_THREADS,
+    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, att_scores(a), gq, DECODE_THREADS,
                                    gq > 1 ? "at most 4 query rows: chunks of keys in parallel, the heads of a group "
                                             "together"
                                           : "at most 4 query rows, or keys past the loop limit: chunks of keys in "
@@ -545,7 +560,7 @@ static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, s
     tgl_status st = pass_bindings(b, a, &s, n, chunks, bind);
     if (st)
         return st;
-    tgl_gl_plan plan = reg_plan(rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0, a->mask.buf != NULL);
+    tgl_gl_plan plan = reg_plan(rq, dp, s.vec4, a->head_dim == dp, chunk_keys != 0, att_scores(a));
     size_t invocations = n * tgl_gl_ceil_div(a->seq_q, rq) * chunks;
     plan.groups = tgl_gl_ceil_div(invocations, REG_THREADS);
     GLuint prog;
@@ -721,18 +736,18 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 for (fs.threads = 128; fs.threads <= 256; fs.threads *= 2)
                     for (fs.bkv = 8; fs.bkv <= 32; fs.bkv *= 2)
                         for (int split = 0; split < 2; split++)
-                            for (int mask = 0; mask < 2; mask++)
-                                tgl_gl_list_plan(fn, ctx, flash_kernel_plan(fs, vec4, split, mask));
+                            for (int scores = 0; scores < SCORES_KINDS; scores++)
+                                tgl_gl_list_plan(fn, ctx, flash_kernel_plan(fs, vec4, split, scores));
             if (dims[i] == SHUFFLE_TPR * SHUFFLE_DT)
                 for (unsigned threads = 128; threads <= 256; threads *= 2)
                     for (int split = 0; split < 2; split++)
-                        for (int mask = 0; mask < 2; mask++)
-                            tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split, mask));
+                        for (int scores = 0; scores < SCORES_KINDS; scores++)
+                            tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split, scores));
             for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
-                for (int mask = 0; mask < 2; mask++)
+                for (int scores = 0; scores < SCORES_KINDS; scores++)
                     for (unsigned gq = 1; gq <= 4; gq *= 2)
                         tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, kv_f16,
-                                                              mask, gq, DECODE_THREADS, NULL));
+                                                              scores, gq, DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -742,8 +757,8 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 /* (D_EXACT only with vec4: a head_dim of whole vec4s short of dp, 80 say, has not) */
                 for (int exact = 0; exact <= vec4; exact++)
                     for (int split = 0; split < 2; split++)
-                        for (int mask = 0; mask < 2; mask++)
-                            tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split, mask));
+                        for (int scores = 0; scores < SCORES_KINDS; scores++)
+                            tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split, scores));
             }
             if (!vec4)
                 tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 0, 0, 1, 64,
