@@ -2,8 +2,8 @@
  * windows fit the SSBO block limit (the group's pairs, in's box, the outputs' boxes; halving a
  * group until they do), each group loaded as (key, position) pairs, sorted by a bitonic network
  * (shared-memory stages for strides below a workgroup's block, three stages a dispatch above),
- * and its first k written. A topk of lines longer than a block with k at most a workgroup's
- * invocations selects instead (the TOPK pass: a workgroup a line, no pairs in memory). */
+ * and its first k written. A topk of lines longer than a block with k up to a quarter of
+ * TOPK_CAP selects instead (the TOPK pass: a workgroup a line, no pairs; topk_minima). */
 #include "gl_internal.h"
 
 /* The local stages' block of pairs in shared memory: 16 KiB, the least GL ES 3.1 guarantees
@@ -155,7 +155,6 @@ static tgl_status run_topk(sort_run *x, size_t l0, size_t lines, const size_t *l
     }
     x->prog[PASS_TOPK] = *prog;
     group_uniforms(x, *prog, l0, lo, bases);
-    bind[1] = bind[2]; /* (no temporary pairs) */
     return dispatch(x, PASS_TOPK, bind, 4, lines);
 }
 
@@ -179,7 +178,7 @@ static tgl_status run_group(sort_run *x, size_t l0, size_t l1)
     size_t pad_in, pad_v = 0, pad_i = 0, pad_t;
     tgl_gl_binding bind[4];
     bind[0] = tgl_gl_window(b, in.view, window_bytes(&in), 0, &pad_in);
-    if (x->topk)
+    if (x->topk) /* no pairs: in's window stands in at binding 1, which TOPK does not read */
         bind[1] = bind[0], pad_t = 0;
     else
         bind[1] = tgl_gl_window(b, (tgl__view){s->temp.buf, s->temp.offset + l0 * x->padded * 8}, slots * 8, 1, &pad_t);
