@@ -1,7 +1,7 @@
 /* tgl_sort and tgl_topk (tensorgl.h): the shapes checked, the outputs apart from in and from
  * each other, then the lines described as a tgl__sort over a temporary buffer of (key,
- * position) pairs (8 bytes per element of each line padded to a power of two) and
- * vtable->sort. topk is a sort that writes the first k of each line. */
+ * position) pairs (8 bytes per element of each line padded to a power of two, for as many
+ * lines as the backend's sort_temp_lines asks) and vtable->sort. topk is a sort that writes the first k of each line. */
 #include "trace.h"
 #include "validate.h"
 
@@ -84,17 +84,18 @@ static tgl_status sort_lines(tgl_backend *b, const char *fn, const tgl_tensor *i
     s.in_step = x.strides[axis];
     s.v_step = values ? s.values.strides[axis] : 0;
     s.i_step = indices ? s.indices.strides[axis] : 0;
-    size_t padded = 1, bytes;
+    size_t padded = 1, bytes = 0;
     while (padded < len)
         padded <<= 1;
-    if ((st = tgl__mul(b, "the temporary buffer", s.n_lines, padded * 8, &bytes)))
+    if ((st = tgl__mul(b, "the temporary buffer", b->vt->sort_temp_lines(b, &s), padded * 8, &bytes)))
         return st;
-    void *buf;
-    if ((st = tgl__temp_create(b, fn, bytes, &buf)))
+    void *buf = NULL;
+    if (bytes && (st = tgl__temp_create(b, fn, bytes, &buf)))
         return st;
     s.temp = (tgl__view){buf, 0};
     st = b->vt->sort(b, &s);
-    tgl__temp_destroy(b, buf, bytes);
+    if (buf)
+        tgl__temp_destroy(b, buf, bytes);
     return tgl__leave(b, st);
 }
 

@@ -148,6 +148,7 @@ static const tgl__vtable cpu_vtable = {
     .compact = tgl_cpu_compact,
     .scatter = tgl_cpu_scatter,
     .sort = tgl_cpu_sort,
+    .sort_temp_lines = tgl_cpu_sort_temp_lines,
     .matvec_t = tgl_cpu_matvec_t,
     .quantize = tgl_cpu_quantize,
     .interpolate = tgl_cpu_interpolate,

@@ -141,6 +141,7 @@ static const tgl__vtable gl_vtable = {
     .compact = tgl_gl_compact,
     .scatter = tgl_gl_scatter,
     .sort = tgl_gl_sort,
+    .sort_temp_lines = tgl_gl_sort_temp_lines,
     .interpolate = tgl_gl_interpolate,
     .adaptive_pool2d = tgl_gl_adaptive_pool2d,
     .map = tgl_gl_map,

@@ -612,6 +612,7 @@ tgl_status tgl_gl_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scat
                           int32_t *bad_value);
 /* vtable->sort (glsl/tensor/sort.comp): groups of lines, a bitonic network over (key, position). */
 tgl_status tgl_gl_sort(tgl_backend *b, const tgl__sort *s);
+size_t tgl_gl_sort_temp_lines(tgl_backend *b, const tgl__sort *s);
 /* Whether tgl_topk of k of lines of len selects on GL (no pairs in memory, so no line is refused
  * for its pairs' bytes) rather than sorting them; test_sort's refusal rule reads it. */
 int tgl_gl_topk_selects(const tgl_gl_limits *l, size_t len, size_t k);

@@ -247,6 +247,13 @@ static void set_uniforms(sort_run *x, GLuint prog)
     tgl_gl_uniform_ui(b, prog, LOC_SRT_I_STEP, v[0]);
 }
 
+/* The network sorts every line's pairs in place; TOPK's selection keeps its candidates in
+ * shared memory. */
+size_t tgl_gl_sort_temp_lines(tgl_backend *b, const tgl__sort *s)
+{
+    return topk_minima(&tgl_gl_of(b)->limits, s->len, s->k) ? 0 : s->n_lines;
+}
+
 tgl_status tgl_gl_sort(tgl_backend *b, const tgl__sort *s)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;

@@ -8,7 +8,8 @@
  * sampling's top 50); topk of lines past a block with k up to a little past GL's selection
  * (candidates from the sets' minima, or with ties the exact path); dense lines of lengths off
  * multiples of four whose neighbours would win (QUADS' first and last quads); a shrunk SSBO limit (lines
- * in groups; a line past it refused on GL); the refusals. */
+ * in groups; a line past it refused on GL); the temporary pairs each backend asks for; the
+ * refusals. */
 #include "testing.h"
 #include "tensors.h"
 #include "cpu/cpu_convert.h"
@@ -402,6 +403,43 @@ static void test_small_ssbo_limit(void **state)
     tgl_close(gl);
 }
 
+/* The temporary pairs each backend asks for, seen in tgl_memory_info's peak on a fresh backend:
+ * the CPU one line's (padded to a power of two, 8 bytes a pair), GL's network every line's, and
+ * GL's TOPK selection none. */
+static void test_temp_memory(void **state)
+{
+    pair *p = *state;
+    const size_t lines = 8, len = 5000, padded = 8192, k = 50;
+    for (int j = 0; j < 2; j++) {
+        if (!(j ? p->gl : p->cpu))
+            continue;
+        tgl_backend *b = tgt_open(j ? TGL_BACKEND_GL : TGL_BACKEND_CPU);
+        tgl_ptr x, v, i;
+        TGT_OK(b, tgl_alloc(b, lines * len * 4, &x));
+        TGT_OK(b, tgl_alloc(b, lines * len * 4, &v));
+        TGT_OK(b, tgl_alloc(b, lines * len * 4, &i));
+        TGT_OK(b, tgl_fill(b, x, 0.25f, lines * len));
+        struct tgl_memory_info m;
+        TGT_OK(b, tgl_memory_info(b, &m));
+        uint64_t base = m.in_use, one = padded * 8;
+        assert_int_equal(m.peak, base);
+        tgl_tensor in = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 2, (size_t[]){lines, len});
+        tgl_tensor vk = tgl_tensor_contiguous(v, TGL_DTYPE_F32, 2, (size_t[]){lines, k});
+        tgl_tensor ik = tgl_tensor_contiguous(i, TGL_DTYPE_I32, 2, (size_t[]){lines, k});
+        TGT_OK(b, tgl_topk(b, &in, 1, k, 1, &vk, &ik));
+        TGT_OK(b, tgl_memory_info(b, &m));
+        int selects = j && tgl_gl_topk_selects(&tgl_gl_of(b)->limits, len, k);
+        assert_true(j == 0 || selects); /* 5000 past a block, k 50: GL selects on every device */
+        assert_int_equal(m.peak, base + (j ? 0 : one));
+        tgl_tensor vs = tgl_tensor_contiguous(v, TGL_DTYPE_F32, 2, (size_t[]){lines, len});
+        tgl_tensor is = tgl_tensor_contiguous(i, TGL_DTYPE_I32, 2, (size_t[]){lines, len});
+        TGT_OK(b, tgl_sort(b, &in, 1, 0, &vs, &is));
+        TGT_OK(b, tgl_memory_info(b, &m));
+        assert_int_equal(m.peak, base + (j ? lines : 1) * one);
+        tgl_close(b);
+    }
+}
+
 /* PyTorch's outputs: torch.sort(x, stable=True) both ways of [3, 1, 2, 1, nan, -0., 0.], and
  * torch.topk([1, 3, 3, 2], 3) (the tie in line order). */
 static void test_known_values(void **state)
@@ -520,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_topk_select),
         cmocka_unit_test(test_topk_neighbours),
         cmocka_unit_test(test_small_ssbo_limit),
+        cmocka_unit_test(test_temp_memory),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
