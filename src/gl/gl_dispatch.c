@@ -18,17 +18,8 @@
  * (TGL_GL_BUFFER_TAIL), unless that would pass the device's texel limit. Harmless elsewhere. */
 static size_t texture_window_bytes(const tgl_gl *gl, const tgl_gl_binding *bind)
 {
-    size_t texel = 4; /* GL_R32F */
-    switch (bind->texture_format) {
-    case GL_R16F: texel = 2; break;
-    case GL_RGBA16F:
-    case GL_RGBA16UI: texel = 8; break;
-    case GL_RGBA32F:
-    case GL_RGBA32UI: texel = 16; break;
-    default: break;
-    }
     size_t wide = bind->bytes + TGL_GL_BUFFER_TAIL;
-    if (bind->bytes >> 8 & 255 || wide / texel > gl->limits.texture_buffer_texels)
+    if (bind->bytes >> 8 & 255 || wide / tgl_gl_texel_bytes(bind->texture_format) > gl->limits.texture_buffer_texels)
         return bind->bytes;
     return wide;
 }
@@ -133,6 +124,30 @@ tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size
     size_t room = buf->bytes - base;
     *pad = v.offset - base;
     return (tgl_gl_binding){buf, base, want < room ? want : room, writes, 0, 0};
+}
+
+size_t tgl_gl_texel_bytes(GLenum format)
+{
+    switch (format) {
+    case GL_R16F: return 2;
+    case GL_RGBA16F:
+    case GL_RGBA16UI: return 8;
+    case GL_RGBA32F:
+    case GL_RGBA32UI: return 16;
+    default: return 4; /* GL_R32F, GL_R32UI, GL_R32I */
+    }
+}
+
+int tgl_gl_texture_window(const tgl_gl_limits *l, tgl__view v, size_t bytes, GLenum format, tgl_gl_binding *bind,
+                          size_t *pad)
+{
+    size_t skip;
+    tgl_gl_binding t = tgl_gl_window_aligned(v, bytes, 0, tgl_gl_window_align(l, 1), &skip);
+    if (t.bytes > l->max_ssbo_block || t.bytes / tgl_gl_texel_bytes(format) > l->texture_buffer_texels)
+        return 0;
+    *bind = t;
+    *pad = skip;
+    return 1;
 }
 
 double tgl_gl_dispatch_flops(tgl_backend *b)

@@ -502,6 +502,14 @@ tgl_status tgl_gl_dispatch_grid(tgl_backend *b, GLuint program, const tgl_gl_bin
 tgl_gl_binding tgl_gl_window(tgl_backend *b, tgl__view v, size_t bytes, int writes, size_t *pad);
 /* The same with the window's start aligned to `align` (a power of two, at least the SSBO one). */
 tgl_gl_binding tgl_gl_window_aligned(tgl__view v, size_t bytes, int writes, size_t align, size_t *pad);
+/* Bytes per texel of a buffer texture format (GL_R32F, GL_RGBA32UI, ...). */
+size_t tgl_gl_texel_bytes(GLenum format);
+/* A read-only window of `bytes` at v that may also be read as a buffer texture of `format`: its
+ * start aligned for both (tgl_gl_window_align), *pad the bytes skipped. 0 where the window
+ * passes the SSBO block limit or holds more texels than the device's limit (read the operand
+ * through the storage block instead); *bind and *pad are then unset. */
+int tgl_gl_texture_window(const tgl_gl_limits *l, tgl__view v, size_t bytes, GLenum format, tgl_gl_binding *bind,
+                          size_t *pad);
 /* Floating-point operations one dispatch may hold so that it runs for about TGL_MAX_DISPATCH_MS
  * at most on this device (from limits.gflops_floor); 0 when there is no such bound. */
 double tgl_gl_dispatch_flops(tgl_backend *b);

@@ -133,15 +133,12 @@ static tgl_status run_topk(sort_run *x, size_t l0, size_t lines, const size_t *l
 {
     const tgl_gl_limits *l = &tgl_gl_of(x->b)->limits;
     tgl_gl_read read = TGL_GL_READ_SSBO;
-    if (l->texel_inputs) {
-        size_t pad;
-        tgl_gl_binding t = tgl_gl_window_aligned(in->view, window_bytes(in), 0, tgl_gl_window_align(l, 1), &pad);
-        if (t.bytes <= l->max_ssbo_block && t.bytes / (x->quads ? 16 : 4) <= l->texture_buffer_texels) {
-            read = tgl_gl_input_read(l, 1);
-            bind[0] = t;
-            tgl_gl_bind_read(&bind[0], read, x->quads ? GL_RGBA32UI : GL_R32UI);
-            bases[0] = (GLuint)(pad / tgl_dtype_size(in->dtype) + in->base);
-        }
+    GLenum format = x->quads ? GL_RGBA32UI : GL_R32UI;
+    size_t pad;
+    if (l->texel_inputs && tgl_gl_texture_window(l, in->view, window_bytes(in), format, &bind[0], &pad)) {
+        read = tgl_gl_input_read(l, 1);
+        tgl_gl_bind_read(&bind[0], read, format);
+        bases[0] = (GLuint)(pad / tgl_dtype_size(in->dtype) + in->base);
     }
     GLuint *prog = &x->prog_topk[read][x->quads];
     if (!*prog) {

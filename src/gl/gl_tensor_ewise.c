@@ -253,9 +253,7 @@ static tgl_gl_read texture_inputs(tew_run *x, const box *bx, tgl_gl_binding *bin
         size_t pad, es = tgl_dtype_size(v->dtype);
         int quad = e->op != TGL__TEW_GATHER || k == 0;
         format[k] = quad && es == 4 ? GL_RGBA32UI : GL_R32UI;
-        t[k] = tgl_gl_window_aligned(v->view, window_bytes(v), 0, tgl_gl_window_align(l, 1), &pad);
-        if (t[k].bytes > l->max_ssbo_block || t[k].bytes / (format[k] == GL_RGBA32UI ? 16 : 4) > l->texture_buffer_texels ||
-            (quad && !quad_aligned(v, pad)))
+        if (!tgl_gl_texture_window(l, v->view, window_bytes(v), format[k], &t[k], &pad) || (quad && !quad_aligned(v, pad)))
             return TGL_GL_READ_SSBO;
         tb[k] = (GLuint)(pad / es + v->base);
     }
