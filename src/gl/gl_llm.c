@@ -357,7 +357,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         tgl_gl_uniform_ui(b, gather[w], LOC_GATHER_TABLE_ROWS, (GLuint)table_rows);
         tgl_gl_uniform_ui(b, gather[w], LOC_GATHER_COLS, (GLuint)(cols / unit));
     }
-    /* Pass 1 checks every id; only if none was bad, pass 2 gathers, window by window. */
+    /* Pass 1 checks every id; pass 2 gathers, window by window, where none was bad. */
     for (size_t k0 = 0; k0 < n_ids; k0 += per_ids) {
         size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i;
         tgl_gl_binding bind[2] = {
@@ -370,14 +370,9 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         if ((st = tgl_gl_dispatch(b, check, bind, 2, (nk + l->workgroup_size - 1) / l->workgroup_size)))
             return st;
     }
-    uint32_t first_bad;
-    if ((st = read_status(b, status_buf, &first_bad)))
-        return st;
-    if (first_bad != none) {
-        *bad_pos = first_bad;
-        st = tgl_gl_download(b, bad_id, (tgl__view){ids.buf, ids.offset + (size_t)first_bad * 4}, 4);
-        return st ? st : TGL_ERR_INVALID_ARGUMENT;
-    }
+    /* Pass 2 is queued right behind the checks and reads the status word itself (a bad id
+     * anywhere: nothing written), so the host waits once, after both, where a wait between them
+     * left the GPU idle for the read's round trip (H200: 58 us a call for 18 us of copying). */
     for (size_t r0 = 0; r0 < table_rows; r0 += win_rows) {
         size_t nr = table_rows - r0 < win_rows ? table_rows - r0 : win_rows;
         tgl_gl_binding tbind = tgl_gl_window_aligned((tgl__view){table.buf, table.offset + r0 * cols * F32},
@@ -415,6 +410,14 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
             if (st)
                 return st;
         }
+    }
+    uint32_t first_bad;
+    if ((st = read_status(b, status_buf, &first_bad)))
+        return st;
+    if (first_bad != none) {
+        *bad_pos = first_bad;
+        st = tgl_gl_download(b, bad_id, (tgl__view){ids.buf, ids.offset + (size_t)first_bad * 4}, 4);
+        return st ? st : TGL_ERR_INVALID_ARGUMENT;
     }
     return TGL_OK;
 }
