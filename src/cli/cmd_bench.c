@@ -226,7 +226,7 @@ static const struct {
 } subcommands[] = {
     {"ops", {"--add=", "--sum=", "--softmax=", "--iters=", "--reps="}},
     {"gemm", {"--sizes=", "--matvec=", "--batched=", "--no-cpu"}},
-    {"attention", {"--shape=", "--causal=", "--decode="}},
+    {"attention", {"--shape=", "--causal=", "--decode=", "--window=", "--softcap="}},
     {"conv2d", {"--shape="}},
     {"engine", {"--round-trips=", "--chain=", "--transfer-mib=", "--allocs=", "--no-cache"}},
 };
@@ -240,6 +240,7 @@ void tgl_cmd_bench_usage(FILE *f)
                "       tensorgl bench gemm [--sizes N|MxNxK,...] [--matvec ROWSxCOLS] [--batched BxN]\n"
                "                           [--no-cpu]\n"
                "       tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode B,H,KV,D]\n"
+               "                                [--window N] [--softcap X]\n"
                "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n"
                "       tensorgl bench engine [--round-trips N] [--chain N] [--transfer-mib N] [--allocs N]\n"
                "                             [--no-cache]\n");

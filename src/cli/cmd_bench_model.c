@@ -96,14 +96,22 @@ static tgl_status alloc_pattern(tgl_backend *b, size_t n, unsigned salt, tgl_ptr
 typedef struct attn {
     size_t batch, heads, seq_q, seq_kv, d;
     int causal;
+    size_t window; /* with softcap: tgl_attention_t's sliding window and soft-capping (0: off) */
+    float softcap;
     tgl_ptr q, k, v, o, scores; /* scores: the unfused chain's [b*h, seq_q, seq_kv] */
 } attn;
 
 static tgl_status fused(tgl_backend *b, const void *ctx)
 {
     const attn *a = ctx;
-    return tgl_attention(b, a->q, a->k, a->v, a->o, a->batch, a->heads, a->seq_q, a->seq_kv, a->d,
-                         1.0f / sqrtf((float)a->d), a->causal);
+    if (!a->window && a->softcap == 0.0f)
+        return tgl_attention(b, a->q, a->k, a->v, a->o, a->batch, a->heads, a->seq_q, a->seq_kv, a->d,
+                             1.0f / sqrtf((float)a->d), a->causal);
+    size_t qs[4] = {a->batch, a->heads, a->seq_q, a->d}, ks[4] = {a->batch, a->heads, a->seq_kv, a->d};
+    tgl_tensor q = tgl_tensor_contiguous(a->q, TGL_DTYPE_F32, 4, qs), o = tgl_tensor_contiguous(a->o, TGL_DTYPE_F32, 4, qs);
+    tgl_tensor k = tgl_tensor_contiguous(a->k, TGL_DTYPE_F32, 4, ks), v = tgl_tensor_contiguous(a->v, TGL_DTYPE_F32, 4, ks);
+    tgl_attention_desc desc = {.causal = a->causal, .window = a->window, .softcap = a->softcap};
+    return tgl_attention_t(b, &q, &k, &v, NULL, &o, &desc);
 }
 
 static tgl_status unfused(tgl_backend *b, const void *ctx)
@@ -144,8 +152,12 @@ static void attn_free(tgl_backend *b, attn *a)
 /* Multiply-adds of QK^T and PV counted as 2 flops each, over the keys each query sees. */
 static double attn_flops(const attn *a)
 {
-    double pairs = a->causal ? (double)a->seq_q * (a->seq_q + 1) / 2 + (double)a->seq_q * (a->seq_kv - a->seq_q)
-                             : (double)a->seq_q * a->seq_kv;
+    double pairs = 0;
+    for (size_t i = 0; i < a->seq_q; i++) {
+        size_t p = i + a->seq_kv - a->seq_q, end = a->causal ? p + 1 : a->seq_kv;
+        size_t first = a->window && p + 1 > a->window ? p + 1 - a->window : 0;
+        pairs += (double)(end - (first < end ? first : end));
+    }
     return 4.0 * a->batch * a->heads * pairs * a->d;
 }
 
@@ -156,7 +168,9 @@ static int parse4(const char *s, size_t v[4])
 
 static int bench_attention(tgl_backend *dev, int argc, char **argv)
 {
-    size_t s[4] = {1, 8, 512, 64}, c[4] = {1, 8, 512, 64}, dec[4] = {1, 32, 4096, 128};
+    size_t s[4] = {1, 8, 512, 64}, c[4] = {1, 8, 512, 64}, dec[4] = {1, 32, 4096, 128}, window = 0;
+    float softcap = 0.0f;
+    char *end;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc && parse4(argv[i + 1], s))
             i++;
@@ -164,15 +178,23 @@ static int bench_attention(tgl_backend *dev, int argc, char **argv)
             i++;
         else if (!strcmp(argv[i], "--decode") && i + 1 < argc && parse4(argv[i + 1], dec))
             i++;
+        else if (!strcmp(argv[i], "--window") && i + 1 < argc && (window = strtoul(argv[i + 1], &end, 10)) > 0 &&
+                 !*end)
+            i++;
+        else if (!strcmp(argv[i], "--softcap") && i + 1 < argc && (softcap = strtof(argv[i + 1], &end)) > 0.0f &&
+                 !*end && isfinite(softcap))
+            i++;
         else {
             fprintf(stderr, "usage: tensorgl bench attention [--shape B,H,S,D] [--causal B,H,S,D] [--decode "
-                            "B,H,KV,D]\n");
+                            "B,H,KV,D] [--window N] [--softcap X]\n");
             return 2;
         }
     }
     printf("%-34s %12s %12s %12s\n", "attention (f32)", "ms", "GFLOP/s", "vs unfused");
-    attn a = {s[0], s[1], s[2], s[2], s[3], 0, 0, 0, 0, 0, 0}, ac = {c[0], c[1], c[2], c[2], c[3], 1, 0, 0, 0, 0, 0};
-    attn ad = {dec[0], dec[1], 1, dec[2], dec[3], 1, 0, 0, 0, 0, 0};
+    attn a = {.batch = s[0], .heads = s[1], .seq_q = s[2], .seq_kv = s[2], .d = s[3]};
+    attn ac = {.batch = c[0], .heads = c[1], .seq_q = c[2], .seq_kv = c[2], .d = c[3], .causal = 1, .window = window,
+               .softcap = softcap};
+    attn ad = {.batch = dec[0], .heads = dec[1], .seq_q = 1, .seq_kv = dec[2], .d = dec[3], .causal = 1};
     double t_f = 0, t_u = 0, t_c = 0, t_d = 0;
     tgl_status st;
     if ((st = attn_alloc(dev, &a, 1)) || (st = time_pair(dev, fused, unfused, &a, &t_f, &t_u)))
@@ -185,7 +207,11 @@ static int bench_attention(tgl_backend *dev, int argc, char **argv)
     attn_free(dev, &a);
     if ((st = attn_alloc(dev, &ac, 0)) || (st = time_calls(dev, fused, &ac, &t_c)))
         goto fail;
-    snprintf(what, sizeof what, "causal %zux%zu seq %zu d %zu", ac.batch, ac.heads, ac.seq_q, ac.d);
+    int n = snprintf(what, sizeof what, "causal %zux%zu seq %zu d %zu", ac.batch, ac.heads, ac.seq_q, ac.d);
+    if (ac.window && n > 0 && (size_t)n < sizeof what)
+        n += snprintf(what + n, sizeof what - (size_t)n, " win %zu", ac.window);
+    if (ac.softcap != 0.0f && n > 0 && (size_t)n < sizeof what)
+        snprintf(what + n, sizeof what - (size_t)n, " cap %g", (double)ac.softcap);
     printf("%-34s %12.3f %12.1f %12s\n", what, t_c * 1e3, attn_flops(&ac) / t_c / 1e9, "");
     attn_free(dev, &ac);
     if ((st = attn_alloc(dev, &ad, 0)) || (st = time_calls(dev, fused, &ad, &t_d)))
