@@ -124,16 +124,18 @@ layout(location = LOC_MVW_Y_RS) uniform uint u_y_rs;
 layout(location = LOC_MVW_Y_CS) uniform uint u_y_cs;
 
 // A unit of work: where an invocation owns a row, a whole block (its words read once); where
-// invocations share a row (SPLIT), one word of a block's quants (q4_0 8 elements, q8_0 4), so
-// that neighbouring invocations read neighbouring words of W and of x (a whole block each
-// made the invocations of a subgroup read x 128 bytes apart: 32 cache lines a load, and q4_0
-// 4096 x 11008 ran at 0.16x of the H200's copy bandwidth). WVEC4: 4 elements of a float weight
+// invocations share a row (SPLIT), words of a block's quants (q4_0 one word, 8 elements; q8_0
+// two, 8 elements), so that neighbouring invocations read neighbouring words of W and of x (a
+// whole block each made the invocations of a subgroup read x 128 bytes apart: 32 cache lines a
+// load, and q4_0 4096 x 11008 ran at 0.16x of the H200's copy bandwidth). H200, 4096 x 11008:
+// q8_0 in two-word units 57.7 -> 39.7 us against one-word ones; q4_0 in two-word units 29.9 ->
+// 33.1 us, so it keeps one. WVEC4: 4 elements of a float weight
 // whose columns are contiguous and aligned; else one element.
 #if !defined(ROW_PER_INVOCATION)
 #define SPLIT
 #endif
 #if WFMT == TGL_WFMT_Q8_0 && defined(SPLIT)
-#define UNIT_LEN 4u
+#define UNIT_LEN 8u
 #elif WFMT == TGL_WFMT_Q4_0 && defined(SPLIT)
 #define UNIT_LEN 8u
 #elif WFMT >= TGL_WFMT_Q8_0
@@ -196,10 +198,11 @@ vec4 unit_sum(uint row, uint u)
 #if WFMT >= TGL_WFMT_Q8_0 && defined(SPLIT)
     uint parts = 32u / UNIT_LEN, blk = u / parts, k = u - blk * parts;
     uint at = u_w_off + row * u_w_rs + blk * BLOCK_BYTES, c = blk * 32u;
-    uint v = tgl_w_u32(at + 2u + 4u * k);
-#if WFMT == TGL_WFMT_Q8_0
-    vec4 part = xdot(tgl_q8_values(v), c + 4u * k);
+#if WFMT == TGL_WFMT_Q8_0 // two words: eight quants
+    uint v0 = tgl_w_u32(at + 2u + 8u * k), v1 = tgl_w_u32(at + 6u + 8u * k);
+    vec4 part = xdot(tgl_q8_values(v0), c + 8u * k) + xdot(tgl_q8_values(v1), c + 8u * k + 4u);
 #else
+    uint v = tgl_w_u32(at + 2u + 4u * k);
     vec4 lo, hi;
     tgl_q4_values(v, lo, hi);
     vec4 part = xdot(lo, c + 4u * k) + xdot(hi, c + 16u + 4u * k);
