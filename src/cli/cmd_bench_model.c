@@ -178,8 +178,8 @@ static int bench_attention(tgl_backend *dev, int argc, char **argv)
             i++;
         else if (!strcmp(argv[i], "--decode") && i + 1 < argc && parse4(argv[i + 1], dec))
             i++;
-        else if (!strcmp(argv[i], "--window") && i + 1 < argc && (window = strtoul(argv[i + 1], &end, 10)) > 0 &&
-                 !*end)
+        else if (!strcmp(argv[i], "--window") && i + 1 < argc && argv[i + 1][0] >= '1' && argv[i + 1][0] <= '9' &&
+                 (window = strtoul(argv[i + 1], &end, 10)) > 0 && !*end)
             i++;
         else if (!strcmp(argv[i], "--softcap") && i + 1 < argc && (softcap = strtof(argv[i + 1], &end)) > 0.0f &&
                  !*end && isfinite(softcap))
