@@ -129,8 +129,8 @@ layout(location = LOC_MVW_Y_CS) uniform uint u_y_cs;
 // whole block each made the invocations of a subgroup read x 128 bytes apart: 32 cache lines a
 // load, and q4_0 4096 x 11008 ran at 0.16x of the H200's copy bandwidth). H200, 4096 x 11008:
 // q8_0 in two-word units 57.7 -> 39.7 us against one-word ones; q4_0 in two-word units 29.9 ->
-// 33.1 us, so it keeps one. WVEC4: 4 elements of a float weight
-// whose columns are contiguous and aligned; else one element.
+// 33.1 us, so it keeps one. WVEC4: 4 elements of a float weight whose columns are contiguous
+// and aligned; else one element.
 #if !defined(ROW_PER_INVOCATION)
 #define SPLIT
 #endif
@@ -306,8 +306,8 @@ void main()
     if (row >= u_rows)
         return; // the whole subgroup: it shares the row
     // Four units a trip into two chains: their loads are independent, so a trip has four in
-    // flight where one at a time left each lane waiting on memory's latency (H200, q4_0 4096 x
-    // 11008: 43 trips a lane, 30 us, about 0.2x of the copy bandwidth).
+    // flight instead of one (H200, 4096 x 11008: f16 74.6 -> 64.2 us; q4_0 and q8_0, whose
+    // units cost more in instructions than in waiting, within 1%).
     vec4 acc2 = vec4(0.0);
     uint u = lane;
     for (; u + 3u * uint(LANES) < units; u += 4u * uint(LANES)) {

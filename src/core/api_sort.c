@@ -1,7 +1,8 @@
 /* tgl_sort and tgl_topk (tensorgl.h): the shapes checked, the outputs apart from in and from
  * each other, then the lines described as a tgl__sort over a temporary buffer of (key,
  * position) pairs (8 bytes per element of each line padded to a power of two, for as many
- * lines as the backend's sort_temp_lines asks) and vtable->sort. topk is a sort that writes the first k of each line. */
+ * lines as the backend's sort_temp_lines asks) and vtable->sort. topk is a sort that writes
+ * the first k of each line. */
 #include "trace.h"
 #include "validate.h"
 
