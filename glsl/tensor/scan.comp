@@ -19,6 +19,11 @@
 // the larger index on ties - an order that does not depend on how the pairs are grouped. An out
 // element below 4 bytes is written by atomicAnd then atomicOr on its word. Each invocation reads
 // only elements it writes itself, so out may be in.
+// SCAN_QUADS (unstaged only; 32-bit in and out, lines of a multiple of 4 elements with step 1,
+// every line starting on a 16-byte boundary of in's and out's windows: the host checks) reads
+// and writes 4 elements a load and a store, in the same order of combines as the scalar walk, so
+// the results are the same bits: llvmpipe makes each access a gather or a loop over the lanes
+// (a 16M cumsum there 89 -> 33 ms, docs/ops.md).
 #extension GL_GOOGLE_include_directive : enable
 #ifndef SCAN_SG
 #define SCAN_SG 0 // the subgroup size where the scan shuffles (0: shared memory)
@@ -49,6 +54,21 @@
 #define PAIRS (SCAN_OP >= 2)
 #define INTS (IN_DTYPE >= 3)
 
+#if defined(SCAN_QUADS) && (defined(SCAN_STAGED) || IN_DTYPE == 1 || IN_DTYPE == 2 || IN_DTYPE == 4 || \
+                            OUT_DTYPE == 1 || OUT_DTYPE == 2)
+#error "SCAN_QUADS: unstaged, 32-bit in and out only"
+#endif
+#ifdef SCAN_QUADS
+#ifdef TGL_TEX // in as RGBA32UI texels (llvmpipe gathers them)
+#include "common/texel.glsl"
+TGL_UTEXTURE(LOC_TEXTURE0, 0, x_tex, rgba32ui);
+#define X_QUAD(q) TGL_UREAD(x_tex, q)
+#else
+layout(std430, binding = 0) readonly buffer In { uvec4 x4[]; };
+#define X_QUAD(q) x4[q]
+#endif
+layout(std430, binding = 1) buffer Out { uvec4 y4[]; };
+#else
 #ifdef TGL_TEX // in as R32UI texels (llvmpipe gathers them; each SSBO load is a loop over the lanes)
 #include "common/texel.glsl"
 TGL_UTEXTURE(LOC_TEXTURE0, 0, x_tex, r32ui);
@@ -58,6 +78,7 @@ layout(std430, binding = 0) readonly buffer In { uint x[]; };
 #define X_WORD(w) x[w]
 #endif
 layout(std430, binding = 1) buffer Out { uint y[]; };
+#endif
 layout(std430, binding = 2) buffer Idx { uint ix[]; };
 layout(std430, binding = 3) buffer Totals { uvec2 tot[]; };
 layout(location = LOC_RDT_N) uniform uint u_n;         // segments of this dispatch
@@ -112,6 +133,7 @@ uvec2 identity()
 #endif
 }
 
+#ifndef SCAN_QUADS
 // Element e's bits (the low bits for 1- and 2-byte dtypes).
 uint load_bits(uint e)
 {
@@ -123,6 +145,7 @@ uint load_bits(uint e)
     return (X_WORD(e >> 1) >> (16u * (e & 1u))) & 0xFFFFu;
 #endif
 }
+#endif
 
 // Element k of a line, its bits loaded, as the combine's operand.
 uvec2 operand(uint bits, uint k)
@@ -265,13 +288,29 @@ void locate(uint i, out uint oi, out uint oo, out uint ox)
     }
 }
 
-void store_out(uint at, uint v)
+// The bits out gets for a scanned value.
+uint out_bits(uint v)
 {
 #if PAIRS || INTS
-    uint bits = v; // in's own bits (cummax, cummin) or an i32
+    return v; // in's own bits (cummax, cummin) or an i32
 #else
-    uint bits = tgl_convert(v, 0u, uint(OUT_DTYPE));
+    return tgl_convert(v, 0u, uint(OUT_DTYPE));
 #endif
+}
+
+#ifdef SCAN_QUADS
+// a combined with the quad w of elements k..k+3 in turn.
+uvec2 combine_quad(uvec2 a, uvec4 w, uint k)
+{
+    a = combine(a, operand(w.x, k));
+    a = combine(a, operand(w.y, k + 1u));
+    a = combine(a, operand(w.z, k + 2u));
+    return combine(a, operand(w.w, k + 3u));
+}
+#else
+void store_out(uint at, uint v)
+{
+    uint bits = out_bits(v);
 #if OUT_DTYPE == 0 || OUT_DTYPE == 3
     y[at] = bits;
 #else
@@ -280,6 +319,7 @@ void store_out(uint at, uint v)
     atomicOr(y[w], bits << shift);
 #endif
 }
+#endif
 
 void main()
 {
@@ -297,11 +337,19 @@ void main()
         uvec2 acc = identity();
         for (uint t0 = lo; t0 < hi; t0 += tile) { // any grouping does: coalesced, SCAN_K wg apart
             uvec2 part = identity();
+#ifdef SCAN_QUADS
+            for (uint q = 0u; q < uint(SCAN_K) / 4u; q++) {
+                uint k = t0 + 4u * (q * uint(TGL_WG_SIZE) + lane);
+                if (k < hi)
+                    part = combine_quad(part, X_QUAD((oi + k) >> 2), k);
+            }
+#else
             for (uint q = 0u; q < uint(SCAN_K); q++) {
                 uint k = t0 + q * uint(TGL_WG_SIZE) + lane;
                 if (k < hi)
                     part = combine(part, operand(load_bits(oi + k * u_step), k));
             }
+#endif
             acc = combine(acc, part);
         }
         acc = group_combine(acc);
@@ -331,6 +379,11 @@ void main()
 #ifdef SCAN_STAGED
         uvec2 v[SCAN_K];
 #endif
+#ifdef SCAN_QUADS
+        for (uint q = 0u; q < uint(SCAN_K); q += 4u)
+            if (a0 + q < hi)
+                part = combine_quad(part, X_QUAD((oi + a0 + q) >> 2), a0 + q);
+#else
         for (uint q = 0u; q < uint(SCAN_K); q++) {
             uint k = a0 + q;
 #ifdef SCAN_STAGED
@@ -342,6 +395,7 @@ void main()
             part = combine(part, k < hi ? operand(bits, k) : identity());
 #endif
         }
+#endif
         uvec2 tile_total;
 #if SCAN_SG > 0
         uvec2 run = combine(carry, group_exclusive(part, tile_total));
@@ -360,6 +414,26 @@ void main()
         uvec2 run = combine(carry, lane > 0u ? s_scan[lane - 1u] : identity());
         tile_total = s_scan[uint(TGL_WG_SIZE) - 1u];
 #endif
+#ifdef SCAN_QUADS
+        for (uint q = 0u; q < uint(SCAN_K); q += 4u) {
+            uint k = a0 + q;
+            if (k < hi) {
+                uvec4 w = X_QUAD((oi + k) >> 2);
+                uvec2 r0 = combine(run, operand(w.x, k)), r1 = combine(r0, operand(w.y, k + 1u));
+                uvec2 r2 = combine(r1, operand(w.z, k + 2u)), r3 = combine(r2, operand(w.w, k + 3u));
+                y4[(oo + k) >> 2] = uvec4(out_bits(r0.x), out_bits(r1.x), out_bits(r2.x), out_bits(r3.x));
+#if PAIRS
+                if (u_has_idx != 0u) {
+                    ix[ox + k * u_idx_step] = r0.y;
+                    ix[ox + (k + 1u) * u_idx_step] = r1.y;
+                    ix[ox + (k + 2u) * u_idx_step] = r2.y;
+                    ix[ox + (k + 3u) * u_idx_step] = r3.y;
+                }
+#endif
+                run = r3;
+            }
+        }
+#else
         for (uint q = 0u; q < uint(SCAN_K); q++) {
 #ifdef SCAN_STAGED
             run = combine(run, v[q]);
@@ -377,6 +451,7 @@ void main()
             }
 #endif
         }
+#endif
         carry = combine(carry, tile_total);
 #ifdef SCAN_STAGED
         memoryBarrierShared();

@@ -26,7 +26,7 @@ static const tgl_gl_def rows_defs[] = {
 };
 
 typedef struct scan_flags {
-    uint32_t in, out, op, items, staged, subgroup, read;
+    uint32_t in, out, op, items, staged, subgroup, quads, read;
 } scan_flags;
 static const tgl_gl_def scan_defs[] = {
     TGL_GL_UINT(scan_flags, in, "IN_DTYPE"),
@@ -35,6 +35,7 @@ static const tgl_gl_def scan_defs[] = {
     TGL_GL_UINT(scan_flags, items, "SCAN_K"),
     TGL_GL_FLAG(scan_flags, staged, "SCAN_STAGED"),
     TGL_GL_UINT(scan_flags, subgroup, "SCAN_SG"),
+    TGL_GL_FLAG(scan_flags, quads, "SCAN_QUADS"),
     TGL_GL_READ(scan_flags, read),
 };
 
@@ -83,17 +84,20 @@ static uint32_t scan_subgroup(const tgl_gl_limits *l)
 /* The scans: a workgroup per chunk of a line (tensor/scan.comp), `items` consecutive elements
  * per invocation in each tile, staged through shared memory or not (the profile's scan_items and
  * scan_staged), scanned across the workgroup through subgroups of `subgroup` (0: shared memory),
- * in read as `read`; op a TGL__RDT scan. */
+ * in read as `read`, with `quads` (scan_quads) 4 elements a load and a store; op a TGL__RDT
+ * scan. */
 static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned scan, tgl_dtype in, tgl_dtype out,
-                             uint32_t items, int staged, uint32_t subgroup, tgl_gl_read read)
+                             uint32_t items, int staged, uint32_t subgroup, int quads, tgl_gl_read read)
 {
     scan_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)(scan - TGL__RDT_CUMSUM), items, (uint32_t)staged,
-                    subgroup, (uint32_t)read};
+                    subgroup, (uint32_t)quads, (uint32_t)read};
     tgl_gl_plan p = {.op = op};
     tgl_gl_plan_kernel(&p, "tensor/scan", TGL_GL_DEFS(scan_defs), &f);
     if (l)
         p.wg = l->reduce_workgroup_size;
-    p.why = "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry";
+    p.why = quads ? "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry, "
+                    "4 elements a load"
+                  : "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry";
     return p;
 }
 
@@ -144,7 +148,8 @@ typedef struct rdt_run {
     size_t max_bytes;
     int params_fit; /* the row-wise ops' 1-D operands within the window (bound whole) */
     size_t scan_chunk; /* the scans: scan_chunk's elements, decided once for every box */
-    tgl_gl_read scan_read; /* ... and how in is read (scan_read) */
+    tgl_gl_read scan_read; /* ... how in is read (scan_read) */
+    int scan_quads;        /* ... and whether 4 elements at a time (scan_quads) */
 } rdt_run;
 
 /* How a scan reads in: as R32UI texels where the device reads inputs so (llvmpipe) and every
@@ -154,6 +159,28 @@ static tgl_gl_read scan_read(const tgl_gl_limits *l, const tgl__rdt *r)
     uint64_t most = (uint64_t)tgl_gl_max_window_elems(l, 4) * 4 + l->texture_align;
     int fits = most / 4 <= l->texture_buffer_texels && l->texture_align <= l->ssbo_align + 16; /* (the block's slack) */
     return tgl__rdt_is_scan(r->op) && l->texel_inputs && fits ? tgl_gl_input_read(l, 1) : TGL_GL_READ_SSBO;
+}
+
+/* Whether a scan reads and writes 4 elements at a time (scan.comp's SCAN_QUADS): unstaged
+ * tiles of a multiple of 4 per invocation, 32-bit in and out, lines of a multiple of 4 elements
+ * with step 1 that all start on 16 bytes (element 0 there in in and out, every other dim's stride
+ * a multiple of 4), in windows whose starts are 16-byte aligned, so that every box's lines start
+ * on a quad of its windows. */
+static int scan_quads(const tgl_gl_limits *l, const tgl__rdt *r, tgl_gl_read read)
+{
+    if (l->scan_staged || l->scan_items % 4 || !r->len || r->len % 4 || r->in_step != 1 || r->out_step != 1 ||
+        tgl_dtype_size(r->in.dtype) != 4 || tgl_dtype_size(r->out.dtype) != 4 ||
+        tgl_gl_window_align(l, read != TGL_GL_READ_SSBO) % 16 || l->ssbo_align % 16)
+        return 0;
+    const tgl__tensor_view *v[2] = {&r->in, &r->out};
+    for (int i = 0; i < 2; i++) {
+        if ((v[i]->view.offset + v[i]->base * 4) % 16)
+            return 0;
+        for (size_t d = 0; d < r->ndim; d++)
+            if (r->shape[d] > 1 && v[i]->strides[d] % 4)
+                return 0;
+    }
+    return 1;
 }
 
 /* The scans' passes over a box of n lines: chunk totals into the scratch buffer where a line
@@ -173,7 +200,7 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
     tgl_gl_binding bind[4];
     bind[0] = tgl_gl_window_aligned(in->view, in->span * tgl_dtype_size(in->dtype), 0,
                                     tgl_gl_window_align(l, x->scan_read != TGL_GL_READ_SSBO), &pad_in);
-    tgl_gl_bind_read(&bind[0], x->scan_read, GL_R32UI);
+    tgl_gl_bind_read(&bind[0], x->scan_read, x->scan_quads ? GL_RGBA32UI : GL_R32UI);
     bind[1] = tgl_gl_window(b, out->view, out->span * tgl_dtype_size(out->dtype), 1, &pad_out);
     /* no indices: out's window stands in (never written through binding 2) */
     bind[2] = r->has_idx ? tgl_gl_window(b, idx->view, idx->span * 4, 2, &pad_idx) : bind[1];
@@ -346,8 +373,10 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
                                                 : "tgl_reduce_t";
     tgl_dtype wdt = r->has_w ? r->w.dtype : r->has_bias ? r->bias.dtype : r->in.dtype;
     x.scan_read = scan_read(l, r);
+    x.scan_quads = tgl__rdt_is_scan(r->op) && scan_quads(l, r, x.scan_read);
     tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items,
-                                                           l->scan_staged, scan_subgroup(l), x.scan_read)
+                                                           l->scan_staged, scan_subgroup(l), x.scan_quads,
+                                                           x.scan_read)
                        : rows                  ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
                             : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
@@ -377,22 +406,24 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
                 tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_argmax_t", data[i], TGL_DTYPE_I32, group));
         }
     /* the scans, as the profiles have them: GPUs 8 staged (NVIDIA's 32-wide subgroups shuffling),
-     * llvmpipe 32 not; others compile from GLSL */
-    for (uint32_t v = 0; v < 3 * TGL_GL_READS; v++)
+     * llvmpipe 32 not, and then 4 elements a load where both dtypes are 32-bit; others compile
+     * from GLSL */
+    for (uint32_t v = 0; v < 4 * TGL_GL_READS; v++)
         for (unsigned op = TGL__RDT_CUMSUM; op <= TGL__RDT_CUMMIN; op++) {
-            uint32_t items = v % 3 == 2 ? 32 : 8, sg = v % 3 == 1 ? 32 : 0;
-            tgl_gl_read read = (tgl_gl_read)(v / 3);
-            int staged = items == 8;
+            uint32_t items = v % 4 >= 2 ? 32 : 8, sg = v % 4 == 1 ? 32 : 0;
+            tgl_gl_read read = (tgl_gl_read)(v / 4);
+            int staged = items == 8, quads = v % 4 == 3;
             int arith = op == TGL__RDT_CUMSUM || op == TGL__RDT_CUMPROD;
-            for (size_t i = 0; arith && i < 3; i++) /* floats into every float for the sums and products */
-                for (size_t o = 0; o < 3; o++)
-                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, data[i], data[o], items, staged, sg, read));
-            if (arith) { /* i32 and bool counted into i32 */
-                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_I32, TGL_DTYPE_I32, items, staged, sg, read));
-                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cumsum", op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg, read));
-            } else
-                for (size_t i = 0; i < 4; i++) /* in's dtype kept */
-                    tgl_gl_list_plan(fn, ctx, scan_plan(NULL, "tgl_cummax", op, data[i], data[i], items, staged, sg, read));
+            const char *name = arith ? "tgl_cumsum" : "tgl_cummax";
+            for (size_t i = 0; i < 4; i++) /* the sums and products: floats into every float; i32 kept */
+                for (size_t o = 0; o < 4; o++) {
+                    int kept = data[o] == data[i], wide = tgl_dtype_size(data[i]) == 4;
+                    int ok = arith ? (i < 3 && o < 3) || (i == 3 && o == 3) : kept;
+                    if (ok && (!quads || (wide && kept)))
+                        tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, data[i], data[o], items, staged, sg, quads, read));
+                }
+            if (arith && !quads) /* bool counted into i32 */
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg, 0, read));
         }
     for (size_t i = 0; i < 3; i++) /* the row-wise ops: every float in, out and 1-D operand dtype */
         for (size_t o = 0; o < 3; o++)

@@ -361,6 +361,50 @@ static void test_long_lines(void **state)
     tgl_close(narrow);
 }
 
+/* Lines of lines x len 32-bit elements along the last dim, pitch elements apart, in's first at
+ * in_front elements into its allocation and out's at out_front (or in place). */
+static call pitched_call(tgt_rng *r, int op, tgl_dtype dt, size_t lines, size_t len, size_t pitch, size_t in_front,
+                         size_t out_front, int in_place)
+{
+    call c = {.op = op, .axis = 1, .in_place = in_place};
+    c.with_idx = (op == CUMMAX || op == CUMMIN) && tgt_below(r, 3) != 0;
+    size_t shape[2] = {lines, len}, span = (lines - 1) * pitch + len;
+    c.in = tgl_tensor_contiguous(in_front * 4, dt, 2, shape);
+    c.in.strides[0] = (int64_t)pitch;
+    c.in_bytes = (in_front + span + tgt_below(r, 5)) * 4;
+    c.out = c.in;
+    c.out_bytes = c.in_bytes;
+    if (!in_place) {
+        c.out.data = out_front * 4;
+        c.out_bytes = (out_front + span + tgt_below(r, 5)) * 4;
+    }
+    if (c.with_idx)
+        c.idx = tgt_dense_layout(r, TGL_DTYPE_I32, 2, shape, &c.idx_bytes);
+    return c;
+}
+
+/* f32 and i32 lines of a multiple of 4 elements that start on 16 bytes, which GL's unstaged
+ * scans (llvmpipe's) read and write 4 elements at a time, and the same lines one element off
+ * that alignment or with a pitch off it, which they do not: every op, in place or not. */
+static void test_quad_lines(void **state)
+{
+    pair *p = *state;
+    tgt_rng *r = &p->rng;
+    const size_t shapes[][2] = {{1, 4}, {3, 8}, {5, 60}, {2, 4096}, {1, 1u << 16}, {2, 20004}};
+    const tgl_dtype dts[2] = {TGL_DTYPE_F32, TGL_DTYPE_I32};
+    for (int op = 0; op < 4; op++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (int form = 0; form < 4; form++) {
+                /* 0 aligned, dense; 1 aligned, a gap of 4 between lines, out in place; 2 in one
+                 * element off; 3 a pitch of len + 1 */
+                size_t lines = shapes[s][0], len = shapes[s][1];
+                size_t pitch = form == 1 ? len + 4 : form == 3 ? len + 1 : len;
+                size_t in_front = form == 2 ? 1 : 4 * tgt_below(r, 3), out_front = 4 * tgt_below(r, 3);
+                call c = pitched_call(r, op, dts[tgt_below(r, 2)], lines, len, pitch, in_front, out_front, form == 1);
+                run_random(p, p->gl, &c, 0.1f, 40000, "32-bit lines");
+            }
+}
+
 /* A shrunk SSBO limit: out's index space cut into boxes whose lines fit. */
 static void test_small_ssbo_limit(void **state)
 {
@@ -536,6 +580,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_values), cmocka_unit_test(test_random_calls), cmocka_unit_test(test_long_lines),
+        cmocka_unit_test(test_quad_lines),
         cmocka_unit_test(test_small_ssbo_limit), cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
