@@ -161,14 +161,14 @@ static tgl_gl_read scan_read(const tgl_gl_limits *l, const tgl__rdt *r)
     return tgl__rdt_is_scan(r->op) && l->texel_inputs && fits ? tgl_gl_input_read(l, 1) : TGL_GL_READ_SSBO;
 }
 
-/* Whether a scan reads and writes 4 elements at a time (scan.comp's SCAN_QUADS): unstaged
- * tiles of a multiple of 4 per invocation, 32-bit in and out, lines of a multiple of 4 elements
- * with step 1 that all start on 16 bytes (element 0 there in in and out, every other dim's stride
- * a multiple of 4), in windows whose starts are 16-byte aligned, so that every box's lines start
- * on a quad of its windows. */
+/* Whether a scan reads and writes 4 elements at a time (scan.comp's SCAN_QUADS, never staged:
+ * on the H200 a 16M cumsum took 157 us staged, 82 us so): tiles of a multiple of 4 per
+ * invocation, 32-bit in and out, lines of a multiple of 4 elements with step 1 that all start on
+ * 16 bytes (element 0 there in in and out, every other dim's stride a multiple of 4), in windows
+ * whose starts are 16-byte aligned, so that every box's lines start on a quad of its windows. */
 static int scan_quads(const tgl_gl_limits *l, const tgl__rdt *r, tgl_gl_read read)
 {
-    if (l->scan_staged || l->scan_items % 4 || !r->len || r->len % 4 || r->in_step != 1 || r->out_step != 1 ||
+    if (l->scan_items % 4 || !r->len || r->len % 4 || r->in_step != 1 || r->out_step != 1 ||
         tgl_dtype_size(r->in.dtype) != 4 || tgl_dtype_size(r->out.dtype) != 4 ||
         tgl_gl_window_align(l, read != TGL_GL_READ_SSBO) % 16 || l->ssbo_align % 16)
         return 0;
@@ -375,7 +375,7 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
     x.scan_read = scan_read(l, r);
     x.scan_quads = tgl__rdt_is_scan(r->op) && scan_quads(l, r, x.scan_read);
     tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items,
-                                                           l->scan_staged, scan_subgroup(l), x.scan_quads,
+                                                           l->scan_staged && !x.scan_quads, scan_subgroup(l), x.scan_quads,
                                                            x.scan_read)
                        : rows                  ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
                             : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
@@ -406,13 +406,13 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
                 tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_argmax_t", data[i], TGL_DTYPE_I32, group));
         }
     /* the scans, as the profiles have them: GPUs 8 staged (NVIDIA's 32-wide subgroups shuffling),
-     * llvmpipe 32 not, and then 4 elements a load where both dtypes are 32-bit; others compile
-     * from GLSL */
-    for (uint32_t v = 0; v < 4 * TGL_GL_READS; v++)
+     * llvmpipe 32 not, and each unstaged with 4 elements a load where both dtypes are 32-bit;
+     * others compile from GLSL */
+    for (uint32_t v = 0; v < 6 * TGL_GL_READS; v++)
         for (unsigned op = TGL__RDT_CUMSUM; op <= TGL__RDT_CUMMIN; op++) {
-            uint32_t items = v % 4 >= 2 ? 32 : 8, sg = v % 4 == 1 ? 32 : 0;
-            tgl_gl_read read = (tgl_gl_read)(v / 4);
-            int staged = items == 8, quads = v % 4 == 3;
+            uint32_t items = v % 3 == 2 ? 32 : 8, sg = v % 3 == 1 ? 32 : 0;
+            tgl_gl_read read = (tgl_gl_read)(v / 6);
+            int quads = v % 6 >= 3, staged = items == 8 && !quads;
             int arith = op == TGL__RDT_CUMSUM || op == TGL__RDT_CUMPROD;
             const char *name = arith ? "tgl_cumsum" : "tgl_cummax";
             for (size_t i = 0; i < 4; i++) /* the sums and products: floats into every float; i32 kept */
