@@ -383,9 +383,10 @@ static call pitched_call(tgt_rng *r, int op, tgl_dtype dt, size_t lines, size_t 
     return c;
 }
 
-/* f32 and i32 lines of a multiple of 4 elements that start on 16 bytes, which GL's unstaged
- * scans (llvmpipe's) read and write 4 elements at a time, and the same lines one element off
- * that alignment or with a pitch off it, which they do not: every op, in place or not. */
+/* f32 and i32 lines of a multiple of 4 elements that start on 16 bytes, which GL's scans read
+ * and write 4 elements at a time, and the same lines one element off that alignment or with a
+ * pitch off it, which they do not: every op, in place or not; then lines under an 8 KiB SSBO
+ * limit, cut into boxes, one layout with its lines in reverse order. */
 static void test_quad_lines(void **state)
 {
     pair *p = *state;
@@ -403,6 +404,28 @@ static void test_quad_lines(void **state)
                 call c = pitched_call(r, op, dts[tgt_below(r, 2)], lines, len, pitch, in_front, out_front, form == 1);
                 run_random(p, p->gl, &c, 0.1f, 40000, "32-bit lines");
             }
+    if (!p->gl)
+        return;
+    /* under an 8 KiB SSBO limit, cut into boxes of whole lines (each box's windows start at a
+     * line, so on 16 bytes), reversed along the lines' dim for some */
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 8192, NULL);
+    const size_t small[][2] = {{40, 64}, {7, 1024}, {300, 4}};
+    for (int op = 0; op < 4; op++)
+        for (size_t s = 0; s < sizeof small / sizeof *small; s++) {
+            size_t lines = small[s][0], len = small[s][1];
+            call c = pitched_call(r, op, dts[tgt_below(r, 2)], lines, len, len + 4 * tgt_below(r, 2), 0,
+                                  4 * tgt_below(r, 3), tgt_below(r, 3) == 0);
+            if (s == 1) { /* the lines' dim walked backwards: line 0 last in memory */
+                int64_t pitch = c.in.strides[0];
+                c.in.data += (size_t)pitch * (lines - 1) * 4;
+                c.in.strides[0] = -pitch;
+                if (c.in_place)
+                    c.out = c.in;
+            }
+            run_random(p, gl, &c, 0.1f, 40000, "32-bit lines, 8 KiB limit");
+        }
+    tgl_close(gl);
 }
 
 /* A shrunk SSBO limit: out's index space cut into boxes whose lines fit. */
