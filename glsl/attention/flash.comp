@@ -32,11 +32,6 @@
 #include "common/math.glsl"
 #include "common/attention_io.glsl"
 
-// NVIDIA's compiler declines to unroll this kernel's loops once the call windows or caps
-// (ADJUST), and q, o and s go to local memory: causal 1 x 16 x 1024 x 128 with a window of 256
-// took 2.14 ms instead of 0.30, with soft-capping 3.99 instead of 0.49 (H200, driver 580); plain
-// calls 0.36-0.37 either way. See flash_shuffle.comp's pragma.
-#pragma optionNV(unroll all)
 layout(local_size_x = THREADS) in;
 
 shared vec4 s_k[BKV][DP / 4];
