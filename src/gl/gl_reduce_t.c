@@ -95,9 +95,9 @@ static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned sc
     tgl_gl_plan_kernel(&p, "tensor/scan", TGL_GL_DEFS(scan_defs), &f);
     if (l)
         p.wg = l->reduce_workgroup_size;
-    p.why = quads ? "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry, "
-                    "4 elements a load"
-                  : "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry";
+#define SCAN_WHY "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry"
+    p.why = quads ? SCAN_WHY ", 4 elements a load" : SCAN_WHY;
+#undef SCAN_WHY
     return p;
 }
 
@@ -165,12 +165,12 @@ static tgl_gl_read scan_read(const tgl_gl_limits *l, const tgl__rdt *r)
  * on the H200 a 16M cumsum took 157 us staged, 82 us so): tiles of a multiple of 4 per
  * invocation, 32-bit in and out, lines of a multiple of 4 elements with step 1 that all start on
  * 16 bytes (element 0 there in in and out, every other dim's stride a multiple of 4), in windows
- * whose starts are 16-byte aligned, so that every box's lines start on a quad of its windows. */
-static int scan_quads(const tgl_gl_limits *l, const tgl__rdt *r, tgl_gl_read read)
+ * whose starts are 16-byte aligned (the SSBO alignment a multiple of 16, so the texture one's
+ * larger power of two too), so that every box's lines start on a quad of its windows. */
+static int scan_quads(const tgl_gl_limits *l, const tgl__rdt *r)
 {
     if (l->scan_items % 4 || !r->len || r->len % 4 || r->in_step != 1 || r->out_step != 1 ||
-        tgl_dtype_size(r->in.dtype) != 4 || tgl_dtype_size(r->out.dtype) != 4 ||
-        tgl_gl_window_align(l, read != TGL_GL_READ_SSBO) % 16 || l->ssbo_align % 16)
+        tgl_dtype_size(r->in.dtype) != 4 || tgl_dtype_size(r->out.dtype) != 4 || l->ssbo_align % 16)
         return 0;
     const tgl__tensor_view *v[2] = {&r->in, &r->out};
     for (int i = 0; i < 2; i++) {
@@ -373,7 +373,7 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
                                                 : "tgl_reduce_t";
     tgl_dtype wdt = r->has_w ? r->w.dtype : r->has_bias ? r->bias.dtype : r->in.dtype;
     x.scan_read = scan_read(l, r);
-    x.scan_quads = tgl__rdt_is_scan(r->op) && scan_quads(l, r, x.scan_read);
+    x.scan_quads = tgl__rdt_is_scan(r->op) && scan_quads(l, r);
     tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items,
                                                            l->scan_staged && !x.scan_quads, scan_subgroup(l), x.scan_quads,
                                                            x.scan_read)
@@ -415,7 +415,9 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
             int quads = v % 6 >= 3, staged = items == 8 && !quads;
             int arith = op == TGL__RDT_CUMSUM || op == TGL__RDT_CUMPROD;
             const char *name = arith ? "tgl_cumsum" : "tgl_cummax";
-            for (size_t i = 0; i < 4; i++) /* the sums and products: floats into every float; i32 kept */
+            /* the sums and products: floats into every float, i32 into i32; cummax and cummin: in's
+             * dtype kept */
+            for (size_t i = 0; i < 4; i++)
                 for (size_t o = 0; o < 4; o++) {
                     int kept = data[o] == data[i], wide = tgl_dtype_size(data[i]) == 4;
                     int ok = arith ? (i < 3 && o < 3) || (i == 3 && o == 3) : kept;
