@@ -372,7 +372,7 @@
 #define LOC_SCT_B_STRIDE 40
 #define LOC_SCT_ROW 48
 
-// tensor/sort.comp (tgl_sort, tgl_topk)
+// tensor/sort.comp and tensor/radix.comp (tgl_sort, tgl_topk; tensor/sort_line.glsl)
 #define LOC_SRT_N 0
 #define LOC_SRT_START 1
 #define LOC_SRT_NDIM 2
@@ -397,6 +397,14 @@
 #define LOC_SRT_IN_STRIDE 35
 #define LOC_SRT_V_STRIDE 43
 #define LOC_SRT_I_STRIDE 51
+// tensor/radix.comp's own (59, then past the textures')
+#define LOC_SRT_SHIFT 59
+#define LOC_SRT_TILES 66
+#define LOC_SRT_KEYS 67
+#define LOC_SRT_POS 68
+#define LOC_SRT_KEYS_OUT 69
+#define LOC_SRT_POS_OUT 70
+#define LOC_SRT_COUNTS 71
 
 // Attention (common/attention_io.glsl, attention/*.comp); decode, decode_combine and flash_reg
 // use 10 for their own count, decode_combine 0 for its rows, decode 13 for its first chunk.

@@ -1,8 +1,7 @@
 /* tgl_sort and tgl_topk (tensorgl.h): the shapes checked, the outputs apart from in and from
- * each other, then the lines described as a tgl__sort over a temporary buffer of (key,
- * position) pairs (8 bytes per element of each line padded to a power of two, for as many
- * lines as the backend's sort_temp_lines asks) and vtable->sort. topk is a sort that writes
- * the first k of each line. */
+ * each other, then the lines described as a tgl__sort over a temporary buffer (the bytes the
+ * backend's sort_temp_bytes asks for) and vtable->sort. topk is a sort that writes the first k
+ * of each line. */
 #include "trace.h"
 #include "validate.h"
 
@@ -85,11 +84,10 @@ static tgl_status sort_lines(tgl_backend *b, const char *fn, const tgl_tensor *i
     s.in_step = x.strides[axis];
     s.v_step = values ? s.values.strides[axis] : 0;
     s.i_step = indices ? s.indices.strides[axis] : 0;
-    size_t padded = 1, bytes = 0;
-    while (padded < len)
-        padded <<= 1;
-    if ((st = tgl__mul(b, "the temporary buffer", b->vt->sort_temp_lines(b, &s), padded * 8, &bytes)))
-        return st;
+    uint64_t want = b->vt->sort_temp_bytes(b, &s);
+    if (want > SIZE_MAX)
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "%s: the temporary buffer: past this machine's sizes", fn);
+    size_t bytes = (size_t)want;
     void *buf = NULL;
     if (bytes && (st = tgl__temp_create(b, fn, bytes, &buf)))
         return st;

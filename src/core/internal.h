@@ -421,8 +421,7 @@ typedef struct tgl__scatter {
  * along the line), each ordered by its elements' sort keys (ascending, or descending where
  * `descending`; ties by position), the first k written: values (in's dtype) and indices (i32)
  * viewed like in with k along the axis (v_step, i_step their steps), each present where has_*.
- * `temp` holds the (key, position) pairs of the lines the backend asks for (sort_temp_lines),
- * 8 bytes per element of each line padded to a power of two. */
+ * `temp` is the backend's working buffer, of the bytes its sort_temp_bytes asks for. */
 typedef struct tgl__sort {
     size_t ndim, axis, n_lines, len, k;
     size_t shape[TGL_MAX_DIMS];
@@ -552,11 +551,11 @@ typedef struct tgl__vtable {
      * axis), then, only where every index is inside it, the passes of s (tgl__scatter). */
     tgl_status (*scatter)(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
                           int32_t *bad_value);
-    /* tgl_sort, tgl_topk (tgl__sort); len > 0, k > 0, n_lines > 0. sort_temp_lines: how many
-     * lines' (key, position) pairs s->temp must hold (s->temp left empty and unset here), each
-     * line's padded to a power of two at 8 bytes a pair; 0 for none. */
+    /* tgl_sort, tgl_topk (tgl__sort); len > 0, k > 0, n_lines > 0. sort_temp_bytes: the bytes
+     * s->temp must hold (s->temp left empty and unset here); 0 for none, UINT64_MAX past any
+     * buffer. */
     tgl_status (*sort)(tgl_backend *b, const tgl__sort *s);
-    size_t (*sort_temp_lines)(tgl_backend *b, const tgl__sort *s);
+    uint64_t (*sort_temp_bytes)(tgl_backend *b, const tgl__sort *s);
     /* tgl_gather_rows_t: check as gather's (a TGL__TEW_CHECK_INDEX over g->ids against
      * [0, g->rows)), then, only where every id passes, the rows decoded into g->out. */
     tgl_status (*gather_rows_t)(tgl_backend *b, const tgl__tew *check, const tgl__gather_w *g, uint64_t *bad_pos,

@@ -59,7 +59,7 @@ tgl_status tgl_cpu_compact(tgl_backend *b, const tgl__compact *c);
 /* The first index of check's i32 view outside [0, check->value) (gather's and scatter's check). */
 tgl_status tgl_cpu_index_check(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value);
 tgl_status tgl_cpu_sort(tgl_backend *b, const tgl__sort *s);
-size_t tgl_cpu_sort_temp_lines(tgl_backend *b, const tgl__sort *s);
+uint64_t tgl_cpu_sort_temp_bytes(tgl_backend *b, const tgl__sort *s);
 tgl_status tgl_cpu_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
                            int32_t *bad_value);
 tgl_status tgl_cpu_interpolate(tgl_backend *b, const tgl__interpolate *p);

@@ -31,12 +31,11 @@ static int by_key(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* One line's pairs at a time. */
-size_t tgl_cpu_sort_temp_lines(tgl_backend *b, const tgl__sort *s)
+/* One line's (key, position) pairs at a time, 8 bytes a pair. */
+uint64_t tgl_cpu_sort_temp_bytes(tgl_backend *b, const tgl__sort *s)
 {
     (void)b;
-    (void)s;
-    return 1;
+    return (uint64_t)s->len * 8;
 }
 
 tgl_status tgl_cpu_sort(tgl_backend *b, const tgl__sort *s)

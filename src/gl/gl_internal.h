@@ -79,6 +79,8 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(cols_min_chunk, U32, "... each reducing at least this many indices")                               \
     X(scan_items, U32, "consecutive elements per invocation in a scan's tiles: 8, 16 or 32")            \
     X(scan_staged, FLAG, "scans move their tiles through shared memory, reading and writing coalesced") \
+    X(radix_min, U64, "sorts of lines this long or longer take radix passes, not the network; 0 never") \
+    X(radix_items, U32, "pairs per invocation in a radix pass's tiles: 8, 16 or 32")                    \
     X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
     X(cast_vec4_min, U64, "casts of at least this many elements take four per invocation")               \
     X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
@@ -129,6 +131,8 @@ typedef struct tgl_gl_limits {
     int vec4_lines, transpose;
     uint32_t reduce_groups, cols_invocations, cols_min_chunk, scan_items;
     int scan_staged;
+    uint64_t radix_min;
+    uint32_t radix_items;
     uint64_t sweep_bytes, cast_vec4_min;
     int attention_reg;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
@@ -620,7 +624,7 @@ tgl_status tgl_gl_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scat
                           int32_t *bad_value);
 /* vtable->sort (glsl/tensor/sort.comp): groups of lines, a bitonic network over (key, position). */
 tgl_status tgl_gl_sort(tgl_backend *b, const tgl__sort *s);
-size_t tgl_gl_sort_temp_lines(tgl_backend *b, const tgl__sort *s);
+uint64_t tgl_gl_sort_temp_bytes(tgl_backend *b, const tgl__sort *s);
 /* Whether tgl_topk of k of lines of len selects on GL (no pairs in memory, so no line is refused
  * for its pairs' bytes) rather than sorting them; test_sort's refusal rule reads it. */
 int tgl_gl_topk_selects(const tgl_gl_limits *l, size_t len, size_t k);

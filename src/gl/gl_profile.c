@@ -68,6 +68,8 @@
     .texel_inputs = 0, .image_inputs = 0, .wide_stores = 0, .rows_per_invocation = 0, .row_lanes = 0, \
     .vec4_lines = 0, .transpose = TGL_GL_TRANSPOSE_TILES, .reduce_groups = 2048,                    \
     .cols_invocations = 1u << 19, .cols_min_chunk = 16, .scan_items = 8, .scan_staged = 1,          \
+    .radix_min = 1u << 22, /* H200: the network to 4M (1M 0.49 ms, radix 0.61), radix past (16M 6.7 -> 4.5) */ \
+    .radix_items = 8,                                                                               \
     .sweep_bytes = (uint64_t)48 << 20,                                                             \
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .flash_block_keys = 32,                 \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
@@ -86,6 +88,7 @@ static const struct named_profile {
       .reduce_groups = 512, .cols_invocations = 1u << 16, .cols_min_chunk = 64, .sweep_bytes = 0,
       .scan_items = 32, /* 4x fewer barriers than 8: a 16M cumsum 139 -> 94 ms (2 cores) */
       .scan_staged = 0, /* every SSBO access is a loop over the lanes anyway: staging 99 -> 190 ms */
+      .radix_min = 4096, .radix_items = 32, /* radix from 4096: 16K 10.8 -> 4.9 ms, 1M 600 -> 150 ms */
       .cast_vec4_min = 0, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .compute_units = FROM_DEVICE,
       .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .transfer_threads = FROM_DEVICE,
@@ -538,6 +541,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     DEVICE_SETS(cols_invocations, l->cols_invocations >= 1, 1, "at least 1");
     DEVICE_SETS(cols_min_chunk, l->cols_min_chunk >= 1, 1, "at least 1");
     DEVICE_SETS(scan_items, l->scan_items == 8 || l->scan_items == 16 || l->scan_items == 32, 8, "8, 16 or 32");
+    DEVICE_SETS(radix_items, l->radix_items == 8 || l->radix_items == 16 || l->radix_items == 32, 8, "8, 16 or 32");
     DEVICE_SETS(transfer_threads, l->transfer_threads >= 1 && l->transfer_threads <= 64, 1, "1 to 64");
     return TGL_OK;
 }

@@ -3,7 +3,9 @@
  * group until they do), each group loaded as (key, position) pairs, sorted by a bitonic network
  * (shared-memory stages for strides below a workgroup's block, three stages a dispatch above),
  * and its first k written. A topk of lines longer than a block with k up to a quarter of
- * TOPK_CAP selects instead (the TOPK pass: a workgroup a line, no pairs; topk_minima). */
+ * TOPK_CAP selects instead (the TOPK pass: a workgroup a line, no pairs; topk_minima). Lines of
+ * the profile's radix_min or more whose arrays fit the windows take radix passes instead, a line
+ * at a time (glsl/tensor/radix.comp; radix_fits). */
 #include "gl_internal.h"
 
 /* The local stages' block of pairs in shared memory: 16 KiB, the least GL ES 3.1 guarantees
@@ -41,10 +43,39 @@ static tgl_gl_plan sort_plan(int pass, tgl_dtype dt, tgl_gl_read read, int quads
     return p;
 }
 
+/* The radix passes' workgroup (ES 3.1's least maximum), each invocation holding the profile's
+ * radix_items pairs of a tile; digits of 4 bits. */
+#define RADIX_WG 128u
+#define RADIX_DIGITS 16u
+
+typedef struct radix_flags {
+    uint32_t pass, dtype, items;
+} radix_flags;
+enum { R_LOAD, R_COUNT, R_SCATTER, R_STORE, R_PASSES };
+static const char *const radix_names[R_PASSES] = {"RLOAD", "RCOUNT", "RSCATTER", "RSTORE"};
+static const tgl_gl_def radix_defs[] = {
+    TGL_GL_NAME(radix_flags, pass, radix_names),
+    TGL_GL_UINT(radix_flags, dtype, "DTYPE"),
+    TGL_GL_UINT(radix_flags, items, "ITEMS"),
+};
+
+/* LOAD and STORE by in's dtype; the tiled passes (COUNT, SCATTER) by `items`. */
+static tgl_gl_plan radix_plan(int pass, tgl_dtype dt, uint32_t items)
+{
+    int tiled = pass == R_COUNT || pass == R_SCATTER;
+    radix_flags f = {(uint32_t)pass, tiled ? 0u : (uint32_t)dt, tiled ? items : 0u};
+    tgl_gl_plan p = {.op = "tgl_sort",
+                     .why = "a long line: radix passes over its (key, position) arrays, 4 bits a pass, each stable",
+                     .wg = tiled ? RADIX_WG : 0};
+    tgl_gl_plan_kernel(&p, "tensor/radix", TGL_GL_DEFS(radix_defs), &f);
+    return p;
+}
+
 typedef struct sort_run {
     tgl_backend *b;
     const tgl__sort *s;
     GLuint prog[PASS_COUNT];
+    GLuint radix[R_PASSES]; /* the radix passes' programs, where they run */
     unsigned log_p;
     size_t padded, block, max_bytes;
     size_t topk;                      /* TOPK's sets (topk_minima); 0: the network */
@@ -57,23 +88,32 @@ static size_t window_bytes(const tgl__tensor_view *v)
     return v->span * tgl_dtype_size(v->dtype);
 }
 
-/* Dispatches `count` invocations (LOCAL: workgroups), a grid at a time, u_start the first. */
-static tgl_status dispatch(sort_run *x, int pass, const tgl_gl_binding *bind, int n_bind, size_t count)
+/* Dispatches prog over `count` invocations of workgroups of wg (per_group: count workgroups), a
+ * grid at a time, u_start the first and u_n the count (unless keep_n). */
+static tgl_status dispatch_prog(sort_run *x, GLuint prog, size_t wg, int per_group, int keep_n,
+                                const tgl_gl_binding *bind, int n_bind, size_t count)
 {
     const tgl_gl_limits *l = &tgl_gl_of(x->b)->limits;
     size_t groups_max = (size_t)((uint64_t)l->wg_count[0] * l->wg_count[1]);
-    int per_group = pass == PASS_LOCAL || pass == PASS_TOPK; /* count is workgroups */
-    size_t grid = per_group ? groups_max : groups_max * l->workgroup_size;
-    GLuint prog = x->prog[pass];
+    size_t grid = per_group ? groups_max : groups_max * wg;
     tgl_status st = TGL_OK;
     for (size_t s = 0; !st && s < count; s += grid) {
         size_t k = count - s < grid ? count - s : grid;
         tgl_gl_uniform_ui(x->b, prog, LOC_SRT_START, (GLuint)s);
-        if (pass != PASS_LOCAL) /* (LOCAL's is the group's slot count) */
+        if (!keep_n)
             tgl_gl_uniform_ui(x->b, prog, LOC_SRT_N, (GLuint)k);
-        st = tgl_gl_dispatch(x->b, prog, bind, n_bind, per_group ? k : tgl_gl_ceil_div(k, l->workgroup_size));
+        st = tgl_gl_dispatch(x->b, prog, bind, n_bind, per_group ? k : tgl_gl_ceil_div(k, wg));
     }
     return st;
+}
+
+/* A pass of the network or TOPK: count invocations (LOCAL, TOPK: workgroups). */
+static tgl_status dispatch(sort_run *x, int pass, const tgl_gl_binding *bind, int n_bind, size_t count)
+{
+    int per_group = pass == PASS_LOCAL || pass == PASS_TOPK;
+    /* (LOCAL's u_n is the group's slot count) */
+    return dispatch_prog(x, x->prog[pass], tgl_gl_of(x->b)->limits.workgroup_size, per_group, pass == PASS_LOCAL, bind,
+                         n_bind, count);
 }
 
 /* The network over the group's `slots` pairs (temp bound at binding 0). */
@@ -200,6 +240,144 @@ static tgl_status run_group(sort_run *x, size_t l0, size_t l1)
     return st ? st : dispatch(x, PASS_STORE, bind, 4, lines * s->k);
 }
 
+/* ---- radix passes ---- */
+
+/* A radix line's arrays in the temporary buffer (byte offsets at[]: keys A, positions A, keys
+ * B, positions B): the keys followed by RADIX_DIGITS counts per tile, the positions. */
+typedef struct radix_layout {
+    size_t tiles;
+    uint64_t keys_bytes, pos_bytes, at[4], bytes;
+} radix_layout;
+
+static radix_layout radix_layout_of(const tgl_gl_limits *l, size_t len)
+{
+    radix_layout r = {.tiles = tgl_gl_ceil_div(len, (size_t)RADIX_WG * l->radix_items)};
+    r.keys_bytes = ((uint64_t)len + (uint64_t)RADIX_DIGITS * r.tiles) * 4;
+    r.pos_bytes = (uint64_t)len * 4;
+    uint64_t k = (r.keys_bytes + 255) / 256 * 256, p = (r.pos_bytes + 255) / 256 * 256; /* windows start aligned */
+    r.at[0] = 0, r.at[1] = k, r.at[2] = k + p, r.at[3] = 2 * k + p;
+    r.bytes = 2 * (k + p);
+    return r;
+}
+
+/* Radix passes sort s's lines where they are the profile's radix_min long or longer, a whole
+ * sort or a topk the selection does not take, and a line's arrays fit the windows. */
+static int radix_fits(const tgl_gl_limits *l, const tgl__sort *s, int topk)
+{
+    return !topk && l->radix_min && s->len >= l->radix_min &&
+           radix_layout_of(l, s->len).keys_bytes <= tgl_gl_max_window_elems(l, 4) * 4;
+}
+
+/* The digits [*lo, *hi) whose passes can change the order of dt's keys (sort_line.glsl's
+ * sort_key, complemented or not): a digit below *lo is a function of the bits above it (an f16's
+ * f32 bits end in 13 zeros, a bf16's in 16, complemented with the sign; a bool's key is 0 or 1
+ * or their complements), so its pass leaves the final order as it is. */
+static void radix_digits(tgl_dtype dt, unsigned *lo, unsigned *hi)
+{
+    *lo = dt == TGL_DTYPE_F16 ? 3 : dt == TGL_DTYPE_BF16 ? 4 : 0;
+    *hi = dt == TGL_DTYPE_BOOL ? 1 : 8;
+}
+
+/* The passes' programs and their uniforms (those of sort_line.glsl set as for the network). */
+static tgl_status radix_programs(sort_run *x)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(x->b)->limits;
+    for (int pass = 0; pass < R_PASSES; pass++) {
+        tgl_gl_plan plan = radix_plan(pass, x->s->in.dtype, l->radix_items);
+        plan.groups = pass == R_COUNT || pass == R_SCATTER ? radix_layout_of(l, x->s->len).tiles : 0;
+        tgl_status st = tgl_gl_plan_program(x->b, &plan, &x->radix[pass]);
+        if (st)
+            return st;
+        set_uniforms(x, x->radix[pass]);
+        tgl_gl_uniform_ui(x->b, x->radix[pass], LOC_SRT_TILES, (GLuint)plan.groups);
+    }
+    return TGL_OK;
+}
+
+/* Line l: RLOAD into arrays A, a COUNT, scan and SCATTER per digit from one pair of arrays into
+ * the other, RSTORE from the last. */
+static tgl_status run_radix_line(sort_run *x, const radix_layout *r, size_t l)
+{
+    tgl_backend *b = x->b;
+    const tgl__sort *s = x->s;
+    size_t lo[TGL_MAX_DIMS] = {0}, pad, es = tgl_dtype_size(s->in.dtype);
+    tgl__tensor_view in = line_box(x, &s->in, l, l + 1, s->len, lo);
+    tgl__tensor_view values = s->has_values ? line_box(x, &s->values, l, l + 1, s->k, lo) : in;
+    tgl__tensor_view indices = s->has_indices ? line_box(x, &s->indices, l, l + 1, s->k, lo) : in;
+    if (window_bytes(&in) > x->max_bytes || window_bytes(&values) > x->max_bytes || window_bytes(&indices) > x->max_bytes)
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_sort: a line of %zu elements: its windows exceed the SSBO "
+                         "block limit", s->len);
+    tgl_gl_binding io[4] = {{0}}, arr[4];
+    GLuint bases[4] = {0}, at[4];
+    io[0] = tgl_gl_window(b, in.view, window_bytes(&in), 0, &pad);
+    bases[0] = (GLuint)(pad / es + in.base);
+    if (s->has_values) {
+        io[2] = tgl_gl_window(b, values.view, window_bytes(&values), 1, &pad);
+        bases[1] = (GLuint)(pad / es + values.base);
+    }
+    if (s->has_indices) {
+        io[3] = tgl_gl_window(b, indices.view, window_bytes(&indices), 1, &pad);
+        bases[2] = (GLuint)(pad / 4 + indices.base);
+    }
+    if (!s->has_values)
+        io[2] = io[3];
+    if (!s->has_indices)
+        io[3] = io[2];
+    for (int a = 0; a < 4; a++) {
+        arr[a] = tgl_gl_window(b, (tgl__view){s->temp.buf, s->temp.offset + (size_t)r->at[a]},
+                               (size_t)(a % 2 ? r->pos_bytes : r->keys_bytes), 1, &pad);
+        at[a] = (GLuint)(pad / 4);
+    }
+    GLuint load = x->radix[R_LOAD], count = x->radix[R_COUNT], scatter = x->radix[R_SCATTER], store = x->radix[R_STORE];
+    group_uniforms(x, load, l, lo, bases);
+    group_uniforms(x, store, l, lo, bases);
+    tgl_gl_uniform_ui(b, load, LOC_SRT_KEYS_OUT, at[0]);
+    tgl_gl_uniform_ui(b, load, LOC_SRT_POS_OUT, at[1]);
+    tgl_gl_binding bind[4] = {io[0], arr[0], arr[1]};
+    size_t wg = tgl_gl_of(b)->limits.workgroup_size;
+    tgl_status st = dispatch_prog(x, load, wg, 0, 0, bind, 3, s->len);
+    unsigned d0, d1;
+    radix_digits(s->in.dtype, &d0, &d1);
+    int from = 0; /* arrays A (0) or B (2) hold the pairs */
+    for (unsigned d = d0; !st && d < d1; d++, from ^= 2) {
+        int to = from ^ 2;
+        tgl__tensor_view counts = {.view = {s->temp.buf, s->temp.offset + (size_t)r->at[from] + 4 * s->len},
+                                   .dtype = TGL_DTYPE_I32, .span = RADIX_DIGITS * r->tiles, .strides = {1}};
+        tgl__rdt scan = {.op = TGL__RDT_CUMSUM, .n_out = 1, .len = counts.span, .in_step = 1, .out_step = 1,
+                         .in = counts, .out = counts};
+        tgl_gl_uniform_ui(b, count, LOC_SRT_SHIFT, 4 * d);
+        tgl_gl_uniform_ui(b, count, LOC_SRT_KEYS, at[from]);
+        tgl_gl_uniform_ui(b, count, LOC_SRT_COUNTS, at[from] + (GLuint)s->len);
+        bind[0] = arr[from];
+        st = dispatch_prog(x, count, RADIX_WG, 1, 0, bind, 1, r->tiles);
+        if (!st)
+            st = tgl_gl_reduce_t(b, &scan);
+        tgl_gl_uniform_ui(b, scatter, LOC_SRT_SHIFT, 4 * d);
+        tgl_gl_uniform_ui(b, scatter, LOC_SRT_KEYS, at[from]);
+        tgl_gl_uniform_ui(b, scatter, LOC_SRT_POS, at[from + 1]);
+        tgl_gl_uniform_ui(b, scatter, LOC_SRT_COUNTS, at[from] + (GLuint)s->len);
+        tgl_gl_uniform_ui(b, scatter, LOC_SRT_KEYS_OUT, at[to]);
+        tgl_gl_uniform_ui(b, scatter, LOC_SRT_POS_OUT, at[to + 1]);
+        bind[0] = arr[from], bind[1] = arr[from + 1], bind[2] = arr[to], bind[3] = arr[to + 1];
+        bind[0].writes = bind[1].writes = 0;
+        if (!st)
+            st = dispatch_prog(x, scatter, RADIX_WG, 1, 0, bind, 4, r->tiles);
+    }
+    tgl_gl_uniform_ui(b, store, LOC_SRT_POS, at[from + 1]);
+    bind[0] = io[0], bind[1] = arr[from + 1], bind[2] = io[2], bind[3] = io[3];
+    bind[1].writes = 0;
+    return st ? st : dispatch_prog(x, store, wg, 0, 0, bind, 4, s->k);
+}
+
+static tgl_status run_radix(sort_run *x)
+{
+    radix_layout r = radix_layout_of(&tgl_gl_of(x->b)->limits, x->s->len);
+    tgl_status st = radix_programs(x);
+    for (size_t l = 0; !st && l < x->s->n_lines; l++)
+        st = run_radix_line(x, &r, l);
+    return st;
+}
+
 /* TOPK's sets (glsl/tensor/sort.comp) for a topk of k of lines of len: a power of two, 2 to 4
  * times k and at least the workgroup (whose invocations take them); 0 where it does not run: a
  * line the network sorts in one block, a k past a quarter of the candidates' room. */
@@ -244,11 +422,21 @@ static void set_uniforms(sort_run *x, GLuint prog)
     tgl_gl_uniform_ui(b, prog, LOC_SRT_I_STEP, v[0]);
 }
 
-/* The network sorts every line's pairs in place; TOPK's selection keeps its candidates in
- * shared memory. */
-size_t tgl_gl_sort_temp_lines(tgl_backend *b, const tgl__sort *s)
+/* The network sorts every line's pairs in place, each line's padded to a power of two at 8
+ * bytes a pair; the radix passes keep two pairs of arrays for a line at a time (radix_layout);
+ * TOPK's selection keeps its candidates in shared memory. */
+uint64_t tgl_gl_sort_temp_bytes(tgl_backend *b, const tgl__sort *s)
 {
-    return topk_minima(&tgl_gl_of(b)->limits, s->len, s->k) ? 0 : s->n_lines;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    int topk = topk_minima(l, s->len, s->k) != 0;
+    if (topk)
+        return 0;
+    if (radix_fits(l, s, topk))
+        return radix_layout_of(l, s->len).bytes;
+    uint64_t padded = 1;
+    while (padded < s->len)
+        padded <<= 1;
+    return s->n_lines > UINT64_MAX / (padded * 8) ? UINT64_MAX : (uint64_t)s->n_lines * padded * 8;
 }
 
 tgl_status tgl_gl_sort(tgl_backend *b, const tgl__sort *s)
@@ -264,6 +452,8 @@ tgl_status tgl_gl_sort(tgl_backend *b, const tgl__sort *s)
     x.topk = topk_minima(l, s->len, s->k); /* (a sort has k == len) */
     /* every set a quad inside the line: at least topk + 2 quads */
     x.quads = x.topk && tgl_dtype_size(s->in.dtype) == 4 && s->in_step == 1 && s->len / 4 >= x.topk + 2;
+    if (radix_fits(l, s, x.topk != 0))
+        return run_radix(&x);
     for (int pass = 0; !x.topk && pass < PASS_TOPK; pass++) {
         tgl_gl_plan plan = sort_plan(pass, s->in.dtype, TGL_GL_READ_SSBO, 0);
         tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog[pass]);
@@ -282,4 +472,9 @@ void tgl_gl_sort_variants(void (*fn)(void *ctx, const char *kernel, const char *
                 for (int quads = 0; quads < (pass == PASS_TOPK && tgl_dtype_size((tgl_dtype)dt) == 4 ? 2 : 1); quads++)
                     if (dt == TGL_DTYPE_F32 || pass == PASS_LOAD || pass == PASS_STORE || pass == PASS_TOPK)
                         tgl_gl_list_plan(fn, ctx, sort_plan(pass, (tgl_dtype)dt, (tgl_gl_read)read, quads));
+    for (int pass = 0; pass < R_PASSES; pass++)
+        for (int dt = TGL_DTYPE_F32; dt <= TGL_DTYPE_BOOL; dt++)
+            for (uint32_t items = 8; items <= 32; items *= 2)
+                if (pass == R_LOAD || pass == R_STORE ? items == 8 : dt == TGL_DTYPE_F32)
+                    tgl_gl_list_plan(fn, ctx, radix_plan(pass, (tgl_dtype)dt, items));
 }

@@ -4,12 +4,13 @@
  * calls of 1-4 dims (extents 1, primes, 2^k +- 1, past a workgroup's block; permuted, reversed
  * and gapped strides; every dtype; pools full of ties and edge values; ascending and
  * descending; k from 0 to the line; values or indices alone); lines of 2^17 + 3 elements (the
- * network's global stages, three a pass and one), 301 lines of 347, 8 lines of 50257 (LLM
- * sampling's top 50); topk of lines past a block with k up to a little past GL's selection
- * (candidates from the sets' minima, or with ties the exact path); dense lines of lengths off
- * multiples of four whose neighbours would win (QUADS' first and last quads); a shrunk SSBO limit (lines
- * in groups; a line past it refused on GL); the temporary pairs each backend asks for; the
- * refusals. */
+ * network's global stages, three a pass and one, and GL's radix passes), 301 lines of 347, 8
+ * lines of 50257 (LLM sampling's top 50); the radix passes on every sort (tiles of 8, 16 and
+ * 32 pairs per invocation, random bits in every digit); topk of lines past a block with k up to
+ * a little past GL's selection (candidates from the sets' minima, or with ties the exact path);
+ * dense lines of lengths off multiples of four whose neighbours would win (QUADS' first and last
+ * quads); a shrunk SSBO limit (lines in groups; a line past it refused on GL); the temporary
+ * memory each backend asks for; the refusals. */
 #include "testing.h"
 #include "tensors.h"
 #include "cpu/cpu_convert.h"
@@ -182,8 +183,19 @@ static size_t line_window(const tgl_tensor *t, size_t axis, size_t extent)
     return (size_t)reach * tgl_dtype_size(t->dtype);
 }
 
+/* Whether GL sorts the call's lines of len by radix passes (gl_sort.c): lines of the profile's
+ * radix_min or more, not a topk the selection takes, a line's keys and their counts (16 per
+ * tile of 128 invocations' radix_items) within the window limit max_bytes (0: the device's). */
+static int radix_takes(tgl_backend *gl, const call *c, size_t len, size_t max_bytes)
+{
+    const tgl_gl_limits *l = &tgl_gl_of(gl)->limits;
+    size_t tile = 128 * l->radix_items, keys = (len + 16 * ((len + tile - 1) / tile)) * 4;
+    return l->radix_min && len >= l->radix_min && !(c->topk && tgl_gl_topk_selects(l, len, c->k)) &&
+           (!max_bytes || keys <= max_bytes);
+}
+
 /* gl_max_bytes: GL's window limit when a test shrinks it (0: the device's own), past which a
- * line (its pairs or any operand's window) is refused. */
+ * line (its pairs, its radix arrays or any operand's window) is refused. */
 static void check(pair *p, tgl_backend *gl, const call *c, size_t gl_max_bytes, const char *what)
 {
     uint8_t *wv = malloc(c->values_bytes), *wi = malloc(c->indices_bytes), *gv = malloc(c->values_bytes),
@@ -197,8 +209,9 @@ static void check(pair *p, tgl_backend *gl, const call *c, size_t gl_max_bytes, 
         tgl_backend *b = bs[j];
         if (!b)
             continue;
-        /* GL's topk that selects holds no pairs */
-        int pairs = !(c->topk && tgl_gl_topk_selects(&tgl_gl_of(gl)->limits, len, c->k));
+        /* GL's topk that selects holds no pairs, the radix passes their own arrays */
+        int pairs = !(c->topk && tgl_gl_topk_selects(&tgl_gl_of(gl)->limits, len, c->k)) &&
+                    !radix_takes(gl, c, len, gl_max_bytes);
         int too_big = (pairs && padded * 8 > gl_max_bytes) || line_window(&c->in, c->axis, len) > gl_max_bytes ||
                       (c->with_values && line_window(&c->values, c->axis, c->k) > gl_max_bytes) ||
                       (c->with_indices && line_window(&c->indices, c->axis, c->k) > gl_max_bytes);
@@ -296,23 +309,33 @@ static void test_random_calls(void **state)
     random_calls(p, p->gl, 250, 20000, 0, "random calls");
 }
 
-/* A long line (the network's global stages), many short lines, LLM sampling's shape. */
+/* A long line (the network's global stages, and the radix passes where the profile's radix_min
+ * takes it), many short lines, LLM sampling's shape; on GL with the profile's traits and, where
+ * they take the long line to the radix passes, with the network only (radix_min 0). */
 static void test_large(void **state)
 {
     pair *p = *state;
     tgt_rng *r = &p->rng;
     const size_t shapes[3][2] = {{1, (1u << 17) + 3}, {301, 347}, {8, 50257}};
-    for (int s = 0; s < 3; s++)
+    /* the network alone where the profile's radix passes take the long line (llvmpipe) */
+    uint64_t radix_min = p->gl ? tgl_gl_of(p->gl)->limits.radix_min : 0;
+    tgl_backend *network = radix_min && radix_min <= shapes[0][1] ? tgt_open(TGL_BACKEND_GL) : NULL;
+    if (network)
+        tgl_gl_of(network)->limits.radix_min = 0;
+    for (int s = 0; s < 6; s++)
         for (int topk = 0; topk < 2; topk++) {
-            call c = random_call(r, 2, shapes[s]);
+            call c = random_call(r, 2, shapes[s % 3]);
             c.axis = 1;
             c.topk = topk;
-            c.k = topk ? (s == 2 ? 50 : 1 + tgt_below(r, 100)) : shapes[s][1];
-            size_t out_shape[2] = {shapes[s][0], c.k};
+            c.k = topk ? (s % 3 == 2 ? 50 : 1 + tgt_below(r, 100)) : shapes[s % 3][1];
+            size_t out_shape[2] = {shapes[s % 3][0], c.k};
             c.values = layout(r, c.in.dtype, 2, out_shape, &c.values_bytes);
             c.indices = layout(r, TGL_DTYPE_I32, 2, out_shape, &c.indices_bytes);
-            run_random(p, p->gl, &c, 0, "large");
+            if (s < 3 || network)
+                run_random(p, s < 3 ? p->gl : network, &c, 0, s < 3 ? "large" : "large, the network");
         }
+    if (network)
+        tgl_close(network);
 }
 
 /* tgl_topk of lines longer than a block with k at most a little past GL's selection: 1-3 dims,
@@ -386,6 +409,83 @@ static void test_topk_neighbours(void **state)
     }
 }
 
+/* GL's radix passes, with radix_min 1 (every sort and every topk the selection does not take)
+ * and tiles of 8, 16 and 32 pairs per invocation: random calls (every dtype, layout, ties and
+ * edge values, k, values or indices alone), lines of one to many tiles, one of 2^16 + 1 (half
+ * of them random bits: every digit of the keys differs); the
+ * temporary arrays a line asks for; under a shrunk SSBO limit a line whose network pairs would
+ * not fit but whose arrays do sorts, and one whose arrays do not fit either is refused. */
+static void test_radix(void **state)
+{
+    pair *p = *state;
+    tgt_rng *r = &p->rng;
+    if (!p->gl)
+        skip();
+    static const uint32_t items[] = {8, 16, 32};
+    static const size_t lens[] = {1, 2, 127, 1023, 1025, 4097, 12289, (1u << 16) + 1};
+    for (int i = 0; i < 3; i++) {
+        tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+        tgl_gl_of(gl)->limits.radix_min = 1;
+        tgl_gl_of(gl)->limits.radix_items = items[i];
+        /* (a line at a time, ~26 dispatches each: fewer elements, so fewer lines, when scaled) */
+        random_calls(p, gl, tgt_count(40), tgt_count(10) < 10 ? 2000 : 20000, 0, "radix");
+        /* at full scale up to 12289 (2^16 + 1: tiles of 8), else up to 4097 */
+        size_t most = tgt_count(10) < 10 ? 4097 : i ? 12289 : lens[7];
+        for (size_t j = 0; j < sizeof lens / sizeof lens[0] && lens[j] <= most; j++) {
+            size_t shape[2] = {1 + tgt_below(r, 3), lens[j]};
+            call c = random_call(r, 2, shape);
+            c.axis = 1;
+            c.k = c.topk ? tgt_below(r, lens[j] + 1) : lens[j];
+            size_t out_shape[2] = {shape[0], c.k};
+            c.values = layout(r, c.in.dtype, 2, out_shape, &c.values_bytes);
+            c.indices = layout(r, TGL_DTYPE_I32, 2, out_shape, &c.indices_bytes);
+            c.in_init = malloc(c.in_bytes);
+            fill_values(r, c.in.dtype, c.in_init, c.in_bytes);
+            for (size_t b = 0; c.in.dtype != TGL_DTYPE_BOOL && j % 2 && b < c.in_bytes; b++)
+                c.in_init[b] = (uint8_t)tgt_below(r, 256); /* every bit of the keys' digits */
+            check(p, gl, &c, 0, "radix lines");
+            free(c.in_init);
+        }
+        tgl_close(gl);
+    }
+    /* the temporary arrays: keys (and 16 counts a tile of 1024) and positions, twice, each
+     * from a multiple of 256 bytes */
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_of(gl)->limits.radix_min = 1;
+    tgl_gl_of(gl)->limits.radix_items = 8;
+    const size_t len = 5000, keys = (len + 16 * 5) * 4, pos = len * 4;
+    tgl_ptr x, v;
+    TGT_OK(gl, tgl_alloc(gl, len * 4, &x));
+    TGT_OK(gl, tgl_alloc(gl, len * 4, &v));
+    TGT_OK(gl, tgl_fill(gl, x, 0.5f, len));
+    struct tgl_memory_info m;
+    TGT_OK(gl, tgl_memory_info(gl, &m));
+    uint64_t base = m.in_use;
+    tgl_tensor in = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 1, (size_t[]){len}), out = in;
+    out.data = v;
+    TGT_OK(gl, tgl_sort(gl, &in, 0, 0, &out, NULL));
+    TGT_OK(gl, tgl_memory_info(gl, &m));
+    assert_int_equal(m.peak, base + 2 * ((keys + 255) / 256 * 256 + (pos + 255) / 256 * 256));
+    tgl_close(gl);
+    /* 3001-element lines: pairs 32 KiB (padded to 4096), arrays 12 KiB */
+    for (int radix = 0; radix < 2; radix++) {
+        gl = tgt_open(TGL_BACKEND_GL);
+        tgl_gl_test_set_limits(gl, 16384, NULL);
+        tgl_gl_of(gl)->limits.radix_min = radix;
+        size_t shape[2] = {2, 3001};
+        for (int j = 0; j < 4; j++) {
+            call c = random_call(r, 2, shape);
+            c.axis = 1;
+            c.topk = 0;
+            c.k = shape[1];
+            c.values = layout(r, c.in.dtype, 2, shape, &c.values_bytes);
+            c.indices = layout(r, TGL_DTYPE_I32, 2, shape, &c.indices_bytes);
+            run_random(p, gl, &c, tgl_gl_max_window_elems(&tgl_gl_of(gl)->limits, 4) * 4, "radix, small SSBO limit");
+        }
+        tgl_close(gl);
+    }
+}
+
 /* A shrunk SSBO limit: lines in groups whose windows fit; a line whose pairs pass it refused. */
 static void test_small_ssbo_limit(void **state)
 {
@@ -404,7 +504,7 @@ static void test_small_ssbo_limit(void **state)
 }
 
 /* The temporary pairs each backend asks for, seen in tgl_memory_info's peak on a fresh backend:
- * the CPU one line's (padded to a power of two, 8 bytes a pair), GL's network every line's, and
+ * the CPU one line's (8 bytes a pair), GL's network every line's (padded to a power of two), and
  * GL's TOPK selection none. */
 static void test_temp_memory(void **state)
 {
@@ -414,6 +514,8 @@ static void test_temp_memory(void **state)
         if (!(j ? p->gl : p->cpu))
             continue;
         tgl_backend *b = tgt_open(j ? TGL_BACKEND_GL : TGL_BACKEND_CPU);
+        if (j)
+            tgl_gl_of(b)->limits.radix_min = 0; /* the network's pairs (test_radix: the radix arrays) */
         tgl_ptr x, v, i;
         TGT_OK(b, tgl_alloc(b, lines * len * 4, &x));
         TGT_OK(b, tgl_alloc(b, lines * len * 4, &v));
@@ -421,7 +523,7 @@ static void test_temp_memory(void **state)
         TGT_OK(b, tgl_fill(b, x, 0.25f, lines * len));
         struct tgl_memory_info m;
         TGT_OK(b, tgl_memory_info(b, &m));
-        uint64_t base = m.in_use, one = padded * 8;
+        uint64_t base = m.in_use, cpu_line = len * 8, gl_line = padded * 8; /* a line's pairs */
         assert_int_equal(m.peak, base);
         tgl_tensor in = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 2, (size_t[]){lines, len});
         tgl_tensor vk = tgl_tensor_contiguous(v, TGL_DTYPE_F32, 2, (size_t[]){lines, k});
@@ -430,12 +532,12 @@ static void test_temp_memory(void **state)
         TGT_OK(b, tgl_memory_info(b, &m));
         int selects = j && tgl_gl_topk_selects(&tgl_gl_of(b)->limits, len, k);
         assert_true(j == 0 || selects); /* 5000 past a block, k 50: GL selects on every device */
-        assert_int_equal(m.peak, base + (j ? 0 : one));
+        assert_int_equal(m.peak, base + (j ? 0 : cpu_line));
         tgl_tensor vs = tgl_tensor_contiguous(v, TGL_DTYPE_F32, 2, (size_t[]){lines, len});
         tgl_tensor is = tgl_tensor_contiguous(i, TGL_DTYPE_I32, 2, (size_t[]){lines, len});
         TGT_OK(b, tgl_sort(b, &in, 1, 0, &vs, &is));
         TGT_OK(b, tgl_memory_info(b, &m));
-        assert_int_equal(m.peak, base + (j ? lines : 1) * one);
+        assert_int_equal(m.peak, base + (j ? lines * gl_line : cpu_line));
         tgl_close(b);
     }
 }
@@ -559,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_topk_neighbours),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_temp_memory),
+        cmocka_unit_test(test_radix),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,174 @@
+#version 430
+// tgl_sort and tgl_topk of a long line (gl_sort.c; tgl__sort in src/core/internal.h): a
+// least-significant-digit radix sort of the line's (key, position) pairs, held as an array of
+// keys (bases u_keys, u_keys_out) and one of positions (u_pos, u_pos_out), one digit of 4 bits
+// a pass ((key >> u_shift) & 15). Each pass is stable, so the order is the network's in
+// sort.comp: key, then position (the stable sort's). The host runs one line (u_line0) as a group
+// of its own, whose box starts at the line: its offsets are the bases themselves.
+//   RLOAD: an invocation per element p of the line: its key (sort_line.glsl's; complemented for
+//     descending sorts) and p into the first arrays.
+//   RCOUNT: a workgroup per tile of TILE pairs: how many of the tile's keys have each digit, into
+//     word u_counts + digit * u_tiles + tile of the keys' buffer (after the keys). The host then
+//     makes those counts their inclusive prefix sums in that order (tgl_cumsum's scan).
+//   RSCATTER: a workgroup per tile: each pair to its place in the next arrays: after every pair
+//     of a smaller digit and those of its digit in earlier tiles (the prefix sum less the tile's
+//     own count), and those of its digit before it in the tile (prefix sums over the tile's
+//     invocations, each holding ITEMS consecutive pairs, then over its own).
+//   RSTORE: an invocation per output p (the first u_k): in's element at the pair's position into
+//     values, the position into indices (sort_line.glsl's store_result).
+#extension GL_GOOGLE_include_directive : enable
+#include "common/locations.glsl"
+#ifndef TGL_WG_SIZE
+#define TGL_WG_SIZE 128
+#endif
+#include "common/index.glsl"
+#include "common/local_size.glsl"
+#include "common/convert.glsl"
+
+// Standalone (the file as written, without the host's defines): the scatter pass.
+#if !defined(RLOAD) && !defined(RCOUNT) && !defined(RSCATTER) && !defined(RSTORE)
+#define RSCATTER
+#endif
+#ifndef ITEMS // pairs per invocation in a tile (the profile's radix_items: 8 to 32)
+#define ITEMS 8
+#endif
+#define DIGITS 16u
+#define TILE (uint(TGL_WG_SIZE) * uint(ITEMS))
+
+#if defined(RLOAD) || defined(RSTORE)
+layout(std430, binding = 0) readonly buffer In { uint x[]; };
+#define X_WORD(w) x[w]
+#endif
+#ifdef RLOAD
+layout(std430, binding = 1) writeonly buffer KeysOut { uint ko[]; };
+layout(std430, binding = 2) writeonly buffer PosOut { uint po[]; };
+#elif defined(RSTORE)
+layout(std430, binding = 1) readonly buffer Pos { uint pi[]; };
+layout(std430, binding = 2) buffer Values { uint yv[]; };
+layout(std430, binding = 3) buffer Indices { uint yi[]; };
+#define SORT_LINE_STORE
+#elif defined(RCOUNT)
+layout(std430, binding = 0) buffer Keys { uint ki[]; };
+#else
+layout(std430, binding = 0) readonly buffer Keys { uint ki[]; };
+layout(std430, binding = 1) readonly buffer Pos { uint pi[]; };
+layout(std430, binding = 2) writeonly buffer KeysOut { uint ko[]; };
+layout(std430, binding = 3) writeonly buffer PosOut { uint po[]; };
+#endif
+#include "tensor/sort_line.glsl"
+layout(location = LOC_SRT_SHIFT) uniform uint u_shift;
+layout(location = LOC_SRT_TILES) uniform uint u_tiles;
+layout(location = LOC_SRT_KEYS) uniform uint u_keys;
+layout(location = LOC_SRT_POS) uniform uint u_pos;
+layout(location = LOC_SRT_KEYS_OUT) uniform uint u_keys_out;
+layout(location = LOC_SRT_POS_OUT) uniform uint u_pos_out;
+layout(location = LOC_SRT_COUNTS) uniform uint u_counts;
+
+#if defined(RCOUNT) || defined(RSCATTER)
+// Per digit, per invocation, how many of its pairs have the digit ([digit][invocation]); then
+// the exclusive prefix sums of those counts in that order. Entry i is at SC(i), a word skipped
+// every 16: an invocation's 16 consecutive entries fall in 16 banks of their own, and the 32
+// invocations of an NVIDIA warp in different ones (unpadded, 16 invocations shared a bank: a
+// 16M sort's counting passes 4x slower on the H200).
+#define SC(i) ((i) + ((i) >> 4))
+shared uint s_count[SC(DIGITS * uint(TGL_WG_SIZE))];
+shared uint s_part[TGL_WG_SIZE];
+#define KEY(j) ki[u_keys + first + (j)]
+
+// An invocation's counts (up to ITEMS each) packed a byte a digit: digit d at byte d & 3 of
+// word d >> 2.
+uint packed_count(uvec4 c, uint d)
+{
+    return (c[d >> 2] >> (8u * (d & 3u))) & 0xFFu;
+}
+
+// s_count made its exclusive prefix sums (each invocation sums DIGITS consecutive entries,
+// then the invocations' sums are scanned); returns the tile's pairs (uniform control flow).
+uint tile_prefix_sums()
+{
+    uint lane = gl_LocalInvocationID.x, first = lane * DIGITS, sum = 0u;
+    for (uint e = 0u; e < DIGITS; e++)
+        sum += s_count[SC(first + e)];
+    s_part[lane] = sum;
+    memoryBarrierShared();
+    barrier();
+    for (uint off = 1u; off < uint(TGL_WG_SIZE); off <<= 1) {
+        uint add = lane >= off ? s_part[lane - off] : 0u;
+        barrier();
+        s_part[lane] += add;
+        memoryBarrierShared();
+        barrier();
+    }
+    uint run = s_part[lane] - sum;
+    for (uint e = 0u; e < DIGITS; e++) {
+        uint c = s_count[SC(first + e)];
+        s_count[SC(first + e)] = run;
+        run += c;
+    }
+    memoryBarrierShared();
+    barrier();
+    return s_part[uint(TGL_WG_SIZE) - 1u];
+}
+
+// How many of the tile's pairs have digit d (after tile_prefix_sums; total the tile's pairs).
+uint tile_digit_count(uint d, uint total)
+{
+    uint next = d + 1u < DIGITS ? s_count[SC((d + 1u) * uint(TGL_WG_SIZE))] : total;
+    return next - s_count[SC(d * uint(TGL_WG_SIZE))];
+}
+#endif
+
+void main()
+{
+#if defined(RCOUNT) || defined(RSCATTER)
+    if (tgl_group_index() >= u_n)
+        return; // a whole workgroup: uniform
+    uint tile = u_start + tgl_group_index(), lane = gl_LocalInvocationID.x;
+    uint first = tile * TILE + lane * uint(ITEMS); // this invocation's pairs: ITEMS from here
+    // the pairs' keys are read twice (before the tile's sums and after) rather than held across
+    // its barriers: llvmpipe keeps what lives across a barrier in each coroutine's frame, which
+    // it allocates per workgroup (at ITEMS 32, held keys took the frames past malloc's mmap
+    // threshold: a map and unmap per workgroup, a 1M sort 4x slower)
+    uvec4 c = uvec4(0u);
+    for (uint j = 0u; j < uint(ITEMS); j++)
+        if (first + j < u_len) {
+            uint d = (KEY(j) >> u_shift) & 15u;
+            c[d >> 2] += 1u << (8u * (d & 3u));
+        }
+    for (uint d = 0u; d < DIGITS; d++)
+        s_count[SC(d * uint(TGL_WG_SIZE) + lane)] = packed_count(c, d);
+    memoryBarrierShared();
+    barrier();
+    uint total = tile_prefix_sums();
+#ifdef RCOUNT
+    if (lane < DIGITS)
+        ki[u_counts + lane * u_tiles + tile] = tile_digit_count(lane, total);
+#else
+    c = uvec4(0u);
+    for (uint j = 0u; j < uint(ITEMS); j++) {
+        if (first + j < u_len) {
+            uint key = KEY(j), d = (key >> u_shift) & 15u, at = d * uint(TGL_WG_SIZE);
+            // the pairs before: smaller digits and this digit's in earlier tiles, then this
+            // digit's in earlier invocations of the tile, then in this invocation
+            uint to = ki[u_counts + d * u_tiles + tile] - tile_digit_count(d, total) +
+                      (s_count[SC(at + lane)] - s_count[SC(at)]) + packed_count(c, d);
+            c[d >> 2] += 1u << (8u * (d & 3u));
+            ko[u_keys_out + to] = key;
+            po[u_pos_out + to] = pi[u_pos + first + j];
+        }
+    }
+#endif
+#else
+    uint g = tgl_global_index();
+    if (g >= u_n)
+        return;
+    g += u_start;
+#ifdef RLOAD
+    uint key = sort_key(LOAD_DATA(u_in_base + g * u_in_step));
+    ko[u_keys_out + g] = u_desc != 0u ? ~key : key;
+    po[u_pos_out + g] = g;
+#else // RSTORE
+    store_result(uvec3(u_in_base, u_v_base, u_i_base), g, pi[u_pos + g]);
+#endif
+#endif
+}
