@@ -73,7 +73,9 @@ layout(location = LOC_SRT_COUNTS) uniform uint u_counts;
 #define SC(i) ((i) + ((i) >> 4))
 shared uint s_count[SC(DIGITS * uint(TGL_WG_SIZE))];
 shared uint s_part[TGL_WG_SIZE];
-#define KEY(j) ki[u_keys + first + (j)]
+#ifdef RSCATTER
+shared uint s_base[DIGITS]; // per digit, the prefix sum of the counts through this tile
+#endif
 
 // An invocation's counts (up to ITEMS each) packed a byte a digit: digit d at byte d & 3 of
 // word d >> 2.
@@ -129,12 +131,20 @@ void main()
     // its barriers: llvmpipe keeps what lives across a barrier in each coroutine's frame, which
     // it allocates per workgroup (at ITEMS 32, held keys took the frames past malloc's mmap
     // threshold: a map and unmap per workgroup, a 1M sort 4x slower)
-    uvec4 c = uvec4(0u);
+    // (the loads ahead of the counting, none under a branch: a tile's past the line reads the
+    // line's last key and counts nothing)
+    uint last = u_len - 1u, key[ITEMS];
     for (uint j = 0u; j < uint(ITEMS); j++)
-        if (first + j < u_len) {
-            uint d = (KEY(j) >> u_shift) & 15u;
-            c[d >> 2] += 1u << (8u * (d & 3u));
-        }
+        key[j] = ki[u_keys + min(first + j, last)];
+    uvec4 c = uvec4(0u);
+    for (uint j = 0u; j < uint(ITEMS); j++) {
+        uint d = (key[j] >> u_shift) & 15u;
+        c[d >> 2] += first + j <= last ? 1u << (8u * (d & 3u)) : 0u;
+    }
+#ifdef RSCATTER
+    if (lane < DIGITS)
+        s_base[lane] = ki[u_counts + lane * u_tiles + tile];
+#endif
     for (uint d = 0u; d < DIGITS; d++)
         s_count[SC(d * uint(TGL_WG_SIZE) + lane)] = packed_count(c, d);
     memoryBarrierShared();
@@ -144,17 +154,22 @@ void main()
     if (lane < DIGITS)
         ki[u_counts + lane * u_tiles + tile] = tile_digit_count(lane, total);
 #else
+    uint pos[ITEMS];
+    for (uint j = 0u; j < uint(ITEMS); j++) {
+        key[j] = ki[u_keys + min(first + j, last)];
+        pos[j] = pi[u_pos + min(first + j, last)];
+    }
     c = uvec4(0u);
     for (uint j = 0u; j < uint(ITEMS); j++) {
-        if (first + j < u_len) {
-            uint key = KEY(j), d = (key >> u_shift) & 15u, at = d * uint(TGL_WG_SIZE);
-            // the pairs before: smaller digits and this digit's in earlier tiles, then this
-            // digit's in earlier invocations of the tile, then in this invocation
-            uint to = ki[u_counts + d * u_tiles + tile] - tile_digit_count(d, total) +
-                      (s_count[SC(at + lane)] - s_count[SC(at)]) + packed_count(c, d);
-            c[d >> 2] += 1u << (8u * (d & 3u));
-            ko[u_keys_out + to] = key;
-            po[u_pos_out + to] = pi[u_pos + first + j];
+        uint d = (key[j] >> u_shift) & 15u, at = d * uint(TGL_WG_SIZE);
+        // the pairs before: smaller digits and this digit's in earlier tiles, then this digit's
+        // in earlier invocations of the tile, then in this invocation
+        uint to = s_base[d] - tile_digit_count(d, total) + (s_count[SC(at + lane)] - s_count[SC(at)]) +
+                  packed_count(c, d);
+        c[d >> 2] += 1u << (8u * (d & 3u));
+        if (first + j <= last) {
+            ko[u_keys_out + to] = key[j];
+            po[u_pos_out + to] = pos[j];
         }
     }
 #endif
