@@ -1099,8 +1099,11 @@ TGL_API tgl_status tgl_cummin(tgl_backend *b, const tgl_tensor *in, size_t axis,
  * before true), any strides; values and indices share no byte with in or each other. Lines
  * longer than 2^31 - 1 are refused.
  * GL: a bitonic network over (key, position) pairs, which makes it stable, on a temporary buffer
- * of 8 bytes per element of each line padded to a power of two (counted against
- * TGL_MAX_MEMORY); a line whose pairs exceed the SSBO block limit is TGL_ERR_UNSUPPORTED.
+ * of 8 bytes per element of each line padded to a power of two; lines of the device profile's
+ * radix_min elements or more (`tensorgl info --profile`) take radix passes instead, on 16 bytes
+ * per element of one line (and 64 bytes per 128 x radix_items of them); both counted against
+ * TGL_MAX_MEMORY. A line whose pairs (radix: keys) exceed the SSBO block limit is
+ * TGL_ERR_UNSUPPORTED. CPU: 8 bytes per element of one line.
  * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in, both outputs NULL, axis, shapes, dtypes, overlap),
  *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a block format), TGL_ERR_OUT_OF_MEMORY.
  * Example: scores (batch x n) by row, largest first, with where each came from:
