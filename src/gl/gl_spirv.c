@@ -276,7 +276,13 @@ int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
      * from SPIR-V llvmpipe spent over two minutes compiling one variant (1.5 s from GLSL), and
      * flattening the arrays or [[unroll]] hints did not bring it near. Only llvmpipe takes
      * this kernel (GPUs run attention/flash), so it is built from GLSL everywhere. */
-    return !strcmp(kernel, "attention/flash_reg");
+    if (!strcmp(kernel, "attention/flash_reg"))
+        return 1;
+    /* tensor/radix's modules gave wrong orders on Mesa 22.3's llvmpipe (test_sort's radix cases
+     * under TGL_SHADER=spirv, generic-gpu and llvmpipe profiles) where the same text from GLSL
+     * sorts right; modules built without spirv-opt, and arrays sized without the workgroup's
+     * specialization constant, failed alike. The cause is not found: built from GLSL. */
+    return !strcmp(kernel, "tensor/radix");
 }
 
 tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
