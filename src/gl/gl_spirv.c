@@ -278,10 +278,10 @@ int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
      * this kernel (GPUs run attention/flash), so it is built from GLSL everywhere. */
     if (!strcmp(kernel, "attention/flash_reg"))
         return 1;
-    /* tensor/radix's modules gave wrong orders on Mesa 22.3's llvmpipe (test_sort's radix cases
-     * under TGL_SHADER=spirv, generic-gpu and llvmpipe profiles) where the same text from GLSL
-     * sorts right; modules built without spirv-opt, and arrays sized without the workgroup's
-     * specialization constant, failed alike. The cause is not found: built from GLSL. */
+    /* tensor/radix declares uniforms at locations 66 to 71 (glsl/common/locations.glsl), past
+     * the 63 that a module-built program's active-location mask holds (record_active, 64 bits),
+     * so tgl_gl_uniform_* skipped them and its modules sorted wrongly (test_sort under
+     * TGL_SHADER=spirv): built from GLSL until those uniforms move below 63. */
     return !strcmp(kernel, "tensor/radix");
 }
 
