@@ -268,15 +268,22 @@ size_t tgl_gl_test_cache_entry(tgl_backend *b, const char *source, uint32_t form
                                unsigned char *out, size_t cap);
 
 /* ---- kernels from SPIR-V modules (gl_spirv.c) ---- */
+/* The uniform locations a module-built program's record holds, one bit each; the kernels'
+ * fixed locations (glsl/common/locations.glsl) lie below it (gl_spirv.c asserts so). */
+#define TGL_GL_ACTIVE_LOCATIONS 128
+typedef struct tgl_gl_active {
+    uint64_t bits[TGL_GL_ACTIVE_LOCATIONS / 64];
+    int recorded; /* 0 for programs built from GLSL */
+} tgl_gl_active;
 typedef struct tgl_gl_spirv {
     int enabled;          /* TGL_SHADER=spirv on a context with ARB_gl_spirv and a module directory */
     char dir[1024];
     /* programs from modules; variants without a module file; modules refused; variants built
      * from GLSL by design (tgl_gl_spirv_excluded) */
     unsigned long loaded, missing, rejected, excluded;
-    /* Indexed by program name: for a program from a module, bit 63 plus a bit per active
-     * uniform location; 0 for other programs (every location taken). */
-    uint64_t *active;
+    /* Indexed by program name: for a program from a module, its active uniform locations;
+     * unrecorded for other programs (every location taken). */
+    tgl_gl_active *active;
     size_t active_cap;
 } tgl_gl_spirv;
 /* With TGL_SHADER=spirv: checks the context can take SPIR-V and the module directory is there
@@ -290,11 +297,12 @@ tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *
 /* Test hook: {loaded, missing, rejected, excluded} since the backend opened. */
 void tgl_gl_test_spirv_stats(tgl_backend *b, unsigned long stats[4]);
 
-/* Uniform setters for the kernels' explicit locations (all below 64). A program linked from
- * SPIR-V has only its active uniforms: Mesa drops those a variant does not use, and a
- * glProgramUniform on such a location is GL_INVALID_OPERATION. So for those programs a value
- * for a location the program lacks (and the kernel cannot read) is skipped; GLSL programs keep
- * every declared location and take every value. */
+/* Uniform setters for the kernels' explicit locations. A program linked from SPIR-V has only
+ * its active uniforms: Mesa drops those a variant does not use, and a glProgramUniform on such
+ * a location is GL_INVALID_OPERATION. So for those programs a value for a location the program
+ * lacks (and the kernel cannot read) is skipped; GLSL programs keep every declared location and
+ * take every value. A location past TGL_GL_ACTIVE_LOCATIONS is always set (a missing one is
+ * then a GL error the caller's check reports, never a value silently dropped). */
 void tgl_gl_uniform_ui(tgl_backend *b, GLuint prog, GLint loc, GLuint v);
 void tgl_gl_uniform_f(tgl_backend *b, GLuint prog, GLint loc, GLfloat v);
 void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLuint *v);

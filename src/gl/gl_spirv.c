@@ -175,6 +175,10 @@ static int build(const uint32_t *m, size_t words, unsigned ids, uint32_t wg, uin
     return 1;
 }
 
+/* The fixed locations a module-built kernel declares must fit its record. */
+_Static_assert(LOC_SRT_COUNTS < TGL_GL_ACTIVE_LOCATIONS && LOC_TEXTURE5 < TGL_GL_ACTIVE_LOCATIONS,
+               "a kernel's uniform location lies past the active-location record");
+
 /* Records which uniform locations `program` (from a module) has; 0 without host memory. */
 static int record_active(tgl_gl_spirv *s, GLuint program)
 {
@@ -182,36 +186,38 @@ static int record_active(tgl_gl_spirv *s, GLuint program)
         size_t cap = s->active_cap ? s->active_cap : 256;
         while (cap <= program)
             cap *= 2;
-        uint64_t *a = realloc(s->active, cap * sizeof *a);
+        tgl_gl_active *a = realloc(s->active, cap * sizeof *a);
         if (!a)
             return 0;
         memset(a + s->active_cap, 0, (cap - s->active_cap) * sizeof *a);
         s->active = a;
         s->active_cap = cap;
     }
-    uint64_t mask = 1ull << 63;
+    tgl_gl_active rec = {.recorded = 1};
     GLint n = 0;
     glGetProgramInterfaceiv(program, GL_UNIFORM, GL_ACTIVE_RESOURCES, &n);
     for (GLint i = 0; i < n; i++) {
         static const GLenum props[2] = {GL_LOCATION, GL_ARRAY_SIZE};
         GLint v[2] = {-1, 0};
         glGetProgramResourceiv(program, GL_UNIFORM, (GLuint)i, 2, props, 2, NULL, v);
-        for (GLint j = 0; v[0] >= 0 && j < (v[1] > 0 ? v[1] : 1) && v[0] + j < 63; j++)
-            mask |= 1ull << (v[0] + j);
+        for (GLint j = 0; v[0] >= 0 && j < (v[1] > 0 ? v[1] : 1) && v[0] + j < TGL_GL_ACTIVE_LOCATIONS; j++)
+            rec.bits[(v[0] + j) / 64] |= 1ull << ((v[0] + j) % 64);
     }
-    s->active[program] = mask;
+    s->active[program] = rec;
     return 1;
 }
 
 /* How many of the `count` locations from loc on the program takes (all for GLSL programs; for
- * one from a module, the active run starting at loc). */
+ * one from a module, the active run starting at loc; past the record, all). */
 static GLsizei taken(tgl_backend *b, GLuint prog, GLint loc, GLsizei count)
 {
     const tgl_gl_spirv *s = &tgl_gl_of(b)->spirv;
-    if (prog >= s->active_cap || !s->active[prog])
+    if (prog >= s->active_cap || !s->active[prog].recorded || loc >= TGL_GL_ACTIVE_LOCATIONS)
         return count;
+    const tgl_gl_active *a = &s->active[prog];
     GLsizei n = 0;
-    while (n < count && loc + n >= 0 && loc + n < 63 && (s->active[prog] >> (loc + n) & 1))
+    while (n < count && loc + n >= 0 && loc + n < TGL_GL_ACTIVE_LOCATIONS &&
+           (a->bits[(loc + n) / 64] >> ((loc + n) % 64) & 1))
         n++;
     return n;
 }
@@ -278,11 +284,7 @@ int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
      * this kernel (GPUs run attention/flash), so it is built from GLSL everywhere. */
     if (!strcmp(kernel, "attention/flash_reg"))
         return 1;
-    /* tensor/radix declares uniforms at locations 66 to 71 (glsl/common/locations.glsl), past
-     * the 63 that a module-built program's active-location mask holds (record_active, 64 bits),
-     * so tgl_gl_uniform_* skipped them and its modules sorted wrongly (test_sort under
-     * TGL_SHADER=spirv): built from GLSL until those uniforms move below 63. */
-    return !strcmp(kernel, "tensor/radix");
+    return 0;
 }
 
 tgl_status tgl_gl_spirv_program(tgl_backend *b, const char *kernel, const char *defines, uint32_t wg,
