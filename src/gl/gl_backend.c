@@ -51,6 +51,8 @@ static void gl_destroy(tgl_backend *b)
         for (size_t i = 0; i < sizeof gl->staging / sizeof gl->staging[0]; i++)
             if (gl->staging[i])
                 glDeleteBuffers(1, &gl->staging[i]);
+        if (gl->readback_block.name)
+            glDeleteBuffers(1, &gl->readback_block.name);
     }
     free(gl->spirv.active);
     tgl_egl_destroy(&gl->egl);

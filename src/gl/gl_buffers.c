@@ -3,6 +3,7 @@
  * GPUs never map a tensor's buffer (below). Offsets in views are relative to the allocation;
  * its base in the GL buffer is added here. */
 #include "gl_internal.h"
+#include <string.h>
 #include "../core/host_copy.h"
 
 /* Uploads from this size on copy into a mapped range (the tensor's own on llvmpipe, a staging
@@ -164,9 +165,72 @@ tgl_status tgl_gl_upload(tgl_backend *b, tgl__view dst, const void *src, size_t 
     return st;
 }
 
+/* Downloads of up to READBACK_BYTES (status words, a few results) where limits.readback_mapped:
+ * the copy kernel writes them into a buffer of the backend's own, mapped persistently and
+ * coherently once, and the host waits once (a fence) and reads it. The staged path waits twice:
+ * for the dispatches writing the source (a barrier alone let a glCopyBufferSubData miss their
+ * writes, tgl_gl_before_transfer), then in the map for its glCopyBufferSubData; a read of a
+ * buffer's data that the driver serves waits like that map: on an H200 a glGetBufferSubData of
+ * the settled source, or a plain map of a buffer the copy kernel wrote, saved little of it.
+ * Shader to shader is ordered by the dispatches' barriers like every op's; the client-mapped
+ * barrier then makes the kernel's writes visible to the mapping. */
+#define READBACK_BYTES 4096u
+
+static tgl_status readback_buffer(tgl_backend *b, tgl_gl_buffer **out)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    if (!gl->readback_block.name) {
+        const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+        GLuint name = 0;
+        glGenBuffers(1, &name);
+        glBindBuffer(GL_COPY_READ_BUFFER, name);
+        /* the copy kernel's vec4 accesses may reach into a tail, as in every pool block */
+        glBufferStorage(GL_COPY_READ_BUFFER, (GLsizeiptr)(READBACK_BYTES + TGL_GL_BUFFER_TAIL), NULL, flags);
+        const void *map = glMapBufferRange(GL_COPY_READ_BUFFER, 0, (GLsizeiptr)READBACK_BYTES, flags);
+        glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        tgl_status st = tgl_gl_check(b, "readback buffer (glBufferStorage, glMapBufferRange)");
+        if (!st && !map)
+            st = tgl__fail(b, TGL_ERR_INTERNAL, "readback buffer: glMapBufferRange returned NULL");
+        if (st) {
+            glDeleteBuffers(1, &name); /* (unmaps it) */
+            glGetError(); /* the delete of a failed buffer must not leak into the next check */
+            return st;
+        }
+        gl->readback_block = (tgl_gl_block){.name = name, .bytes = READBACK_BYTES};
+        gl->readback = (tgl_gl_buffer){.block = &gl->readback_block, .bytes = READBACK_BYTES, .cls = -1};
+        gl->readback_map = map;
+    }
+    *out = &gl->readback;
+    return TGL_OK;
+}
+
+static tgl_status readback_small(tgl_backend *b, void *dst, tgl__view src, size_t bytes)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    tgl_gl_buffer *rb;
+    tgl_status st = readback_buffer(b, &rb);
+    const tgl_gl_ew_run r = {.op_name = "tgl_copy_dtoh", .kernel = TGL_GL_EW_COPY, .v = {src, {rb, 0}}, .nv = 2};
+    /* a download is no streaming op: the next one's direction (glsl/common/sweep.glsl) stays */
+    const unsigned sweep = gl->sweep_backward;
+    if (st || (st = tgl_gl_run_elementwise(b, &r, bytes / 4)))
+        return st;
+    gl->sweep_backward = sweep;
+    if (!gl->test.skip_barriers)
+        glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT);
+    /* the fence: rb's last write is the copy just queued */
+    if ((st = tgl_gl_before_transfer(b, rb, 0)))
+        return st;
+    memcpy(dst, gl->readback_map, bytes);
+    return tgl_gl_check_reset(b);
+}
+
 tgl_status tgl_gl_download(tgl_backend *b, void *dst, tgl__view src, size_t bytes)
 {
     tgl_gl_buffer *buf = src.buf;
+    const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    if (l->readback_mapped && l->transfer_staging && l->copy_kernel && bytes && bytes <= READBACK_BYTES &&
+        bytes % 4 == 0 && src.offset % 4 == 0)
+        return readback_small(b, dst, src, bytes);
     tgl_status st = tgl_gl_before_transfer(b, buf, 0);
     if (st)
         return st;

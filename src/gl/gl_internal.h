@@ -92,6 +92,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(upload_waits, FLAG, "an upload is queued work on its buffer: the next transfer into or from it waits for it")                             \
     X(transfer_staging, FLAG, "transfers go through staging buffers, never mapping a tensor's")          \
     X(transfer_threads, U32, "threads sharing the host's memcpy of a large transfer")                    \
+    X(readback_mapped, FLAG, "small staged downloads: the copy kernel writes a persistently mapped buffer") \
     X(pool, POOL, "memory pool: off, reuse (freed buffers) or carve (small ones from blocks too)")       \
     X(timer_queries, FLAG, "the profiler times calls with GL_TIME_ELAPSED queries")                      \
     X(gflops_floor, F64, "low estimate of the f32 rate (GFLOP/s) for TGL_MAX_DISPATCH_MS splits")        \
@@ -138,6 +139,7 @@ typedef struct tgl_gl_limits {
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
     int copy_kernel, upload_waits, transfer_staging;
     uint32_t transfer_threads;
+    int readback_mapped;
     int pool, timer_queries;
     double gflops_floor;
     tgl_gl_gemm_config gemm, gemm_f16, gemm_medium, gemm_small;
@@ -353,6 +355,11 @@ typedef struct tgl_gl {
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
     tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
+    /* small downloads' buffer (gl_buffers.c, readback_small): written by the copy kernel,
+     * persistently mapped at readback_map; readback.block is &readback_block once made */
+    tgl_gl_block readback_block;
+    tgl_gl_buffer readback;
+    const void *readback_map;
     /* The direction of the next streaming op of limits.sweep_bytes or more (1: backward),
      * flipped after each, so it starts where the one before it ended (glsl/common/sweep.glsl). */
     unsigned sweep_backward;

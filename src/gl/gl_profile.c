@@ -73,7 +73,7 @@
     .sweep_bytes = (uint64_t)48 << 20,                                                             \
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .flash_block_keys = 32,                 \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
-    .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_REUSE, .timer_queries = 1
+    .readback_mapped = 1, .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_REUSE, .timer_queries = 1
 
 static const struct named_profile {
     const char *name;
@@ -91,7 +91,7 @@ static const struct named_profile {
       .radix_min = 4096, .radix_items = 32, /* radix from 4096: 16K 10.8 -> 4.9 ms, 1M 600 -> 150 ms */
       .cast_vec4_min = 0, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .compute_units = FROM_DEVICE,
-      .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .transfer_threads = FROM_DEVICE,
+      .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .readback_mapped = 0, .transfer_threads = FROM_DEVICE,
       .pool = TGL_GL_POOL_CARVE, .timer_queries = 0, .gflops_floor = 0.0 /* per thread */}},
     {"nvidia", "NVIDIA",
      {.workgroup_size = 256, .reduce_workgroup_size = 256, .items_per_invocation = 4,
@@ -510,6 +510,12 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     }
     DEVICE_SETS(image_inputs, !l->image_inputs || (l->texel_inputs && l->image_units >= TGL_GL_MAX_TEXTURE_BINDINGS),
                 0, "images need texel_inputs and an image unit per texture binding");
+    /* A persistent map (glBufferStorage) is desktop GL 4.4 or GL_ARB_buffer_storage; the
+     * buffer is written by the copy kernel and read where staged downloads would be. */
+    DEVICE_SETS(readback_mapped,
+                !l->readback_mapped || (!es && l->transfer_staging && l->copy_kernel &&
+                                        (epoxy_gl_version() >= 44 || epoxy_has_gl_extension("GL_ARB_buffer_storage"))),
+                0, "needs desktop GL 4.4 or ARB_buffer_storage, transfer_staging=1 and copy_kernel=1");
     /* dvec4 stores: doubles are core in desktop GL 4.0, absent from ES. */
     DEVICE_SETS(wide_stores, !l->wide_stores || !es, 0, "ES has no doubles");
     DEVICE_SETS(transpose, l->transpose != TGL_GL_TRANSPOSE_BLOCK4 || l->texel_inputs, TGL_GL_TRANSPOSE_OFF,
