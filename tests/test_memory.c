@@ -425,11 +425,14 @@ static void test_dtod_paths(void **state)
 }
 
 void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on);
+int tgl_gl_test_force_readback_mapped(tgl_backend *b, int on);
 
-/* Uploads and downloads both ways GL has (mapping the tensor's buffer, llvmpipe's; staging
- * buffers the GPU copies to and from, GPUs'): under, at and past the 1 MiB at
- * which uploads stop using glBufferSubData, and past one and two 8 MiB staging chunks, at byte
- * offsets; into and out of a buffer a pending dispatch writes. On the CPU backend once. */
+/* Uploads and downloads every way GL has (mapping the tensor's buffer, llvmpipe's; staging
+ * buffers the GPU copies to and from, GPUs'; with staging, downloads of up to 4 KiB through the
+ * persistently mapped buffer the copy kernel writes, where the device has glBufferStorage):
+ * under, at and past the 1 MiB at which uploads stop using glBufferSubData, around the 4 KiB of
+ * that buffer, and past one and two 8 MiB staging chunks, at byte offsets (word-aligned and
+ * not); into and out of a buffer a pending dispatch writes. On the CPU backend once. */
 static void test_transfer_paths(void **state)
 {
     ctx *c = *state;
@@ -442,38 +445,52 @@ static void test_transfer_paths(void **state)
         src[i] = (unsigned char)tgt_next(&r);
     tgl_ptr p;
     TGT_OK(b, tgl_alloc(b, ROOM, &p));
-    static const size_t lens[] = {1, MIB - 1, MIB, MIB + 5, 8 * MIB, 8 * MIB + 3, 20 * MIB + 7};
+    static const size_t lens[] = {1, 4, 4092, 4096, 4100, MIB - 1, MIB, MIB + 5, 8 * MIB, 8 * MIB + 3, 20 * MIB + 7};
+    static const size_t offs[] = {0, 5, 8, 10};
     /* GL: both paths, the host's copies on one thread and on three (parts of whole pages, the
-     * last one shorter). */
-    for (int path = 0; path < (c->kind == TGL_BACKEND_GL ? 4 : 1); path++) {
-        int staged = path & 1;
+     * last one shorter); then staged with the mapped readback buffer, where the device has one. */
+    for (int path = 0; path < (c->kind == TGL_BACKEND_GL ? 5 : 1); path++) {
+        int staged = path == 4 || (path & 1);
         unsigned threads = path & 2 ? 3u : 1u;
+        const char *how = path == 4 ? "staged, small ones read back mapped" : staged ? "staged" : "mapped";
         if (c->kind == TGL_BACKEND_GL) {
             tgl_gl_test_force_transfer_staging(b, staged);
             tgl_gl_test_set_transfer_threads(b, threads);
+            if (!tgl_gl_test_force_readback_mapped(b, path == 4))
+                break; /* path 4 where the device has no persistent maps */
+            if (path == 4) /* (the readback buffer is written by the copy kernel) */
+                tgl_gl_test_force_copy_kernel(b, 1);
         }
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
-            for (size_t off = 0; off < 12; off += 5) {
-                size_t len = lens[li];
+            for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++) {
+                size_t len = lens[li], off = offs[oi];
                 memset(back, 0, len);
                 TGT_OK(b, tgl_copy_htod(b, p + off, src + li, len));
                 TGT_OK(b, tgl_copy_dtoh(b, back, p + off, len));
                 if (memcmp(back, src + li, len))
-                    fail_msg("%s, %u thread(s): %zu bytes at byte %zu came back changed (seed %llu)",
-                             staged ? "staged" : "mapped", threads, len, off, (unsigned long long)tgt_seed());
+                    fail_msg("%s, %u thread(s): %zu bytes at byte %zu came back changed (seed %llu)", how, threads,
+                             len, off, (unsigned long long)tgt_seed());
             }
         /* A pending fill writes the buffer; the download must wait for it, the upload after it
          * must land over it. */
+        TGT_OK(b, tgl_fill(b, p + 4096, -3.0f, 4));
+        TGT_OK(b, tgl_copy_dtoh(b, back, p + 4096, 16)); /* small: the readback path's wait */
+        for (size_t i = 0; i < 4; i++) {
+            float x;
+            memcpy(&x, back + 4 * i, sizeof x);
+            if (x != -3.0f)
+                fail_msg("%s: element %zu is %g after the small fill", how, i, x);
+        }
         TGT_OK(b, tgl_fill(b, p, 1.5f, MIB)); /* the first 4 MiB */
         TGT_OK(b, tgl_copy_dtoh(b, back, p, 12 * MIB));
         for (size_t i = 0; i < MIB; i++) {
             float x;
             memcpy(&x, back + 4 * i, sizeof x);
             if (x != 1.5f)
-                fail_msg("%s: element %zu is %g after the fill", staged ? "staged" : "mapped", i, x);
+                fail_msg("%s: element %zu is %g after the fill", how, i, x);
         }
-        /* past it, the last upload: src + 6 at byte 10 */
-        assert_memory_equal(back + 4 * MIB, src + 4 * MIB - 4, 8 * MIB);
+        /* past it, the last upload: src + 10 at byte 10 */
+        assert_memory_equal(back + 4 * MIB, src + 4 * MIB, 8 * MIB);
         TGT_OK(b, tgl_fill(b, p, 2.5f, 3 * MIB)); /* 12 MiB */
         TGT_OK(b, tgl_copy_htod(b, p, src, 9 * MIB));
         TGT_OK(b, tgl_copy_dtoh(b, back, p, 9 * MIB));

@@ -277,6 +277,16 @@ void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on)
     tgl_gl_profile_mark(&tgl_gl_of(b)->limits, TGL_GL_TRAIT_transfer_staging, TGL_GL_FROM_TEST);
 }
 
+int tgl_gl_test_force_readback_mapped(tgl_backend *b, int on)
+{
+    tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    if (on && !l->buffer_storage)
+        return 0;
+    l->readback_mapped = on;
+    tgl_gl_profile_mark(l, TGL_GL_TRAIT_readback_mapped, TGL_GL_FROM_TEST);
+    return 1;
+}
+
 void tgl_gl_test_set_transfer_threads(tgl_backend *b, unsigned threads)
 {
     tgl_gl_of(b)->limits.transfer_threads = threads;

@@ -125,6 +125,7 @@ typedef struct tgl_gl_limits {
     uint64_t memory_bytes;   /* device memory the driver reports (NVX/ATI); 0 = unknown */
     uint32_t subgroup_shuffle; /* compute shaders have subgroupShuffleXor (GL_KHR_shader_subgroup)
                                   over subgroups of this many invocations; 0 = not offered */
+    int buffer_storage;      /* glBufferStorage: desktop GL 4.4 or GL_ARB_buffer_storage */
     /* The profile's traits (TGL_GL_TRAITS has what each means). */
     uint32_t workgroup_size, reduce_workgroup_size, items_per_invocation;
     int texel_inputs, image_inputs, wide_stores, rows_per_invocation;
@@ -730,6 +731,8 @@ void tgl_gl_test_attention_chunk_keys(tgl_backend *b, size_t keys);
 void tgl_gl_test_force_copy_kernel(tgl_backend *b, int on);
 /* Test hook: transfers through staging buffers (GPUs' way) on or off. */
 void tgl_gl_test_force_transfer_staging(tgl_backend *b, int on);
+/* Test hook: readback_mapped on or off; 0 (nothing changed) where the device cannot map persistently. */
+int tgl_gl_test_force_readback_mapped(tgl_backend *b, int on);
 /* Tests: the host side of transfers on this many threads (1: the calling thread alone). */
 void tgl_gl_test_set_transfer_threads(tgl_backend *b, unsigned threads);
 /* Test hook: the number of conv2d kernel configurations, and forcing one (-1: by shape). */

@@ -226,6 +226,8 @@ tgl_status tgl_gl_limits_query(tgl_backend *b, tgl_gl_limits *l)
         if ((stages & GL_COMPUTE_SHADER_BIT) && (features & GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR) && size > 0)
             l->subgroup_shuffle = (uint32_t)size;
     }
+    l->buffer_storage = !tgl_gl_of(b)->egl.es &&
+                        (epoxy_gl_version() >= 44 || epoxy_has_gl_extension("GL_ARB_buffer_storage"));
     /* Buffer textures are core in desktop GL; ES kernels (GLSL ES 3.10) have them through
      * GL_EXT_texture_buffer or GL_OES_texture_buffer, which the ES preamble enables where the
      * compiler has one (gl_source.c). Without either, ES keeps SSBO loads. */

@@ -513,8 +513,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     /* A persistent map (glBufferStorage) is desktop GL 4.4 or GL_ARB_buffer_storage; the
      * buffer is written by the copy kernel and read where staged downloads would be. */
     DEVICE_SETS(readback_mapped,
-                !l->readback_mapped || (!es && l->transfer_staging && l->copy_kernel &&
-                                        (epoxy_gl_version() >= 44 || epoxy_has_gl_extension("GL_ARB_buffer_storage"))),
+                !l->readback_mapped || (l->buffer_storage && l->transfer_staging && l->copy_kernel),
                 0, "needs desktop GL 4.4 or ARB_buffer_storage, transfer_staging=1 and copy_kernel=1");
     /* dvec4 stores: doubles are core in desktop GL 4.0, absent from ES. */
     DEVICE_SETS(wide_stores, !l->wide_stores || !es, 0, "ES has no doubles");
