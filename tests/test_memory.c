@@ -458,8 +458,6 @@ static void test_transfer_paths(void **state)
             tgl_gl_test_set_transfer_threads(b, threads);
             if (!tgl_gl_test_force_readback_mapped(b, path == 4))
                 break; /* path 4 where the device has no persistent maps */
-            if (path == 4) /* (the readback buffer is written by the copy kernel) */
-                tgl_gl_test_force_copy_kernel(b, 1);
         }
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
             for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++) {

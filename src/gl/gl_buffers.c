@@ -220,16 +220,16 @@ static tgl_status readback_small(tgl_backend *b, void *dst, tgl__view src, size_
     /* the fence: rb's last write is the copy just queued */
     if ((st = tgl_gl_before_transfer(b, rb, 0)))
         return st;
-    memcpy(dst, gl->readback_map, bytes);
-    return tgl_gl_check_reset(b);
+    memcpy(dst, gl->readback_map, bytes); /* (the wait checked for a reset) */
+    return TGL_OK;
 }
 
 tgl_status tgl_gl_download(tgl_backend *b, void *dst, tgl__view src, size_t bytes)
 {
     tgl_gl_buffer *buf = src.buf;
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    if (l->readback_mapped && l->transfer_staging && l->copy_kernel && bytes && bytes <= READBACK_BYTES &&
-        bytes % 4 == 0 && src.offset % 4 == 0)
+    if (l->readback_mapped && l->transfer_staging && bytes && bytes <= READBACK_BYTES && bytes % 4 == 0 &&
+        src.offset % 4 == 0)
         return readback_small(b, dst, src, bytes);
     tgl_status st = tgl_gl_before_transfer(b, buf, 0);
     if (st)

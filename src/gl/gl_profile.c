@@ -511,10 +511,9 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     DEVICE_SETS(image_inputs, !l->image_inputs || (l->texel_inputs && l->image_units >= TGL_GL_MAX_TEXTURE_BINDINGS),
                 0, "images need texel_inputs and an image unit per texture binding");
     /* A persistent map (glBufferStorage) is desktop GL 4.4 or GL_ARB_buffer_storage; the
-     * buffer is written by the copy kernel and read where staged downloads would be. */
-    DEVICE_SETS(readback_mapped,
-                !l->readback_mapped || (l->buffer_storage && l->transfer_staging && l->copy_kernel),
-                0, "needs desktop GL 4.4 or ARB_buffer_storage, transfer_staging=1 and copy_kernel=1");
+     * buffer is read where staged downloads would be (gl_buffers.c asks transfer_staging). */
+    DEVICE_SETS(readback_mapped, !l->readback_mapped || l->buffer_storage, 0,
+                "needs desktop GL 4.4 or ARB_buffer_storage");
     /* dvec4 stores: doubles are core in desktop GL 4.0, absent from ES. */
     DEVICE_SETS(wide_stores, !l->wide_stores || !es, 0, "ES has no doubles");
     DEVICE_SETS(transpose, l->transpose != TGL_GL_TRANSPOSE_BLOCK4 || l->texel_inputs, TGL_GL_TRANSPOSE_OFF,
