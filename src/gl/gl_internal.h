@@ -82,6 +82,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(radix_min, U64, "sorts of lines this long or longer take radix passes, not the network; 0 never") \
     X(radix_items, U32, "pairs per invocation in a radix pass's tiles: 8, 16 or 32")                    \
     X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
+    X(scatter_window_bytes, U64, "scatter's atomics land in temp windows of at most this many bytes, a pass over the index each; 0 the block limit") \
     X(cast_vec4_min, U64, "casts of at least this many elements take four per invocation")               \
     X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
     X(flash_block_keys, U32, "keys per shared-memory block of flash.comp")                               \
@@ -135,7 +136,7 @@ typedef struct tgl_gl_limits {
     int scan_staged;
     uint64_t radix_min;
     uint32_t radix_items;
-    uint64_t sweep_bytes, cast_vec4_min;
+    uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
     int attention_reg;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
     int copy_kernel, upload_waits, transfer_staging;

@@ -71,6 +71,9 @@
     .radix_min = 1u << 22, /* H200: the network to 4M (1M 0.49 ms, radix 0.61), radix past (16M 6.7 -> 4.5) */ \
     .radix_items = 8,                                                                               \
     .sweep_bytes = (uint64_t)48 << 20,                                                             \
+    /* H200, a 16M f32 scatter_add (320 MB of temp words): windows of 64 / 128 / 192 MB 2.4 / 2.1 / \
+     * 6.2 ms, the whole 14.7; smaller ones re-read the index more (16 MB 5.5 ms) */              \
+    .scatter_window_bytes = (uint64_t)64 << 20,                                                    \
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .flash_block_keys = 32,                 \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
     .readback_mapped = 1, .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_REUSE, .timer_queries = 1
@@ -86,6 +89,7 @@ static const struct named_profile {
       .gemm_small = GEMM_REG(16, 4, 8, 8, 1), .texel_inputs = 1, .image_inputs = 1, .wide_stores = 1,
       .rows_per_invocation = 1, .row_lanes = FROM_DEVICE, .vec4_lines = 1, .transpose = TGL_GL_TRANSPOSE_BLOCK4,
       .reduce_groups = 512, .cols_invocations = 1u << 16, .cols_min_chunk = 64, .sweep_bytes = 0,
+      .scatter_window_bytes = 0,
       .scan_items = 32, /* 4x fewer barriers than 8: a 16M cumsum 139 -> 94 ms (2 cores) */
       .scan_staged = 0, /* every SSBO access is a loop over the lanes anyway: staging 99 -> 190 ms */
       .radix_min = 4096, .radix_items = 32, /* radix from 4096: 16K 10.8 -> 4.9 ms, 1M 600 -> 150 ms */

@@ -3,7 +3,10 @@
  * ADD, SECOND) over the index space, FINAL over out's. Each space is cut into runs of
  * consecutive row-major indices whose windows fit the SSBO block limit (halving a run until they
  * do); INIT and FINAL bind the run's temp words with it, FIRST and SECOND the temp words a window
- * of out's elements at a time, each dispatch combining the elements that land inside it. */
+ * of out's elements at a time, each dispatch combining the elements that land inside it. Those
+ * windows are also cut to the profile's scatter_window_bytes: a GPU's atomics at random places
+ * of a few hundred MB run several times slower than within a smaller range, even counting the
+ * index read once per window. */
 #include "gl_internal.h"
 
 typedef struct scatter_flags {
@@ -31,7 +34,8 @@ typedef struct scatter_run {
     const tgl__scatter *s;
     int pass;
     GLuint prog;
-    size_t max_bytes; /* a window's limit */
+    size_t max_bytes;  /* a window's limit */
+    size_t temp_bytes; /* FIRST and SECOND's temp window: max_bytes, or less (scatter_window_bytes) */
 } scatter_run;
 
 static size_t window_bytes(const tgl__tensor_view *v)
@@ -96,7 +100,8 @@ static tgl_status run_range(scatter_run *x, size_t i0, size_t i1)
     }
     bind[1] = tgl_gl_window(b, src.view, window_bytes(&src), 0, &pad);
     tgl_gl_uniform_ui(b, prog, LOC_SCT_B_BASE, (GLuint)(pad / tgl_dtype_size(src.dtype) + src.base));
-    size_t per = x->max_bytes / (s->words * 4); /* out's elements a temp window holds */
+    size_t per = x->temp_bytes / (s->words * 4); /* out's elements a temp window holds */
+    per = per ? per : 1;
     tgl_status st = TGL_OK;
     for (size_t t0 = 0; !st && t0 < s->out_n; t0 += per) {
         bind[2] = bind_temp(x, t0, s->out_n - t0 < per ? s->out_n - t0 : per, 1);
@@ -111,6 +116,8 @@ static tgl_status run_pass(tgl_backend *b, const tgl__scatter *s, int pass)
     int over_out = pass == PASS_INIT || pass == PASS_FINAL;
     size_t n = over_out ? s->out_n : s->n;
     scatter_run x = {.b = b, .s = s, .pass = pass, .max_bytes = tgl_gl_max_window_elems(l, 4) * 4};
+    x.temp_bytes = l->scatter_window_bytes && l->scatter_window_bytes < x.max_bytes ? (size_t)l->scatter_window_bytes
+                                                                                    : x.max_bytes;
     tgl_gl_plan plan = scatter_plan(pass, s->out.dtype);
     plan.groups = tgl_gl_ceil_div(n, l->workgroup_size);
     tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);

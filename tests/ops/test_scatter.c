@@ -7,8 +7,8 @@
  * in the last place of it. Random calls of 1-4 dims (extents 1, primes, 2^k +- 1, past a
  * workgroup; permuted, reversed and gapped strides; broadcast index views; every dtype and
  * reduce; edge-value pools with signed zeros, NaN, infinities, subnormals; indices crowding onto
- * a few places), PyTorch's outputs for small cases, a shrunk SSBO limit, indices out of range
- * (nothing written) and the refusals. */
+ * a few places), PyTorch's outputs for small cases, a shrunk SSBO limit, temp windows cut by the
+ * profile, indices out of range (nothing written) and the refusals. */
 #include "testing.h"
 #include "tensors.h"
 #include "cpu/cpu_convert.h"
@@ -477,6 +477,24 @@ static void test_small_ssbo_limit(void **state)
     tgl_close(gl);
 }
 
+/* The profile's scatter_window_bytes cutting FIRST and SECOND's temp windows below the block
+ * limit (a window of a single place's words, of a few places, of many). */
+static void test_temp_windows(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    const uint64_t windows[3] = {1, 100, 4096}; /* 1: a place's words at a time */
+    for (int w = 0; w < 3; w++) {
+        tgl_gl_of(gl)->limits.scatter_window_bytes = windows[w];
+        random_calls(p, gl, tgt_count(20), w ? 3000 : 200, "temp windows");
+        call c = random_call(&p->rng, w & 1, 2, w ? (size_t[]){1500, 2} : (size_t[]){60, 2});
+        run_random(p, gl, &c, "temp windows, wide out");
+    }
+    tgl_close(gl);
+}
+
 /* PyTorch's outputs: torch.zeros(3, 5).scatter_(0, index, src) of its documentation, and
  * scatter_reduce_ "sum", "amax" and "amin" with include_self of x = [1, 2, 3, 4] at index
  * [0, 1, 0, 1, 2, 1] of src [1, 2, 3, 4, 5, 6]; index_add of its documentation (ones(5, 3),
@@ -691,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_small_ssbo_limit),
+        cmocka_unit_test(test_temp_windows),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
