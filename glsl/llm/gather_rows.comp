@@ -1,7 +1,6 @@
 #version 430
-// Embedding lookup in two passes over the same bindings, after CLEAR_STATUS (one invocation)
-// has set status[0] to 0xFFFFFFFF: a dispatch, where an upload would make GPUs wait for the
-// device to go idle (gl_buffers.c). CHECK_IDS: every id outside
+// Embedding lookup in two passes over the same bindings, status[0] a fresh status word
+// (0xFFFFFFFF: tgl_gl_status_slot in gl_tensor_ewise.c). CHECK_IDS: every id outside
 // [0, u_table_rows) lowers status[0] to its position (atomicMin), so the host learns the first
 // bad one. Otherwise (gather): if status[0] names a bad position nothing is written; else
 // out[k, :] = table[ids[k], :] on a 2-D grid, x over a row's columns (vec4s with TGL_VEC4, where
@@ -26,7 +25,7 @@
 #include "common/local_size.glsl"
 layout(std430, binding = 0) readonly buffer Ids { int ids[]; };
 layout(std430, binding = 1) buffer Status { uint status[]; };
-#if !defined(CHECK_IDS) && !defined(CLEAR_STATUS)
+#if !defined(CHECK_IDS)
 #ifdef TGL_VEC4
 #define ELEM vec4
 #else
@@ -57,10 +56,7 @@ layout(location = LOC_GATHER_FIRST) uniform uint u_first;      // position of id
 
 void main()
 {
-#if defined(CLEAR_STATUS)
-    if (gl_GlobalInvocationID.x == 0u)
-        status[0] = 0xFFFFFFFFu;
-#elif defined(CHECK_IDS)
+#if defined(CHECK_IDS)
     uint i = tgl_global_index();
     if (i >= u_count)
         return;

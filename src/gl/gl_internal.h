@@ -350,10 +350,12 @@ typedef struct tgl_gl {
     uint64_t update_barrier_seq;/* ... to buffer updates, copies and maps */
     unsigned since_flush;
     tgl_gl_buffer *scratch;     /* temporaries of multi-pass ops (reduction partials) */
-    /* tgl_gather_rows's status word, read back every call: in a buffer of its own, as reading
-     * it from the scratch buffer slowed with the scratch's size (H100: 0.056 ms per gather
-     * with none, 0.078 after a 256 KB reduction, 0.157 after a 1 MB one). */
+    /* The index checks' status words (tgl_gl_status_slot), read back every call: in a buffer of
+     * their own, as reading one from the scratch buffer slowed with the scratch's size (H100:
+     * 0.056 ms per gather_rows with none, 0.078 after a 256 KB reduction, 0.157 after a 1 MB
+     * one); status_next is the next unused slot. */
     tgl_gl_buffer *status;
+    size_t status_next;
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
     tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
@@ -626,6 +628,11 @@ tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *
                          int32_t *bad_value);
 /* The same check alone (tgl_gl_scatter's first step): the fill and the pass, then the read. */
 tgl_status tgl_gl_check_index(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value);
+/* A fresh status word for an index check (0xFFFFFFFF, which the check lowers to the first bad
+ * position): the next slot of gl->status, its binding (16 bytes at an SSBO-aligned offset) in
+ * *slot. The slots are reset together, by one fill dispatch when they run out, so a check is
+ * not also a dispatch clearing its word. */
+tgl_status tgl_gl_status_slot(tgl_backend *b, tgl_gl_binding *slot);
 /* The bounding box [lo, lo + ext) of the row-major indices [i0, i1) (i1 > i0) of `shape`: the
  * dims outside the first that changes fixed, that one spanning the run, those inside it whole. */
 void tgl_gl_run_box(size_t ndim, const size_t *shape, size_t i0, size_t i1, size_t *lo, size_t *ext);

@@ -65,14 +65,13 @@ static tgl_gl_plan rope_plan(int interleaved, int loop, int vec4)
     return p;
 }
 
-/* gather_rows.comp's flags: the pass (the gather, clearing the status word, checking the ids),
- * a row per invocation (ROW_LOOP, the table through a texture), vec4 rows, pairs of vec4s
- * stored as dvec4s. */
-enum { GATHER, GATHER_CLEAR, GATHER_CHECK };
+/* gather_rows.comp's flags: the pass (the gather or checking the ids), a row per invocation
+ * (ROW_LOOP, the table through a texture), vec4 rows, pairs of vec4s stored as dvec4s. */
+enum { GATHER, GATHER_CHECK };
 typedef struct gather_flags {
     uint32_t pass, row_loop, vec4, wide;
 } gather_flags;
-static const char *const gather_passes[3] = {NULL, "CLEAR_STATUS", "CHECK_IDS"};
+static const char *const gather_passes[2] = {NULL, "CHECK_IDS"};
 static const tgl_gl_def gather_defs[] = {
     TGL_GL_NAME(gather_flags, pass, gather_passes), TGL_GL_FLAG(gather_flags, row_loop, "ROW_LOOP"),
     TGL_GL_FLAG(gather_flags, row_loop, "TGL_TEX"), TGL_GL_FLAG(gather_flags, vec4, "TGL_VEC4"),
@@ -83,8 +82,7 @@ static tgl_gl_plan gather_plan(int pass, int row_loop, int vec4, int wide)
 {
     gather_flags f = {(uint32_t)pass, (uint32_t)row_loop, (uint32_t)vec4, (uint32_t)wide};
     tgl_gl_plan p = {.op = "tgl_gather_rows",
-                     .why = pass == GATHER_CLEAR ? "clears the status word"
-                            : pass == GATHER_CHECK ? "checks every id before anything is written"
+                     .why = pass == GATHER_CHECK ? "checks every id before anything is written"
                             : row_loop ? "a row per invocation through a texture (texel_inputs)"
                                        : "a workgroup row per id"};
     tgl_gl_plan_kernel(&p, "llm/gather_rows", TGL_GL_DEFS(gather_defs), &f);
@@ -289,10 +287,6 @@ tgl_status tgl_gl_rope_t(tgl_backend *b, const tgl__rope_t *r)
     return TGL_OK;
 }
 
-static tgl_status read_status(tgl_backend *b, tgl_gl_buffer *status_buf, uint32_t *first_bad)
-{
-    return tgl_gl_download(b, first_bad, (tgl__view){status_buf, 0}, sizeof *first_bad);
-}
 
 tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                               size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id)
@@ -319,8 +313,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     if (row_loop && tex_rows < win_rows)
         win_rows = tex_rows;
 
-    tgl_gl_buffer *status_buf;
-    GLuint clear, check, gather[2] = {0, 0}; /* gather[1]: ROW_LOOP storing dvec4 pairs */
+    GLuint check, gather[2] = {0, 0}; /* gather[1]: ROW_LOOP storing dvec4 pairs */
     const uint32_t none = 0xFFFFFFFFu;
     size_t pad_t;
     (void)tgl_gl_window_aligned(table, win_rows * cols * F32, 0, t_align, &pad_t); /* the first window's pad */
@@ -331,26 +324,15 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
     /* ... and pairs of vec4s stored as dvec4s (common/wide_store.glsl) where rows are whole
      * pairs and a dispatch's output starts 32-byte aligned. */
     int wide = row_loop && vec4 && l->wide_stores && cols % 8 == 0;
-    tgl_status st = tgl_gl_grow(b, &tgl_gl_of(b)->status, 16);
-    status_buf = tgl_gl_of(b)->status;
-    tgl_gl_plan plans[4] = {gather_plan(GATHER_CLEAR, 0, 0, 0), gather_plan(GATHER_CHECK, 0, 0, 0),
-                            gather_plan(GATHER, row_loop, vec4, 0), gather_plan(GATHER, row_loop, vec4, 1)};
-    plans[0].groups = 1;
-    plans[1].groups = tgl_gl_ceil_div(n_ids, l->workgroup_size);
-    plans[2].groups = plans[3].groups = row_loop ? tgl_gl_ceil_div(n_ids, l->workgroup_size)
+    tgl_gl_plan plans[3] = {gather_plan(GATHER_CHECK, 0, 0, 0), gather_plan(GATHER, row_loop, vec4, 0),
+                            gather_plan(GATHER, row_loop, vec4, 1)};
+    plans[0].groups = tgl_gl_ceil_div(n_ids, l->workgroup_size);
+    plans[1].groups = plans[2].groups = row_loop ? tgl_gl_ceil_div(n_ids, l->workgroup_size)
                                                  : tgl_gl_ceil_div(cols / unit, l->workgroup_size) * n_ids;
-    if (st || (st = tgl_gl_plan_program(b, &plans[0], &clear)) || (st = tgl_gl_plan_program(b, &plans[1], &check)) ||
-        (st = tgl_gl_plan_program(b, &plans[2], &gather[0])) ||
-        (wide && (st = tgl_gl_plan_program(b, &plans[3], &gather[1]))))
-        return st;
-    /* The status word is set by a dispatch: an upload into it would wait for the previous
-     * call's queued work on it (tgl_gl_before_transfer), on top of the status read below. */
-    size_t pad_first;
-    tgl_gl_binding clear_bind[2] = {
-        tgl_gl_window(b, ids, 4, 0, &pad_first), /* unread; binding 1 is the status word's */
-        {.buf = status_buf, .bytes = 16, .writes = 1},
-    };
-    if ((st = tgl_gl_dispatch_grid(b, clear, clear_bind, 2, 1, 1, 1)))
+    tgl_gl_binding status; /* the check's fresh status word (tgl_gl_status_slot) */
+    tgl_status st;
+    if ((st = tgl_gl_plan_program(b, &plans[0], &check)) || (st = tgl_gl_plan_program(b, &plans[1], &gather[0])) ||
+        (wide && (st = tgl_gl_plan_program(b, &plans[2], &gather[1]))) || (st = tgl_gl_status_slot(b, &status)))
         return st;
     tgl_gl_uniform_ui(b, check, LOC_GATHER_TABLE_ROWS, (GLuint)table_rows);
     for (int w = 0; w <= wide; w++) {
@@ -362,7 +344,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         size_t nk = n_ids - k0 < per_ids ? n_ids - k0 : per_ids, pad_i;
         tgl_gl_binding bind[2] = {
             tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
-            {.buf = status_buf, .bytes = 16, .writes = 1},
+            {.buf = status.buf, .offset = status.offset, .bytes = 16, .writes = 1},
         };
         tgl_gl_uniform_ui(b, check, LOC_GATHER_COUNT, (GLuint)nk);
         tgl_gl_uniform_ui(b, check, LOC_GATHER_IDS_OFF, (GLuint)(pad_i / 4));
@@ -391,7 +373,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
             int w = wide && y_off % 32 == 0;
             tgl_gl_binding bind[4] = {
                 tgl_gl_window(b, (tgl__view){ids.buf, ids.offset + k0 * 4}, nk * 4, 0, &pad_i),
-                {.buf = status_buf, .bytes = 16},
+                status,
                 tbind,
                 /* the wide variant's window starts 32-byte aligned: its offset in vec4s is even */
                 tgl_gl_window_aligned((tgl__view){out.buf, y_off}, nk * cols * F32, 1,
@@ -413,7 +395,7 @@ tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tg
         }
     }
     uint32_t first_bad;
-    if ((st = read_status(b, status_buf, &first_bad)))
+    if ((st = tgl_gl_download(b, &first_bad, (tgl__view){status.buf, status.offset}, sizeof first_bad)))
         return st;
     if (first_bad != none) {
         *bad_pos = first_bad;
@@ -429,7 +411,6 @@ void tgl_gl_llm_variants(void (*fn)(void *ctx, const char *kernel, const char *d
         tgl_gl_list_plan(fn, ctx, rope_plan(m / 3, m % 3 > 0, m % 3 == 2));
     for (int m = 0; m < 4; m++) /* positions or not, each layout */
         tgl_gl_list_plan(fn, ctx, rope_t_plan(m >> 1, m & 1));
-    tgl_gl_list_plan(fn, ctx, gather_plan(GATHER_CLEAR, 0, 0, 0));
     tgl_gl_list_plan(fn, ctx, gather_plan(GATHER_CHECK, 0, 0, 0));
     for (int v = 0; v < 4; v++)
         tgl_gl_list_plan(fn, ctx, gather_plan(GATHER, v >> 1, v & 1, 0));

@@ -151,7 +151,7 @@ typedef struct tew_run {
     tgl_gl_map_t *map; /* tgl_map_t: its own kernel per box (gl_map.c) */
     size_t chunk_lo, chunk_len; /* gather: the indices along the axis that in's window holds */
     int whole_axis;             /* gather: ... which are all of them */
-    tgl_gl_buffer *status;      /* gather: the check's status word (binding 2) */
+    tgl_gl_binding status;      /* gather: the check's status word (binding 2) */
 } tew_run;
 
 static size_t window_bytes(const tgl__tensor_view *v)
@@ -296,7 +296,7 @@ static tgl_status dispatch_piece(tew_run *x, const box *bx, size_t n)
         vec4 &= j >= walked || quad_aligned(&bx->in[j], pad);
     }
     if (e->op == TGL__TEW_GATHER) /* in place of a third input */
-        bind[2] = (tgl_gl_binding){.buf = x->status, .bytes = 16};
+        bind[2] = x->status;
     bind[3] = tgl_gl_window(b, bx->out.view, window_bytes(&bx->out), 1, &pad);
     GLuint out_base = (GLuint)(pad / os + bx->out.base);
     vec4 &= quad_aligned(&bx->out, pad);
@@ -438,8 +438,8 @@ static tgl_status run_box(tew_run *x, size_t *lo, size_t *ext)
     return st;
 }
 
-/* e; gather reads the status word from `status`. */
-static tgl_status run_tew(tgl_backend *b, const tgl__tew *e, tgl_gl_buffer *status)
+/* e; gather reads the status word at `status`. */
+static tgl_status run_tew(tgl_backend *b, const tgl__tew *e, const tgl_gl_binding *status)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
     switch (route(e)) {
@@ -469,7 +469,7 @@ static tgl_status run_tew(tgl_backend *b, const tgl__tew *e, tgl_gl_buffer *stat
         bytes += (uint64_t)e->n * tgl_dtype_size(e->in[k].dtype);
     tew_run x = {.b = b,
                  .e = e,
-                 .status = status,
+                 .status = status ? *status : (tgl_gl_binding){0},
                  .max_bytes = tgl_gl_max_window_elems(l, 4) * 4,
                  .backward = tgl_gl_sweep_direction(tgl_gl_of(b), bytes)};
     size_t lo[TGL_MAX_DIMS] = {0}, ext[TGL_MAX_DIMS] = {0};
@@ -497,28 +497,50 @@ tgl_status tgl_gl_tensor_ewise(tgl_backend *b, const tgl__tew *e)
     return run_tew(b, e, NULL);
 }
 
-/* Queues the index check: the status word 0xFFFFFFFF, then lowered to each bad index's
- * position (atomicMin); a dispatch, not an upload, which on GPUs waits for the device to go
- * idle (gl_buffers.c). */
-static tgl_status queue_check(tgl_backend *b, const tgl__tew *check)
+/* Status slots: each on its own SSBO-aligned 16 bytes, as many as one fill resets. */
+#define STATUS_SLOTS 64u
+
+tgl_status tgl_gl_status_slot(tgl_backend *b, tgl_gl_binding *slot)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    tgl_status st = tgl_gl_grow(b, &gl->status, 16);
+    size_t stride = gl->limits.ssbo_align > 16 ? (size_t)gl->limits.ssbo_align : 16;
+    if (!gl->status || gl->status_next >= STATUS_SLOTS) {
+        size_t words = STATUS_SLOTS * stride / 4;
+        tgl_status st = tgl_gl_grow(b, &gl->status, STATUS_SLOTS * stride);
+        if (st)
+            return st;
+        /* a dispatch, where an upload would make GPUs wait for the device to go idle
+         * (gl_buffers.c, upload_waits) */
+        const tgl__tensor_view all = {.view = {gl->status, 0}, .dtype = TGL_DTYPE_I32, .span = words, .strides = {1}};
+        tgl__tew fill = {.op = TGL__TEW_FILL, .value = 0xFFFFFFFFu, .ndim = 1, .n = words, .nin = 1,
+                         .shape = {words}, .out = all, .in = {all}};
+        if ((st = run_tew(b, &fill, NULL)))
+            return st;
+        gl->status_next = 0;
+    }
+    *slot = (tgl_gl_binding){.buf = gl->status, .offset = gl->status_next++ * stride, .bytes = 16};
+    return TGL_OK;
+}
+
+/* Queues the index check into a fresh status slot (*slot), lowered to each bad index's
+ * position (atomicMin), so the first is left. */
+static tgl_status queue_check(tgl_backend *b, const tgl__tew *check, tgl_gl_binding *slot)
+{
+    tgl_status st = tgl_gl_status_slot(b, slot);
     if (st)
         return st;
-    const tgl__tensor_view status = {.view = {gl->status, 0}, .dtype = TGL_DTYPE_I32, .span = 1};
-    tgl__tew fill = {.op = TGL__TEW_FILL, .value = 0xFFFFFFFFu, .n = 1, .nin = 1, .out = status, .in = {status}};
     tgl__tew pass = *check;
-    pass.out = status; /* every index at the one word: strides 0 */
-    return (st = run_tew(b, &fill, NULL)) ? st : run_tew(b, &pass, NULL);
+    /* every index at the one word: strides 0 */
+    pass.out = (tgl__tensor_view){.view = {slot->buf, slot->offset}, .dtype = TGL_DTYPE_I32, .span = 1};
+    return run_tew(b, &pass, NULL);
 }
 
 /* Reads the status word (a wait) into *bad_pos, and the bad index itself into *bad_value. */
-static tgl_status read_check(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value)
+static tgl_status read_check(tgl_backend *b, const tgl__tew *check, const tgl_gl_binding *slot, uint64_t *bad_pos,
+                             int32_t *bad_value)
 {
-    tgl_gl *gl = tgl_gl_of(b);
     uint32_t first = 0;
-    tgl_status st = tgl_gl_download(b, &first, (tgl__view){gl->status, 0}, sizeof first);
+    tgl_status st = tgl_gl_download(b, &first, (tgl__view){slot->buf, slot->offset}, sizeof first);
     *bad_pos = first == 0xFFFFFFFFu ? UINT64_MAX : first;
     if (st || first == 0xFFFFFFFFu)
         return st;
@@ -538,16 +560,18 @@ static tgl_status read_check(tgl_backend *b, const tgl__tew *check, uint64_t *ba
 tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
                          int32_t *bad_value)
 {
-    tgl_status st = queue_check(b, check);
-    if (st || (st = run_tew(b, e, tgl_gl_of(b)->status)))
+    tgl_gl_binding slot;
+    tgl_status st = queue_check(b, check, &slot);
+    if (st || (st = run_tew(b, e, &slot)))
         return st;
-    return read_check(b, check, bad_pos, bad_value);
+    return read_check(b, check, &slot, bad_pos, bad_value);
 }
 
 tgl_status tgl_gl_check_index(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value)
 {
-    tgl_status st = queue_check(b, check);
-    return st ? st : read_check(b, check, bad_pos, bad_value);
+    tgl_gl_binding slot;
+    tgl_status st = queue_check(b, check, &slot);
+    return st ? st : read_check(b, check, &slot, bad_pos, bad_value);
 }
 
 void tgl_gl_run_box(size_t ndim, const size_t *shape, size_t i0, size_t i1, size_t *lo, size_t *ext)

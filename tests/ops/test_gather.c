@@ -5,7 +5,8 @@
  * repeated indices, empty tensors), the bytes around out's elements poisoned, bit for bit; an
  * in past a shrunk SSBO limit (GL binds runs of the axis one after another); an index out of
  * range anywhere (first, last, negative, at the extent, the i32 limits) refused with out
- * untouched, naming the first bad position; the other refusals. */
+ * untouched, naming the first bad position; 300 calls round the GL status words' ring (with
+ * tgl_gather_rows), good and bad interleaved; the other refusals. */
 #include "testing.h"
 #include "tensors.h"
 #include "cpu/cpu_convert.h"
@@ -335,6 +336,83 @@ static void test_out_of_range(void **state)
     }
 }
 
+/* Every index check takes a fresh status word from a ring the GL backend resets by one fill
+ * when it runs out (tgl_gl_status_slot): 300 calls, several times round it, of tgl_gather and
+ * tgl_gather_rows on one backend, a third of them with a bad index somewhere: each good call
+ * writes its rows whatever the calls before it found, each bad one is refused naming its own
+ * first bad position and writes nothing. */
+static void test_status_slots(void **state)
+{
+    pair *p = *state;
+    tgl_backend *bs[2] = {p->cpu, p->gl};
+    enum { ROWS = 9, COLS = 8, N = 5 };
+    float table[ROWS * COLS];
+    for (size_t k = 0; k < ROWS * COLS; k++)
+        table[k] = (float)k;
+    for (int j = 0; j < 2; j++) {
+        tgl_backend *b = bs[j];
+        if (!b)
+            continue;
+        tgl_ptr x, ix, out;
+        TGT_OK(b, tgl_alloc(b, sizeof table, &x));
+        TGT_OK(b, tgl_copy_htod(b, x, table, sizeof table));
+        TGT_OK(b, tgl_alloc(b, N * 4, &ix));
+        TGT_OK(b, tgl_alloc(b, N * COLS * 4, &out));
+        for (int t = 0; t < 300; t++) {
+            int rows = t % 4 == 3; /* tgl_gather_rows; else tgl_gather along 0 of [ROWS, COLS] */
+            int32_t id[N];
+            for (size_t k = 0; k < N; k++)
+                id[k] = (int32_t)tgt_below(&p->rng, ROWS);
+            size_t where = tgt_below(&p->rng, N);
+            int bad = tgt_below(&p->rng, 3) == 0;
+            if (bad)
+                id[where] = tgt_below(&p->rng, 2) ? -1 - (int32_t)t : ROWS + t;
+            float before[N * COLS], got[N * COLS];
+            for (size_t k = 0; k < N * COLS; k++)
+                before[k] = -1.0f - (float)t;
+            TGT_OK(b, tgl_copy_htod(b, out, before, sizeof before));
+            /* gather: out[k, c] = x[id[k], c], an index row per out row (each the id repeated) */
+            int32_t index[N * COLS];
+            for (size_t k = 0; k < N * COLS; k++)
+                index[k] = id[k / COLS];
+            tgl_status st;
+            if (rows) {
+                TGT_OK(b, tgl_copy_htod(b, ix, id, sizeof id));
+                st = tgl_gather_rows(b, x, ix, out, ROWS, COLS, N);
+            } else {
+                tgl_ptr big;
+                TGT_OK(b, tgl_alloc(b, sizeof index, &big));
+                TGT_OK(b, tgl_copy_htod(b, big, index, sizeof index));
+                tgl_tensor in = tgl_tensor_contiguous(x, TGL_DTYPE_F32, 2, (size_t[]){ROWS, COLS});
+                tgl_tensor it = tgl_tensor_contiguous(big, TGL_DTYPE_I32, 2, (size_t[]){N, COLS});
+                tgl_tensor ot = tgl_tensor_contiguous(out, TGL_DTYPE_F32, 2, (size_t[]){N, COLS});
+                st = tgl_gather(b, &in, 0, &it, &ot);
+                TGT_OK(b, tgl_free(b, big));
+            }
+            TGT_OK(b, tgl_copy_dtoh(b, got, out, sizeof got));
+            if (st != (bad ? TGL_ERR_INVALID_ARGUMENT : TGL_OK))
+                fail_msg("%s: call %d (%s, %s): status %d", tgl_backend_name(b), t, rows ? "gather_rows" : "gather",
+                         bad ? "a bad index" : "good", (int)st);
+            for (size_t k = 0; k < N * COLS; k++) {
+                float want = bad ? before[k] : table[(size_t)id[k / COLS] * COLS + k % COLS];
+                if (got[k] != want)
+                    fail_msg("%s: call %d: out[%zu] is %g, want %g", tgl_backend_name(b), t, k, got[k], want);
+            }
+            char want[64];
+            if (bad && rows)
+                snprintf(want, sizeof want, "ids[%zu]", where);
+            else if (bad)
+                snprintf(want, sizeof want, "index[%zu,0]: %d is outside", where, (int)id[where]);
+            if (bad && !strstr(tgl_last_error(b), want))
+                fail_msg("%s: call %d: the message '%s' does not say '%s'", tgl_backend_name(b), t, tgl_last_error(b),
+                         want);
+        }
+        TGT_OK(b, tgl_free(b, x));
+        TGT_OK(b, tgl_free(b, ix));
+        TGT_OK(b, tgl_free(b, out));
+    }
+}
+
 static void test_refusals(void **state)
 {
     pair *p = *state;
@@ -392,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_status_slots),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests_name("ops/gather (gl vs cpu)", tests, setup, teardown);
