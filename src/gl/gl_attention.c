@@ -15,7 +15,13 @@ static unsigned flash_threads(const tgl_gl_limits *l)
     return l->wg_invocations >= 256 && l->wg_size[0] >= 256 ? 256 : 128;
 }
 #define DECODE_THREADS 128u
-#define DECODE_CHUNK 256u   /* keys per decode workgroup (CH in decode.comp) */
+/* Keys per decode workgroup (CH in decode.comp): DECODE_CHUNK, or half that where whole chunks
+ * would not give the device two workgroups per multiprocessor (decode_chunk). H200, GQA decode
+ * 32/8 heads of 4096 keys, d 128, alternated runs: batch 1 (128 workgroups of 256 keys) 40.4 /
+ * 40.4 us at 256, 34.5 / 31.2 at 128 (f16 cache 37.8 -> 30.1 / 30.7), 67.7 at 512; batch 4 (512
+ * workgroups) 77.8 at 256, 90.8 at 128. */
+#define DECODE_CHUNK 256u
+#define DECODE_CHUNK_SMALL 128u
 #define DECODE_MAX_ROWS 4u  /* seq_q up to this takes the decode path */
 #define MAX_HEAD_DIM 256u
 
@@ -113,10 +119,10 @@ static unsigned decode_dp(size_t d)
     return dp;
 }
 
-static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, int vec4, int kv_f16, int scores, unsigned gq,
-                               uint32_t wg, const char *why)
+static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, unsigned ch, int vec4, int kv_f16, int scores,
+                               unsigned gq, uint32_t wg, const char *why)
 {
-    att_flags f = {.dp = dp, .ch = DECODE_CHUNK, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
+    att_flags f = {.dp = dp, .ch = ch, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
                    .mask = scores == SCORES_MASK, .adjust = scores == SCORES_ADJUST, .gq = gq};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
@@ -217,7 +223,7 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
 static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
                                  const tgl__attention *a, size_t o_pad)
 {
-    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), 0, 0, 0, 1, 64,
+    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), DECODE_CHUNK, 0, 0, 0, 1, 64,
                                    "the second pass of a split over keys: merges the chunks");
     plan.groups = rows;
     GLuint prog;
@@ -488,10 +494,26 @@ static unsigned decode_rows(const tgl__attention *a, const slab *s, size_t n)
     return 1;
 }
 
-static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n)
+/* Query rows per decode workgroup the call's slabs can take: 4 or 2 heads of a group where the
+ * group is whole sets of them (decode_rows asks each slab). */
+static size_t decode_group_rows(const tgl__attention *a)
+{
+    return kv_group(a) % 4 == 0 ? 4 : kv_group(a) % 2 == 0 ? 2 : 1;
+}
+
+/* The call's decode chunk (keys per workgroup): DECODE_CHUNK, or DECODE_CHUNK_SMALL where chunks
+ * of DECODE_CHUNK would give fewer than two workgroups per multiprocessor (the profile's
+ * compute_units), counted over the whole call. */
+static size_t decode_chunk(const tgl__attention *a, const tgl_gl_limits *l)
+{
+    size_t groups = tgl_gl_ceil_div(a->seq_kv, DECODE_CHUNK) * a->batch * a->heads * a->seq_q / decode_group_rows(a);
+    return groups < 2 * (size_t)l->compute_units ? DECODE_CHUNK_SMALL : DECODE_CHUNK;
+}
+
+static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, size_t ch)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    size_t chunks = a->seq_kv ? tgl_gl_ceil_div(a->seq_kv, DECODE_CHUNK) : 1, rows = n * a->seq_q;
+    size_t chunks = a->seq_kv ? tgl_gl_ceil_div(a->seq_kv, ch) : 1, rows = n * a->seq_q;
     unsigned dp = decode_dp(a->head_dim);
     size_t part_bytes = rows * chunks * (dp + 4) * F32;
     tgl_gl_buffer *scratch;
@@ -503,15 +525,16 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
     /* Chunks per dispatch: all of them, or (one block whose keys are longer than a window:
      * decode_key_windows) as many as a window of k or v holds past its alignment pad. */
-    size_t per_pass = chunks, chunk_elems = (size_t)DECODE_CHUNK * a->head_dim, es = kv_size(a);
+    size_t per_pass = chunks, chunk_elems = ch * a->head_dim, es = kv_size(a);
     if (n == 1 && a->seq_kv * a->head_dim > tgl_gl_max_window_elems(l, es)) {
         per_pass = tgl_gl_max_window_elems(l, es) / chunk_elems;
         if (!per_pass)
             return tgl__fail(b, TGL_ERR_UNSUPPORTED, "tgl_attention: %u keys of %zu dims exceed the device's SSBO "
-                             "block (%llu bytes)", DECODE_CHUNK, a->head_dim, (unsigned long long)l->max_ssbo_block);
+                             "block (%llu bytes)", (unsigned)ch, a->head_dim, (unsigned long long)l->max_ssbo_block);
     }
     unsigned gq = decode_rows(a, &s, n);
-    tgl_gl_plan plan = decode_plan("attention/decode", dp, s.vec4, a->kv_f16, att_scores(a), gq, DECODE_THREADS,
+    tgl_gl_plan plan = decode_plan("attention/decode", dp, (unsigned)ch, s.vec4, a->kv_f16, att_scores(a), gq,
+                                   DECODE_THREADS,
                                    gq > 1 ? "at most 4 query rows: chunks of keys in parallel, the heads of a group "
                                             "together"
                                           : "at most 4 query rows, or keys past the loop limit: chunks of keys in "
@@ -529,8 +552,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     for (size_t c0 = 0; !st && c0 < chunks; c0 += per_pass) {
         size_t nc = chunks - c0 < per_pass ? chunks - c0 : per_pass;
         if (per_pass < chunks) { /* this pass's keys only, vec4-aligned as the slab's (pad % 4 kept) */
-            size_t key0 = c0 * DECODE_CHUNK, keys = a->seq_kv - key0 < nc * DECODE_CHUNK ? a->seq_kv - key0
-                                                                                          : nc * DECODE_CHUNK;
+            size_t key0 = c0 * ch, keys = a->seq_kv - key0 < nc * ch ? a->seq_kv - key0 : nc * ch;
             size_t at = kv_at + key0 * a->head_dim * es, bytes = keys * a->head_dim * es, pad_k, pad_v;
             bind[1] = tgl_gl_window_aligned((tgl__view){a->k.buf, a->k.offset + at}, bytes, 0, l->ssbo_align, &pad_k);
             bind[2] = tgl_gl_window_aligned((tgl__view){a->v.buf, a->v.offset + at}, bytes, 0, l->ssbo_align, &pad_v);
@@ -673,7 +695,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
         chunk_keys = 0;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t per_q = a->seq_q * d, per_kv = key_windows ? 0 : a->kv_cap * d;
-    size_t chunk = decode ? DECODE_CHUNK : chunk_keys;
+    size_t ch = decode ? decode_chunk(a, l) : 0, chunk = decode ? ch : chunk_keys;
     size_t chunks = a->seq_kv && chunk ? tgl_gl_ceil_div(a->seq_kv, chunk) : 1;
     size_t per_part = decode || chunk_keys ? a->seq_q * chunks * (decode_dp(d) + 4) : 0;
     size_t per = per_q > per_kv ? per_q : per_kv;
@@ -686,7 +708,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
     if (n > grid)
         n = grid;
     /* decode: slabs of whole sets of a group's heads, which then share workgroups (decode_rows) */
-    size_t gq = kv_group(a) % 4 == 0 ? 4 : kv_group(a) % 2 == 0 ? 2 : 1;
+    size_t gq = decode_group_rows(a);
     if (decode && n > gq)
         n -= n % gq;
     /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 4 seq_q seq_kv head_dim per block. */
@@ -708,7 +730,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
                              "its first to its last) exceeds the device's buffer texture size (%llu texels)",
                              mask_span(a, bh0, 1), (unsigned long long)l->texture_buffer_texels);
         tgl_status st = reg      ? run_reg(b, a, bh0, nc, chunk_keys)
-                         : decode ? run_decode(b, a, bh0, nc)
+                         : decode ? run_decode(b, a, bh0, nc, ch)
                                   : run_flash(b, a, bh0, nc, &plan, chunk_keys);
         if (st)
             return st;
@@ -743,11 +765,12 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                     for (int split = 0; split < 2; split++)
                         for (int scores = 0; scores < SCORES_KINDS; scores++)
                             tgl_gl_list_plan(fn, ctx, shuffle_plan(threads, vec4, split, scores));
-            for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
-                for (int scores = 0; scores < SCORES_KINDS; scores++)
-                    for (unsigned gq = 1; gq <= 4; gq *= 2)
-                        tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), vec4, kv_f16,
-                                                              scores, gq, DECODE_THREADS, NULL));
+            for (unsigned ch = DECODE_CHUNK_SMALL; ch <= DECODE_CHUNK; ch *= 2)
+                for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
+                    for (int scores = 0; scores < SCORES_KINDS; scores++)
+                        for (unsigned gq = 1; gq <= 4; gq *= 2)
+                            tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), ch, vec4,
+                                                                  kv_f16, scores, gq, DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -761,7 +784,8 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                             tgl_gl_list_plan(fn, ctx, reg_plan(rq, dp, vec4, exact, split, scores));
             }
             if (!vec4)
-                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), 0, 0, 0, 1, 64,
+                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), DECODE_CHUNK, 0,
+                                                      0, 0, 1, 64,
                                                       NULL));
         }
 }
