@@ -626,7 +626,8 @@ tgl__tensor_view tgl_gl_sub_view(const tgl__tensor_view *v, size_t ndim, const s
  * writes only while the word says no index was bad, then a 4-byte read of the word. */
 tgl_status tgl_gl_gather(tgl_backend *b, const tgl__tew *check, const tgl__tew *e, uint64_t *bad_pos,
                          int32_t *bad_value);
-/* The same check alone (tgl_gl_scatter's first step): the fill and the pass, then the read. */
+/* The same check alone (tgl_gl_scatter's first step): the pass into a fresh status word, then
+ * the read. */
 tgl_status tgl_gl_check_index(tgl_backend *b, const tgl__tew *check, uint64_t *bad_pos, int32_t *bad_value);
 /* A fresh status word for an index check (0xFFFFFFFF, which the check lowers to the first bad
  * position): the next slot of gl->status, its binding (16 bytes at an SSBO-aligned offset) in

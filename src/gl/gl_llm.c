@@ -287,7 +287,6 @@ tgl_status tgl_gl_rope_t(tgl_backend *b, const tgl__rope_t *r)
     return TGL_OK;
 }
 
-
 tgl_status tgl_gl_gather_rows(tgl_backend *b, tgl__view table, tgl__view ids, tgl__view out, size_t table_rows,
                               size_t cols, size_t n_ids, size_t *bad_pos, int32_t *bad_id)
 {
