@@ -294,6 +294,8 @@
 #define LOC_TEW_AXIS_STRIDE LOC_TEW_STRIDE2
 #define LOC_TEW_CHUNK_LO 49
 #define LOC_TEW_CHUNK_LEN 50
+#define LOC_TEW_DIV_M 64 // [8]
+#define LOC_TEW_DIV_S 72 // [8]
 
 // tgl_map_t (tensor/map.comp): arrays u_base[8] (the inputs'), u_shape[8], u_out_stride[8],
 // u_stride[64] (input k's dim d at 8 * k + d) and u_num[] (the expression's numbers, up to 256).

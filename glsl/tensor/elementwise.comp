@@ -68,6 +68,7 @@
 #include "common/philox.glsl"
 #include "common/local_size.glsl"
 #include "common/texel.glsl"
+#include "common/divide.glsl"
 
 // Standalone (the file as written, without the host's defines): an f32 copy.
 #ifndef IN_DTYPE
@@ -230,6 +231,8 @@ layout(location = LOC_TEW_BASE0) uniform uint u_base0;
 layout(location = LOC_TEW_BASE1) uniform uint u_base1;
 layout(location = LOC_TEW_BASE2) uniform uint u_base2;
 layout(location = LOC_TEW_SHAPE) uniform uint u_shape[8];
+layout(location = LOC_TEW_DIV_M) uniform uint u_div_m[8]; // u_shape's multipliers and shifts
+layout(location = LOC_TEW_DIV_S) uniform uint u_div_s[8]; // for tgl_div (common/divide.glsl)
 layout(location = LOC_TEW_OUT_STRIDE) uniform uint u_out_stride[8];
 layout(location = LOC_TEW_STRIDE0) uniform uint u_stride0[8];
 #if NIN > 1
@@ -257,8 +260,8 @@ uint whole_coord(uint i, int d)
 {
     uint rest = i;
     for (int k = int(u_ndim) - 1; k > d; k--)
-        rest /= u_shape[k];
-    return (d > 0 ? rest % u_shape[d] : rest) + u_origin[d];
+        rest = tgl_div(rest, u_div_m[k], u_div_s[k]);
+    return (d > 0 ? rest - tgl_div(rest, u_div_m[d], u_div_s[d]) * u_shape[d] : rest) + u_origin[d];
 }
 #endif
 #if defined(RANDOM) || defined(DROPOUT) || defined(CHECK_INDEX)
@@ -275,8 +278,9 @@ uvec2 whole_index(uint i)
     uvec2 at = uvec2(0u), inner = uvec2(1u, 0u); // inner: the whole extents inside dim k
     uint rest = i;
     for (int k = int(u_ndim) - 1; k >= 0; k--) {
-        uint c = k > 0 ? rest % u_shape[k] : rest;
-        rest = k > 0 ? rest / u_shape[k] : 0u;
+        uint q = k > 0 ? tgl_div(rest, u_div_m[k], u_div_s[k]) : 0u;
+        uint c = rest - q * u_shape[k];
+        rest = q;
         uint x = u_origin[k] + c, hi, lo, carry;
         umulExtended(x, inner.x, hi, lo);
         at.x = uaddCarry(at.x, lo, carry);
@@ -425,8 +429,8 @@ void locate(uint i, out uint o0, out uint o1, out uint o2, out uint oy)
     o2 = u_base2;
     oy = u_out_base;
     for (int k = int(u_ndim) - 1; k > 0; k--) {
-        uint c = rest % u_shape[k];
-        rest /= u_shape[k];
+        uint q = tgl_div(rest, u_div_m[k], u_div_s[k]), c = rest - q * u_shape[k];
+        rest = q;
         o0 += c * u_stride0[k];
 #if NIN > 1
         o1 += c * u_stride1[k];
@@ -456,8 +460,9 @@ uint source_offset(uint i)
 {
     uint o = u_base1, rest = i;
     for (int k = int(u_ndim) - 1; k > 0; k--) {
-        o += (rest % u_shape[k]) * u_stride1[k];
-        rest /= u_shape[k];
+        uint q = tgl_div(rest, u_div_m[k], u_div_s[k]);
+        o += (rest - q * u_shape[k]) * u_stride1[k];
+        rest = q;
     }
     return u_ndim > 0u ? o + rest * u_stride1[0] : o;
 }
@@ -650,7 +655,8 @@ void main()
     // elements between are steps along that dim (an H200 spent more time in the divisions than
     // in the loads; llvmpipe, computing both sides of a select, in each element's)
     int last = int(u_ndim) - 1;
-    uint len = u_shape[last], c = i % len, at = source_offset(i), step = u_stride1[last];
+    uint len = u_shape[last], c = i - tgl_div(i, u_div_m[last], u_div_s[last]) * len;
+    uint at = source_offset(i), step = u_stride1[last];
     if (len >= 4u) { // one wrap at most
         uint next = c + 4u > len ? source_offset(i - c + len) : 0u;
         for (uint k = 0u; k < 4u; k++)

@@ -313,6 +313,9 @@ void tgl_gl_uniform_uiv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, c
 void tgl_gl_uniform_fv(tgl_backend *b, GLuint prog, GLint loc, GLsizei count, const GLfloat *v);
 /* A uint[TGL_MAX_DIMS] array at loc from n sizes (n <= TGL_MAX_DIMS), the rest 0. */
 void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v, size_t n);
+/* The multipliers and shifts (gl_divisor.h) of dims v[0..n) at loc_m and loc_s: kernels divide
+ * by the dims through common/divide.glsl's tgl_div. */
+void tgl_gl_uniform_divisors(tgl_backend *b, GLuint prog, GLint loc_m, GLint loc_s, const size_t *v, size_t n);
 /* Element strides as the kernels take them: two's complement uints, whose wrapping sums give the
  * right offsets (each operand is bound from its lowest element). */
 static inline void tgl_gl_stride_bits(GLuint *to, const int64_t *strides, size_t ndim)

@@ -21,6 +21,7 @@
 #include "gl_internal.h"
 #include "../core/files.h"
 #include "../core/hash.h"
+#include "gl_divisor.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -254,6 +255,15 @@ void tgl_gl_uniform_dims(tgl_backend *b, GLuint prog, GLint loc, const size_t *v
     for (size_t i = 0; i < n && i < TGL_MAX_DIMS; i++)
         u[i] = (GLuint)v[i];
     tgl_gl_uniform_uiv(b, prog, loc, TGL_MAX_DIMS, u);
+}
+
+void tgl_gl_uniform_divisors(tgl_backend *b, GLuint prog, GLint loc_m, GLint loc_s, const size_t *v, size_t n)
+{
+    GLuint m[TGL_MAX_DIMS] = {0}, s[TGL_MAX_DIMS] = {0};
+    for (size_t i = 0; i < n && i < TGL_MAX_DIMS; i++)
+        tgl_gl_divisor_of((uint32_t)v[i], &m[i], &s[i]);
+    tgl_gl_uniform_uiv(b, prog, loc_m, TGL_MAX_DIMS, m);
+    tgl_gl_uniform_uiv(b, prog, loc_s, TGL_MAX_DIMS, s);
 }
 
 void tgl_gl_uniforms_ui(tgl_backend *b, GLuint prog, const tgl_gl_uniform *u, size_t n)

@@ -199,6 +199,7 @@ static void box_uniforms(tew_run *x, GLuint prog, const box *bx, const GLuint *b
     tgl_gl_uniform_ui(b, prog, LOC_TEW_STEP, (GLuint)e->step);
     tgl_gl_uniform_ui(b, prog, LOC_TEW_INDEX0, (GLuint)bx->index0);
     tgl_gl_uniform_dims(b, prog, LOC_TEW_SHAPE, bx->shape, ndim);
+    tgl_gl_uniform_divisors(b, prog, LOC_TEW_DIV_M, LOC_TEW_DIV_S, bx->shape, ndim);
     if (e->op == TGL__TEW_TRIANGLE || e->op == TGL__TEW_ONE_HOT || e->op == TGL__TEW_RANDOM ||
         e->op == TGL__TEW_DROPOUT || e->op == TGL__TEW_CHECK_INDEX)
         tgl_gl_uniform_dims(b, prog, LOC_TEW_ORIGIN, bx->lo, ndim);
