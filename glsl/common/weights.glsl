@@ -57,16 +57,20 @@ uint tgl_block_quants(uint w_k, uint w_k1, bool half_in)
 {
     return half_in ? w_k1 : (w_k >> 16) | (w_k1 << 16);
 }
+// Four f16 (fmt 1) or bf16 (2) elements from their two words.
+vec4 tgl_w_half4(uvec2 p, uint fmt)
+{
+    uvec4 h = uvec4(p.x & 0xFFFFu, p.x >> 16, p.y & 0xFFFFu, p.y >> 16);
+    if (fmt == 2u)
+        return uintBitsToFloat(h << 16);
+    return uintBitsToFloat(uvec4(tgl_f16_to_f32(h.x), tgl_f16_to_f32(h.y), tgl_f16_to_f32(h.z), tgl_f16_to_f32(h.w)));
+}
 // Elements e..e+3 of a float weight (e a multiple of 4).
 vec4 tgl_w_float4(uint e, uint fmt)
 {
     if (fmt == 0u)
         return uintBitsToFloat(uvec4(TGL_WQ(e), TGL_WQ(e + 1u), TGL_WQ(e + 2u), TGL_WQ(e + 3u)));
-    uint a = TGL_WQ(e >> 1), b = TGL_WQ((e >> 1) + 1u);
-    uvec4 h = uvec4(a & 0xFFFFu, a >> 16, b & 0xFFFFu, b >> 16);
-    if (fmt == 2u)
-        return uintBitsToFloat(h << 16);
-    return uintBitsToFloat(uvec4(tgl_f16_to_f32(h.x), tgl_f16_to_f32(h.y), tgl_f16_to_f32(h.z), tgl_f16_to_f32(h.w)));
+    return tgl_w_half4(uvec2(TGL_WQ(e >> 1), TGL_WQ((e >> 1) + 1u)), fmt);
 }
 
 // Quants 4 consecutive elements of a q8_0 word, as signed integers.

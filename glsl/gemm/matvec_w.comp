@@ -4,8 +4,8 @@
 // complement, so that wrapping sums give the right index). XR rows of x share each weight
 // load (u_n <= XR of them in this dispatch). ROW_PER_INVOCATION: each invocation owns one row
 // of W (llvmpipe, where a barrier switches every coroutine of the group); LANES: a subgroup
-// owns a row, its invocations strided over the row (elements of a float weight, whole blocks of
-// a block format), then shuffles sum them (GPUs with subgroups of LANES); otherwise a workgroup
+// owns a row, or ROW_SPLIT subgroups share one, its invocations strided over the row's units,
+// then shuffles sum them (GPUs with subgroups of LANES); otherwise a workgroup
 // owns a row likewise, then a tree sum in shared memory per row of x. Block formats sum q * x per
 // block and scale by the block's d once. EPILOGUE (tgl_matvec_t_fused, and tgl_gemm's thin products):
 // y = tgl_gemm_fused's epilogue of alpha * the sum (common/epilogue.glsl), y read where it
@@ -16,6 +16,9 @@
 #endif
 #if LANES > 0
 #extension GL_KHR_shader_subgroup_shuffle : require
+#endif
+#ifndef ROW_SPLIT
+#define ROW_SPLIT 1 // subgroups per row (LANES > 0)
 #endif
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
@@ -82,6 +85,12 @@ layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer x_tex;
 layout(std430, binding = 0) readonly buffer MatW { uvec4 wq4[]; };
 #define TGL_WQ4(i) wq4[i]
 #define TGL_WQ(i) wq4[(i) >> 2u][(i) & 3u]
+#elif (WFMT == 1 || WFMT == 2) && defined(WVEC4)
+// A half weight's 4 elements as one 8-byte load (two word loads where W is a word array: the
+// compiler cannot see that e / 2 is even).
+#define HALF_X4
+layout(std430, binding = 0) readonly buffer MatW { uvec2 wq2[]; };
+#define TGL_WQ(i) wq2[(i) >> 1u][(i) & 1u]
 #else
 layout(std430, binding = 0) readonly buffer MatW { uint wq[]; };
 #endif
@@ -232,6 +241,8 @@ vec4 unit_sum(uint row, uint u)
     return tgl_block_scale(w0, half_in) * part;
 #elif defined(F32X4)
     return xdot(uintBitsToFloat(TGL_WQ4(((u_w_off + row * u_w_rs) >> 2u) + u)), 4u * u);
+#elif defined(HALF_X4)
+    return xdot(tgl_w_half4(wq2[(u_w_off + row * u_w_rs + 4u * u) >> 2u], uint(WFMT)), 4u * u);
 #elif defined(WVEC4)
     uint e = u_w_off + row * u_w_rs + 4u * u;
     return xdot(tgl_w_float4(e, uint(WFMT)), 4u * u);
@@ -272,6 +283,10 @@ void store(uint row, vec4 acc)
 #endif
 }
 
+#if LANES > 0 && ROW_SPLIT > 1
+shared vec4 s_parts[TGL_WG_SIZE / LANES]; // each subgroup's sums
+#endif
+
 void main()
 {
     uint units = u_cols / UNIT_LEN;
@@ -299,27 +314,41 @@ void main()
         acc += unit_sum(row, u);
     store(row, acc + acc2);
 #elif LANES > 0
-    // TGL_WG_SIZE / LANES rows a workgroup, a subgroup each: its invocations strided over the
-    // row's units, then a butterfly of shuffles (no barrier, no shared memory).
-    uint lane = gl_LocalInvocationIndex % uint(LANES);
-    uint row = tgl_group_index() * (uint(TGL_WG_SIZE) / uint(LANES)) + gl_LocalInvocationIndex / uint(LANES);
-    if (row >= u_rows)
-        return; // the whole subgroup: it shares the row
+    // ROW_SPLIT subgroups per row (TGL_WG_SIZE / (LANES * ROW_SPLIT) rows a workgroup), their
+    // invocations strided over the row's units, then a butterfly of shuffles per subgroup and,
+    // where a row has several, their sums added in subgroup order through shared memory. A row
+    // past the end walks no units but reaches the barrier. Splitting the row cuts the loop trips
+    // each invocation waits through one after another (H200, f16 4096 x 11008: 61.3 us whole,
+    // 55.6 in halves, 52.2 in quarters; the block formats, whose units cost more in
+    // instructions than in waiting, within 1-4% either way; a subgroup taking 2 or 4 rows to
+    // share x's loads was slower in every format, 1.2-2.9x).
+    uint lane = gl_LocalInvocationIndex % uint(LANES), sg = gl_LocalInvocationIndex / uint(LANES);
+    uint row = (tgl_group_index() * (uint(TGL_WG_SIZE) / uint(LANES)) + sg) / uint(ROW_SPLIT);
+    uint stride = uint(LANES * ROW_SPLIT), end = row < u_rows ? units : 0u;
     // Four units a trip into two chains: their loads are independent, so a trip has four in
-    // flight instead of one (H200, 4096 x 11008: f16 74.6 -> 64.2 us; q4_0 and q8_0, whose
-    // units cost more in instructions than in waiting, within 1%).
+    // flight instead of one (H200, 4096 x 11008: f16 74.6 -> 64.2 us; q4_0 and q8_0 within 1%).
     vec4 acc2 = vec4(0.0);
-    uint u = lane;
-    for (; u + 3u * uint(LANES) < units; u += 4u * uint(LANES)) {
-        acc += unit_sum(row, u) + unit_sum(row, u + 2u * uint(LANES));
-        acc2 += unit_sum(row, u + uint(LANES)) + unit_sum(row, u + 3u * uint(LANES));
+    uint u = (sg % uint(ROW_SPLIT)) * uint(LANES) + lane;
+    for (; u + 3u * stride < end; u += 4u * stride) {
+        acc += unit_sum(row, u) + unit_sum(row, u + 2u * stride);
+        acc2 += unit_sum(row, u + stride) + unit_sum(row, u + 3u * stride);
     }
-    for (; u < units; u += uint(LANES))
+    for (; u < end; u += stride)
         acc += unit_sum(row, u);
     acc += acc2;
     for (uint off = uint(LANES) / 2u; off > 0u; off >>= 1)
         acc += subgroupShuffleXor(acc, off);
+#if ROW_SPLIT > 1
     if (lane == 0u)
+        s_parts[sg] = acc;
+    memoryBarrierShared();
+    barrier();
+    if (sg % uint(ROW_SPLIT) != 0u)
+        return;
+    for (uint k = 1u; k < uint(ROW_SPLIT); k++)
+        acc += s_parts[sg + k];
+#endif
+    if (lane == 0u && row < u_rows)
         store(row, acc);
 #else
     uint row = tgl_group_index();

@@ -51,12 +51,13 @@ static GLuint stride_bits(const tgl__tensor_view *v, int d)
 
 /* ---- tgl_matvec_t ---- */
 
-/* matvec_w.comp's variant: a row per invocation (else a workgroup per row), the weight format,
+/* matvec_w.comp's variant: a row per invocation (else a workgroup, or subgroups, per row), the
+ * subgroups per row (mvw_split), the weight format,
  * rows of x per weight load, how W and x are read (textures only with a row per invocation),
  * x as vec4s (block formats), and tgl_gemm_fused's epilogue (tgl_matvec_t_fused; tgl_gemm's thin
  * products). */
 typedef struct mvw_flags {
-    uint32_t alone, fmt, xr, read, xvec4, lanes, wvec4, epilogue;
+    uint32_t alone, fmt, xr, read, xvec4, lanes, split, wvec4, epilogue;
 } mvw_flags;
 /* LANES: a subgroup of this many invocations per row, summed by shuffles; only 32, the
  * subgroup of NVIDIA's and AMD's (wave32) GPUs (other sizes take a workgroup per row). */
@@ -64,6 +65,7 @@ typedef struct mvw_flags {
 static const tgl_gl_def mvw_defs[] = {
     TGL_GL_FLAG(mvw_flags, alone, "ROW_PER_INVOCATION"),
     TGL_GL_UINT(mvw_flags, lanes, "LANES"),
+    TGL_GL_UINT(mvw_flags, split, "ROW_SPLIT"),
     TGL_GL_UINT(mvw_flags, fmt, "WFMT"),
     TGL_GL_UINT(mvw_flags, xr, "XR"),
     TGL_GL_READ(mvw_flags, read),
@@ -76,7 +78,8 @@ static tgl_gl_plan mvw_plan(const mvw_flags *f)
 {
     tgl_gl_plan p = {.op = "tgl_matvec_t"};
     tgl_gl_plan_kernel(&p, "gemm/matvec_w", TGL_GL_DEFS(mvw_defs), f);
-    p.why = f->lanes  ? "a subgroup per row (subgroup_shuffle of 32), shuffle sums, XR rows of x per weight load"
+    p.why = f->lanes  ? "a subgroup per row, or ROW_SPLIT of them (subgroup_shuffle of 32; float weights with long rows), "
+                        "shuffle sums, XR rows of x per weight load"
             : !f->alone ? "a workgroup per row, tree sum, XR rows of x per weight load"
             : f->read != TGL_GL_READ_SSBO
                 ? "a row per invocation (matvec_row_per_invocation), W and x through textures (textures), XR rows of x "
@@ -93,6 +96,20 @@ static uint64_t row_trips(tgl_dtype dt, size_t units, uint32_t wg, int alone)
     return (alone ? units : units / wg + 1) * per_unit;
 }
 
+/* Subgroups per row (matvec_w.comp's ROW_SPLIT) for a subgroup path over rows of `units` units
+ * (elements of a float weight): float weights split a row while each invocation keeps at least
+ * 16 units (H200, f16 4096 x 11008, 86 units an invocation whole: 61.3 us, halves 55.6,
+ * quarters 52.2). Block formats keep whole rows: their units wait less than they compute
+ * (q4_0 and q8_0 there within 1-4% either way). The workgroup must hold whole rows. */
+static uint32_t mvw_split(tgl_dtype dt, size_t units, uint32_t wg)
+{
+    uint32_t split = 1;
+    while (!tgl__is_block(dt) && split < 4 && units / (MVW_LANES * split * 2) >= 16 &&
+           wg % (MVW_LANES * split * 2) == 0)
+        split *= 2;
+    return split;
+}
+
 /* The variant for m, pure in the shape and the profile (xvec4 and read decided per dispatch
  * from the windows: see tgl_gl_matvec_t). */
 static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags *f, uint32_t *wg_out)
@@ -106,8 +123,8 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
         wg *= 2;
     int lanes = !alone && l->subgroup_shuffle == MVW_LANES && wg % MVW_LANES == 0;
     *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
-                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u, 0,
-                     m->epilogue != NULL};
+                     (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u,
+                     lanes ? mvw_split(m->w.dtype, units, wg) : 1u, 0, m->epilogue != NULL};
     *wg_out = wg;
 }
 
@@ -134,7 +151,7 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
     size_t max_bytes = tgl_gl_max_window_elems(l, 1), align = tgl_gl_window_align(l, tex);
     if (tex && (uint64_t)l->texture_buffer_texels * 4 < max_bytes) /* W's texels are words */
         max_bytes = (size_t)l->texture_buffer_texels * 4;
-    uint32_t rows_per_group = f.alone ? wg : f.lanes ? wg / f.lanes : 1;
+    uint32_t rows_per_group = f.alone ? wg : f.lanes ? wg / (f.lanes * f.split) : 1;
     uint64_t grid_rows = (uint64_t)l->wg_count[0] * l->wg_count[1] * rows_per_group;
     /* rows per slab: the weight's window and y's for XR rows of x within the limit */
     size_t per = m->rows < grid_rows ? m->rows : (size_t)grid_rows;
@@ -359,11 +376,12 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
                     for (uint32_t wvec4 = 0; wvec4 < (fmt < 3 ? 2u : 1u); wvec4++)
                         for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 || wvec4 ? 2u : 1u); xvec4++)
                             for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES)
-                                for (uint32_t epilogue = 0; epilogue < 2u; epilogue++) {
-                                    mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, wvec4, epilogue};
-                                    tgl_gl_plan p = mvw_plan(&f);
-                                    fn(ctx, p.kernel, p.defines);
-                                }
+                                for (uint32_t split = 1; split <= (lanes && fmt < 3 ? 4u : 1u); split *= 2)
+                                    for (uint32_t epilogue = 0; epilogue < 2u; epilogue++) {
+                                        mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, split, wvec4, epilogue};
+                                        tgl_gl_plan p = mvw_plan(&f);
+                                        fn(ctx, p.kernel, p.defines);
+                                    }
     for (uint32_t fmt = 0; fmt <= 4; fmt++)
         tgl_gl_list_plan(fn, ctx, gw_plan(fmt));
     for (uint32_t fmt = 3; fmt <= 4; fmt++) {
