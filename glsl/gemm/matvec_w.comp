@@ -15,6 +15,7 @@
 #define LANES 0 // a subgroup of LANES invocations per row (0: a workgroup per row)
 #endif
 #if LANES > 0
+#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 #ifndef ROW_SPLIT
@@ -205,18 +206,30 @@ vec4 xdot(vec4 q, uint c)
 vec4 unit_sum(uint row, uint u)
 {
 #if WFMT >= TGL_WFMT_Q8_0 && defined(SPLIT)
+    // The unit's words from the one holding its first byte less two: its quants funnelled from
+    // them where the block starts on a word (tgl_block_quants), without a branch, and for the
+    // block's first unit the word holding the scale d. With LANES the other units of the block
+    // take that word from its invocation by a shuffle (a block's units sit on consecutive
+    // invocations, its first on a multiple of `parts`) instead of loading it again.
     uint parts = 32u / UNIT_LEN, blk = u / parts, k = u - blk * parts;
-    uint at = u_w_off + row * u_w_rs + blk * BLOCK_BYTES, c = blk * 32u;
+    uint at = u_w_off + row * u_w_rs + blk * BLOCK_BYTES, c = blk * 32u, a = (at + (BLOCK_BYTES - 2u) / parts * k) >> 2u;
+    bool half_in = (at & 2u) != 0u;
+    uint w0 = TGL_WQ(a), w1 = TGL_WQ(a + 1u);
 #if WFMT == TGL_WFMT_Q8_0 // two words: eight quants
-    uint v0 = tgl_w_u32(at + 2u + 8u * k), v1 = tgl_w_u32(at + 6u + 8u * k);
-    vec4 part = xdot(tgl_q8_values(v0), c + 8u * k) + xdot(tgl_q8_values(v1), c + 8u * k + 4u);
+    uint w2 = TGL_WQ(a + 2u);
+    vec4 part = xdot(tgl_q8_values(tgl_block_quants(w0, w1, half_in)), c + 8u * k) +
+                xdot(tgl_q8_values(tgl_block_quants(w1, w2, half_in)), c + 8u * k + 4u);
 #else
-    uint v = tgl_w_u32(at + 2u + 4u * k);
     vec4 lo, hi;
-    tgl_q4_values(v, lo, hi);
+    tgl_q4_values(tgl_block_quants(w0, w1, half_in), lo, hi);
     vec4 part = xdot(lo, c + 4u * k) + xdot(hi, c + 16u + 4u * k);
 #endif
-    return tgl_w_scale(at) * part;
+#if LANES > 0
+    uint first = subgroupShuffle(w0, gl_SubgroupInvocationID & ~(parts - 1u));
+#else
+    uint first = TGL_WQ(at >> 2u);
+#endif
+    return tgl_block_scale(first, half_in) * part;
 #elif WFMT >= TGL_WFMT_Q8_0
     uint at = u_w_off + row * u_w_rs + u * BLOCK_BYTES, c = u * 32u, a = at >> 2u;
     bool half_in = (at & 2u) != 0u;
