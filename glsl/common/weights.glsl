@@ -10,6 +10,22 @@
 #define TGL_WQ(i) wq[i]
 #endif
 
+// A binary16's bits (low 16 bits of h) as a float. TGL_WEIGHTS_UNPACK (gemm/matvec_w where the
+// profile's weight_unpack says so; like the f16 GEMM's loads in common/gemm_io.glsl): the
+// driver's unpackHalf2x16, one instruction on GPUs, exact for every normal half, while a driver may flush
+// subnormal ones (|w| < 2^-14), a change far below a product's rounding. Otherwise the
+// bit-exact conversion of common/half.glsl (gathers and tgl_dequantize equal the CPU's bits):
+// on the H200 its selects and shifts made an f16 matvec of 4096 x 11008 run 51.8 us against
+// 27.6 with unpackHalf2x16 (on llvmpipe unpackHalf2x16 was 6-10% slower).
+float tgl_w_half(uint h)
+{
+#ifdef TGL_WEIGHTS_UNPACK
+    return unpackHalf2x16(h).x;
+#else
+    return uintBitsToFloat(tgl_f16_to_f32(h & 0xFFFFu));
+#endif
+}
+
 #define TGL_WFMT_Q8_0 3
 #define TGL_WFMT_Q4_0 4
 
@@ -32,7 +48,7 @@ uint tgl_w_u32(uint byte)
 // A block's scale d (its leading binary16) as a float.
 float tgl_w_scale(uint block_byte)
 {
-    return uintBitsToFloat(tgl_f16_to_f32(tgl_w_u16(block_byte)));
+    return tgl_w_half(tgl_w_u16(block_byte));
 }
 
 // Element e of an f32 (WFMT 0), f16 (1) or bf16 (2) weight.
@@ -41,7 +57,7 @@ float tgl_w_float(uint e, uint fmt)
     if (fmt == 0u)
         return uintBitsToFloat(TGL_WQ(e));
     uint h = (TGL_WQ(e >> 1) >> ((e & 1u) * 16u)) & 0xFFFFu;
-    return uintBitsToFloat(fmt == 1u ? tgl_f16_to_f32(h) : h << 16);
+    return fmt == 1u ? tgl_w_half(h) : uintBitsToFloat(h << 16);
 }
 
 // The words of a block at block_byte, read once: WORDS of them from the word holding its first
@@ -51,7 +67,7 @@ float tgl_w_float(uint e, uint fmt)
 #define TGL_BLOCK_WORDS(fmt) ((fmt) == TGL_WFMT_Q8_0 ? 9u : 5u)
 float tgl_block_scale(uint first_word, bool half_in)
 {
-    return uintBitsToFloat(tgl_f16_to_f32(half_in ? first_word >> 16 : first_word & 0xFFFFu));
+    return tgl_w_half(half_in ? first_word >> 16 : first_word & 0xFFFFu);
 }
 uint tgl_block_quants(uint w_k, uint w_k1, bool half_in)
 {
@@ -60,10 +76,14 @@ uint tgl_block_quants(uint w_k, uint w_k1, bool half_in)
 // Four f16 (fmt 1) or bf16 (2) elements from their two words.
 vec4 tgl_w_half4(uvec2 p, uint fmt)
 {
+#ifdef TGL_WEIGHTS_UNPACK
+    if (fmt == 1u)
+        return vec4(unpackHalf2x16(p.x), unpackHalf2x16(p.y));
+#endif
     uvec4 h = uvec4(p.x & 0xFFFFu, p.x >> 16, p.y & 0xFFFFu, p.y >> 16);
     if (fmt == 2u)
         return uintBitsToFloat(h << 16);
-    return uintBitsToFloat(uvec4(tgl_f16_to_f32(h.x), tgl_f16_to_f32(h.y), tgl_f16_to_f32(h.z), tgl_f16_to_f32(h.w)));
+    return vec4(tgl_w_half(h.x), tgl_w_half(h.y), tgl_w_half(h.z), tgl_w_half(h.w));
 }
 // Elements e..e+3 of a float weight (e a multiple of 4).
 vec4 tgl_w_float4(uint e, uint fmt)

@@ -84,6 +84,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
     X(scatter_window_bytes, U64, "scatter's atomics land in temp windows of at most this many bytes, a pass over the index each; 0 the block limit") \
     X(cast_vec4_min, U64, "casts of at least this many elements take four per invocation")               \
+    X(weight_unpack, FLAG, "tgl_matvec_t reads f16 weights and block scales by unpackHalf2x16, not the bit-exact conversion") \
     X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
     X(flash_block_keys, U32, "keys per shared-memory block of flash.comp")                               \
     X(attention_fill, U32, "flash grids of fewer workgroups cut their keys into chunks; 0 never")        \
@@ -137,6 +138,7 @@ typedef struct tgl_gl_limits {
     uint64_t radix_min;
     uint32_t radix_items;
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
+    int weight_unpack;
     int attention_reg;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
     int copy_kernel, upload_waits, transfer_staging;

@@ -57,7 +57,7 @@ static GLuint stride_bits(const tgl__tensor_view *v, int d)
  * x as vec4s (block formats), and tgl_gemm_fused's epilogue (tgl_matvec_t_fused; tgl_gemm's thin
  * products). */
 typedef struct mvw_flags {
-    uint32_t alone, fmt, xr, read, xvec4, lanes, split, wvec4, epilogue;
+    uint32_t alone, fmt, xr, read, xvec4, lanes, split, wvec4, unpack, epilogue;
 } mvw_flags;
 /* LANES: a subgroup of this many invocations per row, summed by shuffles; only 32, the
  * subgroup of NVIDIA's and AMD's (wave32) GPUs (other sizes take a workgroup per row). */
@@ -71,6 +71,7 @@ static const tgl_gl_def mvw_defs[] = {
     TGL_GL_READ(mvw_flags, read),
     TGL_GL_FLAG(mvw_flags, xvec4, "XVEC4"),
     TGL_GL_FLAG(mvw_flags, wvec4, "WVEC4"),
+    TGL_GL_FLAG(mvw_flags, unpack, "TGL_WEIGHTS_UNPACK"),
     TGL_GL_FLAG(mvw_flags, epilogue, "EPILOGUE"),
 };
 
@@ -94,6 +95,12 @@ static uint64_t row_trips(tgl_dtype dt, size_t units, uint32_t wg, int alone)
 {
     uint64_t per_unit = tgl__is_block(dt) ? 14 : 1;
     return (alone ? units : units / wg + 1) * per_unit;
+}
+
+/* W holds binary16s: f16 elements or the block formats' scales (weight_unpack's concern). */
+static int has_halves(tgl_dtype dt)
+{
+    return dt == TGL_DTYPE_F16 || tgl__is_block(dt);
 }
 
 /* Subgroups per row (matvec_w.comp's ROW_SPLIT) for a subgroup path over rows of `units` units
@@ -124,7 +131,8 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
     int lanes = !alone && l->subgroup_shuffle == MVW_LANES && wg % MVW_LANES == 0;
     *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
                      (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u,
-                     lanes ? mvw_split(m->w.dtype, units, wg) : 1u, 0, m->epilogue != NULL};
+                     lanes ? mvw_split(m->w.dtype, units, wg) : 1u, 0,
+                     (uint32_t)(l->weight_unpack && has_halves(m->w.dtype)), m->epilogue != NULL};
     *wg_out = wg;
 }
 
@@ -377,11 +385,12 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
                         for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 || wvec4 ? 2u : 1u); xvec4++)
                             for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES)
                                 for (uint32_t split = 1; split <= (lanes && fmt < 3 ? 4u : 1u); split *= 2)
-                                    for (uint32_t epilogue = 0; epilogue < 2u; epilogue++) {
-                                        mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, split, wvec4, epilogue};
-                                        tgl_gl_plan p = mvw_plan(&f);
-                                        fn(ctx, p.kernel, p.defines);
-                                    }
+                                    for (uint32_t unpack = 0; unpack < (fmt == 1 || fmt >= 3 ? 2u : 1u); unpack++)
+                                        for (uint32_t epilogue = 0; epilogue < 2u; epilogue++) {
+                                            mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, split, wvec4, unpack, epilogue};
+                                            tgl_gl_plan p = mvw_plan(&f);
+                                            fn(ctx, p.kernel, p.defines);
+                                        }
     for (uint32_t fmt = 0; fmt <= 4; fmt++)
         tgl_gl_list_plan(fn, ctx, gw_plan(fmt));
     for (uint32_t fmt = 3; fmt <= 4; fmt++) {
