@@ -6,13 +6,10 @@
 #include "testing.h"
 #include "gl/gl_divisor.h"
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static tgt_rng rng; /* seeded from the run's seed (tgt_seed) in main */
 static uint32_t next_u32(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
+    return (uint32_t)(tgt_next(&rng) >> 32);
 }
 
 /* Checks n / d for the dividends that probe d: around 0, around its multiples next to 2^32,
@@ -72,6 +69,7 @@ static void test_random_pairs(void **state)
 
 int main(void)
 {
+    tgt_rng_init(&rng, tgt_seed());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_divisors),
         cmocka_unit_test(test_powers_and_neighbours),
