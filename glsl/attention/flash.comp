@@ -82,8 +82,13 @@ void main()
     uint wg_min_keys = attention_keys(row0); // ... and the fewest
     uint wg_max_first = attention_first_key(last_row); // a window: where the last row's keys start
 #ifdef SPLIT
-    uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys;
-    wg_keys = min(wg_keys, first_key + u_chunk_keys);
+    // The rows see only the chunk's keys: a window's first block need not start on the block
+    // grid, so the last block may reach into the next chunk, whose keys that chunk counts.
+    uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys, chunk_end = first_key + u_chunk_keys;
+    wg_keys = min(wg_keys, chunk_end);
+    wg_min_keys = min(wg_min_keys, chunk_end);
+    keys = min(keys, chunk_end);
+    first = min(first, keys);
 #else
     uint first_key = 0u;
 #endif

@@ -139,10 +139,14 @@ void main()
     bool adjusts = attention_adjusts();
     vec4 q[RQ][D4], o[RQ][D4];
     FOR_R(INIT_ROW, 0, 0)
-    uint all_keys = keys[RQ - 1];
 #ifdef SPLIT
-    all_keys = min(all_keys, first_key + u_chunk_keys);
+    // The rows see only the chunk's keys: a window's first step need not start on the step
+    // grid, so the last step may reach into the next chunk, whose keys that chunk counts.
+    uint chunk_end = first_key + u_chunk_keys;
+#define CLAMP_ROW(y, z, r) keys[r] = min(keys[r], chunk_end); first[r] = min(first[r], keys[r]);
+    FOR_R(CLAMP_ROW, 0, 0)
 #endif
+    uint all_keys = keys[RQ - 1];
     first_key = max(first_key, first[0]); // the first row's window starts first
 
     for (uint j0 = first_key; j0 < all_keys; j0 += uint(BKV)) {

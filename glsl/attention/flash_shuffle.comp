@@ -80,8 +80,10 @@ void main()
     uint wg_min_keys = attention_keys(row0);           // the fewest
     uint wg_max_first = attention_first_key(last_row); // a window: where the last row's keys start
 #ifdef SPLIT
-    uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys;
-    wg_keys = min(wg_keys, first_key + u_chunk_keys);
+    // The rows see only the chunk's keys (see attention/flash.comp)
+    uint chunk = gl_WorkGroupID.z, first_key = chunk * u_chunk_keys, chunk_end = first_key + u_chunk_keys;
+    wg_keys = min(wg_keys, chunk_end);
+    wg_min_keys = min(wg_min_keys, chunk_end);
 #else
     uint first_key = 0u;
 #endif
@@ -97,6 +99,9 @@ void main()
         uint i = min(row0 + r + k * uint(RG), u_seq_q - 1u); // rows past the end: computed, unstored
         uint q_row = u_q_off + (bh * u_seq_q + i) * u_d;
         keys[k] = attention_keys(i);
+#ifdef SPLIT
+        keys[k] = min(keys[k], chunk_end);
+#endif
         first[k] = min(attention_first_key(i), keys[k]);
         row[k] = i;
         TGL_UNROLL for (uint c = 0u; c < uint(DV); c++) {

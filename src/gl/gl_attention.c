@@ -568,7 +568,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
 }
 
 /* flash_reg over blocks bh0 .. bh0 + n - 1; chunk_keys > 0 cuts the keys into chunks of that
- * many (a multiple of the kernel's keys per step), merged by combine_chunks. */
+ * many, merged by combine_chunks. */
 static tgl_status run_reg(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, size_t chunk_keys)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
@@ -691,7 +691,7 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
         chunk_keys = reg_chunk_keys(a, l);
     else if (!reg && !decode)
         chunk_keys = flash_chunk_keys(a, l, &plan, chunk_keys);
-    if (decode || !a->seq_kv)
+    if (decode || chunk_keys >= a->seq_kv) /* one chunk: no split (a forced length may be past the keys) */
         chunk_keys = 0;
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t per_q = a->seq_q * d, per_kv = key_windows ? 0 : a->kv_cap * d;

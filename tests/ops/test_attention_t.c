@@ -35,6 +35,7 @@ typedef struct tcase {
     int mask_b, mask_h; /* a mask over batch items, heads (0: that dim is 1, broadcast); */
     int masked;         /* no mask without this */
     size_t mask_pad;    /* floats past each mask row (its row stride is seq_kv + mask_pad) */
+    size_t chunk_keys;  /* GL: keys per chunk forced on the prefill kernels (0: by device and shape) */
 } tcase;
 
 /* The keys a call uses (its mask's last dim). */
@@ -261,11 +262,11 @@ static void describe(const tcase *c, char *buf, size_t size)
     const tgl_attention_desc *d = &c->desc;
     snprintf(buf, size,
              "b=%zu h=%zu h_kv=%zu seq_q=%zu cap=%zu d=%zu %s scale=%g causal=%d seq_kv=%zu window=%zu softcap=%g "
-             "alibi=%g lens=%s mask=%s%s%s pad %zu",
+             "alibi=%g lens=%s mask=%s%s%s pad %zu chunk_keys=%zu",
              c->batch, c->heads, c->heads_kv, c->seq_q, c->cap, c->d, c->f16 ? "f16" : "f32", (double)d->scale,
              d->causal, d->seq_kv, d->window, (double)d->softcap, (double)d->alibi_max_bias, c->use_lens ? "yes" : "no",
              c->masked ? "[" : "none", c->masked ? (c->mask_b ? "b," : "1,") : "", c->masked ? (c->mask_h ? "h,q,k]" : "1,q,k]") : "",
-             c->mask_pad);
+             c->mask_pad, c->chunk_keys);
 }
 
 static void expect_close(const tcase *c, const float *got, const float *want, size_t n, double tol, const char *who)
@@ -338,6 +339,14 @@ static void gl_random(pair *p, tgl_backend *gl, int calls, const char *what)
         tgl_gl_test_force_attention(gl, path);
         for (int i = 0; i < calls; i++) {
             tcase c = random_case(&p->rng);
+            /* Keys cut into 2 to 4 chunks merged by a second pass, as GPUs cut long or few-row
+             * calls: lengths off the kernels' key steps, windows that start between steps. (The
+             * chunks' partial results must fit the small SSBO limit of test_gl_slabs.) */
+            if (tgt_below(&p->rng, 3) == 0) {
+                size_t keys = keys_used(&c), parts = 2 + tgt_below(&p->rng, 3);
+                c.chunk_keys = (keys + parts - 1) / parts + tgt_below(&p->rng, 4);
+            }
+            tgl_gl_test_attention_chunk_keys(gl, c.chunk_keys);
             data x = make_data(&p->rng, &c);
             float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
             char who[120];
@@ -352,6 +361,7 @@ static void gl_random(pair *p, tgl_backend *gl, int calls, const char *what)
         }
     }
     tgl_gl_test_force_attention(gl, -1);
+    tgl_gl_test_attention_chunk_keys(gl, 0);
 }
 
 static void test_gl_matches_cpu(void **state)
