@@ -10,8 +10,8 @@
 #define TGL_WQ(i) wq[i]
 #endif
 
-// A binary16's bits (the low 16 bits of h; both conversions ignore the rest) as a float. TGL_WEIGHTS_UNPACK (gemm/matvec_w where the
-// profile's weight_unpack says so; like the f16 GEMM's loads in common/gemm_io.glsl): the
+// A binary16's bits (the low 16 bits of h; both conversions ignore the rest) as a float.
+// TGL_WEIGHTS_UNPACK (gemm/matvec_w where the profile's weight_unpack says so; like the f16 GEMM's loads in common/gemm_io.glsl): the
 // driver's unpackHalf2x16, one instruction on GPUs, exact for every normal half, while a driver may flush
 // subnormal ones (|w| < 2^-14), a change far below a product's rounding. Otherwise the
 // bit-exact conversion of common/half.glsl (gathers and tgl_dequantize equal the CPU's bits):

@@ -377,7 +377,7 @@ static size_t flash_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l, 
             return 0;
         keys = tgl_gl_ceil_div(tgl_gl_ceil_div(a->seq_kv, chunks), p->fs.bkv) * p->fs.bkv;
     }
-    return keys < a->seq_kv ? keys : 0;
+    return keys; /* tgl_gl_attention takes a length of all the keys or more as no split */
 }
 
 /* flash_shuffle or flash.comp over blocks bh0 .. bh0 + n - 1; chunk_keys > 0 cuts the keys into
@@ -478,7 +478,7 @@ static size_t reg_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l)
     }
     if (!forced && tgl_gl_ceil_div(inv * chunks, REG_THREADS) < 2 * tgl_gl_ceil_div(inv, REG_THREADS))
         return 0;
-    return keys < a->seq_kv ? keys : 0;
+    return keys; /* tgl_gl_attention takes a length of all the keys or more as no split */
 }
 
 /* Query rows a decode workgroup takes (GQ in attention/decode.comp): with grouped-query
