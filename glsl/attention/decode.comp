@@ -108,12 +108,26 @@ void main()
     vec4 acc[GQ];
     TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++)
         acc[t] = vec4(0.0);
-    if (way < ways)
-        for (uint jj = lo + way; jj < n; jj += ways) {
+    // Four keys a trip, their loads issued before the sums use them (a way walks CH / ways keys
+    // one after another; H200, GQA decode 4 x 32/8 heads x 4096 keys x 128, alternated runs: f16
+    // cache 69.3 -> 68.4 us, f32 77.9 -> 77.3).
+    if (way < ways) {
+        uint jj = lo + way;
+        for (; jj + 3u * ways < n; jj += 4u * ways) {
+            vec4 va = v_load4(v_rows + jj * u_d, c4 * 4u), vb = v_load4(v_rows + (jj + ways) * u_d, c4 * 4u);
+            vec4 vc = v_load4(v_rows + (jj + 2u * ways) * u_d, c4 * 4u);
+            vec4 vd = v_load4(v_rows + (jj + 3u * ways) * u_d, c4 * 4u);
+            TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
+                uint p = t * uint(CH) + jj;
+                acc[t] += (s_p[p] * va + s_p[p + ways] * vb) + (s_p[p + 2u * ways] * vc + s_p[p + 3u * ways] * vd);
+            }
+        }
+        for (; jj < n; jj += ways) {
             vec4 v4 = v_load4(v_rows + jj * u_d, c4 * 4u);
             TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++)
                 acc[t] += s_p[t * uint(CH) + jj] * v4;
         }
+    }
     // each row's sum over the ways, one row at a time through s_o
     TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
         s_o[tid] = acc[t];
