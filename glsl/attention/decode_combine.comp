@@ -37,6 +37,12 @@ vec2 chunk_ml(uint base, uint c)
     return part[base + c * uint(DP / 4 + 1) + uint(DP / 4)].xy;
 }
 
+// Chunk (m, l)'s weight against the row's max mx: 0 for a chunk that saw no key.
+float chunk_weight(vec2 ml, float mx)
+{
+    return ml.x == -tgl_inf() ? 0.0 : exp(ml.x - mx);
+}
+
 // Row `row`'s dims 4 c4 .. 4 c4 + 3 (those below u_d): the weighted sum o over the sum of weights l.
 void store(uint row, uint c4, vec4 o, float l)
 {
@@ -64,7 +70,7 @@ void main()
         if (mx != -tgl_inf())
             for (uint c = 0u; c < u_chunks; c++) {
                 vec2 ml = chunk_ml(base, c);
-                float w = ml.x == -tgl_inf() ? 0.0 : exp(ml.x - mx);
+                float w = chunk_weight(ml, mx);
                 l += w * ml.y;
                 o += w * part[base + c * (dv + 1u) + c4];
             }
@@ -79,16 +85,14 @@ void main()
     if (mx != -tgl_inf()) // uniform
         for (uint c = tid; c < u_chunks; c += uint(TGL_WG_SIZE)) {
             vec2 ml = chunk_ml(base, c);
-            l += ml.x == -tgl_inf() ? 0.0 : exp(ml.x - mx) * ml.y;
+            l += chunk_weight(ml, mx) * ml.y;
         }
     l = tgl_group_sum(l);
     uint c4 = tid % dv, way = tid / dv;
     vec4 o = vec4(0.0);
     if (mx != -tgl_inf() && way < ways)
         for (uint c = way; c < u_chunks; c += ways) {
-            vec2 ml = chunk_ml(base, c);
-            float w = ml.x == -tgl_inf() ? 0.0 : exp(ml.x - mx);
-            o += w * part[base + c * (dv + 1u) + c4];
+            o += chunk_weight(chunk_ml(base, c), mx) * part[base + c * (dv + 1u) + c4];
         }
     s_o[tid] = o;
     memoryBarrierShared();
