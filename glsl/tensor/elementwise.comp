@@ -49,6 +49,10 @@
 // above. On an H200 (16M elements) scalar accesses of 4 or 8 bytes ran the cast f32 -> bf16 at
 // 2.8 TB/s, this at 4.2; two or four groups of four per invocation, side by side or a grid
 // apart, were slower than one (the cast 3.2 and 2.0 TB/s side by side).
+// LINE_QUADS (GATHER with VEC4, where the last dim's extent is a multiple of four, the host
+// checked): each quad lies inside one line along that dim, so in's offsets are one position
+// from coordinates and three steps. CHECK_INDEX with VEC4 runs over one line only (the host
+// checks a dense index as one line), each position the box's origin plus the element's index.
 // TGL_TEX (with VEC4, for llvmpipe; TGL_IMG too: imageLoad): the inputs through unsigned buffer
 // textures over the same windows (common/texel.glsl), a quad of 4-byte elements one RGBA32UI
 // texel, every other operand R32UI words: llvmpipe gathers texels where each SSBO load is a loop
@@ -621,9 +625,12 @@ void main()
     uvec4 k = QUAD0_AT((u_base0 + i) / 4u);
     // the quad's first bad element, and its position only then: llvmpipe runs a branch's code
     // for every lane under a mask, and four positions (divisions each) ran the check 2x slower
+    // the host runs this variant over one line only (a dense index is checked as one), so the
+    // position is the box's origin plus i + j: whole_index's loop over uniform arrays, which
+    // llvmpipe runs under a mask even where no lane needs it, took a third of the check there
     uint j = k.x >= u_value ? 0u : k.y >= u_value ? 1u : k.z >= u_value ? 2u : k.w >= u_value ? 3u : 4u;
     if (j < 4u)
-        atomicMin(y[u_out_base], whole_index(i + j).x);
+        atomicMin(y[u_out_base], u_origin[0] + i + j);
 #else
     uint i = tgl_global_index();
     if (i >= u_n)
@@ -649,11 +656,17 @@ void main()
     a2 = unquad(QUAD2_AT((u_base2 + i) / 4u));
 #endif
     uvec4 r;
-#if defined(GATHER) // the host takes this variant where in's window holds the whole axis
+#if defined(GATHER) && defined(LINE_QUADS) // the last dim's extent a multiple of four
+    // the quad inside one line: in's offset from the coordinates once, then steps along it
+    uint at = source_offset(i), step = u_stride1[u_ndim - 1u];
+    for (uint k = 0u; k < 4u; k++)
+        r[k] = gathered(at + k * step, a0[k]);
+#elif defined(GATHER) // the host takes this variant where in's window holds the whole axis
     // in's offsets from the coordinates twice at most: at the quad's first element and, where
     // the quad runs past the end of its line along the last dim, at the next line's start; the
     // elements between are steps along that dim (an H200 spent more time in the divisions than
-    // in the loads; llvmpipe, computing both sides of a select, in each element's)
+    // in the loads; llvmpipe, computing both sides of a select, in each element's; lines whose
+    // extent is a multiple of four take LINE_QUADS, without either: llvmpipe 16M, 56 -> 42 ms)
     int last = int(u_ndim) - 1;
     uint len = u_shape[last], c = i - tgl_div(i, u_div_m[last], u_div_s[last]) * len;
     uint at = source_offset(i), step = u_stride1[last];

@@ -5,7 +5,8 @@
  * repeated indices, empty tensors), the bytes around out's elements poisoned, bit for bit; an
  * in past a shrunk SSBO limit (GL binds runs of the axis one after another); an index out of
  * range anywhere (first, last, negative, at the extent, the i32 limits) refused with out
- * untouched, naming the first bad position; 300 calls round the GL status words' ring (with
+ * untouched, naming the first bad position, also where the check runs in boxes past a shrunk
+ * limit; 300 calls round the GL status words' ring (with
  * tgl_gather_rows), good and bad interleaved; the other refusals. */
 #include "testing.h"
 #include "tensors.h"
@@ -288,52 +289,70 @@ static void test_small_ssbo_limit(void **state)
     tgl_close(gl);
 }
 
-/* One bad index in a dense [rows, cols] gather along 1 (or index_select of a list of cols): the
- * call fails, out keeps its bytes, and the message names the first bad position. */
+/* On b, ten calls with one bad index in a dense [rows, cols] gather along 1 (or index_select of
+ * a list of n_list cols): each fails, out keeps its bytes, and the message names the first bad
+ * position. */
+static void out_of_range_calls(pair *p, tgl_backend *b, size_t rows, size_t n_list)
+{
+    const int32_t bad[] = {-1, 7, INT32_MIN, INT32_MAX, 8};
+    const size_t cols = 7;
+    int32_t *ix = malloc((rows * 3 > n_list ? rows * 3 : n_list) * sizeof *ix);
+    float *x = malloc(rows * cols * sizeof *x);
+    for (size_t k = 0; k < rows * cols; k++)
+        x[k] = (float)k;
+    for (int t = 0; t < 10; t++) {
+        int select = t % 2;
+        size_t n = select ? n_list : rows * 3, where = t < 2 ? 0 : t < 4 ? n - 1 : tgt_below(&p->rng, n);
+        for (size_t k = 0; k < n; k++)
+            ix[k] = (int32_t)tgt_below(&p->rng, cols);
+        ix[where] = bad[t % 5];
+        if (t >= 6) /* a second bad one after the first */
+            ix[n - 1 == where ? where : n - 1] = -5;
+        call c = {.select = select, .axis = 1, .in_init = (const uint8_t *)x, .in_bytes = rows * cols * sizeof *x,
+                  .index_init = ix, .index_bytes = n * 4};
+        c.in = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){rows, cols});
+        c.index = select ? tgl_tensor_contiguous(0, TGL_DTYPE_I32, 1, (size_t[]){n})
+                         : tgl_tensor_contiguous(0, TGL_DTYPE_I32, 2, (size_t[]){rows, 3});
+        c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){rows, select ? n : 3});
+        c.out_bytes = rows * (select ? n : 3) * sizeof(float);
+        uint8_t *got = malloc(c.out_bytes);
+        TGT_EXPECT(b, run_on(b, &c, got), TGL_ERR_INVALID_ARGUMENT);
+        for (size_t k = 0; k < c.out_bytes; k++)
+            if (got[k] != POISON)
+                fail_msg("%s: a refused call wrote out's byte %zu", tgl_backend_name(b), k);
+        char want[64];
+        if (select)
+            snprintf(want, sizeof want, "index[%zu]: %d is outside", where, (int)ix[where]);
+        else
+            snprintf(want, sizeof want, "index[%zu,%zu]: %d is outside", where / 3, where % 3, (int)ix[where]);
+        if (!strstr(tgl_last_error(b), want))
+            fail_msg("%s: the message '%s' does not say '%s'", tgl_backend_name(b), tgl_last_error(b), want);
+        free(got);
+    }
+    free(ix);
+    free(x);
+}
+
 static void test_out_of_range(void **state)
 {
     pair *p = *state;
     tgl_backend *bs[2] = {p->cpu, p->gl};
-    const int32_t bad[] = {-1, 7, INT32_MIN, INT32_MAX, 8};
-    const size_t rows = 37, cols = 7;
-    for (int j = 0; j < 2; j++) {
-        tgl_backend *b = bs[j];
-        if (!b)
-            continue;
-        for (int t = 0; t < 10; t++) {
-            int select = t % 2;
-            size_t n = select ? 300 : rows * 3, where = t < 2 ? 0 : t < 4 ? n - 1 : tgt_below(&p->rng, n);
-            int32_t ix[rows * 3 > 300 ? rows * 3 : 300];
-            for (size_t k = 0; k < n; k++)
-                ix[k] = (int32_t)tgt_below(&p->rng, cols);
-            ix[where] = bad[t % 5];
-            if (t >= 6) /* a second bad one after the first */
-                ix[n - 1 == where ? where : n - 1] = -5;
-            float x[rows * cols];
-            for (size_t k = 0; k < rows * cols; k++)
-                x[k] = (float)k;
-            call c = {.select = select, .axis = 1, .in_init = (const uint8_t *)x, .in_bytes = sizeof x,
-                      .index_init = ix, .index_bytes = n * 4};
-            c.in = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){rows, cols});
-            c.index = select ? tgl_tensor_contiguous(0, TGL_DTYPE_I32, 1, (size_t[]){n})
-                             : tgl_tensor_contiguous(0, TGL_DTYPE_I32, 2, (size_t[]){rows, 3});
-            c.out = tgl_tensor_contiguous(0, TGL_DTYPE_F32, 2, (size_t[]){rows, select ? n : 3});
-            c.out_bytes = rows * (select ? n : 3) * sizeof(float);
-            uint8_t *got = malloc(c.out_bytes);
-            TGT_EXPECT(b, run_on(b, &c, got), TGL_ERR_INVALID_ARGUMENT);
-            for (size_t k = 0; k < c.out_bytes; k++)
-                if (got[k] != POISON)
-                    fail_msg("%s: a refused call wrote out's byte %zu", tgl_backend_name(b), k);
-            char want[64];
-            if (select)
-                snprintf(want, sizeof want, "index[%zu]: %d is outside", where, (int)ix[where]);
-            else
-                snprintf(want, sizeof want, "index[%zu,%zu]: %d is outside", where / 3, where % 3, (int)ix[where]);
-            if (!strstr(tgl_last_error(b), want))
-                fail_msg("%s: the message '%s' does not say '%s'", tgl_backend_name(b), tgl_last_error(b), want);
-            free(got);
-        }
-    }
+    for (int j = 0; j < 2; j++)
+        if (bs[j])
+            out_of_range_calls(p, bs[j], 37, 300);
+}
+
+/* The same past a shrunk SSBO limit on GL: the check runs box by box (a dense index as one line
+ * cut into windows), each box's positions counted from its own first. */
+static void test_out_of_range_small_limit(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_test_set_limits(gl, 2048 + 64, NULL);
+    out_of_range_calls(p, gl, 704, 1531); /* 2112 indices: boxes of 528 from multiples of 4 */
+    tgl_close(gl);
 }
 
 /* Every index check takes a fresh status word from a ring the GL backend resets by one fill
@@ -470,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_random_calls),
         cmocka_unit_test(test_small_ssbo_limit),
         cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_out_of_range_small_limit),
         cmocka_unit_test(test_status_slots),
         cmocka_unit_test(test_refusals),
     };
