@@ -36,6 +36,10 @@ static void gl_destroy(tgl_backend *b)
         tgl_gl_buffer_destroy(b, gl->status);
     if (gl->split_partials)
         tgl_gl_buffer_destroy(b, gl->split_partials);
+    if (gl->conv_cols)
+        tgl_gl_buffer_destroy(b, gl->conv_cols);
+    if (gl->conv_sums)
+        tgl_gl_buffer_destroy(b, gl->conv_sums);
     if (gl->attention_kv)
         tgl_gl_buffer_destroy(b, gl->attention_kv);
     tgl_gl_variant_list_free(&gl->variants);

@@ -1,9 +1,11 @@
 /* GL driver of tgl_conv2d (glsl/conv/): each group is the implicit GEMM
  * out[oc, (image, y, x)] = filter[oc, (ic, ky, kx)] x im2col[(ic, ky, kx), (image, y, x)], with
  * im2col read from the input on the fly. GPUs (the renderer's GEMM runs the shared-memory tile
- * kernel) take conv2d_tiled when a group has at least 16 output channels; llvmpipe and groups
- * of few channels (depthwise) take the register-only conv2d_direct. Images are processed in
- * slabs whose windows fit the SSBO block limit and whose grids fit the workgroup limits. */
+ * kernel) take conv2d_tiled when a group has at least 16 output channels; devices whose profile
+ * says conv_im2col (llvmpipe) write such groups' im2col out and run the GEMM kernels on it
+ * (run_im2col); groups of few channels (depthwise), and the rest, take the register-only
+ * conv2d_direct. Images are processed in slabs whose windows fit the SSBO block limit and whose
+ * grids fit the workgroup limits. */
 #include "gl_internal.h"
 
 #define F32 sizeof(float)
@@ -133,6 +135,29 @@ static tgl_gl_plan conv_plan(const conv_config *c, int bias, int split, int fvec
     return p;
 }
 
+/* conv2d_im2col.comp's flags: the pass (IM2COL, else SUMS), its input read as a buffer texture,
+ * and SUMS's bias and epilogue. */
+typedef struct col_flags {
+    uint32_t im2col, sums, tex, bias, epilogue;
+} col_flags;
+static const tgl_gl_def col_defs[] = {
+    TGL_GL_FLAG(col_flags, im2col, "IM2COL"), TGL_GL_FLAG(col_flags, sums, "SUMS"), TGL_GL_FLAG(col_flags, tex, "TEX"),
+    TGL_GL_FLAG(col_flags, bias, "HAS_BIAS"), TGL_GL_FLAG(col_flags, epilogue, "EPILOGUE"),
+};
+#define COL_WG 64
+
+static tgl_gl_plan col_plan(int im2col, int tex, int bias, int epilogue)
+{
+    col_flags f = {(uint32_t)im2col, (uint32_t)!im2col, (uint32_t)tex, (uint32_t)(!im2col && bias),
+                   (uint32_t)(!im2col && epilogue)};
+    tgl_gl_plan p = {.op = "tgl_conv2d", .wg = COL_WG};
+    tgl_gl_plan_kernel(&p, "conv/conv2d_im2col", TGL_GL_DEFS(col_defs), &f);
+    p.why = im2col ? "conv_im2col (device profile), 16 or more output channels per group: im2col written out, "
+                     "then the GEMM kernels"
+                   : "conv_im2col's products: the bias, then the epilogue, into out";
+    return p;
+}
+
 /* How many K ranges a tiled grid of `grid` workgroups is cut into (1: none), over `slabs` slabs;
  * `forced` (tests) asks for that many. Every range holds at least one slab. */
 static size_t choose_splits(const tgl_gl_limits *l, const conv_config *cfg, size_t grid, size_t slabs, int forced)
@@ -157,6 +182,30 @@ static size_t choose_splits(const tgl_gl_limits *l, const conv_config *cfg, size
 static int has_epilogue(const tgl__conv2d *cv)
 {
     return cv->act != TGL_ACTIVATION_NONE || cv->residual;
+}
+
+/* Sets the conv_io.glsl uniforms of a conv kernel (cols: the dispatch's columns; pad: the four
+ * windows' offsets in bytes), and the fused epilogue's where the program has it. */
+static void conv_uniforms(tgl_backend *b, GLuint prog, const tgl__conv2d *cv, size_t cols, const size_t *pad,
+                          int epilogue)
+{
+    const tgl_conv2d_desc *d = &cv->d;
+    const tgl_gl_uniform u[] = {
+        {LOC_CONV_C, d->in_channels},   {LOC_CONV_H, d->in_h},          {LOC_CONV_W, d->in_w},
+        {LOC_CONV_OC, d->out_channels}, {LOC_CONV_OH, cv->out_h},       {LOC_CONV_OW, cv->out_w},
+        {LOC_CONV_KH, d->kernel_h},     {LOC_CONV_KW, d->kernel_w},     {LOC_CONV_SH, d->stride_h},
+        {LOC_CONV_SW, d->stride_w},     {LOC_CONV_PH, d->pad_h},        {LOC_CONV_PW, d->pad_w},
+        {LOC_CONV_DH, d->dilation_h},   {LOC_CONV_DW, d->dilation_w},
+        {LOC_CONV_ICG, d->in_channels / d->groups}, {LOC_CONV_OCG, d->out_channels / d->groups},
+        {LOC_CONV_COLS, cols},          {LOC_CONV_IN_OFF, pad[0] / F32}, {LOC_CONV_F_OFF, pad[1] / F32},
+        {LOC_CONV_B_OFF, pad[2] / F32}, {LOC_CONV_OUT_OFF, pad[3] / F32},
+    };
+    tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
+    if (epilogue) {
+        tgl_gl_uniform_ui(b, prog, LOC_CONV_ACT, (GLuint)cv->act);
+        tgl_gl_uniform_f(b, prog, LOC_CONV_SLOPE, cv->slope);
+        tgl_gl_uniform_ui(b, prog, LOC_CONV_RESIDUAL, (GLuint)cv->residual);
+    }
 }
 
 static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_config *cfg, GLuint prog, size_t n0,
@@ -185,22 +234,7 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
     if (cfg->tex)
         bind[0].texture_format = bind[1].texture_format = GL_R32F; /* bind[2] was copied before */
     size_t cols = nb * cv->out_h * cv->out_w;
-    const tgl_gl_uniform u[] = {
-        {LOC_CONV_C, d->in_channels},   {LOC_CONV_H, d->in_h},          {LOC_CONV_W, d->in_w},
-        {LOC_CONV_OC, d->out_channels}, {LOC_CONV_OH, cv->out_h},       {LOC_CONV_OW, cv->out_w},
-        {LOC_CONV_KH, d->kernel_h},     {LOC_CONV_KW, d->kernel_w},     {LOC_CONV_SH, d->stride_h},
-        {LOC_CONV_SW, d->stride_w},     {LOC_CONV_PH, d->pad_h},        {LOC_CONV_PW, d->pad_w},
-        {LOC_CONV_DH, d->dilation_h},   {LOC_CONV_DW, d->dilation_w},
-        {LOC_CONV_ICG, d->in_channels / d->groups}, {LOC_CONV_OCG, d->out_channels / d->groups},
-        {LOC_CONV_COLS, cols},          {LOC_CONV_IN_OFF, pad[0] / F32}, {LOC_CONV_F_OFF, pad[1] / F32},
-        {LOC_CONV_B_OFF, pad[2] / F32}, {LOC_CONV_OUT_OFF, pad[3] / F32},
-    };
-    tgl_gl_uniforms_ui(b, prog, u, sizeof u / sizeof u[0]);
-    if (has_epilogue(cv)) {
-        tgl_gl_uniform_ui(b, prog, LOC_CONV_ACT, (GLuint)cv->act);
-        tgl_gl_uniform_f(b, prog, LOC_CONV_SLOPE, cv->slope);
-        tgl_gl_uniform_ui(b, prog, LOC_CONV_RESIDUAL, (GLuint)cv->residual);
-    }
+    conv_uniforms(b, prog, cv, cols, pad, has_epilogue(cv));
     if (splits > 1) {
         size_t k = (d->in_channels / d->groups) * d->kernel_h * d->kernel_w, slabs = tgl_gl_ceil_div(k, cfg->bk);
         tgl_gl_uniform_ui(b, prog, LOC_CONV_K_CHUNK, (GLuint)(tgl_gl_ceil_div(slabs, splits) * cfg->bk));
@@ -214,6 +248,93 @@ static tgl_status run_slab(tgl_backend *b, const tgl__conv2d *cv, const conv_con
         return st;
     /* The splits' partial outputs, summed in order into the output (a column sum). */
     return tgl_gl_reduce(b, TGL_REDUCE_SUM, (tgl__view){partials, 0}, out, 1, splits, nb * img_out);
+}
+
+/* The im2col elements (per image) past which conv_im2col cuts a batch into slabs: the buffer's
+ * size, not the speed (the GEMM's columns are already an image's pixels). */
+#define COL_SLAB_ELEMS ((size_t)8 << 20)
+
+/* conv_im2col (the device profile's trait): per slab of images, every group's im2col into
+ * gl->conv_cols, then per group one batched GEMM (its filter rows, shared by every image, times
+ * each image's im2col rows) into out or, with a bias or an epilogue, into gl->conv_sums, which
+ * the SUMS pass then adds the bias to and runs the epilogue on into out. Returns 0 without
+ * doing anything (the direct kernels then run) where a slab of one image does not fit a window
+ * or the grids do not fit the workgroup limits. */
+static int run_im2col(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
+    const tgl_conv2d_desc *d = &cv->d;
+    size_t icg = d->in_channels / d->groups, ocg = d->out_channels / d->groups, p = cv->out_h * cv->out_w;
+    size_t k = icg * d->kernel_h * d->kernel_w, img_in = d->in_channels * d->in_h * d->in_w;
+    size_t img_cols = d->groups * k * p, img_out = d->out_channels * p;
+    size_t max = tgl_gl_max_window_elems(l, F32);
+    if (!l->conv_im2col || ocg < 16 || k > l->wg_count[1] || ocg > l->wg_count[1] || d->groups > l->wg_count[2] ||
+        img_cols > max || img_in > max || img_out > max || k > ((size_t)1 << 22))
+        return 0;
+    size_t nb = (COL_SLAB_ELEMS > img_cols ? COL_SLAB_ELEMS : img_cols) / img_cols;
+    if (nb > max / img_in)
+        nb = max / img_in;
+    if (nb > max / img_out)
+        nb = max / img_out;
+    if (nb > (size_t)l->wg_count[0] * COL_WG / p)
+        nb = (size_t)l->wg_count[0] * COL_WG / p;
+    if (nb > d->batch)
+        nb = d->batch;
+    if (nb == 0)
+        return 0;
+    /* inputs as buffer textures where the device reads them so and the windows fit */
+    int tex_in = l->texel_inputs && nb * img_in + 64 <= l->texture_buffer_texels;
+    int tex_sums = l->texel_inputs && nb * img_out + 64 <= l->texture_buffer_texels;
+    int sums = cv->bias.buf || has_epilogue(cv);
+    tgl_gl_plan plans[2] = {col_plan(1, tex_in, 0, 0), col_plan(0, tex_sums, cv->bias.buf != NULL, has_epilogue(cv))};
+    plans[0].groups = tgl_gl_ceil_div(d->batch * cv->out_h, COL_WG) * k * d->groups;
+    plans[1].groups = tgl_gl_ceil_div(d->batch * p, COL_WG) * ocg * d->groups;
+    GLuint prog[2] = {0, 0};
+    if ((*st = tgl_gl_plan_program(b, &plans[0], &prog[0])) || (sums && (*st = tgl_gl_plan_program(b, &plans[1], &prog[1]))) ||
+        (*st = tgl_gl_grow(b, &gl->conv_cols, nb * img_cols * F32)) ||
+        (sums && (*st = tgl_gl_grow(b, &gl->conv_sums, nb * img_out * F32))))
+        return 1;
+    size_t n_f = d->out_channels * k;
+    for (size_t n0 = 0; n0 < d->batch && !*st; n0 += nb) {
+        size_t cnt = d->batch - n0 < nb ? d->batch - n0 : nb, pad[4] = {0};
+        tgl__view out = {cv->out.buf, cv->out.offset + n0 * img_out * F32};
+        tgl_gl_binding bind[4];
+        bind[0] = tgl_gl_window_aligned((tgl__view){cv->in.buf, cv->in.offset + n0 * img_in * F32}, cnt * img_in * F32, 0,
+                                        tgl_gl_window_align(l, tex_in), &pad[0]);
+        bind[1] = tgl_gl_window(b, cv->filter, n_f * F32, 0, &pad[1]);
+        bind[2] = bind[1]; /* unused: any live read-only window */
+        bind[3] = (tgl_gl_binding){.buf = gl->conv_cols, .bytes = cnt * img_cols * F32, .writes = 1};
+        if (tex_in)
+            bind[0].texture_format = GL_R32F;
+        conv_uniforms(b, prog[0], cv, cnt * p, pad, 0);
+        if ((*st = tgl_gl_dispatch_grid(b, prog[0], bind, 4, (uint32_t)tgl_gl_ceil_div(cnt * cv->out_h, COL_WG),
+                                        (uint32_t)k, (uint32_t)d->groups)))
+            return 1;
+        for (size_t g = 0; g < d->groups; g++) {
+            tgl__gemm mm = {.m = ocg, .n = p, .k = k, .batch = cnt, .alpha = 1.0f, .beta = 0.0f,
+                            .a = {cv->filter.buf, cv->filter.offset + g * ocg * k * F32},
+                            .b = {gl->conv_cols, g * k * p * F32},
+                            .c = sums ? (tgl__view){gl->conv_sums, g * ocg * p * F32}
+                                      : (tgl__view){out.buf, out.offset + g * ocg * p * F32},
+                            .lda = k, .ldb = p, .ldc = p, .stride_a = 0, .stride_b = img_cols, .stride_c = img_out};
+            if ((*st = tgl_gl_gemm(b, &mm)))
+                return 1;
+        }
+        if (!sums)
+            continue;
+        size_t spad[4] = {0};
+        bind[0] = tgl_gl_window_aligned((tgl__view){gl->conv_sums, 0}, cnt * img_out * F32, 0,
+                                        tgl_gl_window_align(l, tex_sums), &spad[0]);
+        if (tex_sums)
+            bind[0].texture_format = GL_R32F;
+        bind[2] = cv->bias.buf ? tgl_gl_window(b, cv->bias, d->out_channels * F32, 0, &spad[2]) : bind[1];
+        bind[3] = tgl_gl_window(b, out, cnt * img_out * F32, 1, &spad[3]);
+        conv_uniforms(b, prog[1], cv, cnt * p, spad, has_epilogue(cv));
+        *st = tgl_gl_dispatch_grid(b, prog[1], bind, 4, (uint32_t)tgl_gl_ceil_div(cnt * p, COL_WG), (uint32_t)ocg,
+                                   (uint32_t)d->groups);
+    }
+    return 1;
 }
 
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
@@ -230,6 +351,9 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
                          "kernel passes 2^31 - 1, the GL kernels' index range", d->in_h + 2 * d->pad_h,
                          d->in_w + 2 * d->pad_w);
     size_t ocg = d->out_channels / d->groups;
+    tgl_status st = TGL_OK;
+    if (gl->test.conv2d_config < 0 && run_im2col(b, cv, &st)) /* a forced configuration runs as forced */
+        return st;
     size_t ci = gl->test.conv2d_config >= 0 && (size_t)gl->test.conv2d_config < N_CONFIGS ? (size_t)gl->test.conv2d_config
                                                                                  : choose(l, ocg);
     if (!fits(l, &configs[ci])) /* a forced configuration this device cannot run: the shape's */
@@ -289,7 +413,7 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
     plan.why = splits > 1 ? "a grid of fewer than two waves (compute_units): split-K, then a column sum"
                           : why[cfg - configs];
     GLuint prog;
-    tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
+    st = tgl_gl_plan_program(b, &plan, &prog);
     if (st || (splits > 1 && (st = tgl_gl_grow(b, &gl->split_partials, splits * nb * img_out * F32))))
         return st;
     for (size_t n0 = 0; n0 < d->batch; n0 += nb)
@@ -323,4 +447,15 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
                         tgl_gl_plan p = conv_plan(&configs[i], bias, split, fvec4, epilogue);
                         fn(ctx, p.kernel, p.defines);
                     }
+    for (int tex = 0; tex < 2; tex++) {
+        tgl_gl_plan p = col_plan(1, tex, 0, 0);
+        fn(ctx, p.kernel, p.defines);
+        for (int bias = 0; bias < 2; bias++)
+            for (int epilogue = 0; epilogue < 2; epilogue++) {
+                if (!bias && !epilogue) /* the GEMMs then write out themselves */
+                    continue;
+                p = col_plan(0, tex, bias, epilogue);
+                fn(ctx, p.kernel, p.defines);
+            }
+    }
 }

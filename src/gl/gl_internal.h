@@ -86,6 +86,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(cast_vec4_min, U64, "casts of at least this many elements take four per invocation")               \
     X(weight_unpack, FLAG, "tgl_matvec_t reads f16 weights and block scales by unpackHalf2x16, not the bit-exact conversion") \
     X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
+    X(conv_im2col, FLAG, "convolutions of 16 or more output channels per group write im2col, then run the GEMM kernels") \
     X(flash_block_keys, U32, "keys per shared-memory block of flash.comp")                               \
     X(attention_fill, U32, "flash grids of fewer workgroups cut their keys into chunks; 0 never")        \
     X(compute_units, U32, "multiprocessors (llvmpipe: rasterizer threads); split-K fills waves of them") \
@@ -139,7 +140,7 @@ typedef struct tgl_gl_limits {
     uint32_t radix_items;
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
     int weight_unpack;
-    int attention_reg;
+    int attention_reg, conv_im2col;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
     int copy_kernel, upload_waits, transfer_staging;
     uint32_t transfer_threads;
@@ -362,6 +363,7 @@ typedef struct tgl_gl {
     tgl_gl_buffer *status;
     size_t status_next;
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
+    tgl_gl_buffer *conv_cols, *conv_sums; /* conv_im2col's im2col and products (gl_conv2d.c) */
     tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
     /* small downloads' buffer (gl_buffers.c, readback_small): written by the copy kernel,

@@ -74,7 +74,7 @@
     /* H200, a 16M f32 scatter_add (320 MB of temp words): windows of 64 / 128 / 192 MB 2.4 / 2.1 / \
      * 6.2 ms, the whole 14.7; smaller ones re-read the index more (16 MB 5.5 ms) */              \
     .scatter_window_bytes = (uint64_t)64 << 20,                                                    \
-    .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .flash_block_keys = 32,                 \
+    .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .conv_im2col = 0, .flash_block_keys = 32, \
     /* H200, f16 matvec 4096 x 11008: 51.8 us through the bit-exact conversion, 27.6 unpacked */  \
     .weight_unpack = 1,                                                                            \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
@@ -96,6 +96,7 @@ static const struct named_profile {
       .scan_staged = 0, /* every SSBO access is a loop over the lanes anyway: staging 99 -> 190 ms */
       .radix_min = 4096, .radix_items = 32, /* radix from 4096: 16K 10.8 -> 4.9 ms, 1M 600 -> 150 ms */
       .cast_vec4_min = 0, .weight_unpack = 0 /* 6-10% slower unpacked */, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
+      .conv_im2col = 1, /* 64 -> 64 channels, 3x3 at 56x56: the direct kernel 8.8 GFLOP/s, GEMM 41 */
       .compute_units = FROM_DEVICE,
       .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .readback_mapped = 0, .transfer_threads = FROM_DEVICE,
       .pool = TGL_GL_POOL_CARVE, .timer_queries = 0, .gflops_floor = 0.0 /* per thread */}},

@@ -1,6 +1,7 @@
 /* tgl_conv2d on GL compared with the CPU oracle over stride / padding / dilation / groups
  * combinations and odd sizes (1x1 and 7x7 kernels, 1x1 inputs, 1 and 3 channels, depthwise),
- * with every GL kernel configuration, unaligned operands, image slabs forced by a small SSBO
+ * on the path the device profile picks (on llvmpipe im2col + GEMM for 16 or more output
+ * channels per group, random descriptors among them), with every GL kernel configuration, unaligned operands, image slabs forced by a small SSBO
  * limit and poisoned outputs with guards; tgl_conv2d_output_size; the error cases; the fused
  * epilogue (every activation, residual before and after it, in place) against the CPU backend
  * and the unfused chain; tgl_fold_batchnorm. */
@@ -128,6 +129,7 @@ static const ccase cases[] = {
     {D(1, 4, 205, 205, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0}, /* 165 tiles of 256 columns: large tile */
     {D(1, 3, 5, 6, 3, 5, 6, 1, 1, 0, 0, 1, 1, 3), 0, 0},     /* kernel == input: 1x1 output */
     {D(1, 2, 4, 4, 2, 2, 2, 4, 4, 0, 0, 1, 1, 1), 1, 0},     /* stride past the input */
+    {D(2, 32, 15, 13, 48, 3, 3, 2, 2, 1, 1, 2, 2, 2), 1, 1}, /* strided, dilated, 2 groups of 24: im2col */
 };
 
 /* Every case on the kernel the shape picks, then on every configuration. */
@@ -179,7 +181,7 @@ static void test_conv2d_random(void **state)
     while (done < 60) {
         size_t groups = 1 + tgt_below(r, 3);
         ccase c = {{1 + tgt_below(r, 3), groups * (1 + tgt_below(r, 4)), 1 + tgt_below(r, 12), 1 + tgt_below(r, 12),
-                    groups * (1 + tgt_below(r, 6)), 1 + tgt_below(r, 5), 1 + tgt_below(r, 5), 1 + tgt_below(r, 3),
+                    groups * (tgt_below(r, 4) ? 1 + tgt_below(r, 6) : 16 + tgt_below(r, 9)), 1 + tgt_below(r, 5), 1 + tgt_below(r, 5), 1 + tgt_below(r, 3),
                     1 + tgt_below(r, 3), tgt_below(r, 3), tgt_below(r, 3), 1 + tgt_below(r, 2), 1 + tgt_below(r, 2),
                     groups},
                    (int)tgt_below(r, 2), tgt_below(r, 2)};
@@ -485,6 +487,10 @@ static void test_conv2d_slabs(void **state)
     tgl_gl_test_set_limits(gl, 4096, NULL);
     ccase c = {D(7, 3, 10, 10, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1}; /* 1200 bytes per image */
     check_case(p, gl, &c, "4 KiB SSBO limit");
+    /* 16 output channels (conv_im2col where the profile has it): an image's 972 im2col elements
+     * fill most of a window, so each image is a slab of its own */
+    ccase wide = {D(5, 3, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0};
+    check_case(p, gl, &wide, "4 KiB SSBO limit, 16 channels");
     /* Split-K's partial outputs are one window too: two ranges of an image's 400 outputs fit in
      * 4 KiB (a slab of one image), three do not (the kernel then runs whole). */
     tgl_gl_test_force_conv2d(gl, 0); /* the tiled kernel */
