@@ -543,8 +543,9 @@ static tgl_status queue_check(tgl_backend *b, const tgl__tew *check, tgl_gl_bind
     pass.out = (tgl__tensor_view){.view = {slot->buf, slot->offset}, .dtype = TGL_DTYPE_I32, .span = 1};
     if (pass.ndim > 1 && dense(pass.ndim, pass.shape, pass.in[0].strides)) {
         /* a dense index is checked as one line: an index's row-major position is then its
-         * element's own, where the kernel would rebuild it from coordinates, which llvmpipe
-         * computes for every invocation under a mask (16M: 20 -> 13 ms) */
+         * element's own, which the VEC4 variant takes as the box's origin plus its index
+         * instead of rebuilding it from coordinates, work llvmpipe does for every invocation
+         * under a mask (both together, 16M: the check 20 -> 9-13 ms) */
         pass.ndim = 1;
         pass.shape[0] = pass.n;
         pass.in[0].strides[0] = 1;
