@@ -89,8 +89,10 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  * ms of work at a low estimate of the device's rate, inside display watchdogs; default 200, 0
  * off), TGL_LOG=path (append log lines to a file instead of stderr), TGL_CACHE_DIR=dir (where linked
  * programs are kept between runs; default $XDG_CACHE_HOME/tensorgl or ~/.cache/tensorgl; empty
- * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the live allocations: tgl_alloc past it
- * fails with TGL_ERR_OUT_OF_MEMORY), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
+ * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the device memory tensorgl holds: the live
+ * allocations, an op's temporary buffer while it runs and GL's working buffers kept between calls;
+ * tgl_alloc past it fails with TGL_ERR_OUT_OF_MEMORY once the kept buffers have given way; see
+ * docs/api.md), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
  * (tgl_profile_start, and the table on stderr at tgl_close), TGL_SHADER=glsl|spirv (GL kernels
  * from GLSL source, the default, or from the SPIR-V modules `make spirv` builds, through
  * GL_ARB_gl_spirv: desktop GL only), TGL_SPIRV_DIR=dir (where those modules are; default
@@ -1461,8 +1463,10 @@ typedef struct tgl_conv2d_desc {
  * Example: size_t oh, ow; tgl_conv2d_output_size(&d, &oh, &ow);  // 224x224, k 7, stride 2, pad 3: 112x112 */
 TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_h, size_t *out_w);
 /* Runs the convolution; batch, channels 0 are no-ops. output must not overlap input, filter or
- * bias. GL runs it as an implicit GEMM (filter x on-the-fly im2col, nothing materialized); the
- * CPU backend as direct loops with double sums.
+ * bias. GL runs it as an implicit GEMM (filter x on-the-fly im2col, nothing materialized) or,
+ * where the device profile says conv_im2col (llvmpipe), groups of 16 or more output channels as
+ * im2col written into a working buffer times the filter (docs/ops.md); the CPU backend as
+ * direct loops with double sums.
  * Errors: as tgl_conv2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER.
  * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,

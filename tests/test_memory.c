@@ -6,6 +6,7 @@
 #include "gl/gl_internal.h"
 #include "core/host_copy.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -648,6 +649,158 @@ static void test_pointer_identity(void **state)
     free(live);
 }
 
+/* Reads n floats at p. */
+static void download(tgl_backend *b, tgl_ptr p, float *out, size_t n)
+{
+    TGT_OK(b, tgl_copy_dtoh(b, out, p, n * sizeof(float)));
+}
+
+/* Each got within 1e-4 of want, relative above 1 (sums of the same products in other orders). */
+static void expect_close(const float *got, const float *want, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i]))))
+            fail_msg("%s: element %zu is %.9g, with room for the working buffers %.9g", what, i, got[i], want[i]);
+}
+
+/* GL: the working buffers the backend keeps between calls (split-K partials, conv_im2col's
+ * im2col and products) count against TGL_MAX_MEMORY beside the live allocations: an allocation
+ * that needs their room takes it, and with no room left the GEMM runs unsplit and the
+ * convolution without them, to the same results. */
+static void test_budget_counts_kept_buffers(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only()) {
+        printf("TGL_TEST_CPU_ONLY=1: the GL part is skipped\n");
+        skip();
+    }
+    enum { BUDGET = 4 << 20, M = 32, N = 32, K = 4096, SPLITS = 8 };
+    tgt_setenv("TGL_MAX_MEMORY", "4194304");
+    /* a profile with both (tiled GEMM kernels split k; conv_im2col is llvmpipe's alone) */
+    tgt_setenv("TGL_DEVICE_PROFILE", "generic-gpu,conv_im2col=1");
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    tgt_env_restore();
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed());
+    const tgl_conv2d_desc d = {.batch = 2, .in_channels = 16, .in_h = 30, .in_w = 34, .out_channels = 32,
+                               .kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1};
+    const size_t n_in = 2 * 16 * 30 * 34, n_f = 32 * 16 * 9, n_out = 2 * 32 * 30 * 34;
+    size_t n_host = M * K + K * N + 2 * M * N + n_in + n_f + 32 + 2 * n_out;
+    float *h = malloc(n_host * sizeof(float));
+    assert_non_null(h);
+    float *a = h, *w = a + M * K, *c_room = w + K * N, *c_full = c_room + M * N, *in = c_full + M * N, *f = in + n_in,
+          *bias = f + n_f, *o_room = bias + 32, *o_full = o_room + n_out;
+    for (float *x = h; x < c_room; x++)
+        *x = tgt_uniform(&r, -1.0f, 1.0f);
+    for (float *x = in; x < o_room; x++)
+        *x = tgt_uniform(&r, -1.0f, 1.0f);
+    tgl_ptr pa = tgt_upload(b, a, M * K, 0), pw = tgt_upload(b, w, K * N, 0), pc, pin = tgt_upload(b, in, n_in, 0),
+            pf = tgt_upload(b, f, n_f, 0), pbias = tgt_upload(b, bias, 32, 0), pout, fill;
+    TGT_OK(b, tgl_alloc(b, M * N * sizeof(float), &pc));
+    TGT_OK(b, tgl_alloc(b, n_out * sizeof(float), &pout));
+
+    /* with room: split-K keeps its partials */
+    tgl_gl_test_force_gemm_splits(b, SPLITS);
+    TGT_OK(b, tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, M, N, K, 1.0f, pa, K, pw, N, 0.0f, pc, N));
+    download(b, pc, c_room, M * N);
+    assert_true(b->mem_scratch >= (SPLITS - 1) * M * N * sizeof(float));
+    TGT_OK(b, tgl_conv2d(b, &d, pin, pf, pbias, pout));
+    download(b, pout, o_room, n_out);
+    assert_true(b->mem_in_use + b->mem_scratch <= BUDGET);
+
+    /* the rest of the budget in one allocation: the kept buffers give way */
+    uint64_t rest = BUDGET - b->mem_in_use;
+    TGT_OK(b, tgl_alloc(b, rest, &fill));
+    assert_true(b->mem_in_use == BUDGET && b->mem_scratch == 0);
+    TGT_OK(b, tgl_gemm(b, TGL_NO_TRANS, TGL_NO_TRANS, M, N, K, 1.0f, pa, K, pw, N, 0.0f, pc, N));
+    TGT_OK(b, tgl_conv2d(b, &d, pin, pf, pbias, pout));
+    assert_true(b->mem_scratch == 0);
+    download(b, pc, c_full, M * N);
+    download(b, pout, o_full, n_out);
+    expect_close(c_full, c_room, M * N, "tgl_gemm under a full budget");
+    expect_close(o_full, o_room, n_out, "tgl_conv2d under a full budget");
+    tgl_gl_test_force_gemm_splits(b, 0);
+    free(h);
+    tgl_close(b);
+}
+
+/* One op of test_full_budget_ops: runs it into out (n floats) and returns its status. */
+typedef tgl_status (*budget_op)(tgl_backend *b, const tgl_ptr *in, tgl_ptr out);
+
+static tgl_status op_sum(tgl_backend *b, const tgl_ptr *in, tgl_ptr out)
+{
+    const size_t shape[2] = {4, 65536};
+    return tgl_reduce(b, TGL_REDUCE_SUM, in[0], out, shape, 2, 1);
+}
+
+static tgl_status op_argmax(tgl_backend *b, const tgl_ptr *in, tgl_ptr out)
+{
+    const size_t shape[2] = {4, 65536};
+    return tgl_argmax(b, in[0], out, shape, 2, 1);
+}
+
+static tgl_status op_decode(tgl_backend *b, const tgl_ptr *in, tgl_ptr out)
+{
+    /* q [1, 8, 1, 64] at in[0], k and v [1, 8, 512, 64] at in[0] and in[1] */
+    return tgl_attention(b, in[0], in[0], in[1], out, 1, 8, 1, 512, 64, 0.125f, 0);
+}
+
+/* GL ops whose working buffers (reduction partials, decode chunks) find no room under
+ * TGL_MAX_MEMORY: each either runs to the result it gives with room, or fails with
+ * TGL_ERR_OUT_OF_MEMORY naming the budget, its output untouched; with room again it runs. */
+static void test_full_budget_ops(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only()) {
+        printf("TGL_TEST_CPU_ONLY=1: the GL part is skipped\n");
+        skip();
+    }
+    enum { BUDGET = 3 << 20, N_IN = 4 * 65536, N_OUT = 4096 };
+    tgt_setenv("TGL_MAX_MEMORY", "3145728");
+    tgl_backend *b = tgt_open(TGL_BACKEND_GL);
+    tgt_env_restore();
+    tgt_rng r;
+    tgt_rng_init(&r, tgt_seed());
+    float *x = malloc(2 * N_IN * sizeof(float)), want[N_OUT], got[N_OUT], poison[N_OUT];
+    assert_non_null(x);
+    for (size_t i = 0; i < 2 * N_IN; i++)
+        x[i] = tgt_uniform(&r, -1.0f, 1.0f);
+    tgt_poison(poison, N_OUT);
+    tgl_ptr in[2] = {tgt_upload(b, x, N_IN, 0), tgt_upload(b, x + N_IN, N_IN, 0)}, out, fill;
+    TGT_OK(b, tgl_alloc(b, N_OUT * sizeof(float), &out));
+    static const struct {
+        const char *name;
+        budget_op run;
+        size_t n; /* floats of out it writes */
+    } ops[] = {{"tgl_reduce", op_sum, 4}, {"tgl_argmax", op_argmax, 4}, {"tgl_attention (decode)", op_decode, 512}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        TGT_OK(b, ops[i].run(b, in, out));
+        download(b, out, want, ops[i].n);
+        TGT_OK(b, tgl_copy_htod(b, out, poison, sizeof poison));
+        TGT_OK(b, tgl_alloc(b, BUDGET - b->mem_in_use, &fill)); /* the kept buffers give way */
+        tgl_status st = ops[i].run(b, in, out);
+        download(b, out, got, N_OUT);
+        if (st == TGL_ERR_OUT_OF_MEMORY) {
+            if (!strstr(tgl_last_error(b), "TGL_MAX_MEMORY"))
+                fail_msg("%s: %s", ops[i].name, tgl_last_error(b));
+            if (memcmp(got, poison, sizeof got))
+                fail_msg("%s failed under a full budget but wrote its output", ops[i].name);
+        } else {
+            TGT_OK(b, st);
+            if (memcmp(got, want, ops[i].n * sizeof(float)))
+                fail_msg("%s under a full budget: another result", ops[i].name);
+        }
+        assert_true(b->mem_in_use + b->mem_scratch <= BUDGET);
+        TGT_OK(b, tgl_free(b, fill));
+        TGT_OK(b, ops[i].run(b, in, out));
+        download(b, out, got, ops[i].n);
+        if (memcmp(got, want, ops[i].n * sizeof(float)))
+            fail_msg("%s with room again: another result", ops[i].name);
+    }
+    free(x);
+    tgl_close(b);
+}
+
 #define PER_BACKEND(f)                                                                    \
     cmocka_unit_test_prestate_setup_teardown(f, setup, teardown, &gl_ctx),               \
         cmocka_unit_test_prestate_setup_teardown(f, setup, teardown, &cpu_ctx)
@@ -661,7 +814,8 @@ int main(void)
         PER_BACKEND(test_dtod_paths),            PER_BACKEND(test_memory_info_and_pool),
         PER_BACKEND(test_memory_budget),         PER_BACKEND(test_texture_windows_at_buffer_end),
         PER_BACKEND(test_transfer_paths),         PER_BACKEND(test_pointer_identity),
-        cmocka_unit_test(test_host_copy),
+        cmocka_unit_test(test_host_copy),         cmocka_unit_test(test_budget_counts_kept_buffers),
+        cmocka_unit_test(test_full_budget_ops),
     };
     return cmocka_run_group_tests_name("memory (gl, cpu)", tests, NULL, NULL);
 }

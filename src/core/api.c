@@ -8,11 +8,22 @@
 
 #define F32 sizeof(float)
 
-/* Whether `bytes` more fit under TGL_MAX_MEMORY beside the live allocations (no budget: always). */
-static int within_budget(const tgl_backend *b, size_t bytes)
+int tgl__within_budget(const tgl_backend *b, uint64_t bytes)
 {
-    uint64_t max = b->config.max_memory;
-    return !max || bytes <= max - (b->mem_in_use < max ? b->mem_in_use : max);
+    uint64_t max = b->config.max_memory, used = b->mem_in_use + b->mem_scratch;
+    return !max || bytes <= max - (used < max ? used : max);
+}
+
+/* Whether `bytes` more fit under TGL_MAX_MEMORY, once more after the backend gave back the
+ * buffers it keeps between calls (they are counted too, but an allocation comes first). */
+static int make_room(tgl_backend *b, size_t bytes)
+{
+    if (tgl__within_budget(b, bytes))
+        return 1;
+    if (!b->mem_scratch || !b->vt->release_scratch)
+        return 0;
+    b->vt->release_scratch(b);
+    return tgl__within_budget(b, bytes);
 }
 
 void tgl__temp_release(tgl_backend *b)
@@ -26,12 +37,15 @@ void tgl__temp_release(tgl_backend *b)
 }
 
 /* A device buffer of `bytes`; where the device has no room, once more after the kept
- * temporary buffer is given back. */
+ * temporary buffer and the backend's kept buffers are given back. */
 static tgl_status create_buffer(tgl_backend *b, size_t bytes, void **buf)
 {
     tgl_status st = b->vt->buffer_create(b, bytes, buf);
-    if (st == TGL_ERR_OUT_OF_MEMORY && b->temp_keep && !b->temp_keep_busy) {
+    int spare = (b->temp_keep && !b->temp_keep_busy) || (b->mem_scratch && b->vt->release_scratch);
+    if (st == TGL_ERR_OUT_OF_MEMORY && spare) {
         tgl__temp_release(b);
+        if (b->vt->release_scratch)
+            b->vt->release_scratch(b);
         st = b->vt->buffer_create(b, bytes, buf);
     }
     return st;
@@ -64,10 +78,11 @@ TGL_API tgl_status tgl_alloc(tgl_backend *b, size_t bytes, tgl_ptr *out)
     if ((uint64_t)bytes > TGL__MAX_ALLOC_BYTES)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "bytes: %zu exceeds the largest allocation (2^%d)",
                          bytes, TGL__OFFSET_BITS);
-    if (!within_budget(b, bytes))
+    if (!make_room(b, bytes))
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
-                         "tgl_alloc: %zu bytes would take the live allocations (%llu bytes) past TGL_MAX_MEMORY "
-                         "(%llu)", bytes, (unsigned long long)b->mem_in_use, (unsigned long long)b->config.max_memory);
+                         "tgl_alloc: %zu bytes would take the live allocations (%llu bytes) and the backend's kept "
+                         "buffers (%llu) past TGL_MAX_MEMORY (%llu)", bytes, (unsigned long long)b->mem_in_use,
+                         (unsigned long long)b->mem_scratch, (unsigned long long)b->config.max_memory);
     if (b->handles.live >= TGL__MAX_SLOTS)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "handle table full: %u live allocations",
                          b->handles.live);
@@ -111,10 +126,11 @@ tgl_status tgl__temp_create(tgl_backend *b, const char *fn, size_t bytes, void *
     if ((uint64_t)bytes > TGL__MAX_ALLOC_BYTES)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "%s: a temporary buffer of %zu bytes exceeds the largest allocation "
                          "(2^%d)", fn, bytes, TGL__OFFSET_BITS);
-    if (!within_budget(b, bytes))
+    if (!make_room(b, bytes))
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
-                         "%s: its temporary buffer of %zu bytes would take the live allocations (%llu bytes) past "
-                         "TGL_MAX_MEMORY (%llu)", fn, bytes, (unsigned long long)b->mem_in_use,
+                         "%s: its temporary buffer of %zu bytes would take the live allocations (%llu bytes) and the "
+                         "backend's kept buffers (%llu) past TGL_MAX_MEMORY (%llu)", fn, bytes,
+                         (unsigned long long)b->mem_in_use, (unsigned long long)b->mem_scratch,
                          (unsigned long long)b->config.max_memory);
     if (b->temp_keep && !b->temp_keep_busy && b->temp_keep_bytes >= bytes) {
         *buf = b->temp_keep;

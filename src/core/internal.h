@@ -493,6 +493,9 @@ typedef struct tgl__vtable {
     /* Called without activate: activates itself before it touches the device. */
     tgl_status (*buffer_create)(tgl_backend *b, size_t bytes, void **out);
     void (*buffer_destroy)(tgl_backend *b, void *buf);
+    /* Optional: gives back the buffers kept between calls that keep no state (mem_scratch falls);
+     * called between calls only, never while an op runs. */
+    void (*release_scratch)(tgl_backend *b);
     tgl_status (*upload)(tgl_backend *b, tgl__view dst, const void *src, size_t bytes);
     tgl_status (*download)(tgl_backend *b, void *dst, tgl__view src, size_t bytes);
     tgl_status (*copy)(tgl_backend *b, tgl__view dst, tgl__view src, size_t bytes);
@@ -590,6 +593,11 @@ struct tgl_backend {
     void *temp_keep;
     size_t temp_keep_bytes;
     int temp_keep_busy;
+    /* Bytes of the backend's own buffers kept between calls (GL, tgl_gl_grow: split-K partials,
+     * im2col, reduction partials, rope tables, ...): counted against TGL_MAX_MEMORY beside the
+     * live allocations; the idle ones that keep no state are given back (vtable release_scratch)
+     * when an allocation or a temporary finds no room. */
+    uint64_t mem_scratch;
     FILE *log_file;             /* TGL_LOG, or NULL for stderr */
     char fallback_reason[512];  /* why auto chose the CPU backend */
     struct tgl__trace *trace;   /* recording (TGL_TRACE, tgl_trace_start), or NULL */
@@ -600,6 +608,9 @@ struct tgl_backend {
 
 /* Gives back the temporary buffer kept between calls (an idle one; api.c), e.g. at tgl_close. */
 void tgl__temp_release(tgl_backend *b);
+/* Whether `bytes` more fit under TGL_MAX_MEMORY beside the live allocations and the backend's
+ * kept buffers (mem_scratch); without a budget, always. */
+int tgl__within_budget(const tgl_backend *b, uint64_t bytes);
 /* 1 when b is process-bound (vtable) and this process is a fork() of the one that opened it. */
 int tgl__forked(const tgl_backend *b);
 /* The fork() count that tgl__forked compares with; the first call registers the counter. */

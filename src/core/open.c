@@ -78,7 +78,7 @@ static tgl_status open_kind(tgl_backend *b)
         b->vt->destroy(b);
         b->vt = NULL;
         b->impl = NULL;
-        b->mem_in_use = b->mem_peak = 0;
+        b->mem_in_use = b->mem_peak = b->mem_scratch = 0;
     }
     /* A device the user named that cannot be had is an error for auto too (README: not a silent
      * fallback). */

@@ -122,6 +122,7 @@ static const tgl__vtable gl_vtable = {
     .memory_info = gl_memory_info,
     .buffer_create = tgl_gl_buffer_create,
     .buffer_destroy = tgl_gl_buffer_destroy,
+    .release_scratch = tgl_gl_release_scratch,
     .upload = tgl_gl_upload,
     .download = tgl_gl_download,
     .copy = tgl_gl_copy,

@@ -281,12 +281,16 @@ static int run_im2col(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
         nb = (size_t)l->wg_count[0] * COL_WG / p;
     if (nb > d->batch)
         nb = d->batch;
+    int sums = cv->bias.buf || has_epilogue(cv);
+    /* slabs whose buffers TGL_MAX_MEMORY has room for; none: the direct kernels, which need none */
+    while (nb && !tgl__within_budget(b, tgl_gl_grow_extra(gl->conv_cols, nb * img_cols * F32) +
+                                            (sums ? tgl_gl_grow_extra(gl->conv_sums, nb * img_out * F32) : 0)))
+        nb /= 2;
     if (nb == 0)
         return 0;
     /* inputs as buffer textures where the device reads them so and the windows fit */
     int tex_in = l->texel_inputs && nb * img_in + 64 <= l->texture_buffer_texels;
     int tex_sums = l->texel_inputs && nb * img_out + 64 <= l->texture_buffer_texels;
-    int sums = cv->bias.buf || has_epilogue(cv);
     tgl_gl_plan plans[2] = {col_plan(1, tex_in, 0, 0), col_plan(0, tex_sums, cv->bias.buf != NULL, has_epilogue(cv))};
     plans[0].groups = tgl_gl_ceil_div(d->batch * cv->out_h, COL_WG) * k * d->groups;
     plans[1].groups = tgl_gl_ceil_div(d->batch * p, COL_WG) * ocg * d->groups;
@@ -389,6 +393,9 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
         splits = 1;
     else if (nb > split_nb)
         nb = split_nb;
+    /* partials TGL_MAX_MEMORY has no room for beside the live allocations: no split */
+    if (splits > 1 && !tgl__within_budget(b, tgl_gl_grow_extra(gl->split_partials, splits * nb * img_out * F32)))
+        splits = 1;
     /* Dispatches of bounded time (TGL_MAX_DISPATCH_MS): 2 k flops per output element. */
     double flops = tgl_gl_dispatch_flops(b), per_img = 2.0 * (double)k * (double)img_out;
     if (flops > 0 && per_img > 0 && (double)nb * per_img > flops)

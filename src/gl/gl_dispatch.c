@@ -168,6 +168,13 @@ tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes)
 {
     if (*slot && (*slot)->bytes >= bytes)
         return TGL_OK;
+    size_t had = *slot ? (*slot)->bytes : 0;
+    if (!tgl__within_budget(b, tgl_gl_grow_extra(*slot, bytes)))
+        return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
+                         "a working buffer of %zu bytes (split-K partials, im2col, partial sums) would take the live "
+                         "allocations (%llu bytes) and the backend's kept buffers (%llu) past TGL_MAX_MEMORY (%llu)",
+                         bytes, (unsigned long long)b->mem_in_use, (unsigned long long)b->mem_scratch,
+                         (unsigned long long)b->config.max_memory);
     void *fresh;
     tgl_status st = tgl_gl_buffer_create(b, bytes, &fresh);
     if (st)
@@ -176,13 +183,37 @@ tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes)
     if (*slot)
         tgl_gl_buffer_destroy(b, *slot);
     *slot = fresh;
+    b->mem_scratch += (*slot)->bytes - had;
     return TGL_OK;
+}
+
+size_t tgl_gl_grow_extra(const tgl_gl_buffer *slot, size_t bytes)
+{
+    size_t had = slot ? slot->bytes : 0;
+    return bytes > had ? bytes - had : 0;
+}
+
+void tgl_gl_release_scratch(tgl_backend *b)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    /* the kept buffers that hold nothing between calls (the status words and rope tables do) */
+    tgl_gl_buffer **idle[] = {&gl->scratch, &gl->split_partials, &gl->conv_cols, &gl->conv_sums, &gl->attention_kv};
+    for (size_t i = 0; i < sizeof idle / sizeof idle[0]; i++)
+        if (*idle[i]) {
+            b->mem_scratch -= (*idle[i])->bytes;
+            tgl_gl_buffer_destroy(b, *idle[i]);
+            *idle[i] = NULL;
+        }
 }
 
 tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    tgl_status st = tgl_gl_grow(b, &gl->scratch, bytes < 65536 ? 65536 : bytes);
+    /* at least 64 KiB, so that small calls share one buffer, unless TGL_MAX_MEMORY leaves less */
+    size_t want = bytes < 65536 ? 65536 : bytes;
+    if (want > bytes && !tgl__within_budget(b, tgl_gl_grow_extra(gl->scratch, want)))
+        want = bytes;
+    tgl_status st = tgl_gl_grow(b, &gl->scratch, want);
     if (!st)
         *out = gl->scratch;
     return st;

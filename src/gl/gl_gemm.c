@@ -406,6 +406,8 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
      * into C with beta 1 and the epilogue (a gate never splits: gemm_splits). */
     int epilogue = tgl__gemm_has_epilogue(g);
     size_t batched = epilogue && !rest ? full - 1 : full, partials = parts - (size_t)epilogue;
+    if (!tgl__within_budget(b, tgl_gl_grow_extra(gl->split_partials, partials * mn * sizeof(float))))
+        return run_on(b, g, kn); /* partials TGL_MAX_MEMORY has no room for: no split */
     if ((st = tgl_gl_grow(b, &gl->split_partials, partials * mn * sizeof(float))))
         return st;
     /* The whole ranges as one batch of products, range t at A's column (or row) t kc and B's
