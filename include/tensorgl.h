@@ -90,9 +90,13 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  * off), TGL_LOG=path (append log lines to a file instead of stderr), TGL_CACHE_DIR=dir (where linked
  * programs are kept between runs; default $XDG_CACHE_HOME/tensorgl or ~/.cache/tensorgl; empty
  * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the device memory tensorgl holds: the live
- * allocations, an op's temporary buffer while it runs and GL's working buffers kept between calls;
- * tgl_alloc past it fails with TGL_ERR_OUT_OF_MEMORY once the kept buffers have given way; see
- * docs/api.md), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
+ * allocations, an op's temporary buffer while it runs (tgl_scatter, tgl_sort, ...), and the GL
+ * backend's working buffers kept between calls (split-K partial outputs, conv_im2col's im2col and
+ * products, reduction partials, rope tables); tgl_alloc past it fails with TGL_ERR_OUT_OF_MEMORY
+ * once the kept working buffers that hold nothing between calls have been given back; a tgl_gemm
+ * or tgl_conv2d whose working buffers find no room runs without them (no split-K, no im2col: same
+ * results, other summation order); other ops whose working buffer finds no room fail with
+ * TGL_ERR_OUT_OF_MEMORY, their outputs untouched), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
  * (tgl_profile_start, and the table on stderr at tgl_close), TGL_SHADER=glsl|spirv (GL kernels
  * from GLSL source, the default, or from the SPIR-V modules `make spirv` builds, through
  * GL_ARB_gl_spirv: desktop GL only), TGL_SPIRV_DIR=dir (where those modules are; default
