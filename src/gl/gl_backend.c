@@ -25,8 +25,7 @@ static void gl_destroy(tgl_backend *b)
     tgl_gl *gl = tgl_gl_of(b);
     if (!gl)
         return;
-    if (gl->scratch)
-        tgl_gl_buffer_destroy(b, gl->scratch);
+    tgl_gl_release_scratch(b); /* the working buffers that hold nothing between calls */
     if (gl->rope_table)
         tgl_gl_buffer_destroy(b, gl->rope_table);
     if (gl->rope_t_table)
@@ -34,14 +33,6 @@ static void gl_destroy(tgl_backend *b)
     free(gl->rope_t_host);
     if (gl->status)
         tgl_gl_buffer_destroy(b, gl->status);
-    if (gl->split_partials)
-        tgl_gl_buffer_destroy(b, gl->split_partials);
-    if (gl->conv_cols)
-        tgl_gl_buffer_destroy(b, gl->conv_cols);
-    if (gl->conv_sums)
-        tgl_gl_buffer_destroy(b, gl->conv_sums);
-    if (gl->attention_kv)
-        tgl_gl_buffer_destroy(b, gl->attention_kv);
     tgl_gl_variant_list_free(&gl->variants);
     int current = tgl_egl_make_current(b, &gl->egl) == TGL_OK;
     tgl_gl_pool_fini(b, current);
