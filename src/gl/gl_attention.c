@@ -481,6 +481,25 @@ static size_t reg_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l)
     return keys; /* tgl_gl_attention takes a length of all the keys or more as no split */
 }
 
+/* A chunk length (a multiple of step) whose chunks' partial results for one (batch, head) block
+ * (seq_q rows of decode_dp + 4 floats each) fit one SSBO window: keys, or longer chunks where
+ * those do not fit, 0 (no split) where two would not. A chunk forced by llvmpipe's loop limit
+ * stays as it is past that bound (tgl_gl_attention then refuses the block). The planners size
+ * chunks for speed, not for this; a long block under a small SSBO limit (the test hook, 128 KiB:
+ * 63 queries in 4 chunks of 72 dims is 33264 floats) is where they meet it. */
+static size_t fitting_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l, size_t keys, size_t step)
+{
+    size_t per_chunk = a->seq_q * (decode_dp(a->head_dim) + 4), fit = tgl_gl_max_window_elems(l, F32) / per_chunk;
+    if (tgl_gl_ceil_div(a->seq_kv, keys) <= fit)
+        return keys;
+    if (fit < 2)
+        return l->loop_limit && a->seq_kv > walk_keys(a->head_dim) ? keys : 0;
+    size_t longer = tgl_gl_ceil_div(tgl_gl_ceil_div(a->seq_kv, fit), step) * step;
+    if (l->loop_limit && longer > walk_keys(a->head_dim) && a->seq_kv > walk_keys(a->head_dim))
+        return keys;
+    return longer >= a->seq_kv ? 0 : longer;
+}
+
 /* Query rows a decode workgroup takes (GQ in attention/decode.comp): with grouped-query
  * attention the heads of a group share one k and v block, so 4 or 2 of them (whichever divides
  * the group) read each key and value row once, not 4 or 2 times; 1 without grouping, and where
@@ -693,6 +712,8 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
         chunk_keys = flash_chunk_keys(a, l, &plan, chunk_keys);
     if (decode || chunk_keys >= a->seq_kv) /* one chunk: no split (a forced length may be past the keys) */
         chunk_keys = 0;
+    if (chunk_keys)
+        chunk_keys = fitting_chunk_keys(a, l, chunk_keys, reg ? 16 : plan.fs.bkv);
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t per_q = a->seq_q * d, per_kv = key_windows ? 0 : a->kv_cap * d;
     size_t ch = decode ? decode_chunk(a, l) : 0, chunk = decode ? ch : chunk_keys;

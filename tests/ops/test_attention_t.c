@@ -341,7 +341,8 @@ static void gl_random(pair *p, tgl_backend *gl, int calls, const char *what)
             tcase c = random_case(&p->rng);
             /* Keys cut into 2 to 4 chunks merged by a second pass, as GPUs cut long or few-row
              * calls: lengths off the kernels' key steps, windows that start between steps. (The
-             * chunks' partial results must fit the small SSBO limit of test_gl_slabs.) */
+             * chunks' partial results, past the small SSBO limit of test_gl_slabs, make the
+             * backend take fewer, longer chunks.) */
             if (tgt_below(&p->rng, 3) == 0) {
                 size_t keys = keys_used(&c), parts = 2 + tgt_below(&p->rng, 3);
                 c.chunk_keys = (keys + parts - 1) / parts + tgt_below(&p->rng, 4);
@@ -385,6 +386,28 @@ static void test_gl_slabs(void **state)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_test_set_limits(gl, 128 * 1024, NULL); /* 256 keys of 72 dims (the decode kernels' chunk) and a bit */
     gl_random(p, gl, tgt_count(8), "small SSBO limit");
+    /* Chunks whose partial results do not fit one window (63 rows x 4 chunks x (128 + 4) floats
+     * > 32K): each prefill path takes longer chunks (or none) and runs. */
+    static const size_t forced[3] = {56, 23, 1};
+    for (int path = 0; path < 4; path++) {
+        if (path == 2) /* the decode kernels take no forced chunks */
+            continue;
+        tgl_gl_test_force_attention(gl, path);
+        for (int i = 0; i < 3; i++) {
+            tcase c = {.batch = 1, .heads = 2, .heads_kv = 1, .seq_q = 63, .cap = 222, .d = 72, .chunk_keys = forced[i]};
+            c.desc.causal = i == 1;
+            tgl_gl_test_attention_chunk_keys(gl, c.chunk_keys);
+            data x = make_data(&p->rng, &c);
+            float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
+            if (got)
+                expect_close(&c, got, want, x.nq, 1e-8, paths[path]);
+            free(want);
+            free(got);
+            free_data(&x);
+        }
+    }
+    tgl_gl_test_force_attention(gl, -1);
+    tgl_gl_test_attention_chunk_keys(gl, 0);
     tgl_close(gl);
 }
 
