@@ -482,14 +482,15 @@ static size_t reg_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l)
 }
 
 /* A chunk length (a multiple of step) whose chunks' partial results for one (batch, head) block
- * (seq_q rows of decode_dp + 4 floats each) fit one SSBO window: keys, or longer chunks where
+ * (seq_q rows of decode_dp + 4 floats each) fit max floats (a block's window): keys, or longer chunks where
  * those do not fit, 0 (no split) where two would not. A chunk forced by llvmpipe's loop limit
  * stays as it is past that bound (tgl_gl_attention then refuses the block). The planners size
  * chunks for speed, not for this; a long block under a small SSBO limit (the test hook, 128 KiB:
  * 63 queries in 4 chunks of 72 dims is 33264 floats) is where they meet it. */
-static size_t fitting_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l, size_t keys, size_t step)
+static size_t fitting_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l, size_t max, size_t keys,
+                                 size_t step)
 {
-    size_t per_chunk = a->seq_q * (decode_dp(a->head_dim) + 4), fit = tgl_gl_max_window_elems(l, F32) / per_chunk;
+    size_t per_chunk = a->seq_q * (decode_dp(a->head_dim) + 4), fit = max / per_chunk;
     if (tgl_gl_ceil_div(a->seq_kv, keys) <= fit)
         return keys;
     if (fit < 2)
@@ -712,8 +713,10 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
         chunk_keys = flash_chunk_keys(a, l, &plan, chunk_keys);
     if (decode || chunk_keys >= a->seq_kv) /* one chunk: no split (a forced length may be past the keys) */
         chunk_keys = 0;
+    if (reg && l->texture_buffer_texels < max) /* flash_reg's blocks are buffer textures */
+        max = (size_t)l->texture_buffer_texels;
     if (chunk_keys)
-        chunk_keys = fitting_chunk_keys(a, l, chunk_keys, reg ? 16 : plan.fs.bkv);
+        chunk_keys = fitting_chunk_keys(a, l, max, chunk_keys, reg ? 16 : plan.fs.bkv);
     /* (batch, head) blocks per slab: the windows and the grid must fit. */
     size_t per_q = a->seq_q * d, per_kv = key_windows ? 0 : a->kv_cap * d;
     size_t ch = decode ? decode_chunk(a, l) : 0, chunk = decode ? ch : chunk_keys;
@@ -722,8 +725,6 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
     size_t per = per_q > per_kv ? per_q : per_kv;
     if (per_part > per)
         per = per_part;
-    if (reg && l->texture_buffer_texels < max)
-        max = (size_t)l->texture_buffer_texels;
     size_t n = key_windows ? per <= max : per ? max / per : bh;
     size_t grid = decode ? l->wg_count[1] / a->seq_q : l->wg_count[1];
     if (n > grid)
