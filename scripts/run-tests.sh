@@ -75,14 +75,18 @@ report() {
     echo "-- $t: $secs s"
     times="$times
 $secs $t"
-    # cmocka exits with the number of failed tests; anything its summary does not explain
-    # (a crash, a sanitizer abort) is counted here.
-    if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \]' "$out"; then
-        echo "!! $t exited with status $rc without a cmocka failure report"
+    # cmocka exits with the number of failed tests and counts them in its summary; a non-zero
+    # exit without that count (a crash or sanitizer abort, even after a test had failed; a group
+    # setup that failed, so that no test ran) is counted here.
+    if [ "$rc" != 0 ] && ! grep -q '^\[  FAILED  \] [0-9]* test(s), listed below:' "$out"; then
+        echo "!! $t exited with status $rc without a cmocka failure count"
         crashed=$((crashed + 1))
         if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
             failures="$failures
 $t: still running after $limit s, stopped (TGL_TEST_TIMEOUT)"
+        elif grep -q '^\[  FAILED  \] GROUP \(SETUP\|TEARDOWN\)' "$out"; then
+            failures="$failures
+$t: its group setup or teardown failed (output above)"
         else
             failures="$failures
 $t: exited with status $rc (crash or sanitizer report above)"
