@@ -493,10 +493,9 @@ static size_t fitting_chunk_keys(const tgl__attention *a, const tgl_gl_limits *l
     size_t per_chunk = a->seq_q * (decode_dp(a->head_dim) + 4), fit = max / per_chunk;
     if (tgl_gl_ceil_div(a->seq_kv, keys) <= fit)
         return keys;
-    if (fit < 2)
-        return l->loop_limit && a->seq_kv > walk_keys(a->head_dim) ? keys : 0;
-    size_t longer = tgl_gl_ceil_div(tgl_gl_ceil_div(a->seq_kv, fit), step) * step;
-    if (l->loop_limit && longer > walk_keys(a->head_dim) && a->seq_kv > walk_keys(a->head_dim))
+    int walk_bound = l->loop_limit && a->seq_kv > walk_keys(a->head_dim); /* chunks cannot grow past it */
+    size_t longer = fit < 2 ? a->seq_kv : tgl_gl_ceil_div(tgl_gl_ceil_div(a->seq_kv, fit), step) * step;
+    if (walk_bound && longer > walk_keys(a->head_dim))
         return keys;
     return longer >= a->seq_kv ? 0 : longer;
 }

@@ -332,6 +332,21 @@ static void test_cpu_matches_reference(void **state)
 
 static const char *const paths[] = {"flash_reg", "flash", "decode", "flash without subgroup shuffles"};
 
+/* c on gl against the CPU backend, fresh random data: written whole and close at 1e-8 (gl may
+ * refuse a mask it has no buffer textures for: run_on says so). */
+static void gl_against_cpu(pair *p, tgl_backend *gl, const tcase *c, const char *who)
+{
+    data x = make_data(&p->rng, c);
+    float *want = run_on(p->cpu, c, &x), *got = run_on(gl, c, &x);
+    if (got && tgt_first_unpoisoned(got, x.nq) != 0 && x.nq)
+        fail_msg("%s: output left unwritten", who);
+    if (got)
+        expect_close(c, got, want, x.nq, 1e-8, who);
+    free(want);
+    free(got);
+    free_data(&x);
+}
+
 /* GL on each kernel path against the CPU, random cases. */
 static void gl_random(pair *p, tgl_backend *gl, int calls, const char *what)
 {
@@ -348,17 +363,9 @@ static void gl_random(pair *p, tgl_backend *gl, int calls, const char *what)
                 c.chunk_keys = (keys + parts - 1) / parts + tgt_below(&p->rng, 4);
             }
             tgl_gl_test_attention_chunk_keys(gl, c.chunk_keys);
-            data x = make_data(&p->rng, &c);
-            float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
             char who[120];
             snprintf(who, sizeof who, "%s, %s", what, path < 0 ? "the device's choice" : paths[path]);
-            if (got && tgt_first_unpoisoned(got, x.nq) != 0 && x.nq)
-                fail_msg("%s: output left unwritten", who);
-            if (got)
-                expect_close(&c, got, want, x.nq, 1e-8, who);
-            free(want);
-            free(got);
-            free_data(&x);
+            gl_against_cpu(p, gl, &c, who);
         }
     }
     tgl_gl_test_force_attention(gl, -1);
@@ -397,13 +404,7 @@ static void test_gl_slabs(void **state)
             tcase c = {.batch = 1, .heads = 2, .heads_kv = 1, .seq_q = 63, .cap = 222, .d = 72, .chunk_keys = forced[i]};
             c.desc.causal = i == 1;
             tgl_gl_test_attention_chunk_keys(gl, c.chunk_keys);
-            data x = make_data(&p->rng, &c);
-            float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
-            if (got)
-                expect_close(&c, got, want, x.nq, 1e-8, paths[path]);
-            free(want);
-            free(got);
-            free_data(&x);
+            gl_against_cpu(p, gl, &c, paths[path]);
         }
     }
     tgl_gl_test_force_attention(gl, -1);
@@ -428,13 +429,7 @@ static void test_large_heads(void **state)
             tcase c = {.batch = 2, .heads = 4, .heads_kv = 2, .seq_q = rows[i & 1], .cap = 300, .d = dims[i >> 1],
                        .f16 = 1, .masked = 1, .mask_b = 1, .use_lens = 1, .lens = {300, 41}};
             c.desc = (tgl_attention_desc){.causal = 1, .window = 100, .softcap = 20.0f, .alibi_max_bias = 8.0f};
-            data x = make_data(&p->rng, &c);
-            float *want = run_on(p->cpu, &c, &x), *got = run_on(gl, &c, &x);
-            if (got)
-                expect_close(&c, got, want, x.nq, 1e-8, paths[path]);
-            free(want);
-            free(got);
-            free_data(&x);
+            gl_against_cpu(p, gl, &c, paths[path]);
         }
     }
     tgl_close(gl);
