@@ -304,7 +304,7 @@ static tgl_status pass_bindings(tgl_backend *b, const tgl__attention *a, const s
         return TGL_OK;
     size_t bytes = n * a->seq_q * chunks * (decode_dp(a->head_dim) + 4) * F32;
     tgl_gl_buffer *scratch;
-    tgl_status st = tgl_gl_scratch(b, bytes, &scratch);
+    tgl_status st = tgl_gl_scratch(b, bytes, "attention's key-chunk partials", &scratch);
     if (st)
         return st;
     bind[4] = (tgl_gl_binding){.buf = scratch, .bytes = bytes, .writes = 1};
@@ -536,7 +536,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     unsigned dp = decode_dp(a->head_dim);
     size_t part_bytes = rows * chunks * (dp + 4) * F32;
     tgl_gl_buffer *scratch;
-    tgl_status st = tgl_gl_scratch(b, part_bytes, &scratch);
+    tgl_status st = tgl_gl_scratch(b, part_bytes, "decode attention's chunk partials", &scratch);
     if (st)
         return st;
     slab s = bind_slab(a, bh0, n, l->ssbo_align);
@@ -630,7 +630,7 @@ static tgl_status widen_kv(tgl_backend *b, const tgl__attention *a, tgl__attenti
     tgl_gl *gl = tgl_gl_of(b);
     size_t d = a->head_dim, blocks = a->batch * a->heads_kv, n = blocks * a->seq_kv * d, align = gl->limits.ssbo_align;
     size_t v_at = tgl_gl_ceil_div(n * F32, align) * align;
-    tgl_status st = tgl_gl_grow(b, &gl->attention_kv, 2 * v_at);
+    tgl_status st = tgl_gl_grow(b, &gl->attention_kv, 2 * v_at, "attention's f32 copy of an f16 k and v");
     *wide = *a;
     wide->kv_f16 = 0;
     wide->kv_cap = a->seq_kv;

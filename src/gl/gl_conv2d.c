@@ -296,8 +296,8 @@ static int run_im2col(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     plans[1].groups = tgl_gl_ceil_div(d->batch * p, COL_WG) * ocg * d->groups;
     GLuint prog[2] = {0, 0};
     if ((*st = tgl_gl_plan_program(b, &plans[0], &prog[0])) || (sums && (*st = tgl_gl_plan_program(b, &plans[1], &prog[1]))) ||
-        (*st = tgl_gl_grow(b, &gl->conv_cols, nb * img_cols * F32)) ||
-        (sums && (*st = tgl_gl_grow(b, &gl->conv_sums, nb * img_out * F32))))
+        (*st = tgl_gl_grow(b, &gl->conv_cols, nb * img_cols * F32, "tgl_conv2d's im2col columns")) ||
+        (sums && (*st = tgl_gl_grow(b, &gl->conv_sums, nb * img_out * F32, "tgl_conv2d's column sums"))))
         return 1;
     size_t n_f = d->out_channels * k;
     for (size_t n0 = 0; n0 < d->batch && !*st; n0 += nb) {
@@ -421,7 +421,7 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
                           : why[cfg - configs];
     GLuint prog;
     st = tgl_gl_plan_program(b, &plan, &prog);
-    if (st || (splits > 1 && (st = tgl_gl_grow(b, &gl->split_partials, splits * nb * img_out * F32))))
+    if (st || (splits > 1 && (st = tgl_gl_grow(b, &gl->split_partials, splits * nb * img_out * F32, "tgl_conv2d's split-K partials"))))
         return st;
     for (size_t n0 = 0; n0 < d->batch; n0 += nb)
         if ((st = run_slab(b, cv, cfg, prog, n0, d->batch - n0 < nb ? d->batch - n0 : nb, splits)))

@@ -164,16 +164,16 @@ size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size)
     return (size_t)(n < index_cap ? n : index_cap);
 }
 
-tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes)
+tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes, const char *what)
 {
     if (*slot && (*slot)->bytes >= bytes)
         return TGL_OK;
     size_t had = *slot ? (*slot)->bytes : 0;
     if (!tgl__within_budget(b, tgl_gl_grow_extra(*slot, bytes)))
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY,
-                         "a working buffer of %zu bytes (split-K partials, im2col, partial sums) would take the live "
-                         "allocations (%llu bytes) and the backend's kept buffers (%llu) past TGL_MAX_MEMORY (%llu)",
-                         bytes, (unsigned long long)b->mem_in_use, (unsigned long long)b->mem_scratch,
+                         "a working buffer of %zu bytes (%s) would take the live allocations (%llu bytes) and the "
+                         "backend's kept buffers (%llu) past TGL_MAX_MEMORY (%llu)",
+                         bytes, what, (unsigned long long)b->mem_in_use, (unsigned long long)b->mem_scratch,
                          (unsigned long long)b->config.max_memory);
     void *fresh;
     tgl_status st = tgl_gl_buffer_create(b, bytes, &fresh);
@@ -206,14 +206,14 @@ void tgl_gl_release_scratch(tgl_backend *b)
         }
 }
 
-tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out)
+tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, const char *what, tgl_gl_buffer **out)
 {
     tgl_gl *gl = tgl_gl_of(b);
     /* at least 64 KiB, so that small calls share one buffer, unless TGL_MAX_MEMORY leaves less */
     size_t want = bytes < 65536 ? 65536 : bytes;
     if (want > bytes && !tgl__within_budget(b, tgl_gl_grow_extra(gl->scratch, want)))
         want = bytes;
-    tgl_status st = tgl_gl_grow(b, &gl->scratch, want);
+    tgl_status st = tgl_gl_grow(b, &gl->scratch, want, what);
     if (!st)
         *out = gl->scratch;
     return st;

@@ -270,7 +270,7 @@ static tgl_status gate_in_slices(tgl_backend *b, const tgl__gemm *g, gemm_kernel
 {
     tgl_gl *gl = tgl_gl_of(b);
     size_t mn = g->m * g->n;
-    tgl_status st = tgl_gl_grow(b, &gl->split_partials, mn * sizeof(float));
+    tgl_status st = tgl_gl_grow(b, &gl->split_partials, mn * sizeof(float), "a product's slice partials");
     if (st)
         return st;
     tgl__gemm t = *g;
@@ -408,7 +408,7 @@ tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g)
     size_t batched = epilogue && !rest ? full - 1 : full, partials = parts - (size_t)epilogue;
     if (!tgl__within_budget(b, tgl_gl_grow_extra(gl->split_partials, partials * mn * sizeof(float))))
         return run_on(b, g, kn); /* partials TGL_MAX_MEMORY has no room for: no split */
-    if ((st = tgl_gl_grow(b, &gl->split_partials, partials * mn * sizeof(float))))
+    if ((st = tgl_gl_grow(b, &gl->split_partials, partials * mn * sizeof(float), "a product's split-K partials")))
         return st;
     /* The whole ranges as one batch of products, range t at A's column (or row) t kc and B's
      * row (or column) t kc, into partial t; beta is 0, so the partials are never read. */

@@ -547,15 +547,17 @@ double tgl_gl_dispatch_flops(tgl_backend *b);
 size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
 /* A buffer the backend keeps in *slot, replaced by a new one of `bytes` when smaller or absent
  * (contents undefined then). Counted in b->mem_scratch: growing past TGL_MAX_MEMORY (beside the
- * live allocations) fails with TGL_ERR_OUT_OF_MEMORY. */
-tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes);
+ * live allocations) fails with TGL_ERR_OUT_OF_MEMORY, the message naming `what` the buffer is
+ * for ("tgl_conv2d's im2col columns"). */
+tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes, const char *what);
 /* The bytes tgl_gl_grow(b, &slot, bytes) would add to mem_scratch: paths with a way round a
  * buffer that TGL_MAX_MEMORY has no room for ask tgl__within_budget first. */
 size_t tgl_gl_grow_extra(const tgl_gl_buffer *slot, size_t bytes);
 /* Gives back the kept buffers that hold nothing between calls (vtable release_scratch). */
 void tgl_gl_release_scratch(tgl_backend *b);
-/* The backend's scratch buffer, grown to at least `bytes` (contents undefined). */
-tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, tgl_gl_buffer **out);
+/* The backend's scratch buffer, grown to at least `bytes` (contents undefined) for `what`
+ * (tgl_gl_grow's). */
+tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, const char *what, tgl_gl_buffer **out);
 /* Before a transfer touches buf: waits for queued dispatches on it when the transfer writes
  * it, else issues the buffer-update barrier its pending writers need. */
 tgl_status tgl_gl_before_transfer(tgl_backend *b, tgl_gl_buffer *buf, int writes);

@@ -23,7 +23,7 @@ static tgl_status rope_table(tgl_backend *b, size_t head_dim, size_t pos_offset,
         return TGL_OK;
     }
     gl->rope_dim = 0; /* until the new table is in place */
-    tgl_status st = tgl_gl_grow(b, &gl->rope_table, 2 * half * F32);
+    tgl_status st = tgl_gl_grow(b, &gl->rope_table, 2 * half * F32, "tgl_rope's frequency table");
     if (st)
         return st;
     float *table = malloc(2 * half * F32);
@@ -211,7 +211,7 @@ static tgl_status rope_t_table(tgl_backend *b, const float *freq, size_t n)
     if (!host)
         return tgl__fail(b, TGL_ERR_OUT_OF_MEMORY, "tgl_rope_t: no host memory for %zu frequencies", n);
     gl->rope_t_host = host;
-    tgl_status st = tgl_gl_grow(b, &gl->rope_t_table, n * F32);
+    tgl_status st = tgl_gl_grow(b, &gl->rope_t_table, n * F32, "tgl_rope_t's frequency table");
     if (!st)
         st = tgl_gl_upload(b, (tgl__view){gl->rope_t_table, 0}, freq, n * F32);
     if (st)

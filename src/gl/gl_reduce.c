@@ -256,7 +256,7 @@ static tgl_status reduce_lines(tgl_backend *b, red_op o, uint32_t carry, tgl__vi
             return run_cols(b, o, carry, sb, src_pad, db, dst_pad, no, len, inner, 1, scale, backward);
         }
         tgl_gl_buffer *scratch;
-        tgl_status st = tgl_gl_scratch(b, lines * col_splits * F32, &scratch);
+        tgl_status st = tgl_gl_scratch(b, lines * col_splits * F32, "a column reduction's partials", &scratch);
         if (st)
             return st;
         tgl_gl_binding part = {.buf = scratch, .bytes = lines * col_splits * F32, .writes = 1};
@@ -287,7 +287,7 @@ static tgl_status reduce_lines(tgl_backend *b, red_op o, uint32_t carry, tgl__vi
         return run_pass(b, o, &p);
     }
     tgl_gl_buffer *scratch;
-    tgl_status st = tgl_gl_scratch(b, lines * splits * F32, &scratch);
+    tgl_status st = tgl_gl_scratch(b, lines * splits * F32, "a reduction's partials", &scratch);
     if (st)
         return st;
     p.scale = scale;
@@ -379,7 +379,7 @@ tgl_status tgl_gl_arg_reduce(tgl_backend *b, int want_max, tgl__view in, tgl__vi
     if (pc.rows > walk)
         pc.rows = walk;
     tgl_gl_buffer *best;
-    if ((st = tgl_gl_scratch(b, pc.cols * F32, &best)))
+    if ((st = tgl_gl_scratch(b, pc.cols * F32, "an argmax/argmin's best values", &best)))
         return st;
     for (size_t o = 0; o < outer; o++)
         for (size_t c0 = 0; c0 < inner; c0 += pc.cols) {

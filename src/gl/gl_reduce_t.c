@@ -208,7 +208,7 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
     bind[3].writes = 0;
     if (chunks > 1) {
         tgl_gl_buffer *scratch;
-        tgl_status st = tgl_gl_scratch(b, segs * 8, &scratch);
+        tgl_status st = tgl_gl_scratch(b, segs * 8, "a reduction's segment partials", &scratch);
         if (st)
             return st;
         bind[3] = (tgl_gl_binding){.buf = scratch, .bytes = segs * 8, .writes = 1};

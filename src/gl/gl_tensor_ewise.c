@@ -515,7 +515,7 @@ tgl_status tgl_gl_status_slot(tgl_backend *b, tgl_gl_binding *slot)
     size_t stride = gl->limits.ssbo_align > 16 ? (size_t)gl->limits.ssbo_align : 16;
     if (!gl->status || gl->status_next >= STATUS_SLOTS) {
         size_t words = STATUS_SLOTS * stride / 4;
-        tgl_status st = tgl_gl_grow(b, &gl->status, STATUS_SLOTS * stride);
+        tgl_status st = tgl_gl_grow(b, &gl->status, STATUS_SLOTS * stride, "the index checks' status words");
         if (st)
             return st;
         /* a dispatch, where an upload would make GPUs wait for the device to go idle
