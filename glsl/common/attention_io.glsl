@@ -12,7 +12,10 @@ layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer k_tex;
 layout(location = LOC_TEXTURE2, binding = 2) uniform highp samplerBuffer v_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
-#ifdef KV_F16 // k and v in binary16, four to a uvec2
+#if defined(KV_F16) && defined(K8) // (attention/decode) k eight halves a uvec4, v four a uvec2
+layout(std430, binding = 1) readonly buffer K { uvec4 k_mem[]; };
+layout(std430, binding = 2) readonly buffer V { uvec2 v_mem[]; };
+#elif defined(KV_F16) // k and v in binary16, four to a uvec2
 layout(std430, binding = 1) readonly buffer K { uvec2 k_mem[]; };
 layout(std430, binding = 2) readonly buffer V { uvec2 v_mem[]; };
 #else
@@ -211,7 +214,16 @@ float attention_adjust(float s, float slope, uint bh, uint i, uint j, float unit
 #define V_READ(i) texelFetch(v_tex, int(i)).x
 #elif defined(KV_F16) && defined(VEC4)
 #define Q_READ(i) q_mem[i]
+#ifdef K8 // vec4 i is the low or high half of uvec4 i / 2
+#define K_READ(i) k8_half(k_mem[(i) >> 1u], (i) & 1u)
+vec4 k8_half(uvec4 w, uint high)
+{
+    uvec2 h = high != 0u ? w.zw : w.xy;
+    return vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
+}
+#else
 #define K_READ(i) vec4(unpackHalf2x16(k_mem[i].x), unpackHalf2x16(k_mem[i].y))
+#endif
 #define V_READ(i) vec4(unpackHalf2x16(v_mem[i].x), unpackHalf2x16(v_mem[i].y))
 #elif defined(KV_F16)
 #define Q_READ(i) q_mem[i]
