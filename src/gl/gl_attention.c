@@ -796,7 +796,7 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
                     for (int scores = 0; scores < SCORES_KINDS; scores++)
                         for (unsigned gq = 1; gq <= 4; gq *= 2)
-                            for (int k8 = 0; k8 <= (vec4 && kv_f16); k8++)
+                            for (int k8 = 0; k8 < (vec4 && kv_f16 ? 2 : 1); k8++) /* K8 only with both */
                                 tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), ch, vec4,
                                                                       kv_f16, k8, scores, gq, DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
