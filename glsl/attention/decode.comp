@@ -81,10 +81,10 @@ void main()
         vec4 acc[GQ];
         TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++)
             acc[t] = vec4(0.0);
-#ifdef K8 // a row's 8 halves a load (H200, GQA decode batch 4, f16 cache: 67.5 -> 61.9 us)
+#ifdef K8 // a row's 8 halves a load (docs/performance.md)
         TGL_UNROLL for (uint c8 = 0u; c8 < uint(DP / 8); c8++) {
             uvec4 w = k_mem[(k_row >> 3u) + c8];
-            vec4 ka = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), kb = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+            vec4 ka = k8_half(w, 0u), kb = k8_half(w, 1u);
             TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++)
                 acc[t] += s_q[t * uint(DP / 4) + 2u * c8] * ka + s_q[t * uint(DP / 4) + 2u * c8 + 1u] * kb;
         }

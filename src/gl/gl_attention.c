@@ -555,9 +555,10 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
                              "block (%llu bytes)", (unsigned)ch, a->head_dim, (unsigned long long)l->max_ssbo_block);
     }
     unsigned gq = decode_rows(a, &s, n);
-    /* K8: an f16 k of head_dim dp (a multiple of 8: every row whole uvec4s) whose windows (here,
-     * and each pass's below: k's offset on 16 bytes) start on 16 bytes */
-    int k8 = s.vec4 && a->kv_f16 && a->head_dim == dp && s.pad[1] % 8 == 0 && a->k.offset % 16 == 0;
+    /* K8 (decode_plan keeps it for an f16 k read as vec4s): head_dim dp (a multiple of 8: every
+     * row whole uvec4s) and k's windows (here, and each pass's below: k's offset on 16 bytes)
+     * starting on 16 bytes */
+    int k8 = a->head_dim == dp && s.pad[1] % 8 == 0 && a->k.offset % 16 == 0;
     tgl_gl_plan plan = decode_plan("attention/decode", dp, (unsigned)ch, s.vec4, a->kv_f16, k8, att_scores(a), gq,
                                    DECODE_THREADS,
                                    gq > 1 ? "at most 4 query rows: chunks of keys in parallel, the heads of a group "
