@@ -40,7 +40,11 @@ layout(location = LOC_ATT_DECODE_CHUNK0) uniform uint u_chunk0;
 
 shared vec4 s_q[GQ * (DP / 4)]; // row t's query at t * DP / 4
 shared float s_p[GQ * CH];      // row t's scores, then weights, at t * CH
+#ifdef V8
+shared vec4 s_o[2 * TGL_WG_SIZE]; // an invocation's two vec4s of dims side by side
+#else
 shared vec4 s_o[TGL_WG_SIZE];
+#endif
 
 // Workgroup-wide max and sum of each row's value (lane t: row t).
 #if GQ > 1
@@ -114,6 +118,58 @@ void main()
         }
     vec4 l = rows_sum(sum); // its barriers also publish s_p
 
+#ifdef V8
+    // Each way's invocations read a value row 8 halves a load (DP / 8 of them a row), so a way
+    // is twice as many keys as with vec4s and walks half as many trips one after another
+    // (H200, GQA decode 4 x 32/8 heads x 4096 keys x 128, f16 cache: 62.5 -> 42.2 us;
+    // docs/performance.md). Four keys a trip, their loads issued before the sums use them.
+    const uint dv = uint(DP / 4), d8 = uint(DP / 8), ways = uint(TGL_WG_SIZE) / d8;
+    uint c8 = tid % d8, way = tid / d8;
+    vec4 acc[GQ], acc_hi[GQ]; // dims 8 c8 .. 8 c8 + 3 and 8 c8 + 4 .. 8 c8 + 7
+    TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
+        acc[t] = vec4(0.0);
+        acc_hi[t] = vec4(0.0);
+    }
+    if (way < ways) {
+        uint jj = lo + way, at = (v_rows >> 3u) + c8, row8 = u_d >> 3u;
+        for (; jj + 3u * ways < n; jj += 4u * ways) {
+            uvec4 wa = v_mem[at + jj * row8], wb = v_mem[at + (jj + ways) * row8];
+            uvec4 wc = v_mem[at + (jj + 2u * ways) * row8], wd = v_mem[at + (jj + 3u * ways) * row8];
+            TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
+                uint p = t * uint(CH) + jj;
+                float pa = s_p[p], pb = s_p[p + ways], pc = s_p[p + 2u * ways], pd = s_p[p + 3u * ways];
+                acc[t] += (pa * k8_half(wa, 0u) + pb * k8_half(wb, 0u)) + (pc * k8_half(wc, 0u) + pd * k8_half(wd, 0u));
+                acc_hi[t] += (pa * k8_half(wa, 1u) + pb * k8_half(wb, 1u)) + (pc * k8_half(wc, 1u) + pd * k8_half(wd, 1u));
+            }
+        }
+        for (; jj < n; jj += ways) {
+            uvec4 w = v_mem[at + jj * row8];
+            TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
+                float pj = s_p[t * uint(CH) + jj];
+                acc[t] += pj * k8_half(w, 0u);
+                acc_hi[t] += pj * k8_half(w, 1u);
+            }
+        }
+    }
+    // each row's sum over the ways, one row at a time through s_o: output vec4 c of way w at
+    // 2 (w d8 + c / 2) + c % 2 = 2 w d8 + c
+    TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
+        s_o[2u * tid] = acc[t];
+        s_o[2u * tid + 1u] = acc_hi[t];
+        memoryBarrierShared();
+        barrier();
+        uint base = (((bh0 + t) * u_seq_q + i) * u_chunks + chunk) * (dv + 1u);
+        if (tid < dv) {
+            vec4 o = vec4(0.0);
+            for (uint w = 0u; w < ways; w++)
+                o += s_o[2u * w * d8 + tid];
+            part[base + tid] = o;
+        }
+        if (tid == 0u)
+            part[base + dv] = vec4(n > lo ? mx[t] : -tgl_inf(), l[t], 0.0, 0.0);
+        barrier(); // s_o read by all before the next row overwrites it
+    }
+#else
     const uint dv = uint(DP / 4), ways = uint(TGL_WG_SIZE) / dv;
     uint c4 = tid % dv, way = tid / dv;
     vec4 acc[GQ];
@@ -155,4 +211,5 @@ void main()
             part[base + dv] = vec4(n > lo ? mx[t] : -tgl_inf(), l[t], 0.0, 0.0);
         barrier(); // s_o read by all before the next row overwrites it
     }
+#endif
 }

@@ -12,7 +12,10 @@ layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer k_tex;
 layout(location = LOC_TEXTURE2, binding = 2) uniform highp samplerBuffer v_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
-#if defined(KV_F16) && defined(K8) // (attention/decode) k eight halves a uvec4, v four a uvec2
+#if defined(KV_F16) && defined(K8) && defined(V8)
+layout(std430, binding = 1) readonly buffer K { uvec4 k_mem[]; };
+layout(std430, binding = 2) readonly buffer V { uvec4 v_mem[]; };
+#elif defined(KV_F16) && defined(K8) // (attention/decode) k eight halves a uvec4, v four a uvec2
 layout(std430, binding = 1) readonly buffer K { uvec4 k_mem[]; };
 layout(std430, binding = 2) readonly buffer V { uvec2 v_mem[]; };
 #elif defined(KV_F16) // k and v in binary16, four to a uvec2
@@ -224,7 +227,11 @@ vec4 k8_half(uvec4 w, uint high)
 #else
 #define K_READ(i) vec4(unpackHalf2x16(k_mem[i].x), unpackHalf2x16(k_mem[i].y))
 #endif
+#ifdef V8
+#define V_READ(i) k8_half(v_mem[(i) >> 1u], (i) & 1u)
+#else
 #define V_READ(i) vec4(unpackHalf2x16(v_mem[i].x), unpackHalf2x16(v_mem[i].y))
+#endif
 #elif defined(KV_F16)
 #define Q_READ(i) q_mem[i]
 #define K_READ(i) unpackHalf2x16(k_mem[(i) >> 1u])[(i) & 1u]

@@ -139,7 +139,8 @@ layout(location = LOC_MVW_Y_CS) uniform uint u_y_cs;
 // whole block each made the invocations of a subgroup read x 128 bytes apart: 32 cache lines a
 // load, and q4_0 4096 x 11008 ran at 0.16x of the H200's copy bandwidth). H200, 4096 x 11008:
 // q8_0 in two-word units 57.7 -> 39.7 us against one-word ones; q4_0 in two-word units 29.9 ->
-// 33.1 us, so it keeps one. WVEC4: 4 elements of a float weight whose columns are contiguous
+// 33.1 us, so it keeps one (again with the present loads: q4_0 two words 22.5 -> 29.7 us, q8_0
+// four 28.4 -> 32.9). WVEC4: 4 elements of a float weight whose columns are contiguous
 // and aligned; else one element.
 #if !defined(ROW_PER_INVOCATION)
 #define SPLIT

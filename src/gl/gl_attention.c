@@ -51,7 +51,7 @@ static size_t flash_shared_bytes(flash_shape s)
 
 /* The attention kernels' flags; each kernel's table takes the fields it has. */
 typedef struct att_flags {
-    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask, adjust, gq, k8;
+    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask, adjust, gq, k8, v8;
 } att_flags;
 /* MASK (every kernel but decode_combine): tgl_attention_t's additive mask, read through a buffer
  * texture (common/attention_io.glsl). ADJUST: its window, capping or ALiBi (MASK implies it, so
@@ -68,11 +68,11 @@ static const tgl_gl_def shuffle_defs[] = {
 };
 /* KV_F16: k and v in binary16 (the decode kernels read an f16 cache as it is). GQ: query rows
  * per decode workgroup (decode_rows). K8 (with VEC4 and KV_F16): k's rows read 8 halves a load,
- * every row starting on 16 bytes (decode_k8). */
+ * every row starting on 16 bytes; V8 (with K8): v's likewise (run_decode). */
 static const tgl_gl_def decode_defs[] = {
     TGL_GL_UINT(att_flags, dp, "DP"), TGL_GL_UINT(att_flags, ch, "CH"), TGL_GL_FLAG(att_flags, vec4, "VEC4"),
     TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_FLAG(att_flags, adjust, "ADJUST"), TGL_GL_UINT(att_flags, gq, "GQ"),
-    TGL_GL_FLAG(att_flags, k8, "K8"),
+    TGL_GL_FLAG(att_flags, k8, "K8"), TGL_GL_FLAG(att_flags, v8, "V8"),
 };
 /* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. SPLIT: the
  * keys cut into chunks. */
@@ -121,12 +121,12 @@ static unsigned decode_dp(size_t d)
     return dp;
 }
 
-static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, unsigned ch, int vec4, int kv_f16, int k8, int scores,
-                               unsigned gq, uint32_t wg, const char *why)
+static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, unsigned ch, int vec4, int kv_f16, int k8, int v8,
+                               int scores, unsigned gq, uint32_t wg, const char *why)
 {
     att_flags f = {.dp = dp, .ch = ch, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
                    .mask = scores == SCORES_MASK, .adjust = scores == SCORES_ADJUST, .gq = gq,
-                   .k8 = (uint32_t)(k8 && vec4 && kv_f16)};
+                   .k8 = (uint32_t)(k8 && vec4 && kv_f16), .v8 = (uint32_t)(v8 && k8 && vec4 && kv_f16)};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
@@ -226,7 +226,7 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
 static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
                                  const tgl__attention *a, size_t o_pad)
 {
-    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), DECODE_CHUNK, 0, 0, 0, 0, 1, 64,
+    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), DECODE_CHUNK, 0, 0, 0, 0, 0, 1, 64,
                                    "the second pass of a split over keys: merges the chunks");
     plan.groups = rows;
     GLuint prog;
@@ -557,9 +557,10 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     unsigned gq = decode_rows(a, &s, n);
     /* K8 (decode_plan keeps it for an f16 k read as vec4s): head_dim dp (a multiple of 8: every
      * row whole uvec4s) and k's windows (here, and each pass's below: k's offset on 16 bytes)
-     * starting on 16 bytes */
+     * starting on 16 bytes; V8 (with K8) v's likewise */
     int k8 = a->head_dim == dp && s.pad[1] % 8 == 0 && a->k.offset % 16 == 0;
-    tgl_gl_plan plan = decode_plan("attention/decode", dp, (unsigned)ch, s.vec4, a->kv_f16, k8, att_scores(a), gq,
+    int v8 = k8 && s.pad[2] % 8 == 0 && a->v.offset % 16 == 0;
+    tgl_gl_plan plan = decode_plan("attention/decode", dp, (unsigned)ch, s.vec4, a->kv_f16, k8, v8, att_scores(a), gq,
                                    DECODE_THREADS,
                                    gq > 1 ? "at most 4 query rows: chunks of keys in parallel, the heads of a group "
                                             "together"
@@ -797,9 +798,12 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                 for (int kv_f16 = 0; kv_f16 < 2; kv_f16++)
                     for (int scores = 0; scores < SCORES_KINDS; scores++)
                         for (unsigned gq = 1; gq <= 4; gq *= 2)
-                            for (int k8 = 0; k8 < (vec4 && kv_f16 ? 2 : 1); k8++) /* K8 only with both */
-                                tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), ch, vec4,
-                                                                      kv_f16, k8, scores, gq, DECODE_THREADS, NULL));
+                            /* K8 only with both; V8 only with K8 */
+                            for (int k8 = 0; k8 < (vec4 && kv_f16 ? 2 : 1); k8++)
+                                for (int v8 = 0; v8 <= k8; v8++)
+                                    tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), ch,
+                                                                          vec4, kv_f16, k8, v8, scores, gq,
+                                                                          DECODE_THREADS, NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -814,7 +818,7 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
             }
             if (!vec4)
                 tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), DECODE_CHUNK, 0,
-                                                      0, 0, 0, 1, 64,
+                                                      0, 0, 0, 0, 1, 64,
                                                       NULL));
         }
 }
