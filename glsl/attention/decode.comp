@@ -118,12 +118,13 @@ void main()
         }
     vec4 l = rows_sum(sum); // its barriers also publish s_p
 
+    const uint dv = uint(DP / 4);
 #ifdef V8
     // Each way's invocations read a value row 8 halves a load (DP / 8 of them a row), so a way
     // is twice as many keys as with vec4s and walks half as many trips one after another
     // (H200, GQA decode 4 x 32/8 heads x 4096 keys x 128, f16 cache: 62.5 -> 42.2 us;
     // docs/performance.md). Four keys a trip, their loads issued before the sums use them.
-    const uint dv = uint(DP / 4), d8 = uint(DP / 8), ways = uint(TGL_WG_SIZE) / d8;
+    const uint d8 = uint(DP / 8), ways = uint(TGL_WG_SIZE) / d8;
     uint c8 = tid % d8, way = tid / d8;
     vec4 acc[GQ], acc_hi[GQ]; // dims 8 c8 .. 8 c8 + 3 and 8 c8 + 4 .. 8 c8 + 7
     TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
@@ -151,26 +152,8 @@ void main()
             }
         }
     }
-    // each row's sum over the ways, one row at a time through s_o: output vec4 c of way w at
-    // 2 (w d8 + c / 2) + c % 2 = 2 w d8 + c
-    TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
-        s_o[2u * tid] = acc[t];
-        s_o[2u * tid + 1u] = acc_hi[t];
-        memoryBarrierShared();
-        barrier();
-        uint base = (((bh0 + t) * u_seq_q + i) * u_chunks + chunk) * (dv + 1u);
-        if (tid < dv) {
-            vec4 o = vec4(0.0);
-            for (uint w = 0u; w < ways; w++)
-                o += s_o[2u * w * d8 + tid];
-            part[base + tid] = o;
-        }
-        if (tid == 0u)
-            part[base + dv] = vec4(n > lo ? mx[t] : -tgl_inf(), l[t], 0.0, 0.0);
-        barrier(); // s_o read by all before the next row overwrites it
-    }
 #else
-    const uint dv = uint(DP / 4), ways = uint(TGL_WG_SIZE) / dv;
+    const uint ways = uint(TGL_WG_SIZE) / dv;
     uint c4 = tid % dv, way = tid / dv;
     vec4 acc[GQ];
     TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++)
@@ -195,9 +178,17 @@ void main()
                 acc[t] += s_p[t * uint(CH) + jj] * v4;
         }
     }
-    // each row's sum over the ways, one row at a time through s_o
+#endif
+    // each row's sum over the ways, one row at a time through s_o (with V8 an invocation's two
+    // vec4s side by side: output vec4 c of way w at 2 (w d8 + c / 2) + c % 2 = w dv + c, as
+    // without)
     TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
+#ifdef V8
+        s_o[2u * tid] = acc[t];
+        s_o[2u * tid + 1u] = acc_hi[t];
+#else
         s_o[tid] = acc[t];
+#endif
         memoryBarrierShared();
         barrier();
         uint base = (((bh0 + t) * u_seq_q + i) * u_chunks + chunk) * (dv + 1u);
@@ -211,5 +202,4 @@ void main()
             part[base + dv] = vec4(n > lo ? mx[t] : -tgl_inf(), l[t], 0.0, 0.0);
         barrier(); // s_o read by all before the next row overwrites it
     }
-#endif
 }
