@@ -3,8 +3,9 @@
  * the CPU on every kernel path (flash_reg, flash, decode, flash without shuffles) for random
  * calls mixing grouped heads, f16 and f32 caches with spare capacity, causal masks, sliding
  * windows, soft-capping, ALiBi and per-item key lengths, and under a small SSBO limit (slabs
- * whose first block is not head 0); the zero descriptor against tgl_attention_gqa; rows that
- * see no key; refusals, which leave the output untouched. */
+ * whose first block is not head 0), caches that do not start their buffers; the zero
+ * descriptor against tgl_attention_gqa; rows that see no key; refusals, which leave the output
+ * untouched. */
 #include "testing.h"
 #include "cpu/cpu_half.h"
 #include "gl/gl_internal.h"
@@ -36,6 +37,7 @@ typedef struct tcase {
     int masked;         /* no mask without this */
     size_t mask_pad;    /* floats past each mask row (its row stride is seq_kv + mask_pad) */
     size_t chunk_keys;  /* GL: keys per chunk forced on the prefill kernels (0: by device and shape) */
+    size_t kv_skip[2];  /* elements of k's and v's buffers before their first element */
 } tcase;
 
 /* The keys a call uses (its mask's last dim). */
@@ -205,8 +207,9 @@ static float *run_on(tgl_backend *b, const tcase *c, const data *x)
     tgt_poison(host, x->nq);
     TGT_OK(b, tgl_alloc(b, x->nq * sizeof(float), &o));
     TGT_OK(b, tgl_copy_htod(b, o, host, x->nq * sizeof(float)));
-    TGT_OK(b, tgl_alloc(b, x->nkv * es, &k));
-    TGT_OK(b, tgl_alloc(b, x->nkv * es, &v));
+    TGT_OK(b, tgl_alloc(b, (c->kv_skip[0] + x->nkv) * es, &k));
+    TGT_OK(b, tgl_alloc(b, (c->kv_skip[1] + x->nkv) * es, &v));
+    tgl_ptr k_at = k + c->kv_skip[0] * es, v_at = v + c->kv_skip[1] * es;
     if (c->f16) {
         uint16_t *h = malloc(x->nkv * 2);
         for (int which = 0; which < 2; which++) {
@@ -216,18 +219,18 @@ static float *run_on(tgl_backend *b, const tcase *c, const data *x)
                 memcpy(&bits, &src[i], sizeof bits);
                 h[i] = tgl_f32_to_f16_bits(bits);
             }
-            TGT_OK(b, tgl_copy_htod(b, which ? v : k, h, x->nkv * 2));
+            TGT_OK(b, tgl_copy_htod(b, which ? v_at : k_at, h, x->nkv * 2));
         }
         free(h);
     } else {
-        TGT_OK(b, tgl_copy_htod(b, k, x->k, x->nkv * 4));
-        TGT_OK(b, tgl_copy_htod(b, v, x->v, x->nkv * 4));
+        TGT_OK(b, tgl_copy_htod(b, k_at, x->k, x->nkv * 4));
+        TGT_OK(b, tgl_copy_htod(b, v_at, x->v, x->nkv * 4));
     }
     tgl_tensor tq = tgl_tensor_contiguous(q, TGL_DTYPE_F32, 4, (size_t[]){c->batch, c->heads, c->seq_q, c->d});
     tgl_tensor to = tq;
     to.data = o;
-    tgl_tensor tk = tgl_tensor_contiguous(k, kt, 4, (size_t[]){c->batch, c->heads_kv, c->cap, c->d}), tv = tk;
-    tv.data = v;
+    tgl_tensor tk = tgl_tensor_contiguous(k_at, kt, 4, (size_t[]){c->batch, c->heads_kv, c->cap, c->d}), tv = tk;
+    tv.data = v_at;
     tgl_attention_desc d = c->desc;
     if (c->use_lens)
         d.seq_lens = c->lens;
@@ -379,6 +382,35 @@ static void test_gl_matches_cpu(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     gl_random(p, gl, tgt_count(24), "random calls");
+    tgl_close(gl);
+}
+
+/* Caches that do not start their buffers: k and v each 0, 1, 4 or 8 elements in (an f16 cache's
+ * rows then on 16 bytes, on 8 only, or off vec4s: the decode kernels' K8 and V8 loads, their
+ * vec4 loads and their scalar ones), decode rows over grouped heads, on the device's path and
+ * the decode kernels. */
+static void test_cache_offsets(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    static const size_t skips[4] = {0, 1, 4, 8};
+    for (int path = -1; path <= 2; path += 3) {
+        tgl_gl_test_force_attention(gl, path);
+        for (size_t i = 0; i < 32; i++) {
+            if (!tgt_pick(i))
+                continue;
+            tcase c = {.batch = 2, .heads = 8, .heads_kv = 2, .seq_q = 1 + i % 3, .cap = 300 + 37 * ((i / 8) % 2),
+                       .d = i < 16 ? 64 : 128, .f16 = i % 8 != 7, .kv_skip = {skips[i % 4], skips[(i / 4) % 4]}};
+            c.desc.causal = i % 5 == 0;
+            char who[120];
+            snprintf(who, sizeof who, "k %zu and v %zu elements in, %s, %s", c.kv_skip[0], c.kv_skip[1],
+                     c.f16 ? "f16" : "f32", path < 0 ? "the device's choice" : paths[path]);
+            gl_against_cpu(p, gl, &c, who);
+        }
+    }
+    tgl_gl_test_force_attention(gl, -1);
     tgl_close(gl);
 }
 
@@ -732,6 +764,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_matches_reference), cmocka_unit_test(test_gl_matches_cpu),
         cmocka_unit_test(test_gl_slabs),              cmocka_unit_test(test_large_heads),
+        cmocka_unit_test(test_cache_offsets),
         cmocka_unit_test(test_mask_texture_limit),
         cmocka_unit_test(test_zero_desc_is_gqa),
         cmocka_unit_test(test_rows_without_keys),     cmocka_unit_test(test_padding_mask_is_lengths),
