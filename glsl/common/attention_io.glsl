@@ -12,12 +12,13 @@ layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer k_tex;
 layout(location = LOC_TEXTURE2, binding = 2) uniform highp samplerBuffer v_tex;
 #elif defined(VEC4)
 layout(std430, binding = 0) readonly buffer Q { vec4 q_mem[]; };
-#if defined(KV_F16) && defined(K8) && defined(V8)
+#if defined(KV_F16) && defined(K8) // (attention/decode) k eight halves a uvec4, v too with V8, else four a uvec2
 layout(std430, binding = 1) readonly buffer K { uvec4 k_mem[]; };
+#ifdef V8
 layout(std430, binding = 2) readonly buffer V { uvec4 v_mem[]; };
-#elif defined(KV_F16) && defined(K8) // (attention/decode) k eight halves a uvec4, v four a uvec2
-layout(std430, binding = 1) readonly buffer K { uvec4 k_mem[]; };
+#else
 layout(std430, binding = 2) readonly buffer V { uvec2 v_mem[]; };
+#endif
 #elif defined(KV_F16) // k and v in binary16, four to a uvec2
 layout(std430, binding = 1) readonly buffer K { uvec2 k_mem[]; };
 layout(std430, binding = 2) readonly buffer V { uvec2 v_mem[]; };

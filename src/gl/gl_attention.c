@@ -124,9 +124,10 @@ static unsigned decode_dp(size_t d)
 static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, unsigned ch, int vec4, int kv_f16, int k8, int v8,
                                int scores, unsigned gq, uint32_t wg, const char *why)
 {
+    uint32_t k8_kept = (uint32_t)(k8 && vec4 && kv_f16);
     att_flags f = {.dp = dp, .ch = ch, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
                    .mask = scores == SCORES_MASK, .adjust = scores == SCORES_ADJUST, .gq = gq,
-                   .k8 = (uint32_t)(k8 && vec4 && kv_f16), .v8 = (uint32_t)(v8 && k8 && vec4 && kv_f16)};
+                   .k8 = k8_kept, .v8 = (uint32_t)(v8 && k8_kept)};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
