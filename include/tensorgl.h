@@ -92,10 +92,12 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the device memory tensorgl holds: the live
  * allocations, an op's temporary buffer while it runs (tgl_scatter, tgl_sort, ...), and the GL
  * backend's working buffers kept between calls (split-K partial outputs, conv_im2col's im2col and
- * products, reduction partials, rope tables); tgl_alloc past it fails with TGL_ERR_OUT_OF_MEMORY
- * once the kept working buffers that hold nothing between calls have been given back; a tgl_gemm
- * or tgl_conv2d whose working buffers find no room runs without them (no split-K, no im2col: same
- * results, other summation order); other ops whose working buffer finds no room fail with
+ * products, reduction partials, rope tables, decode attention's chunk counters); tgl_alloc past it
+ * fails with TGL_ERR_OUT_OF_MEMORY once the kept working buffers that hold nothing between calls
+ * have been given back; a tgl_gemm or tgl_conv2d whose working buffers find no room runs without
+ * them (no split-K, no im2col: same results, other summation order), as does decode attention
+ * without its chunk counters (a second pass merges its chunks); other ops whose working buffer
+ * finds no room fail with
  * TGL_ERR_OUT_OF_MEMORY, their outputs untouched), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
  * (tgl_profile_start, and the table on stderr at tgl_close), TGL_SHADER=glsl|spirv (GL kernels
  * from GLSL source, the default, or from the SPIR-V modules `make spirv` builds, through

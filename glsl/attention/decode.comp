@@ -12,7 +12,11 @@
 // than an SSBO window, a dispatch covers the chunks from u_chunk0 on, its k and v windows
 // starting at key u_chunk0 * CH of the block. K8 (with VEC4 and KV_F16; u_d == DP, every key
 // row starting on 16 bytes of k's window): the scores read k's rows 8 halves a load, k declared
-// as uvec4s (common/attention_io.glsl).
+// as uvec4s (common/attention_io.glsl). MERGE (one dispatch covering every chunk, u_chunks <=
+// CH; the host takes it for grids that do not fill the device): no second pass. Each workgroup
+// counts its chunk in `counts` (binding 6: a word per row group, zero between calls) and the row
+// group's last one merges the chunks' partials into o as attention/decode_combine would, setting
+// the word back to zero.
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #include "common/unroll.glsl"
@@ -34,7 +38,13 @@
 #include "common/attention_io.glsl"
 
 #include "common/local_size.glsl"
+#ifdef MERGE // read back by the row group's last workgroup: coherent, past the other ones' caches
+layout(std430, binding = 4) coherent buffer Part { vec4 part[]; }; // per (row, chunk): DP/4 + 1 vec4s
+layout(std430, binding = 6) coherent buffer Counts { uint counts[]; };
+shared bool s_last;
+#else
 layout(std430, binding = 4) writeonly buffer Part { vec4 part[]; }; // per (row, chunk): DP/4 + 1 vec4s
+#endif
 layout(location = LOC_ATT_DECODE_CHUNKS) uniform uint u_chunks;
 layout(location = LOC_ATT_DECODE_CHUNK0) uniform uint u_chunk0;
 
@@ -202,4 +212,53 @@ void main()
             part[base + dv] = vec4(n > lo ? mx[t] : -tgl_inf(), l[t], 0.0, 0.0);
         barrier(); // s_o read by all before the next row overwrites it
     }
+#ifdef MERGE
+    // This chunk's partials go out before it is counted; the row group's last chunk, which
+    // sees every count before its own, reads all of them back.
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) {
+        s_last = atomicAdd(counts[rg], 1u) + 1u == u_chunks;
+        if (s_last)
+            counts[rg] = 0u; // every chunk has counted: ready for the next call
+    }
+    memoryBarrierShared();
+    barrier();
+    if (!s_last)
+        return; // uniform
+    memoryBarrierBuffer();
+    // Each row's max m over its chunks and sum of their l weighted by exp(m_c - m), the chunks'
+    // weights kept in s_p (u_chunks <= CH; the value pass's reads of s_p ended at the barriers
+    // above); a chunk that saw no key weighs 0, a row that saw none is zeros.
+    vec4 cm = vec4(-tgl_inf());
+    for (uint c = tid; c < u_chunks; c += uint(TGL_WG_SIZE))
+        TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++)
+            cm[t] = max(cm[t], part[(((bh0 + t) * u_seq_q + i) * u_chunks + c) * (dv + 1u) + dv].x);
+    cm = rows_max(cm);
+    vec4 cl = vec4(0.0);
+    for (uint c = tid; c < u_chunks; c += uint(TGL_WG_SIZE))
+        TGL_UNROLL for (uint t = 0u; t < uint(GQ); t++) {
+            vec2 ml = part[(((bh0 + t) * u_seq_q + i) * u_chunks + c) * (dv + 1u) + dv].xy;
+            float w = ml.x == -tgl_inf() ? 0.0 : exp(ml.x - cm[t]);
+            s_p[t * uint(CH) + c] = w;
+            cl[t] += w * ml.y;
+        }
+    cl = rows_sum(cl); // its barriers also publish s_p
+    // an invocation per (row, output vec4), four chunks' loads a trip
+    for (uint e = tid; e < uint(GQ) * dv; e += uint(TGL_WG_SIZE)) {
+        uint t = e / dv, c4 = e - t * dv, row = (bh0 + t) * u_seq_q + i;
+        uint at = row * u_chunks * (dv + 1u) + c4, stride = dv + 1u;
+        vec4 o = vec4(0.0);
+        uint c = 0u;
+        for (; c + 4u <= u_chunks; c += 4u) {
+            vec4 pa = part[at + c * stride], pb = part[at + (c + 1u) * stride];
+            vec4 pc = part[at + (c + 2u) * stride], pd = part[at + (c + 3u) * stride];
+            uint w = t * uint(CH) + c;
+            o += (s_p[w] * pa + s_p[w + 1u] * pb) + (s_p[w + 2u] * pc + s_p[w + 3u] * pd);
+        }
+        for (; c < u_chunks; c++)
+            o += s_p[t * uint(CH) + c] * part[at + c * stride];
+        o_store4(u_o_off + row * u_d, c4 * 4u, o * (cl[t] > 0.0 ? 1.0 / cl[t] : 0.0));
+    }
+#endif
 }

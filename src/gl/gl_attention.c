@@ -51,7 +51,7 @@ static size_t flash_shared_bytes(flash_shape s)
 
 /* The attention kernels' flags; each kernel's table takes the fields it has. */
 typedef struct att_flags {
-    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask, adjust, gq, k8, v8;
+    uint32_t tpr, dt, rq, bkv, threads, dp, ch, shuffle, vec4, exact, split, kv_f16, mask, adjust, gq, k8, v8, merge;
 } att_flags;
 /* MASK (every kernel but decode_combine): tgl_attention_t's additive mask, read through a buffer
  * texture (common/attention_io.glsl). ADJUST: its window, capping or ALiBi (MASK implies it, so
@@ -72,7 +72,7 @@ static const tgl_gl_def shuffle_defs[] = {
 static const tgl_gl_def decode_defs[] = {
     TGL_GL_UINT(att_flags, dp, "DP"), TGL_GL_UINT(att_flags, ch, "CH"), TGL_GL_FLAG(att_flags, vec4, "VEC4"),
     TGL_GL_FLAG(att_flags, kv_f16, "KV_F16"), TGL_GL_FLAG(att_flags, mask, "MASK"), TGL_GL_FLAG(att_flags, adjust, "ADJUST"), TGL_GL_UINT(att_flags, gq, "GQ"),
-    TGL_GL_FLAG(att_flags, k8, "K8"), TGL_GL_FLAG(att_flags, v8, "V8"),
+    TGL_GL_FLAG(att_flags, k8, "K8"), TGL_GL_FLAG(att_flags, v8, "V8"), TGL_GL_FLAG(att_flags, merge, "MERGE"),
 };
 /* EXACT: head_dim == dp with whole vec4s, so the loads need no test against head_dim. SPLIT: the
  * keys cut into chunks. */
@@ -122,12 +122,12 @@ static unsigned decode_dp(size_t d)
 }
 
 static tgl_gl_plan decode_plan(const char *kernel, unsigned dp, unsigned ch, int vec4, int kv_f16, int k8, int v8,
-                               int scores, unsigned gq, uint32_t wg, const char *why)
+                               int scores, unsigned gq, int merge, uint32_t wg, const char *why)
 {
     uint32_t k8_kept = (uint32_t)(k8 && vec4 && kv_f16);
     att_flags f = {.dp = dp, .ch = ch, .vec4 = (uint32_t)vec4, .kv_f16 = (uint32_t)kv_f16,
                    .mask = scores == SCORES_MASK, .adjust = scores == SCORES_ADJUST, .gq = gq,
-                   .k8 = k8_kept, .v8 = (uint32_t)(v8 && k8_kept)};
+                   .k8 = k8_kept, .v8 = (uint32_t)(v8 && k8_kept), .merge = (uint32_t)merge};
     return att_plan(kernel, TGL_GL_DEFS(decode_defs), &f, wg, why);
 }
 
@@ -227,7 +227,7 @@ static int shuffles_rows(const tgl_gl_limits *l, unsigned tpr)
 static tgl_status combine_chunks(tgl_backend *b, tgl_gl_binding bind[5], size_t rows, size_t chunks,
                                  const tgl__attention *a, size_t o_pad)
 {
-    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), DECODE_CHUNK, 0, 0, 0, 0, 0, 1, 64,
+    tgl_gl_plan plan = decode_plan("attention/decode_combine", decode_dp(a->head_dim), DECODE_CHUNK, 0, 0, 0, 0, 0, 1, 0, 64,
                                    "the second pass of a split over keys: merges the chunks");
     plan.groups = rows;
     GLuint prog;
@@ -524,13 +524,54 @@ static size_t decode_group_rows(const tgl__attention *a)
     return kv_group(a) % 4 == 0 ? 4 : kv_group(a) % 2 == 0 ? 2 : 1;
 }
 
-/* The call's decode chunk (keys per workgroup): DECODE_CHUNK, or DECODE_CHUNK_SMALL where chunks
- * of DECODE_CHUNK would give fewer than two workgroups per multiprocessor (the profile's
- * compute_units), counted over the whole call. */
-static size_t decode_chunk(const tgl__attention *a, const tgl_gl_limits *l)
+/* Whether chunks of DECODE_CHUNK keys would give the device fewer than two decode workgroups
+ * per multiprocessor (the profile's compute_units), counted over the whole call. */
+static int decode_grid_small(const tgl__attention *a, const tgl_gl_limits *l)
 {
     size_t groups = tgl_gl_ceil_div(a->seq_kv, DECODE_CHUNK) * a->batch * a->heads * a->seq_q / decode_group_rows(a);
-    return groups < 2 * (size_t)l->compute_units ? DECODE_CHUNK_SMALL : DECODE_CHUNK;
+    return groups < 2 * (size_t)l->compute_units;
+}
+
+/* The call's decode chunk (keys per workgroup): DECODE_CHUNK, or DECODE_CHUNK_SMALL where the
+ * grid is small (decode_grid_small). */
+static size_t decode_chunk(const tgl__attention *a, const tgl_gl_limits *l)
+{
+    return decode_grid_small(a, l) ? DECODE_CHUNK_SMALL : DECODE_CHUNK;
+}
+
+/* Whether the decode pass merges its chunks itself (MERGE) where it can: on a small grid, whose
+ * call is bound by latency and so by the second pass's dispatch (H100, GQA decode 1 x 32/8 heads
+ * x 4096 keys x 128, f16 cache: 22.1 -> 19.1 us), not on a grid that fills the device, where the
+ * MERGE variant's workgroups cost more than that dispatch (batch 4: 49.5 -> 55.9 us; 51.9 with
+ * the merge never taken). A test hook's path may force either. */
+static int decode_merges(tgl_backend *b, const tgl__attention *a)
+{
+    int path = tgl_gl_of(b)->test.attention_path;
+    if (path == TGL_GL_ATTENTION_DECODE_MERGE || path == TGL_GL_ATTENTION_DECODE_COMBINE)
+        return path == TGL_GL_ATTENTION_DECODE_MERGE;
+    return decode_grid_small(a, &tgl_gl_of(b)->limits);
+}
+
+/* The MERGE words of a decode dispatch (`bytes`: one per row group) in binding *bind: zero
+ * between calls (each row group's last workgroup sets its word back), so zeroed whenever the
+ * buffer is made. */
+static tgl_status decode_counts(tgl_backend *b, size_t bytes, tgl_gl_binding *bind)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    int fresh = !gl->decode_counts || gl->decode_counts->bytes < bytes;
+    tgl_status st = tgl_gl_grow(b, &gl->decode_counts, bytes, "decode attention's chunk counts");
+    if (st)
+        return st;
+    if (fresh && (st = tgl_gl_fill(b, (tgl__view){gl->decode_counts, 0}, 0.0f,
+                                   gl->decode_counts->bytes / sizeof(uint32_t)))) {
+        /* not known to be zero: given back, so the next call makes (and zeroes) a new one */
+        b->mem_scratch -= gl->decode_counts->bytes;
+        tgl_gl_buffer_destroy(b, gl->decode_counts);
+        gl->decode_counts = NULL;
+        return st;
+    }
+    *bind = (tgl_gl_binding){.buf = gl->decode_counts, .bytes = bytes, .writes = 1};
+    return TGL_OK;
 }
 
 static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0, size_t n, size_t ch)
@@ -544,7 +585,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     if (st)
         return st;
     slab s = bind_slab(a, bh0, n, l->ssbo_align);
-    tgl_gl_binding bind[6] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
+    tgl_gl_binding bind[7] = {s.bind[0], s.bind[1], s.bind[2], s.bind[3],
                               {.buf = scratch, .bytes = part_bytes, .writes = 1}};
     /* Chunks per dispatch: all of them, or (one block whose keys are longer than a window:
      * decode_key_windows) as many as a window of k or v holds past its alignment pad. */
@@ -561,8 +602,14 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
      * starting on 16 bytes; V8 (with K8) v's likewise */
     int k8 = a->head_dim == dp && s.pad[1] % 8 == 0 && a->k.offset % 16 == 0;
     int v8 = k8 && s.pad[2] % 8 == 0 && a->v.offset % 16 == 0;
+    /* MERGE (decode_merges) where one dispatch covers every chunk, s_p holds their weights
+     * (chunks <= ch), binding 6 exists (q, k, v, o, the partials, the mask's texture and the
+     * counts) and TGL_MAX_MEMORY has room for the counts (else the combine pass: same sums) */
+    size_t count_bytes = rows / gq * sizeof(uint32_t);
+    int merge = decode_merges(b, a) && per_pass == chunks && chunks <= ch && l->storage_blocks >= 7 &&
+                tgl__within_budget(b, tgl_gl_grow_extra(tgl_gl_of(b)->decode_counts, count_bytes));
     tgl_gl_plan plan = decode_plan("attention/decode", dp, (unsigned)ch, s.vec4, a->kv_f16, k8, v8, att_scores(a), gq,
-                                   DECODE_THREADS,
+                                   merge, DECODE_THREADS,
                                    gq > 1 ? "at most 4 query rows: chunks of keys in parallel, the heads of a group "
                                             "together"
                                           : "at most 4 query rows, or keys past the loop limit: chunks of keys in "
@@ -574,8 +621,18 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     set_uniforms(b, prog, a, &s);
     int nbind = bind_mask(b, a, bh0, n, prog, bind, 5);
     tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNKS, (GLuint)chunks);
-    /* o is not written by this pass: bind it read-only so no false hazard is recorded. */
-    bind[3].writes = 0;
+    /* o is written only by the merge (this pass's or combine_chunks'): bound read-only
+     * otherwise, so no false hazard is recorded. */
+    bind[3].writes = merge;
+    if (merge) {
+        if (nbind < 6) { /* binding 5 unused: a placeholder */
+            bind[5] = bind[0];
+            bind[5].writes = 0;
+        }
+        if ((st = decode_counts(b, count_bytes, &bind[6])))
+            return st;
+        nbind = 7;
+    }
     size_t kv_at = bh0 / kv_group(a) * a->kv_cap * a->head_dim * es;
     for (size_t c0 = 0; !st && c0 < chunks; c0 += per_pass) {
         size_t nc = chunks - c0 < per_pass ? chunks - c0 : per_pass;
@@ -590,7 +647,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
         tgl_gl_uniform_ui(b, prog, LOC_ATT_DECODE_CHUNK0, (GLuint)c0);
         st = tgl_gl_dispatch_grid(b, prog, bind, nbind, (uint32_t)nc, (uint32_t)(rows / gq), 1);
     }
-    if (st)
+    if (st || merge)
         return st;
     return combine_chunks(b, bind, rows, chunks, a, s.pad[3]);
 }
@@ -677,7 +734,9 @@ tgl_status tgl_gl_attention(tgl_backend *b, const tgl__attention *call)
                          a->head_dim, MAX_HEAD_DIM);
     /* Devices whose profile says so (llvmpipe) take flash_reg. */
     int path = tgl_gl_of(b)->test.attention_path;
-    if (path < 0 || path > TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS)
+    if (path == TGL_GL_ATTENTION_DECODE_MERGE || path == TGL_GL_ATTENTION_DECODE_COMBINE)
+        path = TGL_GL_ATTENTION_DECODE; /* the merge forced too: decode_merges */
+    if (path < 0 || path > TGL_GL_ATTENTION_DECODE_COMBINE)
         path = l->attention_reg && l->texture_buffer_texels ? TGL_GL_ATTENTION_REG
                : a->seq_q <= DECODE_MAX_ROWS                ? TGL_GL_ATTENTION_DECODE
                                                             : TGL_GL_ATTENTION_FLASH;
@@ -802,9 +861,11 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
                             /* K8 only with both; V8 only with K8 */
                             for (int k8 = 0; k8 < (vec4 && kv_f16 ? 2 : 1); k8++)
                                 for (int v8 = 0; v8 <= k8; v8++)
-                                    tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode", decode_dp(dims[i]), ch,
-                                                                          vec4, kv_f16, k8, v8, scores, gq,
-                                                                          DECODE_THREADS, NULL));
+                                    for (int merge = 0; merge < 2; merge++)
+                                        tgl_gl_list_plan(fn, ctx,
+                                                         decode_plan("attention/decode", decode_dp(dims[i]), ch, vec4,
+                                                                     kv_f16, k8, v8, scores, gq, merge, DECODE_THREADS,
+                                                                     NULL));
             unsigned dp = decode_dp(dims[i]), last_rq = 0;
             for (size_t seq_q = 1; seq_q <= 16; seq_q *= 4) { /* each number of rows reg_rows picks */
                 unsigned rq = reg_rows(seq_q, dp);
@@ -819,7 +880,7 @@ void tgl_gl_attention_variants(void (*fn)(void *ctx, const char *kernel, const c
             }
             if (!vec4)
                 tgl_gl_list_plan(fn, ctx, decode_plan("attention/decode_combine", decode_dp(dims[i]), DECODE_CHUNK, 0,
-                                                      0, 0, 0, 0, 1, 64,
+                                                      0, 0, 0, 0, 1, 0, 64,
                                                       NULL));
         }
 }

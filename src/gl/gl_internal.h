@@ -365,6 +365,7 @@ typedef struct tgl_gl {
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
     tgl_gl_buffer *conv_cols, *conv_sums; /* conv_im2col's im2col and products (gl_conv2d.c) */
     tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
+    tgl_gl_buffer *decode_counts;  /* decode attention's MERGE words, zero between calls (gl_attention.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
     /* small downloads' buffer (gl_buffers.c, readback_small): written by the copy kernel,
      * persistently mapped at readback_map; readback.block is &readback_block once made */
@@ -741,10 +742,18 @@ void tgl_gl_check_variants(void (*fn)(void *ctx, const char *kernel, const char 
  * are for, 1 on every renderer, 2 reports the bug without running them. */
 void tgl_gl_test_driver_check(int mode);
 /* The attention kernels: flash_reg (llvmpipe), flash (shared memory; flash_shuffle or its
- * SUBGROUP_XOR variants where subgroups shuffle), decode + combine; the last is flash.comp
- * without subgroup operations even where the device has them (a test hook's path, to keep both
- * forms covered on such devices). */
-enum { TGL_GL_ATTENTION_REG, TGL_GL_ATTENTION_FLASH, TGL_GL_ATTENTION_DECODE, TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS };
+ * SUBGROUP_XOR variants where subgroups shuffle), decode + combine (or decode merging its own
+ * chunks: MERGE). The last three are test hooks' paths, to keep every form covered whatever the
+ * device would choose: flash.comp without subgroup operations even where the device has them,
+ * and decode with its chunks merged by MERGE wherever it can and by the combine pass. */
+enum {
+    TGL_GL_ATTENTION_REG,
+    TGL_GL_ATTENTION_FLASH,
+    TGL_GL_ATTENTION_DECODE,
+    TGL_GL_ATTENTION_FLASH_NO_SUBGROUPS,
+    TGL_GL_ATTENTION_DECODE_MERGE,
+    TGL_GL_ATTENTION_DECODE_COMBINE
+};
 /* Test hook: forces an attention path (-1: by device and shape). */
 void tgl_gl_test_force_attention(tgl_backend *b, int path);
 /* Test hook: flash_reg cuts the keys into chunks of `keys` (a multiple of 16) merged by a second

@@ -208,7 +208,7 @@ static void test_attention_layouts(void **state)
         {1, 2, 70, 130, 160, 16, 0.25f, 1, 0, 0}, {1, 1, 2, 2049, 2049, 256, 0.0625f, 1, 0, 0},
     };
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
-    for (int path = -1; path < 4; path++) { /* the device's choice, then each kernel */
+    for (int path = -1; path <= TGL_GL_ATTENTION_DECODE_COMBINE; path++) { /* the device's choice, then each kernel */
         if (repeats_flash(gl, path))
             continue;
         tgl_gl_test_force_attention(gl, path);

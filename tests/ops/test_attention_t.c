@@ -333,7 +333,10 @@ static void test_cpu_matches_reference(void **state)
     }
 }
 
-static const char *const paths[] = {"flash_reg", "flash", "decode", "flash without subgroup shuffles"};
+/* The kernel paths tgl_gl_test_force_attention takes (TGL_GL_ATTENTION_*), by name. */
+static const char *const paths[] = {"flash_reg", "flash", "decode", "flash without subgroup shuffles",
+                                    "decode merging its own chunks", "decode and the combine pass"};
+#define PATHS 6
 
 /* c on gl against the CPU backend, fresh random data: written whole and close at 1e-8 (gl may
  * refuse a mask it has no buffer textures for: run_on says so). */
@@ -353,7 +356,7 @@ static void gl_against_cpu(pair *p, tgl_backend *gl, const tcase *c, const char 
 /* GL on each kernel path against the CPU, random cases. */
 static void gl_random(pair *p, tgl_backend *gl, int calls, const char *what)
 {
-    for (int path = -1; path < 4; path++) {
+    for (int path = -1; path < PATHS; path++) {
         tgl_gl_test_force_attention(gl, path);
         for (int i = 0; i < calls; i++) {
             tcase c = random_case(&p->rng);
@@ -388,7 +391,7 @@ static void test_gl_matches_cpu(void **state)
 /* Caches that do not start their buffers: k and v each 0, 1, 4 or 8 elements in (an f16 cache's
  * rows then on 16 bytes, on 8 only, or off vec4s: the decode kernels' K8 and V8 loads, their
  * vec4 loads and their scalar ones), decode rows over grouped heads, on the device's path and
- * the decode kernels. */
+ * the decode kernels (merging their chunks themselves, and through the combine pass). */
 static void test_cache_offsets(void **state)
 {
     pair *p = *state;
@@ -396,7 +399,9 @@ static void test_cache_offsets(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     static const size_t skips[4] = {0, 1, 4, 8};
-    for (int path = -1; path <= 2; path += 3) {
+    static const int cache_paths[3] = {-1, TGL_GL_ATTENTION_DECODE_MERGE, TGL_GL_ATTENTION_DECODE_COMBINE};
+    for (int pi = 0; pi < 3; pi++) {
+        int path = cache_paths[pi];
         tgl_gl_test_force_attention(gl, path);
         for (size_t i = 0; i < 32; i++) {
             if (!tgt_pick(i))
@@ -453,7 +458,7 @@ static void test_large_heads(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     static const size_t dims[2] = {128, 256}, rows[2] = {1, 9};
-    for (int path = 0; path < 4; path++) {
+    for (int path = 0; path < PATHS; path++) {
         tgl_gl_test_force_attention(gl, path);
         for (int i = 0; i < 4; i++) {
             if (!tgt_pick((size_t)path * 4 + (size_t)i)) /* each compiles its own kernels */
@@ -481,7 +486,7 @@ static void test_mask_texture_limit(void **state)
         skip();
     }
     tgl_gl_of(gl)->limits.texture_buffer_texels = 3000;
-    for (int path = -1; path < 4; path++) {
+    for (int path = -1; path < PATHS; path++) {
         tgl_gl_test_force_attention(gl, path);
         for (int per_item = 0; per_item < 2; per_item++) {
             /* rows of 40 keys 100 apart: a block's part 440 floats, an item's 2000 */
@@ -588,7 +593,7 @@ static void test_padding_mask_is_lengths(void **state)
         tgl_backend *b = bs[j];
         if (!b || !runs_masks(b))
             continue;
-        for (int path = j ? -1 : 0; path < (j ? 4 : 1); path++) {
+        for (int path = j ? -1 : 0; path < (j ? PATHS : 1); path++) {
             if (j)
                 tgl_gl_test_force_attention(b, path);
             tcase lens = {.batch = 3, .heads = 4, .heads_kv = 2, .seq_q = 1 + (size_t)path % 3 * 5, .cap = 50, .d = 16,
