@@ -604,7 +604,7 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     int v8 = k8 && s.pad[2] % 8 == 0 && a->v.offset % 16 == 0;
     /* MERGE (decode_merges) where one dispatch covers every chunk, s_p holds their weights
      * (chunks <= ch), binding 6 exists (q, k, v, o, the partials, the mask's texture and the
-     * counts) and TGL_MAX_MEMORY has room for the counts (else the combine pass: same sums) */
+     * counts) and TGL_MAX_MEMORY has room for the counts (else the combine pass) */
     size_t count_bytes = rows / gq * sizeof(uint32_t);
     int merge = decode_merges(b, a) && per_pass == chunks && chunks <= ch && l->storage_blocks >= 7 &&
                 tgl__within_budget(b, tgl_gl_grow_extra(tgl_gl_of(b)->decode_counts, count_bytes));
