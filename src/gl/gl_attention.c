@@ -603,10 +603,12 @@ static tgl_status run_decode(tgl_backend *b, const tgl__attention *a, size_t bh0
     int k8 = a->head_dim == dp && s.pad[1] % 8 == 0 && a->k.offset % 16 == 0;
     int v8 = k8 && s.pad[2] % 8 == 0 && a->v.offset % 16 == 0;
     /* MERGE (decode_merges) where one dispatch covers every chunk, s_p holds their weights
-     * (chunks <= ch), binding 6 exists (q, k, v, o, the partials, the mask's texture and the
-     * counts) and TGL_MAX_MEMORY has room for the counts (else the combine pass) */
+     * (chunks <= ch), the context is desktop GL (the variant binds six storage buffers, past ES
+     * 3.1's four: tgl_gl_es_excluded), binding 6 exists (q, k, v, o, the partials, the mask's
+     * texture and the counts) and TGL_MAX_MEMORY has room for the counts (else the combine pass) */
     size_t count_bytes = rows / gq * sizeof(uint32_t);
-    int merge = decode_merges(b, a) && per_pass == chunks && chunks <= ch && l->storage_blocks >= 7 &&
+    int merge = decode_merges(b, a) && per_pass == chunks && chunks <= ch && !tgl_gl_of(b)->egl.es &&
+                l->storage_blocks >= 7 &&
                 tgl__within_budget(b, tgl_gl_grow_extra(tgl_gl_of(b)->decode_counts, count_bytes));
     tgl_gl_plan plan = decode_plan("attention/decode", dp, (unsigned)ch, s.vec4, a->kv_f16, k8, v8, att_scores(a), gq,
                                    merge, DECODE_THREADS,

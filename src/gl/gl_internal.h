@@ -55,8 +55,11 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
 
 /* Storage buffers the library's fixed kernels bind at most (scripts/validate-kernels.sh checks
  * every variant): ES 3.1's guaranteed minimum, so only tgl_map, with up to 8 inputs, can need
- * more than a device offers. */
+ * more than a device offers. Variants for desktop GL only (tgl_gl_es_excluded) may bind up to
+ * GL 4.3's minimum, TGL_GL_KERNEL_STORAGE_BLOCKS_GL, where the host checks the device's limits
+ * in force (TGL_LIMITS may cut them). */
 #define TGL_GL_KERNEL_STORAGE_BLOCKS 4
+#define TGL_GL_KERNEL_STORAGE_BLOCKS_GL 8
 
 /* The uniform location of the streaming kernels' direction (glsl/common/sweep.glsl). */
 
