@@ -3,14 +3,12 @@
 // elements, u_step apart in in and u_out_step in out (u_idx_step in the i32 indices of cummax
 // and cummin, where u_has_idx), over an index space of u_ndim dims (each operand's strides over
 // it in u_*_stride). A workgroup per segment: segment s is chunk s % u_chunks (u_chunk elements)
-// of line s / u_chunks of this box, the dispatch's workgroups taking its segments in the host's
-// sweep direction (common/sweep.glsl: pass 1 starts on what pass 0 read last). Pass 0 (lines
-// cut into several chunks) writes each chunk's combination to tot[s]; pass 1 scans each chunk,
-// starting from the combination of the line's earlier chunks' totals. Inside a chunk, tiles of
-// TGL_WG_SIZE * SCAN_K elements staged through shared memory: each invocation combines SCAN_K
-// consecutive elements, the workgroup scans those partials in shared memory (Hillis-Steele;
-// SCAN_SG: through subgroup shuffles), then each invocation walks its elements again from its
-// prefix. So an
+// of line s / u_chunks of this box. Pass 0 (lines cut into several chunks) writes each chunk's
+// combination to tot[s]; pass 1 scans each chunk, starting from the combination of the line's
+// earlier chunks' totals. Inside a chunk, tiles of TGL_WG_SIZE * SCAN_K elements staged through
+// shared memory: each invocation combines SCAN_K consecutive elements, the workgroup scans those
+// partials in shared memory (Hillis-Steele; SCAN_SG: through subgroup shuffles), then each
+// invocation walks its elements again from its prefix. So an
 // element reaches an f32 output through at most SCAN_K + tiles + log2(wg) roundings in its
 // chunk's total, chunks / wg + log2(wg) in the carry and tiles + SCAN_K + 1 in pass 1
 // (docs/ops.md).
@@ -40,7 +38,6 @@
 #include "common/convert.glsl"
 #include "common/precise.glsl"
 #include "common/local_size.glsl"
-#include "common/sweep.glsl"
 
 #ifndef IN_DTYPE
 #define IN_DTYPE 0
@@ -329,7 +326,7 @@ void main()
     uint s = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
     if (s >= u_n)
         return; // a whole workgroup: uniform
-    s = u_start + tgl_sweep(s, u_n); // pass 1 walks back over what pass 0 left in the caches
+    s += u_start;
     uint line = s / u_chunks, c = s - line * u_chunks;
     uint oi, oo, ox;
     locate(line, oi, oo, ox);

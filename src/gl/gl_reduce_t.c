@@ -235,20 +235,15 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
         tgl_gl_uniform_uiv(b, prog, LOC_SCAN_IDX_STRIDE, (GLsizei)r->ndim, idx_strides);
     }
     size_t grid = (size_t)l->wg_count[0] * l->wg_count[1];
-    /* Each pass is a streaming op over the box's in and out (glsl/common/sweep.glsl): the
-     * second walks back over the chunks the first read last, still in the device's cache. */
-    uint64_t bytes = (uint64_t)n * r->len * (tgl_dtype_size(in->dtype) + tgl_dtype_size(out->dtype));
     tgl_status st = TGL_OK;
     for (unsigned pass = chunks > 1 ? 0u : 1u; !st && pass < 2u; pass++) {
         tgl_gl_uniform_ui(b, prog, LOC_SCAN_PASS, pass);
-        tgl_gl_uniform_ui(b, prog, LOC_SWEEP, tgl_gl_sweep_direction(tgl_gl_of(b), bytes));
         for (size_t i = 0; !st && i < segs; i += grid) {
             size_t count = segs - i < grid ? segs - i : grid;
             tgl_gl_uniform_ui(b, prog, LOC_RDT_N, (GLuint)count);
             tgl_gl_uniform_ui(b, prog, LOC_RDT_START, (GLuint)i);
             st = tgl_gl_dispatch(b, prog, bind, 4, count);
         }
-        tgl_gl_sweep_done(tgl_gl_of(b), bytes);
     }
     return st;
 }
