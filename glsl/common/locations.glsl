@@ -337,6 +337,7 @@
 #define LOC_SCAN_PASS 13
 #define LOC_SCAN_HAS_IDX 14
 #define LOC_SCAN_IDX_STRIDE 40
+#define LOC_SCAN_EPOCH 3 // SCAN_ONE_PASS: this call's tag of a published chunk total
 
 // tensor/compact.comp (tgl_masked_select, tgl_nonzero)
 #define LOC_CMP_N 0

@@ -24,6 +24,13 @@
 // and writes 4 elements a load and a store, in the same order of combines as the element walks,
 // so the results are the same bits (a 16M cumsum on llvmpipe 89 -> 33 ms, on the H200 157 -> 82
 // us; docs/ops.md).
+// SCAN_ONE_PASS (with SCAN_QUADS; chunks of at most ONE_PASS_TILES tiles; out sharing no byte
+// with in) does both passes in one dispatch: a workgroup takes its segment from a ticket counter
+// (so every earlier segment's workgroup has started), holds its chunk in registers, publishes
+// the chunk's total tagged with the call's u_epoch, gathers the line's earlier chunks' totals
+// (line_carry: polled a bounded number of times, those that did not come computed by the
+// workgroup itself) and scans from their combination: 128 MB moved for a 16M cumsum instead of
+// 192. The last workgroup to finish sets the counters back to 0 for the next call.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef SCAN_SG
 #define SCAN_SG 0 // the subgroup size where the scan shuffles (0: shared memory)
@@ -38,6 +45,7 @@
 #include "common/convert.glsl"
 #include "common/precise.glsl"
 #include "common/local_size.glsl"
+#include "common/unroll.glsl"
 
 #ifndef IN_DTYPE
 #define IN_DTYPE 0
@@ -57,6 +65,9 @@
 #if defined(SCAN_QUADS) && (defined(SCAN_STAGED) || IN_DTYPE == 1 || IN_DTYPE == 2 || IN_DTYPE == 4 || \
                             OUT_DTYPE == 1 || OUT_DTYPE == 2)
 #error "SCAN_QUADS: unstaged, 32-bit in and out only"
+#endif
+#if defined(SCAN_ONE_PASS) && !defined(SCAN_QUADS)
+#error "SCAN_ONE_PASS: with SCAN_QUADS only"
 #endif
 #ifdef SCAN_QUADS
 #ifdef TGL_TEX // in as RGBA32UI texels (llvmpipe gathers them)
@@ -80,7 +91,17 @@ layout(std430, binding = 0) readonly buffer In { uint x[]; };
 layout(std430, binding = 1) buffer Out { uint y[]; };
 #endif
 layout(std430, binding = 2) buffer Idx { uint ix[]; };
+#ifdef SCAN_ONE_PASS
+// The ticket and finish counters (zero between calls), then per segment of the box 4 words:
+// its chunk's total (2), the epoch it was published in, a pad. Coherent: read while others write.
+layout(std430, binding = 3) coherent buffer Lookback { uint lb_ticket; uint lb_done; uint lb_pad[2]; uint lb[]; };
+layout(location = LOC_SCAN_EPOCH) uniform uint u_epoch;
+#ifndef ONE_PASS_TILES
+#define ONE_PASS_TILES 8 // tiles a chunk holds at most (gl_reduce_t.c's SCAN_CHUNK_TILES)
+#endif
+#else
 layout(std430, binding = 3) buffer Totals { uvec2 tot[]; };
+#endif
 layout(location = LOC_RDT_N) uniform uint u_n;         // segments of this dispatch
 layout(location = LOC_RDT_START) uniform uint u_start; // the first one's index in the box
 layout(location = LOC_RDT_NDIM) uniform uint u_ndim;
@@ -267,6 +288,30 @@ uvec2 group_exclusive(uvec2 v, out uvec2 total)
 }
 #endif
 
+// The exclusive scan of one partial per invocation over a tile; *total the tile's combination
+// (uniform control flow, with a barrier() since the last tile's readers of s_scan).
+uvec2 tile_exclusive(uvec2 part, out uvec2 total)
+{
+#if SCAN_SG > 0
+    return group_exclusive(part, total);
+#else
+    uint lane = gl_LocalInvocationID.x;
+    s_scan[lane] = part;
+    memoryBarrierShared();
+    barrier();
+    for (uint off = 1u; off < uint(TGL_WG_SIZE); off <<= 1) {
+        uvec2 before = lane >= off ? s_scan[lane - off] : identity();
+        barrier();
+        if (lane >= off)
+            s_scan[lane] = combine(before, s_scan[lane]);
+        memoryBarrierShared();
+        barrier();
+    }
+    total = s_scan[uint(TGL_WG_SIZE) - 1u];
+    return lane > 0u ? s_scan[lane - 1u] : identity();
+#endif
+}
+
 // Element offsets of line i (in elements, in each window): in's, out's and the indices' starts.
 void locate(uint i, out uint oi, out uint oo, out uint ox)
 {
@@ -321,17 +366,172 @@ void store_out(uint at, uint v)
 }
 #endif
 
+#ifdef SCAN_ONE_PASS
+shared uint s_ticket;
+shared uint s_missing[(TGL_WG_SIZE + 31) / 32]; // a round's lanes whose chunk total did not come
+
+// The total of the chunk [lo, hi) of a line whose elements start at oi in in, by the same steps
+// (so the same bits) as one_pass's: each invocation's partial of its quads in a tile, the tile's
+// combination, the tiles' combinations in order (uniform control flow).
+uvec2 chunk_total(uint lo, uint hi, uint oi)
+{
+    const uint tile = uint(TGL_WG_SIZE) * uint(SCAN_K), quads = uint(SCAN_K) / 4u;
+    uint lane = gl_LocalInvocationID.x, tiles = (hi - lo + tile - 1u) / tile;
+    uvec2 total = identity();
+    TGL_UNROLL for (uint t = 0u; t < uint(ONE_PASS_TILES); t++) {
+        if (t < tiles) {
+            uint a0 = lo + t * tile + lane * uint(SCAN_K);
+            uvec2 part = identity(), tile_total;
+            TGL_UNROLL for (uint q = 0u; q < quads; q++) {
+                uint k = a0 + 4u * q;
+                if (k < hi)
+                    part = combine_quad(part, X_QUAD((oi + k) >> 2), k);
+            }
+            barrier(); // the last tile's readers of s_scan are done
+            tile_exclusive(part, tile_total);
+            total = combine(total, tile_total);
+        }
+    }
+    return total;
+}
+
+// The combination of the totals of chunks 0 .. c - 1 of the line of segment s (chunk c), lane l
+// combining chunks l, l + W, ... in order, then a tree (pass 1's grouping). Each invocation
+// waits for its chunk's total for at most SPIN_BUDGET polls in all; the workgroup computes
+// the totals that did not come itself (chunk_total: the same bits), so it never depends on
+// another workgroup's progress (llvmpipe cuts loops at 65535 iterations; other GPUs need not
+// keep a started workgroup running while a later one spins).
+#define SPIN_BUDGET 1024u
+uvec2 line_carry(uint s, uint c, uint oi)
+{
+    uint lane = gl_LocalInvocationID.x, spins = 0u;
+    uvec2 p = identity();
+    for (uint r = 0u; r * uint(TGL_WG_SIZE) < c; r++) { // uniform
+        uint j = r * uint(TGL_WG_SIZE) + lane;
+        if (lane < uint(s_missing.length()))
+            s_missing[lane] = 0u;
+        memoryBarrierShared();
+        barrier();
+        uvec2 v = identity();
+        if (j < c) {
+            uint at = 4u * (s - c + j);
+            bool have = false;
+            while (!have && spins < SPIN_BUDGET) {
+                have = atomicOr(lb[at + 2u], 0u) == u_epoch;
+                spins++;
+            }
+            if (have) {
+                memoryBarrierBuffer();
+                v = uvec2(lb[at], lb[at + 1u]);
+            } else {
+                atomicOr(s_missing[lane >> 5], 1u << (lane & 31u));
+            }
+        }
+        memoryBarrierShared();
+        barrier();
+        for (uint w = 0u; w < uint(s_missing.length()); w++) {
+            uint bits = s_missing[w]; // the same in every invocation: uniform
+            while (bits != 0u) {
+                uint l = w * 32u + uint(findLSB(bits)), m = r * uint(TGL_WG_SIZE) + l;
+                bits &= bits - 1u;
+                uvec2 t = chunk_total(m * u_chunk, min(u_len, m * u_chunk + u_chunk), oi);
+                if (lane == l)
+                    v = t;
+            }
+        }
+        if (j < c)
+            p = combine(p, v);
+        barrier(); // every invocation has read s_missing
+    }
+    return group_combine(p);
+}
+
+// Segment s (chunk c of its line, whose elements start at oi in in, oo in out, ox in the
+// indices) in one pass: its tiles read once into registers and scanned, its total published,
+// the line's earlier chunks' totals combined into the carry (line_carry), the outputs written.
+void one_pass(uint s, uint c, uint oi, uint oo, uint ox)
+{
+    const uint tile = uint(TGL_WG_SIZE) * uint(SCAN_K), quads = uint(SCAN_K) / 4u;
+    uint lane = gl_LocalInvocationID.x;
+    uint lo = c * u_chunk, hi = min(u_len, lo + u_chunk), tiles = (hi - lo + tile - 1u) / tile;
+    uvec4 d[ONE_PASS_TILES * (SCAN_K / 4)];
+    uvec2 before[ONE_PASS_TILES], excl[ONE_PASS_TILES]; // the chunk's earlier tiles; this invocation's prefix in its tile
+    uvec2 total = identity();
+    TGL_UNROLL for (uint t = 0u; t < uint(ONE_PASS_TILES); t++) { // chunk_total's steps, d kept
+        if (t < tiles) { // uniform
+            uint a0 = lo + t * tile + lane * uint(SCAN_K);
+            uvec2 part = identity(), tile_total;
+            TGL_UNROLL for (uint q = 0u; q < quads; q++) {
+                uint k = a0 + 4u * q;
+                d[t * quads + q] = k < hi ? X_QUAD((oi + k) >> 2) : uvec4(0u);
+                if (k < hi)
+                    part = combine_quad(part, d[t * quads + q], k);
+            }
+            barrier(); // the last tile's readers of s_scan are done
+            excl[t] = tile_exclusive(part, tile_total);
+            before[t] = total;
+            total = combine(total, tile_total);
+        }
+    }
+    if (lane == 0u && c + 1u < u_chunks) { // a later chunk of the line reads it
+        lb[4u * s] = total.x;
+        lb[4u * s + 1u] = total.y;
+        memoryBarrierBuffer();
+        atomicExchange(lb[4u * s + 2u], u_epoch);
+    }
+    uvec2 carry = c > 0u ? line_carry(s, c, oi) : identity(); // (c uniform)
+    TGL_UNROLL for (uint t = 0u; t < uint(ONE_PASS_TILES); t++) {
+        if (t < tiles) {
+            uint a0 = lo + t * tile + lane * uint(SCAN_K);
+            uvec2 run = combine(combine(carry, before[t]), excl[t]);
+            TGL_UNROLL for (uint q = 0u; q < quads; q++) {
+                uint k = a0 + 4u * q;
+                if (k < hi) {
+                    uvec4 w = d[t * quads + q];
+                    uvec2 r0 = combine(run, operand(w.x, k)), r1 = combine(r0, operand(w.y, k + 1u));
+                    uvec2 r2 = combine(r1, operand(w.z, k + 2u)), r3 = combine(r2, operand(w.w, k + 3u));
+                    y4[(oo + k) >> 2] = uvec4(out_bits(r0.x), out_bits(r1.x), out_bits(r2.x), out_bits(r3.x));
+#if PAIRS
+                    if (u_has_idx != 0u) {
+                        ix[ox + k * u_idx_step] = r0.y;
+                        ix[ox + (k + 1u) * u_idx_step] = r1.y;
+                        ix[ox + (k + 2u) * u_idx_step] = r2.y;
+                        ix[ox + (k + 3u) * u_idx_step] = r3.y;
+                    }
+#endif
+                    run = r3;
+                }
+            }
+        }
+    }
+    if (lane == 0u && atomicAdd(lb_done, 1u) + 1u == u_n) { // every workgroup has its ticket
+        atomicExchange(lb_ticket, 0u);
+        atomicExchange(lb_done, 0u);
+    }
+}
+#endif
+
 void main()
 {
     uint s = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
     if (s >= u_n)
         return; // a whole workgroup: uniform
+#ifdef SCAN_ONE_PASS
+    if (gl_LocalInvocationID.x == 0u)
+        s_ticket = atomicAdd(lb_ticket, 1u); // segments in the order workgroups start
+    memoryBarrierShared();
+    barrier();
+    s = s_ticket;
+#endif
     s += u_start;
     uint line = s / u_chunks, c = s - line * u_chunks;
     uint oi, oo, ox;
     locate(line, oi, oo, ox);
     uint lane = gl_LocalInvocationID.x;
     const uint tile = uint(TGL_WG_SIZE) * uint(SCAN_K);
+#ifdef SCAN_ONE_PASS
+    one_pass(s, c, oi, oo, ox);
+#else
     uint lo = c * u_chunk, hi = min(u_len, lo + u_chunk);
     if (u_pass == 0u) {
         uvec2 acc = identity();
@@ -397,23 +597,7 @@ void main()
         }
 #endif
         uvec2 tile_total;
-#if SCAN_SG > 0
-        uvec2 run = combine(carry, group_exclusive(part, tile_total));
-#else
-        s_scan[lane] = part;
-        memoryBarrierShared();
-        barrier();
-        for (uint off = 1u; off < uint(TGL_WG_SIZE); off <<= 1) {
-            uvec2 before = lane >= off ? s_scan[lane - off] : identity();
-            barrier();
-            if (lane >= off)
-                s_scan[lane] = combine(before, s_scan[lane]);
-            memoryBarrierShared();
-            barrier();
-        }
-        uvec2 run = combine(carry, lane > 0u ? s_scan[lane - 1u] : identity());
-        tile_total = s_scan[uint(TGL_WG_SIZE) - 1u];
-#endif
+        uvec2 run = combine(carry, tile_exclusive(part, tile_total));
 #ifdef SCAN_QUADS
         for (uint q = 0u; q < uint(SCAN_K); q += 4u) {
             uint k = a0 + q;
@@ -477,4 +661,5 @@ void main()
 #endif
 #endif
     }
+#endif
 }

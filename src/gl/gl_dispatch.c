@@ -197,9 +197,9 @@ void tgl_gl_release_scratch(tgl_backend *b)
 {
     tgl_gl *gl = tgl_gl_of(b);
     /* the kept buffers that hold nothing between calls (the status words and rope tables do;
-     * decode_counts holds zeros, which its maker writes into a new one) */
-    tgl_gl_buffer **idle[] = {&gl->scratch,      &gl->split_partials, &gl->conv_cols,
-                              &gl->conv_sums,    &gl->attention_kv,   &gl->decode_counts};
+     * decode_counts and scan_lookback hold zeros and tags, which their makers write into new ones) */
+    tgl_gl_buffer **idle[] = {&gl->scratch,   &gl->split_partials, &gl->conv_cols,      &gl->conv_sums,
+                              &gl->attention_kv, &gl->decode_counts, &gl->scan_lookback};
     for (size_t i = 0; i < sizeof idle / sizeof idle[0]; i++)
         if (*idle[i]) {
             b->mem_scratch -= (*idle[i])->bytes;

@@ -82,6 +82,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(cols_min_chunk, U32, "... each reducing at least this many indices")                               \
     X(scan_items, U32, "consecutive elements per invocation in a scan's tiles: 8, 16 or 32")            \
     X(scan_staged, FLAG, "scans move their tiles through shared memory, reading and writing coalesced") \
+    X(scan_one_pass, FLAG, "scans of 4-element-aligned lines in several chunks take one pass, each chunk awaiting the earlier ones' totals") \
     X(radix_min, U64, "sorts of lines this long or longer take radix passes, not the network; 0 never") \
     X(radix_items, U32, "pairs per invocation in a radix pass's tiles: 8, 16 or 32")                    \
     X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
@@ -139,6 +140,7 @@ typedef struct tgl_gl_limits {
     int vec4_lines, transpose;
     uint32_t reduce_groups, cols_invocations, cols_min_chunk, scan_items;
     int scan_staged;
+    int scan_one_pass; /* needs a device that keeps a started workgroup running while later ones spin */
     uint64_t radix_min;
     uint32_t radix_items;
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
@@ -369,6 +371,8 @@ typedef struct tgl_gl {
     tgl_gl_buffer *conv_cols, *conv_sums; /* conv_im2col's im2col and products (gl_conv2d.c) */
     tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
     tgl_gl_buffer *decode_counts;  /* decode attention's MERGE words, zero between calls (gl_attention.c) */
+    tgl_gl_buffer *scan_lookback;  /* one-pass scans' counters (zero between calls) and tagged chunk totals */
+    uint32_t scan_epoch;           /* ... the tag of the last call's totals (gl_reduce_t.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
     /* small downloads' buffer (gl_buffers.c, readback_small): written by the copy kernel,
      * persistently mapped at readback_map; readback.block is &readback_block once made */

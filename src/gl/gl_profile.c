@@ -94,6 +94,7 @@ static const struct named_profile {
       .scatter_window_bytes = 0,
       .scan_items = 32, /* 4x fewer barriers than 8: a 16M cumsum 139 -> 94 ms (2 cores) */
       .scan_staged = 0, /* every SSBO access is a loop over the lanes anyway: staging 99 -> 190 ms */
+      .scan_one_pass = 0, /* (tests/ops/test_scan.c turns it on) */
       .radix_min = 4096, .radix_items = 32, /* radix from 4096: 16K 10.8 -> 4.9 ms, 1M 600 -> 150 ms */
       .cast_vec4_min = 0, .weight_unpack = 0 /* 6-10% slower unpacked */, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .conv_im2col = 1, /* 64 -> 64 channels, 3x3 at 56x56: the direct kernel 8.8 GFLOP/s, GEMM 41 */

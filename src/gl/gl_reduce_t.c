@@ -6,6 +6,7 @@
  * index space whose windows pass the SSBO block limit is halved, dim by dim, into boxes whose
  * windows fit (a line is never cut: one past the limit is TGL_ERR_UNSUPPORTED). */
 #include "gl_internal.h"
+#include "../core/validate.h"
 
 typedef struct rdt_flags {
     uint32_t in, out, group;
@@ -26,7 +27,7 @@ static const tgl_gl_def rows_defs[] = {
 };
 
 typedef struct scan_flags {
-    uint32_t in, out, op, items, staged, subgroup, quads, read;
+    uint32_t in, out, op, items, staged, subgroup, quads, one_pass, read;
 } scan_flags;
 static const tgl_gl_def scan_defs[] = {
     TGL_GL_UINT(scan_flags, in, "IN_DTYPE"),
@@ -36,6 +37,7 @@ static const tgl_gl_def scan_defs[] = {
     TGL_GL_FLAG(scan_flags, staged, "SCAN_STAGED"),
     TGL_GL_UINT(scan_flags, subgroup, "SCAN_SG"),
     TGL_GL_FLAG(scan_flags, quads, "SCAN_QUADS"),
+    TGL_GL_FLAG(scan_flags, one_pass, "SCAN_ONE_PASS"),
     TGL_GL_READ(scan_flags, read),
 };
 
@@ -84,19 +86,22 @@ static uint32_t scan_subgroup(const tgl_gl_limits *l)
 /* The scans: a workgroup per chunk of a line (tensor/scan.comp), `items` consecutive elements
  * per invocation in each tile, staged through shared memory or not (the profile's scan_items and
  * scan_staged), scanned across the workgroup through subgroups of `subgroup` (0: shared memory),
- * in read as `read`, with `quads` (scan_quads) 4 elements a load and a store; op a TGL__RDT
- * scan. */
+ * in read as `read`, with `quads` (scan_quads) 4 elements a load and a store, in one pass where
+ * `one_pass` (scan_one_pass); op a TGL__RDT scan. */
 static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned scan, tgl_dtype in, tgl_dtype out,
-                             uint32_t items, int staged, uint32_t subgroup, int quads, tgl_gl_read read)
+                             uint32_t items, int staged, uint32_t subgroup, int quads, int one_pass, tgl_gl_read read)
 {
     scan_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)(scan - TGL__RDT_CUMSUM), items, (uint32_t)staged,
-                    subgroup, (uint32_t)quads, (uint32_t)read};
+                    subgroup, (uint32_t)quads, (uint32_t)one_pass, (uint32_t)read};
     tgl_gl_plan p = {.op = op};
     tgl_gl_plan_kernel(&p, "tensor/scan", TGL_GL_DEFS(scan_defs), &f);
     if (l)
         p.wg = l->reduce_workgroup_size;
 #define SCAN_WHY "a workgroup per chunk of a line: chunk totals, then each chunk scanned from its carry"
-    p.why = quads ? SCAN_WHY ", 4 elements a load" : SCAN_WHY;
+    p.why = one_pass ? "a workgroup per chunk of a line, in one pass: each chunk's total published, the earlier "
+                       "ones' awaited, 4 elements a load"
+            : quads  ? SCAN_WHY ", 4 elements a load"
+                     : SCAN_WHY;
 #undef SCAN_WHY
     return p;
 }
@@ -150,6 +155,7 @@ typedef struct rdt_run {
     size_t scan_chunk; /* the scans: scan_chunk's elements, decided once for every box */
     tgl_gl_read scan_read; /* ... how in is read (scan_read) */
     int scan_quads;        /* ... and whether 4 elements at a time (scan_quads) */
+    int scan_one_pass;     /* ... in one pass (scan_one_pass) */
 } rdt_run;
 
 /* How a scan reads in: as R32UI texels where the device reads inputs so (llvmpipe) and every
@@ -183,8 +189,52 @@ static int scan_quads(const tgl_gl_limits *l, const tgl__rdt *r)
     return 1;
 }
 
+/* Whether a scan takes one pass (scan.comp's SCAN_ONE_PASS): where the profile says so, lines 4
+ * elements a load (scan_quads) of several chunks, each at most SCAN_CHUNK_TILES tiles (the
+ * kernel's ONE_PASS_TILES: it holds the chunk in registers), out sharing no byte with in (a
+ * workgroup may read an earlier chunk's elements while that chunk's own workgroup writes). */
+static int scan_one_pass(const tgl_gl_limits *l, const tgl__rdt *r, int quads, size_t chunk)
+{
+    size_t tile = (size_t)l->reduce_workgroup_size * l->scan_items;
+    return l->scan_one_pass && quads && r->len > chunk && chunk <= SCAN_CHUNK_TILES * tile &&
+           !tgl__overlaps(r->in.view, r->in.span * 4, r->out.view, r->out.span * 4);
+}
+
+/* The one-pass scans' words for `segs` segments in *bind, and the epoch this call tags its
+ * totals with: two counters each call leaves at zero, then 4 words a segment (its total, the
+ * epoch it was published in). Zeroed whenever the buffer is made, and made anew when the epoch
+ * wraps, so no word left from an earlier call holds this call's epoch. */
+static tgl_status scan_lookback(tgl_backend *b, size_t segs, tgl_gl_binding *bind, GLuint *epoch)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    size_t bytes = 16 * (segs + 1);
+    if (++gl->scan_epoch == 0) {
+        if (gl->scan_lookback) {
+            b->mem_scratch -= gl->scan_lookback->bytes;
+            tgl_gl_buffer_destroy(b, gl->scan_lookback);
+            gl->scan_lookback = NULL;
+        }
+        gl->scan_epoch = 1;
+    }
+    int fresh = !gl->scan_lookback || gl->scan_lookback->bytes < bytes;
+    tgl_status st = tgl_gl_grow(b, &gl->scan_lookback, bytes, "a one-pass scan's chunk totals");
+    if (st)
+        return st;
+    if (fresh && (st = tgl_gl_fill(b, (tgl__view){gl->scan_lookback, 0}, 0.0f,
+                                   gl->scan_lookback->bytes / sizeof(uint32_t)))) {
+        /* not known to be zero: given back, so the next call makes (and zeroes) a new one */
+        b->mem_scratch -= gl->scan_lookback->bytes;
+        tgl_gl_buffer_destroy(b, gl->scan_lookback);
+        gl->scan_lookback = NULL;
+        return st;
+    }
+    *bind = (tgl_gl_binding){.buf = gl->scan_lookback, .bytes = bytes, .writes = 1};
+    *epoch = gl->scan_epoch;
+    return TGL_OK;
+}
+
 /* The scans' passes over a box of n lines: chunk totals into the scratch buffer where a line
- * has more than one chunk, then every chunk scanned. */
+ * has more than one chunk, then every chunk scanned; or both in one pass (scan_one_pass). */
 static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tgl__tensor_view *out,
                                 const tgl__tensor_view *idx, const size_t *shape, size_t n)
 {
@@ -206,7 +256,13 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
     bind[2] = r->has_idx ? tgl_gl_window(b, idx->view, idx->span * 4, 2, &pad_idx) : bind[1];
     bind[3] = bind[1]; /* the totals where there are chunks, out's window (never read) otherwise */
     bind[3].writes = 0;
-    if (chunks > 1) {
+    if (x->scan_one_pass) {
+        GLuint epoch;
+        tgl_status st = scan_lookback(b, segs, &bind[3], &epoch);
+        if (st)
+            return st;
+        tgl_gl_uniform_ui(b, prog, LOC_SCAN_EPOCH, epoch);
+    } else if (chunks > 1) {
         tgl_gl_buffer *scratch;
         tgl_status st = tgl_gl_scratch(b, segs * 8, "a reduction's segment partials", &scratch);
         if (st)
@@ -236,7 +292,7 @@ static tgl_status dispatch_scan(rdt_run *x, const tgl__tensor_view *in, const tg
     }
     size_t grid = (size_t)l->wg_count[0] * l->wg_count[1];
     tgl_status st = TGL_OK;
-    for (unsigned pass = chunks > 1 ? 0u : 1u; !st && pass < 2u; pass++) {
+    for (unsigned pass = chunks > 1 && !x->scan_one_pass ? 0u : 1u; !st && pass < 2u; pass++) {
         tgl_gl_uniform_ui(b, prog, LOC_SCAN_PASS, pass);
         for (size_t i = 0; !st && i < segs; i += grid) {
             size_t count = segs - i < grid ? segs - i : grid;
@@ -374,17 +430,19 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
     tgl_dtype wdt = r->has_w ? r->w.dtype : r->has_bias ? r->bias.dtype : r->in.dtype;
     x.scan_read = scan_read(l, r);
     x.scan_quads = tgl__rdt_is_scan(r->op) && scan_quads(l, r);
+    if (tgl__rdt_is_scan(r->op)) {
+        x.scan_chunk = scan_chunk(l, r->len, r->n_out);
+        x.scan_one_pass = scan_one_pass(l, r, x.scan_quads, x.scan_chunk);
+    }
     tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items,
                                                            l->scan_staged && !x.scan_quads, scan_subgroup(l), x.scan_quads,
-                                                           x.scan_read)
+                                                           x.scan_one_pass, x.scan_read)
                        : rows                  ? rows_plan(l, op, r->in.dtype, r->out.dtype, wdt)
                             : rdt_plan(l, op, r->len ? r->in.dtype : r->out.dtype, r->out.dtype, x.group);
     plan.items = 1;
     plan.groups = x.group ? r->n_out : tgl_gl_ceil_div(r->n_out, l->workgroup_size);
-    if (tgl__rdt_is_scan(r->op)) { /* a workgroup per chunk of each line */
-        x.scan_chunk = scan_chunk(l, r->len, r->n_out);
+    if (tgl__rdt_is_scan(r->op)) /* a workgroup per chunk of each line */
         plan.groups = r->n_out * tgl_gl_ceil_div(r->len, x.scan_chunk);
-    }
     tgl_status st = tgl_gl_plan_program(b, &plan, &x.prog);
     if (st)
         return st;
@@ -406,7 +464,8 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
                 tgl_gl_list_plan(fn, ctx, rdt_plan(NULL, "tgl_argmax_t", data[i], TGL_DTYPE_I32, group));
         }
     /* the scans, as the profiles have them: GPUs 8 staged (NVIDIA's 32-wide subgroups shuffling),
-     * llvmpipe 32 not, and each unstaged with 4 elements a load where both dtypes are 32-bit;
+     * llvmpipe 32 not, and each unstaged with 4 elements a load where both dtypes are 32-bit
+     * (NVIDIA's also in one pass);
      * others compile from GLSL */
     for (uint32_t v = 0; v < 6 * TGL_GL_READS; v++)
         for (unsigned op = TGL__RDT_CUMSUM; op <= TGL__RDT_CUMMIN; op++) {
@@ -422,10 +481,12 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
                     int kept = data[o] == data[i], wide = tgl_dtype_size(data[i]) == 4;
                     int ok = arith ? (i < 3 && o < 3) || (i == 3 && o == 3) : kept;
                     if (ok && (!quads || (wide && kept)))
-                        tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, data[i], data[o], items, staged, sg, quads, read));
+                        tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, data[i], data[o], items, staged, sg, quads, 0, read));
+                    if (ok && quads && wide && kept && sg && read == TGL_GL_READ_SSBO) /* NVIDIA's one pass */
+                        tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, data[i], data[o], items, staged, sg, quads, 1, read));
                 }
             if (arith && !quads) /* bool counted into i32 */
-                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg, 0, read));
+                tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg, 0, 0, read));
         }
     for (size_t i = 0; i < 3; i++) /* the row-wise ops: every float in, out and 1-D operand dtype */
         for (size_t o = 0; o < 3; o++)

@@ -428,6 +428,54 @@ static void test_quad_lines(void **state)
     tgl_close(gl);
 }
 
+/* GL's one-pass scans (the profile's scan_one_pass, NVIDIA's): lines of several chunks read 4
+ * elements a load, every op, one line and many, dense and with gaps (in place: two passes); again and again
+ * (each call leaves the ticket counters at zero for the next), across the epoch's wrap, and
+ * under an 8 KiB SSBO limit (several boxes, so several epochs a call). */
+static void test_one_pass(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgt_rng *r = &p->rng;
+    tgl_backend *gls[2] = {tgt_open(TGL_BACKEND_GL), tgt_open(TGL_BACKEND_GL)};
+    tgl_gl_test_set_limits(gls[1], 8192, NULL);
+    for (int g = 0; g < 2; g++) {
+        tgl_gl_limits *l = &tgl_gl_of(gls[g])->limits;
+        l->scan_one_pass = 1;
+        tgl_gl_profile_mark(l, TGL_GL_TRAIT_scan_one_pass, TGL_GL_FROM_TEST);
+    }
+    const size_t shapes[][2] = {{1, 4096}, {3, 20004}, {2, 1u << 16}, {1, (1u << 19) + 4}, {17, 8192}};
+    const tgl_dtype dts[2] = {TGL_DTYPE_F32, TGL_DTYPE_I32};
+    uint32_t *epoch = &tgl_gl_of(gls[0])->scan_epoch, before = *epoch;
+    /* a device whose SSBO offsets need not be 16-byte aligned never reads quads (softpipe) */
+    int quads = tgl_gl_of(gls[0])->limits.ssbo_align % 16 == 0;
+    for (int op = 0; op < 4; op++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (int form = 0; form < 2; form++) { /* 0 dense; 1 a gap of 4 between lines, in place */
+                size_t lines = shapes[s][0], len = shapes[s][1];
+                call c = pitched_call(r, op, dts[tgt_below(r, 2)], lines, len, form ? len + 4 : len,
+                                      4 * tgt_below(r, 3), 4 * tgt_below(r, 3), form == 1);
+                run_random(p, gls[0], &c, 0.1f, 40000, "one pass");
+            }
+    assert_true(!quads || *epoch != before); /* the one-pass kernel ran */
+    *epoch = UINT32_MAX - 2;
+    for (int i = 0; i < 6; i++) {
+        call c = pitched_call(r, i % 4, dts[i % 2], 2, 8192, 8192, 0, 0, 0);
+        run_random(p, gls[0], &c, 0.1f, 40000, "one pass, the epoch wrapping");
+    }
+    assert_true(!quads || *epoch < 8);
+    const size_t small[][2] = {{40, 1024}, {7, 1024}, {3, 1536}};
+    for (int op = 0; op < 4; op++)
+        for (size_t s = 0; s < sizeof small / sizeof *small; s++) {
+            call c = pitched_call(r, op, dts[tgt_below(r, 2)], small[s][0], small[s][1], small[s][1], 0,
+                                  4 * tgt_below(r, 3), tgt_below(r, 3) == 0);
+            run_random(p, gls[1], &c, 0.1f, 40000, "one pass, 8 KiB limit");
+        }
+    tgl_close(gls[0]);
+    tgl_close(gls[1]);
+}
+
 /* A shrunk SSBO limit: out's index space cut into boxes whose lines fit. */
 static void test_small_ssbo_limit(void **state)
 {
@@ -603,7 +651,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_values), cmocka_unit_test(test_random_calls), cmocka_unit_test(test_long_lines),
-        cmocka_unit_test(test_quad_lines),
+        cmocka_unit_test(test_quad_lines), cmocka_unit_test(test_one_pass),
         cmocka_unit_test(test_small_ssbo_limit), cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
