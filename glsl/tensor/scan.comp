@@ -94,7 +94,7 @@ layout(std430, binding = 2) buffer Idx { uint ix[]; };
 #ifdef SCAN_ONE_PASS
 // The ticket and finish counters (zero between calls), then per segment of the box 4 words:
 // its chunk's total (2), the epoch it was published in, a pad. Coherent: read while others write.
-layout(std430, binding = 3) coherent buffer Lookback { uint lb_ticket; uint lb_done; uint lb_pad[2]; uint lb[]; };
+layout(std430, binding = 3) coherent volatile buffer Lookback { uint lb_ticket; uint lb_done; uint lb_pad[2]; uint lb[]; };
 layout(location = LOC_SCAN_EPOCH) uniform uint u_epoch;
 #ifndef ONE_PASS_TILES
 #define ONE_PASS_TILES 8 // tiles a chunk holds at most (gl_reduce_t.c's SCAN_CHUNK_TILES)
@@ -417,7 +417,7 @@ uvec2 line_carry(uint s, uint c, uint oi)
             uint at = 4u * (s - c + j);
             bool have = false;
             while (!have && spins < SPIN_BUDGET) {
-                have = atomicOr(lb[at + 2u], 0u) == u_epoch;
+                have = lb[at + 2u] == u_epoch; // a plain load: atomics on the few hot words serialize
                 spins++;
             }
             if (have) {
