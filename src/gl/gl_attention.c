@@ -558,18 +558,9 @@ static int decode_merges(tgl_backend *b, const tgl__attention *a)
 static tgl_status decode_counts(tgl_backend *b, size_t bytes, tgl_gl_binding *bind)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    int fresh = !gl->decode_counts || gl->decode_counts->bytes < bytes;
-    tgl_status st = tgl_gl_grow(b, &gl->decode_counts, bytes, "decode attention's chunk counts");
+    tgl_status st = tgl_gl_grow_zeroed(b, &gl->decode_counts, bytes, "decode attention's chunk counts");
     if (st)
         return st;
-    if (fresh && (st = tgl_gl_fill(b, (tgl__view){gl->decode_counts, 0}, 0.0f,
-                                   gl->decode_counts->bytes / sizeof(uint32_t)))) {
-        /* not known to be zero: given back, so the next call makes (and zeroes) a new one */
-        b->mem_scratch -= gl->decode_counts->bytes;
-        tgl_gl_buffer_destroy(b, gl->decode_counts);
-        gl->decode_counts = NULL;
-        return st;
-    }
     *bind = (tgl_gl_binding){.buf = gl->decode_counts, .bytes = bytes, .writes = 1};
     return TGL_OK;
 }

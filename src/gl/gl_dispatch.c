@@ -187,6 +187,25 @@ tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes, const
     return TGL_OK;
 }
 
+void tgl_gl_drop(tgl_backend *b, tgl_gl_buffer **slot)
+{
+    if (!*slot)
+        return;
+    b->mem_scratch -= (*slot)->bytes;
+    tgl_gl_buffer_destroy(b, *slot);
+    *slot = NULL;
+}
+
+tgl_status tgl_gl_grow_zeroed(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes, const char *what)
+{
+    if (*slot && (*slot)->bytes >= bytes)
+        return TGL_OK;
+    tgl_status st = tgl_gl_grow(b, slot, bytes, what);
+    if (!st && (st = tgl_gl_fill(b, (tgl__view){*slot, 0}, 0.0f, (*slot)->bytes / sizeof(uint32_t))))
+        tgl_gl_drop(b, slot); /* not known to be zero: the next call makes (and zeroes) a new one */
+    return st;
+}
+
 size_t tgl_gl_grow_extra(const tgl_gl_buffer *slot, size_t bytes)
 {
     size_t had = slot ? slot->bytes : 0;
@@ -201,11 +220,7 @@ void tgl_gl_release_scratch(tgl_backend *b)
     tgl_gl_buffer **idle[] = {&gl->scratch,   &gl->split_partials, &gl->conv_cols,      &gl->conv_sums,
                               &gl->attention_kv, &gl->decode_counts, &gl->scan_lookback};
     for (size_t i = 0; i < sizeof idle / sizeof idle[0]; i++)
-        if (*idle[i]) {
-            b->mem_scratch -= (*idle[i])->bytes;
-            tgl_gl_buffer_destroy(b, *idle[i]);
-            *idle[i] = NULL;
-        }
+        tgl_gl_drop(b, idle[i]);
 }
 
 tgl_status tgl_gl_scratch(tgl_backend *b, size_t bytes, const char *what, tgl_gl_buffer **out)

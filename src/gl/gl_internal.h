@@ -558,6 +558,11 @@ size_t tgl_gl_max_window_elems(const tgl_gl_limits *l, size_t elem_size);
  * live allocations) fails with TGL_ERR_OUT_OF_MEMORY, the message naming `what` the buffer is
  * for ("tgl_conv2d's im2col columns"). */
 tgl_status tgl_gl_grow(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes, const char *what);
+/* tgl_gl_grow, and a new buffer is zeroed (a slot whose words must be zero between calls). When
+ * the zeroing fails the buffer is given back, so no later call finds words it cannot trust. */
+tgl_status tgl_gl_grow_zeroed(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes, const char *what);
+/* Gives back the kept buffer in *slot (if any) and leaves it NULL. */
+void tgl_gl_drop(tgl_backend *b, tgl_gl_buffer **slot);
 /* The bytes tgl_gl_grow(b, &slot, bytes) would add to mem_scratch: paths with a way round a
  * buffer that TGL_MAX_MEMORY has no room for ask tgl__within_budget first. */
 size_t tgl_gl_grow_extra(const tgl_gl_buffer *slot, size_t bytes);

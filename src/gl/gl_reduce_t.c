@@ -209,25 +209,12 @@ static tgl_status scan_lookback(tgl_backend *b, size_t segs, tgl_gl_binding *bin
     tgl_gl *gl = tgl_gl_of(b);
     size_t bytes = 16 * (segs + 1);
     if (++gl->scan_epoch == 0) {
-        if (gl->scan_lookback) {
-            b->mem_scratch -= gl->scan_lookback->bytes;
-            tgl_gl_buffer_destroy(b, gl->scan_lookback);
-            gl->scan_lookback = NULL;
-        }
+        tgl_gl_drop(b, &gl->scan_lookback);
         gl->scan_epoch = 1;
     }
-    int fresh = !gl->scan_lookback || gl->scan_lookback->bytes < bytes;
-    tgl_status st = tgl_gl_grow(b, &gl->scan_lookback, bytes, "a one-pass scan's chunk totals");
+    tgl_status st = tgl_gl_grow_zeroed(b, &gl->scan_lookback, bytes, "a one-pass scan's chunk totals");
     if (st)
         return st;
-    if (fresh && (st = tgl_gl_fill(b, (tgl__view){gl->scan_lookback, 0}, 0.0f,
-                                   gl->scan_lookback->bytes / sizeof(uint32_t)))) {
-        /* not known to be zero: given back, so the next call makes (and zeroes) a new one */
-        b->mem_scratch -= gl->scan_lookback->bytes;
-        tgl_gl_buffer_destroy(b, gl->scan_lookback);
-        gl->scan_lookback = NULL;
-        return st;
-    }
     *bind = (tgl_gl_binding){.buf = gl->scan_lookback, .bytes = bytes, .writes = 1};
     *epoch = gl->scan_epoch;
     return TGL_OK;
