@@ -24,7 +24,7 @@
 // and writes 4 elements a load and a store, in the same order of combines as the element walks,
 // so the results are the same bits (a 16M cumsum on llvmpipe 89 -> 33 ms, on the H200 157 -> 82
 // us; docs/ops.md).
-// SCAN_ONE_PASS (with SCAN_QUADS; chunks of at most ONE_PASS_TILES tiles; out sharing no byte
+// SCAN_ONE_PASS n (with SCAN_QUADS; chunks of at most n tiles, n a power of two; out sharing no byte
 // with in) does both passes in one dispatch: a workgroup takes its segment from a ticket counter
 // (so every earlier segment's workgroup has started), holds its chunk in registers, publishes
 // the chunk's total tagged with the call's u_epoch, gathers the line's earlier chunks' totals
@@ -96,9 +96,9 @@ layout(std430, binding = 2) buffer Idx { uint ix[]; };
 // its chunk's total (2), the epoch it was published in, a pad. Coherent: read while others write.
 layout(std430, binding = 3) coherent volatile buffer Lookback { uint lb_ticket; uint lb_done; uint lb_pad[2]; uint lb[]; };
 layout(location = LOC_SCAN_EPOCH) uniform uint u_epoch;
-#ifndef ONE_PASS_TILES
-#define ONE_PASS_TILES 8 // tiles a chunk holds at most (gl_reduce_t.c's SCAN_CHUNK_TILES)
-#endif
+// Tiles a chunk holds at most: registers for them whatever the chunk's length, so the host asks
+// for the fewest that hold this call's chunks.
+#define ONE_PASS_TILES SCAN_ONE_PASS
 #else
 layout(std430, binding = 3) buffer Totals { uvec2 tot[]; };
 #endif

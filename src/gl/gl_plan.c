@@ -50,6 +50,10 @@ int tgl_gl_plan_kernel(tgl_gl_plan *p, const char *kernel, const tgl_gl_def *def
         case TGL_GL_DEF_UINT:
             ok = put_define(p->defines, size, &len, defs[i].macro, 1, v);
             break;
+        case TGL_GL_DEF_COUNT:
+            if (v)
+                ok = put_define(p->defines, size, &len, defs[i].macro, 1, v);
+            break;
         case TGL_GL_DEF_NAME:
             if (v >= defs[i].count)
                 goto bad;

@@ -17,6 +17,7 @@
 typedef enum {
     TGL_GL_DEF_FLAG, /* "#define MACRO" where the field is not 0 */
     TGL_GL_DEF_UINT, /* "#define MACRO <value>" */
+    TGL_GL_DEF_COUNT, /* "#define MACRO <value>" where the field is not 0, nothing otherwise */
     TGL_GL_DEF_NAME, /* "#define <names[value]>" (nothing for a NULL name) */
     TGL_GL_DEF_READ, /* the input read the field holds (tgl_gl_read: TGL_TEX, TGL_IMG) */
 } tgl_gl_def_kind;
@@ -31,6 +32,7 @@ typedef struct tgl_gl_def {
 
 #define TGL_GL_FLAG(type, field, name) {.macro = (name), .offset = offsetof(type, field), .kind = TGL_GL_DEF_FLAG}
 #define TGL_GL_UINT(type, field, name) {.macro = (name), .offset = offsetof(type, field), .kind = TGL_GL_DEF_UINT}
+#define TGL_GL_COUNT(type, field, name) {.macro = (name), .offset = offsetof(type, field), .kind = TGL_GL_DEF_COUNT}
 #define TGL_GL_NAME(type, field, list)                                                       \
     {.names = (list), .offset = offsetof(type, field),                                        \
      .count = (uint32_t)(sizeof(list) / sizeof(*(list))), .kind = TGL_GL_DEF_NAME}

@@ -37,7 +37,7 @@ static const tgl_gl_def scan_defs[] = {
     TGL_GL_FLAG(scan_flags, staged, "SCAN_STAGED"),
     TGL_GL_UINT(scan_flags, subgroup, "SCAN_SG"),
     TGL_GL_FLAG(scan_flags, quads, "SCAN_QUADS"),
-    TGL_GL_FLAG(scan_flags, one_pass, "SCAN_ONE_PASS"),
+    TGL_GL_COUNT(scan_flags, one_pass, "SCAN_ONE_PASS"), /* tiles a chunk holds; 0: two passes */
     TGL_GL_READ(scan_flags, read),
 };
 
@@ -87,12 +87,12 @@ static uint32_t scan_subgroup(const tgl_gl_limits *l)
  * per invocation in each tile, staged through shared memory or not (the profile's scan_items and
  * scan_staged), scanned across the workgroup through subgroups of `subgroup` (0: shared memory),
  * in read as `read`, with `quads` (scan_quads) 4 elements a load and a store, in one pass where
- * `one_pass` (scan_one_pass); op a TGL__RDT scan. */
+ * `one_pass` (scan_one_pass: the tiles a chunk holds, 0 for two passes); op a TGL__RDT scan. */
 static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned scan, tgl_dtype in, tgl_dtype out,
-                             uint32_t items, int staged, uint32_t subgroup, int quads, int one_pass, tgl_gl_read read)
+                             uint32_t items, int staged, uint32_t subgroup, int quads, uint32_t one_pass, tgl_gl_read read)
 {
     scan_flags f = {(uint32_t)in, (uint32_t)out, (uint32_t)(scan - TGL__RDT_CUMSUM), items, (uint32_t)staged,
-                    subgroup, (uint32_t)quads, (uint32_t)one_pass, (uint32_t)read};
+                    subgroup, (uint32_t)quads, one_pass, (uint32_t)read};
     tgl_gl_plan p = {.op = op};
     tgl_gl_plan_kernel(&p, "tensor/scan", TGL_GL_DEFS(scan_defs), &f);
     if (l)
@@ -155,7 +155,7 @@ typedef struct rdt_run {
     size_t scan_chunk; /* the scans: scan_chunk's elements, decided once for every box */
     tgl_gl_read scan_read; /* ... how in is read (scan_read) */
     int scan_quads;        /* ... and whether 4 elements at a time (scan_quads) */
-    int scan_one_pass;     /* ... in one pass (scan_one_pass) */
+    uint32_t scan_one_pass; /* ... in one pass, chunks of at most this many tiles (scan_one_pass; 0: two) */
 } rdt_run;
 
 /* How a scan reads in: as R32UI texels where the device reads inputs so (llvmpipe) and every
@@ -189,15 +189,22 @@ static int scan_quads(const tgl_gl_limits *l, const tgl__rdt *r)
     return 1;
 }
 
-/* Whether a scan takes one pass (scan.comp's SCAN_ONE_PASS): where the profile says so, lines 4
- * elements a load (scan_quads) of several chunks, each at most SCAN_CHUNK_TILES tiles (the
- * kernel's ONE_PASS_TILES: it holds the chunk in registers), out sharing no byte with in (a
- * workgroup may read an earlier chunk's elements while that chunk's own workgroup writes). */
-static int scan_one_pass(const tgl_gl_limits *l, const tgl__rdt *r, int quads, size_t chunk)
+/* Whether a scan takes one pass (scan.comp's SCAN_ONE_PASS) and the tiles its kernel holds: where
+ * the profile says so, lines 4 elements a load (scan_quads) of several chunks, each at most
+ * SCAN_CHUNK_TILES tiles, out sharing no byte with in (a workgroup may read an earlier chunk's
+ * elements while that chunk's own workgroup writes). The kernel holds a chunk in registers, as
+ * many as its tile count asks whatever the chunk's length, so the count is the smallest power of
+ * two of tiles that holds the chunk (1 where scan_chunk gives a tile a chunk). 0: two passes. */
+static uint32_t scan_one_pass(const tgl_gl_limits *l, const tgl__rdt *r, int quads, size_t chunk)
 {
     size_t tile = (size_t)l->reduce_workgroup_size * l->scan_items;
-    return l->scan_one_pass && quads && r->len > chunk && chunk <= SCAN_CHUNK_TILES * tile &&
-           !tgl__overlaps(r->in.view, r->in.span * 4, r->out.view, r->out.span * 4);
+    if (!l->scan_one_pass || !quads || r->len <= chunk || chunk > SCAN_CHUNK_TILES * tile ||
+        tgl__overlaps(r->in.view, r->in.span * 4, r->out.view, r->out.span * 4))
+        return 0;
+    uint32_t tiles = 1;
+    while (tiles * tile < chunk)
+        tiles *= 2;
+    return tiles;
 }
 
 /* The one-pass scans' words for `segs` segments in *bind, and the epoch this call tags its
@@ -470,7 +477,8 @@ void tgl_gl_reduce_t_variants(void (*fn)(void *ctx, const char *kernel, const ch
                     if (ok && (!quads || (wide && kept)))
                         tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, data[i], data[o], items, staged, sg, quads, 0, read));
                     if (ok && quads && wide && kept && sg && read == TGL_GL_READ_SSBO) /* NVIDIA's one pass */
-                        tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, data[i], data[o], items, staged, sg, quads, 1, read));
+                        for (uint32_t tiles = 1; tiles <= SCAN_CHUNK_TILES; tiles *= 2)
+                            tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, data[i], data[o], items, staged, sg, quads, tiles, read));
                 }
             if (arith && !quads) /* bool counted into i32 */
                 tgl_gl_list_plan(fn, ctx, scan_plan(NULL, name, op, TGL_DTYPE_BOOL, TGL_DTYPE_I32, items, staged, sg, 0, 0, read));
