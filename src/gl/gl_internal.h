@@ -82,7 +82,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(cols_min_chunk, U32, "... each reducing at least this many indices")                               \
     X(scan_items, U32, "consecutive elements per invocation in a scan's tiles: 8, 16 or 32")            \
     X(scan_staged, FLAG, "scans move their tiles through shared memory, reading and writing coalesced") \
-    X(scan_one_pass, FLAG, "scans of 4-element-aligned lines in several chunks take one pass, each chunk awaiting the earlier ones' totals") \
+    X(scan_one_pass, U32, "scans of 4-element-aligned lines in chunks of at most this many tiles (1, 2, 4 or 8) take one pass, each chunk awaiting the earlier ones' totals; 0 never") \
     X(radix_min, U64, "sorts of lines this long or longer take radix passes, not the network; 0 never") \
     X(radix_items, U32, "pairs per invocation in a radix pass's tiles: 8, 16 or 32")                    \
     X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
@@ -140,7 +140,7 @@ typedef struct tgl_gl_limits {
     int vec4_lines, transpose;
     uint32_t reduce_groups, cols_invocations, cols_min_chunk, scan_items;
     int scan_staged;
-    int scan_one_pass; /* needs a device that keeps a started workgroup running while later ones spin */
+    uint32_t scan_one_pass; /* the most tiles a one-pass chunk holds in registers; 0: two passes always */
     uint64_t radix_min;
     uint32_t radix_items;
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;

@@ -442,7 +442,7 @@ static void test_one_pass(void **state)
     tgl_gl_test_set_limits(gls[1], 8192, NULL);
     for (int g = 0; g < 2; g++) {
         tgl_gl_limits *l = &tgl_gl_of(gls[g])->limits;
-        l->scan_one_pass = 1;
+        l->scan_one_pass = 8; /* chunks of any tile count */
         tgl_gl_profile_mark(l, TGL_GL_TRAIT_scan_one_pass, TGL_GL_FROM_TEST);
     }
     const size_t shapes[][2] = {{1, 4096}, {3, 20004}, {2, 1u << 16}, {1, (1u << 19) + 4}, {17, 8192}};
