@@ -201,7 +201,10 @@ tgl_status tgl_gl_grow_zeroed(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes
     if (*slot && (*slot)->bytes >= bytes)
         return TGL_OK;
     tgl_status st = tgl_gl_grow(b, slot, bytes, what);
-    if (!st && (st = tgl_gl_fill(b, (tgl__view){*slot, 0}, 0.0f, (*slot)->bytes / sizeof(uint32_t))))
+    tgl_gl_buffer *buf = *slot;
+    if (st || !buf) /* (a buffer is there when tgl_gl_grow succeeds) */
+        return st;
+    if ((st = tgl_gl_fill(b, (tgl__view){buf, 0}, 0.0f, buf->bytes / sizeof(uint32_t))))
         tgl_gl_drop(b, slot); /* not known to be zero: the next call makes (and zeroes) a new one */
     return st;
 }
