@@ -74,6 +74,12 @@ typedef struct rows_run {
     uint32_t rows_per_group;
 } rows_run;
 
+/* Elements per invocation below which a workgroup-per-row softmax narrows its workgroup, where
+ * it has at least SOFTMAX_NARROW_ROWS rows per compute unit (fewer: each row's latency is what
+ * counts, and the wider group has it shorter; H100, 64 x 1024 6.3 -> 6.4 us at 128 wide). */
+#define SOFTMAX_MIN_ITEMS 8u
+#define SOFTMAX_NARROW_ROWS 4u
+
 /* The plan for a row-wise op (norm/rows or norm/softmax_lanes), pure in the shape and the
  * device profile; -1 with the plan's why saying so where the device's loop limit stops the row. */
 static int rows_plan(const tgl_gl_limits *l, const rows_shape *s, rows_run *r)
@@ -86,6 +92,12 @@ static int rows_plan(const tgl_gl_limits *l, const rows_shape *s, rows_run *r)
      * ends a shader's loops after 65535 iterations in all, and a row takes up to four passes. */
     int alone = l->rows_per_invocation && cols <= ROW_PER_INVOCATION_MAX;
     uint32_t wg = alone ? l->workgroup_size : l->reduce_workgroup_size;
+    /* Softmax rows (three passes over the row, two trees) of under SOFTMAX_MIN_ITEMS elements an
+     * invocation take narrower groups, down to 32: H100, softmax of 1024 x 1024 9.8 -> 8.0 us at
+     * 128 wide (at 4096 x 4096 128 wide took 82 us against 53; rmsnorm's one tree gained nothing). */
+    while (!alone && s->kind <= TGL__ROWS_LOG_SOFTMAX && s->rows >= (size_t)SOFTMAX_NARROW_ROWS * l->compute_units &&
+           wg / 2 >= 32 && cols < (size_t)SOFTMAX_MIN_ITEMS * wg)
+        wg /= 2;
     /* Each invocation walks up to four passes of cols / wg elements: under a loop limit
      * (llvmpipe) long rows take wider groups (powers of two, for the tree sums). */
     while (l->loop_limit && !alone && 4 * (cols / wg + 1) >= l->loop_limit && wg * 2 <= l->wg_invocations &&
