@@ -95,18 +95,6 @@ static tgl_status attend(tgl_backend *b, tgl_ptr q, tgl_ptr k, tgl_ptr v, tgl_pt
     return tgl__leave(b, resolve_and_run(b, &a, q, k, v, o, sizeof(float), NULL, 0));
 }
 
-/* t's strides are row-major contiguous for its shape (dims of 1 take any stride). */
-static int contiguous(const tgl_tensor *t)
-{
-    int64_t want = 1;
-    for (size_t i = t->ndim; i-- > 0;) {
-        if (t->shape[i] != 1 && t->strides[i] != want)
-            return 0;
-        want *= (int64_t)t->shape[i];
-    }
-    return 1;
-}
-
 /* tgl_attention_t's mask: f32 [batch or 1, heads or 1, seq_q, seq_kv], non-negative strides, 1
  * along the keys; resolved into a's mask fields (*bytes: the span it covers). */
 static tgl_status check_mask(tgl_backend *b, const tgl_tensor *m, tgl__attention *a, size_t *bytes)
@@ -162,7 +150,7 @@ static tgl_status check_t(tgl_backend *b, const tgl_tensor *q, const tgl_tensor 
         if (ts[i]->ndim != 4)
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %s has %zu dims; q and o are [batch, heads, seq_q, "
                              "head_dim], k and v [batch, heads_kv, kv_capacity, head_dim]", fn, names[i], ts[i]->ndim);
-        if (!contiguous(ts[i]))
+        if (!tgl__row_major(ts[i]->ndim, ts[i]->shape, ts[i]->strides))
             return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "%s: %s is not contiguous (row-major)", fn, names[i]);
     }
     for (int i = 0; i < 4; i++)

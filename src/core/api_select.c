@@ -28,20 +28,6 @@ static size_t view_bytes(const tgl__tensor_view *v)
     return v->span * tgl_dtype_size(v->dtype);
 }
 
-/* Row-major dense over shape with positive strides (dims of one index aside). */
-static int dense(const tgl__compact *c, const int64_t *strides)
-{
-    int64_t want = 1;
-    for (size_t d = c->ndim; d-- > 0;) {
-        if (c->shape[d] == 1)
-            continue;
-        if (strides[d] != want)
-            return 0;
-        want *= (int64_t)c->shape[d];
-    }
-    return 1;
-}
-
 /* An element-wise pass of one input (a copy or a fill) over `ndim` dims of `shape`. */
 static tgl_status tew_pass(tgl_backend *b, tgl__tew_op op, size_t ndim, const size_t *shape, size_t n,
                            const tgl__tensor_view *in, const tgl__tensor_view *out)
@@ -63,7 +49,7 @@ static tgl_status run(tgl_backend *b, const char *fn, tgl__compact *c, const tgl
     }
     /* the scan reads the flag tensor itself where it is a dense bool one, else bools copied into
      * the buffer's first n bytes (tgl_copy's conversion: not +-0 is true, NaN too) */
-    int direct = c->flag.dtype == TGL_DTYPE_BOOL && dense(c, c->flag.strides);
+    int direct = c->flag.dtype == TGL_DTYPE_BOOL && tgl__row_major(c->ndim, c->shape, c->flag.strides);
     size_t flag_bytes = direct ? 0 : (c->n + 3) / 4 * 4, bytes = flag_bytes + 4 * c->n;
     void *buf;
     tgl_status st = tgl__temp_create(b, fn, bytes, &buf);

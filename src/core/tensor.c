@@ -186,6 +186,19 @@ int tgl__same_tensor(const tgl_tensor *a, const tgl_tensor *b)
     return 1;
 }
 
+int tgl__row_major(size_t ndim, const size_t *shape, const int64_t *strides)
+{
+    uint64_t want = 1; /* the next dim's stride; past INT64_MAX (a dim of 0 elsewhere) no stride is it */
+    for (size_t d = ndim; d-- > 0;) {
+        if (shape[d] == 1)
+            continue;
+        if (want > (uint64_t)INT64_MAX || strides[d] != (int64_t)want)
+            return 0;
+        want = shape[d] && want > UINT64_MAX / shape[d] ? UINT64_MAX : want * shape[d];
+    }
+    return 1;
+}
+
 tgl_tensor tgl__one_dim(const tgl_tensor *t)
 {
     tgl_tensor r = *t;

@@ -60,6 +60,9 @@ tgl_status tgl__broadcast_to(tgl_backend *b, const char *arg, const tgl_tensor *
  * allocation (TGL_ERR_INVALID_POINTER otherwise), data aligned to the element size. */
 tgl_status tgl__resolve_tensor(tgl_backend *b, const char *arg, tgl_ptr data, tgl_dtype dtype, size_t ndim,
                                const size_t *shape, const int64_t *strides, tgl__tensor_view *v);
+/* strides are row-major dense over shape (dims of one take any stride), in int64 range
+ * (tensor.c); shapes whose product passes it, possible where a dim is 0, are not. */
+int tgl__row_major(size_t ndim, const size_t *shape, const int64_t *strides);
 /* A 0-d tensor as one element of one dim (stride 0); others as they are (tensor.c). */
 tgl_tensor tgl__one_dim(const tgl_tensor *t);
 /* An output reaches no element twice (a conservative test: see tensor.c). */

@@ -722,6 +722,12 @@ static void test_refusals(void **state)
         t = q;
         t.strides[2] = 8; /* rows 8 apart: not contiguous */
         TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, NULL, &o, &d), A);
+        t = q; /* empty, its other dims' product past int64 (row-major strides up to there) */
+        t.shape[0] = 0;
+        t.shape[1] = (size_t)1 << 40;
+        t.strides[1] = (int64_t)1 << 42;
+        t.shape[2] = (size_t)1 << 40;
+        TGT_EXPECT(b, tgl_attention_t(b, &t, &k, &v, NULL, &o, &d), A);
         t = k;
         t.shape[1] = 3; /* 3 kv heads do not divide 2 */
         tgl_tensor t2 = t;
