@@ -198,11 +198,9 @@ void tgl_gl_drop(tgl_backend *b, tgl_gl_buffer **slot)
 
 tgl_status tgl_gl_grow_zeroed(tgl_backend *b, tgl_gl_buffer **slot, size_t bytes, const char *what)
 {
-    if (*slot && (*slot)->bytes >= bytes)
-        return TGL_OK;
+    tgl_gl_buffer *had = *slot, *buf;
     tgl_status st = tgl_gl_grow(b, slot, bytes, what);
-    tgl_gl_buffer *buf = *slot;
-    if (st || !buf) /* (a buffer is there when tgl_gl_grow succeeds) */
+    if (st || (buf = *slot) == had) /* the kept one was large enough (a new one is another object) */
         return st;
     if ((st = tgl_gl_fill(b, (tgl__view){buf, 0}, 0.0f, buf->bytes / sizeof(uint32_t))))
         tgl_gl_drop(b, slot); /* not known to be zero: the next call makes (and zeroes) a new one */

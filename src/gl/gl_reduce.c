@@ -81,11 +81,11 @@ static int use_textures(const tgl_gl_limits *l, size_t elems)
     return l->texel_inputs && elems <= l->texture_buffer_texels;
 }
 
-/* The plan of one pass of reduce.comp (a line or chunk per workgroup) or arg_reduce.comp, pure
- * in the pass and the profile; -1 where the device's loop limit stops the line. */
 /* The narrowest workgroup pass_plan gives a short line: a warp on NVIDIA, half a wave on AMD. */
 #define SHORT_LINE_WG 32u
 
+/* The plan of one pass of reduce.comp (a line or chunk per workgroup) or arg_reduce.comp, pure
+ * in the pass and the profile; -1 where the device's loop limit stops the line. */
 static int pass_plan(const tgl_gl_limits *l, red_op o, const pass *p, tgl_gl_plan *plan, tgl_gl_read *read,
                      int *vec4_out)
 {
