@@ -27,10 +27,11 @@
 // SCAN_ONE_PASS n (with SCAN_QUADS; chunks of at most n tiles, n a power of two; out sharing no byte
 // with in) does both passes in one dispatch: a workgroup takes its segment from a ticket counter
 // (so every earlier segment's workgroup has started), holds its chunk in registers, publishes
-// the chunk's total tagged with the call's u_epoch, gathers the line's earlier chunks' totals
-// (line_carry: polled a bounded number of times, those that did not come computed by the
-// workgroup itself) and scans from their combination: 128 MB moved for a 16M cumsum instead of
-// 192. The last workgroup to finish sets the counters back to 0 for the next call.
+// the chunk's total tagged with the call's u_epoch (and, as a super-block's last chunk, the
+// super-block's), gathers the totals of the line's earlier super-blocks and of its super-block's
+// earlier chunks (line_carry: polled a bounded number of times, those that did not come computed
+// by the workgroup itself) and scans from their combination: 128 MB moved for a 16M cumsum
+// instead of 192. The last workgroup to finish sets the counters back to 0 for the next call.
 #extension GL_GOOGLE_include_directive : enable
 #ifndef SCAN_SG
 #define SCAN_SG 0 // the subgroup size where the scan shuffles (0: shared memory)
@@ -92,8 +93,8 @@ layout(std430, binding = 1) buffer Out { uint y[]; };
 #endif
 layout(std430, binding = 2) buffer Idx { uint ix[]; };
 #ifdef SCAN_ONE_PASS
-// The ticket and finish counters (zero between calls), then per segment of the box 4 words:
-// its chunk's total (2), the epoch it was published in, a pad. Coherent: read while others write.
+// The ticket and finish counters (zero between calls), then per segment of the box 8 words:
+// its chunk's total and super-block's (LB_CHUNK, LB_SUPER). Coherent: read while others write.
 layout(std430, binding = 3) coherent volatile buffer Lookback { uint lb_ticket; uint lb_done; uint lb_pad[2]; uint lb[]; };
 layout(location = LOC_SCAN_EPOCH) uniform uint u_epoch;
 // Tiles a chunk holds at most: registers for them whatever the chunk's length, so the host asks
@@ -368,11 +369,56 @@ void store_out(uint at, uint v)
 
 #ifdef SCAN_ONE_PASS
 shared uint s_ticket;
-shared uint s_missing[(TGL_WG_SIZE + 31) / 32]; // a round's lanes whose chunk total did not come
+// A round's lanes whose value did not come: line_carry's, and chunks_combined's (which line_carry
+// calls while it walks its own).
+shared uint s_missing[(TGL_WG_SIZE + 31) / 32];
+shared uint s_missing_chunks[(TGL_WG_SIZE + 31) / 32];
+
+// A tile's combination of one partial per invocation by tile_exclusive's steps (so the same bits)
+// without subgroup operations: chunk_total runs after the polls of line_carry and
+// chunks_combined, loops whose trip counts differ between invocations, and after them NVIDIA's
+// shuffles read wrong lanes (the H100's one-pass tests failed wherever a poll timed out; a
+// shared-memory tile scan or a kernel that never timed out passed). So SCAN_SG's two stages are
+// replayed in shared memory: Hillis-Steele within each subgroup's lanes, then over the subgroups'
+// totals. Uniform control flow.
+uvec2 tile_total(uvec2 part)
+{
+#if SCAN_SG > 0
+    const uint sg = uint(SCAN_SG), groups = uint(TGL_WG_SIZE) / sg;
+    uint lane = gl_LocalInvocationID.x, sl = lane % sg;
+    s_scan[lane] = part;
+    memoryBarrierShared();
+    barrier();
+    for (uint stage = 0u; stage < 2u; stage++) {
+        uint n = stage == 0u ? uint(TGL_WG_SIZE) : sg; // the lanes scanned, in runs of sg
+        for (uint off = 1u; off < sg; off <<= 1) {
+            uvec2 o = lane < n && sl >= off ? s_scan[lane - off] : identity();
+            barrier();
+            if (lane < n && sl >= off)
+                s_scan[lane] = combine(o, s_scan[lane]);
+            memoryBarrierShared();
+            barrier();
+        }
+        if (stage == 0u) { // the subgroups' totals into the first sg slots (identity past them)
+            uvec2 t = lane < groups ? s_scan[lane * sg + sg - 1u] : identity();
+            barrier();
+            if (lane < sg)
+                s_scan[lane] = t;
+            memoryBarrierShared();
+            barrier();
+        }
+    }
+    return s_scan[groups - 1u];
+#else
+    uvec2 total;
+    tile_exclusive(part, total);
+    return total;
+#endif
+}
 
 // The total of the chunk [lo, hi) of a line whose elements start at oi in in, by the same steps
 // (so the same bits) as one_pass's: each invocation's partial of its quads in a tile, the tile's
-// combination, the tiles' combinations in order (uniform control flow).
+// combination (tile_total), the tiles' combinations in order (uniform control flow).
 uvec2 chunk_total(uint lo, uint hi, uint oi)
 {
     const uint tile = uint(TGL_WG_SIZE) * uint(SCAN_K), quads = uint(SCAN_K) / 4u;
@@ -381,51 +427,107 @@ uvec2 chunk_total(uint lo, uint hi, uint oi)
     TGL_UNROLL for (uint t = 0u; t < uint(ONE_PASS_TILES); t++) {
         if (t < tiles) {
             uint a0 = lo + t * tile + lane * uint(SCAN_K);
-            uvec2 part = identity(), tile_total;
+            uvec2 part = identity();
             TGL_UNROLL for (uint q = 0u; q < quads; q++) {
                 uint k = a0 + 4u * q;
                 if (k < hi)
                     part = combine_quad(part, X_QUAD((oi + k) >> 2), k);
             }
             barrier(); // the last tile's readers of s_scan are done
-            tile_exclusive(part, tile_total);
-            total = combine(total, tile_total);
+            total = combine(total, tile_total(part));
         }
     }
     return total;
 }
 
-// The combination of the totals of chunks 0 .. c - 1 of the line of segment s (chunk c), lane l
-// combining chunks l, l + W, ... in order, then a tree (pass 1's grouping). Each invocation
-// waits for its chunk's total for at most SPIN_BUDGET polls in all; the workgroup computes
-// the totals that did not come itself (chunk_total: the same bits), so it never depends on
-// another workgroup's progress (llvmpipe cuts loops at 65535 iterations; other GPUs need not
-// keep a started workgroup running while a later one spins).
+// The totals a workgroup publishes, 8 words a segment s at lb[8s]: its chunk's total (2 words),
+// the epoch it was published in, a pad; then, where the chunk is the last of a super-block of
+// SUPER chunks of its line, the super-block's total and its epoch likewise. A chunk's carry
+// combines the totals of its line's earlier super-blocks and of its own super-block's earlier
+// chunks (at most chunks / SUPER + SUPER - 1 words to read, where one level read every earlier
+// chunk's: 8191 for a 16M line of one-tile chunks), each total combined in a grouping fixed by
+// the line's shape, so the bits do not depend on which workgroup computed what.
+#define SUPER 64u
+#define LB_CHUNK(s) (8u * (s))
+#define LB_SUPER(s) (8u * (s) + 4u)
+
+// Polls for the total at lb[at] (and its epoch at lb[at + 2]) at most SPIN_BUDGET times over
+// the invocation's life; true and *v where it came.
 #define SPIN_BUDGET 1024u
-uvec2 line_carry(uint s, uint c, uint oi)
+uint spins = 0u;
+bool await_total(uint at, out uvec2 v)
 {
-    uint lane = gl_LocalInvocationID.x, spins = 0u;
+    bool have = false;
+    while (!have && spins < SPIN_BUDGET) {
+        have = lb[at + 2u] == u_epoch; // a plain load: atomics on the few hot words serialize
+        spins++;
+    }
+    v = identity();
+    if (have) {
+        memoryBarrierBuffer();
+        v = uvec2(lb[at], lb[at + 1u]);
+    }
+    return have;
+}
+
+// The combination of the totals of chunks first .. first + count - 1 of the line whose chunk 0
+// is segment s0 (its elements from oi in in), lane l combining chunks first + l, first + l + W,
+// ... in order, then a tree (uniform control flow). Each invocation waits for its totals at most
+// SPIN_BUDGET polls in all; the workgroup computes those that did not come itself (chunk_total:
+// the same bits), so it never depends on another workgroup's progress (llvmpipe cuts loops at
+// 65535 iterations; other GPUs need not keep a started workgroup running while a later one spins).
+uvec2 chunks_combined(uint s0, uint first, uint count, uint oi)
+{
+    uint lane = gl_LocalInvocationID.x;
     uvec2 p = identity();
-    for (uint r = 0u; r * uint(TGL_WG_SIZE) < c; r++) { // uniform
+    for (uint r = 0u; r * uint(TGL_WG_SIZE) < count; r++) { // uniform
+        uint j = r * uint(TGL_WG_SIZE) + lane;
+        if (lane < uint(s_missing_chunks.length()))
+            s_missing_chunks[lane] = 0u;
+        memoryBarrierShared();
+        barrier();
+        uvec2 v = identity();
+        if (j < count && !await_total(LB_CHUNK(s0 + first + j), v))
+            atomicOr(s_missing_chunks[lane >> 5], 1u << (lane & 31u));
+        memoryBarrierShared();
+        barrier();
+        for (uint w = 0u; w < uint(s_missing_chunks.length()); w++) {
+            uint bits = s_missing_chunks[w]; // the same in every invocation: uniform
+            while (bits != 0u) {
+                uint l = w * 32u + uint(findLSB(bits)), m = first + r * uint(TGL_WG_SIZE) + l;
+                bits &= bits - 1u;
+                uvec2 t = chunk_total(m * u_chunk, min(u_len, m * u_chunk + u_chunk), oi);
+                if (lane == l)
+                    v = t;
+            }
+        }
+        if (j < count)
+            p = combine(p, v);
+        barrier(); // every invocation has read s_missing_chunks
+    }
+    return group_combine(p);
+}
+
+// The combination of the totals of chunks 0 .. c - 1 of the line whose chunk 0 is segment s0:
+// the line's g = c / SUPER earlier super-blocks' totals, then the chunks of c's own super-block
+// before it, as one sequence (lane l taking items l, l + W, ..., then a tree: pass 1's grouping
+// where c < SUPER). A super-block's total that did not come is chunks_combined over its chunks,
+// as its last chunk computed it (the same bits).
+uvec2 line_carry(uint s0, uint c, uint oi)
+{
+    uint lane = gl_LocalInvocationID.x, g = c / SUPER, items = g + (c - g * SUPER);
+    uvec2 p = identity();
+    for (uint r = 0u; r * uint(TGL_WG_SIZE) < items; r++) { // uniform
         uint j = r * uint(TGL_WG_SIZE) + lane;
         if (lane < uint(s_missing.length()))
             s_missing[lane] = 0u;
         memoryBarrierShared();
         barrier();
         uvec2 v = identity();
-        if (j < c) {
-            uint at = 4u * (s - c + j);
-            bool have = false;
-            while (!have && spins < SPIN_BUDGET) {
-                have = lb[at + 2u] == u_epoch; // a plain load: atomics on the few hot words serialize
-                spins++;
-            }
-            if (have) {
-                memoryBarrierBuffer();
-                v = uvec2(lb[at], lb[at + 1u]);
-            } else {
+        if (j < items) {
+            uint at = j < g ? LB_SUPER(s0 + j * SUPER + SUPER - 1u) : LB_CHUNK(s0 + g * SUPER + (j - g));
+            if (!await_total(at, v))
                 atomicOr(s_missing[lane >> 5], 1u << (lane & 31u));
-            }
         }
         memoryBarrierShared();
         barrier();
@@ -434,12 +536,18 @@ uvec2 line_carry(uint s, uint c, uint oi)
             while (bits != 0u) {
                 uint l = w * 32u + uint(findLSB(bits)), m = r * uint(TGL_WG_SIZE) + l;
                 bits &= bits - 1u;
-                uvec2 t = chunk_total(m * u_chunk, min(u_len, m * u_chunk + u_chunk), oi);
+                uvec2 t;
+                if (m < g) { // uniform
+                    t = chunks_combined(s0, m * SUPER, SUPER, oi);
+                } else {
+                    uint k = g * SUPER + (m - g);
+                    t = chunk_total(k * u_chunk, min(u_len, k * u_chunk + u_chunk), oi);
+                }
                 if (lane == l)
                     v = t;
             }
         }
-        if (j < c)
+        if (j < items)
             p = combine(p, v);
         barrier(); // every invocation has read s_missing
     }
@@ -474,12 +582,21 @@ void one_pass(uint s, uint c, uint oi, uint oo, uint ox)
         }
     }
     if (lane == 0u && c + 1u < u_chunks) { // a later chunk of the line reads it
-        lb[4u * s] = total.x;
-        lb[4u * s + 1u] = total.y;
+        lb[LB_CHUNK(s)] = total.x;
+        lb[LB_CHUNK(s) + 1u] = total.y;
         memoryBarrierBuffer();
-        atomicExchange(lb[4u * s + 2u], u_epoch);
+        atomicExchange(lb[LB_CHUNK(s) + 2u], u_epoch);
     }
-    uvec2 carry = c > 0u ? line_carry(s, c, oi) : identity(); // (c uniform)
+    if (c % SUPER == SUPER - 1u && c + 1u < u_chunks) { // the last of a super-block a later one reads (uniform)
+        uvec2 block = chunks_combined(s - c, c + 1u - SUPER, SUPER, oi);
+        if (lane == 0u) {
+            lb[LB_SUPER(s)] = block.x;
+            lb[LB_SUPER(s) + 1u] = block.y;
+            memoryBarrierBuffer();
+            atomicExchange(lb[LB_SUPER(s) + 2u], u_epoch);
+        }
+    }
+    uvec2 carry = c > 0u ? line_carry(s - c, c, oi) : identity(); // (c uniform)
     TGL_UNROLL for (uint t = 0u; t < uint(ONE_PASS_TILES); t++) {
         if (t < tiles) {
             uint a0 = lo + t * tile + lane * uint(SCAN_K);

@@ -106,9 +106,10 @@ static const struct named_profile {
       .gemm = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8), .gemm_f16 = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8),
       .gemm_medium = GEMM_TILED_DOUBLE_TEX(128, 128, 8, 8, 8), .gemm_small = GEMM_TILED_DOUBLE(64, 128, 16, 8, 4),
       GPU_TRAITS, .gflops_floor = 2000,
-      /* H100, one pass against two (tgl_cumsum along lines): chunks of 1-4 tiles 0.73-0.98x the
-       * time, of 8 tiles 1.35-1.41x (their registers cut the workgroups per multiprocessor) */
-      .scan_one_pass = 4}},
+      /* H100, one pass against two (tgl_cumsum along lines of up to 512 chunks): chunks of at
+       * most 2 tiles 0.73-0.96x the time; of 4, 0.79-1.11x; of 8, 1.35-1.41x (their registers cut
+       * the workgroups per multiprocessor) */
+      .scan_one_pass = 2}},
     {"amd", "AMD",
      {.workgroup_size = 256, .reduce_workgroup_size = 256, .items_per_invocation = 1,
       .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),

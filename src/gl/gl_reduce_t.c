@@ -108,21 +108,21 @@ static tgl_gl_plan scan_plan(const tgl_gl_limits *l, const char *op, unsigned sc
 
 /* The chunk (elements) of the scans' lines: as few tiles (of wg x scan_items elements) as give
  * the device SCAN_GROUPS_PER_UNIT workgroups per compute unit over all `lines` - a workgroup's
- * tiles run one after another - but at most SCAN_CHUNK_TILES (which bounds the rounding steps of an f32 sum,
- * scan.comp) unless the line would take more than SCAN_MAX_CHUNKS (each chunk's carry reads
- * every earlier chunk's total). */
+ * tiles run one after another - but at most `most` tiles unless the line would take more than
+ * `max_chunks`. Two passes take up to SCAN_CHUNK_TILES (which bounds the rounding steps of an f32
+ * sum, scan.comp) and SCAN_MAX_CHUNKS (each chunk's carry reads every earlier chunk's total). */
 #define SCAN_GROUPS_PER_UNIT 8u
 #define SCAN_CHUNK_TILES 8u
 #define SCAN_MAX_CHUNKS 1024u
-static size_t scan_chunk(const tgl_gl_limits *l, size_t len, size_t lines)
+static size_t scan_chunk(const tgl_gl_limits *l, size_t len, size_t lines, size_t most, size_t max_chunks)
 {
     size_t tile = (size_t)l->reduce_workgroup_size * l->scan_items, tiles = tgl_gl_ceil_div(len, tile);
     size_t want = tgl_gl_ceil_div((size_t)l->compute_units * SCAN_GROUPS_PER_UNIT, lines ? lines : 1); /* a line */
     size_t per_chunk = want ? tgl_gl_ceil_div(tiles, want) : tiles;
-    if (per_chunk > SCAN_CHUNK_TILES)
-        per_chunk = SCAN_CHUNK_TILES;
-    if (per_chunk < tgl_gl_ceil_div(tiles, SCAN_MAX_CHUNKS))
-        per_chunk = tgl_gl_ceil_div(tiles, SCAN_MAX_CHUNKS);
+    if (per_chunk > most)
+        per_chunk = most;
+    if (per_chunk < tgl_gl_ceil_div(tiles, max_chunks))
+        per_chunk = tgl_gl_ceil_div(tiles, max_chunks);
     return (per_chunk ? per_chunk : 1) * tile;
 }
 
@@ -189,35 +189,41 @@ static int scan_quads(const tgl_gl_limits *l, const tgl__rdt *r)
     return 1;
 }
 
-/* Whether a scan takes one pass (scan.comp's SCAN_ONE_PASS) and the tiles its kernel holds: lines
- * 4 elements a load (scan_quads) of 2 to SCAN_ONE_PASS_CHUNKS chunks, out sharing no byte with in
- * (a workgroup may read an earlier chunk's elements while that chunk's own workgroup writes). The
- * kernel holds a chunk in registers, as many as its tile count asks whatever the chunk's length,
- * so the count is the smallest power of two of tiles that holds the chunk (1 where scan_chunk
- * gives a tile a chunk), and at most the profile's scan_one_pass. 0: two passes. Each chunk
- * combines every earlier chunk's total of its line: on the H100 one line of 1024 one-tile chunks
- * (2M floats) took 30.7 us in one pass against 22.8 in two, of 512 chunks 16.8 against 17.9. */
+/* Whether a scan takes one pass (scan.comp's SCAN_ONE_PASS), its chunk (*chunk) and the tiles its
+ * kernel holds: lines 4 elements a load (scan_quads) of 2 to SCAN_ONE_PASS_CHUNKS chunks of at
+ * most the profile's scan_one_pass tiles, out sharing no byte with in (a workgroup may read an
+ * earlier chunk's elements while that chunk's own workgroup writes). The kernel holds a chunk in
+ * registers, as many as its tile count asks whatever the chunk's length, so the count is the
+ * smallest power of two of tiles that holds the chunk. 0: two passes. A chunk's carry reads at
+ * most chunks / 64 + 63 totals (scan.comp's super-blocks), yet on the H100 lines of more chunks
+ * still lost to two passes (1 x 4M: 1024 chunks of 2 tiles 33.5 us against 29.7; 1 x 16M: 8192
+ * of 1 tile 115 against 100), where 512 won (1 x 2M: 21.9 against 22.8). */
 #define SCAN_ONE_PASS_CHUNKS 512u
-static uint32_t scan_one_pass(const tgl_gl_limits *l, const tgl__rdt *r, int quads, size_t chunk)
+static uint32_t scan_one_pass(const tgl_gl_limits *l, const tgl__rdt *r, int quads, size_t *chunk)
 {
     size_t tile = (size_t)l->reduce_workgroup_size * l->scan_items;
-    if (!l->scan_one_pass || !quads || r->len <= chunk || tgl_gl_ceil_div(r->len, chunk) > SCAN_ONE_PASS_CHUNKS ||
-        tgl__overlaps(r->in.view, r->in.span * 4, r->out.view, r->out.span * 4))
+    if (!l->scan_one_pass || !quads || tgl__overlaps(r->in.view, r->in.span * 4, r->out.view, r->out.span * 4))
+        return 0;
+    size_t c = scan_chunk(l, r->len, r->n_out, l->scan_one_pass, SCAN_ONE_PASS_CHUNKS);
+    if (r->len <= c || tgl_gl_ceil_div(r->len, c) > SCAN_ONE_PASS_CHUNKS)
         return 0;
     uint32_t tiles = 1;
-    while (tiles * tile < chunk)
+    while (tiles * tile < c)
         tiles *= 2;
-    return tiles <= l->scan_one_pass ? tiles : 0;
+    if (tiles > l->scan_one_pass)
+        return 0;
+    *chunk = c;
+    return tiles;
 }
 
 /* The one-pass scans' words for `segs` segments in *bind, and the epoch this call tags its
- * totals with: two counters each call leaves at zero, then 4 words a segment (its total, the
- * epoch it was published in). Zeroed whenever the buffer is made, and made anew when the epoch
+ * totals with: two counters each call leaves at zero (and a pad), then 8 words a segment (its
+ * chunk's total and super-block's, each with the epoch it was published in). Zeroed whenever the buffer is made, and made anew when the epoch
  * wraps, so no word left from an earlier call holds this call's epoch. */
 static tgl_status scan_lookback(tgl_backend *b, size_t segs, tgl_gl_binding *bind, GLuint *epoch)
 {
     tgl_gl *gl = tgl_gl_of(b);
-    size_t bytes = 16 * (segs + 1);
+    size_t bytes = 16 + 32 * segs;
     if (++gl->scan_epoch == 0) {
         tgl_gl_drop(b, &gl->scan_lookback);
         gl->scan_epoch = 1;
@@ -428,8 +434,9 @@ tgl_status tgl_gl_reduce_t(tgl_backend *b, const tgl__rdt *r)
     x.scan_read = scan_read(l, r);
     x.scan_quads = tgl__rdt_is_scan(r->op) && scan_quads(l, r);
     if (tgl__rdt_is_scan(r->op)) {
-        x.scan_chunk = scan_chunk(l, r->len, r->n_out);
-        x.scan_one_pass = scan_one_pass(l, r, x.scan_quads, x.scan_chunk);
+        x.scan_one_pass = scan_one_pass(l, r, x.scan_quads, &x.scan_chunk);
+        if (!x.scan_one_pass)
+            x.scan_chunk = scan_chunk(l, r->len, r->n_out, SCAN_CHUNK_TILES, SCAN_MAX_CHUNKS);
     }
     tgl_gl_plan plan = tgl__rdt_is_scan(r->op) ? scan_plan(l, op, r->op, r->in.dtype, r->out.dtype, l->scan_items,
                                                            l->scan_staged && !x.scan_quads, scan_subgroup(l), x.scan_quads,

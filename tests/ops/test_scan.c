@@ -429,7 +429,8 @@ static void test_quad_lines(void **state)
 }
 
 /* GL's one-pass scans (the profile's scan_one_pass, NVIDIA's): lines of several chunks read 4
- * elements a load, every op, one line and many, dense and with gaps (in place: two passes); again and again
+ * elements a load, every op, one line and many, dense and with gaps (in place: two passes), chunks
+ * of up to 8 tiles and of one (several super-blocks of chunks a line); again and again
  * (each call leaves the ticket counters at zero for the next), across the epoch's wrap, and
  * under an 8 KiB SSBO limit (several boxes, so several epochs a call). */
 static void test_one_pass(void **state)
@@ -450,14 +451,21 @@ static void test_one_pass(void **state)
     uint32_t *epoch = &tgl_gl_of(gls[0])->scan_epoch, before = *epoch;
     /* a device whose SSBO offsets need not be 16-byte aligned never reads quads (softpipe) */
     int quads = tgl_gl_of(gls[0])->limits.ssbo_align % 16 == 0;
-    for (int op = 0; op < 4; op++)
-        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-            for (int form = 0; form < 2; form++) { /* 0 dense; 1 a gap of 4 between lines, in place */
-                size_t lines = shapes[s][0], len = shapes[s][1];
-                call c = pitched_call(r, op, dts[tgt_below(r, 2)], lines, len, form ? len + 4 : len,
-                                      4 * tgt_below(r, 3), 4 * tgt_below(r, 3), form == 1);
-                run_random(p, gls[0], &c, 0.1f, 40000, "one pass");
-            }
+    /* chunks of up to 8 tiles, then of one (on llvmpipe 257 chunks of the line of 2^19 + 4, then
+     * 256 of each line of 2^16: 4 super-blocks of 64 a line, their chunks' totals read over
+     * several rounds of its 8 lanes) */
+    for (uint32_t most = 8; most; most /= 8) {
+        tgl_gl_of(gls[0])->limits.scan_one_pass = most;
+        for (int op = 0; op < 4; op++)
+            for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+                for (int form = 0; form < 2; form++) { /* 0 dense; 1 a gap of 4 between lines, in place */
+                    size_t lines = shapes[s][0], len = shapes[s][1];
+                    call c = pitched_call(r, op, dts[tgt_below(r, 2)], lines, len, form ? len + 4 : len,
+                                          4 * tgt_below(r, 3), 4 * tgt_below(r, 3), form == 1);
+                    run_random(p, gls[0], &c, 0.1f, 40000, most == 8 ? "one pass" : "one pass, one-tile chunks");
+                }
+    }
+    tgl_gl_of(gls[0])->limits.scan_one_pass = 8;
     assert_true(!quads || *epoch != before); /* the one-pass kernel ran */
     *epoch = UINT32_MAX - 2;
     for (int i = 0; i < 6; i++) {
