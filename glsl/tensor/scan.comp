@@ -374,51 +374,9 @@ shared uint s_ticket;
 shared uint s_missing[(TGL_WG_SIZE + 31) / 32];
 shared uint s_missing_chunks[(TGL_WG_SIZE + 31) / 32];
 
-// A tile's combination of one partial per invocation by tile_exclusive's steps (so the same bits)
-// without subgroup operations: chunk_total runs after the polls of line_carry and
-// chunks_combined, loops whose trip counts differ between invocations, and after them NVIDIA's
-// shuffles read wrong lanes (the H100's one-pass tests failed wherever a poll timed out; a
-// shared-memory tile scan or a kernel that never timed out passed). So SCAN_SG's two stages are
-// replayed in shared memory: Hillis-Steele within each subgroup's lanes, then over the subgroups'
-// totals. Uniform control flow.
-uvec2 tile_total(uvec2 part)
-{
-#if SCAN_SG > 0
-    const uint sg = uint(SCAN_SG), groups = uint(TGL_WG_SIZE) / sg;
-    uint lane = gl_LocalInvocationID.x, sl = lane % sg;
-    s_scan[lane] = part;
-    memoryBarrierShared();
-    barrier();
-    for (uint stage = 0u; stage < 2u; stage++) {
-        uint n = stage == 0u ? uint(TGL_WG_SIZE) : sg; // the lanes scanned, in runs of sg
-        for (uint off = 1u; off < sg; off <<= 1) {
-            uvec2 o = lane < n && sl >= off ? s_scan[lane - off] : identity();
-            barrier();
-            if (lane < n && sl >= off)
-                s_scan[lane] = combine(o, s_scan[lane]);
-            memoryBarrierShared();
-            barrier();
-        }
-        if (stage == 0u) { // the subgroups' totals into the first sg slots (identity past them)
-            uvec2 t = lane < groups ? s_scan[lane * sg + sg - 1u] : identity();
-            barrier();
-            if (lane < sg)
-                s_scan[lane] = t;
-            memoryBarrierShared();
-            barrier();
-        }
-    }
-    return s_scan[groups - 1u];
-#else
-    uvec2 total;
-    tile_exclusive(part, total);
-    return total;
-#endif
-}
-
 // The total of the chunk [lo, hi) of a line whose elements start at oi in in, by the same steps
 // (so the same bits) as one_pass's: each invocation's partial of its quads in a tile, the tile's
-// combination (tile_total), the tiles' combinations in order (uniform control flow).
+// combination, the tiles' combinations in order (uniform control flow).
 uvec2 chunk_total(uint lo, uint hi, uint oi)
 {
     const uint tile = uint(TGL_WG_SIZE) * uint(SCAN_K), quads = uint(SCAN_K) / 4u;
@@ -427,14 +385,15 @@ uvec2 chunk_total(uint lo, uint hi, uint oi)
     TGL_UNROLL for (uint t = 0u; t < uint(ONE_PASS_TILES); t++) {
         if (t < tiles) {
             uint a0 = lo + t * tile + lane * uint(SCAN_K);
-            uvec2 part = identity();
+            uvec2 part = identity(), tile_total;
             TGL_UNROLL for (uint q = 0u; q < quads; q++) {
                 uint k = a0 + 4u * q;
                 if (k < hi)
                     part = combine_quad(part, X_QUAD((oi + k) >> 2), k);
             }
             barrier(); // the last tile's readers of s_scan are done
-            total = combine(total, tile_total(part));
+            tile_exclusive(part, tile_total);
+            total = combine(total, tile_total);
         }
     }
     return total;
