@@ -467,11 +467,19 @@ uvec2 chunks_combined(uint s0, uint first, uint count, uint oi)
     return group_combine(p);
 }
 
+// Super-block h's total (chunks h * SUPER onwards of the line whose chunk 0 is segment s0): what
+// its last chunk publishes, and what a chunk computes where that did not come (the same bits).
+uvec2 super_total(uint s0, uint h, uint oi)
+{
+    return chunks_combined(s0, h * SUPER, SUPER, oi);
+}
+
 // The combination of the totals of chunks 0 .. c - 1 of the line whose chunk 0 is segment s0:
 // the line's g = c / SUPER earlier super-blocks' totals, then the chunks of c's own super-block
 // before it, as one sequence (lane l taking items l, l + W, ..., then a tree: pass 1's grouping
-// where c < SUPER). A super-block's total that did not come is chunks_combined over its chunks,
-// as its last chunk computed it (the same bits).
+// where c < SUPER). A super-block's total that did not come is computed (super_total). The
+// same rounds as chunks_combined's, written twice because GLSL has no recursion: this one's
+// fallback calls that one.
 uvec2 line_carry(uint s0, uint c, uint oi)
 {
     uint lane = gl_LocalInvocationID.x, g = c / SUPER, items = g + (c - g * SUPER);
@@ -497,7 +505,7 @@ uvec2 line_carry(uint s0, uint c, uint oi)
                 bits &= bits - 1u;
                 uvec2 t;
                 if (m < g) { // uniform
-                    t = chunks_combined(s0, m * SUPER, SUPER, oi);
+                    t = super_total(s0, m, oi);
                 } else {
                     uint k = g * SUPER + (m - g);
                     t = chunk_total(k * u_chunk, min(u_len, k * u_chunk + u_chunk), oi);
@@ -547,7 +555,7 @@ void one_pass(uint s, uint c, uint oi, uint oo, uint ox)
         atomicExchange(lb[LB_CHUNK(s) + 2u], u_epoch);
     }
     if (c % SUPER == SUPER - 1u && c + 1u < u_chunks) { // the last of a super-block a later one reads (uniform)
-        uvec2 block = chunks_combined(s - c, c + 1u - SUPER, SUPER, oi);
+        uvec2 block = super_total(s - c, c / SUPER, oi);
         if (lane == 0u) {
             lb[LB_SUPER(s)] = block.x;
             lb[LB_SUPER(s) + 1u] = block.y;

@@ -204,8 +204,8 @@ static uint32_t scan_one_pass(const tgl_gl_limits *l, const tgl__rdt *r, int qua
     size_t tile = (size_t)l->reduce_workgroup_size * l->scan_items;
     if (!l->scan_one_pass || !quads || tgl__overlaps(r->in.view, r->in.span * 4, r->out.view, r->out.span * 4))
         return 0;
-    size_t c = scan_chunk(l, r->len, r->n_out, l->scan_one_pass, SCAN_ONE_PASS_CHUNKS);
-    if (r->len <= c || tgl_gl_ceil_div(r->len, c) > SCAN_ONE_PASS_CHUNKS)
+    size_t c = scan_chunk(l, r->len, r->n_out, l->scan_one_pass, SCAN_ONE_PASS_CHUNKS); /* never more chunks */
+    if (r->len <= c)
         return 0;
     uint32_t tiles = 1;
     while (tiles * tile < c)
@@ -218,8 +218,9 @@ static uint32_t scan_one_pass(const tgl_gl_limits *l, const tgl__rdt *r, int qua
 
 /* The one-pass scans' words for `segs` segments in *bind, and the epoch this call tags its
  * totals with: two counters each call leaves at zero (and a pad), then 8 words a segment (its
- * chunk's total and super-block's, each with the epoch it was published in). Zeroed whenever the buffer is made, and made anew when the epoch
- * wraps, so no word left from an earlier call holds this call's epoch. */
+ * chunk's total and super-block's, each with the epoch it was published in). Zeroed whenever the
+ * buffer is made, and made anew when the epoch wraps, so no word left from an earlier call holds
+ * this call's epoch. */
 static tgl_status scan_lookback(tgl_backend *b, size_t segs, tgl_gl_binding *bind, GLuint *epoch)
 {
     tgl_gl *gl = tgl_gl_of(b);
