@@ -85,6 +85,8 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(scan_one_pass, U32, "scans of 4-element-aligned lines in chunks of at most this many tiles (1, 2, 4 or 8) take one pass, each chunk awaiting the earlier ones' totals; 0 never") \
     X(radix_min, U64, "sorts of lines this long or longer take radix passes, not the network; 0 never") \
     X(radix_items, U32, "pairs per invocation in a radix pass's tiles: 8, 16 or 32")                    \
+    X(radix_staged, FLAG, "radix passes put each tile's pairs in digit order in shared memory, then write them coalesced") \
+    X(radix_bits, U32, "bits of a radix pass's digit: 4, or 8 (half the passes, each tile put in digit order in shared memory)") \
     X(sweep_bytes, U64, "streaming ops of at least this many bytes alternate direction; 0 never")        \
     X(scatter_window_bytes, U64, "scatter's atomics land in temp windows of at most this many bytes, a pass over the index each; 0 the block limit") \
     X(cast_vec4_min, U64, "casts of at least this many elements take four per invocation")               \
@@ -143,6 +145,8 @@ typedef struct tgl_gl_limits {
     uint32_t scan_one_pass; /* the most tiles a one-pass chunk holds in registers; 0: two passes always */
     uint64_t radix_min;
     uint32_t radix_items;
+    int radix_staged;
+    uint32_t radix_bits;
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
     int weight_unpack;
     int attention_reg, conv_im2col;
@@ -681,6 +685,9 @@ uint64_t tgl_gl_sort_temp_bytes(tgl_backend *b, const tgl__sort *s);
 /* Whether tgl_topk of k of lines of len selects on GL (no pairs in memory, so no line is refused
  * for its pairs' bytes) rather than sorting them; test_sort's refusal rule reads it. */
 int tgl_gl_topk_selects(const tgl_gl_limits *l, size_t len, size_t k);
+/* Digits a radix pass of tgl_sort sorts by on this device (gl_sort.c): 256 where its passes
+ * take 8-bit digits (the profile's radix_bits and the shared memory they need), else 16. */
+unsigned tgl_gl_radix_digits(const tgl_gl_limits *l);
 void tgl_gl_sort_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 void tgl_gl_scatter_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 /* vtable->interpolate (glsl/conv/interpolate.comp): an invocation per output pixel, slabs of

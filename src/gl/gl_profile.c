@@ -69,7 +69,7 @@
     .vec4_lines = 0, .transpose = TGL_GL_TRANSPOSE_TILES, .reduce_groups = 2048,                    \
     .cols_invocations = 1u << 19, .cols_min_chunk = 16, .scan_items = 8, .scan_staged = 1,          \
     .radix_min = 1u << 22, /* H200: the network to 4M (1M 0.49 ms, radix 0.61), radix past (16M 6.7 -> 4.5) */ \
-    .radix_items = 8,                                                                               \
+    .radix_items = 8, .radix_staged = 0, .radix_bits = 4,                                           \
     .sweep_bytes = (uint64_t)48 << 20,                                                             \
     /* H200, a 16M f32 scatter_add (320 MB of temp words): windows of 64 / 128 / 192 MB 2.4 / 2.1 / \
      * 6.2 ms, the whole 14.7; smaller ones re-read the index more (16 MB 5.5 ms) */              \
@@ -96,6 +96,8 @@ static const struct named_profile {
       .scan_staged = 0, /* every SSBO access is a loop over the lanes anyway: staging 99 -> 190 ms */
       .scan_one_pass = 0, /* (tests/ops/test_scan.c turns it on) */
       .radix_min = 4096, .radix_items = 32, /* radix from 4096: 16K 10.8 -> 4.9 ms, 1M 600 -> 150 ms */
+      .radix_staged = 0, /* its register arrays held in memory: a 1M sort 192-216 -> 834-845 ms staged */
+      .radix_bits = 4,
       .cast_vec4_min = 0, .weight_unpack = 0 /* 6-10% slower unpacked */, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .conv_im2col = 1, /* 64 -> 64 channels, 3x3 at 56x56: the direct kernel 8.8 GFLOP/s, GEMM 41 */
       .compute_units = FROM_DEVICE,
@@ -560,6 +562,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     DEVICE_SETS(scan_one_pass, l->scan_one_pass <= 8 && !(l->scan_one_pass & (l->scan_one_pass - 1)), 0,
                 "0, 1, 2, 4 or 8");
     DEVICE_SETS(radix_items, l->radix_items == 8 || l->radix_items == 16 || l->radix_items == 32, 8, "8, 16 or 32");
+    DEVICE_SETS(radix_bits, l->radix_bits == 4 || l->radix_bits == 8, 4, "4 or 8");
     DEVICE_SETS(transfer_threads, l->transfer_threads >= 1 && l->transfer_threads <= 64, 1, "1 to 64");
     return TGL_OK;
 }

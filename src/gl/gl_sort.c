@@ -49,7 +49,7 @@ static tgl_gl_plan sort_plan(int pass, tgl_dtype dt, tgl_gl_read read, int quads
 #define RADIX_DIGITS 16u
 
 typedef struct radix_flags {
-    uint32_t pass, dtype, items;
+    uint32_t pass, dtype, items, staged, wide;
 } radix_flags;
 enum { R_LOAD, R_COUNT, R_SCATTER, R_STORE, R_PASSES };
 static const char *const radix_names[R_PASSES] = {"RLOAD", "RCOUNT", "RSCATTER", "RSTORE"};
@@ -57,15 +57,26 @@ static const tgl_gl_def radix_defs[] = {
     TGL_GL_NAME(radix_flags, pass, radix_names),
     TGL_GL_UINT(radix_flags, dtype, "DTYPE"),
     TGL_GL_UINT(radix_flags, items, "ITEMS"),
+    TGL_GL_FLAG(radix_flags, staged, "STAGED"),
+    TGL_GL_FLAG(radix_flags, wide, "WIDE"),
 };
 
-/* LOAD and STORE by in's dtype; the tiled passes (COUNT, SCATTER) by `items`. */
-static tgl_gl_plan radix_plan(int pass, tgl_dtype dt, uint32_t items)
+/* How a device's radix passes run (radix_mode). */
+enum { RADIX_DIRECT, RADIX_STAGED, RADIX_WIDE };
+
+/* LOAD and STORE by in's dtype; the tiled passes (COUNT, SCATTER) by `items` and the mode
+ * (SCATTER staged in shared memory or not, both of 8-bit digits or of 4). */
+static tgl_gl_plan radix_plan(int pass, tgl_dtype dt, uint32_t items, int mode)
 {
     int tiled = pass == R_COUNT || pass == R_SCATTER;
-    radix_flags f = {(uint32_t)pass, tiled ? 0u : (uint32_t)dt, tiled ? items : 0u};
+    radix_flags f = {(uint32_t)pass, tiled ? 0u : (uint32_t)dt, tiled ? items : 0u,
+                     (uint32_t)(pass == R_SCATTER && mode == RADIX_STAGED), (uint32_t)(tiled && mode == RADIX_WIDE)};
     tgl_gl_plan p = {.op = "tgl_sort",
-                     .why = "a long line: radix passes over its (key, position) arrays, 4 bits a pass, each stable",
+                     .why = f.wide     ? "a long line: radix passes over its (key, position) arrays, 8 bits a pass, each "
+                                         "stable, each tile put in digit order in shared memory (radix_bits)"
+                            : f.staged ? "a long line: radix passes over its (key, position) arrays, 4 bits a pass, each "
+                                         "stable, each tile written in digit order from shared memory (radix_staged)"
+                                       : "a long line: radix passes over its (key, position) arrays, 4 bits a pass, each stable",
                      .wg = tiled ? RADIX_WG : 0};
     tgl_gl_plan_kernel(&p, "tensor/radix", TGL_GL_DEFS(radix_defs), &f);
     return p;
@@ -242,8 +253,27 @@ static tgl_status run_group(sort_run *x, size_t l0, size_t l1)
 
 /* ---- radix passes ---- */
 
+/* How the passes run: 8-bit digits (the profile's radix_bits), else 4-bit ones staged (its
+ * radix_staged), else 4-bit ones scattered directly, each where the device holds its scatter
+ * kernel's shared memory: radix.comp's 4-bit counts per invocation (a word skipped every 16), the
+ * invocations' sums and the digits' bases; staged, a word per pair of the tile; wide, two per pair
+ * (a word skipped every 32) and a word per 8-bit digit. */
+static int radix_mode(const tgl_gl_limits *l)
+{
+    uint64_t tile = (uint64_t)RADIX_WG * l->radix_items;
+    uint64_t words = RADIX_DIGITS * RADIX_WG + RADIX_DIGITS * RADIX_WG / 16 + RADIX_WG + RADIX_DIGITS;
+    if (l->radix_bits == 8 && (words + 2 * (tile + tile / 32) + 256) * 4 <= l->shared_memory)
+        return RADIX_WIDE;
+    return l->radix_staged && (words + tile) * 4 <= l->shared_memory ? RADIX_STAGED : RADIX_DIRECT;
+}
+
+unsigned tgl_gl_radix_digits(const tgl_gl_limits *l)
+{
+    return radix_mode(l) == RADIX_WIDE ? 256u : RADIX_DIGITS;
+}
+
 /* A radix line's arrays in the temporary buffer (byte offsets at[]: keys A, positions A, keys
- * B, positions B): the keys followed by RADIX_DIGITS counts per tile, the positions. */
+ * B, positions B): the keys followed by a count per digit per tile, the positions. */
 typedef struct radix_layout {
     size_t tiles;
     uint64_t keys_bytes, pos_bytes, at[4], bytes;
@@ -252,7 +282,7 @@ typedef struct radix_layout {
 static radix_layout radix_layout_of(const tgl_gl_limits *l, size_t len)
 {
     radix_layout r = {.tiles = tgl_gl_ceil_div(len, (size_t)RADIX_WG * l->radix_items)};
-    r.keys_bytes = ((uint64_t)len + (uint64_t)RADIX_DIGITS * r.tiles) * 4;
+    r.keys_bytes = ((uint64_t)len + (uint64_t)tgl_gl_radix_digits(l) * r.tiles) * 4;
     r.pos_bytes = (uint64_t)len * 4;
     uint64_t k = (r.keys_bytes + 255) / 256 * 256, p = (r.pos_bytes + 255) / 256 * 256; /* windows start aligned */
     r.at[0] = 0, r.at[1] = k, r.at[2] = k + p, r.at[3] = 2 * k + p;
@@ -272,10 +302,10 @@ static int radix_fits(const tgl_gl_limits *l, const tgl__sort *s, int topk)
  * sort_key, complemented or not): a digit below *lo is a function of the bits above it (an f16's
  * f32 bits end in 13 zeros, a bf16's in 16, complemented with the sign; a bool's key is 0 or 1
  * or their complements), so its pass leaves the final order as it is. */
-static void radix_digits(tgl_dtype dt, unsigned *lo, unsigned *hi)
+static void radix_digits(tgl_dtype dt, unsigned bits, unsigned *lo, unsigned *hi)
 {
-    *lo = dt == TGL_DTYPE_F16 ? 3 : dt == TGL_DTYPE_BF16 ? 4 : 0;
-    *hi = dt == TGL_DTYPE_BOOL ? 1 : 8;
+    *lo = (dt == TGL_DTYPE_F16 ? 13 : dt == TGL_DTYPE_BF16 ? 16 : 0) / bits;
+    *hi = dt == TGL_DTYPE_BOOL ? 1 : 32 / bits;
 }
 
 /* The passes' programs and their uniforms (those of sort_line.glsl set as for the network). */
@@ -283,7 +313,7 @@ static tgl_status radix_programs(sort_run *x)
 {
     const tgl_gl_limits *l = &tgl_gl_of(x->b)->limits;
     for (int pass = 0; pass < R_PASSES; pass++) {
-        tgl_gl_plan plan = radix_plan(pass, x->s->in.dtype, l->radix_items);
+        tgl_gl_plan plan = radix_plan(pass, x->s->in.dtype, l->radix_items, radix_mode(l));
         plan.groups = pass == R_COUNT || pass == R_SCATTER ? radix_layout_of(l, x->s->len).tiles : 0;
         tgl_status st = tgl_gl_plan_program(x->b, &plan, &x->radix[pass]);
         if (st)
@@ -336,23 +366,23 @@ static tgl_status run_radix_line(sort_run *x, const radix_layout *r, size_t l)
     tgl_gl_binding bind[4] = {io[0], arr[0], arr[1]};
     size_t wg = tgl_gl_of(b)->limits.workgroup_size;
     tgl_status st = dispatch_prog(x, load, wg, 0, 0, bind, 3, s->len);
-    unsigned d0, d1;
-    radix_digits(s->in.dtype, &d0, &d1);
+    unsigned d0, d1, digits = tgl_gl_radix_digits(&tgl_gl_of(b)->limits), bits = digits == 256 ? 8 : 4;
+    radix_digits(s->in.dtype, bits, &d0, &d1);
     int from = 0; /* arrays A (0) or B (2) hold the pairs */
     for (unsigned d = d0; !st && d < d1; d++, from ^= 2) {
         int to = from ^ 2;
         tgl__tensor_view counts = {.view = {s->temp.buf, s->temp.offset + (size_t)r->at[from] + 4 * s->len},
-                                   .dtype = TGL_DTYPE_I32, .span = RADIX_DIGITS * r->tiles, .strides = {1}};
+                                   .dtype = TGL_DTYPE_I32, .span = digits * r->tiles, .strides = {1}};
         tgl__rdt scan = {.op = TGL__RDT_CUMSUM, .n_out = 1, .len = counts.span, .in_step = 1, .out_step = 1,
                          .in = counts, .out = counts};
-        tgl_gl_uniform_ui(b, count, LOC_SRT_SHIFT, 4 * d);
+        tgl_gl_uniform_ui(b, count, LOC_SRT_SHIFT, bits * d);
         tgl_gl_uniform_ui(b, count, LOC_SRT_KEYS, at[from]);
         tgl_gl_uniform_ui(b, count, LOC_SRT_COUNTS, at[from] + (GLuint)s->len);
         bind[0] = arr[from];
         st = dispatch_prog(x, count, RADIX_WG, 1, 0, bind, 1, r->tiles);
         if (!st)
             st = tgl_gl_reduce_t(b, &scan);
-        tgl_gl_uniform_ui(b, scatter, LOC_SRT_SHIFT, 4 * d);
+        tgl_gl_uniform_ui(b, scatter, LOC_SRT_SHIFT, bits * d);
         tgl_gl_uniform_ui(b, scatter, LOC_SRT_KEYS, at[from]);
         tgl_gl_uniform_ui(b, scatter, LOC_SRT_POS, at[from + 1]);
         tgl_gl_uniform_ui(b, scatter, LOC_SRT_COUNTS, at[from] + (GLuint)s->len);
@@ -475,6 +505,9 @@ void tgl_gl_sort_variants(void (*fn)(void *ctx, const char *kernel, const char *
     for (int pass = 0; pass < R_PASSES; pass++)
         for (int dt = TGL_DTYPE_F32; dt <= TGL_DTYPE_BOOL; dt++)
             for (uint32_t items = 8; items <= 32; items *= 2)
-                if (pass == R_LOAD || pass == R_STORE ? items == 8 : dt == TGL_DTYPE_F32)
-                    tgl_gl_list_plan(fn, ctx, radix_plan(pass, (tgl_dtype)dt, items));
+                for (int mode = RADIX_DIRECT; mode <= RADIX_WIDE; mode++)
+                    if (pass == R_LOAD || pass == R_STORE ? items == 8 && mode == RADIX_DIRECT
+                                                          : dt == TGL_DTYPE_F32 &&
+                                                                (mode != RADIX_STAGED || pass == R_SCATTER))
+                        tgl_gl_list_plan(fn, ctx, radix_plan(pass, (tgl_dtype)dt, items, mode));
 }

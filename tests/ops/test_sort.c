@@ -184,12 +184,12 @@ static size_t line_window(const tgl_tensor *t, size_t axis, size_t extent)
 }
 
 /* Whether GL sorts the call's lines of len by radix passes (gl_sort.c): lines of the profile's
- * radix_min or more, not a topk the selection takes, a line's keys and their counts (16 per
- * tile of 128 invocations' radix_items) within the window limit max_bytes (0: the device's). */
+ * radix_min or more, not a topk the selection takes, a line's keys and their counts (a digit's
+ * per tile of 128 invocations' radix_items) within the window limit max_bytes (0: the device's). */
 static int radix_takes(tgl_backend *gl, const call *c, size_t len, size_t max_bytes)
 {
     const tgl_gl_limits *l = &tgl_gl_of(gl)->limits;
-    size_t tile = 128 * l->radix_items, keys = (len + 16 * ((len + tile - 1) / tile)) * 4;
+    size_t tile = 128 * l->radix_items, keys = (len + tgl_gl_radix_digits(l) * ((len + tile - 1) / tile)) * 4;
     return l->radix_min && len >= l->radix_min && !(c->topk && tgl_gl_topk_selects(l, len, c->k)) &&
            (!max_bytes || keys <= max_bytes);
 }
@@ -421,12 +421,18 @@ static void test_radix(void **state)
     tgt_rng *r = &p->rng;
     if (!p->gl)
         skip();
-    static const uint32_t items[] = {8, 16, 32};
+    /* pairs per invocation, staged, digit bits: 8-bit digits in tiles of 1024 and 2048, 4-bit
+     * ones staged in tiles of 4096 and directly in tiles of 2048 */
+    static const uint32_t config[][3] = {{8, 0, 8}, {16, 0, 4}, {32, 1, 4}, {16, 0, 8}};
     static const size_t lens[] = {1, 2, 127, 1023, 1025, 4097, 12289, (1u << 16) + 1};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
-        tgl_gl_of(gl)->limits.radix_min = 1;
-        tgl_gl_of(gl)->limits.radix_items = items[i];
+        tgl_gl_limits *l = &tgl_gl_of(gl)->limits;
+        l->radix_min = 1;
+        l->radix_items = config[i][0];
+        l->radix_staged = (int)config[i][1];
+        l->radix_bits = config[i][2];
+        assert_int_equal(tgl_gl_radix_digits(l), config[i][2] == 8 ? 256 : 16); /* the device holds each */
         /* (a line at a time, ~26 dispatches each: fewer elements, so fewer lines, when scaled) */
         random_calls(p, gl, tgt_count(40), tgt_count(10) < 10 ? 2000 : 20000, 0, "radix");
         /* at full scale up to 12289 (2^16 + 1: tiles of 8), else up to 4097 */
@@ -448,12 +454,12 @@ static void test_radix(void **state)
         }
         tgl_close(gl);
     }
-    /* the temporary arrays: keys (and 16 counts a tile of 1024) and positions, twice, each
-     * from a multiple of 256 bytes */
+    /* the temporary arrays: keys (and a count per digit a tile of 1024) and positions, twice,
+     * each from a multiple of 256 bytes */
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_of(gl)->limits.radix_min = 1;
     tgl_gl_of(gl)->limits.radix_items = 8;
-    const size_t len = 5000, keys = (len + 16 * 5) * 4, pos = len * 4;
+    const size_t len = 5000, keys = (len + tgl_gl_radix_digits(&tgl_gl_of(gl)->limits) * 5) * 4, pos = len * 4;
     tgl_ptr x, v;
     TGT_OK(gl, tgl_alloc(gl, len * 4, &x));
     TGT_OK(gl, tgl_alloc(gl, len * 4, &v));
