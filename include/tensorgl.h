@@ -1109,8 +1109,8 @@ TGL_API tgl_status tgl_cummin(tgl_backend *b, const tgl_tensor *in, size_t axis,
  * GL: a bitonic network over (key, position) pairs, which makes it stable, on a temporary buffer
  * of 8 bytes per element of each line padded to a power of two; lines of the device profile's
  * radix_min elements or more (`tensorgl info --profile`) take radix passes instead, on 16 bytes
- * per element of one line (and 64 bytes per 128 x radix_items of them); both counted against
- * TGL_MAX_MEMORY. A line whose pairs (radix: keys) exceed the SSBO block limit is
+ * per element of one line (and, per 128 x radix_items of them, 8 bytes per digit: 16 digits of
+ * 4 bits, or 256 of 8 where the profile's radix_bits is 8); both counted against TGL_MAX_MEMORY. A line whose pairs (radix: keys) exceed the SSBO block limit is
  * TGL_ERR_UNSUPPORTED. CPU: 8 bytes per element of one line.
  * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in, both outputs NULL, axis, shapes, dtypes, overlap),
  *   TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (a block format), TGL_ERR_OUT_OF_MEMORY.
