@@ -432,7 +432,12 @@ static void test_radix(void **state)
         l->radix_items = config[i][0];
         l->radix_staged = (int)config[i][1];
         l->radix_bits = config[i][2];
-        assert_int_equal(tgl_gl_radix_digits(l), config[i][2] == 8 ? 256 : 16); /* the device holds each */
+        /* 8-bit digits where the device's shared memory holds their scatter kernel (27 KiB at
+         * most here: 32 KiB, GL 4.3's least, always does), else the 4-bit passes */
+        unsigned digits = tgl_gl_radix_digits(l);
+        assert_true(digits == 16 || (digits == 256 && config[i][2] == 8));
+        if (config[i][2] == 8 && l->shared_memory >= 32768)
+            assert_int_equal(digits, 256);
         /* (a line at a time, ~26 dispatches each: fewer elements, so fewer lines, when scaled) */
         random_calls(p, gl, tgt_count(40), tgt_count(10) < 10 ? 2000 : 20000, 0, "radix");
         /* at full scale up to 12289 (2^16 + 1: tiles of 8), else up to 4097 */
