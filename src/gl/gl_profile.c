@@ -69,6 +69,7 @@
     .vec4_lines = 0, .transpose = TGL_GL_TRANSPOSE_TILES, .reduce_groups = 2048,                    \
     .cols_invocations = 1u << 19, .cols_min_chunk = 16, .scan_items = 8, .scan_staged = 1,          \
     .radix_min = 1u << 22, /* H200: the network to 4M (1M 0.49 ms, radix 0.61), radix past (16M 6.7 -> 4.5) */ \
+    /* staged and 8-bit radix passes (gl_sort.c) stay off until timed on a GPU */                \
     .radix_items = 8, .radix_staged = 0, .radix_bits = 4,                                           \
     .sweep_bytes = (uint64_t)48 << 20,                                                             \
     /* H200, a 16M f32 scatter_add (320 MB of temp words): windows of 64 / 128 / 192 MB 2.4 / 2.1 / \
@@ -97,7 +98,7 @@ static const struct named_profile {
       .scan_one_pass = 0, /* (tests/ops/test_scan.c turns it on) */
       .radix_min = 4096, .radix_items = 32, /* radix from 4096: 16K 10.8 -> 4.9 ms, 1M 600 -> 150 ms */
       .radix_staged = 0, /* its register arrays held in memory: a 1M sort 192-216 -> 834-845 ms staged */
-      .radix_bits = 4,
+      .radix_bits = 4, /* 8-bit digits: a 1M sort 172-225 ms against 189-192, no clear win */
       .cast_vec4_min = 0, .weight_unpack = 0 /* 6-10% slower unpacked */, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .conv_im2col = 1, /* 64 -> 64 channels, 3x3 at 56x56: the direct kernel 8.8 GFLOP/s, GEMM 41 */
       .compute_units = FROM_DEVICE,
