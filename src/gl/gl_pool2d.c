@@ -84,8 +84,9 @@ static tgl_status run_pool(tgl_backend *b, const tgl__pool2d *p, int adaptive)
                       .in_plane = d->in_h * d->in_w, .out_plane = p->out_h * p->out_w};
     s.per = tgl_gl_slab_planes(l, s.in_plane, s.out_plane);
     if (!s.per)
-        return tgl__fail(b, TGL_ERR_UNSUPPORTED, "%s: one plane of %zu x %zu floats exceeds the SSBO block limit",
-                         adaptive ? "tgl_adaptive_pool2d" : "tgl_pool2d", d->in_h, d->in_w);
+        return tgl__fail(b, TGL_ERR_UNSUPPORTED,
+                         "%s: one plane (%zu x %zu floats in, %zu x %zu out) exceeds the SSBO block limit",
+                         adaptive ? "tgl_adaptive_pool2d" : "tgl_pool2d", d->in_h, d->in_w, p->out_h, p->out_w);
     GLuint prog;
     tgl_gl_plan plan = pool_plan(d->kind, adaptive, p->indices.buf != NULL);
     plan.groups = tgl_gl_ceil_div((s.planes < s.per ? s.planes : s.per) * s.out_plane, l->workgroup_size);

@@ -26,14 +26,15 @@ static int teardown(void **state)
 
 #define GUARD 4
 
-/* A GL backend whose SSBO block limit holds a 40 x 40 plane (random_desc's largest) and a little
- * more: slabs of a plane or two. The limit counts the window's slack (the device's offset
+/* A GL backend whose SSBO block limit holds a 41 x 41 plane and a little more: slabs of a plane
+ * or two. random_desc's largest planes are a 40 x 40 input and a 41 x 41 output (a kernel of even
+ * size padded by half of it, stride 1). The limit counts the window's slack (the device's offset
  * alignment, 256 under TGL_LIMITS=es31-min, + 16: tgl_gl_max_window_elems), so the largest
  * plane fits on every configuration. */
 static tgl_backend *open_narrow(void)
 {
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
-    tgl_gl_test_set_limits(gl, 4 * 40 * 40 + 32 + tgl_gl_of(gl)->limits.ssbo_align + 16, NULL);
+    tgl_gl_test_set_limits(gl, 4 * 41 * 41 + 32 + tgl_gl_of(gl)->limits.ssbo_align + 16, NULL);
     return gl;
 }
 
