@@ -92,10 +92,10 @@ typedef enum { TGL_BACKEND_AUTO = 0, TGL_BACKEND_GL, TGL_BACKEND_CPU } tgl_backe
  * turns the cache off), TGL_MAX_MEMORY=bytes (a budget for the device memory tensorgl holds: the live
  * allocations, an op's temporary buffer while it runs (tgl_scatter, tgl_sort, ...), and the GL
  * backend's working buffers kept between calls (split-K partial outputs, conv_im2col's im2col and
- * products, reduction partials, rope tables, decode attention's chunk counters); tgl_alloc past it
+ * products, conv_winograd's transformed filter, tiles and products, reduction partials, rope tables, decode attention's chunk counters); tgl_alloc past it
  * fails with TGL_ERR_OUT_OF_MEMORY once the kept working buffers that hold nothing between calls
  * have been given back; a tgl_gemm or tgl_conv2d whose working buffers find no room runs without
- * them (no split-K, no im2col: same results, other summation order), as does decode attention
+ * them (no split-K, no im2col, no Winograd: same results, other summation order), as does decode attention
  * without its chunk counters (a second pass merges its chunks); other ops whose working buffer
  * finds no room fail with
  * TGL_ERR_OUT_OF_MEMORY, their outputs untouched), TGL_TRACE=dir (tgl_trace_start), TGL_PROFILE=1
@@ -1471,8 +1471,11 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
 /* Runs the convolution; batch, channels 0 are no-ops. output must not overlap input, filter or
  * bias. GL runs it as an implicit GEMM (filter x on-the-fly im2col, nothing materialized) or,
  * where the device profile says conv_im2col (llvmpipe), groups of 16 or more output channels as
- * im2col written into a working buffer times the filter (docs/ops.md); the CPU backend as
- * direct loops with double sums.
+ * im2col written into a working buffer times the filter; where it says conv_winograd (llvmpipe),
+ * 3x3 kernels of stride and dilation 1 in one group of 16 or more channels in and out as
+ * Winograd's F(2x2, 3x3), 2.25x fewer multiplies through working buffers, each output a sum of
+ * transformed terms, so its rounding differs from the direct sum's within f32 (docs/ops.md);
+ * the CPU backend as direct loops with double sums.
  * Errors: as tgl_conv2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER.
  * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,

@@ -341,6 +341,148 @@ static int run_im2col(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     return 1;
 }
 
+/* conv2d_winograd.comp's flags: the pass (FILTER, INPUT or OUTPUT), its reads as buffer
+ * textures, and OUTPUT's bias and epilogue. */
+typedef struct wino_flags {
+    uint32_t filter, input, output, tex, bias, epilogue;
+} wino_flags;
+static const tgl_gl_def wino_defs[] = {
+    TGL_GL_FLAG(wino_flags, filter, "FILTER"), TGL_GL_FLAG(wino_flags, input, "INPUT"),
+    TGL_GL_FLAG(wino_flags, output, "OUTPUT"), TGL_GL_FLAG(wino_flags, tex, "TEX"),
+    TGL_GL_FLAG(wino_flags, bias, "HAS_BIAS"), TGL_GL_FLAG(wino_flags, epilogue, "EPILOGUE"),
+};
+enum { WINO_FILTER, WINO_INPUT, WINO_OUTPUT };
+
+static tgl_gl_plan wino_plan(int pass, int tex, int bias, int epilogue)
+{
+    wino_flags f = {pass == WINO_FILTER, pass == WINO_INPUT, pass == WINO_OUTPUT, (uint32_t)tex,
+                    (uint32_t)(pass == WINO_OUTPUT && bias), (uint32_t)(pass == WINO_OUTPUT && epilogue)};
+    tgl_gl_plan p = {.op = "tgl_conv2d", .wg = COL_WG};
+    tgl_gl_plan_kernel(&p, "conv/conv2d_winograd", TGL_GL_DEFS(wino_defs), &f);
+    static const char *const why[] = {
+        "conv_winograd (device profile), 3x3 stride 1: the filter's transform G g G^T",
+        "conv_winograd: the input tiles' transform B^T d B, then 16 batched GEMMs",
+        "conv_winograd: the products' transform A^T M A, the bias, then the epilogue, into out",
+    };
+    p.why = why[pass];
+    return p;
+}
+
+/* Elements of the transformed input (V) and products (M) per slab past which conv_winograd cuts a
+ * batch into slabs: the buffers' size (64 MiB each at most), not the speed. */
+#define WINO_SLAB_ELEMS ((size_t)16 << 20)
+
+/* conv_winograd (the device profile's trait): a 3x3 kernel of stride and dilation 1 in one group
+ * of at least 16 channels in and out as Winograd's F(2x2, 3x3) (conv2d_winograd.comp): the
+ * filter's transform U into gl->conv_filter once, then per slab of images the input's transform
+ * V into gl->conv_cols, the 16 products M[xi] = U[xi] V[xi] (one batched GEMM) into
+ * gl->conv_sums, and their transform, with the bias and the epilogue, into out. 2.25x fewer
+ * multiplies than the direct sum, at a slightly different rounding (each output a sum of
+ * transformed terms; the tests hold it to the CPU backend's double sums as every kernel).
+ * Returns 0 without doing anything (the other kernels then run) where the shape does not qualify,
+ * a slab of one image does not fit a window or TGL_MAX_MEMORY, or the grids do not fit. */
+static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    const tgl_gl_limits *l = &gl->limits;
+    const tgl_conv2d_desc *d = &cv->d;
+    size_t c = d->in_channels, oc = d->out_channels;
+    if (!l->conv_winograd || d->groups != 1 || d->kernel_h != 3 || d->kernel_w != 3 || d->stride_h != 1 ||
+        d->stride_w != 1 || d->dilation_h != 1 || d->dilation_w != 1 || c < 16 || oc < 16)
+        return 0;
+    size_t tiles_img = ((cv->out_h + 1) / 2) * ((cv->out_w + 1) / 2), img_in = c * d->in_h * d->in_w;
+    size_t img_out = oc * cv->out_h * cv->out_w, v_img = 16 * c * tiles_img, m_img = 16 * oc * tiles_img;
+    size_t n_u = 16 * oc * c, max = tgl_gl_max_window_elems(l, F32);
+    /* the grids: tiles in x (64 a workgroup), channels in y; tile and filter indices below 2^22
+     * (conv_div's range) */
+    size_t most_tiles = (size_t)l->wg_count[0] * COL_WG < ((size_t)1 << 22) ? (size_t)l->wg_count[0] * COL_WG
+                                                                          : ((size_t)1 << 22);
+    if (c > l->wg_count[1] || oc > l->wg_count[1] || oc * c > (size_t)l->wg_count[0] * COL_WG || n_u > max ||
+        v_img > max || m_img > max || img_in > max || img_out > max || tiles_img > most_tiles)
+        return 0;
+    size_t big = v_img > m_img ? v_img : m_img;
+    size_t nb = (WINO_SLAB_ELEMS > big ? WINO_SLAB_ELEMS : big) / big;
+    if (nb > max / v_img)
+        nb = max / v_img;
+    if (nb > max / m_img)
+        nb = max / m_img;
+    if (nb > max / img_in)
+        nb = max / img_in;
+    if (nb > max / img_out)
+        nb = max / img_out;
+    if (nb > most_tiles / tiles_img)
+        nb = most_tiles / tiles_img;
+    if (nb > d->batch)
+        nb = d->batch;
+    /* slabs whose buffers TGL_MAX_MEMORY has room for; none: the other kernels, which need none */
+    while (nb && !tgl__within_budget(b, tgl_gl_grow_extra(gl->conv_filter, n_u * F32) +
+                                            tgl_gl_grow_extra(gl->conv_cols, nb * v_img * F32) +
+                                            tgl_gl_grow_extra(gl->conv_sums, nb * m_img * F32)))
+        nb /= 2;
+    if (nb == 0)
+        return 0;
+    int tex_in = l->texel_inputs && nb * img_in + 64 <= l->texture_buffer_texels;
+    int tex_f = l->texel_inputs && oc * c * 9 + 64 <= l->texture_buffer_texels;
+    int tex_m = l->texel_inputs && nb * m_img + 64 <= l->texture_buffer_texels;
+    tgl_gl_plan plans[3] = {wino_plan(WINO_FILTER, tex_f, 0, 0), wino_plan(WINO_INPUT, tex_in, 0, 0),
+                            wino_plan(WINO_OUTPUT, tex_m, cv->bias.buf != NULL, has_epilogue(cv))};
+    plans[0].groups = (uint32_t)tgl_gl_ceil_div(oc * c, COL_WG);
+    plans[1].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * c);
+    plans[2].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * oc);
+    GLuint prog[3];
+    for (int i = 0; i < 3; i++)
+        if ((*st = tgl_gl_plan_program(b, &plans[i], &prog[i])))
+            return 1;
+    if ((*st = tgl_gl_grow(b, &gl->conv_filter, n_u * F32, "tgl_conv2d's Winograd filter")) ||
+        (*st = tgl_gl_grow(b, &gl->conv_cols, nb * v_img * F32, "tgl_conv2d's Winograd input tiles")) ||
+        (*st = tgl_gl_grow(b, &gl->conv_sums, nb * m_img * F32, "tgl_conv2d's Winograd products")))
+        return 1;
+    /* the filter's transform: U[xi] is oc x c, xi = 0..15 */
+    size_t pad[4] = {0};
+    tgl_gl_binding bind[4];
+    bind[1] = tgl_gl_window_aligned(cv->filter, oc * c * 9 * F32, 0, tgl_gl_window_align(l, tex_f), &pad[1]);
+    bind[0] = bind[2] = bind[1]; /* unused: any live read-only window */
+    bind[3] = (tgl_gl_binding){.buf = gl->conv_filter, .bytes = n_u * F32, .writes = 1};
+    if (tex_f)
+        bind[1].texture_format = GL_R32F;
+    conv_uniforms(b, prog[0], cv, 0, pad, 0);
+    if ((*st = tgl_gl_dispatch_grid(b, prog[0], bind, 4, plans[0].groups, 1, 1)))
+        return 1;
+    gl->conv_winograd_calls++;
+    for (size_t n0 = 0; n0 < d->batch; n0 += nb) {
+        size_t cnt = d->batch - n0 < nb ? d->batch - n0 : nb, tiles = cnt * tiles_img, xg = tgl_gl_ceil_div(tiles, COL_WG);
+        size_t ipad[4] = {0};
+        bind[0] = tgl_gl_window_aligned((tgl__view){cv->in.buf, cv->in.offset + n0 * img_in * F32}, cnt * img_in * F32, 0,
+                                        tgl_gl_window_align(l, tex_in), &ipad[0]);
+        bind[1] = bind[2] = bind[0];
+        bind[3] = (tgl_gl_binding){.buf = gl->conv_cols, .bytes = cnt * v_img * F32, .writes = 1};
+        if (tex_in)
+            bind[0].texture_format = GL_R32F;
+        conv_uniforms(b, prog[1], cv, tiles, ipad, 0);
+        if ((*st = tgl_gl_dispatch_grid(b, prog[1], bind, 4, (uint32_t)xg, (uint32_t)c, 1)))
+            return 1;
+        tgl__gemm mm = {.m = oc, .n = tiles, .k = c, .batch = 16, .alpha = 1.0f, .beta = 0.0f,
+                        .a = {gl->conv_filter, 0}, .b = {gl->conv_cols, 0}, .c = {gl->conv_sums, 0},
+                        .lda = c, .ldb = tiles, .ldc = tiles, .stride_a = oc * c, .stride_b = c * tiles,
+                        .stride_c = oc * tiles};
+        if ((*st = tgl_gl_gemm(b, &mm)))
+            return 1;
+        size_t opad[4] = {0};
+        tgl__view out = {cv->out.buf, cv->out.offset + n0 * img_out * F32};
+        bind[0] = tgl_gl_window_aligned((tgl__view){gl->conv_sums, 0}, cnt * m_img * F32, 0,
+                                        tgl_gl_window_align(l, tex_m), &opad[0]);
+        if (tex_m)
+            bind[0].texture_format = GL_R32F;
+        bind[1] = bind[0];
+        bind[2] = cv->bias.buf ? tgl_gl_window(b, cv->bias, oc * F32, 0, &opad[2]) : bind[0];
+        bind[3] = tgl_gl_window(b, out, cnt * img_out * F32, 1, &opad[3]);
+        conv_uniforms(b, prog[2], cv, tiles, opad, has_epilogue(cv));
+        if ((*st = tgl_gl_dispatch_grid(b, prog[2], bind, 4, (uint32_t)xg, (uint32_t)oc, 1)))
+            return 1;
+    }
+    return 1;
+}
+
 tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
 {
     tgl_gl *gl = tgl_gl_of(b);
@@ -356,7 +498,8 @@ tgl_status tgl_gl_conv2d(tgl_backend *b, const tgl__conv2d *cv)
                          d->in_w + 2 * d->pad_w);
     size_t ocg = d->out_channels / d->groups;
     tgl_status st = TGL_OK;
-    if (gl->test.conv2d_config < 0 && run_im2col(b, cv, &st)) /* a forced configuration runs as forced */
+    /* a forced configuration runs as forced */
+    if (gl->test.conv2d_config < 0 && (run_winograd(b, cv, &st) || run_im2col(b, cv, &st)))
         return st;
     size_t ci = gl->test.conv2d_config >= 0 && (size_t)gl->test.conv2d_config < N_CONFIGS ? (size_t)gl->test.conv2d_config
                                                                                  : choose(l, ocg);
@@ -439,6 +582,11 @@ void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits)
     tgl_gl_of(b)->test.conv2d_splits = splits;
 }
 
+uint64_t tgl_gl_test_conv2d_winograd_calls(tgl_backend *b)
+{
+    return tgl_gl_of(b)->conv_winograd_calls;
+}
+
 size_t tgl_gl_conv2d_config_count(void)
 {
     return N_CONFIGS;
@@ -464,5 +612,11 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
                 p = col_plan(0, tex, bias, epilogue);
                 fn(ctx, p.kernel, p.defines);
             }
+        for (int pass = WINO_FILTER; pass <= WINO_OUTPUT; pass++)
+            for (int bias = 0; bias <= (pass == WINO_OUTPUT); bias++)
+                for (int epilogue = 0; epilogue <= (pass == WINO_OUTPUT); epilogue++) {
+                    p = wino_plan(pass, tex, bias, epilogue);
+                    fn(ctx, p.kernel, p.defines);
+                }
     }
 }

@@ -219,6 +219,7 @@ void tgl_gl_release_scratch(tgl_backend *b)
     /* the kept buffers that hold nothing between calls (the status words and rope tables do;
      * decode_counts and scan_lookback hold zeros and tags, which their makers write into new ones) */
     tgl_gl_buffer **idle[] = {&gl->scratch,   &gl->split_partials, &gl->conv_cols,      &gl->conv_sums,
+                              &gl->conv_filter,
                               &gl->attention_kv, &gl->decode_counts, &gl->scan_lookback};
     for (size_t i = 0; i < sizeof idle / sizeof idle[0]; i++)
         tgl_gl_drop(b, idle[i]);

@@ -93,6 +93,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(weight_unpack, FLAG, "tgl_matvec_t reads f16 weights and block scales by unpackHalf2x16, not the bit-exact conversion") \
     X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
     X(conv_im2col, FLAG, "convolutions of 16 or more output channels per group write im2col, then run the GEMM kernels") \
+    X(conv_winograd, FLAG, "3x3 stride-1 convolutions of 16 or more channels in and out, one group, run as Winograd F(2x2, 3x3): transforms around 16 batched GEMMs") \
     X(flash_block_keys, U32, "keys per shared-memory block of flash.comp")                               \
     X(attention_fill, U32, "flash grids of fewer workgroups cut their keys into chunks; 0 never")        \
     X(compute_units, U32, "multiprocessors (llvmpipe: rasterizer threads); split-K fills waves of them") \
@@ -149,7 +150,7 @@ typedef struct tgl_gl_limits {
     uint32_t radix_bits;
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
     int weight_unpack;
-    int attention_reg, conv_im2col;
+    int attention_reg, conv_im2col, conv_winograd;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
     int copy_kernel, upload_waits, transfer_staging;
     uint32_t transfer_threads;
@@ -372,7 +373,9 @@ typedef struct tgl_gl {
     tgl_gl_buffer *status;
     size_t status_next;
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
-    tgl_gl_buffer *conv_cols, *conv_sums; /* conv_im2col's im2col and products (gl_conv2d.c) */
+    tgl_gl_buffer *conv_cols, *conv_sums; /* conv_im2col's im2col and products, conv_winograd's V and M (gl_conv2d.c) */
+    tgl_gl_buffer *conv_filter;           /* conv_winograd's transformed filter U (gl_conv2d.c) */
+    uint64_t conv_winograd_calls;         /* tgl_conv2d calls run as Winograd (tests read it) */
     tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
     tgl_gl_buffer *decode_counts;  /* decode attention's MERGE words, zero between calls (gl_attention.c) */
     tgl_gl_buffer *scan_lookback;  /* one-pass scans' counters (zero between calls) and tagged chunk totals */
@@ -792,6 +795,8 @@ size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);
 /* ... and the number of split-K ranges of the tiled kernels (0: by shape; 1: never split). */
 void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits);
+/* Tests: how many tgl_conv2d calls on b ran as Winograd (conv_winograd). */
+uint64_t tgl_gl_test_conv2d_winograd_calls(tgl_backend *b);
 /* Test hook: split-K ranges of sgemm where it may split (one f32 product, beta == 0, ldc == n;
  * 0: by shape; 1: never). */
 void tgl_gl_test_force_gemm_splits(tgl_backend *b, int splits);

@@ -509,6 +509,76 @@ static void test_conv2d_slabs(void **state)
     tgl_close(gl);
 }
 
+/* Winograd F(2x2, 3x3) (the profile's conv_winograd, turned on here whatever the device's
+ * profile says): 3x3 kernels of stride and dilation 1 in one group of 16 or more channels in and
+ * out, at odd sizes (outputs of odd height and width, so tiles hang past the edge; 1x1 outputs;
+ * inputs smaller than the kernel inside padding of 1 and 2), with and without bias, every call
+ * asserted to have run as Winograd; in slabs under a small SSBO limit; fused epilogues against
+ * the CPU backend and the unfused chain; and shapes that do not qualify taking the other kernels. */
+static void test_conv2d_winograd(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl_of(gl)->limits.conv_winograd = 1;
+    static const ccase fixed[] = {
+        {D(2, 16, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0},   /* odd output sizes */
+        {D(1, 17, 3, 3, 19, 3, 3, 1, 1, 0, 0, 1, 1, 1), 0, 1},    /* a 1x1 output */
+        {D(3, 16, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 3},    /* 1x1 input inside padding */
+        {D(1, 20, 2, 5, 24, 3, 3, 1, 1, 2, 2, 1, 1, 1), 1, 0},    /* padding 2: outputs beyond */
+        {D(2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1},  /* ResNet's layer, smaller */
+        {D(1, 33, 13, 6, 70, 3, 3, 1, 1, 1, 0, 1, 1, 1), 0, 0},   /* rectangular padding */
+    };
+    uint64_t runs = tgl_gl_test_conv2d_winograd_calls(gl);
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        check_case(p, gl, &fixed[i], "Winograd");
+        if (tgl_gl_test_conv2d_winograd_calls(gl) != ++runs) {
+            char what[256];
+            describe(&fixed[i], what, sizeof what);
+            fail_msg("%s: did not run as Winograd", what);
+        }
+    }
+    tgt_rng *r = &p->rng;
+    for (int n = 0; n < 24; n++) {
+        ccase c = {D(1 + tgt_below(r, 3), 16 + tgt_below(r, 20), 1 + tgt_below(r, 17), 1 + tgt_below(r, 17),
+                     16 + tgt_below(r, 20), 3, 3, 1, 1, tgt_below(r, 3), tgt_below(r, 3), 1, 1, 1),
+                   (int)tgt_below(r, 2), tgt_below(r, 3)};
+        size_t oh, ow;
+        if (tgl_conv2d_output_size(&c.d, &oh, &ow))
+            continue;
+        check_case(p, gl, &c, "Winograd, random");
+        if (tgl_gl_test_conv2d_winograd_calls(gl) != ++runs)
+            fail_msg("a random case did not run as Winograd");
+    }
+    /* shapes it does not take: 15 output channels, stride 2, dilation 2, two groups */
+    static const ccase others[] = {
+        {D(1, 16, 8, 8, 15, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0},
+        {D(1, 16, 8, 8, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1), 1, 0},
+        {D(1, 16, 8, 8, 16, 3, 3, 1, 1, 2, 2, 2, 2, 1), 1, 0},
+        {D(1, 32, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1, 0},
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        check_case(p, gl, &others[i], "not Winograd");
+        assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs);
+    }
+    for (int act = 0; act < TGL_ACTIVATION_COUNT; act++)
+        check_fused(p, gl, &fixed[act % 6], (tgl_activation)act, act % RES_MODES, "Winograd");
+    runs = tgl_gl_test_conv2d_winograd_calls(gl);
+    /* a 64 KiB SSBO limit: 16 channels at 20x20 (an image's transformed tiles 100 KiB) do not
+     * fit a window, so the other kernels run; at 6x6 (9 KiB an image, 7 of them a window) 9
+     * images run in slabs */
+    tgl_gl_test_set_limits(gl, 65536, NULL);
+    tgl_gl_of(gl)->limits.conv_winograd = 1;
+    ccase wide = {D(2, 16, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0};
+    check_case(p, gl, &wide, "Winograd, 64 KiB SSBO limit");
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs);
+    ccase slabs = {D(9, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1};
+    check_case(p, gl, &slabs, "Winograd, 64 KiB SSBO limit, slabs");
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs + 1);
+    tgl_close(gl);
+}
+
 static void test_conv2d_output_size(void **state)
 {
     (void)state;
@@ -615,7 +685,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv2d_cases),       cmocka_unit_test(test_conv2d_random),
-        cmocka_unit_test(test_conv2d_slabs),       cmocka_unit_test(test_conv2d_output_size),
+        cmocka_unit_test(test_conv2d_slabs),       cmocka_unit_test(test_conv2d_winograd),
+        cmocka_unit_test(test_conv2d_output_size),
         cmocka_unit_test(test_conv2d_errors),       cmocka_unit_test(test_conv1d),
         cmocka_unit_test(test_conv2d_fused),        cmocka_unit_test(test_conv2d_fused_errors),
         cmocka_unit_test(test_fold_batchnorm),
