@@ -13,7 +13,11 @@
 // slab, then tile rows, then tile columns; d is 0 in the padding and past the input).
 // OUTPUT: an invocation per (tile t, output channel oc = workgroup y): the GEMMs' products M,
 // read from the input binding laid out as V with u_oc rows, turned into the tile's up to 4
-// outputs (those inside the output), each plus the bias, then the epilogue (conv_store).
+// outputs (those inside the output), each plus the bias, then the epilogue (conv_store). An
+// output that comes out NaN or infinite is summed again directly from the convolution's input
+// (binding 4) and filter: an infinite input reaches the transformed terms with both signs, so
+// Winograd's sum can be NaN where the direct sum is +-Inf (binding 4 passes ES 3.1's four
+// storage buffers: desktop GL only, tgl_gl_es_excluded).
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #ifndef WG_X
@@ -62,6 +66,31 @@ vec4 times_b(vec4 v)
 vec4 times_gt(vec3 v)
 {
     return vec4(v.x, 0.5 * (v.x + v.y + v.z), 0.5 * (v.x - v.y + v.z), v.z);
+}
+#endif
+
+#ifdef OUTPUT
+layout(std430, binding = 4) readonly buffer Image { float img_mem[]; };
+layout(location = LOC_CONV_IMG_OFF) uniform uint u_img_off;
+
+// v, or where it is NaN or infinite the direct sum (no bias) for output (oc, img, oy, ox).
+float finite_or_direct(float v, uint oc, uint img, uint oy, uint ox)
+{
+    if (!isnan(v) && !isinf(v))
+        return v;
+    float acc = 0.0;
+    for (uint c = 0u; c < u_c; c++) {
+        uint f = u_f_off + (oc * u_c + c) * 9u, plane = u_img_off + (img * u_c + c) * u_h * u_w;
+        for (uint ky = 0u; ky < 3u; ky++) {
+            int y = int(oy + ky) - int(u_ph);
+            for (uint kx = 0u; kx < 3u; kx++) {
+                int x = int(ox + kx) - int(u_pw);
+                if (y >= 0 && uint(y) < u_h && x >= 0 && uint(x) < u_w)
+                    acc += f_at(f + ky * 3u + kx) * img_mem[plane + uint(y) * u_w + uint(x)];
+            }
+        }
+    }
+    return acc;
 }
 #endif
 
@@ -115,13 +144,13 @@ void main()
     vec2 y0 = vec2(s0.x + s0.y + s0.z, s0.y - s0.z - s0.w), y1 = vec2(s1.x + s1.y + s1.z, s1.y - s1.z - s1.w);
     uvec3 t = tile_of(x, tiles_w, tiles_hw);
     uint oy = 2u * t.y, ox = 2u * t.z, col = (t.x * u_oh + oy) * u_ow + ox;
-    conv_store(0u, row, col, y0.x);
+    conv_store(0u, row, col, finite_or_direct(y0.x, row, t.x, oy, ox));
     if (ox + 1u < u_ow)
-        conv_store(0u, row, col + 1u, y0.y);
+        conv_store(0u, row, col + 1u, finite_or_direct(y0.y, row, t.x, oy, ox + 1u));
     if (oy + 1u < u_oh) {
-        conv_store(0u, row, col + u_ow, y1.x);
+        conv_store(0u, row, col + u_ow, finite_or_direct(y1.x, row, t.x, oy + 1u, ox));
         if (ox + 1u < u_ow)
-            conv_store(0u, row, col + u_ow + 1u, y1.y);
+            conv_store(0u, row, col + u_ow + 1u, finite_or_direct(y1.y, row, t.x, oy + 1u, ox + 1u));
     }
 #endif
 }

@@ -387,8 +387,11 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     const tgl_gl_limits *l = &gl->limits;
     const tgl_conv2d_desc *d = &cv->d;
     size_t c = d->in_channels, oc = d->out_channels;
-    if (!l->conv_winograd || d->groups != 1 || d->kernel_h != 3 || d->kernel_w != 3 || d->stride_h != 1 ||
-        d->stride_w != 1 || d->dilation_h != 1 || d->dilation_w != 1 || c < 16 || oc < 16)
+    /* OUTPUT binds five storage buffers (its direct sums for outputs that come out NaN or
+     * infinite read the input): desktop GL, past ES 3.1's four (tgl_gl_es_excluded) */
+    if (!l->conv_winograd || gl->egl.es || l->storage_blocks < 5 || d->groups != 1 || d->kernel_h != 3 ||
+        d->kernel_w != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 || d->dilation_w != 1 ||
+        c < 16 || oc < 16)
         return 0;
     size_t tiles_img = ((cv->out_h + 1) / 2) * ((cv->out_w + 1) / 2), img_in = c * d->in_h * d->in_w;
     size_t img_out = oc * cv->out_h * cv->out_w, v_img = 16 * c * tiles_img, m_img = 16 * oc * tiles_img;
@@ -425,7 +428,7 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     int tex_f = l->texel_inputs && oc * c * 9 + 64 <= l->texture_buffer_texels;
     int tex_m = l->texel_inputs && nb * m_img + 64 <= l->texture_buffer_texels;
     tgl_gl_plan plans[3] = {wino_plan(WINO_FILTER, tex_f, 0, 0), wino_plan(WINO_INPUT, tex_in, 0, 0),
-                            wino_plan(WINO_OUTPUT, tex_m, cv->bias.buf != NULL, has_epilogue(cv))};
+                            wino_plan(WINO_OUTPUT, tex_m && tex_f, cv->bias.buf != NULL, has_epilogue(cv))};
     plans[0].groups = (uint32_t)tgl_gl_ceil_div(oc * c, COL_WG);
     plans[1].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * c);
     plans[2].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * oc);
@@ -467,17 +470,23 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
                         .stride_c = oc * tiles};
         if ((*st = tgl_gl_gemm(b, &mm)))
             return 1;
-        size_t opad[4] = {0};
+        /* M, the filter and the input (for outputs summed again directly), the bias, out */
+        int tex_out = tex_m && tex_f;
+        size_t opad[4] = {0}, img_pad;
         tgl__view out = {cv->out.buf, cv->out.offset + n0 * img_out * F32};
-        bind[0] = tgl_gl_window_aligned((tgl__view){gl->conv_sums, 0}, cnt * m_img * F32, 0,
-                                        tgl_gl_window_align(l, tex_m), &opad[0]);
-        if (tex_m)
-            bind[0].texture_format = GL_R32F;
-        bind[1] = bind[0];
-        bind[2] = cv->bias.buf ? tgl_gl_window(b, cv->bias, oc * F32, 0, &opad[2]) : bind[0];
-        bind[3] = tgl_gl_window(b, out, cnt * img_out * F32, 1, &opad[3]);
+        tgl_gl_binding obind[5];
+        obind[0] = tgl_gl_window_aligned((tgl__view){gl->conv_sums, 0}, cnt * m_img * F32, 0,
+                                         tgl_gl_window_align(l, tex_out), &opad[0]);
+        obind[1] = tgl_gl_window_aligned(cv->filter, oc * c * 9 * F32, 0, tgl_gl_window_align(l, tex_out), &opad[1]);
+        obind[2] = cv->bias.buf ? tgl_gl_window(b, cv->bias, oc * F32, 0, &opad[2]) : obind[0];
+        obind[3] = tgl_gl_window(b, out, cnt * img_out * F32, 1, &opad[3]);
+        obind[4] = tgl_gl_window(b, (tgl__view){cv->in.buf, cv->in.offset + n0 * img_in * F32}, cnt * img_in * F32, 0,
+                                 &img_pad);
+        if (tex_out)
+            obind[0].texture_format = obind[1].texture_format = GL_R32F;
         conv_uniforms(b, prog[2], cv, tiles, opad, has_epilogue(cv));
-        if ((*st = tgl_gl_dispatch_grid(b, prog[2], bind, 4, (uint32_t)xg, (uint32_t)oc, 1)))
+        tgl_gl_uniform_ui(b, prog[2], LOC_CONV_IMG_OFF, (GLuint)(img_pad / F32));
+        if ((*st = tgl_gl_dispatch_grid(b, prog[2], obind, 5, (uint32_t)xg, (uint32_t)oc, 1)))
             return 1;
     }
     return 1;
@@ -612,11 +621,13 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
                 p = col_plan(0, tex, bias, epilogue);
                 fn(ctx, p.kernel, p.defines);
             }
-        for (int pass = WINO_FILTER; pass <= WINO_OUTPUT; pass++)
-            for (int bias = 0; bias <= (pass == WINO_OUTPUT); bias++)
-                for (int epilogue = 0; epilogue <= (pass == WINO_OUTPUT); epilogue++) {
+        for (int pass = WINO_FILTER; pass <= WINO_OUTPUT; pass++) {
+            int last = pass == WINO_OUTPUT ? 1 : 0; /* only OUTPUT has a bias and an epilogue */
+            for (int bias = 0; bias <= last; bias++)
+                for (int epilogue = 0; epilogue <= last; epilogue++) {
                     p = wino_plan(pass, tex, bias, epilogue);
                     fn(ctx, p.kernel, p.defines);
                 }
+        }
     }
 }

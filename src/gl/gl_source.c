@@ -188,10 +188,11 @@ char *tgl_gl_kernel_source(const char *name, const char *defines, tgl_gl_text fl
 
 int tgl_gl_es_excluded(const char *kernel, const char *defines)
 {
-    /* dvec4 stores and ARB_shader_ballot: desktop GL only; so is decode attention's MERGE, whose
-     * six storage buffers pass ES 3.1's guaranteed four */
+    /* dvec4 stores and ARB_shader_ballot: desktop GL only; so are decode attention's MERGE, whose
+     * six storage buffers pass ES 3.1's guaranteed four, and Winograd convolutions (five) */
     return (defines && strstr(defines, "#define TGL_WIDE") != NULL) || !strcmp(kernel, "norm/softmax_lanes") ||
-           (!strcmp(kernel, "attention/decode") && defines && strstr(defines, "#define MERGE") != NULL);
+           (!strcmp(kernel, "attention/decode") && defines && strstr(defines, "#define MERGE") != NULL) ||
+           !strcmp(kernel, "conv/conv2d_winograd");
 }
 
 void tgl_gl_each_variant(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)

@@ -509,12 +509,43 @@ static void test_conv2d_slabs(void **state)
     tgl_close(gl);
 }
 
+/* c on gl against the CPU backend with special values planted: every output of the same kind
+ * (NaN, +Inf, -Inf or finite: an infinite input meets its transformed terms with both signs,
+ * which Winograd's sum must not turn into NaN), the finite ones to NMSE 1e-9. where: 0 the
+ * input, 1 the filter. */
+static void check_special(pair *p, tgl_backend *gl, const ccase *c, int where, const char *config)
+{
+    operands o = make_operands(&p->rng, c);
+    float *at = where ? o.f : o.in;
+    size_t n = where ? o.n_f : o.n_in;
+    static const float planted[] = {INFINITY, -INFINITY, NAN, INFINITY};
+    for (size_t k = 0; k < sizeof planted / sizeof planted[0]; k++)
+        at[tgt_below(&p->rng, n)] = planted[k];
+    float *got = run_on(gl, c, &o), *want = run_on(p->cpu, c, &o);
+    char what[256];
+    describe(c, what, sizeof what);
+    for (size_t e = 0; e < o.n_out; e++) {
+        float g = got[c->front + e], w = want[c->front + e];
+        if (isnan(g) != isnan(w) || isinf(g) != isinf(w) || (isinf(w) && signbit(g) != signbit(w)))
+            fail_msg("%s [%s, specials in the %s]: output %zu is %g, the CPU backend's %g", what, config,
+                     where ? "filter" : "input", e, (double)g, (double)w);
+    }
+    double nmse = tgt_nmse(got + c->front, want + c->front, o.n_out);
+    if (!(nmse <= 1e-9))
+        fail_msg("%s [%s, specials]: NMSE %.3g > 1e-9", what, config, nmse);
+    free(got);
+    free(want);
+    free_operands(&o);
+}
+
 /* Winograd F(2x2, 3x3) (the profile's conv_winograd, turned on here whatever the device's
  * profile says): 3x3 kernels of stride and dilation 1 in one group of 16 or more channels in and
  * out, at odd sizes (outputs of odd height and width, so tiles hang past the edge; 1x1 outputs;
  * inputs smaller than the kernel inside padding of 1 and 2), with and without bias, every call
- * asserted to have run as Winograd; in slabs under a small SSBO limit; fused epilogues against
- * the CPU backend and the unfused chain; and shapes that do not qualify taking the other kernels. */
+ * asserted to have run as Winograd on desktop GL (and not on ES, where its last pass's five
+ * storage buffers do not fit); infinities and NaN in the input or the filter; in slabs under a
+ * small SSBO limit; fused epilogues against the CPU backend and the unfused chain; and shapes
+ * that do not qualify taking the other kernels. */
 static void test_conv2d_winograd(void **state)
 {
     pair *p = *state;
@@ -522,6 +553,9 @@ static void test_conv2d_winograd(void **state)
         skip();
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_of(gl)->limits.conv_winograd = 1;
+    /* desktop GL only (its last pass binds five storage buffers): elsewhere every call must take
+     * the other kernels */
+    uint64_t step = !tgl_gl_of(gl)->egl.es && tgl_gl_of(gl)->limits.storage_blocks >= 5;
     static const ccase fixed[] = {
         {D(2, 16, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0},   /* odd output sizes */
         {D(1, 17, 3, 3, 19, 3, 3, 1, 1, 0, 0, 1, 1, 1), 0, 1},    /* a 1x1 output */
@@ -533,7 +567,7 @@ static void test_conv2d_winograd(void **state)
     uint64_t runs = tgl_gl_test_conv2d_winograd_calls(gl);
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         check_case(p, gl, &fixed[i], "Winograd");
-        if (tgl_gl_test_conv2d_winograd_calls(gl) != ++runs) {
+        if (tgl_gl_test_conv2d_winograd_calls(gl) != (runs += step)) {
             char what[256];
             describe(&fixed[i], what, sizeof what);
             fail_msg("%s: did not run as Winograd", what);
@@ -548,7 +582,7 @@ static void test_conv2d_winograd(void **state)
         if (tgl_conv2d_output_size(&c.d, &oh, &ow))
             continue;
         check_case(p, gl, &c, "Winograd, random");
-        if (tgl_gl_test_conv2d_winograd_calls(gl) != ++runs)
+        if (tgl_gl_test_conv2d_winograd_calls(gl) != (runs += step))
             fail_msg("a random case did not run as Winograd");
     }
     /* shapes it does not take: 15 output channels, stride 2, dilation 2, two groups */
@@ -565,6 +599,11 @@ static void test_conv2d_winograd(void **state)
     for (int act = 0; act < TGL_ACTIVATION_COUNT; act++)
         check_fused(p, gl, &fixed[act % 6], (tgl_activation)act, act % RES_MODES, "Winograd");
     runs = tgl_gl_test_conv2d_winograd_calls(gl);
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        for (int where = 0; where < 2; where++)
+            check_special(p, gl, &fixed[i], where, "Winograd");
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs + 12 * step);
+    runs = tgl_gl_test_conv2d_winograd_calls(gl);
     /* a 64 KiB SSBO limit: 16 channels at 20x20 (an image's transformed tiles 100 KiB) do not
      * fit a window, so the other kernels run; at 6x6 (9 KiB an image, 7 of them a window) 9
      * images run in slabs */
@@ -575,7 +614,7 @@ static void test_conv2d_winograd(void **state)
     assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs);
     ccase slabs = {D(9, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1};
     check_case(p, gl, &slabs, "Winograd, 64 KiB SSBO limit, slabs");
-    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs + 1);
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs + step);
     tgl_close(gl);
 }
 
