@@ -599,7 +599,10 @@ static void test_conv2d_winograd(void **state)
     for (int act = 0; act < TGL_ACTIVATION_COUNT; act++)
         check_fused(p, gl, &fixed[act % 6], (tgl_activation)act, act % RES_MODES, "Winograd");
     runs = tgl_gl_test_conv2d_winograd_calls(gl);
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    /* (where Winograd runs: the other kernels multiply the padding's zeros by the filter, so an
+     * infinite filter element gives NaN where the CPU backend, which skips the padding, gives a
+     * finite sum) */
+    for (size_t i = 0; step && i < sizeof fixed / sizeof fixed[0]; i++)
         for (int where = 0; where < 2; where++)
             check_special(p, gl, &fixed[i], where, "Winograd");
     assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs + 12 * step);
