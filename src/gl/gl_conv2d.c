@@ -426,9 +426,10 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
         return 0;
     int tex_in = l->texel_inputs && nb * img_in + 64 <= l->texture_buffer_texels;
     int tex_f = l->texel_inputs && oc * c * 9 + 64 <= l->texture_buffer_texels;
-    int tex_m = l->texel_inputs && nb * m_img + 64 <= l->texture_buffer_texels;
+    /* OUTPUT reads M and the filter alike: both as textures, or neither */
+    int tex_out = tex_f && l->texel_inputs && nb * m_img + 64 <= l->texture_buffer_texels;
     tgl_gl_plan plans[3] = {wino_plan(WINO_FILTER, tex_f, 0, 0), wino_plan(WINO_INPUT, tex_in, 0, 0),
-                            wino_plan(WINO_OUTPUT, tex_m && tex_f, cv->bias.buf != NULL, has_epilogue(cv))};
+                            wino_plan(WINO_OUTPUT, tex_out, cv->bias.buf != NULL, has_epilogue(cv))};
     plans[0].groups = (uint32_t)tgl_gl_ceil_div(oc * c, COL_WG);
     plans[1].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * c);
     plans[2].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * oc);
@@ -455,8 +456,8 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     for (size_t n0 = 0; n0 < d->batch; n0 += nb) {
         size_t cnt = d->batch - n0 < nb ? d->batch - n0 : nb, tiles = cnt * tiles_img, xg = tgl_gl_ceil_div(tiles, COL_WG);
         size_t ipad[4] = {0};
-        bind[0] = tgl_gl_window_aligned((tgl__view){cv->in.buf, cv->in.offset + n0 * img_in * F32}, cnt * img_in * F32, 0,
-                                        tgl_gl_window_align(l, tex_in), &ipad[0]);
+        tgl__view in = {cv->in.buf, cv->in.offset + n0 * img_in * F32};
+        bind[0] = tgl_gl_window_aligned(in, cnt * img_in * F32, 0, tgl_gl_window_align(l, tex_in), &ipad[0]);
         bind[1] = bind[2] = bind[0];
         bind[3] = (tgl_gl_binding){.buf = gl->conv_cols, .bytes = cnt * v_img * F32, .writes = 1};
         if (tex_in)
@@ -471,7 +472,6 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
         if ((*st = tgl_gl_gemm(b, &mm)))
             return 1;
         /* M, the filter and the input (for outputs summed again directly), the bias, out */
-        int tex_out = tex_m && tex_f;
         size_t opad[4] = {0}, img_pad;
         tgl__view out = {cv->out.buf, cv->out.offset + n0 * img_out * F32};
         tgl_gl_binding obind[5];
@@ -480,8 +480,7 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
         obind[1] = tgl_gl_window_aligned(cv->filter, oc * c * 9 * F32, 0, tgl_gl_window_align(l, tex_out), &opad[1]);
         obind[2] = cv->bias.buf ? tgl_gl_window(b, cv->bias, oc * F32, 0, &opad[2]) : obind[0];
         obind[3] = tgl_gl_window(b, out, cnt * img_out * F32, 1, &opad[3]);
-        obind[4] = tgl_gl_window(b, (tgl__view){cv->in.buf, cv->in.offset + n0 * img_in * F32}, cnt * img_in * F32, 0,
-                                 &img_pad);
+        obind[4] = tgl_gl_window(b, in, cnt * img_in * F32, 0, &img_pad);
         if (tex_out)
             obind[0].texture_format = obind[1].texture_format = GL_R32F;
         conv_uniforms(b, prog[2], cv, tiles, opad, has_epilogue(cv));
