@@ -35,5 +35,7 @@ for driver in llvmpipe zink; do
         echo "$info"
         exit 1
     fi
+    # Where the SPIR-V modules are a part (KERNEL_PART), the ones test_spirv asks this driver for.
+    (. "$dir/$driver.env" && make --no-print-directory spirv-test-modules BUILD="$build")
     (. "$dir/$driver.env" && scripts/run-tests.sh "$build" "$@")
 done

@@ -4,7 +4,9 @@
 # ES 3.1, exactly as the driver receives it (dumped by `tensorgl kernels --dump`; desktop variants
 # with an ES twin compiled, not linked), and checks
 # that none binds more storage buffers than every device offers.
-# Usage: scripts/validate-kernels.sh BUILD_DIR
+# Usage: scripts/validate-kernels.sh BUILD_DIR [PART]   (PART: all, the default, or K/N: every
+# N-th variant of each kernel from its K-th, as `tensorgl kernels --part` picks them; the .comp
+# files as written are checked whole either way)
 set -eu
 
 # Checks the variant files named after the limit; run by this script itself, several at once
@@ -41,6 +43,7 @@ if [ "${1:-}" = --compile-variants ]; then
 fi
 
 build=$1
+part=${2:-all}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$build/kernels"
 rm -rf "$out"
@@ -52,8 +55,12 @@ for f in "$root"/glsl/*/*.comp; do
     glslangValidator -l -I"$root/glsl" "$f" > "$out/raw.log" 2>&1 || { cat "$out/raw.log"; fail=1; }
     count=$((count + 1))
 done
-"$build/tensorgl" kernels --dump "$out/gl" --api gl >/dev/null
-"$build/tensorgl" kernels --dump "$out/gles" --api gles >/dev/null
+part_args=""
+[ "$part" = all ] || part_args="--part $part"
+# shellcheck disable=SC2086
+"$build/tensorgl" kernels --dump "$out/gl" --api gl $part_args >/dev/null
+# shellcheck disable=SC2086
+"$build/tensorgl" kernels --dump "$out/gles" --api gles $part_args >/dev/null
 # -q adds glslang's reflection: the storage blocks each variant declares live must stay within
 # TGL_GL_KERNEL_STORAGE_BLOCKS (src/gl/gl_internal.h), ES 3.1's guaranteed 4, which the library
 # assumes of every device (kernels use no uniform blocks, so glslang's "Uniform block" section,
@@ -88,4 +95,4 @@ if [ "$fail" != 0 ]; then
     echo "validate-kernels: kernels failed the checks above" >&2
     exit 1
 fi
-echo "validate-kernels: $count kernel sources passed glslangValidator (storage blocks within $max_blocks, desktop-only variants $max_blocks_gl)"
+echo "validate-kernels: $count kernel sources passed glslangValidator (storage blocks within $max_blocks, desktop-only variants $max_blocks_gl)$([ "$part" = all ] || echo "; part $part of the variants")"

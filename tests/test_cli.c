@@ -60,6 +60,11 @@ static const struct {
     {"kernels --api", {"kernels: --api needs a value"}},
     {"kernels --dump /nonexistent/tgl-dir", {"--dump /nonexistent/tgl-dir", "No such file or directory"}},
     {"kernels --bogus", {"kernels: unknown option '--bogus'", "--dump DIR"}},
+    {"kernels --part 4/4", {"kernels: --part '4/4'", "0 <= K < N"}},
+    {"kernels --part 1/0", {"--part '1/0'"}},
+    {"kernels --part -1/4", {"--part '-1/4'"}},
+    {"kernels --part 1/4x", {"--part '1/4x'"}},
+    {"kernels --part", {"kernels: --part needs a value"}},
     {"doctor --size huge", {"doctor: unknown size 'huge'", "small, medium"}},
     {"doctor --size", {"doctor: --size needs a value"}},
     {"doctor --bogus", {"doctor: unknown option '--bogus'", "--size"}},
@@ -97,6 +102,31 @@ static void test_help(void **state)
     }
 }
 
+/* tensorgl kernels --part K/N for K = 0..N-1: together exactly the whole list, and every part
+ * holds a variant of every kernel (the list needs no device). */
+static void test_kernel_parts(void **state)
+{
+    (void)state;
+    char cmd[4 * sizeof tool + 1024], out[256];
+    snprintf(cmd, sizeof cmd,
+             "d=$(mktemp -d) && T='%s' && \"$T\" kernels | sort > $d/all && "
+             "cut -d. -f1 $d/all | sort -u > $d/kernels && : > $d/parts && "
+             "for k in 0 1 2 3 4; do \"$T\" kernels --part $k/5 > $d/p || exit 1; cat $d/p >> $d/parts; "
+             "cut -d. -f1 $d/p | sort -u | cmp -s - $d/kernels || echo \"part $k/5 lacks a kernel\"; done; "
+             "sort -u $d/parts | cmp -s - $d/all || echo 'the parts are not the whole list'; "
+             "echo \"variants $(wc -l < $d/all) kernels $(wc -l < $d/kernels)\"; rm -rf $d",
+             tool);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t len = fread(out, 1, sizeof out - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    unsigned variants = 0, kernels = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || sscanf(out, "variants %u kernels %u", &variants, &kernels) != 2 ||
+        kernels < 20 || variants < 10 * kernels)
+        fail_msg("tensorgl kernels --part: %s", out);
+}
+
 /* tensorgl doctor on this machine's GL device: every op of the standard set agrees with the CPU
  * backend (exit 0, the summary line) and the report names the renderer and the profile. */
 static void test_doctor(void **state)
@@ -121,6 +151,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mistakes),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_kernel_parts),
         cmocka_unit_test(test_doctor),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -1,7 +1,9 @@
 /* `tensorgl kernels`: lists every kernel variant the library can compile and, with --dump DIR,
  * writes each one's full source (as the driver receives it) for offline validation, or with
  * --api spirv the text `make spirv` compiles into SPIR-V modules, each file named by the hash
- * the library looks its module up by (gl_spirv.c). */
+ * the library looks its module up by (gl_spirv.c). --part K/N keeps every N-th variant of each
+ * kernel from its K-th (at least one of each kernel), for the checks that cannot afford all of
+ * them in one run (.ci/run): the N parts together are the whole list. */
 #include "commands.h"
 #include "core/hash.h"
 #include "gl/kernel_variants.h"
@@ -15,11 +17,66 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* How many variants a kernel has, and how many of them have been seen, for --part. */
+typedef struct kernel_count {
+    const char *kernel; /* the registry's string: the same pointer on every pass */
+    unsigned total, seen;
+} kernel_count;
+
 typedef struct dump_ctx {
     const char *dir;
     tgl_gl_text flavour;
     int count, failed;
+    unsigned part_k, part_n; /* part_n 0: every variant */
+    kernel_count *kernels;
+    size_t n_kernels, cap_kernels;
+    int no_memory;
 } dump_ctx;
+
+static kernel_count *kernel_entry(dump_ctx *ctx, const char *kernel)
+{
+    for (size_t i = 0; i < ctx->n_kernels; i++)
+        if (!strcmp(ctx->kernels[i].kernel, kernel))
+            return &ctx->kernels[i];
+    if (ctx->n_kernels == ctx->cap_kernels) {
+        size_t cap = ctx->cap_kernels ? 2 * ctx->cap_kernels : 64;
+        kernel_count *k = realloc(ctx->kernels, cap * sizeof *k);
+        if (!k)
+            return NULL;
+        ctx->kernels = k;
+        ctx->cap_kernels = cap;
+    }
+    kernel_count *e = &ctx->kernels[ctx->n_kernels++];
+    *e = (kernel_count){.kernel = kernel};
+    return e;
+}
+
+static void count_variant(void *ctx_, const char *kernel, const char *defines)
+{
+    (void)defines;
+    dump_ctx *ctx = ctx_;
+    kernel_count *e = kernel_entry(ctx, kernel);
+    if (e)
+        e->total++;
+    else
+        ctx->no_memory = 1;
+}
+
+/* Whether --part keeps this variant: the i-th of its kernel's total is kept when i % N == K, and
+ * a kernel with no such index (fewer than K + 1 variants) keeps its (K mod total)-th. Decided
+ * before the API's exclusions, so the GL and ES lists of one part hold the same variants. */
+static int in_part(dump_ctx *ctx, const char *kernel)
+{
+    if (!ctx->part_n)
+        return 1;
+    kernel_count *e = kernel_entry(ctx, kernel);
+    if (!e || !e->total)
+        return 1;
+    unsigned i = e->seen++;
+    if (e->total <= ctx->part_k)
+        return i == ctx->part_k % e->total;
+    return i % ctx->part_n == ctx->part_k;
+}
 
 /* "elementwise/unary" + "#define OP_EXP\n#define TGL_VEC4\n" -> "elementwise-unary.OP_EXP.TGL_VEC4";
  * a define's value follows its name ("#define BM 128" -> ".BM128"). */
@@ -45,6 +102,8 @@ static void variant_name(char *out, size_t size, const char *kernel, const char 
 static void each(void *ctx_, const char *kernel, const char *defines)
 {
     dump_ctx *ctx = ctx_;
+    if (!in_part(ctx, kernel))
+        return;
     if ((ctx->flavour == TGL_GL_TEXT_SPIRV && tgl_gl_spirv_excluded(kernel, defines)) ||
         (ctx->flavour == TGL_GL_TEXT_ES && tgl_gl_es_excluded(kernel, defines)))
         return;
@@ -76,14 +135,25 @@ static void each(void *ctx_, const char *kernel, const char *defines)
 
 int tgl_cmd_kernels(int argc, char **argv)
 {
-    static const char usage[] = "tensorgl kernels [--dump DIR] [--api gl|gles|spirv]";
+    static const char usage[] = "tensorgl kernels [--dump DIR] [--api gl|gles|spirv] [--part K/N]";
     static const char *const apis[] = {"gl", "gles", "spirv"};
     static const tgl_gl_text flavours[] = {TGL_GL_TEXT_GL, TGL_GL_TEXT_ES, TGL_GL_TEXT_SPIRV};
     dump_ctx ctx = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--dump") || !strcmp(argv[i], "--api")) {
+        if (!strcmp(argv[i], "--dump") || !strcmp(argv[i], "--api") || !strcmp(argv[i], "--part")) {
             if (i + 1 >= argc)
                 return tgl_cli_missing_value("kernels", argv[i]);
+            if (!strcmp(argv[i], "--part")) {
+                const char *v = argv[++i];
+                unsigned k, n;
+                int used = 0;
+                if (sscanf(v, "%u/%u%n", &k, &n, &used) != 2 || v[used] || v[0] < '0' || v[0] > '9' ||
+                    n == 0 || n > 1000000 || k >= n)
+                    return tgl_cli_bad_value("kernels", "--part", v, "K/N with 0 <= K < N, such as 2/4");
+                ctx.part_k = k;
+                ctx.part_n = n;
+                continue;
+            }
             if (!strcmp(argv[i], "--dump")) {
                 ctx.dir = argv[++i];
                 continue;
@@ -107,7 +177,16 @@ int tgl_cmd_kernels(int argc, char **argv)
                 errno ? strerror(errno) : "not a directory");
         return 2;
     }
+    if (ctx.part_n) {
+        tgl_gl_each_variant(count_variant, &ctx);
+        if (ctx.no_memory) {
+            free(ctx.kernels);
+            fprintf(stderr, "tensorgl kernels: no memory for the kernel list\n");
+            return 1;
+        }
+    }
     tgl_gl_each_variant(each, &ctx);
+    free(ctx.kernels);
     if (ctx.dir)
         printf("wrote %d kernel variants (%s) to %s\n", ctx.count - ctx.failed,
                ctx.flavour == TGL_GL_TEXT_ES ? "ES 3.1" : ctx.flavour == TGL_GL_TEXT_SPIRV ? "for SPIR-V" : "GL 4.3",

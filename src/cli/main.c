@@ -16,7 +16,8 @@ static const struct {
     {"tune", tgl_cmd_tune, "[--size N]: time the GEMM kernel shapes, keep the fastest for this device (tgl_tune)"},
     {"doctor", tgl_cmd_doctor, "[--size small|medium]: every op once on the GL device and on the CPU backend,\n"
                    "            compared; the device, its profile and what disagreed, for a bug report"},
-    {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles] writes their sources"},
+    {"kernels", tgl_cmd_kernels, "list every kernel variant; --dump DIR [--api gl|gles|spirv] writes their sources,\n"
+                   "            --part K/N keeps every N-th variant of each kernel from its K-th"},
     {"bench", tgl_cmd_bench, "bench [--ops ..]: every op at 3 sizes on each backend, one table (--json FILE);\n"
                    "            bench ops|gemm|attention|conv2d|engine: focused comparisons (bench --help)"},
     {"replay", tgl_cmd_replay, "replay PATH [--backend gl|cpu] [--compare] [--until N]: re-run a trace\n"
