@@ -127,12 +127,18 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0), why = "m or n under 32: the register kernel";
+    /* Textures only where A and B of one product each fit a buffer texture whole (with room for
+     * the window's alignment): plan() cuts a product to the texture's length, and ES 3.1 promises
+     * only 65536 texels. conv2d's im2col GEMM of 36 x 42025 columns cut so under TGL_LIMITS=es31-min
+     * into parts of a column or two, about a million one-workgroup dispatches; SSBO windows are
+     * hundreds of times longer. */
+    int textures = cfg->textures && g->k > 0 && tgl__gemm_span_a(g, g->m, g->k, 1) + 64 <= l->texture_buffer_texels &&
+                   tgl__gemm_span_b(g, g->k, g->n, 1) + 64 <= l->texture_buffer_texels;
     /* Tiles read through textures only for products of one matrix (gains: gl_limits.c): on the
      * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s. */
     if (cfg->tiled)
-        return (gemm_kernel){cfg, cfg->textures && g->k > 0 && g->batch == 1, cfg->bm, cfg->bn, why};
-    return (gemm_kernel){cfg, cfg->textures && g->k > 0, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x,
-                         why};
+        return (gemm_kernel){cfg, textures && g->batch == 1, cfg->bm, cfg->bn, why};
+    return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x, why};
 }
 
 /* Invocations per workgroup of a configuration's kernel. */

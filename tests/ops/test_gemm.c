@@ -397,6 +397,33 @@ static void test_gemm_split(void **state)
     tgl_close(gl);
 }
 
+/* Buffer textures of ES 3.1's guaranteed 65536 texels: an operand longer than that is read from
+ * an SSBO window instead, so the product stays whole (cut to the texture's length, B of 36 rows
+ * of 8000 came out in thousands of one-workgroup parts). */
+static void test_gemm_short_textures(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    tgl_gl *g = tgl_gl_of(gl);
+    if (g->limits.texture_buffer_texels > 65536)
+        g->limits.texture_buffer_texels = 65536;
+    const gcase cases[] = {
+        {.m = 20, .n = 8000, .k = 36, .lda = 36, .ldb = 8000, .ldc = 8000, .alpha = 1, .batch = 1},
+        {.tb = 1, .m = 64, .n = 3000, .k = 40, .lda = 40, .ldb = 40, .ldc = 3000, .alpha = 1, .beta = 0.5f, .batch = 1},
+        {.m = 20, .n = 100, .k = 36, .lda = 36, .ldb = 100, .ldc = 100, .alpha = 1, .batch = 3, .sa = 0, .sb = 3600,
+         .sc = 2000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t before = g->seq;
+        check_case(p, gl, &cases[i], 1e-9);
+        if (g->seq - before > 16)
+            fail_msg("case %zu: %llu dispatches for one product", i, (unsigned long long)(g->seq - before));
+    }
+    tgl_close(gl);
+}
+
 /* Batches: stacked, A shared (stride 0), C side by side within its rows (heads of attention),
  * odd strides. */
 static void test_gemm_batched(void **state)
@@ -590,6 +617,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_small_exhaustive), cmocka_unit_test(test_gemm_random_large),
         cmocka_unit_test(test_gemm_each_kernel),      cmocka_unit_test(test_gemm_split),
+        cmocka_unit_test(test_gemm_short_textures),
         cmocka_unit_test(test_gemm_batched),          cmocka_unit_test(test_gemm_f16),
         cmocka_unit_test(test_gemm_degenerate),       cmocka_unit_test(test_matvec),
         cmocka_unit_test(test_gemm_errors),           cmocka_unit_test(test_gemm_shape_strings),
