@@ -64,9 +64,26 @@ static void bound_time(const tgl__gemm *g, const gemm_kernel *kn, double flops, 
     }
 }
 
-/* Chunk lengths such that every window and grid dimension fits. An operand's window is cut
- * along its longer side, except that a gate's k is cut only once m or n is down to one row
- * (then gate_in_slices runs it). */
+/* A slice of *k x *other elements whose window is longer than `max`, its rows `ld` apart and
+ * counted by *k where outer_is_k, else by *other (C's rows pass as k): halves the rows while their
+ * stride alone spans half the window (halving the rows' length would leave that span, and a
+ * product of long rows came out in parts of a column or two), else the longer extent. A gate's
+ * k stays whole while the other extent can still shrink. */
+static void halve_slice(size_t *other, size_t *k, int outer_is_k, size_t ld, size_t max, int gate)
+{
+    size_t *outer = outer_is_k ? k : other;
+    if (*outer > 1 && (*outer - 1) * ld >= max / 2 && !(gate && outer_is_k && *other > 1))
+        *outer = halve(*outer);
+    else if (*other > 1 && (*other >= *k || gate))
+        *other = halve(*other);
+    else
+        *k = halve(*k);
+}
+
+/* Chunk lengths such that every window and grid dimension fits. An operand's window is cut as
+ * halve_slice says: by rows where their stride is what makes it long, else along its longer
+ * side, except that a gate's k is cut only once m or n is down to one row (then gate_in_slices
+ * runs it). */
 static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *kn, gemm_part *p)
 {
     size_t max = tgl_gl_max_window_elems(l, g->f16 ? 2 : sizeof(float));
@@ -81,13 +98,11 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
         else if (tgl_gl_ceil_div(p->mc, kn->tile_m) > l->wg_count[1])
             p->mc = (size_t)l->wg_count[1] * kn->tile_m;
         else if (tgl__gemm_span_a(g, p->mc, p->kc, p->bc) > max)
-            p->bc > 1 ? (p->bc = halve(p->bc))
-            : p->mc > 1 && (p->mc >= p->kc || g->gate) ? (p->mc = halve(p->mc)) : (p->kc = halve(p->kc));
+            p->bc > 1 ? (void)(p->bc = halve(p->bc)) : halve_slice(&p->mc, &p->kc, g->trans_a, g->lda, max, g->gate);
         else if (tgl__gemm_span_b(g, p->kc, p->nc, p->bc) > max)
-            p->bc > 1 ? (p->bc = halve(p->bc))
-            : p->nc > 1 && (p->nc >= p->kc || g->gate) ? (p->nc = halve(p->nc)) : (p->kc = halve(p->kc));
+            p->bc > 1 ? (void)(p->bc = halve(p->bc)) : halve_slice(&p->nc, &p->kc, !g->trans_b, g->ldb, max, g->gate);
         else if (tgl__matrix_span(p->mc, p->nc, g->ldc, g->stride_c, p->bc) > max)
-            p->bc > 1 ? (p->bc = halve(p->bc)) : p->mc >= p->nc ? (p->mc = halve(p->mc)) : (p->nc = halve(p->nc));
+            p->bc > 1 ? (void)(p->bc = halve(p->bc)) : halve_slice(&p->nc, &p->mc, 1, g->ldc, max, 0);
         else
             return;
     }

@@ -394,6 +394,19 @@ static void test_gemm_split(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(p, gl, &cases[i], cases[i].f16 ? 1e-6 : 1e-9);
+    /* Rows longer than half the window (B's and C's 600 floats of 1024): cut by rows, into 4 x 8
+     * parts (C's rows, k), not down to a column or two at a time. */
+    const gcase long_rows[] = {
+        {.m = 4, .n = 600, .k = 8, .lda = 8, .ldb = 600, .ldc = 600, .alpha = 1, .beta = 0.5f, .batch = 1},
+        {.ta = 1, .m = 4, .n = 600, .k = 8, .lda = 600, .ldb = 600, .ldc = 600, .alpha = 1, .batch = 1},
+    };
+    for (size_t i = 0; i < sizeof long_rows / sizeof long_rows[0]; i++) {
+        uint64_t before = tgl_gl_of(gl)->seq;
+        check_case(p, gl, &long_rows[i], 1e-9);
+        uint64_t parts = tgl_gl_of(gl)->seq - before;
+        if (parts > 40)
+            fail_msg("rows of 600 under a window of 1024: %llu dispatches", (unsigned long long)parts);
+    }
     tgl_close(gl);
 }
 
