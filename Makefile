@@ -250,8 +250,8 @@ endif
 	scripts/run-tests.sh $(BUILD) $(TEST_RUN)
 
 # make check-spirv: what make check-full adds to make check: every SPIR-V module built, every
-# kernel variant through glslangValidator, and test_spirv. CI runs make check at full scale
-# (CHECK_SCALE=1) and then this, which together are make check-full.
+# kernel variant through glslangValidator, and test_spirv. CI runs make check and then this with
+# KERNEL_PART=K/4 (a quarter of the variants).
 check-spirv: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all tests
 	@$(MAKE) --no-print-directory spirv
