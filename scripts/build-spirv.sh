@@ -58,11 +58,10 @@ part=${3:-all}
 src="$build/kernels/spirv-src"
 rm -rf "$out" "$src"
 mkdir -p "$out" "$src"
-if [ "$part" = all ]; then
-    "$build/tensorgl" kernels --dump "$src" --api spirv >/dev/null
-else
-    "$build/tensorgl" kernels --dump "$src" --api spirv --part "$part" >/dev/null
-fi
+part_args=""
+[ "$part" = all ] || part_args="--part $part"
+# shellcheck disable=SC2086
+"$build/tensorgl" kernels --dump "$src" --api spirv $part_args >/dev/null
 # Each file through glslangValidator, then spirv-opt, as many at once as there are cores; a
 # failure prints the tool's output and fails the build. spirv-opt unrolls the loops the kernels
 # mark (TGL_UNROLL) and runs its performance passes with no size limit on replacing arrays by

@@ -289,8 +289,8 @@ static int run_im2col(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     if (nb == 0)
         return 0;
     /* inputs as buffer textures where the device reads them so and the windows fit */
-    int tex_in = l->texel_inputs && nb * img_in + 64 <= l->texture_buffer_texels;
-    int tex_sums = l->texel_inputs && nb * img_out + 64 <= l->texture_buffer_texels;
+    int tex_in = l->texel_inputs && tgl_gl_texture_fits(l, nb * img_in, F32);
+    int tex_sums = l->texel_inputs && tgl_gl_texture_fits(l, nb * img_out, F32);
     tgl_gl_plan plans[2] = {col_plan(1, tex_in, 0, 0), col_plan(0, tex_sums, cv->bias.buf != NULL, has_epilogue(cv))};
     plans[0].groups = tgl_gl_ceil_div(d->batch * cv->out_h, COL_WG) * k * d->groups;
     plans[1].groups = tgl_gl_ceil_div(d->batch * p, COL_WG) * ocg * d->groups;
@@ -424,10 +424,10 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
         nb /= 2;
     if (nb == 0)
         return 0;
-    int tex_in = l->texel_inputs && nb * img_in + 64 <= l->texture_buffer_texels;
-    int tex_f = l->texel_inputs && oc * c * 9 + 64 <= l->texture_buffer_texels;
+    int tex_in = l->texel_inputs && tgl_gl_texture_fits(l, nb * img_in, F32);
+    int tex_f = l->texel_inputs && tgl_gl_texture_fits(l, oc * c * 9, F32);
     /* OUTPUT reads M and the filter alike: both as textures, or neither */
-    int tex_out = tex_f && l->texel_inputs && nb * m_img + 64 <= l->texture_buffer_texels;
+    int tex_out = tex_f && tgl_gl_texture_fits(l, nb * m_img, F32);
     tgl_gl_plan plans[3] = {wino_plan(WINO_FILTER, tex_f, 0, 0), wino_plan(WINO_INPUT, tex_in, 0, 0),
                             wino_plan(WINO_OUTPUT, tex_out, cv->bias.buf != NULL, has_epilogue(cv))};
     plans[0].groups = (uint32_t)tgl_gl_ceil_div(oc * c, COL_WG);

@@ -142,13 +142,13 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0), why = "m or n under 32: the register kernel";
-    /* Textures only where A and B of one product each fit a buffer texture whole (with room for
-     * the window's alignment): plan() cuts a product to the texture's length, and ES 3.1 promises
-     * only 65536 texels. conv2d's im2col GEMM of 36 x 42025 columns cut so under TGL_LIMITS=es31-min
-     * into parts of a column or two, about a million one-workgroup dispatches; SSBO windows are
-     * hundreds of times longer. */
-    int textures = cfg->textures && g->k > 0 && tgl__gemm_span_a(g, g->m, g->k, 1) + 64 <= l->texture_buffer_texels &&
-                   tgl__gemm_span_b(g, g->k, g->n, 1) + 64 <= l->texture_buffer_texels;
+    /* Textures only where A and B of one product each fit a buffer texture whole: plan() cuts a
+     * product to the texture's length, and ES 3.1 promises only 65536 texels (conv2d's im2col
+     * GEMM of 36 x 42025 columns under TGL_LIMITS=es31-min came out about a million
+     * one-workgroup dispatches); SSBO windows are hundreds of times longer. */
+    size_t es = g->f16 ? 2 : sizeof(float);
+    int textures = cfg->textures && g->k > 0 && tgl_gl_texture_fits(l, tgl__gemm_span_a(g, g->m, g->k, 1), es) &&
+                   tgl_gl_texture_fits(l, tgl__gemm_span_b(g, g->k, g->n, 1), es);
     /* Tiles read through textures only for products of one matrix (gains: gl_limits.c): on the
      * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s. */
     if (cfg->tiled)

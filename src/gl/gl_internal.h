@@ -431,6 +431,13 @@ static inline size_t tgl_gl_window_align(const tgl_gl_limits *l, int texture)
     return texture && l->texture_align > l->ssbo_align ? (size_t)l->texture_align : (size_t)l->ssbo_align;
 }
 
+/* Whether `elems` elements of `elem_bytes` each fit one buffer texture read from a window
+ * whose start is aligned for textures (tgl_gl_window_align: up to that many bytes before them). */
+static inline int tgl_gl_texture_fits(const tgl_gl_limits *l, size_t elems, size_t elem_bytes)
+{
+    return l->texture_buffer_texels && elems + tgl_gl_window_align(l, 1) / elem_bytes <= l->texture_buffer_texels;
+}
+
 /* Workgroups (or tiles) of size b covering a items. */
 static inline size_t tgl_gl_ceil_div(size_t a, size_t b)
 {
