@@ -1473,9 +1473,9 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
  * where the device profile says conv_im2col (llvmpipe), groups of 16 or more output channels as
  * im2col written into a working buffer times the filter; where it says conv_winograd (every
  * profile; desktop GL contexts), 3x3 kernels of stride and dilation 1 in one group of 16 or more
- * channels in and out as Winograd's F(2x2, 3x3), 2.25x fewer multiplies through working
- * buffers, each output a sum of transformed terms, so its rounding differs from the direct
- * sum's within f32 (outputs that come out NaN or infinite are summed again directly, so special
+ * channels in and out as Winograd's F(2x2, 3x3) or F(4x4, 3x3) (the profile's tile, 2x2 where a
+ * batch has few 4x4 tiles), 2.25x or 4x fewer multiplies through working buffers, each output a
+ * sum of transformed terms, so its rounding differs from the direct sum's within f32 (outputs that come out NaN or infinite are summed again directly, so special
  * values give what the other kernels give; docs/ops.md);
  * the CPU backend as direct loops with double sums.
  * Errors: as tgl_conv2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER.

@@ -216,6 +216,7 @@
 #define LOC_CONV_SLOPE 25
 #define LOC_CONV_RESIDUAL 26
 #define LOC_CONV_IMG_OFF 27 // conv2d_winograd's OUTPUT: the input's offset in its binding 4
+#define LOC_CONV_LD 28      // conv2d_winograd's INPUT and OUTPUT: V's and M's row length (u_cols or more)
 
 // tgl_pool2d (conv/pool2d.comp): arrays of two, (h, w)
 #define LOC_POOL_N 0

@@ -341,30 +341,34 @@ static int run_im2col(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     return 1;
 }
 
-/* conv2d_winograd.comp's flags: the pass (FILTER, INPUT or OUTPUT), its reads as buffer
- * textures, and OUTPUT's bias and epilogue. */
+/* conv2d_winograd.comp's flags: the output tile (2 or 4: F(2x2, 3x3) or F(4x4, 3x3)), the pass
+ * (FILTER, INPUT or OUTPUT), its reads as buffer textures, and OUTPUT's bias and epilogue. */
 typedef struct wino_flags {
-    uint32_t filter, input, output, tex, bias, epilogue;
+    uint32_t tile, filter, input, output, tex, bias, epilogue;
 } wino_flags;
 static const tgl_gl_def wino_defs[] = {
-    TGL_GL_FLAG(wino_flags, filter, "FILTER"), TGL_GL_FLAG(wino_flags, input, "INPUT"),
-    TGL_GL_FLAG(wino_flags, output, "OUTPUT"), TGL_GL_FLAG(wino_flags, tex, "TEX"),
-    TGL_GL_FLAG(wino_flags, bias, "HAS_BIAS"), TGL_GL_FLAG(wino_flags, epilogue, "EPILOGUE"),
+    TGL_GL_UINT(wino_flags, tile, "TILE"),    TGL_GL_FLAG(wino_flags, filter, "FILTER"),
+    TGL_GL_FLAG(wino_flags, input, "INPUT"),  TGL_GL_FLAG(wino_flags, output, "OUTPUT"),
+    TGL_GL_FLAG(wino_flags, tex, "TEX"),      TGL_GL_FLAG(wino_flags, bias, "HAS_BIAS"),
+    TGL_GL_FLAG(wino_flags, epilogue, "EPILOGUE"),
 };
 enum { WINO_FILTER, WINO_INPUT, WINO_OUTPUT };
 
-static tgl_gl_plan wino_plan(int pass, int tex, int bias, int epilogue)
+static tgl_gl_plan wino_plan(int tile, int pass, int tex, int bias, int epilogue)
 {
-    wino_flags f = {pass == WINO_FILTER, pass == WINO_INPUT, pass == WINO_OUTPUT, (uint32_t)tex,
+    wino_flags f = {(uint32_t)tile, pass == WINO_FILTER, pass == WINO_INPUT, pass == WINO_OUTPUT, (uint32_t)tex,
                     (uint32_t)(pass == WINO_OUTPUT && bias), (uint32_t)(pass == WINO_OUTPUT && epilogue)};
     tgl_gl_plan p = {.op = "tgl_conv2d", .wg = COL_WG};
     tgl_gl_plan_kernel(&p, "conv/conv2d_winograd", TGL_GL_DEFS(wino_defs), &f);
-    static const char *const why[] = {
-        "conv_winograd (device profile), 3x3 stride 1: the filter's transform G g G^T",
-        "conv_winograd: the input tiles' transform B^T d B, then 16 batched GEMMs",
-        "conv_winograd: the products' transform A^T M A, the bias, then the epilogue, into out",
+    static const char *const why[2][3] = {
+        {"conv_winograd=2 (device profile), 3x3 stride 1: the filter's transform G g G^T (4x4)",
+         "conv_winograd=2: the input tiles' transform B^T d B, then 16 batched GEMMs",
+         "conv_winograd=2: the products' transform A^T M A into 2x2 outputs, the bias, then the epilogue"},
+        {"conv_winograd=4 (device profile), 3x3 stride 1: the filter's transform G g G^T (6x6)",
+         "conv_winograd=4: the input tiles' transform B^T d B, then 36 batched GEMMs",
+         "conv_winograd=4: the products' transform A^T M A into 4x4 outputs, the bias, then the epilogue"},
     };
-    p.why = why[pass];
+    p.why = why[tile == 4][pass];
     return p;
 }
 
@@ -372,13 +376,39 @@ static tgl_gl_plan wino_plan(int pass, int tex, int bias, int epilogue)
  * batch into slabs: the buffers' size (64 MiB each at most), not the speed. */
 #define WINO_SLAB_ELEMS ((size_t)16 << 20)
 
-/* conv_winograd (the device profile's trait): a 3x3 kernel of stride and dilation 1 in one group
- * of at least 16 channels in and out as Winograd's F(2x2, 3x3) (conv2d_winograd.comp): the
- * filter's transform U into gl->conv_filter once, then per slab of images the input's transform
- * V into gl->conv_cols, the 16 products M[xi] = U[xi] V[xi] (one batched GEMM) into
- * gl->conv_sums, and their transform, with the bias and the epilogue, into out. 2.25x fewer
- * multiplies than the direct sum, at a slightly different rounding (each output a sum of
- * transformed terms; the tests hold it to the CPU backend's double sums as every kernel).
+/* The output tile m of F(m x m, 3x3) for a batch of out_h x out_w outputs: the profile's
+ * conv_winograd, 4 cut to 2 where the batch holds fewer 4x4 tiles than its
+ * conv_winograd_f4_tiles (the GEMM's columns would be too few). */
+static size_t wino_tile(const tgl_gl_limits *l, size_t batch, size_t out_h, size_t out_w)
+{
+    if (l->conv_winograd != 4)
+        return 2;
+    return batch * ((out_h + 3) / 4) * ((out_w + 3) / 4) >= l->conv_winograd_f4_tiles ? 4 : 2;
+}
+
+/* The row length of V and M for `tiles` tiles: rounded up to a multiple of 4, so the GEMM reads
+ * and writes them as vec4s (conv2d_winograd.comp). */
+static size_t wino_ld(size_t tiles)
+{
+    return (tiles + 3) / 4 * 4;
+}
+
+/* Whether a slab of nb images (tiles_img tiles each) has V and M within a window of max elements
+ * and its padded tiles within the grid's most_tiles. */
+static int wino_slab_fits(size_t xis, size_t c, size_t oc, size_t tiles_img, size_t nb, size_t max, size_t most_tiles)
+{
+    size_t ld = wino_ld(nb * tiles_img);
+    return ld <= most_tiles && ld <= max / (xis * c) && ld <= max / (xis * oc);
+}
+
+/* conv_winograd (the device profile's trait, the output tile m: 2 or 4): a 3x3 kernel of stride
+ * and dilation 1 in one group of at least 16 channels in and out as Winograd's F(m x m, 3x3)
+ * (conv2d_winograd.comp): the filter's transform U into gl->conv_filter once, then per slab of
+ * images the input's transform V into gl->conv_cols, the (m + 2)^2 products M[xi] = U[xi] V[xi]
+ * (one batched GEMM) into gl->conv_sums, and their transform, with the bias and the epilogue,
+ * into out. 2.25x (m 2) or 4x (m 4) fewer multiplies than the direct sum, at a slightly
+ * different rounding (each output a sum of transformed terms; the tests hold it to the CPU
+ * backend's double sums as every kernel).
  * Returns 0 without doing anything (the other kernels then run) where the shape does not qualify,
  * a slab of one image does not fit a window or TGL_MAX_MEMORY, or the grids do not fit. */
 static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
@@ -386,22 +416,23 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     tgl_gl *gl = tgl_gl_of(b);
     const tgl_gl_limits *l = &gl->limits;
     const tgl_conv2d_desc *d = &cv->d;
-    size_t c = d->in_channels, oc = d->out_channels;
+    size_t c = d->in_channels, oc = d->out_channels, m = wino_tile(l, d->batch, cv->out_h, cv->out_w);
+    size_t xis = (m + 2) * (m + 2);
     /* OUTPUT binds five storage buffers (its direct sums for outputs that come out NaN or
      * infinite read the input): desktop GL, past ES 3.1's four (tgl_gl_es_excluded) */
     if (!l->conv_winograd || gl->egl.es || l->storage_blocks < 5 || d->groups != 1 || d->kernel_h != 3 ||
         d->kernel_w != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 || d->dilation_w != 1 ||
         c < 16 || oc < 16)
         return 0;
-    size_t tiles_img = ((cv->out_h + 1) / 2) * ((cv->out_w + 1) / 2), img_in = c * d->in_h * d->in_w;
-    size_t img_out = oc * cv->out_h * cv->out_w, v_img = 16 * c * tiles_img, m_img = 16 * oc * tiles_img;
-    size_t n_u = 16 * oc * c, max = tgl_gl_max_window_elems(l, F32);
+    size_t tiles_img = ((cv->out_h + m - 1) / m) * ((cv->out_w + m - 1) / m), img_in = c * d->in_h * d->in_w;
+    size_t img_out = oc * cv->out_h * cv->out_w, v_img = xis * c * tiles_img, m_img = xis * oc * tiles_img;
+    size_t n_u = xis * oc * c, max = tgl_gl_max_window_elems(l, F32);
     /* the grids: tiles in x (64 a workgroup), channels in y; tile and filter indices below 2^22
      * (conv_div's range) */
     size_t most_tiles = (size_t)l->wg_count[0] * COL_WG < ((size_t)1 << 22) ? (size_t)l->wg_count[0] * COL_WG
                                                                           : ((size_t)1 << 22);
     if (c > l->wg_count[1] || oc > l->wg_count[1] || oc * c > (size_t)l->wg_count[0] * COL_WG || n_u > max ||
-        v_img > max || m_img > max || img_in > max || img_out > max || tiles_img > most_tiles)
+        !wino_slab_fits(xis, c, oc, tiles_img, 1, max, most_tiles) || img_in > max || img_out > max)
         return 0;
     size_t big = v_img > m_img ? v_img : m_img;
     size_t nb = (WINO_SLAB_ELEMS > big ? WINO_SLAB_ELEMS : big) / big;
@@ -417,19 +448,21 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
         nb = most_tiles / tiles_img;
     if (nb > d->batch)
         nb = d->batch;
+    while (nb > 1 && !wino_slab_fits(xis, c, oc, tiles_img, nb, max, most_tiles)) /* (the rows' padding) */
+        nb--;
     /* slabs whose buffers TGL_MAX_MEMORY has room for; none: the other kernels, which need none */
     while (nb && !tgl__within_budget(b, tgl_gl_grow_extra(gl->conv_filter, n_u * F32) +
-                                            tgl_gl_grow_extra(gl->conv_cols, nb * v_img * F32) +
-                                            tgl_gl_grow_extra(gl->conv_sums, nb * m_img * F32)))
+                                            tgl_gl_grow_extra(gl->conv_cols, xis * c * wino_ld(nb * tiles_img) * F32) +
+                                            tgl_gl_grow_extra(gl->conv_sums, xis * oc * wino_ld(nb * tiles_img) * F32)))
         nb /= 2;
     if (nb == 0)
         return 0;
     int tex_in = l->texel_inputs && tgl_gl_texture_fits(l, nb * img_in, F32);
     int tex_f = l->texel_inputs && tgl_gl_texture_fits(l, oc * c * 9, F32);
     /* OUTPUT reads M and the filter alike: both as textures, or neither */
-    int tex_out = tex_f && tgl_gl_texture_fits(l, nb * m_img, F32);
-    tgl_gl_plan plans[3] = {wino_plan(WINO_FILTER, tex_f, 0, 0), wino_plan(WINO_INPUT, tex_in, 0, 0),
-                            wino_plan(WINO_OUTPUT, tex_out, cv->bias.buf != NULL, has_epilogue(cv))};
+    int tex_out = tex_f && tgl_gl_texture_fits(l, xis * oc * wino_ld(nb * tiles_img), F32);
+    tgl_gl_plan plans[3] = {wino_plan((int)m, WINO_FILTER, tex_f, 0, 0), wino_plan((int)m, WINO_INPUT, tex_in, 0, 0),
+                            wino_plan((int)m, WINO_OUTPUT, tex_out, cv->bias.buf != NULL, has_epilogue(cv))};
     plans[0].groups = (uint32_t)tgl_gl_ceil_div(oc * c, COL_WG);
     plans[1].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * c);
     plans[2].groups = (uint32_t)(tgl_gl_ceil_div(d->batch * tiles_img, COL_WG) * oc);
@@ -438,10 +471,12 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
         if ((*st = tgl_gl_plan_program(b, &plans[i], &prog[i])))
             return 1;
     if ((*st = tgl_gl_grow(b, &gl->conv_filter, n_u * F32, "tgl_conv2d's Winograd filter")) ||
-        (*st = tgl_gl_grow(b, &gl->conv_cols, nb * v_img * F32, "tgl_conv2d's Winograd input tiles")) ||
-        (*st = tgl_gl_grow(b, &gl->conv_sums, nb * m_img * F32, "tgl_conv2d's Winograd products")))
+        (*st = tgl_gl_grow(b, &gl->conv_cols, xis * c * wino_ld(nb * tiles_img) * F32,
+                           "tgl_conv2d's Winograd input tiles")) ||
+        (*st = tgl_gl_grow(b, &gl->conv_sums, xis * oc * wino_ld(nb * tiles_img) * F32,
+                           "tgl_conv2d's Winograd products")))
         return 1;
-    /* the filter's transform: U[xi] is oc x c, xi = 0..15 */
+    /* the filter's transform: U[xi] is oc x c, xi = 0..xis-1 */
     size_t pad[4] = {0};
     tgl_gl_binding bind[4];
     bind[1] = tgl_gl_window_aligned(cv->filter, oc * c * 9 * F32, 0, tgl_gl_window_align(l, tex_f), &pad[1]);
@@ -452,30 +487,32 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
     conv_uniforms(b, prog[0], cv, 0, pad, 0);
     if ((*st = tgl_gl_dispatch_grid(b, prog[0], bind, 4, plans[0].groups, 1, 1)))
         return 1;
-    gl->conv_winograd_calls++;
+    gl->conv_winograd_calls[m == 4]++;
     for (size_t n0 = 0; n0 < d->batch; n0 += nb) {
-        size_t cnt = d->batch - n0 < nb ? d->batch - n0 : nb, tiles = cnt * tiles_img, xg = tgl_gl_ceil_div(tiles, COL_WG);
+        size_t cnt = d->batch - n0 < nb ? d->batch - n0 : nb, tiles = cnt * tiles_img, ld = wino_ld(tiles);
+        size_t xg = tgl_gl_ceil_div(ld, COL_WG);
         size_t ipad[4] = {0};
         tgl__view in = {cv->in.buf, cv->in.offset + n0 * img_in * F32};
         bind[0] = tgl_gl_window_aligned(in, cnt * img_in * F32, 0, tgl_gl_window_align(l, tex_in), &ipad[0]);
         bind[1] = bind[2] = bind[0];
-        bind[3] = (tgl_gl_binding){.buf = gl->conv_cols, .bytes = cnt * v_img * F32, .writes = 1};
+        bind[3] = (tgl_gl_binding){.buf = gl->conv_cols, .bytes = xis * c * ld * F32, .writes = 1};
         if (tex_in)
             bind[0].texture_format = GL_R32F;
         conv_uniforms(b, prog[1], cv, tiles, ipad, 0);
+        tgl_gl_uniform_ui(b, prog[1], LOC_CONV_LD, (GLuint)ld);
         if ((*st = tgl_gl_dispatch_grid(b, prog[1], bind, 4, (uint32_t)xg, (uint32_t)c, 1)))
             return 1;
-        tgl__gemm mm = {.m = oc, .n = tiles, .k = c, .batch = 16, .alpha = 1.0f, .beta = 0.0f,
+        tgl__gemm mm = {.m = oc, .n = ld, .k = c, .batch = xis, .alpha = 1.0f, .beta = 0.0f,
                         .a = {gl->conv_filter, 0}, .b = {gl->conv_cols, 0}, .c = {gl->conv_sums, 0},
-                        .lda = c, .ldb = tiles, .ldc = tiles, .stride_a = oc * c, .stride_b = c * tiles,
-                        .stride_c = oc * tiles};
+                        .lda = c, .ldb = ld, .ldc = ld, .stride_a = oc * c, .stride_b = c * ld,
+                        .stride_c = oc * ld};
         if ((*st = tgl_gl_gemm(b, &mm)))
             return 1;
         /* M, the filter and the input (for outputs summed again directly), the bias, out */
         size_t opad[4] = {0}, img_pad;
         tgl__view out = {cv->out.buf, cv->out.offset + n0 * img_out * F32};
         tgl_gl_binding obind[5];
-        obind[0] = tgl_gl_window_aligned((tgl__view){gl->conv_sums, 0}, cnt * m_img * F32, 0,
+        obind[0] = tgl_gl_window_aligned((tgl__view){gl->conv_sums, 0}, xis * oc * ld * F32, 0,
                                          tgl_gl_window_align(l, tex_out), &opad[0]);
         obind[1] = tgl_gl_window_aligned(cv->filter, oc * c * 9 * F32, 0, tgl_gl_window_align(l, tex_out), &opad[1]);
         obind[2] = cv->bias.buf ? tgl_gl_window(b, cv->bias, oc * F32, 0, &opad[2]) : obind[0];
@@ -485,6 +522,7 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
             obind[0].texture_format = obind[1].texture_format = GL_R32F;
         conv_uniforms(b, prog[2], cv, tiles, opad, has_epilogue(cv));
         tgl_gl_uniform_ui(b, prog[2], LOC_CONV_IMG_OFF, (GLuint)(img_pad / F32));
+        tgl_gl_uniform_ui(b, prog[2], LOC_CONV_LD, (GLuint)ld);
         if ((*st = tgl_gl_dispatch_grid(b, prog[2], obind, 5, (uint32_t)xg, (uint32_t)oc, 1)))
             return 1;
     }
@@ -590,9 +628,10 @@ void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits)
     tgl_gl_of(b)->test.conv2d_splits = splits;
 }
 
-uint64_t tgl_gl_test_conv2d_winograd_calls(tgl_backend *b)
+uint64_t tgl_gl_test_conv2d_winograd_calls(tgl_backend *b, int m)
 {
-    return tgl_gl_of(b)->conv_winograd_calls;
+    const uint64_t *n = tgl_gl_of(b)->conv_winograd_calls;
+    return m == 2 ? n[0] : m == 4 ? n[1] : n[0] + n[1];
 }
 
 size_t tgl_gl_conv2d_config_count(void)
@@ -620,13 +659,14 @@ void tgl_gl_conv2d_variants(void (*fn)(void *ctx, const char *kernel, const char
                 p = col_plan(0, tex, bias, epilogue);
                 fn(ctx, p.kernel, p.defines);
             }
-        for (int pass = WINO_FILTER; pass <= WINO_OUTPUT; pass++) {
-            int last = pass == WINO_OUTPUT ? 1 : 0; /* only OUTPUT has a bias and an epilogue */
-            for (int bias = 0; bias <= last; bias++)
-                for (int epilogue = 0; epilogue <= last; epilogue++) {
-                    p = wino_plan(pass, tex, bias, epilogue);
-                    fn(ctx, p.kernel, p.defines);
-                }
-        }
+        for (int tile = 2; tile <= 4; tile += 2)
+            for (int pass = WINO_FILTER; pass <= WINO_OUTPUT; pass++) {
+                int last = pass == WINO_OUTPUT ? 1 : 0; /* only OUTPUT has a bias and an epilogue */
+                for (int bias = 0; bias <= last; bias++)
+                    for (int epilogue = 0; epilogue <= last; epilogue++) {
+                        p = wino_plan(tile, pass, tex, bias, epilogue);
+                        fn(ctx, p.kernel, p.defines);
+                    }
+            }
     }
 }

@@ -64,7 +64,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
 /* The uniform location of the streaming kernels' direction (glsl/common/sweep.glsl). */
 
 /* The device profile's traits (gl_profile.c): X(name, kind, help), each a field of
- * tgl_gl_limits of that name. Kinds: U32, U64, FLAG (0/1), F64, POOL (TGL_GL_POOL_*), TRANSPOSE
+ * tgl_gl_limits of that name. Kinds: U32, U64, FLAG (0/1), WINOGRAD (0, 2 or 4), F64, POOL (TGL_GL_POOL_*), TRANSPOSE
  * (TGL_GL_TRANSPOSE_*), GEMM (tgl_gl_gemm_config). */
 #define TGL_GL_TRAITS(X)                                                                                  \
     X(workgroup_size, U32, "1-D workgroup of the element-wise kernels")                                  \
@@ -93,7 +93,8 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(weight_unpack, FLAG, "tgl_matvec_t reads f16 weights and block scales by unpackHalf2x16, not the bit-exact conversion") \
     X(attention_reg, FLAG, "attention runs flash_reg (register blocks, k and v as texels)")              \
     X(conv_im2col, FLAG, "convolutions of 16 or more output channels per group write im2col, then run the GEMM kernels") \
-    X(conv_winograd, FLAG, "3x3 stride-1 convolutions of 16 or more channels in and out, one group, run as Winograd F(2x2, 3x3): transforms around 16 batched GEMMs") \
+    X(conv_winograd, WINOGRAD, "3x3 stride-1 convolutions of 16 or more channels in and out, one group, run as Winograd F(m x m, 3x3) of this m (0: never): transforms around (m + 2)^2 batched GEMMs") \
+    X(conv_winograd_f4_tiles, U32, "... m 4 where a batch holds at least this many 4x4 tiles, else 2 (too few columns for the GEMM)") \
     X(flash_block_keys, U32, "keys per shared-memory block of flash.comp")                               \
     X(attention_fill, U32, "flash grids of fewer workgroups cut their keys into chunks; 0 never")        \
     X(compute_units, U32, "multiprocessors (llvmpipe: rasterizer threads); split-K fills waves of them") \
@@ -151,6 +152,7 @@ typedef struct tgl_gl_limits {
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
     int weight_unpack;
     int attention_reg, conv_im2col, conv_winograd;
+    uint32_t conv_winograd_f4_tiles;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
     int copy_kernel, upload_waits, transfer_staging;
     uint32_t transfer_threads;
@@ -375,7 +377,7 @@ typedef struct tgl_gl {
     tgl_gl_buffer *split_partials; /* split-K partial outputs (gl_conv2d.c, gl_gemm.c) */
     tgl_gl_buffer *conv_cols, *conv_sums; /* conv_im2col's im2col and products, conv_winograd's V and M (gl_conv2d.c) */
     tgl_gl_buffer *conv_filter;           /* conv_winograd's transformed filter U (gl_conv2d.c) */
-    uint64_t conv_winograd_calls;         /* tgl_conv2d calls run as Winograd (tests read it) */
+    uint64_t conv_winograd_calls[2];      /* tgl_conv2d calls run as Winograd F(2x2), F(4x4) (tests read them) */
     tgl_gl_buffer *attention_kv;   /* an f16 KV cache widened to f32 for the flash kernels (gl_attention.c) */
     tgl_gl_buffer *decode_counts;  /* decode attention's MERGE words, zero between calls (gl_attention.c) */
     tgl_gl_buffer *scan_lookback;  /* one-pass scans' counters (zero between calls) and tagged chunk totals */
@@ -802,8 +804,9 @@ size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);
 /* ... and the number of split-K ranges of the tiled kernels (0: by shape; 1: never split). */
 void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits);
-/* Tests: how many tgl_conv2d calls on b ran as Winograd (conv_winograd). */
-uint64_t tgl_gl_test_conv2d_winograd_calls(tgl_backend *b);
+/* Tests: how many tgl_conv2d calls on b ran as Winograd (conv_winograd): F(m x m, 3x3) of output
+ * tile m (2 or 4), or either (m 0). */
+uint64_t tgl_gl_test_conv2d_winograd_calls(tgl_backend *b, int m);
 /* Test hook: split-K ranges of sgemm where it may split (one f32 product, beta == 0, ldc == n;
  * 0: by shape; 1: never). */
 void tgl_gl_test_force_gemm_splits(tgl_backend *b, int splits);

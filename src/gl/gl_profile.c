@@ -78,7 +78,7 @@
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .conv_im2col = 0, .flash_block_keys = 32, \
     /* H100, batch 32 of ResNet's 3x3 layers, ms: 64 ch at 56x56 0.342 -> 0.248, 128 at 28x28      \
      * 0.331 -> 0.210, 256 at 14x14 0.333 -> 0.154, 512 at 7x7 0.402 -> 0.146 (Winograd) */      \
-    .conv_winograd = 1,                                                                            \
+    .conv_winograd = 2, .conv_winograd_f4_tiles = 0,                                               \
     /* H200, f16 matvec 4096 x 11008: 51.8 us through the bit-exact conversion, 27.6 unpacked */  \
     .weight_unpack = 1,                                                                            \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
@@ -104,7 +104,11 @@ static const struct named_profile {
       .radix_bits = 4, /* 8-bit digits: a 1M sort 172-225 ms against 189-192, no clear win */
       .cast_vec4_min = 0, .weight_unpack = 0 /* 6-10% slower unpacked */, .attention_reg = 1, .flash_block_keys = 8, .attention_fill = 0,
       .conv_im2col = 1, /* 64 -> 64 channels, 3x3 at 56x56: the direct kernel 8.8 GFLOP/s, GEMM 41 */
-      .conv_winograd = 1, /* the 56x56 layer, batch 1: 12-16 ms against im2col's 24-26 */
+      /* F(2x2): the 56x56 layer, batch 1: 12-16 ms against im2col's 24-26. F(4x4) where a batch
+       * has 64 or more of its tiles, batch 2 (rows of V and M padded to 4): 64 at 56x56 11.3 ms
+       * against F(2x2)'s 13.3, 128 at 28x28 (98 tiles) 6.7 against 9.7; 256 at 14x14 (32) 13.4
+       * against 8.7, 512 at 7x7 (8) 35 against 18 */
+      .conv_winograd = 4, .conv_winograd_f4_tiles = 64,
       .compute_units = FROM_DEVICE,
       .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .readback_mapped = 0, .transfer_threads = FROM_DEVICE,
       .pool = TGL_GL_POOL_CARVE, .timer_queries = 0, .gflops_floor = 0.0 /* per thread */}},
@@ -162,6 +166,7 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
 #define EXPECT_U32 "an integer below 2^32 - 1"
 #define EXPECT_U64 "an integer"
 #define EXPECT_FLAG "0 or 1"
+#define EXPECT_WINOGRAD "0 (off), 2 or 4"
 #define EXPECT_F64 "a positive number"
 #define EXPECT_POOL "off, reuse or carve"
 #define EXPECT_TRANSPOSE "gather, tiles or block4"
@@ -169,6 +174,7 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
 #define COMMAS_U32 0
 #define COMMAS_U64 0
 #define COMMAS_FLAG 0
+#define COMMAS_WINOGRAD 0
 #define COMMAS_F64 0
 #define COMMAS_POOL 0
 #define COMMAS_TRANSPOSE 0
@@ -244,6 +250,15 @@ static int parse_FLAG(const char *s, const tgl_gl_limits *l, int *out)
     return 1;
 }
 
+static int parse_WINOGRAD(const char *s, const tgl_gl_limits *l, int *out)
+{
+    (void)l;
+    if (strcmp(s, "0") && strcmp(s, "2") && strcmp(s, "4"))
+        return 0;
+    *out = *s - '0';
+    return 1;
+}
+
 static int parse_F64(const char *s, const tgl_gl_limits *l, double *out)
 {
     (void)l;
@@ -283,6 +298,7 @@ static int parse_GEMM(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
 static void format_U32(char *out, size_t size, const uint32_t *v) { snprintf(out, size, "%u", (unsigned)*v); }
 static void format_U64(char *out, size_t size, const uint64_t *v) { snprintf(out, size, "%llu", (unsigned long long)*v); }
 static void format_FLAG(char *out, size_t size, const int *v) { snprintf(out, size, "%d", *v); }
+static void format_WINOGRAD(char *out, size_t size, const int *v) { snprintf(out, size, "%d", *v); }
 static void format_F64(char *out, size_t size, const double *v) { snprintf(out, size, "%g", *v); }
 static void format_POOL(char *out, size_t size, const int *v) { snprintf(out, size, "%s", pool_names[*v % 3]); }
 static void format_TRANSPOSE(char *out, size_t size, const int *v)

@@ -538,21 +538,20 @@ static void check_special(pair *p, tgl_backend *gl, const ccase *c, int where, c
     free_operands(&o);
 }
 
-/* Winograd F(2x2, 3x3) (the profile's conv_winograd, turned on here whatever the device's
- * profile says): 3x3 kernels of stride and dilation 1 in one group of 16 or more channels in and
+/* Winograd F(m x m, 3x3), m = 2 and 4 (the profile's conv_winograd, set here whatever the
+ * device's profile says): 3x3 kernels of stride and dilation 1 in one group of 16 or more channels in and
  * out, at odd sizes (outputs of odd height and width, so tiles hang past the edge; 1x1 outputs;
  * inputs smaller than the kernel inside padding of 1 and 2), with and without bias, every call
  * asserted to have run as Winograd on desktop GL (and not on ES, where its last pass's five
  * storage buffers do not fit); infinities and NaN in the input or the filter; in slabs under a
  * small SSBO limit; fused epilogues against the CPU backend and the unfused chain; and shapes
  * that do not qualify taking the other kernels. */
-static void test_conv2d_winograd(void **state)
+static void check_winograd(pair *p, int m)
 {
-    pair *p = *state;
-    if (!p->gl)
-        skip();
+    char config[64];
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
-    tgl_gl_of(gl)->limits.conv_winograd = 1;
+    tgl_gl_of(gl)->limits.conv_winograd = m;
+    tgl_gl_of(gl)->limits.conv_winograd_f4_tiles = 0; /* F(4x4) at every size */
     /* desktop GL only (its last pass binds five storage buffers): elsewhere every call must take
      * the other kernels */
     uint64_t step = !tgl_gl_of(gl)->egl.es && tgl_gl_of(gl)->limits.storage_blocks >= 5;
@@ -563,11 +562,14 @@ static void test_conv2d_winograd(void **state)
         {D(1, 20, 2, 5, 24, 3, 3, 1, 1, 2, 2, 1, 1, 1), 1, 0},    /* padding 2: outputs beyond */
         {D(2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1},  /* ResNet's layer, smaller */
         {D(1, 33, 13, 6, 70, 3, 3, 1, 1, 1, 0, 1, 1, 1), 0, 0},   /* rectangular padding */
+        {D(2, 16, 7, 10, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 2},   /* outputs 1 and 2 past a 4x4 tile */
     };
-    uint64_t runs = tgl_gl_test_conv2d_winograd_calls(gl);
+    snprintf(config, sizeof config, "Winograd F(%dx%d)", m, m);
+    uint64_t runs = tgl_gl_test_conv2d_winograd_calls(gl, m);
+    double worst = 0.0;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        check_case(p, gl, &fixed[i], "Winograd");
-        if (tgl_gl_test_conv2d_winograd_calls(gl) != (runs += step)) {
+        worst = fmax(worst, check_case(p, gl, &fixed[i], config));
+        if (tgl_gl_test_conv2d_winograd_calls(gl, m) != (runs += step)) {
             char what[256];
             describe(&fixed[i], what, sizeof what);
             fail_msg("%s: did not run as Winograd", what);
@@ -581,10 +583,11 @@ static void test_conv2d_winograd(void **state)
         size_t oh, ow;
         if (tgl_conv2d_output_size(&c.d, &oh, &ow))
             continue;
-        check_case(p, gl, &c, "Winograd, random");
-        if (tgl_gl_test_conv2d_winograd_calls(gl) != (runs += step))
+        worst = fmax(worst, check_case(p, gl, &c, config));
+        if (tgl_gl_test_conv2d_winograd_calls(gl, m) != (runs += step))
             fail_msg("a random case did not run as Winograd");
     }
+    printf("%s: worst NMSE %.3g against the CPU backend\n", config, worst);
     /* shapes it does not take: 15 output channels, stride 2, dilation 2, two groups */
     static const ccase others[] = {
         {D(1, 16, 8, 8, 15, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0},
@@ -594,31 +597,62 @@ static void test_conv2d_winograd(void **state)
     };
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
         check_case(p, gl, &others[i], "not Winograd");
-        assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs);
+        assert_true(tgl_gl_test_conv2d_winograd_calls(gl, m) == runs);
     }
     for (int act = 0; act < TGL_ACTIVATION_COUNT; act++)
-        check_fused(p, gl, &fixed[act % 6], (tgl_activation)act, act % RES_MODES, "Winograd");
-    runs = tgl_gl_test_conv2d_winograd_calls(gl);
+        check_fused(p, gl, &fixed[act % 7], (tgl_activation)act, act % RES_MODES, config);
+    runs = tgl_gl_test_conv2d_winograd_calls(gl, m);
     /* (where Winograd runs: the other kernels multiply the padding's zeros by the filter, so an
      * infinite filter element gives NaN where the CPU backend, which skips the padding, gives a
      * finite sum) */
     for (size_t i = 0; step && i < sizeof fixed / sizeof fixed[0]; i++)
         for (int where = 0; where < 2; where++)
-            check_special(p, gl, &fixed[i], where, "Winograd");
-    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs + 12 * step);
-    runs = tgl_gl_test_conv2d_winograd_calls(gl);
-    /* a 64 KiB SSBO limit: 16 channels at 20x20 (an image's transformed tiles 100 KiB) do not
-     * fit a window, so the other kernels run; at 6x6 (9 KiB an image, 7 of them a window) 9
-     * images run in slabs */
+            check_special(p, gl, &fixed[i], where, config);
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl, m) == runs + 2 * (sizeof fixed / sizeof fixed[0]) * step);
+    runs = tgl_gl_test_conv2d_winograd_calls(gl, m);
+    /* a 64 KiB SSBO limit: 16 channels at 24x24 (an image's transformed tiles 144 KiB for
+     * F(2x2), 81 for F(4x4)) do not fit a window, so the other kernels run; at 6x6 (9 KiB an
+     * image either way, 7 of them a window) 9 images run in slabs */
     tgl_gl_test_set_limits(gl, 65536, NULL);
-    tgl_gl_of(gl)->limits.conv_winograd = 1;
-    ccase wide = {D(2, 16, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0};
+    tgl_gl_of(gl)->limits.conv_winograd = m;
+    tgl_gl_of(gl)->limits.conv_winograd_f4_tiles = 0;
+    ccase wide = {D(2, 16, 24, 24, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0};
     check_case(p, gl, &wide, "Winograd, 64 KiB SSBO limit");
-    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs);
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl, m) == runs);
     ccase slabs = {D(9, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 1};
     check_case(p, gl, &slabs, "Winograd, 64 KiB SSBO limit, slabs");
-    assert_true(tgl_gl_test_conv2d_winograd_calls(gl) == runs + step);
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl, m) == runs + step);
     tgl_close(gl);
+}
+
+/* conv_winograd 4 runs F(2x2) where a batch has fewer 4x4 tiles than conv_winograd_f4_tiles. */
+static void check_winograd_choice(pair *p)
+{
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    if (tgl_gl_of(gl)->egl.es || tgl_gl_of(gl)->limits.storage_blocks < 5) {
+        tgl_close(gl);
+        return;
+    }
+    tgl_gl_of(gl)->limits.conv_winograd = 4;
+    tgl_gl_of(gl)->limits.conv_winograd_f4_tiles = 18;
+    /* 9x10 outputs: 3x3 tiles of 4x4 an image; batch 2 has 18, batch 1 9 */
+    ccase two = {D(2, 16, 9, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0}, one = two;
+    one.d.batch = 1;
+    check_case(p, gl, &two, "Winograd, 18 tiles of 4x4");
+    check_case(p, gl, &one, "Winograd, 9 tiles of 4x4");
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl, 4) == 1);
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl, 2) == 1);
+    tgl_close(gl);
+}
+
+static void test_conv2d_winograd(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    check_winograd(p, 2);
+    check_winograd(p, 4);
+    check_winograd_choice(p);
 }
 
 static void test_conv2d_output_size(void **state)
