@@ -1477,7 +1477,8 @@ TGL_API tgl_status tgl_conv2d_output_size(const tgl_conv2d_desc *d, size_t *out_
  * batch has few 4x4 tiles), 2.25x or 4x fewer multiplies through working buffers, each output a
  * sum of transformed terms, so its rounding differs from the direct sum's within f32 (outputs that come out NaN or infinite are summed again directly, so special
  * values give what the other kernels give; docs/ops.md);
- * the CPU backend as direct loops with double sums.
+ * the CPU backend as direct loops with double sums. The padding is zeros that multiply the
+ * filter on every path (PyTorch's semantics): an infinite or NaN filter tap over it gives NaN.
  * Errors: as tgl_conv2d_output_size, TGL_ERR_INVALID_ARGUMENT (overlap), TGL_ERR_INVALID_POINTER.
  * Example: tgl_conv2d(b, &d, image, filter, bias, out);  // out: [batch, out_channels, oh, ow] */
 TGL_API tgl_status tgl_conv2d(tgl_backend *b, const tgl_conv2d_desc *d, tgl_ptr input, tgl_ptr filter,

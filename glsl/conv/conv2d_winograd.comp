@@ -137,7 +137,9 @@ vec4 times_gt(vec3 v)
 layout(std430, binding = 4) readonly buffer Image { float img_mem[]; };
 layout(location = LOC_CONV_IMG_OFF) uniform uint u_img_off;
 
-// v, or where it is NaN or infinite the direct sum (no bias) for output (oc, img, oy, ox).
+// v, or where it is NaN or infinite the direct sum (no bias) for output (oc, img, oy, ox), the
+// padding zeros that multiply the filter as in the other kernels (and PyTorch): an infinite tap
+// over the padding gives NaN.
 float finite_or_direct(float v, uint oc, uint img, uint oy, uint ox)
 {
     if (!isnan(v) && !isinf(v))
@@ -149,8 +151,8 @@ float finite_or_direct(float v, uint oc, uint img, uint oy, uint ox)
             int y = int(oy + ky) - int(u_ph);
             for (uint kx = 0u; kx < 3u; kx++) {
                 int x = int(ox + kx) - int(u_pw);
-                if (y >= 0 && uint(y) < u_h && x >= 0 && uint(x) < u_w)
-                    acc += f_at(f + ky * 3u + kx) * img_mem[plane + uint(y) * u_w + uint(x)];
+                bool inside = y >= 0 && uint(y) < u_h && x >= 0 && uint(x) < u_w;
+                acc += f_at(f + ky * 3u + kx) * (inside ? img_mem[plane + uint(y) * u_w + uint(x)] : 0.0);
             }
         }
     }

@@ -1,4 +1,5 @@
-/* CPU conv2d: direct loops over the definition, double sums, then the fused epilogue. */
+/* CPU conv2d: direct loops over the definition (the padding zeros that multiply the filter),
+ * double sums, then the fused epilogue. */
 #include "cpu_math.h"
 #include "cpu_ops.h"
 
@@ -23,13 +24,14 @@ tgl_status tgl_cpu_conv2d(tgl_backend *b, const tgl__conv2d *c)
                         for (size_t ky = 0; ky < d->kernel_h; ky++) {
                             /* Padded coordinates; unsigned wrap-around makes "< 0" fail "< in_h". */
                             size_t iy = y * d->stride_h + ky * d->dilation_h - d->pad_h;
-                            if (y * d->stride_h + ky * d->dilation_h < d->pad_h || iy >= d->in_h)
-                                continue;
+                            int row_in = y * d->stride_h + ky * d->dilation_h >= d->pad_h && iy < d->in_h;
                             for (size_t kx = 0; kx < d->kernel_w; kx++) {
                                 size_t ix = x * d->stride_w + kx * d->dilation_w - d->pad_w;
-                                if (x * d->stride_w + kx * d->dilation_w < d->pad_w || ix >= d->in_w)
-                                    continue;
-                                sum += (double)ip[iy * d->in_w + ix] * fp[ky * d->kernel_w + kx];
+                                int in_image = row_in && x * d->stride_w + kx * d->dilation_w >= d->pad_w && ix < d->in_w;
+                                /* the padding is zeros that multiply the filter, as in PyTorch: an
+                                 * infinite or NaN tap over it gives NaN */
+                                double v = in_image ? (double)ip[iy * d->in_w + ix] : 0.0;
+                                sum += v * fp[ky * d->kernel_w + kx];
                             }
                         }
                     }

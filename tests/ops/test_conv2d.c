@@ -538,6 +538,29 @@ static void check_special(pair *p, tgl_backend *gl, const ccase *c, int where, c
     free_operands(&o);
 }
 
+/* Infinities and NaN in the input or the filter on every kernel (by shape, then each
+ * configuration forced): the padding is zeros that multiply the filter (PyTorch's semantics),
+ * so an infinite tap over it gives NaN on every backend. */
+static void test_conv2d_specials(void **state)
+{
+    pair *p = *state;
+    if (!p->gl)
+        skip();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int where = 0; where < 2; where++)
+            check_special(p, p->gl, &cases[i], where, "by shape");
+    tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
+    for (size_t cfg = 0; cfg < tgl_gl_conv2d_config_count(); cfg++) {
+        char name[32];
+        snprintf(name, sizeof name, "config %zu", cfg);
+        tgl_gl_test_force_conv2d(gl, (int)cfg);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            for (int where = 0; where < 2; where++)
+                check_special(p, gl, &cases[i], where, name);
+    }
+    tgl_close(gl);
+}
+
 /* Winograd F(m x m, 3x3), m = 2 and 4 (the profile's conv_winograd, set here whatever the
  * device's profile says): 3x3 kernels of stride and dilation 1 in one group of 16 or more channels in and
  * out, at odd sizes (outputs of odd height and width, so tiles hang past the edge; 1x1 outputs;
@@ -602,9 +625,6 @@ static void check_winograd(pair *p, int m)
     for (int act = 0; act < TGL_ACTIVATION_COUNT; act++)
         check_fused(p, gl, &fixed[act % 7], (tgl_activation)act, act % RES_MODES, config);
     runs = tgl_gl_test_conv2d_winograd_calls(gl, m);
-    /* (where Winograd runs: the other kernels multiply the padding's zeros by the filter, so an
-     * infinite filter element gives NaN where the CPU backend, which skips the padding, gives a
-     * finite sum) */
     for (size_t i = 0; step && i < sizeof fixed / sizeof fixed[0]; i++)
         for (int where = 0; where < 2; where++)
             check_special(p, gl, &fixed[i], where, config);
@@ -733,6 +753,7 @@ static void test_conv2d_errors(void **state)
         } else {
             tgl_ptr row;
             float bias_host[4] = {1, 2, 3, 4}, got[4 * 6];
+            TGT_OK(b, tgl_fill(b, f, 0.5f, 4 * 3 * 9)); /* finite: the padding's zeros times it add 0 */
             TGT_OK(b, tgl_alloc(b, sizeof got, &row));
             TGT_OK(b, tgl_copy_htod(b, bias, bias_host, sizeof bias_host));
             TGT_OK(b, tgl_conv2d(b, &bad, in, f, bias, row));
@@ -762,7 +783,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv2d_cases),       cmocka_unit_test(test_conv2d_random),
         cmocka_unit_test(test_conv2d_slabs),       cmocka_unit_test(test_conv2d_winograd),
-        cmocka_unit_test(test_conv2d_output_size),
+        cmocka_unit_test(test_conv2d_specials),    cmocka_unit_test(test_conv2d_output_size),
         cmocka_unit_test(test_conv2d_errors),       cmocka_unit_test(test_conv1d),
         cmocka_unit_test(test_conv2d_fused),        cmocka_unit_test(test_conv2d_fused_errors),
         cmocka_unit_test(test_fold_batchnorm),
