@@ -804,8 +804,7 @@ size_t tgl_gl_conv2d_config_count(void);
 void tgl_gl_test_force_conv2d(tgl_backend *b, int config);
 /* ... and the number of split-K ranges of the tiled kernels (0: by shape; 1: never split). */
 void tgl_gl_test_force_conv2d_splits(tgl_backend *b, int splits);
-/* Tests: how many tgl_conv2d calls on b ran as Winograd (conv_winograd): F(m x m, 3x3) of output
- * tile m (2 or 4), or either (m 0). */
+/* Tests: how many tgl_conv2d calls on b ran as Winograd (conv_winograd) F(m x m, 3x3), m 2 or 4. */
 uint64_t tgl_gl_test_conv2d_winograd_calls(tgl_backend *b, int m);
 /* Test hook: split-K ranges of sgemm where it may split (one f32 product, beta == 0, ldc == n;
  * 0: by shape; 1: never). */
