@@ -97,7 +97,7 @@ $(BUILD)/.headers-found:
 	done
 	@mkdir -p $(@D) && touch $@
 
-$(LIB_OBJ) $(CLI_OBJ): | $(BUILD)/.headers-found
+$(LIB_OBJ) $(CLI_OBJ) $(CLI_MODEL_OBJ): | $(BUILD)/.headers-found
 
 $(BUILD)/gen/kernels.c: $(KERNELS) scripts/embed-kernels.sh
 	@mkdir -p $(@D)
@@ -109,7 +109,14 @@ $(BUILD)/obj/gen/kernels.o: $(BUILD)/gen/kernels.c
 
 $(BUILD)/obj/src/cli/%.o: src/cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Isrc -Iexamples -c $< -o $@
+
+# `tensorgl bench models` runs the examples' models (their readers: GGUF, safetensors with json-c).
+CLI_MODEL_SRC := examples/llama_model.c examples/resnet_model.c examples/gguf.c examples/safetensors.c
+CLI_MODEL_OBJ := $(CLI_MODEL_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/obj/examples/%.o: examples/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -125,8 +132,8 @@ $(BUILD)/libtensorgl.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 # The command links the static library: it also uses internal symbols (kernel listing).
-$(BUILD)/tensorgl: $(CLI_OBJ) $(BUILD)/libtensorgl.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libtensorgl.a $(LIBS)
+$(BUILD)/tensorgl: $(CLI_OBJ) $(CLI_MODEL_OBJ) $(BUILD)/libtensorgl.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CLI_MODEL_OBJ) $(BUILD)/libtensorgl.a -ljson-c $(LIBS)
 
 # The helpers every test links, compiled once (not once per test binary).
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
@@ -194,13 +201,15 @@ $(BUILD)/demo: examples/demo.c $(BUILD)/libtensorgl.so
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,'$$ORIGIN' -ltensorgl -lm
 
 # The ResNet-18 example and its safetensors reader (json-c parses the header), likewise.
-$(BUILD)/resnet: examples/resnet.c examples/safetensors.c examples/safetensors.h $(BUILD)/libtensorgl.so
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ examples/resnet.c examples/safetensors.c -L$(BUILD) \
+$(BUILD)/resnet: examples/resnet.c examples/resnet_model.c examples/resnet_model.h examples/safetensors.c \
+    examples/safetensors.h $(BUILD)/libtensorgl.so
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ examples/resnet.c examples/resnet_model.c examples/safetensors.c -L$(BUILD) \
 	    -Wl,-rpath,'$$ORIGIN' -ltensorgl -ljson-c -lm
 
 # The Llama-architecture example and its GGUF reader, likewise.
-$(BUILD)/llama: examples/llama.c examples/gguf.c examples/gguf.h $(BUILD)/libtensorgl.so
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ examples/llama.c examples/gguf.c -L$(BUILD) \
+$(BUILD)/llama: examples/llama.c examples/llama_model.c examples/llama_model.h examples/gguf.c examples/gguf.h \
+    $(BUILD)/libtensorgl.so
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ examples/llama.c examples/llama_model.c examples/gguf.c -L$(BUILD) \
 	    -Wl,-rpath,'$$ORIGIN' -ltensorgl -lm
 
 # ResNet-18 on random weights at 64x64, batch 2, saved as safetensors and run again from the file:

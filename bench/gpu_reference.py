@@ -10,6 +10,10 @@ have backend "torch"), prints the comparison, and draws the chart with bench/cha
 
     python3 bench/gpu_reference.py [--tensorgl build/tensorgl] [--ops LIST] [--sizes LIST]
         [--repeat N] [--with-cpu] [--out build/bench-gpu.json] [--svg build/bench-gpu.svg]
+    python3 bench/gpu_reference.py --models [bench/models_reference.py's options]
+
+--models times whole models instead (`tensorgl bench models` against the same models in PyTorch
+eager: bench/models_reference.py, which takes the other options).
 
 PyTorch has no rope op: the reference is the usual eager form (precomputed cos/sin tables,
 two halves rotated, concatenated), as model code writes it. tgl_map's expression runs as the
@@ -182,6 +186,9 @@ def time_case(fn, repeat):
 
 
 def main():
+    if "--models" in sys.argv[1:]:
+        import models_reference
+        sys.exit(models_reference.main([x for x in sys.argv[1:] if x != "--models"]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tensorgl", default="build/tensorgl")
     ap.add_argument("--ops")

@@ -178,6 +178,30 @@ class Llama:
         return logits
 
 
+def greedy(m, prompt, steps, dev):
+    """Prefill of prompt, then steps greedy tokens (one argmax read back a token), twice: the
+    first pass warms PyTorch up, the second is timed. Returns the tokens, PyTorch's margin between
+    its top two logits at each step, and the prefill and decode milliseconds."""
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    for _ in range(2):
+        tokens, margins = [], []
+        sync()
+        t_pre = time.perf_counter()
+        logits = m.forward(prompt, 0)
+        sync()
+        t0 = time.perf_counter()
+        prefill_ms = (t0 - t_pre) * 1e3
+        for s in range(steps):
+            top = torch.topk(logits, 2).values
+            margins.append(float(top[0] - top[1]))
+            tokens.append(int(logits.argmax()))
+            if s + 1 < steps:
+                logits = m.forward([tokens[-1]], len(prompt) + s)
+        sync()
+        ms = (time.perf_counter() - t0) * 1e3
+    return tokens, margins, prefill_ms, ms
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
@@ -193,23 +217,7 @@ def main():
     kv, tensors = read_gguf(a.model)
     m = Llama(kv, tensors, dev)
     prompt = [int(t) for t in a.prompt.split(",")]
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
-    for rep in range(2):  # the first pass warms PyTorch up; the second is timed
-        tokens, margins = [], []
-        sync()
-        t_pre = time.perf_counter()
-        logits = m.forward(prompt, 0)
-        sync()
-        t0 = time.perf_counter()
-        prefill_ms = (t0 - t_pre) * 1e3
-        for s in range(a.steps):
-            top = torch.topk(logits, 2).values
-            margins.append(float(top[0] - top[1]))
-            tokens.append(int(logits.argmax()))
-            if s + 1 < a.steps:
-                logits = m.forward([tokens[-1]], len(prompt) + s)
-        sync()
-        ms = (time.perf_counter() - t0) * 1e3
+    tokens, margins, prefill_ms, ms = greedy(m, prompt, a.steps, dev)
     name = torch.cuda.get_device_name() if dev.type == "cuda" else "cpu"
     print(f"pytorch {torch.__version__} ({name}): prefill {prefill_ms:.1f} ms, {a.steps} tokens in {ms:.1f} ms: "
           f"{1e3 * a.steps / ms:.1f} tokens/s")

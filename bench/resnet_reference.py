@@ -74,6 +74,45 @@ def save_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def write_model(batch, size, directory):
+    """A seeded random ResNet-18 (batch norms that are not the identity, as trained ones are not)
+    and an image batch, written as resnet18-ref.safetensors (the whole state dict, as a
+    torchvision export has it) and resnet18-input.safetensors in directory. Returns the model,
+    the images and the two paths."""
+    torch.manual_seed(0)
+    model = ResNet18().eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.0), m.bias.uniform_(-0.1, 0.1)
+                m.running_mean.uniform_(-0.1, 0.1), m.running_var.uniform_(0.5, 1.5)
+    images = torch.rand(batch, 3, size, size) * 4 - 2
+    os.makedirs(directory, exist_ok=True)
+    wpath = os.path.join(directory, "resnet18-ref.safetensors")
+    ipath = os.path.join(directory, "resnet18-input.safetensors")
+    save_safetensors(wpath, model.state_dict())
+    save_safetensors(ipath, {"input": images})
+    return model, images, wpath, ipath
+
+
+def run_torch(model, images, runs, dev):
+    """PyTorch eager on dev: a warm-up pass, then runs timed passes. Returns images/s and each
+    image's top-5 classes."""
+    model = model.to(dev)
+    x = images.to(dev)
+    with torch.no_grad():
+        logits = model(x)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(runs):
+            logits = model(x)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        ips = images.shape[0] * runs / (time.perf_counter() - t0)
+    return ips, torch.topk(logits.float().cpu(), 5, dim=1).indices.tolist()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--resnet", default="build/resnet")
@@ -85,19 +124,7 @@ def main():
     a = ap.parse_args()
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.manual_seed(0)
-    model = ResNet18().eval()
-    with torch.no_grad():  # batch norms that are not the identity, as trained ones are not
-        for m in model.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                m.weight.uniform_(0.5, 1.0), m.bias.uniform_(-0.1, 0.1)
-                m.running_mean.uniform_(-0.1, 0.1), m.running_var.uniform_(0.5, 1.5)
-    weights = model.state_dict()  # all of it, as a torchvision export has it
-    images = torch.rand(a.batch, 3, a.size, a.size) * 4 - 2
-    os.makedirs(a.dir, exist_ok=True)
-    wpath, ipath = os.path.join(a.dir, "resnet18-ref.safetensors"), os.path.join(a.dir, "resnet18-input.safetensors")
-    save_safetensors(wpath, weights)
-    save_safetensors(ipath, {"input": images})
+    model, images, wpath, ipath = write_model(a.batch, a.size, a.dir)
 
     out = subprocess.run([a.resnet, "--weights", wpath, "--input", ipath, "--batch", str(a.batch), "--size",
                           str(a.size), "--runs", str(a.runs), "--backend", "gl"], capture_output=True, text=True)
@@ -109,19 +136,7 @@ def main():
     tops = [list(map(int, re.findall(r" (\d+) \(", line))) for line in out.stdout.splitlines() if "top-5" in line]
 
     dev = torch.device(a.device)
-    model = model.to(dev)
-    x = images.to(dev)
-    with torch.no_grad():
-        logits = model(x)
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(a.runs):
-            logits = model(x)
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        theirs = a.batch * a.runs / (time.perf_counter() - t0)
-    ref = torch.topk(logits.float().cpu(), 5, dim=1).indices.tolist()
+    theirs, ref = run_torch(model, images, a.runs, dev)
     same = all(tops[n] == ref[n] for n in range(len(tops)))
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
     print(f"PyTorch {torch.__version__} eager FP32 (TF32 off) on {name}: {theirs:.2f} images/s; "

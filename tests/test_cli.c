@@ -50,6 +50,13 @@ static const struct {
     {"bench attention --bogus", {"bench attention: unknown option '--bogus'", "--shape, --causal, --decode"}},
     {"bench engine --chian 5", {"unknown option '--chian'", "did you mean --chain?"}},
     {"bench gemm --sizes", {"bench gemm: --sizes needs a value"}},
+    {"bench models --format q5", {"--format (f32, f16, bf16, q8_0 or q4_0) 'q5'"}},
+    {"bench models --models vgg", {"--models (llama, resnet or both) 'vgg'"}},
+    {"bench models --batch 0", {"--batch (1 to 1024) '0'"}},
+    {"bench models --prompt 5000", {"--prompt (1 to 4096 tokens) '5000'"}},
+    {"bench models --shape 2,33,4,2,64,256,64", {"--shape takes LAYERS,DIM"}},
+    {"bench models --gguf a.gguf --save-gguf b.gguf", {"--save-gguf with --gguf"}},
+    {"bench models --runs", {"bench models: --runs needs a value"}},
     {"info --bogus", {"info: unknown option '--bogus'", "--profile"}},
     {"info --profile extra", {"unknown option 'extra'"}},
     {"devices -x", {"devices: unknown option '-x'"}},
@@ -93,7 +100,8 @@ static void test_help(void **state)
 {
     (void)state;
     static const char *const helps[] = {"bench attention --help", "bench conv2d -h", "bench gemm --sizes 64 --help",
-                                        "bench engine --help", "bench ops --help", "bench --help"};
+                                        "bench engine --help", "bench ops --help", "bench models --kv-f16 -h",
+                                        "bench --help"};
     char out[8192];
     for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
         int rc = run(helps[i], 1, out, sizeof out);
@@ -146,6 +154,48 @@ static void test_doctor(void **state)
         fail_msg("tensorgl doctor exited %d; it printed: %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
 }
 
+/* tensorgl bench models on a small Llama and ResNet-18 (random weights, the same on every run):
+ * the GL backend and the CPU backend print the same greedy tokens and top-5 classes, and the
+ * JSON file is written. */
+static void test_models(void **state)
+{
+    (void)state;
+    if (tgt_cpu_only() || !tgl_egl_display_exists())
+        skip();
+    char lines[2][4096];
+    static const char *const backends[2] = {"gl", "cpu"};
+    for (int k = 0; k < 2; k++) {
+        char cmd[sizeof tool + 256], out[8192];
+        snprintf(cmd, sizeof cmd, "'%s' bench models --backend %s --shape 2,64,4,2,96,300,48 --prompt 9 --steps 12 "
+                 "--batch 2 --size 40 --runs 1 --json /tmp/tgl-test-models-%d.json 2>&1", tool, backends[k],
+                 (int)getpid());
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        size_t len = fread(out, 1, sizeof out - 1, p);
+        out[len] = '\0';
+        int status = pclose(p);
+        const char *tokens = strstr(out, "  tokens:"), *top = strstr(out, "  image 1 top-5:");
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !tokens || !top || !strstr(out, "tokens/s") ||
+            !strstr(out, "images/s"))
+            fail_msg("tensorgl bench models --backend %s: %s", backends[k], out);
+        snprintf(lines[k], sizeof lines[k], "%.*s|%.*s", (int)strcspn(tokens, "\n"), tokens, (int)strcspn(top, "\n"),
+                 top);
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tgl-test-models-%d.json", (int)getpid());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char json[4096];
+    size_t len = fread(json, 1, sizeof json - 1, f);
+    json[len] = '\0';
+    fclose(f);
+    remove(path);
+    assert_non_null(strstr(json, "\"decode_calls\""));
+    assert_non_null(strstr(json, "\"images_per_s\""));
+    if (strcmp(lines[0], lines[1]))
+        fail_msg("GL and CPU differ:\n  gl:  %s\n  cpu: %s", lines[0], lines[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_kernel_parts),
         cmocka_unit_test(test_doctor),
+        cmocka_unit_test(test_models),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -221,14 +221,17 @@ static int run_ops(tgl_backend *b, const cfg *cp, const struct tgl_device_info *
 }
 
 /* The subcommands and their options ('=' after a name: it takes a value). */
+#define MAX_OPTIONS 16
 static const struct {
-    const char *name, *options[6];
+    const char *name, *options[MAX_OPTIONS];
 } subcommands[] = {
     {"ops", {"--add=", "--sum=", "--softmax=", "--iters=", "--reps="}},
     {"gemm", {"--sizes=", "--matvec=", "--batched=", "--no-cpu"}},
     {"attention", {"--shape=", "--causal=", "--decode=", "--window=", "--softcap="}},
     {"conv2d", {"--shape="}},
     {"engine", {"--round-trips=", "--chain=", "--transfer-mib=", "--allocs=", "--no-cache"}},
+    {"models", {"--models=", "--backend=", "--format=", "--shape=", "--gguf=", "--save-gguf=", "--prompt=", "--steps=",
+                "--kv-f16", "--resnet=", "--input=", "--batch=", "--size=", "--runs=", "--json="}},
 };
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])
 
@@ -243,16 +246,20 @@ void tgl_cmd_bench_usage(FILE *f)
                "                                [--window N] [--softcap X]\n"
                "       tensorgl bench conv2d [--shape N,C,H,W,O,K,PAD]\n"
                "       tensorgl bench engine [--round-trips N] [--chain N] [--transfer-mib N] [--allocs N]\n"
-               "                             [--no-cache]\n");
+               "                             [--no-cache]\n"
+               "       tensorgl bench models [--models llama,resnet] [--backend gl|cpu] [--json FILE]\n"
+               "                             [--format f32|f16|bf16|q8_0|q4_0] [--shape L,DIM,HEADS,KV,FFN,VOCAB,CTX]\n"
+               "                             [--gguf FILE | --save-gguf FILE] [--prompt N] [--steps N] [--kv-f16]\n"
+               "                             [--resnet WEIGHTS] [--input IMAGES] [--batch N] [--size S] [--runs R]\n");
 }
 
 /* Before a subcommand opens a device: --help prints the usage (exit 0); an option it does not
  * take, or one without its value, is named (exit 2). -1: go on. */
 static int check_subcommand(size_t k, int argc, char **argv)
 {
-    const char *names[6];
+    const char *names[MAX_OPTIONS];
     size_t n = 0;
-    for (; n < 6 && subcommands[k].options[n]; n++)
+    for (; n < MAX_OPTIONS && subcommands[k].options[n]; n++)
         names[n] = subcommands[k].options[n];
     char cmd[32];
     snprintf(cmd, sizeof cmd, "bench %s", subcommands[k].name);
@@ -267,8 +274,8 @@ static int check_subcommand(size_t k, int argc, char **argv)
                 break;
         if (j == n) {
             /* the names without their '=' for the message */
-            char plain[6][24];
-            const char *valid[6];
+            char plain[MAX_OPTIONS][24];
+            const char *valid[MAX_OPTIONS];
             for (size_t m = 0; m < n; m++) {
                 snprintf(plain[m], sizeof plain[m], "%.*s", (int)strcspn(names[m], "="), names[m]);
                 valid[m] = plain[m];
@@ -307,6 +314,8 @@ int tgl_cmd_bench(int argc, char **argv)
         return tgl_cmd_bench_model(argc, argv);
     if (!strcmp(argv[1], "engine"))
         return tgl_cmd_bench_engine(argc, argv);
+    if (!strcmp(argv[1], "models"))
+        return tgl_cmd_bench_models(argc, argv);
     if (!parse_args(argc, argv, &c)) {
         fprintf(stderr, "tensorgl bench ops: a value is not a positive number (or ROWSxCOLS for --softmax)\n");
         tgl_cmd_bench_usage(stderr);

@@ -23,6 +23,8 @@ int tgl_cmd_bench_gemm(int argc, char **argv);
 int tgl_cmd_bench_model(int argc, char **argv);
 /* `tensorgl bench engine`: first use cold/warm, round trip, dependent chain, transfers, alloc/free. */
 int tgl_cmd_bench_engine(int argc, char **argv);
+/* `tensorgl bench models`: the llama and resnet examples' forward passes, end to end. */
+int tgl_cmd_bench_models(int argc, char **argv);
 /* `tensorgl replay PATH`: re-executes a trace, optionally comparing every call's inputs. */
 int tgl_cmd_replay(int argc, char **argv);
 #endif
