@@ -4,6 +4,7 @@
  * tune, and without a cache directory nothing is written. Products are checked against the CPU
  * backend on random data in every case. */
 #include "testing.h"
+#include "gl/gl_internal.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -159,7 +160,8 @@ static void test_tune_refusals(void **state)
     TGT_OK(gl, tgl_tune(gl, 64, NULL));
     tgl_close(gl);
     /* TGL_GEMM with no invocations or wrapping products is refused at open, not a crash */
-    static const char *const hostile[] = {"tiled:0,0,4,4,4", "reg:65536,65536,4,4", "tiled:2147483648,64,16,4,4"};
+    static const char *const hostile[] = {"tiled:0,0,4,4,4", "reg:65536,65536,4,4", "tiled:2147483648,64,16,4,4",
+                                          "reg:16,4,4,4,row", "reg:16,4,4,4,rows,rows", "tiled:64,64,16,4,4,rows"};
     for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
         tgt_setenv("TGL_GEMM", hostile[i]);
         tgl_backend *refused = NULL;
@@ -168,6 +170,13 @@ static void test_tune_refusals(void **state)
         assert_null(refused);
         assert_non_null(strstr(tgl_last_error(NULL), "TGL_GEMM"));
     }
+    /* the register kernel with its invocations' x along C's rows: accepted, and every product
+     * (thin ones too) takes it, as `tensorgl info --profile` shows */
+    tgt_setenv("TGL_GEMM", "reg:16,4,4,4,rows");
+    gl = tgt_open(TGL_BACKEND_GL);
+    assert_int_equal(tgl_gl_of(gl)->limits.gemm.rows_x, 1);
+    assert_int_equal(tgl_gl_of(gl)->limits.gemm_thin.rows_x, 1);
+    tgl_close(gl);
     tgt_setenv("TGL_GEMM", "reg:8,8,4,4");
     gl = tgt_open(TGL_BACKEND_GL);
     TGT_EXPECT(gl, tgl_tune(gl, 64, NULL), TGL_ERR_INVALID_ARGUMENT);

@@ -5,7 +5,8 @@
 // where every SSBO load is a loop over its SIMD lanes), accumulated as mat4 products. For
 // llvmpipe, where a barrier switches every coroutine of the workgroup so a shared-memory tile
 // loses to this, and for thin products on GPUs. Workgroup (x, y) = (WG_X, WG_Y) blocks of
-// columns and rows, z = the product of the batch.
+// columns and rows (ROWS_X: of rows and columns, so that llvmpipe's SIMD lanes, which run along
+// x, fill on a product a few columns wide), z = the product of the batch.
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #include "common/unroll.glsl"
@@ -73,7 +74,11 @@ mat4 load_b(uint base, uint p, uint j0)
 
 void main()
 {
+#ifdef ROWS_X
+    uint i0 = gl_GlobalInvocationID.x * uint(TM), j0 = gl_GlobalInvocationID.y * uint(TN);
+#else
     uint j0 = gl_GlobalInvocationID.x * uint(TN), i0 = gl_GlobalInvocationID.y * uint(TM);
+#endif
     if (i0 >= u_m || j0 >= u_n)
         return;
     uint t = gl_WorkGroupID.z;

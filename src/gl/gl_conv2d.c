@@ -422,7 +422,7 @@ static int run_winograd(tgl_backend *b, const tgl__conv2d *cv, tgl_status *st)
      * infinite read the input): desktop GL, past ES 3.1's four (tgl_gl_es_excluded) */
     if (!l->conv_winograd || gl->egl.es || l->storage_blocks < 5 || d->groups != 1 || d->kernel_h != 3 ||
         d->kernel_w != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 || d->dilation_w != 1 ||
-        c < 16 || oc < 16)
+        c < 16 || oc < 16 || d->batch * ((cv->out_h + 1) / 2) * ((cv->out_w + 1) / 2) < l->conv_winograd_min_tiles)
         return 0;
     size_t tiles_img = ((cv->out_h + m - 1) / m) * ((cv->out_w + m - 1) / m), img_in = c * d->in_h * d->in_w;
     size_t img_out = oc * cv->out_h * cv->out_w, v_img = xis * c * tiles_img, m_img = xis * oc * tiles_img;

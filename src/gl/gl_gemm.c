@@ -18,6 +18,7 @@ typedef struct gemm_kernel {
     const tgl_gl_gemm_config *cfg;
     int textures;           /* A and B through buffer textures (k > 0; tiled: batch 1 too) */
     size_t tile_m, tile_n; /* C elements per workgroup */
+    int rows_x;            /* the grid's x counts tiles of rows (a ROWS_X register kernel), else of columns */
     const char *why;
 } gemm_kernel;
 
@@ -93,10 +94,10 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
     for (;;) {
         if (p->bc > l->wg_count[2])
             p->bc = l->wg_count[2];
-        else if (tgl_gl_ceil_div(p->nc, kn->tile_n) > l->wg_count[0])
-            p->nc = (size_t)l->wg_count[0] * kn->tile_n;
-        else if (tgl_gl_ceil_div(p->mc, kn->tile_m) > l->wg_count[1])
-            p->mc = (size_t)l->wg_count[1] * kn->tile_m;
+        else if (tgl_gl_ceil_div(p->nc, kn->tile_n) > l->wg_count[kn->rows_x ? 1 : 0])
+            p->nc = (size_t)l->wg_count[kn->rows_x ? 1 : 0] * kn->tile_n;
+        else if (tgl_gl_ceil_div(p->mc, kn->tile_m) > l->wg_count[kn->rows_x ? 0 : 1])
+            p->mc = (size_t)l->wg_count[kn->rows_x ? 0 : 1] * kn->tile_m;
         else if (tgl__gemm_span_a(g, p->mc, p->kc, p->bc) > max)
             p->bc > 1 ? (void)(p->bc = halve(p->bc)) : halve_slice(&p->mc, &p->kc, g->trans_a, g->lda, max, g->gate);
         else if (tgl__gemm_span_b(g, p->kc, p->nc, p->bc) > max)
@@ -142,6 +143,12 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     /* A tile mostly outside a thin product wastes the device: those go to the register kernel. */
     if (cfg->tiled && (g->m < 32 || g->n < 32))
         cfg = tgl_gl_gemm_table_entry(0), why = "m or n under 32: the register kernel";
+    /* The register kernel's invocations past n return at once, so a product under a quarter as wide as
+     * its block of columns leaves most of the lanes along x idle: the profile's thin block. */
+    if (!cfg->tiled && !cfg->rows_x && !l->gemm_thin.tiled && g->n * 4 < (size_t)cfg->tn * cfg->wg_x &&
+        memcmp(cfg, &l->gemm_thin, sizeof *cfg))
+        cfg = &l->gemm_thin, why = "n under a quarter of the register kernel's block of columns: the thin block "
+                                   "(gemm_thin)";
     /* Textures only where A and B of one product each fit a buffer texture whole: plan() cuts a
      * product to the texture's length, and ES 3.1 promises only 65536 texels (conv2d's im2col
      * GEMM of 36 x 42025 columns under TGL_LIMITS=es31-min came out about a million
@@ -152,8 +159,10 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     /* Tiles read through textures only for products of one matrix (gains: gl_limits.c): on the
      * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s. */
     if (cfg->tiled)
-        return (gemm_kernel){cfg, textures && g->batch == 1, cfg->bm, cfg->bn, why};
-    return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x, why};
+        return (gemm_kernel){cfg, textures && g->batch == 1, cfg->bm, cfg->bn, 0, why};
+    if (cfg->rows_x)
+        return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_x, (size_t)cfg->tn * cfg->wg_y, 1, why};
+    return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x, 0, why};
 }
 
 /* Invocations per workgroup of a configuration's kernel. */
@@ -165,7 +174,7 @@ static uint32_t group_size(const tgl_gl_gemm_config *cfg)
 /* The GEMM kernels' flags: the configuration's tiles (gemm_tiled.comp: BM..THREADS, NV_UNROLL,
  * DOUBLE_SLAB; gemm_reg.comp: WG_X, WG_Y, TM, TN), then the product's F_* bits. */
 typedef struct gemm_flags {
-    uint32_t bm, bn, bk, tm, tn, threads, unroll, double_slab, wg_x, wg_y;
+    uint32_t bm, bn, bk, tm, tn, threads, unroll, double_slab, wg_x, wg_y, rows_x;
     uint32_t trans_a, trans_b, f16, a_vec4, b_vec4, c_vec4, beta_zero, tex, epilogue;
 } gemm_flags;
 #define GEMM_BITS(T)                                                                                  \
@@ -180,7 +189,7 @@ static const tgl_gl_def tiled_defs[] = {
 };
 static const tgl_gl_def reg_defs[] = {
     TGL_GL_UINT(gemm_flags, wg_x, "WG_X"), TGL_GL_UINT(gemm_flags, wg_y, "WG_Y"), TGL_GL_UINT(gemm_flags, tm, "TM"),
-    TGL_GL_UINT(gemm_flags, tn, "TN"), GEMM_BITS(gemm_flags),
+    TGL_GL_UINT(gemm_flags, tn, "TN"), TGL_GL_FLAG(gemm_flags, rows_x, "ROWS_X"), GEMM_BITS(gemm_flags),
 };
 
 /* Whether cfg is one of the built-in configurations (the variant list holds those; one from
@@ -199,7 +208,7 @@ static int built_in(const tgl_gl_gemm_config *cfg)
 static tgl_gl_plan gemm_plan(const tgl_gl_gemm_config *cfg, unsigned f)
 {
     gemm_flags g = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, group_size(cfg), cfg->unroll, cfg->double_slab,
-                    cfg->wg_x, cfg->wg_y,
+                    cfg->wg_x, cfg->wg_y, (uint32_t)cfg->rows_x,
                     !!(f & F_TRANS_A), !!(f & F_TRANS_B), !!(f & F_F16), !!(f & F_A_VEC4), !!(f & F_B_VEC4),
                     !!(f & F_C_VEC4), !!(f & F_BETA_ZERO), !!(f & F_TEX), !!(f & F_EPILOGUE)};
     tgl_gl_plan p = {.op = f & F_F16 ? "tgl_gemm_f16" : f & F_EPILOGUE ? "tgl_gemm_fused" : "tgl_gemm",
@@ -277,8 +286,9 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     tgl_gl_uniform_f(b, prog, LOC_GEMM_BETA, beta);
     if (epilogue)
         bind[3] = tgl_gl_epilogue(b, prog, g, p->j0, p->nc, bind[2]);
-    return tgl_gl_dispatch_grid(b, prog, bind, epilogue ? 4 : 3, (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n),
-                                (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m), (uint32_t)p->bc);
+    uint32_t cols = (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n), rows = (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m);
+    return tgl_gl_dispatch_grid(b, prog, bind, epilogue ? 4 : 3, kn->rows_x ? rows : cols, kn->rows_x ? cols : rows,
+                                (uint32_t)p->bc);
 }
 
 static tgl_status run_on(tgl_backend *b, const tgl__gemm *g, gemm_kernel kn);

@@ -42,6 +42,8 @@ typedef struct tgl_gl_gemm_config {
                                       (k > 0), the tiled one for products of one matrix (batch 1) */
     int unroll;                    /* tiled: ask NVIDIA's compiler to unroll every loop */
     int double_slab;               /* tiled: two slabs in shared memory, one barrier per slab */
+    int rows_x;                    /* reg: invocations' x walks C's rows (SIMD lanes along m), y its
+                                      columns; else x the columns */
 } tgl_gl_gemm_config;
 
 /* The memory pool's modes: a GL buffer per allocation, deleted on free; freed buffers kept and
@@ -95,6 +97,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(conv_im2col, FLAG, "convolutions of 16 or more output channels per group write im2col, then run the GEMM kernels") \
     X(conv_winograd, WINOGRAD, "3x3 stride-1 convolutions of 16 or more channels in and out, one group, run as Winograd F(m x m, 3x3) of this m (0: never): transforms around (m + 2)^2 batched GEMMs") \
     X(conv_winograd_f4_tiles, U32, "... m 4 where a batch holds at least this many 4x4 tiles, else 2 (too few columns for the GEMM)") \
+    X(conv_winograd_min_tiles, U32, "... and none where a batch holds fewer 2x2 tiles (the transforms outweigh the multiplies saved)") \
     X(flash_block_keys, U32, "keys per shared-memory block of flash.comp")                               \
     X(attention_fill, U32, "flash grids of fewer workgroups cut their keys into chunks; 0 never")        \
     X(compute_units, U32, "multiprocessors (llvmpipe: rasterizer threads); split-K fills waves of them") \
@@ -110,7 +113,8 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(gemm, GEMM, "f32 GEMM kernel")                                                                     \
     X(gemm_f16, GEMM, "binary16 GEMM kernel")                                                            \
     X(gemm_medium, GEMM, "both, where gemm's tiles make a short grid")                                   \
-    X(gemm_small, GEMM, "both, where they make too few workgroups")
+    X(gemm_small, GEMM, "both, where they make too few workgroups")                                     \
+    X(gemm_thin, GEMM, "register kernels' products at most a quarter as wide as their block of columns")
 enum {
 #define TGL_GL_TRAIT_ID_(name, kind, help) TGL_GL_TRAIT_##name,
     TGL_GL_TRAITS(TGL_GL_TRAIT_ID_)
@@ -152,14 +156,14 @@ typedef struct tgl_gl_limits {
     uint64_t sweep_bytes, scatter_window_bytes, cast_vec4_min;
     int weight_unpack;
     int attention_reg, conv_im2col, conv_winograd;
-    uint32_t conv_winograd_f4_tiles;
+    uint32_t conv_winograd_f4_tiles, conv_winograd_min_tiles;
     uint32_t flash_block_keys, attention_fill, compute_units, loop_limit;
     int copy_kernel, upload_waits, transfer_staging;
     uint32_t transfer_threads;
     int readback_mapped;
     int pool, timer_queries;
     double gflops_floor;
-    tgl_gl_gemm_config gemm, gemm_f16, gemm_medium, gemm_small;
+    tgl_gl_gemm_config gemm, gemm_f16, gemm_medium, gemm_small, gemm_thin;
     uint8_t trait_source[TGL_GL_TRAIT_COUNT]; /* TGL_GL_FROM_* per trait */
     char profile[32];         /* the named profile the traits started from */
     char profile_reason[64];  /* why that one */

@@ -109,11 +109,11 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
     unsigned v[5];
     const char *rest;
     tgl_gl_gemm_config g = {0};
-    if ((rest = read_numbers(s, "reg:", v, 4)) && !*rest && v[0] && v[1] &&
+    if ((rest = read_numbers(s, "reg:", v, 4)) && (!*rest || !strcmp(rest, ",rows")) && v[0] && v[1] &&
         (uint64_t)v[0] * v[1] <= l->wg_invocations && v[0] <= l->wg_size[0] && v[1] <= l->wg_size[1] &&
         (v[2] == 4 || v[2] == 8) && (v[3] == 4 || v[3] == 8)) {
         g = (tgl_gl_gemm_config){0, 0, 0, 0, v[2], v[3], v[0], v[1], l->gemm.matvec_row_per_invocation,
-                                 l->texture_buffer_texels > 0, 0, 0};
+                                 l->texture_buffer_texels > 0, 0, 0, *rest != 0};
     } else if ((rest = read_numbers(s, "tiled:", v, 5))) {
         /* then any of ",unroll", ",double" and ",tex", each at most once */
         int flags[3] = {0, 0, 0};
@@ -129,7 +129,7 @@ int tgl_gl_gemm_parse(const char *s, const tgl_gl_limits *l, tgl_gl_gemm_config 
         }
         /* ",tex" where the API has buffer textures (not ES), like the register kernel's */
         g = (tgl_gl_gemm_config){1, v[0], v[1], v[2], v[3], v[4], 8, 8, l->gemm.matvec_row_per_invocation,
-                                 flags[2] && l->texture_buffer_texels > 0, flags[0], flags[1]};
+                                 flags[2] && l->texture_buffer_texels > 0, flags[0], flags[1], 0};
         if (!tgl_gl_gemm_fits(&g, l))
             return 0;
     } else {
@@ -145,23 +145,24 @@ void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size)
         snprintf(out, size, "tiled:%u,%u,%u,%u,%u%s%s%s", g->bm, g->bn, g->bk, g->tm, g->tn,
                  g->unroll ? ",unroll" : "", g->double_slab ? ",double" : "", g->textures ? ",tex" : "");
     else
-        snprintf(out, size, "reg:%u,%u,%u,%u", g->wg_x, g->wg_y, g->tm, g->tn);
+        snprintf(out, size, "reg:%u,%u,%u,%u%s", g->wg_x, g->wg_y, g->tm, g->tn, g->rows_x ? ",rows" : "");
 }
 
-static const int gemm_traits[4] = {TGL_GL_TRAIT_gemm, TGL_GL_TRAIT_gemm_f16, TGL_GL_TRAIT_gemm_medium,
-                                   TGL_GL_TRAIT_gemm_small};
+static const int gemm_traits[5] = {TGL_GL_TRAIT_gemm, TGL_GL_TRAIT_gemm_f16, TGL_GL_TRAIT_gemm_medium,
+                                   TGL_GL_TRAIT_gemm_small, TGL_GL_TRAIT_gemm_thin};
 
-/* TGL_GEMM: "reg:WX,WY,TM,TN" or "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex]" replaces the table's choice, and any
- * tuning result, for f32 and f16 (to measure a shape by hand). */
+/* TGL_GEMM: "reg:WX,WY,TM,TN[,rows]" or "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex]" replaces
+ * the table's choice, and any tuning result, for f32 and f16 and every product size (to measure
+ * a shape by hand). */
 static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limits *l)
 {
     tgl_gl_gemm_config g;
     if (!tgl_gl_gemm_parse(s, l, &g))
-        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN (TM, TN 4 or 8) or "
+        return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN[,rows] (TM, TN 4 or 8) or "
                          "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
                          "invocations) within the device's limits", s);
-    l->gemm = l->gemm_f16 = l->gemm_medium = l->gemm_small = g;
-    for (int i = 0; i < 4; i++)
+    l->gemm = l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm_thin = g;
+    for (int i = 0; i < 5; i++)
         tgl_gl_profile_mark(l, gemm_traits[i], TGL_GL_FROM_GEMM_ENV);
     return TGL_OK;
 }
@@ -274,8 +275,8 @@ void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_g
         l->gemm = *gemm;
         if (!l->texture_buffer_texels)
             l->gemm.textures = 0;
-        l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm;
-        for (int i = 0; i < 4; i++)
+        l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm_thin = l->gemm;
+        for (int i = 0; i < 5; i++)
             tgl_gl_profile_mark(l, gemm_traits[i], TGL_GL_FROM_TEST);
     }
 }

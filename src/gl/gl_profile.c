@@ -48,10 +48,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0}
-#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0}
-#define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1}
-#define GEMM_TILED_DOUBLE_TEX(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 1, 1, 1}
+#define GEMM_REG(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0, 0}
+/* The register kernel with its invocations' x along C's rows (llvmpipe's SIMD lanes run along x). */
+#define GEMM_REG_ROWS(wx, wy, tm, tn, tex) {0, 0, 0, 0, tm, tn, wx, wy, 1, tex, 0, 0, 1}
+#define GEMM_TILED(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 0, 0, 0}
+#define GEMM_TILED_DOUBLE(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 0, 1, 1, 0}
+#define GEMM_TILED_DOUBLE_TEX(bm, bn, bk, tm, tn) {1, bm, bn, bk, tm, tn, 8, 8, 0, 1, 1, 1, 0}
 
 /* A trait value the device supplies in step 3 (rasterizer threads, multiprocessors, SIMD width). */
 #define FROM_DEVICE UINT32_MAX
@@ -78,11 +80,12 @@
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .conv_im2col = 0, .flash_block_keys = 32, \
     /* H100, batch 32 of ResNet's 3x3 layers, ms: 64 ch at 56x56 0.342 -> 0.248, 128 at 28x28      \
      * 0.331 -> 0.210, 256 at 14x14 0.333 -> 0.154, 512 at 7x7 0.402 -> 0.146 (Winograd) */      \
-    .conv_winograd = 2, .conv_winograd_f4_tiles = 0,                                               \
+    .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .conv_winograd_min_tiles = 0,                 \
     /* H200, f16 matvec 4096 x 11008: 51.8 us through the bit-exact conversion, 27.6 unpacked */  \
     .weight_unpack = 1,                                                                            \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
-    .readback_mapped = 1, .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_REUSE, .timer_queries = 1
+    .readback_mapped = 1, .transfer_threads = FROM_DEVICE, .pool = TGL_GL_POOL_REUSE, .timer_queries = 1, \
+    .gemm_thin = GEMM_REG(8, 8, 4, 4, 0) /* the register kernel thin products take (gl_gemm.c) */
 
 static const struct named_profile {
     const char *name;
@@ -92,7 +95,11 @@ static const struct named_profile {
     {"llvmpipe", "llvmpipe",
      {.workgroup_size = 256, .reduce_workgroup_size = 8, .items_per_invocation = 1,
       .gemm = GEMM_REG(16, 4, 8, 8, 1), .gemm_f16 = GEMM_REG(16, 4, 8, 8, 1), .gemm_medium = GEMM_REG(16, 4, 8, 8, 1),
-      .gemm_small = GEMM_REG(16, 4, 8, 8, 1), .texel_inputs = 1, .image_inputs = 1, .wide_stores = 1,
+      .gemm_small = GEMM_REG(16, 4, 8, 8, 1),
+      /* Thin products: 16 x 4 invocations with x along the rows, 4 x 4 of C each, so a product 4
+       * columns wide fills every SIMD lane, where gemm's x along 128 columns left 1 lane in 8
+       * working (Winograd's 16 products of 512 x 4 x 512: ResNet's 512 channels at 2x2, batch 2) */
+      .gemm_thin = GEMM_REG_ROWS(16, 4, 4, 4, 1), .texel_inputs = 1, .image_inputs = 1, .wide_stores = 1,
       .rows_per_invocation = 1, .row_lanes = FROM_DEVICE, .vec4_lines = 1, .transpose = TGL_GL_TRANSPOSE_BLOCK4,
       .reduce_groups = 512, .cols_invocations = 1u << 16, .cols_min_chunk = 64, .sweep_bytes = 0,
       .scatter_window_bytes = 0,
@@ -109,6 +116,10 @@ static const struct named_profile {
        * against F(2x2)'s 13.3, 128 at 28x28 (98 tiles) 6.7 against 9.7; 256 at 14x14 (32) 13.4
        * against 8.7, 512 at 7x7 (8) 35 against 18 */
       .conv_winograd = 4, .conv_winograd_f4_tiles = 64,
+      /* Fewer 2x2 tiles than 16 in a batch take im2col (thin GEMMs, gemm_thin), batch 2: 512
+       * channels at 2x2 (2 tiles) 4.8-5.0 ms against Winograd's 12.5-13.1, 256 at 4x4 (8) 2.4-2.5
+       * against 4.4-5.0; at 16 (512 at 7x7, batch 1) the two within the VM's noise */
+      .conv_winograd_min_tiles = 16,
       .compute_units = FROM_DEVICE,
       .copy_kernel = 0, .upload_waits = 0, .transfer_staging = 0, .readback_mapped = 0, .transfer_threads = FROM_DEVICE,
       .pool = TGL_GL_POOL_CARVE, .timer_queries = 0, .gflops_floor = 0.0 /* per thread */}},
@@ -149,14 +160,15 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
     if (i == 0)
         return &fallback_gemm;
     i -= 1;
-    if (i >= 4 * N_PROFILES)
+    if (i >= 5 * N_PROFILES)
         return NULL;
-    const tgl_gl_limits *t = &profiles[i / 4].t;
-    switch (i % 4) {
+    const tgl_gl_limits *t = &profiles[i / 5].t;
+    switch (i % 5) {
     case 0: return &t->gemm;
     case 1: return &t->gemm_f16;
     case 2: return &t->gemm_medium;
-    default: return &t->gemm_small;
+    case 3: return &t->gemm_small;
+    default: return &t->gemm_thin;
     }
 }
 
@@ -530,6 +542,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     DEVICE_SETS(gemm_f16, tile_fits(&l->gemm_f16, l), fallback_gemm, "a tile the device cannot run");
     DEVICE_SETS(gemm_medium, tile_fits(&l->gemm_medium, l), fallback_gemm, "a tile the device cannot run");
     DEVICE_SETS(gemm_small, tile_fits(&l->gemm_small, l), fallback_gemm, "a tile the device cannot run");
+    DEVICE_SETS(gemm_thin, tile_fits(&l->gemm_thin, l), fallback_gemm, "a tile the device cannot run");
     /* softpipe (Mesa 22.3.6, ES 3.1) reads a buffer texel at or past byte 512 KiB of its buffer
      * (the bound range's offset counted) as the texel 512 KiB before it, in R32F and RGBA32F
      * alike (a vec4 neg of 140000 floats, inputs as texels: element 131072 came out as element
@@ -540,6 +553,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
         l->texture_buffer_texels = 0;
     if (!l->texture_buffer_texels) {
         l->gemm.textures = l->gemm_f16.textures = l->gemm_medium.textures = l->gemm_small.textures = 0;
+        l->gemm_thin.textures = 0;
         DEVICE_SETS(texel_inputs, !l->texel_inputs, 0, "the device has no buffer textures");
         DEVICE_SETS(attention_reg, !l->attention_reg, 0, "flash_reg reads buffer textures, which the device lacks");
     }

@@ -575,6 +575,7 @@ static void check_winograd(pair *p, int m)
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
     tgl_gl_of(gl)->limits.conv_winograd = m;
     tgl_gl_of(gl)->limits.conv_winograd_f4_tiles = 0; /* F(4x4) at every size */
+    tgl_gl_of(gl)->limits.conv_winograd_min_tiles = 0;
     /* desktop GL only (its last pass binds five storage buffers): elsewhere every call must take
      * the other kernels */
     uint64_t step = !tgl_gl_of(gl)->egl.es && tgl_gl_of(gl)->limits.storage_blocks >= 5;
@@ -636,6 +637,7 @@ static void check_winograd(pair *p, int m)
     tgl_gl_test_set_limits(gl, 65536, NULL);
     tgl_gl_of(gl)->limits.conv_winograd = m;
     tgl_gl_of(gl)->limits.conv_winograd_f4_tiles = 0;
+    tgl_gl_of(gl)->limits.conv_winograd_min_tiles = 0;
     ccase wide = {D(2, 16, 24, 24, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0};
     check_case(p, gl, &wide, "Winograd, 64 KiB SSBO limit");
     assert_true(tgl_gl_test_conv2d_winograd_calls(gl, m) == runs);
@@ -645,7 +647,8 @@ static void check_winograd(pair *p, int m)
     tgl_close(gl);
 }
 
-/* conv_winograd 4 runs F(2x2) where a batch has fewer 4x4 tiles than conv_winograd_f4_tiles. */
+/* conv_winograd 4 runs F(2x2) where a batch has fewer 4x4 tiles than conv_winograd_f4_tiles, and
+ * neither where it has fewer 2x2 tiles than conv_winograd_min_tiles. */
 static void check_winograd_choice(pair *p)
 {
     tgl_backend *gl = tgt_open(TGL_BACKEND_GL);
@@ -655,12 +658,19 @@ static void check_winograd_choice(pair *p)
     }
     tgl_gl_of(gl)->limits.conv_winograd = 4;
     tgl_gl_of(gl)->limits.conv_winograd_f4_tiles = 18;
-    /* 9x10 outputs: 3x3 tiles of 4x4 an image; batch 2 has 18, batch 1 9 */
-    ccase two = {D(2, 16, 9, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0}, one = two;
+    tgl_gl_of(gl)->limits.conv_winograd_min_tiles = 30;
+    /* 9x10 outputs: 3x3 tiles of 4x4 an image (batch 2 has 18, batch 1 9) and 5x5 of 2x2 (50,
+     * 25); 5x5 outputs: 3x3 of 2x2 (batch 3: 27) */
+    ccase two = {D(2, 16, 9, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1, 0}, one = two, few = two;
     one.d.batch = 1;
+    few.d.batch = 3, few.d.in_h = few.d.in_w = 5;
     check_case(p, gl, &two, "Winograd, 18 tiles of 4x4");
     check_case(p, gl, &one, "Winograd, 9 tiles of 4x4");
+    check_case(p, gl, &few, "not Winograd, 27 tiles of 2x2");
     assert_true(tgl_gl_test_conv2d_winograd_calls(gl, 4) == 1);
+    assert_true(tgl_gl_test_conv2d_winograd_calls(gl, 2) == 0);
+    tgl_gl_of(gl)->limits.conv_winograd_min_tiles = 25;
+    check_case(p, gl, &one, "Winograd, 25 tiles of 2x2");
     assert_true(tgl_gl_test_conv2d_winograd_calls(gl, 2) == 1);
     tgl_close(gl);
 }

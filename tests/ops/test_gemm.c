@@ -276,6 +276,10 @@ static void test_gemm_each_kernel(void **state)
         {.tiled = 0, .wg_x = 4, .wg_y = 16, .tm = 4, .tn = 8, .matvec_row_per_invocation = 1},
         {.tiled = 0, .wg_x = 8, .wg_y = 8, .tm = 8, .tn = 8, .matvec_row_per_invocation = 1},
         {.tiled = 0, .wg_x = 16, .wg_y = 4, .tm = 8, .tn = 8, .matvec_row_per_invocation = 1, .textures = 1},
+        /* invocations' x along the rows (llvmpipe's thin products: gemm_thin) */
+        {.tiled = 0, .wg_x = 16, .wg_y = 4, .tm = 4, .tn = 4, .matvec_row_per_invocation = 1, .textures = 1,
+         .rows_x = 1},
+        {.tiled = 0, .wg_x = 8, .wg_y = 8, .tm = 8, .tn = 4, .matvec_row_per_invocation = 1, .rows_x = 1},
         {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4},
         {.tiled = 1, .bm = 128, .bn = 128, .bk = 8, .tm = 8, .tn = 8},
         {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 8, .tn = 8, .unroll = 1},
