@@ -53,6 +53,7 @@ static const struct {
     {"bench models --format q5", {"--format (f32, f16, bf16, q8_0 or q4_0) 'q5'"}},
     {"bench models --models vgg", {"--models (llama, resnet or both) 'vgg'"}},
     {"bench models --batch 0", {"--batch (1 to 1024) '0'"}},
+    {"bench models --steps 1", {"--steps (2 to 1048576"}},
     {"bench models --prompt 5000", {"--prompt (1 to 4096 tokens) '5000'"}},
     {"bench models --shape 2,33,4,2,64,256,64", {"--shape takes LAYERS,DIM"}},
     {"bench models --gguf a.gguf --save-gguf b.gguf", {"--save-gguf with --gguf"}},

@@ -2,8 +2,9 @@
  * (examples/llama_model.c, examples/resnet_model.c, the code build/llama and build/resnet run):
  *  - llama: a Llama-architecture decoder from a GGUF file, or a random one of --shape in
  *    --format (default: GPT-2-small's size, 12 layers of 768, vocabulary 50257, f32): prefill of
- *    --prompt tokens, then --steps greedy tokens; prefill ms, decode tokens/s and the tensorgl
- *    calls of one decode step (the per-token overhead);
+ *    --prompt tokens (its pass gives the first token), then --steps - 1 single-token passes;
+ *    prefill ms, decode tokens/s (those passes' tokens over their time) and the tensorgl calls
+ *    of one decode step (the per-token overhead);
  *  - resnet: ResNet-18 from a safetensors file or random weights, on --input's images or
  *    pseudo-random ones: images/s over --runs passes of --batch images after a warm-up pass.
  * Each model's kernels are built by an untimed warm-up first. --json writes the figures, the
@@ -93,8 +94,8 @@ static int parse(int argc, char **argv, opts *o)
             if (!parse_count(v, 1, MAX_PROMPT, &o->prompt))
                 return bad("--prompt (1 to 4096 tokens)", v);
         } else if (!strcmp(a, "--steps")) {
-            if (!parse_count(v, 1, 1 << 20, &o->steps))
-                return bad("--steps", v);
+            if (!parse_count(v, 2, 1 << 20, &o->steps))
+                return bad("--steps (2 to 1048576: the prompt's pass, then at least one decode step)", v);
         } else if (!strcmp(a, "--batch")) {
             if (!parse_count(v, 1, 1024, &o->batch))
                 return bad("--batch (1 to 1024)", v);
@@ -164,13 +165,14 @@ static int bench_llama(const opts *o, tgl_backend_kind kind, json_object **out)
     llama_run(b, &f, prompt, o->prompt, o->steps, o->kv_f16 ? TGL_DTYPE_F16 : TGL_DTYPE_F32, &r);
     tgl_close(b);
     gguf_free(&f);
-    double tps = r.decode_ms > 0 ? 1e3 * (double)o->steps / r.decode_ms : 0;
+    const double decoded = (double)(o->steps - 1); /* the prompt's pass gave the first token */
+    double tps = r.decode_ms > 0 ? 1e3 * decoded / r.decode_ms : 0;
     char what[160];
     snprintf(what, sizeof what, "%s, %zu layers of %zu, %zu/%zu heads, ffn %zu, vocab %zu",
              o->gguf ? o->gguf : o->format, c.layers, c.dim, c.heads, c.heads_kv, c.ffn, c.vocab);
     printf("llama (%s)\n  prefill of %zu tokens %10.2f ms   decode %zu tokens %10.2f ms: %8.2f tokens/s, "
-           "%.3f ms a token, %zu tensorgl calls a token\n", what, o->prompt, r.prefill_ms, o->steps, r.decode_ms,
-           tps, o->steps ? r.decode_ms / (double)o->steps : 0, r.decode_calls);
+           "%.3f ms a token, %zu tensorgl calls a token\n", what, o->prompt, r.prefill_ms, o->steps - 1, r.decode_ms,
+           tps, r.decode_ms / decoded, r.decode_calls);
     printf("  tokens:");
     for (size_t i = 0; i < o->steps; i++)
         printf(" %d", r.tokens[i]);
