@@ -78,9 +78,7 @@
      * 6.2 ms, the whole 14.7; smaller ones re-read the index more (16 MB 5.5 ms) */              \
     .scatter_window_bytes = (uint64_t)64 << 20,                                                    \
     .cast_vec4_min = (uint64_t)1 << 20, .attention_reg = 0, .conv_im2col = 0, .flash_block_keys = 32, \
-    /* H100, batch 32 of ResNet's 3x3 layers, ms: 64 ch at 56x56 0.342 -> 0.248, 128 at 28x28      \
-     * 0.331 -> 0.210, 256 at 14x14 0.333 -> 0.154, 512 at 7x7 0.402 -> 0.146 (Winograd) */      \
-    .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .conv_winograd_min_tiles = 0,                 \
+    .conv_winograd_min_tiles = 0,                                                                  \
     /* H200, f16 matvec 4096 x 11008: 51.8 us through the bit-exact conversion, 27.6 unpacked */  \
     .weight_unpack = 1,                                                                            \
     .attention_fill = FROM_DEVICE, .compute_units = FROM_DEVICE, .copy_kernel = 1, .upload_waits = 1, .transfer_staging = 1,       \
@@ -128,6 +126,11 @@ static const struct named_profile {
       .gemm = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8), .gemm_f16 = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8),
       .gemm_medium = GEMM_TILED_DOUBLE_TEX(128, 128, 8, 8, 8), .gemm_small = GEMM_TILED_DOUBLE(64, 128, 16, 8, 4),
       GPU_TRAITS, .gflops_floor = 2000,
+      /* H100, batch 32 of ResNet's 3x3 layers, ms (tiled implicit GEMM -> F(2x2) -> F(4x4), cuDNN):
+       * 64 ch at 56x56 (6272 4x4 tiles) 0.342 -> 0.251 -> 0.193, 0.254; 128 at 28x28 (1568) 0.331
+       * -> 0.210 -> 0.141, 0.133; 256 at 14x14 (512) 0.333 -> 0.154 -> 0.140, 0.249; 512 at 7x7
+       * (128) 0.402 -> 0.147 -> 0.160, 0.330: F(4x4) from 256 tiles */
+      .conv_winograd = 4, .conv_winograd_f4_tiles = 256,
       /* H100, one pass against two (tgl_cumsum along lines of up to 512 chunks): chunks of at
        * most 2 tiles 0.73-0.96x the time; of 4, 0.79-1.11x; of 8, 1.35-1.41x (their registers cut
        * the workgroups per multiprocessor) */
@@ -136,17 +139,17 @@ static const struct named_profile {
      {.workgroup_size = 256, .reduce_workgroup_size = 256, .items_per_invocation = 1,
       .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
       .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
-      .gflops_floor = 1000}},
+      .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .gflops_floor = 1000}},
     {"intel", "Mesa Intel",
      {.workgroup_size = 128, .reduce_workgroup_size = 128, .items_per_invocation = 1,
       .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
       .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
-      .gflops_floor = 100}},
+      .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .gflops_floor = 100}},
     {"generic-gpu", NULL,
      {.workgroup_size = 128, .reduce_workgroup_size = 128, .items_per_invocation = 1,
       .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
       .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
-      .gflops_floor = 100}},
+      .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .gflops_floor = 100}},
 };
 #define N_PROFILES (sizeof profiles / sizeof profiles[0])
 #define GENERIC (&profiles[N_PROFILES - 1])
