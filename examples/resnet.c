@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         if (!t || t->ndim != 4 || t->shape[0] != batch || t->shape[1] != 3 || t->shape[2] != size ||
             t->shape[3] != size)
             resnet_die("%s: no tensor \"input\" of [batch, 3, size, size] (%s)", input_path, "see --batch and --size");
-        if (st_read_f32(&f, t, input))
+        else if (st_read_f32(&f, t, input))
             resnet_die("%s: \"input\" is not a float tensor%s", input_path, "");
         st_free(&f);
     } else {

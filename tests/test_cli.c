@@ -179,8 +179,9 @@ static void test_models(void **state)
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !tokens || !top || !strstr(out, "tokens/s") ||
             !strstr(out, "images/s"))
             fail_msg("tensorgl bench models --backend %s: %s", backends[k], out);
-        snprintf(lines[k], sizeof lines[k], "%.*s|%.*s", (int)strcspn(tokens, "\n"), tokens, (int)strcspn(top, "\n"),
-                 top);
+        else
+            snprintf(lines[k], sizeof lines[k], "%.*s|%.*s", (int)strcspn(tokens, "\n"), tokens,
+                     (int)strcspn(top, "\n"), top);
     }
     char path[64];
     snprintf(path, sizeof path, "/tmp/tgl-test-models-%d.json", (int)getpid());
