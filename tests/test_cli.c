@@ -165,11 +165,15 @@ static void test_models(void **state)
         skip();
     char lines[2][4096];
     static const char *const backends[2] = {"gl", "cpu"};
+    char err_path[64];
+    snprintf(err_path, sizeof err_path, "/tmp/tgl-test-models-%d.err", (int)getpid());
     for (int k = 0; k < 2; k++) {
-        char cmd[sizeof tool + 256], out[8192];
+        /* stdout holds the figures; stderr (TGL_DEBUG's plan lines in some CI runs) goes to a
+         * file whose end a failure shows */
+        char cmd[sizeof tool + 320], out[8192];
         snprintf(cmd, sizeof cmd, "'%s' bench models --backend %s --shape 2,64,4,2,96,300,48 --prompt 9 --steps 12 "
-                 "--batch 2 --size 40 --runs 1 --json /tmp/tgl-test-models-%d.json 2>&1", tool, backends[k],
-                 (int)getpid());
+                 "--batch 2 --size 40 --runs 1 --json /tmp/tgl-test-models-%d.json 2>%s", tool, backends[k],
+                 (int)getpid(), err_path);
         FILE *p = popen(cmd, "r");
         assert_non_null(p);
         size_t len = fread(out, 1, sizeof out - 1, p);
@@ -177,12 +181,25 @@ static void test_models(void **state)
         int status = pclose(p);
         const char *tokens = strstr(out, "  tokens:"), *top = strstr(out, "  image 1 top-5:");
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !tokens || !top || !strstr(out, "tokens/s") ||
-            !strstr(out, "images/s"))
-            fail_msg("tensorgl bench models --backend %s: %s", backends[k], out);
-        else
+            !strstr(out, "images/s")) {
+            char err[2048] = "";
+            FILE *e = fopen(err_path, "r");
+            if (e) {
+                fseek(e, 0, SEEK_END);
+                long end = ftell(e);
+                fseek(e, end > (long)sizeof err - 1 ? end - (long)sizeof err + 1 : 0, SEEK_SET);
+                err[fread(err, 1, sizeof err - 1, e)] = '\0';
+                fclose(e);
+            }
+            remove(err_path);
+            fail_msg("tensorgl bench models --backend %s printed: %s\nand on stderr (its end): %s", backends[k], out,
+                     err);
+        } else {
             snprintf(lines[k], sizeof lines[k], "%.*s|%.*s", (int)strcspn(tokens, "\n"), tokens,
                      (int)strcspn(top, "\n"), top);
+        }
     }
+    remove(err_path);
     char path[64];
     snprintf(path, sizeof path, "/tmp/tgl-test-models-%d.json", (int)getpid());
     FILE *f = fopen(path, "r");
