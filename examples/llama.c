@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_PROMPT 4096
 #define PATH_MAX_SHOWN 512
@@ -106,20 +105,14 @@ int main(int argc, char **argv)
     if (!!model_path == !!random_type || ((save_path || tied || rope_freqs || mixed || shape) && !random_type) ||
         n_prompt == 0 || (strcmp(backend, "gl") && strcmp(backend, "cpu") && strcmp(backend, "both")))
         usage();
-    char tmp[64] = "";
+    char tmp[LLAMA_TMP_NAME] = "";
     if (random_type) {
-        if (!save_path) {
-            snprintf(tmp, sizeof tmp, "/tmp/tensorgl-llama-XXXXXX");
-            int fd = mkstemp(tmp);
-            if (fd < 0) {
-                fprintf(stderr, "llama: cannot make a temporary file\n");
-                return 1;
-            }
-            close(fd);
-            save_path = tmp;
+        uint32_t type = llama_ggml_type(random_type);
+        if (type == LLAMA_NO_TYPE) {
+            fprintf(stderr, "llama: the weight formats are f32, f16, bf16, q8_0 and q4_0, not '%s'\n", random_type);
+            return 1;
         }
-        llama_save_random(save_path, llama_ggml_type(random_type), &rc, tied, rope_freqs, mixed);
-        model_path = save_path;
+        model_path = llama_save_random(save_path, tmp, type, &rc, tied, rope_freqs, mixed);
     }
     gguf_file f;
     char err[512];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_ms(void)
 {
@@ -476,8 +477,7 @@ uint32_t llama_ggml_type(const char *s)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(s, names[i].name))
             return names[i].type;
-    fprintf(stderr, "llama: the weight formats are f32, f16, bf16, q8_0 and q4_0, not '%s'\n", s);
-    exit(1);
+    return LLAMA_NO_TYPE;
 }
 
 /* Random weights (uniform, variance 1 / fan-in) stored as `type`, converted by the CPU backend's
@@ -526,8 +526,20 @@ static float *llama3_factors(const llama_config *c)
     return ff;
 }
 
-void llama_save_random(const char *path, uint32_t type, const llama_config *c, int tied, int rope_freqs, int mixed)
+const char *llama_save_random(const char *path, char tmp[LLAMA_TMP_NAME], uint32_t type, const llama_config *c,
+                              int tied, int rope_freqs, int mixed)
 {
+    tmp[0] = '\0';
+    if (!path) {
+        snprintf(tmp, LLAMA_TMP_NAME, "/tmp/tensorgl-llama-XXXXXX");
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            fprintf(stderr, "llama: cannot make a temporary file\n");
+            exit(1);
+        }
+        close(fd);
+        path = tmp;
+    }
     tgl_backend *cpu;
     tgl_options o = {.kind = TGL_BACKEND_CPU};
     CHECK(NULL, tgl_open(&o, &cpu));
@@ -600,6 +612,7 @@ void llama_save_random(const char *path, uint32_t type, const llama_config *c, i
         fprintf(stderr, "llama: %s\n", err);
         exit(1);
     }
+    return path;
 }
 
 void llama_parse_shape(const char *s, llama_config *c)

@@ -68,14 +68,19 @@ void llama_generate(llama_model *m, const int32_t *prompt, size_t n_prompt, size
 void llama_run(tgl_backend *b, const gguf_file *f, const int32_t *prompt, size_t n_prompt, size_t steps,
                tgl_dtype kv_dtype, llama_result *r);
 
-/* GGML's type for "f32", "f16", "bf16", "q8_0" or "q4_0" (exits 1 on another name). */
+/* GGML's type for "f32", "f16", "bf16", "q8_0" or "q4_0"; LLAMA_NO_TYPE for another name. */
+#define LLAMA_NO_TYPE UINT32_MAX
 uint32_t llama_ggml_type(const char *name);
 /* The sizes of a random model from "LAYERS,DIM,HEADS,KV_HEADS,FFN,VOCAB,CONTEXT" (exits 2 on a
  * malformed or unsupported one). */
 void llama_parse_shape(const char *s, llama_config *c);
-/* Writes a random model of c's sizes with its matrices in `type` as a GGUF file: tied (no
- * output.weight), rope_freqs (Llama 3.1's per-frequency factors), mixed (attn_v and ffn_up in
- * f16, as quantized files often keep some tensors at higher precision). */
-void llama_save_random(const char *path, uint32_t type, const llama_config *c, int tied, int rope_freqs, int mixed);
+/* Writes a random model of c's sizes with its matrices in `type` as a GGUF file at path, or,
+ * with path NULL, at a new temporary file whose name goes into tmp (the caller removes it; tmp
+ * stays "" otherwise): tied (no output.weight), rope_freqs (Llama 3.1's per-frequency factors),
+ * mixed (attn_v and ffn_up in f16, as quantized files often keep some tensors at higher
+ * precision). Returns the path written. */
+#define LLAMA_TMP_NAME 64
+const char *llama_save_random(const char *path, char tmp[LLAMA_TMP_NAME], uint32_t type, const llama_config *c,
+                              int tied, int rope_freqs, int mixed);
 
 #endif

@@ -13,7 +13,6 @@
  * classifier as a GEMM, the top-5 by tgl_topk.
  * Build: make (build/resnet); cc resnet.c resnet_model.c safetensors.c -ltensorgl -ljson-c -lm */
 #include "resnet_model.h"
-#include "safetensors.h"
 
 #include <tensorgl.h>
 
@@ -63,24 +62,8 @@ int main(int argc, char **argv)
         resnet_random_weights(&w, convs, n_convs);
     if (save_path)
         resnet_save_weights(&w, save_path);
-    size_t n_in = batch * 3 * size * size;
-    float *input = malloc(n_in * sizeof(float));
-    if (input_path) {
-        st_file f;
-        char err[512];
-        if (st_load(input_path, &f, err, sizeof err))
-            resnet_die("%s%s", err, "");
-        const st_tensor *t = st_find(&f, "input");
-        if (!t || t->ndim != 4 || t->shape[0] != batch || t->shape[1] != 3 || t->shape[2] != size ||
-            t->shape[3] != size)
-            resnet_die("%s: no tensor \"input\" of [batch, 3, size, size] (%s)", input_path, "see --batch and --size");
-        else if (st_read_f32(&f, t, input))
-            resnet_die("%s: \"input\" is not a float tensor%s", input_path, "");
-        st_free(&f);
-    } else {
-        for (size_t i = 0; i < n_in; i++)
-            input[i] = resnet_uniform(-2.0f, 2.0f);
-    }
+    float *input = malloc(batch * 3 * size * size * sizeof(float));
+    resnet_input(input_path, batch, size, input);
     printf("ResNet-18, %s weights, batch %zu at %zux%zu\n", weights_path ? weights_path : "random", batch, size, size);
     int32_t *top[2] = {malloc(batch * 5 * sizeof(int32_t)), malloc(batch * 5 * sizeof(int32_t))};
     float *logits[2] = {malloc(batch * RESNET_CLASSES * sizeof(float)), malloc(batch * RESNET_CLASSES * sizeof(float))};

@@ -163,6 +163,25 @@ void resnet_save_weights(const resnet_weights *w, const char *path)
         resnet_die("%s%s", err, "");
 }
 
+void resnet_input(const char *path, size_t batch, size_t size, float *input)
+{
+    if (!path) {
+        for (size_t i = 0; i < batch * 3 * size * size; i++)
+            input[i] = resnet_uniform(-2.0f, 2.0f);
+        return;
+    }
+    st_file f;
+    char err[512];
+    if (st_load(path, &f, err, sizeof err))
+        resnet_die("%s%s", err, "");
+    const st_tensor *t = st_find(&f, "input");
+    if (!t || t->ndim != 4 || t->shape[0] != batch || t->shape[1] != 3 || t->shape[2] != size || t->shape[3] != size)
+        resnet_die("%s: no tensor \"input\" of [batch, 3, size, size] (%s)", path, "see --batch and --size");
+    else if (st_read_f32(&f, t, input))
+        resnet_die("%s: \"input\" is not a float tensor%s", path, "");
+    st_free(&f);
+}
+
 /* ---- the network on a backend ------------------------------------------------------------- */
 
 typedef struct layer {

@@ -44,6 +44,9 @@ void resnet_random_weights(resnet_weights *w, const resnet_conv_spec *convs, siz
 /* Reads the tensors the model needs from a safetensors file, checking each one's shape. */
 void resnet_load_weights(resnet_weights *w, const char *path, const resnet_conv_spec *convs, size_t n_convs);
 void resnet_save_weights(const resnet_weights *w, const char *path);
+/* The images [batch, 3, size, size] into input: the tensor "input" of a safetensors file (a
+ * float type; exits on another shape), or with path NULL a pseudo-random batch in [-2, 2). */
+void resnet_input(const char *path, size_t batch, size_t size, float *input);
 
 /* Runs the model on a new backend of `kind` over input ([batch, 3, size, size] f32): one
  * warm-up pass, then `runs` timed ones; each image's top-5 classes into top [batch, 5] and the

@@ -13,7 +13,6 @@
 #include "commands.h"
 #include "llama_model.h"
 #include "resnet_model.h"
-#include "safetensors.h"
 #include "tensorgl.h"
 
 #include <json-c/json.h>
@@ -22,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define MAX_PROMPT 4096
 
@@ -76,7 +74,7 @@ static int parse(int argc, char **argv, opts *o)
             o->cpu = !strcmp(v, "cpu");
         } else if (!strcmp(a, "--format")) {
             o->format = v;
-            if (strcmp(v, "f32") && strcmp(v, "f16") && strcmp(v, "bf16") && strcmp(v, "q8_0") && strcmp(v, "q4_0"))
+            if (llama_ggml_type(v) == LLAMA_NO_TYPE)
                 return bad("--format (f32, f16, bf16, q8_0 or q4_0)", v);
         } else if (!strcmp(a, "--shape"))
             llama_parse_shape(v, &o->shape); /* exits with its rules on a bad shape */
@@ -121,26 +119,13 @@ static json_object *int_array(const int32_t *v, size_t n)
     return a;
 }
 
-/* The llama run: the file (or a random model written to --save-gguf or a temporary file), the
- * prompt, the figures; its JSON object into *out. */
-static int bench_llama(const opts *o, tgl_backend_kind kind, json_object **out)
+/* The llama run on b: the file (or a random model written to --save-gguf or a temporary file),
+ * the prompt, the figures; its JSON object into *out. */
+static int bench_llama(const opts *o, tgl_backend *b, json_object **out)
 {
-    char tmp[64] = "";
-    const char *path = o->gguf;
-    if (!path) {
-        path = o->save_gguf;
-        if (!path) {
-            snprintf(tmp, sizeof tmp, "/tmp/tensorgl-bench-llama-XXXXXX");
-            int fd = mkstemp(tmp);
-            if (fd < 0) {
-                fprintf(stderr, "tensorgl bench models: cannot make a temporary file\n");
-                return 1;
-            }
-            close(fd);
-            path = tmp;
-        }
-        llama_save_random(path, llama_ggml_type(o->format), &o->shape, 0, 0, 0);
-    }
+    char tmp[LLAMA_TMP_NAME] = "";
+    const char *path = o->gguf ? o->gguf : llama_save_random(o->save_gguf, tmp, llama_ggml_type(o->format), &o->shape,
+                                                             0, 0, 0);
     gguf_file f;
     char err[512];
     int failed = gguf_load(path, &f, err, sizeof err);
@@ -154,16 +139,8 @@ static int bench_llama(const opts *o, tgl_backend_kind kind, json_object **out)
     static int32_t prompt[MAX_PROMPT];
     for (size_t i = 0; i < o->prompt; i++) /* spread over the vocabulary, the same in every run */
         prompt[i] = (int32_t)((1 + 7919 * i) % c.vocab);
-    tgl_options to = {.kind = kind};
-    tgl_backend *b;
-    if (tgl_open(&to, &b)) {
-        fprintf(stderr, "tensorgl bench models: no device: %s\n", tgl_last_error(NULL));
-        gguf_free(&f);
-        return 1;
-    }
     llama_result r;
     llama_run(b, &f, prompt, o->prompt, o->steps, o->kv_f16 ? TGL_DTYPE_F16 : TGL_DTYPE_F32, &r);
-    tgl_close(b);
     gguf_free(&f);
     const double decoded = (double)(o->steps - 1); /* the prompt's pass gave the first token */
     double tps = r.decode_ms > 0 ? 1e3 * decoded / r.decode_ms : 0;
@@ -206,32 +183,14 @@ static int bench_resnet(const opts *o, tgl_backend_kind kind, json_object **out)
         resnet_load_weights(&w, o->weights, convs, n_convs);
     else
         resnet_random_weights(&w, convs, n_convs);
-    size_t n_in = o->batch * 3 * o->size * o->size;
-    float *input = malloc(n_in * sizeof(float));
+    float *input = malloc(o->batch * 3 * o->size * o->size * sizeof(float));
     int32_t *top = malloc(o->batch * 5 * sizeof(int32_t));
     float *logits = malloc(o->batch * RESNET_CLASSES * sizeof(float));
     int rc = !input || !top || !logits;
-    if (!rc && o->input) {
-        st_file f;
-        char err[512];
-        const st_tensor *t = NULL;
-        rc = st_load(o->input, &f, err, sizeof err);
-        if (rc)
-            fprintf(stderr, "tensorgl bench models: %s\n", err);
-        else {
-            t = st_find(&f, "input");
-            rc = !t || t->ndim != 4 || t->shape[0] != o->batch || t->shape[1] != 3 || t->shape[2] != o->size ||
-                 t->shape[3] != o->size || st_read_f32(&f, t, input);
-            if (rc)
-                fprintf(stderr, "tensorgl bench models: %s has no f32 tensor \"input\" of [%zu, 3, %zu, %zu] "
-                        "(--batch, --size)\n", o->input, o->batch, o->size, o->size);
-            st_free(&f);
-        }
-    } else if (!rc) {
-        for (size_t i = 0; i < n_in; i++)
-            input[i] = resnet_uniform(-2.0f, 2.0f);
-    }
-    if (!rc) {
+    if (rc)
+        fprintf(stderr, "tensorgl bench models: out of host memory for %zu images\n", o->batch);
+    else {
+        resnet_input(o->input, o->batch, o->size, input); /* exits naming a bad file */
         char device[512];
         double ips = resnet_run(kind, &w, convs, n_convs, input, o->batch, o->size, o->runs, top, logits, device,
                                 sizeof device);
@@ -272,10 +231,10 @@ int tgl_cmd_bench_models(int argc, char **argv)
         return 1;
     }
     struct tgl_device_info info;
-    tgl_status st = tgl_device_info(b, &info);
-    tgl_close(b);
-    if (st)
+    if (tgl_device_info(b, &info)) {
+        tgl_close(b);
         return 1;
+    }
     char device[400];
     snprintf(device, sizeof device, "%s (%s, %s)", info.backend, info.renderer, info.version);
     printf("tensorgl bench models: %s\n", device);
@@ -290,8 +249,9 @@ int tgl_cmd_bench_models(int argc, char **argv)
     json_object_object_add(root, "device", json_object_new_string(device));
     json_object_object_add(root, "models", models);
     json_object *m = NULL;
-    if (o.llama && !(rc = bench_llama(&o, kind, &m)))
+    if (o.llama && !(rc = bench_llama(&o, b, &m)))
         json_object_array_add(models, m);
+    tgl_close(b); /* resnet_run opens its own backend */
     if (!rc && o.resnet && !(rc = bench_resnet(&o, kind, &m)))
         json_object_array_add(models, m);
     const int flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE;

@@ -18,7 +18,6 @@ typedef struct gemm_kernel {
     const tgl_gl_gemm_config *cfg;
     int textures;           /* A and B through buffer textures (k > 0; tiled: batch 1 too) */
     size_t tile_m, tile_n; /* C elements per workgroup */
-    int rows_x;            /* the grid's x counts tiles of rows (a ROWS_X register kernel), else of columns */
     const char *why;
 } gemm_kernel;
 
@@ -94,10 +93,10 @@ static void plan(const tgl_gl_limits *l, const tgl__gemm *g, const gemm_kernel *
     for (;;) {
         if (p->bc > l->wg_count[2])
             p->bc = l->wg_count[2];
-        else if (tgl_gl_ceil_div(p->nc, kn->tile_n) > l->wg_count[kn->rows_x ? 1 : 0])
-            p->nc = (size_t)l->wg_count[kn->rows_x ? 1 : 0] * kn->tile_n;
-        else if (tgl_gl_ceil_div(p->mc, kn->tile_m) > l->wg_count[kn->rows_x ? 0 : 1])
-            p->mc = (size_t)l->wg_count[kn->rows_x ? 0 : 1] * kn->tile_m;
+        else if (tgl_gl_ceil_div(p->nc, kn->tile_n) > l->wg_count[kn->cfg->rows_x ? 1 : 0])
+            p->nc = (size_t)l->wg_count[kn->cfg->rows_x ? 1 : 0] * kn->tile_n;
+        else if (tgl_gl_ceil_div(p->mc, kn->tile_m) > l->wg_count[kn->cfg->rows_x ? 0 : 1])
+            p->mc = (size_t)l->wg_count[kn->cfg->rows_x ? 0 : 1] * kn->tile_m;
         else if (tgl__gemm_span_a(g, p->mc, p->kc, p->bc) > max)
             p->bc > 1 ? (void)(p->bc = halve(p->bc)) : halve_slice(&p->mc, &p->kc, g->trans_a, g->lda, max, g->gate);
         else if (tgl__gemm_span_b(g, p->kc, p->nc, p->bc) > max)
@@ -159,10 +158,10 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     /* Tiles read through textures only for products of one matrix (gains: gl_limits.c): on the
      * H100 a batched 64 x 256^3 lost with them, 32.1-32.5 -> 27.8-30.9 TFLOP/s. */
     if (cfg->tiled)
-        return (gemm_kernel){cfg, textures && g->batch == 1, cfg->bm, cfg->bn, 0, why};
-    if (cfg->rows_x)
-        return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_x, (size_t)cfg->tn * cfg->wg_y, 1, why};
-    return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x, 0, why};
+        return (gemm_kernel){cfg, textures && g->batch == 1, cfg->bm, cfg->bn, why};
+    if (cfg->rows_x) /* the workgroup's x across C's rows */
+        return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_x, (size_t)cfg->tn * cfg->wg_y, why};
+    return (gemm_kernel){cfg, textures, (size_t)cfg->tm * cfg->wg_y, (size_t)cfg->tn * cfg->wg_x, why};
 }
 
 /* Invocations per workgroup of a configuration's kernel. */
@@ -287,7 +286,8 @@ static tgl_status run_part(tgl_backend *b, const tgl__gemm *g, const gemm_kernel
     if (epilogue)
         bind[3] = tgl_gl_epilogue(b, prog, g, p->j0, p->nc, bind[2]);
     uint32_t cols = (uint32_t)tgl_gl_ceil_div(p->nc, kn->tile_n), rows = (uint32_t)tgl_gl_ceil_div(p->mc, kn->tile_m);
-    return tgl_gl_dispatch_grid(b, prog, bind, epilogue ? 4 : 3, kn->rows_x ? rows : cols, kn->rows_x ? cols : rows,
+    int rows_x = kn->cfg->rows_x;
+    return tgl_gl_dispatch_grid(b, prog, bind, epilogue ? 4 : 3, rows_x ? rows : cols, rows_x ? cols : rows,
                                 (uint32_t)p->bc);
 }
 

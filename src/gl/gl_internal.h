@@ -114,7 +114,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(gemm_f16, GEMM, "binary16 GEMM kernel")                                                            \
     X(gemm_medium, GEMM, "both, where gemm's tiles make a short grid")                                   \
     X(gemm_small, GEMM, "both, where they make too few workgroups")                                     \
-    X(gemm_thin, GEMM, "register kernels' products at most a quarter as wide as their block of columns")
+    X(gemm_thin, GEMM, "register kernels' products under a quarter as wide as their block of columns")
 enum {
 #define TGL_GL_TRAIT_ID_(name, kind, help) TGL_GL_TRAIT_##name,
     TGL_GL_TRAITS(TGL_GL_TRAIT_ID_)
