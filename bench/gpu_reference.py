@@ -46,7 +46,7 @@ def make_case(op, p):
         o16, a16 = torch.empty(n, device="cuda", dtype=torch.half), rand(n, dtype=torch.half)
         obf = torch.empty(n, device="cuda", dtype=torch.bfloat16)
         host = torch.rand(n)  # pageable, as tensorgl's host arrays are
-        if op == "scatter_add":  # PyTorch's own index dtype (int64)
+        if op in ("scatter_add", "scatter_add_unordered"):  # PyTorch's own index dtype (int64)
             idx = torch.randint(0, n, (n,), device="cuda")
             return lambda: o.scatter_add_(0, idx, a)
         if op == "sort":

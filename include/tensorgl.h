@@ -729,6 +729,9 @@ typedef enum {
     TGL_SCATTER_ADD, /* out's element plus all that land on it, rounded once (below) */
     TGL_SCATTER_MAX, /* the largest of out's element and all that land on it; NaN wins */
     TGL_SCATTER_MIN, /* the smallest; NaN wins */
+    TGL_SCATTER_ADD_UNORDERED, /* ADD as PyTorch's CUDA scatter_add_: floats added one at a time
+                                  in whatever order they land, so the last bits may change from
+                                  run to run (below) */
     TGL_SCATTER_REDUCE_COUNT
 } tgl_scatter_reduce;
 /* PyTorch's out.scatter_(axis, index, src) (SET) and out.scatter_reduce_(axis, index, src, ...)
@@ -742,8 +745,8 @@ typedef enum {
  * axis): they are checked on the device before anything is written, and one outside fails the
  * call, naming its position and value (the call waits for that check). Elements nothing lands
  * on keep their bits.
- * The result does not depend on the order in which elements land (every run, both backends, bit
- * for bit). ADD of the float dtypes sums each element's terms (out's own included) in 96-bit
+ * But for ADD_UNORDERED, the result does not depend on the order in which elements land (every
+ * run, both backends, bit for bit). ADD of the float dtypes sums each element's terms (out's own included) in 96-bit
  * fixed point whose unit is 2^(e - 150 - s), e the largest biased f32 exponent among them and
  * s = 71 - ceil(log2(L + 1)), L index's extent along axis; a term's bits below that unit are
  * dropped (toward zero), so the sum is within (L + 1) units of the exact one (under an ulp of
@@ -751,12 +754,22 @@ typedef enum {
  * dtype, nearest even, where a running float sum drifts by up to L ulps: NaN if a NaN or both infinities land, else an infinity that
  * lands, else that sum, -0 only when every term is -0. i32 ADD wraps; bool ADD and MAX are
  * logical or, MIN logical and. MAX and MIN order -0 below +0. Out's own NaN stays as it is.
+ * ADD_UNORDERED trades that for speed (one float atomic per element on GL, where ADD takes
+ * three or four): out's element is a running sum, each of its m terms (out's own first) added
+ * in f32 and rounded to out's dtype as it lands, in an order that may differ between runs and
+ * backends (the CPU backend adds them in index's row-major order). So its result lies within
+ * g S of the exact sum, S the sum of the terms' magnitudes, g = (m - 1) u / (1 - (m - 1) u)
+ * and u 2^-24 (f32), 2^-11 + 2^-24 (f16), 2^-8 + 2^-24 (bf16), plus m times f32's least normal
+ * (a device that flushes subnormal sums), and one unit of the result's last place: NaN where
+ * a NaN or both infinities land, an infinity where one lands or a partial sum overflows, -0
+ * only when every term is -0; out's own NaN stays NaN.
+ * i32 and bool ADD_UNORDERED are ADD (exact whatever the order).
  * Dtypes: every data dtype (f32, f16, bf16, i32, bool).
  * Errors: TGL_ERR_INVALID_ARGUMENT (NULL, axis, ndim or shapes, reduce, an index out of range,
  *   overlap, dtypes differ), TGL_ERR_INVALID_POINTER, TGL_ERR_UNSUPPORTED (index not i32, a
  *   block format; more than 2^32 - 2 indices or 2^32 - 1 elements of out),
- *   TGL_ERR_OUT_OF_MEMORY (the temporary buffer, 4 to 20 bytes per element of out, counted
- *   against TGL_MAX_MEMORY).
+ *   TGL_ERR_OUT_OF_MEMORY (the temporary buffer, 4 to 20 bytes per element of out, none for
+ *   ADD_UNORDERED of floats, counted against TGL_MAX_MEMORY).
  * Example: per-class sums of a batch's values, classes (batch) i32 into sums (n_classes):
  *   tgl_scatter(b, &values, 0, &classes, &sums, TGL_SCATTER_ADD); */
 TGL_API tgl_status tgl_scatter(tgl_backend *b, const tgl_tensor *src, size_t axis, const tgl_tensor *index,

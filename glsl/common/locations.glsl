@@ -371,11 +371,13 @@
 #define LOC_SCT_TEMP_BASE 9
 #define LOC_SCT_T_LO 10
 #define LOC_SCT_T_LEN 11
+#define LOC_SCT_C_BASE 12 // ATOMIC: out's element (0, ..) in its span, and its strides
 #define LOC_SCT_SHAPE 16
 #define LOC_SCT_LO 24
 #define LOC_SCT_A_STRIDE 32
 #define LOC_SCT_B_STRIDE 40
 #define LOC_SCT_ROW 48
+#define LOC_SCT_C_STRIDE 56
 
 // tensor/sort.comp and tensor/radix.comp (tgl_sort, tgl_topk; tensor/sort_line.glsl)
 #define LOC_SRT_N 0

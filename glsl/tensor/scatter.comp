@@ -15,8 +15,18 @@
 //     the one along u_axis replaced by the index; u_row out's row-major strides), whose words,
 //     where dest - u_t_lo < u_t_len (the temp window bound), it combines into with atomics that
 //     commute: the order elements land in changes no bit of the result.
+//   ATOMIC (ADD_UNORDERED of floats): the space is index's; no temp words: each element adds
+//     its term to out's element (binding 2: the elements at span positions [u_t_lo, u_t_lo +
+//     u_t_len) of out, u_temp_base of them before the first; position u_c_base + the coordinates
+//     times out's strides u_c_stride) as it lands, in f32, rounded to DTYPE: f32 by the device's
+//     float atomicAdd where it has GL_NV_shader_atomic_float (NVIDIA, llvmpipe), else, and for
+//     the 16-bit dtypes, a compare-and-swap loop on the element's word. The order terms land in
+//     is the device's, so the last bits may differ between runs.
 // u_reduce is a tgl_scatter_reduce; DTYPE out's and src's tgl_dtype.
 #extension GL_GOOGLE_include_directive : enable
+#ifdef ATOMIC
+#extension GL_NV_shader_atomic_float : enable
+#endif
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
 #define TGL_WG_SIZE 64
@@ -29,8 +39,13 @@
 #ifndef DTYPE
 #define DTYPE 0
 #endif
-#if !defined(INIT) && !defined(FIRST) && !defined(SECOND) && !defined(FINAL)
+#if !defined(INIT) && !defined(FIRST) && !defined(SECOND) && !defined(FINAL) && !defined(ATOMIC)
 #define FIRST
+#endif
+#if defined(ATOMIC) && DTYPE == 0 && defined(GL_NV_shader_atomic_float)
+#define FLOAT_ATOMIC 1
+#else
+#define FLOAT_ATOMIC 0
 #endif
 #if DTYPE == 0 || DTYPE == 3
 #define BYTES 4
@@ -67,7 +82,13 @@ layout(std430, binding = 1) buffer Temp { uint tw[]; };
 #else
 layout(std430, binding = 0) readonly buffer Index { uint ix[]; };
 layout(std430, binding = 1) readonly buffer Src { uint sx[]; };
+#if FLOAT_ATOMIC
+layout(std430, binding = 2) buffer OutF { float yf[]; };
+#elif defined(ATOMIC)
+layout(std430, binding = 2) buffer Out { uint y[]; };
+#else
 layout(std430, binding = 2) buffer Temp { uint tw[]; };
+#endif
 #endif
 layout(location = LOC_SCT_N) uniform uint u_n;
 layout(location = LOC_SCT_START) uniform uint u_start;
@@ -86,6 +107,10 @@ layout(location = LOC_SCT_LO) uniform uint u_lo[8];
 layout(location = LOC_SCT_A_STRIDE) uniform uint u_a_stride[8];
 layout(location = LOC_SCT_B_STRIDE) uniform uint u_b_stride[8];
 layout(location = LOC_SCT_ROW) uniform uint u_row[8];
+#ifdef ATOMIC
+layout(location = LOC_SCT_C_BASE) uniform uint u_c_base;
+layout(location = LOC_SCT_C_STRIDE) uniform uint u_c_stride[8];
+#endif
 
 #if IS_FLOAT
 uint to_f32(uint x)
@@ -258,9 +283,43 @@ void main()
         rest /= u_shape[d];
         a += (c - u_lo[d]) * u_a_stride[d];
         b += (c - u_lo[d]) * u_b_stride[d];
+#ifdef ATOMIC
+        dest += uint(d) != u_axis ? c * u_c_stride[d] : 0u; // out's span position, wrapping
+#else
         dest += uint(d) != u_axis ? c * u_row[d] : 0u;
+#endif
     }
-#if defined(INIT) || defined(FINAL)
+#if defined(ATOMIC)
+    uint local = u_c_base + dest + ix[a] * u_c_stride[u_axis] - u_t_lo; // (index checked)
+    if (local >= u_t_len)
+        return;
+    uint e = u_temp_base + local; // the element in the binding
+    uint x = LOAD_DATA(sx, b);
+#if FLOAT_ATOMIC
+    atomicAdd(yf[e], uintBitsToFloat(x));
+#elif IS_FLOAT
+    float t = uintBitsToFloat(to_f32(x));
+#if BYTES == 4
+    uint old = y[e];
+    for (;;) { // (a lost race means another term landed: at most as many trips as terms)
+        uint seen = atomicCompSwap(y[e], old, floatBitsToUint(uintBitsToFloat(old) + t));
+        if (seen == old)
+            break;
+        old = seen;
+    }
+#else
+    uint w = e >> 1, shift = 16u * (e & 1u), mask = 0xFFFFu << shift;
+    uint old = y[w];
+    for (;;) {
+        uint sum = from_f32(floatBitsToUint(uintBitsToFloat(to_f32((old >> shift) & 0xFFFFu)) + t));
+        uint seen = atomicCompSwap(y[w], old, (old & ~mask) | (sum << shift));
+        if (seen == old)
+            break;
+        old = seen;
+    }
+#endif
+#endif
+#elif defined(INIT) || defined(FINAL)
     uint at = u_temp_base + (g - u_t_lo) * u_words;
     uint x = LOAD_DATA(y, a);
 #ifdef INIT

@@ -120,7 +120,8 @@ static const struct {
     const char *op;
     bench_host_fn fn;
 } loops[] = {
-    {"scatter_add", host_scatter_add}, {"sort", host_sort},     {"topk", host_topk},
+    {"scatter_add", host_scatter_add}, {"scatter_add_unordered", host_scatter_add},
+    {"sort", host_sort},               {"topk", host_topk},
     {"cumsum", host_cumsum},           {"gather", host_gather}, {"random_normal", host_random_normal},
 };
 

@@ -277,12 +277,23 @@ static void spec_scatter_add(const size_t *p, bench_spec *s)
     buf(s, p[0], BENCH_IDS, p[0]);
 }
 
-static tgl_status run_scatter_add(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+static tgl_status scatter_add(tgl_backend *b, const size_t *p, const tgl_ptr *u, tgl_scatter_reduce reduce)
 {
     tgl_tensor src = tgl_tensor_contiguous(u[0], TGL_DTYPE_F32, 1, p), out = src;
     tgl_tensor idx = tgl_tensor_contiguous(u[2], TGL_DTYPE_I32, 1, p);
     out.data = u[1];
-    return tgl_scatter(b, &src, 0, &idx, &out, TGL_SCATTER_ADD);
+    return tgl_scatter(b, &src, 0, &idx, &out, reduce);
+}
+
+static tgl_status run_scatter_add(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return scatter_add(b, p, u, TGL_SCATTER_ADD);
+}
+
+/* The same with ADD_UNORDERED: a float atomic per element, PyTorch's own kind of sum. */
+static tgl_status run_scatter_add_unordered(tgl_backend *b, const size_t *p, const tgl_ptr *u)
+{
+    return scatter_add(b, p, u, TGL_SCATTER_ADD_UNORDERED);
 }
 
 /* tgl_sort of n f32 as one line, values and indices (torch: torch.sort(a, stable=True)). */
@@ -628,6 +639,8 @@ const bench_op tgl_bench_ops[] = {
     {"gather", "tensor", "rows,cols", N3(P(64, 1024), P(1024, 1024), P(4096, 4096)), spec_gather_axis,
      run_gather_axis, NULL, NULL},
     {"scatter_add", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_scatter_add, run_scatter_add, NULL, NULL},
+    {"scatter_add_unordered", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_scatter_add,
+     run_scatter_add_unordered, NULL, NULL},
     {"sort", "tensor", "n", N3(1u << 16, 1u << 20, 1u << 24), spec_sort, run_sort, NULL, NULL},
     {"topk", "tensor", "rows,cols,k", N3(P(1, 50257, 50), P(32, 50257, 50), P(256, 50257, 50)), spec_topk, run_topk,
      NULL, NULL},

@@ -413,7 +413,7 @@ static void usage(FILE *f)
         fprintf(f, "%s%s", tgl_bench_ops[i].name, i + 1 < tgl_bench_op_count ? "," : "\n");
     fprintf(f, "  --sizes    small,medium,large (default: all)\n"
                     "  --backend  gl,cpu,openblas,host (default: all available; openblas runs the gemm family, host\n"
-                    "             a plain C loop of scatter_add, sort, topk, cumsum, gather and random_normal)\n"
+                    "             a plain C loop of scatter_add (both kinds), sort, topk, cumsum, gather and random_normal)\n"
                     "  --repeat   timed runs per case, 1..1000 (default 5)\n"
                     "  --json     also write the raw figures to FILE\n\n");
     tgl_cmd_bench_usage(f);

@@ -8,7 +8,9 @@
 
 unsigned tgl__scatter_words(tgl_scatter_reduce reduce, tgl_dtype dt)
 {
-    int is_float = dt == TGL_DTYPE_F32 || dt == TGL_DTYPE_F16 || dt == TGL_DTYPE_BF16;
+    int is_float = (TGL__DT_FLOATS >> dt) & 1u;
+    if (reduce == TGL_SCATTER_ADD_UNORDERED)
+        return is_float ? 0u : 1u; /* floats: atomics on out itself; i32 and bool run as ADD */
     return reduce == TGL_SCATTER_SET ? 2u : reduce == TGL_SCATTER_ADD && is_float ? 5u : 1u;
 }
 
@@ -54,6 +56,8 @@ static tgl_status run_scatter(tgl_backend *b, const char *fn, const tgl_tensor *
                               const tgl_tensor *idx, const tgl_tensor *check_index, const tgl_tensor *src,
                               tgl_scatter_reduce reduce)
 {
+    if (reduce == TGL_SCATTER_ADD_UNORDERED && !((TGL__DT_FLOATS >> out->dtype) & 1u)) /* integer sums are exact in any order */
+        reduce = TGL_SCATTER_ADD;
     tgl__scatter s = {.reduce = reduce, .ndim = idx->ndim, .n = 1, .axis = axis, .out_n = 1};
     tgl_status st;
     for (size_t d = 0; d < s.ndim; d++) {
@@ -76,14 +80,15 @@ static tgl_status run_scatter(tgl_backend *b, const char *fn, const tgl_tensor *
     size_t bytes;
     if ((st = tgl__mul(b, "the temporary buffer", s.out_n, (size_t)s.words * 4u, &bytes)))
         return st;
-    void *buf;
-    if ((st = tgl__temp_create(b, fn, bytes, &buf)))
+    void *buf = NULL;
+    if (bytes && (st = tgl__temp_create(b, fn, bytes, &buf)))
         return st;
     s.temp = (tgl__view){buf, 0};
     uint64_t bad_pos = UINT64_MAX;
     int32_t bad_value = 0;
     st = b->vt->scatter(b, &check, &s, &bad_pos, &bad_value);
-    tgl__temp_destroy(b, buf, bytes);
+    if (buf)
+        tgl__temp_destroy(b, buf, bytes);
     if ((st = tgl__leave(b, st)) || bad_pos == UINT64_MAX)
         return st;
     return tgl__index_fail(b, &check, bad_pos, bad_value, axis, "out");

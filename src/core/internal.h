@@ -403,7 +403,10 @@ typedef struct tgl__compact {
  *     own element included; 0: none), [1] flags (TGL__SCATTER_NAN, _PINF, _NINF, _PZERO: a
  *     term of that kind landed), [2..4] the 96-bit two's complement sum of the terms that land,
  *     each a multiple of 2^([0] - 150 - shift) truncated toward zero (out's own added at the end).
- *   ADD of i32 (wrapping), bool (or), MAX and MIN: [0] the result so far as an order key. */
+ *   ADD of i32 (wrapping), bool (or), MAX and MIN: [0] the result so far as an order key.
+ *   ADD_UNORDERED (floats; the API turns i32 and bool into ADD): no words (temp is empty): one
+ *     pass over the index space adds each term to out's element as it lands (on GL a float
+ *     atomic), an order that may differ from run to run. */
 #define TGL__SCATTER_NAN 1u
 #define TGL__SCATTER_PINF 2u
 #define TGL__SCATTER_NINF 4u

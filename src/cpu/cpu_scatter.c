@@ -272,6 +272,25 @@ static void land(const tgl__scatter *s, const uint8_t *src, const int32_t *index
     }
 }
 
+/* ADD_UNORDERED of floats: each term added to out's element as it lands, in f32 and rounded to
+ * out's dtype, in index's row-major order (GL's atomics take the order they come in). */
+static void add_unordered(const tgl__scatter *s, uint8_t *out, const uint8_t *src, const int32_t *index)
+{
+    tgl_dtype dt = s->src.dtype;
+    size_t es = tgl_dtype_size(dt);
+    walk w = {.at = {(int64_t)s->index.base, (int64_t)s->src.base}};
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t at = (int64_t)s->out.base;
+        for (size_t d = 0; d < s->ndim; d++)
+            at += (int64_t)(d == s->axis ? (size_t)index[w.at[0]] : w.idx[d]) * s->out.strides[d];
+        uint8_t *o = out + at * (int64_t)es;
+        float sum = tgl_cpu_bits_f32(to_f32(dt, load_bits(dt, o))) +
+                    tgl_cpu_bits_f32(to_f32(dt, load_bits(dt, src + w.at[1] * (int64_t)es)));
+        store_bits(dt, from_f32(dt, tgl_cpu_f32_bits(sum)), o);
+        step(&w, s->ndim, s->shape, s->index.strides, s->src.strides);
+    }
+}
+
 tgl_status tgl_cpu_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scatter *s, uint64_t *bad_pos,
                            int32_t *bad_value)
 {
@@ -282,8 +301,12 @@ tgl_status tgl_cpu_scatter(tgl_backend *b, const tgl__tew *check, const tgl__sca
     const uint8_t *src = (const uint8_t *)tgl_cpu_at(s->src.view);
     const int32_t *index = (const int32_t *)tgl_cpu_at(s->index.view);
     uint32_t *temp = (uint32_t *)tgl_cpu_at(s->temp);
-    if (!out || !src || !index || !temp)
+    if (!out || !src || !index || (s->words && !temp))
         return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_scatter: an operand has no buffer");
+    if (s->reduce == TGL_SCATTER_ADD_UNORDERED) {
+        add_unordered(s, out, src, index);
+        return TGL_OK;
+    }
     int two = s->reduce == TGL_SCATTER_SET || (s->reduce == TGL_SCATTER_ADD && is_float(s->out.dtype));
     init_or_final(s, out, temp, 0);
     land(s, src, index, temp, 0);

@@ -6,14 +6,15 @@
  * of out's elements at a time, each dispatch combining the elements that land inside it. Those
  * windows are also cut to the profile's scatter_window_bytes: a GPU's atomics at random places
  * of a few hundred MB run several times slower than within a smaller range, even counting the
- * index read once per window. */
+ * index read once per window. ADD_UNORDERED of floats is one pass, ATOMIC, over the index space,
+ * adding each term to out's element itself, a window of out's span at a time. */
 #include "gl_internal.h"
 
 typedef struct scatter_flags {
     uint32_t pass, dtype;
 } scatter_flags;
-enum { PASS_INIT, PASS_FIRST, PASS_SECOND, PASS_FINAL, PASS_COUNT };
-static const char *const pass_names[PASS_COUNT] = {"INIT", "FIRST", "SECOND", "FINAL"};
+enum { PASS_INIT, PASS_FIRST, PASS_SECOND, PASS_FINAL, PASS_ATOMIC, PASS_COUNT };
+static const char *const pass_names[PASS_COUNT] = {"INIT", "FIRST", "SECOND", "FINAL", "ATOMIC"};
 static const tgl_gl_def scatter_defs[] = {
     TGL_GL_NAME(scatter_flags, pass, pass_names),
     TGL_GL_UINT(scatter_flags, dtype, "DTYPE"),
@@ -23,8 +24,10 @@ static tgl_gl_plan scatter_plan(int pass, tgl_dtype dt)
 {
     scatter_flags f = {(uint32_t)pass, (uint32_t)dt};
     tgl_gl_plan p = {.op = "tgl_scatter",
-                     .why = "an invocation per element: out's to and from its temporary words, index's "
-                            "landing on them with atomics that commute"};
+                     .why = pass == PASS_ATOMIC ? "ADD_UNORDERED: an invocation per element of index, its term "
+                                                  "added to out's element by a float atomic (or a compare-and-swap)"
+                                                : "an invocation per element: out's to and from its temporary words, "
+                                                  "index's landing on them with atomics that commute"};
     tgl_gl_plan_kernel(&p, "tensor/scatter", TGL_GL_DEFS(scatter_defs), &f);
     return p;
 }
@@ -100,9 +103,21 @@ static tgl_status run_range(scatter_run *x, size_t i0, size_t i1)
     }
     bind[1] = tgl_gl_window(b, src.view, window_bytes(&src), 0, &pad);
     tgl_gl_uniform_ui(b, prog, LOC_SCT_B_BASE, (GLuint)(pad / tgl_dtype_size(src.dtype) + src.base));
+    tgl_status st = TGL_OK;
+    if (x->pass == PASS_ATOMIC) { /* out's span a window of positions at a time */
+        size_t es = tgl_dtype_size(s->out.dtype), per = x->temp_bytes / es ? x->temp_bytes / es : 1;
+        for (size_t t0 = 0; !st && t0 < s->out.span; t0 += per) {
+            size_t len = s->out.span - t0 < per ? s->out.span - t0 : per;
+            bind[2] = tgl_gl_window(b, (tgl__view){s->out.view.buf, s->out.view.offset + t0 * es}, len * es, 1, &pad);
+            tgl_gl_uniform_ui(b, prog, LOC_SCT_TEMP_BASE, (GLuint)(pad / es));
+            tgl_gl_uniform_ui(b, prog, LOC_SCT_T_LO, (GLuint)t0);
+            tgl_gl_uniform_ui(b, prog, LOC_SCT_T_LEN, (GLuint)len);
+            st = dispatch_run(x, bind, 3, i0, i1 - i0);
+        }
+        return st;
+    }
     size_t per = x->temp_bytes / (s->words * 4); /* out's elements a temp window holds */
     per = per ? per : 1;
-    tgl_status st = TGL_OK;
     for (size_t t0 = 0; !st && t0 < s->out_n; t0 += per) {
         bind[2] = bind_temp(x, t0, s->out_n - t0 < per ? s->out_n - t0 : per, 1);
         st = dispatch_run(x, bind, 3, i0, i1 - i0);
@@ -139,6 +154,11 @@ static tgl_status run_pass(tgl_backend *b, const tgl__scatter *s, int pass)
     tgl_gl_uniform_uiv(b, x.prog, LOC_SCT_A_STRIDE, (GLsizei)s->ndim, v);
     tgl_gl_stride_bits(v, over_out ? s->out.strides : s->src.strides, s->ndim);
     tgl_gl_uniform_uiv(b, x.prog, LOC_SCT_B_STRIDE, (GLsizei)s->ndim, v);
+    if (pass == PASS_ATOMIC) {
+        tgl_gl_uniform_ui(b, x.prog, LOC_SCT_C_BASE, (GLuint)s->out.base);
+        tgl_gl_stride_bits(v, s->out.strides, s->ndim);
+        tgl_gl_uniform_uiv(b, x.prog, LOC_SCT_C_STRIDE, (GLsizei)s->ndim, v);
+    }
     return run_range(&x, 0, n);
 }
 
@@ -148,6 +168,8 @@ tgl_status tgl_gl_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scat
     tgl_status st = tgl_gl_check_index(b, check, bad_pos, bad_value);
     if (st || *bad_pos != UINT64_MAX)
         return st;
+    if (s->reduce == TGL_SCATTER_ADD_UNORDERED) /* floats (the API makes the others ADD) */
+        return run_pass(b, s, PASS_ATOMIC);
     int two = s->words != 1; /* SET and float ADD */
     if ((st = run_pass(b, s, PASS_INIT)) || (st = run_pass(b, s, PASS_FIRST)) ||
         (two && (st = run_pass(b, s, PASS_SECOND))))
@@ -158,6 +180,6 @@ tgl_status tgl_gl_scatter(tgl_backend *b, const tgl__tew *check, const tgl__scat
 void tgl_gl_scatter_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
     for (int pass = 0; pass < PASS_COUNT; pass++)
-        for (int dt = TGL_DTYPE_F32; dt <= TGL_DTYPE_BOOL; dt++)
+        for (int dt = TGL_DTYPE_F32; dt <= (pass == PASS_ATOMIC ? TGL_DTYPE_BF16 : TGL_DTYPE_BOOL); dt++)
             tgl_gl_list_plan(fn, ctx, scatter_plan(pass, (tgl_dtype)dt));
 }

@@ -4,7 +4,8 @@
  * MIN and the integer ADDs equal the reference bit for bit; float ADD equals the exact sum (a
  * wide integer of 2^-149 units, independent of the library's fixed point) rounded once to out's
  * dtype, or, where a term has bits below the library's documented cutoff, lies within one unit
- * in the last place of it. Random calls of 1-4 dims (extents 1, primes, 2^k +- 1, past a
+ * in the last place of it; ADD_UNORDERED of floats lies within its running sum's documented bound
+ * of the exact sum on each backend. Random calls of 1-4 dims (extents 1, primes, 2^k +- 1, past a
  * workgroup; permuted, reversed and gapped strides; broadcast index views; every dtype and
  * reduce; edge-value pools with signed zeros, NaN, infinities, subnormals; indices crowding onto
  * a few places), PyTorch's outputs for small cases, a shrunk SSBO limit, temp windows cut by the
@@ -202,7 +203,43 @@ typedef struct place {
     uint32_t bits;  /* MAX/MIN/SET/int ADD: the running result */
     int touched;
     exact sum;
+    double mag; /* ADD_UNORDERED: the sum of the finite terms' magnitudes (out's own included) */
+    size_t terms;
 } place;
+
+/* What an ADD_UNORDERED float element may hold (its running sum's documented bound): set per
+ * byte of out at an element's first, `on` where the element is one. */
+typedef struct loose {
+    int on, nan;      /* nan: only a NaN */
+    uint32_t inf;     /* an infinity of the terms (its bits; 0: none) */
+    int may_overflow; /* a partial sum may round to an infinity (or, with inf, to NaN) */
+    double exact, bound;
+} loose;
+
+/* The running sum's bound, g S + m * 2^-126 (tensorgl.h), vacuous where (m - 1) u reaches 1. */
+static double unordered_bound(tgl_dtype dt, double mag, size_t m)
+{
+    double u = dt == TGL_DTYPE_F32 ? 0x1p-24 : (dt == TGL_DTYPE_F16 ? 0x1p-11 : 0x1p-8) + 0x1p-24;
+    double k = (double)(m - 1) * u;
+    return k >= 1.0 ? INFINITY : k / (1.0 - k) * mag + (double)m * 0x1p-126;
+}
+
+/* Whether got (dt's bits) is what lz allows. */
+static int loose_ok(tgl_dtype dt, uint32_t got, uint32_t want, const loose *lz)
+{
+    uint32_t f = f32_of(dt, got), a = f & 0x7FFFFFFFu;
+    if (a > 0x7F800000u)
+        return lz->nan || (lz->inf && lz->may_overflow);
+    if (lz->nan)
+        return 0;
+    if (a == 0x7F800000u)
+        return lz->inf ? f32_of(dt, lz->inf) == f || lz->may_overflow : lz->may_overflow;
+    if (lz->inf)
+        return 0;
+    if (lz->bound == 0) /* every term a zero: the sign rule decides */
+        return got == want;
+    return within(got, lz->exact, lz->bound, dt);
+}
 
 /* max/min of two dt values by the op's order: -0 below +0, NaN wins. */
 static uint32_t pick(tgl_dtype dt, int max, uint32_t a, uint32_t b)
@@ -225,7 +262,7 @@ static uint32_t pick(tgl_dtype dt, int max, uint32_t a, uint32_t b)
  * where a float ADD place has terms below the library's cutoff, the documented bound on what
  * they may lose (there the result is within it of the exact sum, exact[], plus the rounding),
  * else 0. */
-static void reference(const call *c, uint8_t *want, double *bound, double *exact_sum)
+static void reference(const call *c, uint8_t *want, double *bound, double *exact_sum, loose *lz)
 {
     tgl_dtype dt = c->out.dtype;
     size_t es = tgl_dtype_size(dt), out_n = 1, n = 1;
@@ -246,8 +283,11 @@ static void reference(const call *c, uint8_t *want, double *bound, double *exact
         uint32_t x = load(dt, c->out_init + byte_at(&c->out, at));
         pl[i].bits = dt == TGL_DTYPE_BOOL ? x != 0 : x;
         pl[i].sum.emin = 1000;
+        pl[i].terms = 1;
         if (is_float(dt))
             exact_add(&pl[i].sum, f32_of(dt, x));
+        if (is_float(dt) && isfinite(value_of(dt, x)))
+            pl[i].mag = fabs(value_of(dt, x));
     }
     for (size_t i = 0; i < n; i++) {
         int32_t k;
@@ -265,6 +305,12 @@ static void reference(const call *c, uint8_t *want, double *bound, double *exact
         place *q = &pl[dest];
         q->touched = 1;
         tgl_scatter_reduce r = c->index_add ? TGL_SCATTER_ADD : c->reduce;
+        if (r == TGL_SCATTER_ADD_UNORDERED) { /* i32 and bool: ADD */
+            r = TGL_SCATTER_ADD;
+            q->terms++;
+            if (is_float(dt) && isfinite(value_of(dt, x)))
+                q->mag += fabs(value_of(dt, x));
+        }
         if (r == TGL_SCATTER_SET)
             q->bits = x;
         else if (r == TGL_SCATTER_ADD && is_float(dt))
@@ -280,8 +326,10 @@ static void reference(const call *c, uint8_t *want, double *bound, double *exact
         }
     }
     memcpy(want, c->out_init, c->out_bytes);
-    for (size_t i = 0; i < c->out_bytes; i++)
+    for (size_t i = 0; i < c->out_bytes; i++) {
         bound[i] = exact_sum[i] = 0;
+        lz[i] = (loose){0};
+    }
     size_t len = c->index_add ? c->index.shape[0] : shape[c->axis];
     unsigned log2 = 0;
     while (((uint64_t)1 << log2) < (uint64_t)len + 1)
@@ -293,6 +341,23 @@ static void reference(const call *c, uint8_t *want, double *bound, double *exact
         int64_t b = byte_at(&c->out, at);
         uint32_t old = load(dt, c->out_init + b), y = pl[i].bits;
         int float_add = is_float(dt) && (c->index_add || c->reduce == TGL_SCATTER_ADD);
+        if (is_float(dt) && !c->index_add && c->reduce == TGL_SCATTER_ADD_UNORDERED) {
+            if (!pl[i].touched)
+                continue;
+            exact *s = &pl[i].sum;
+            loose *l = &lz[b];
+            double top = dt == TGL_DTYPE_F16 ? 65504.0 : (double)3.38953139e38f; /* bf16's largest */
+            top = dt == TGL_DTYPE_F32 ? (double)3.40282347e38f : top;
+            l->on = 1;
+            l->nan = (f32_of(dt, old) & 0x7FFFFFFFu) > 0x7F800000u || s->nan || (s->pinf && s->ninf);
+            l->inf = s->pinf ? exact_round(s, dt) : s->ninf ? exact_round(s, dt) : 0;
+            l->bound = s->nonzero ? unordered_bound(dt, pl[i].mag, pl[i].terms) : 0;
+            l->may_overflow = pl[i].mag + l->bound >= top;
+            l->exact = exact_value(s);
+            y = exact_round(s, dt);
+            memcpy(want + b, &y, es);
+            continue;
+        }
         if (float_add) {
             if ((f32_of(dt, old) & 0x7FFFFFFFu) > 0x7F800000u || !pl[i].touched)
                 continue; /* out's NaN, and an element nothing landed on, keep their bits */
@@ -317,8 +382,9 @@ static void check(pair *p, tgl_backend *gl, const call *c, const char *what)
 {
     uint8_t *want = malloc(c->out_bytes), *got[2] = {malloc(c->out_bytes), malloc(c->out_bytes)};
     double *bound = malloc(c->out_bytes * sizeof *bound), *exact_sum = malloc(c->out_bytes * sizeof *exact_sum);
-    reference(c, want, bound, exact_sum);
-    static const char *const reduces[] = {"set", "add", "max", "min"};
+    loose *lz = malloc(c->out_bytes * sizeof *lz);
+    reference(c, want, bound, exact_sum, lz);
+    static const char *const reduces[] = {"set", "add", "max", "min", "add_unordered"};
     const char *op = c->index_add ? "index_add" : reduces[c->reduce];
     tgl_dtype dt = c->out.dtype;
     size_t es = tgl_dtype_size(dt);
@@ -334,13 +400,18 @@ static void check(pair *p, tgl_backend *gl, const call *c, const char *what)
             size_t e = i / es * es; /* the element's first byte (out's data is element-aligned) */
             if (bound[e] > 0 && within(load(dt, got[j] + e), exact_sum[e], bound[e], dt))
                 continue;
+            if (lz[e].on && loose_ok(dt, load(dt, got[j] + e), load(dt, want + e), &lz[e]))
+                continue;
             fail_msg("%s: %s %s %zu-d axis %zu: %s out byte %zu is 0x%02x, the reference's 0x%02x (element 0x%x, "
                      "reference 0x%x)", what, op, tgl_dtype_name(dt), c->out.ndim, c->axis, tgl_backend_name(b), i,
                      got[j][i], want[i], load(dt, got[j] + e), load(dt, want + e));
         }
     }
-    if (p->cpu && gl && memcmp(got[0], got[1], c->out_bytes) != 0)
+    /* (ADD_UNORDERED of floats: each backend within the bound, in its own order) */
+    int ordered = c->index_add || c->reduce != TGL_SCATTER_ADD_UNORDERED || !is_float(dt);
+    if (ordered && p->cpu && gl && memcmp(got[0], got[1], c->out_bytes) != 0)
         fail_msg("%s: %s %s: the backends differ", what, op, tgl_dtype_name(dt));
+    free(lz);
     free(want);
     free(bound);
     free(exact_sum);
@@ -496,7 +567,7 @@ static void test_temp_windows(void **state)
 }
 
 /* PyTorch's outputs: torch.zeros(3, 5).scatter_(0, index, src) of its documentation, and
- * scatter_reduce_ "sum", "amax" and "amin" with include_self of x = [1, 2, 3, 4] at index
+ * scatter_reduce_ "sum", "amax" and "amin" with include_self (and "sum" as ADD_UNORDERED) of x = [1, 2, 3, 4] at index
  * [0, 1, 0, 1, 2, 1] of src [1, 2, 3, 4, 5, 6]; index_add of its documentation (ones(5, 3),
  * rows [0, 4, 2] of t = 1..9). */
 static void test_known_values(void **state)
@@ -506,7 +577,7 @@ static void test_known_values(void **state)
     const float src[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     const int32_t index[4] = {0, 1, 2, 0}, red_index[6] = {0, 1, 0, 1, 2, 1}, rows[3] = {0, 4, 2};
     const float want_set[15] = {1, 0, 0, 4, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0};
-    const float want_red[3][4] = {{5, 14, 8, 4}, {3, 6, 5, 4}, {1, 2, 3, 4}};
+    const float want_red[4][4] = {{5, 14, 8, 4}, {3, 6, 5, 4}, {1, 2, 3, 4}, {5, 14, 8, 4}};
     const float want_add[15] = {2, 3, 4, 1, 1, 1, 8, 9, 10, 1, 1, 1, 5, 6, 7};
     for (int j = 0; j < 2; j++) {
         tgl_backend *b = bs[j];
@@ -530,9 +601,10 @@ static void test_known_values(void **state)
             if (got[k] != want_set[k])
                 fail_msg("%s: scatter_ element %d is %g, PyTorch's %g", tgl_backend_name(b), k, (double)got[k],
                          (double)want_set[k]);
-        const tgl_scatter_reduce reds[3] = {TGL_SCATTER_ADD, TGL_SCATTER_MAX, TGL_SCATTER_MIN};
+        const tgl_scatter_reduce reds[4] = {TGL_SCATTER_ADD, TGL_SCATTER_MAX, TGL_SCATTER_MIN,
+                                            TGL_SCATTER_ADD_UNORDERED}; /* (small integers: exact) */
         TGT_OK(b, tgl_copy_htod(b, pi, red_index, sizeof red_index));
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             const float x[4] = {1, 2, 3, 4};
             TGT_OK(b, tgl_copy_htod(b, po, x, sizeof x));
             out = tgl_tensor_contiguous(po, TGL_DTYPE_F32, 1, (size_t[]){4});
