@@ -377,7 +377,7 @@
 #define LOC_SCT_A_STRIDE 32
 #define LOC_SCT_B_STRIDE 40
 #define LOC_SCT_ROW 48
-#define LOC_SCT_C_STRIDE 56
+#define LOC_SCT_C_STRIDE 64 // [8] (above the textures 60..63)
 
 // tensor/sort.comp and tensor/radix.comp (tgl_sort, tgl_topk; tensor/sort_line.glsl)
 #define LOC_SRT_N 0
