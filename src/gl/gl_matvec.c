@@ -16,6 +16,37 @@ static const tgl_gl_def mv_defs[] = {
     TGL_GL_FLAG(mv_flags, tex, "TEX"),
 };
 
+/* gemm/matvec_lanes (profiles with row_lanes: llvmpipe): row_lanes invocations share LANES_RPS
+ * rows, LANES_GROUPS such vectors a workgroup, for rows of LANES_MIN_COLS or more (vec4s, both
+ * through textures). llvmpipe, 2 cores, alternated against the row per invocation (GB/s of W):
+ * 4096 x 4096 15-16 -> 24-25, 16384 x 4096 14-15 -> 23-24, 4096 x 1024 15-16 -> 20-21, 2048 x
+ * 3072 16-17 -> 22-25; rows of 768 between 0.7x and 1.4x (50257 x 768 12.4-16.5 against 11.8-14.7,
+ * 768 x 768 10-14 against 13-19), so they keep theirs. 4 rows a vector, or 4 vectors a
+ * workgroup, ran up to 25% slower at 4096 columns. */
+#define LANES_RPS 8u
+#define LANES_GROUPS 8u
+#define LANES_MIN_COLS 1024u
+typedef struct lanes_flags {
+    uint32_t lanes, rps, groups;
+} lanes_flags;
+static const tgl_gl_def lanes_defs[] = {
+    TGL_GL_UINT(lanes_flags, lanes, "LANES"),
+    TGL_GL_UINT(lanes_flags, rps, "RPS"),
+    TGL_GL_UINT(lanes_flags, groups, "GROUPS"),
+};
+
+/* The plan for vectors of `lanes` invocations; *rows: the rows a workgroup takes. */
+static tgl_gl_plan lanes_plan(uint32_t lanes, size_t *rows)
+{
+    lanes_flags f = {lanes, lanes < LANES_RPS ? lanes : LANES_RPS, LANES_GROUPS}; /* a lane writes each row */
+    tgl_gl_plan p = {.op = "tgl_matvec", .why = "row_lanes invocations share 8 rows, summed across them; W and x "
+                                                "through textures (matvec_row_per_invocation, textures, row_lanes)"};
+    tgl_gl_plan_kernel(&p, "gemm/matvec_lanes", TGL_GL_DEFS(lanes_defs), &f);
+    p.wg = lanes * f.groups;
+    *rows = (size_t)f.rps * f.groups;
+    return p;
+}
+
 static tgl_gl_plan mv_plan(const mv_flags *f)
 {
     tgl_gl_plan p = {.op = "tgl_matvec"};
@@ -85,9 +116,13 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         if (tex)
             bind[0].texture_format = bind[1].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
         f.vec4 = (uint32_t)vec4;
-        tgl_gl_plan plan = mv_plan(&f);
-        plan.wg = wg;
-        plan.groups = (nr + rows_per_group - 1) / rows_per_group;
+        int lanes = tex && vec4 && l->row_lanes && cols >= LANES_MIN_COLS &&
+                    (!l->loop_limit || cols / 4 / l->row_lanes < l->loop_limit / 2);
+        size_t lanes_rows = 1;
+        tgl_gl_plan plan = lanes ? lanes_plan(l->row_lanes, &lanes_rows) : mv_plan(&f);
+        if (!lanes)
+            plan.wg = wg;
+        plan.groups = lanes ? tgl_gl_ceil_div(nr, lanes_rows) : (nr + rows_per_group - 1) / rows_per_group;
         GLuint prog;
         tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
         if (st)
@@ -110,6 +145,11 @@ void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char
         if (f.tex && !f.alone) /* the texture variants are per-invocation ones */
             continue;
         tgl_gl_plan p = mv_plan(&f);
+        fn(ctx, p.kernel, p.defines);
+    }
+    for (uint32_t lanes = 4; lanes <= 16; lanes *= 2) { /* llvmpipe's 128-, 256- and 512-bit vectors */
+        size_t rows;
+        tgl_gl_plan p = lanes_plan(lanes, &rows);
         fn(ctx, p.kernel, p.defines);
     }
 }

@@ -191,6 +191,7 @@ int tgl_gl_es_excluded(const char *kernel, const char *defines)
     /* dvec4 stores and ARB_shader_ballot: desktop GL only; so are decode attention's MERGE, whose
      * six storage buffers pass ES 3.1's guaranteed four, and Winograd convolutions (five) */
     return (defines && strstr(defines, "#define TGL_WIDE") != NULL) || !strcmp(kernel, "norm/softmax_lanes") ||
+           !strcmp(kernel, "gemm/matvec_lanes") ||
            (!strcmp(kernel, "attention/decode") && defines && strstr(defines, "#define MERGE") != NULL) ||
            !strcmp(kernel, "conv/conv2d_winograd");
 }

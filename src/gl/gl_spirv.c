@@ -284,8 +284,9 @@ int tgl_gl_spirv_excluded(const char *kernel, const char *defines)
         return 1;
     /* norm/softmax_lanes (llvmpipe's softmax rows) reads across invocations with ARB_shader_ballot;
      * glslangValidator -G builds it (SPV_KHR_shader_ballot), but Mesa 22.3's llvmpipe crashed
-     * (SIGSEGV) running the module, so it is built from GLSL too. */
-    if (!strcmp(kernel, "norm/softmax_lanes"))
+     * (SIGSEGV) running the module, so it is built from GLSL too, as is gemm/matvec_lanes, which
+     * sums across invocations the same way. */
+    if (!strcmp(kernel, "norm/softmax_lanes") || !strcmp(kernel, "gemm/matvec_lanes"))
         return 1;
     /* flash_reg keeps RQ x DP and RQ x BKV accumulators in arrays indexed by loop counters;
      * Mesa 22.3's GLSL compiler unrolls those loops and splits the arrays into registers, but

@@ -562,6 +562,9 @@ static void test_matvec(void **state)
                                  * (whole vec4s) or 2, then 1: rows of 1, 3, 33 and 40 vec4s */
                                 {100, 4, 0}, {17, 12, 0}, {9, 132, 0}, {11, 160, 4},
                                 {9, 1028, 0}, {3, 1032, 4}, {5, 1036, 0}, {3, 1030, 1}, {2, 1039, 0},
+                                /* llvmpipe's vectors of 8 rows, 8 a workgroup: a last group and
+                                 * vector cut short, rows of 375 vec4s (a last trip on 7 lanes) */
+                                {203, 2048, 0}, {130, 1500, 4}, {1, 1024, 0},
                                 /* rows longer than llvmpipe's loop limit lets one invocation walk */
                                 {6, 600001, 0}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
