@@ -26,22 +26,38 @@
  * two each way, so the host's copy of one chunk overlaps the GPU's copy of the next. */
 #define STAGING_BYTES ((size_t)8 << 20)
 
-/* Staging buffer i (0 and 1: uploads, 2 and 3: downloads), made on first use. */
+/* Staging buffer i (0 and 1: uploads, 2 and 3: downloads), made on first use. Where the context
+ * has glBufferStorage, the download ones are client storage mapped persistently and coherently
+ * once (staging_map): a GL_STREAM_READ buffer, mapped per chunk, read back at 12 GB/s on the H100
+ * with four threads copying (64 MiB in 5.3 ms, 8.3 with one thread, 6.7-7.1 with 8 or 16, where
+ * PyTorch took 3.9 ms into pageable memory). */
 static tgl_status staging_buffer(tgl_backend *b, unsigned i, GLuint *out)
 {
     tgl_gl *gl = tgl_gl_of(b);
     if (!gl->staging[i]) {
+        int persistent = i >= 2 && gl->limits.buffer_storage;
+        const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+        const void *map = NULL;
         glGenBuffers(1, &gl->staging[i]);
         glBindBuffer(GL_COPY_READ_BUFFER, gl->staging[i]);
-        glBufferData(GL_COPY_READ_BUFFER, (GLsizeiptr)STAGING_BYTES, NULL, i < 2 ? GL_STREAM_DRAW : GL_STREAM_READ);
+        if (persistent) {
+            glBufferStorage(GL_COPY_READ_BUFFER, (GLsizeiptr)STAGING_BYTES, NULL, flags | GL_CLIENT_STORAGE_BIT);
+            map = glMapBufferRange(GL_COPY_READ_BUFFER, 0, (GLsizeiptr)STAGING_BYTES, flags);
+        } else {
+            glBufferData(GL_COPY_READ_BUFFER, (GLsizeiptr)STAGING_BYTES, NULL, i < 2 ? GL_STREAM_DRAW : GL_STREAM_READ);
+        }
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
-        tgl_status st = tgl_gl_check(b, "staging buffer (glBufferData)");
+        tgl_status st = tgl_gl_check(b, "staging buffer (glBufferData, glBufferStorage, glMapBufferRange)");
+        if (!st && persistent && !map)
+            st = tgl__fail(b, TGL_ERR_INTERNAL, "staging buffer: glMapBufferRange returned NULL");
         if (st) {
-            glDeleteBuffers(1, &gl->staging[i]);
+            glDeleteBuffers(1, &gl->staging[i]); /* (unmaps it) */
             glGetError(); /* the delete of a failed buffer must not leak into the next check */
             gl->staging[i] = 0;
             return st;
         }
+        if (persistent)
+            gl->staging_map[i - 2] = map;
     }
     *out = gl->staging[i];
     return TGL_OK;
@@ -122,9 +138,47 @@ static tgl_status stage_out(tgl_backend *b, GLuint src, GLintptr at, size_t chun
                              "tgl_copy_dtoh (glCopyBufferSubData)");
 }
 
+/* Downloads through the persistently mapped staging buffers: each chunk's copy is followed by a
+ * fence, the next chunk's copy queued before the wait for this one's, so the GPU's copy of the
+ * next overlaps the host's of this one; no map or unmap per chunk. */
+static tgl_status download_persistent(tgl_backend *b, void *dst, GLuint src, GLintptr at, size_t bytes)
+{
+    tgl_gl *gl = tgl_gl_of(b);
+    size_t chunks = tgl_gl_ceil_div(bytes, STAGING_BYTES);
+    GLsync fence[2] = {0, 0};
+    tgl_status st = TGL_OK;
+    for (size_t c = 0; !st && c <= chunks; c++) {
+        if (c < chunks) { /* queue chunk c */
+            if ((st = stage_out(b, src, at, c, bytes)))
+                break;
+            fence[c & 1u] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+            if (!fence[c & 1u] && !(st = tgl_gl_check(b, "tgl_copy_dtoh (glFenceSync)")))
+                st = tgl__fail(b, TGL_ERR_INTERNAL, "tgl_copy_dtoh: glFenceSync returned 0");
+        }
+        if (!st && c > 0) { /* read chunk c - 1 */
+            size_t k = c - 1;
+            st = tgl_gl_wait_sync(b, fence[k & 1u], "tgl_copy_dtoh");
+            fence[k & 1u] = 0;
+            if (!st)
+                tgl__host_copy((char *)dst + k * STAGING_BYTES, gl->staging_map[k & 1u], chunk_bytes(bytes, k),
+                               gl->limits.transfer_threads);
+        }
+    }
+    for (int i = 0; i < 2; i++) /* (a failure's fences) */
+        if (fence[i])
+            glDeleteSync(fence[i]);
+    return st;
+}
+
 static tgl_status download_staged(tgl_backend *b, void *dst, GLuint src, GLintptr at, size_t bytes)
 {
     size_t chunks = tgl_gl_ceil_div(bytes, STAGING_BYTES);
+    GLuint first;
+    tgl_status st0 = chunks ? staging_buffer(b, 2, &first) : TGL_OK;
+    if (st0 || (chunks > 1 && (st0 = staging_buffer(b, 3, &first))))
+        return st0;
+    if (tgl_gl_of(b)->staging_map[0])
+        return download_persistent(b, dst, src, at, bytes);
     tgl_status st = chunks ? stage_out(b, src, at, 0, bytes) : TGL_OK;
     for (size_t c = 0; !st && c < chunks; c++) {
         if (c + 1 < chunks && (st = stage_out(b, src, at, c + 1, bytes)))

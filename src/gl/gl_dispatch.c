@@ -287,8 +287,17 @@ tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who)
         tgl_status st = tgl_gl_check(b, "glFenceSync");
         return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "%s: glFenceSync returned 0", who);
     }
-    gl->since_flush = 0;
+    tgl_status st = tgl_gl_wait_sync(b, fence, who);
+    if (!st)
+        gl->completed_seq = issued;
+    return st;
+}
+
+tgl_status tgl_gl_wait_sync(tgl_backend *b, GLsync fence, const char *who)
+{
+    tgl_gl *gl = tgl_gl_of(b);
     GLuint64 timeout_ns = (GLuint64)b->config.sync_timeout_ms * 1000000u;
+    gl->since_flush = 0; /* (the wait flushes) */
     GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, timeout_ns);
     if (gl->test.fault == TGL_GL_FAULT_TIMEOUT) {
         gl->test.fault = TGL_GL_FAULT_NONE;
@@ -305,8 +314,5 @@ tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who)
         tgl_status st = tgl_gl_check(b, "glClientWaitSync");
         return st ? st : tgl__fail(b, TGL_ERR_INTERNAL, "%s: glClientWaitSync failed", who);
     }
-    tgl_status st = tgl_gl_check_reset(b);
-    if (!st)
-        gl->completed_seq = issued;
-    return st;
+    return tgl_gl_check_reset(b);
 }

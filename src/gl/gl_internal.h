@@ -387,6 +387,7 @@ typedef struct tgl_gl {
     tgl_gl_buffer *scan_lookback;  /* one-pass scans' counters (zero between calls) and tagged chunk totals */
     uint32_t scan_epoch;           /* ... the tag of the last call's totals (gl_reduce_t.c) */
     GLuint staging[4];          /* transfers' staging buffers: 2 to upload, 2 to download (gl_buffers.c) */
+    const void *staging_map[2]; /* the download ones' persistent maps (limits.buffer_storage), else NULL */
     /* small downloads' buffer (gl_buffers.c, readback_small): written by the copy kernel,
      * persistently mapped at readback_map; readback.block is &readback_block once made */
     tgl_gl_block readback_block;
@@ -605,6 +606,8 @@ void tgl_gl_note_copy(tgl_backend *b, tgl_gl_buffer *from, tgl_gl_buffer *to);
 tgl_status tgl_gl_finish(tgl_backend *b);
 /* Waits (at most TGL_SYNC_TIMEOUT_MS) for everything queued; `who` names the caller in errors. */
 tgl_status tgl_gl_wait_idle(tgl_backend *b, const char *who);
+/* Waits likewise for `fence` alone (flushing the commands before it), then deletes it. */
+tgl_status tgl_gl_wait_sync(tgl_backend *b, GLsync fence, const char *who);
 
 /* ---- TGL_DEBUG=1 barrier audit (gl_barrier_audit.c) ---- */
 /* Records a glMemoryBarrier really issued. */
