@@ -235,7 +235,7 @@ def main():
     gl = {(r["op"], r["size"]): r for r in data["results"] if r["backend"] == "gl" and not r.get("error")}
     print(f"tensorgl {data['version']} GL: {data['devices']['gl']}")
     print(f"reference: {data['devices']['torch']}")
-    print(f"{'op':<17} {'size':<6} {'shape':<28} {'gl ms':>10} {'torch ms':>10} {'gl rate':>12} "
+    print(f"{'op':<24} {'size':<6} {'shape':<28} {'gl ms':>10} {'torch ms':>10} {'gl rate':>12} "
           f"{'torch rate':>12} {'unit':<8} {'gl/torch speed':>14}")
     ratios = []
     for t in torch_rows:
@@ -243,11 +243,11 @@ def main():
         if not g:
             continue
         if t.get("error"):
-            print(f"{t['op']:<17} {t['size']:<6} {t['shape']:<28} {g['median_s'] * 1e3:10.4g} {t['error']}")
+            print(f"{t['op']:<24} {t['size']:<6} {t['shape']:<28} {g['median_s'] * 1e3:10.4g} {t['error']}")
             continue
         ratio = t["median_s"] / g["median_s"]
         ratios.append(ratio)
-        print(f"{t['op']:<17} {t['size']:<6} {t['shape']:<28} {g['median_s'] * 1e3:10.4g} "
+        print(f"{t['op']:<24} {t['size']:<6} {t['shape']:<28} {g['median_s'] * 1e3:10.4g} "
               f"{t['median_s'] * 1e3:10.4g} {g['rate']:12.4g} {t['rate']:12.4g} {t['unit']:<8} {ratio:13.2f}x")
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))

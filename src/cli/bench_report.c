@@ -43,11 +43,11 @@ void tgl_bench_print_table(const bench_context *c, const bench_result *r, size_t
     printf("  host:     plain C loops on one thread (qsort for sort), reference for scatter_add (both kinds), sort, topk, "
            "cumsum, gather, random_normal\n");
     printf("times per call: median of the repeats (min-max); vs x: how many times faster than x\n\n");
-    printf("%-21s %-6s %-30s %-8s %10s %21s %16s %11s %11s %11s\n", "op", "size", "shape", "backend", "median ms",
+    printf("%-24s %-6s %-30s %-8s %10s %21s %16s %11s %11s %11s\n", "op", "size", "shape", "backend", "median ms",
            "min-max ms", "rate", "vs cpu", "vs openblas", "vs host");
     for (size_t i = 0; i < n; i++) {
         const bench_result *x = &r[i];
-        printf("%-21s %-6s %-30s %-8s", x->op->name, tgl_bench_size_names[x->size], x->spec.shape, x->backend);
+        printf("%-24s %-6s %-30s %-8s", x->op->name, tgl_bench_size_names[x->size], x->spec.shape, x->backend);
         if (x->error) {
             printf(" %s\n", x->error);
             continue;
