@@ -9,8 +9,8 @@
 unsigned tgl__scatter_words(tgl_scatter_reduce reduce, tgl_dtype dt)
 {
     int is_float = (TGL__DT_FLOATS >> dt) & 1u;
-    if (reduce == TGL_SCATTER_ADD_UNORDERED)
-        return is_float ? 0u : 1u; /* floats: atomics on out itself; i32 and bool run as ADD */
+    if (reduce == TGL_SCATTER_ADD_UNORDERED) /* floats only (run_scatter makes the others ADD) */
+        return 0u; /* atomics on out itself */
     return reduce == TGL_SCATTER_SET ? 2u : reduce == TGL_SCATTER_ADD && is_float ? 5u : 1u;
 }
 

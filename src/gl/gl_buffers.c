@@ -172,13 +172,9 @@ static tgl_status download_persistent(tgl_backend *b, void *dst, GLuint src, GLi
 
 static tgl_status download_staged(tgl_backend *b, void *dst, GLuint src, GLintptr at, size_t bytes)
 {
-    size_t chunks = tgl_gl_ceil_div(bytes, STAGING_BYTES);
-    GLuint first;
-    tgl_status st0 = chunks ? staging_buffer(b, 2, &first) : TGL_OK;
-    if (st0 || (chunks > 1 && (st0 = staging_buffer(b, 3, &first))))
-        return st0;
-    if (tgl_gl_of(b)->staging_map[0])
+    if (tgl_gl_of(b)->limits.buffer_storage) /* staging_buffer maps them persistently */
         return download_persistent(b, dst, src, at, bytes);
+    size_t chunks = tgl_gl_ceil_div(bytes, STAGING_BYTES);
     tgl_status st = chunks ? stage_out(b, src, at, 0, bytes) : TGL_OK;
     for (size_t c = 0; !st && c < chunks; c++) {
         if (c + 1 < chunks && (st = stage_out(b, src, at, c + 1, bytes)))

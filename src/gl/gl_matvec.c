@@ -118,11 +118,11 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         f.vec4 = (uint32_t)vec4;
         int lanes = tex && vec4 && l->row_lanes && cols >= LANES_MIN_COLS &&
                     (!l->loop_limit || cols / 4 / l->row_lanes < l->loop_limit / 2);
-        size_t lanes_rows = 1;
-        tgl_gl_plan plan = lanes ? lanes_plan(l->row_lanes, &lanes_rows) : mv_plan(&f);
+        size_t group_rows = rows_per_group;
+        tgl_gl_plan plan = lanes ? lanes_plan(l->row_lanes, &group_rows) : mv_plan(&f);
         if (!lanes)
             plan.wg = wg;
-        plan.groups = lanes ? tgl_gl_ceil_div(nr, lanes_rows) : (nr + rows_per_group - 1) / rows_per_group;
+        plan.groups = tgl_gl_ceil_div(nr, group_rows);
         GLuint prog;
         tgl_status st = tgl_gl_plan_program(b, &plan, &prog);
         if (st)
