@@ -146,6 +146,8 @@
 #define LOC_MV_W_OFF 2
 #define LOC_MV_X_OFF 3
 #define LOC_MV_Y_OFF 4
+#define LOC_MV_ALPHA 12 // EPILOGUE (gemm/matvec.comp, gemm/matvec_lanes.comp)
+#define LOC_MV_BETA 13
 
 // Products with a weight in any weight format (gemm/matvec_w.comp) and the block conversions
 // (tensor/quantize.comp): offsets and row strides of block operands in bytes, else in elements.

@@ -5,6 +5,8 @@
 // VEC4: u_cols and the window offsets are multiples of 4, so W and x load as vec4s. TEX: W
 // and x are read through buffer textures over the same ranges (units 0 and 1; RGBA32F with
 // VEC4, else R32F), which llvmpipe gathers where it loops over SIMD lanes for SSBO loads.
+// EPILOGUE (tgl_matvec_t_fused on such profiles): y = tgl_gemm_fused's epilogue of alpha * the
+// sum (common/epilogue.glsl), y read where it says, the bias indexed by the row.
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
@@ -26,12 +28,12 @@ layout(std430, binding = 1) readonly buffer VecX { vec4 x[]; };
 layout(std430, binding = 0) readonly buffer MatW { float w[]; };
 layout(std430, binding = 1) readonly buffer VecX { float x[]; };
 #endif
-layout(std430, binding = 2) writeonly buffer VecY { float y[]; };
 layout(location = LOC_MV_ROWS) uniform uint u_rows;
 layout(location = LOC_MV_COLS) uniform uint u_cols;
 layout(location = LOC_MV_W_OFF) uniform uint u_w_off; // in elements (a multiple of 4 with VEC4)
 layout(location = LOC_MV_X_OFF) uniform uint u_x_off;
 layout(location = LOC_MV_Y_OFF) uniform uint u_y_off;
+#include "common/matvec_store.glsl"
 
 // TGL_W / TGL_X load 4 elements (VEC4) or 1 at an element index.
 #if defined(TEX) && defined(VEC4)
@@ -78,7 +80,7 @@ void main()
     }
     if (c < u_cols)
         s += TGL_DOT(wr + c, u_x_off + c);
-    y[u_y_off + row] = s + s2;
+    store(row, s + s2);
 #else
     uint row = tgl_group_index();
     if (row >= u_rows)
@@ -89,6 +91,6 @@ void main()
         s += TGL_DOT(wr + c, u_x_off + c);
     s = tgl_group_sum(s);
     if (gl_LocalInvocationIndex == 0u)
-        y[u_y_off + row] = s;
+        store(row, s);
 #endif
 }

@@ -8,6 +8,7 @@
 // host makes LANES llvmpipe's SIMD width, its subgroup size; no barrier (llvmpipe pays for one by
 // switching coroutines). A workgroup takes GROUPS such vectors (llvmpipe pays a cost per
 // workgroup). GLSL 4.50: glslang declares ARB_shader_ballot's functions from there on.
+// EPILOGUE: as matvec.comp's (common/matvec_store.glsl).
 #extension GL_GOOGLE_include_directive : enable
 #include "common/locations.glsl"
 #extension GL_ARB_shader_ballot : require
@@ -28,12 +29,12 @@
 layout(local_size_x = LANES * GROUPS) in;
 layout(location = LOC_TEXTURE0, binding = 0) uniform highp samplerBuffer w_tex;
 layout(location = LOC_TEXTURE1, binding = 1) uniform highp samplerBuffer x_tex;
-layout(std430, binding = 2) writeonly buffer VecY { float y[]; };
 layout(location = LOC_MV_ROWS) uniform uint u_rows;
 layout(location = LOC_MV_COLS) uniform uint u_cols;
 layout(location = LOC_MV_W_OFF) uniform uint u_w_off; // in elements, multiples of 4
 layout(location = LOC_MV_X_OFF) uniform uint u_x_off;
 layout(location = LOC_MV_Y_OFF) uniform uint u_y_off;
+#include "common/matvec_store.glsl"
 
 void main()
 {
@@ -53,11 +54,14 @@ void main()
         TGL_UNROLL for (int k = 0; k < RPS; k++)
             acc[k] += texelFetch(w_tex, int(wr[k] + c)) * xv;
     }
+    float mine = 0.0; // lane k's: row k's total, stored once (the epilogue's code appears once)
     TGL_UNROLL for (int k = 0; k < RPS; k++) {
         float s = (acc[k].x + acc[k].y) + (acc[k].z + acc[k].w), total = 0.0;
         TGL_UNROLL for (int i = 0; i < LANES; i++)
             total += readInvocationARB(s, uint(i));
-        if (lane == uint(k) && row0 + uint(k) < u_rows)
-            y[u_y_off + row0 + uint(k)] = total;
+        if (lane == uint(k))
+            mine = total;
     }
+    if (lane < uint(RPS) && row0 + lane < u_rows)
+        store(row0 + lane, mine);
 }

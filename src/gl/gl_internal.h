@@ -740,6 +740,9 @@ void tgl_gl_map_t_variants(void (*fn)(void *ctx, const char *kernel, const char 
 tgl_status tgl_gl_gemm(tgl_backend *b, const tgl__gemm *g);
 void tgl_gl_gemm_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx);
 tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols);
+/* The same with tgl_gemm_fused's epilogue (NULL none; cols > 0), the bias indexed by the row. */
+tgl_status tgl_gl_matvec_epilogue(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols,
+                                  const tgl__gemm *epilogue);
 /* tgl_gemm_fused's epilogue for a dispatch of program prog over columns j0 .. j0 + n - 1 of g's
  * product (gl_epilogue.c): sets glsl/common/epilogue.glsl's uniforms and returns binding 3, the
  * bias's window, or without a bias stand_in (any live buffer) read-only, never read. */

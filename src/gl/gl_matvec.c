@@ -6,14 +6,15 @@
 #define F32 sizeof(float)
 
 /* matvec.comp's flags: a row per invocation (else a workgroup per row), vec4 loads, W and x read
- * through buffer textures (per-invocation rows only). */
+ * through buffer textures (per-invocation rows only), tgl_gemm_fused's epilogue. */
 typedef struct mv_flags {
-    uint32_t alone, vec4, tex;
+    uint32_t alone, vec4, tex, epilogue;
 } mv_flags;
 static const tgl_gl_def mv_defs[] = {
     TGL_GL_FLAG(mv_flags, alone, "ROW_PER_INVOCATION"),
     TGL_GL_FLAG(mv_flags, vec4, "VEC4"),
     TGL_GL_FLAG(mv_flags, tex, "TEX"),
+    TGL_GL_FLAG(mv_flags, epilogue, "EPILOGUE"),
 };
 
 /* gemm/matvec_lanes (profiles with row_lanes: llvmpipe): row_lanes invocations share LANES_RPS
@@ -27,18 +28,20 @@ static const tgl_gl_def mv_defs[] = {
 #define LANES_GROUPS 8u
 #define LANES_MIN_COLS 1024u
 typedef struct lanes_flags {
-    uint32_t lanes, rps, groups;
+    uint32_t lanes, rps, groups, epilogue;
 } lanes_flags;
 static const tgl_gl_def lanes_defs[] = {
     TGL_GL_UINT(lanes_flags, lanes, "LANES"),
     TGL_GL_UINT(lanes_flags, rps, "RPS"),
     TGL_GL_UINT(lanes_flags, groups, "GROUPS"),
+    TGL_GL_FLAG(lanes_flags, epilogue, "EPILOGUE"),
 };
 
 /* The plan for vectors of `lanes` invocations; *rows: the rows a workgroup takes. */
-static tgl_gl_plan lanes_plan(uint32_t lanes, size_t *rows)
+static tgl_gl_plan lanes_plan(uint32_t lanes, int epilogue, size_t *rows)
 {
-    lanes_flags f = {lanes, lanes < LANES_RPS ? lanes : LANES_RPS, LANES_GROUPS}; /* a lane writes each row */
+    /* a lane writes each row */
+    lanes_flags f = {lanes, lanes < LANES_RPS ? lanes : LANES_RPS, LANES_GROUPS, (uint32_t)epilogue};
     tgl_gl_plan p = {.op = "tgl_matvec", .why = "row_lanes invocations share 8 rows, summed across them; W and x "
                                                 "through textures (matvec_row_per_invocation, textures, row_lanes)"};
     tgl_gl_plan_kernel(&p, "gemm/matvec_lanes", TGL_GL_DEFS(lanes_defs), &f);
@@ -78,7 +81,15 @@ static void mv_choose(const tgl_gl_limits *l, size_t cols, mv_flags *f, uint32_t
 
 tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols)
 {
+    return tgl_gl_matvec_epilogue(b, w, x, y, rows, cols, NULL);
+}
+
+tgl_status tgl_gl_matvec_epilogue(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, size_t rows, size_t cols,
+                                  const tgl__gemm *epilogue)
+{
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
+    if (cols == 0 && epilogue)
+        return tgl__fail(b, TGL_ERR_INTERNAL, "tgl_matvec: an epilogue over empty rows (matvec_w's to run)");
     if (cols == 0)
         return tgl_gl_fill(b, y, 0.0f, rows);
     size_t max = tgl_gl_max_window_elems(l, F32);
@@ -116,10 +127,11 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         if (tex)
             bind[0].texture_format = bind[1].texture_format = vec4 ? GL_RGBA32F : GL_R32F;
         f.vec4 = (uint32_t)vec4;
+        f.epilogue = epilogue != NULL;
         int lanes = tex && vec4 && l->row_lanes && cols >= LANES_MIN_COLS &&
                     (!l->loop_limit || cols / 4 / l->row_lanes < l->loop_limit / 2);
         size_t group_rows = rows_per_group;
-        tgl_gl_plan plan = lanes ? lanes_plan(l->row_lanes, &group_rows) : mv_plan(&f);
+        tgl_gl_plan plan = lanes ? lanes_plan(l->row_lanes, epilogue != NULL, &group_rows) : mv_plan(&f);
         if (!lanes)
             plan.wg = wg;
         plan.groups = tgl_gl_ceil_div(nr, group_rows);
@@ -132,7 +144,13 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
         tgl_gl_uniform_ui(b, prog, LOC_MV_W_OFF, (GLuint)(pad_w / F32));
         tgl_gl_uniform_ui(b, prog, LOC_MV_X_OFF, (GLuint)(pad_x / F32));
         tgl_gl_uniform_ui(b, prog, LOC_MV_Y_OFF, (GLuint)(pad_y / F32));
-        if ((st = tgl_gl_dispatch(b, prog, bind, 3, plan.groups)))
+        tgl_gl_binding all[4] = {bind[0], bind[1], bind[2]};
+        if (epilogue) { /* the bias indexed by the row */
+            all[3] = tgl_gl_epilogue(b, prog, epilogue, r0, nr, bind[2]);
+            tgl_gl_uniform_f(b, prog, LOC_MV_ALPHA, epilogue->alpha);
+            tgl_gl_uniform_f(b, prog, LOC_MV_BETA, epilogue->beta);
+        }
+        if ((st = tgl_gl_dispatch(b, prog, all, epilogue ? 4 : 3, plan.groups)))
             return st;
     }
     return TGL_OK;
@@ -140,16 +158,17 @@ tgl_status tgl_gl_matvec(tgl_backend *b, tgl__view w, tgl__view x, tgl__view y, 
 
 void tgl_gl_matvec_variants(void (*fn)(void *ctx, const char *kernel, const char *defines), void *ctx)
 {
-    for (uint32_t v = 0; v < 8; v++) {
-        mv_flags f = {v & 1, (v >> 1) & 1, (v >> 2) & 1};
+    for (uint32_t v = 0; v < 16; v++) {
+        mv_flags f = {v & 1, (v >> 1) & 1, (v >> 2) & 1, (v >> 3) & 1};
         if (f.tex && !f.alone) /* the texture variants are per-invocation ones */
             continue;
         tgl_gl_plan p = mv_plan(&f);
         fn(ctx, p.kernel, p.defines);
     }
-    for (uint32_t lanes = 4; lanes <= 16; lanes *= 2) { /* llvmpipe's 128-, 256- and 512-bit vectors */
-        size_t rows;
-        tgl_gl_plan p = lanes_plan(lanes, &rows);
-        fn(ctx, p.kernel, p.defines);
-    }
+    for (uint32_t lanes = 4; lanes <= 16; lanes *= 2) /* llvmpipe's 128-, 256- and 512-bit vectors */
+        for (int epilogue = 0; epilogue < 2; epilogue++) {
+            size_t rows;
+            tgl_gl_plan p = lanes_plan(lanes, epilogue, &rows);
+            fn(ctx, p.kernel, p.defines);
+        }
 }

@@ -136,21 +136,23 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
     *wg_out = wg;
 }
 
-/* m is one plain row of x over an f32 W of back-to-back rows: tgl_matvec's kernel, whose two
+/* m is one plain row of x over an f32 W of back-to-back rows: tgl_matvec's kernels, whose two
  * accumulation chains and four steps a loop trip run it at 2.3-2.7x matvec_w's rate on llvmpipe
- * (768 x 768 to 50257 x 768, a GPT-2-small decode step's layers). */
-static int plain_row(const tgl__matvec_t *m)
+ * (768 x 768 to 50257 x 768, a GPT-2-small decode step's layers). With an epilogue only where
+ * rows run per invocation (llvmpipe: the residual products of a decode step). */
+static int plain_row(const tgl_gl_limits *l, const tgl__matvec_t *m)
 {
-    return !m->epilogue && m->n == 1 && m->w.dtype == TGL_DTYPE_F32 && m->w.strides[1] == 1 &&
-           m->w.strides[0] == (int64_t)m->cols && m->x.strides[1] == 1 && m->y.strides[1] == 1;
+    return (!m->epilogue || (l->gemm.matvec_row_per_invocation && m->cols)) && m->n == 1 &&
+           m->w.dtype == TGL_DTYPE_F32 && m->w.strides[1] == 1 && m->w.strides[0] == (int64_t)m->cols &&
+           m->x.strides[1] == 1 && m->y.strides[1] == 1;
 }
 
 tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
 {
     const tgl_gl_limits *l = &tgl_gl_of(b)->limits;
-    if (plain_row(m))
-        return tgl_gl_matvec(b, tgl__view_at_base(&m->w), tgl__view_at_base(&m->x), tgl__view_at_base(&m->y),
-                             m->rows, m->cols);
+    if (plain_row(l, m))
+        return tgl_gl_matvec_epilogue(b, tgl__view_at_base(&m->w), tgl__view_at_base(&m->x),
+                                      tgl__view_at_base(&m->y), m->rows, m->cols, m->epilogue);
     size_t units = tgl__is_block(m->w.dtype) ? m->cols / 32 : m->cols;
     mvw_flags f;
     uint32_t wg;

@@ -830,7 +830,8 @@ static epi_spec random_epilogue(tgt_rng *r)
 /* tgl_matvec_t_fused: GL against the CPU (NMSE 1e-7) and the CPU against its unfused chain, for
  * every format and random epilogues: decode rows (n 1..9, vectors, random strides), prompts (n
  * 17..40: the GEMM path, W in f32 slabs with the bias following each slab, also under a memory
- * budget), slabs under a 4 KiB SSBO limit; cols 0 (the epilogue of empty sums); refusals. */
+ * budget), long f32 rows (1027 to 2048 columns), slabs under a 4 KiB SSBO limit; cols 0 (the
+ * epilogue of empty sums); refusals. */
 static void test_matvec_t_fused(void **state)
 {
     pair *p = *state;
@@ -855,6 +856,17 @@ static void test_matvec_t_fused(void **state)
             if (err > 1e-7)
                 fail_msg("tgl_matvec_t_fused %s: NMSE %g", what, err);
         }
+    }
+    /* one dense row of x over long f32 rows: llvmpipe's lanes kernel from 1024 columns (vec4s),
+     * its row per invocation below or unaligned */
+    static const size_t long_cols[] = {1028, 1027, 2048};
+    for (int it = 0; it < 6; it++) {
+        epi_spec e = random_epilogue(&p->rng);
+        size_t cols = long_cols[it % 3], rows = it < 3 ? 67 : 130;
+        double err = matvec_case_epi(p, p->gl, TGL_DTYPE_F32, rows, cols, 1, it % 2, 2, &e);
+        if (err > 1e-7)
+            fail_msg("tgl_matvec_t_fused f32 %zu x %zu: act %d beta %g bias %d gate %d nan_y %d: NMSE %g", rows, cols,
+                     (int)e.act, (double)e.beta, e.bias, e.gate, e.nan_y, err);
     }
     /* prompts in slabs of W under a memory budget (as test_matvec_t_prompts), and slabs of rows
      * under a 4 KiB SSBO limit: the bias and y's columns follow each slab */
