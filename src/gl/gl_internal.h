@@ -114,6 +114,7 @@ enum { TGL_GL_TRANSPOSE_OFF = 0, TGL_GL_TRANSPOSE_TILES = 1, TGL_GL_TRANSPOSE_BL
     X(gemm_f16, GEMM, "binary16 GEMM kernel")                                                            \
     X(gemm_medium, GEMM, "both, where gemm's tiles make a short grid")                                   \
     X(gemm_small, GEMM, "both, where they make too few workgroups")                                     \
+    X(gemm_tiny, GEMM, "products of one matrix whose small tiles would fill under half a wave of compute_units")   \
     X(gemm_thin, GEMM, "register kernels' products under a quarter as wide as their block of columns")
 enum {
 #define TGL_GL_TRAIT_ID_(name, kind, help) TGL_GL_TRAIT_##name,
@@ -163,7 +164,7 @@ typedef struct tgl_gl_limits {
     int readback_mapped;
     int pool, timer_queries;
     double gflops_floor;
-    tgl_gl_gemm_config gemm, gemm_f16, gemm_medium, gemm_small, gemm_thin;
+    tgl_gl_gemm_config gemm, gemm_f16, gemm_medium, gemm_small, gemm_tiny, gemm_thin;
     uint8_t trait_source[TGL_GL_TRAIT_COUNT]; /* TGL_GL_FROM_* per trait */
     char profile[32];         /* the named profile the traits started from */
     char profile_reason[64];  /* why that one */

@@ -149,7 +149,7 @@ void tgl_gl_gemm_format(const tgl_gl_gemm_config *g, char *out, size_t size)
 }
 
 static const int gemm_traits[] = {TGL_GL_TRAIT_gemm, TGL_GL_TRAIT_gemm_f16, TGL_GL_TRAIT_gemm_medium,
-                                   TGL_GL_TRAIT_gemm_small, TGL_GL_TRAIT_gemm_thin};
+                                   TGL_GL_TRAIT_gemm_small, TGL_GL_TRAIT_gemm_tiny, TGL_GL_TRAIT_gemm_thin};
 
 /* TGL_GEMM: "reg:WX,WY,TM,TN[,rows]" or "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex]" replaces
  * the table's choice, and any tuning result, for f32 and f16 and every product size (to measure
@@ -161,7 +161,7 @@ static tgl_status parse_gemm_override(tgl_backend *b, const char *s, tgl_gl_limi
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "TGL_GEMM: '%s' is not reg:WX,WY,TM,TN[,rows] (TM, TN 4 or 8) or "
                          "tiled:BM,BN,BK,TM,TN[,unroll][,double][,tex] (TM, TN, BK multiples of 4; BM*BK and BN*BK multiples of 4 "
                          "invocations) within the device's limits", s);
-    l->gemm = l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm_thin = g;
+    l->gemm = l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm_tiny = l->gemm_thin = g;
     for (size_t i = 0; i < sizeof gemm_traits / sizeof gemm_traits[0]; i++)
         tgl_gl_profile_mark(l, gemm_traits[i], TGL_GL_FROM_GEMM_ENV);
     return TGL_OK;
@@ -275,7 +275,7 @@ void tgl_gl_test_set_limits(tgl_backend *b, uint64_t max_ssbo_block, const tgl_g
         l->gemm = *gemm;
         if (!l->texture_buffer_texels)
             l->gemm.textures = 0;
-        l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm_thin = l->gemm;
+        l->gemm_f16 = l->gemm_medium = l->gemm_small = l->gemm_tiny = l->gemm_thin = l->gemm;
         for (size_t i = 0; i < sizeof gemm_traits / sizeof gemm_traits[0]; i++)
             tgl_gl_profile_mark(l, gemm_traits[i], TGL_GL_FROM_TEST);
     }

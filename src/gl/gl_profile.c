@@ -93,7 +93,7 @@ static const struct named_profile {
     {"llvmpipe", "llvmpipe",
      {.workgroup_size = 256, .reduce_workgroup_size = 8, .items_per_invocation = 1,
       .gemm = GEMM_REG(16, 4, 8, 8, 1), .gemm_f16 = GEMM_REG(16, 4, 8, 8, 1), .gemm_medium = GEMM_REG(16, 4, 8, 8, 1),
-      .gemm_small = GEMM_REG(16, 4, 8, 8, 1),
+      .gemm_small = GEMM_REG(16, 4, 8, 8, 1), .gemm_tiny = GEMM_REG(16, 4, 8, 8, 1),
       /* Thin products: 16 x 4 invocations with x along the rows, 4 x 4 of C each, so a product 4
        * columns wide fills every SIMD lane, where gemm's x along 128 columns left 1 lane in 8
        * working (Winograd's 16 products of 512 x 4 x 512: ResNet's 512 channels at 2x2, batch 2) */
@@ -125,6 +125,10 @@ static const struct named_profile {
      {.workgroup_size = 256, .reduce_workgroup_size = 256, .items_per_invocation = 4,
       .gemm = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8), .gemm_f16 = GEMM_TILED_DOUBLE_TEX(128, 256, 16, 16, 8),
       .gemm_medium = GEMM_TILED_DOUBLE_TEX(128, 128, 8, 8, 8), .gemm_small = GEMM_TILED_DOUBLE(64, 128, 16, 8, 4),
+      /* H100, us (small tile -> tiny): 128^3 15.0 -> 9.6, 512^3 28.6 -> 19.8 (f16 40.3 -> 20.8), 128 x
+       * 3072 x 768 47.0 -> 45.8 (gelu 59.7 -> 52.5); but 128 x 11008 x 4096 (172 small tiles)
+       * 0.56 -> 0.68 ms, so only grids under half a wave of small tiles take it */
+      .gemm_tiny = GEMM_TILED_DOUBLE(32, 64, 16, 4, 4),
       GPU_TRAITS, .gflops_floor = 2000,
       /* H100, batch 32 of ResNet's 3x3 layers, ms (tiled implicit GEMM -> F(2x2) -> F(4x4), cuDNN):
        * 64 ch at 56x56 (6272 4x4 tiles) 0.342 -> 0.251 -> 0.193, 0.254; 128 at 28x28 (1568) 0.331
@@ -138,17 +142,20 @@ static const struct named_profile {
     {"amd", "AMD",
      {.workgroup_size = 256, .reduce_workgroup_size = 256, .items_per_invocation = 1,
       .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
-      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
+      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4),
+      .gemm_tiny = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
       .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .gflops_floor = 1000}},
     {"intel", "Mesa Intel",
      {.workgroup_size = 128, .reduce_workgroup_size = 128, .items_per_invocation = 1,
       .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
-      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
+      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4),
+      .gemm_tiny = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
       .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .gflops_floor = 100}},
     {"generic-gpu", NULL,
      {.workgroup_size = 128, .reduce_workgroup_size = 128, .items_per_invocation = 1,
       .gemm = GEMM_TILED(64, 64, 16, 4, 4), .gemm_f16 = GEMM_TILED(64, 64, 16, 4, 4),
-      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
+      .gemm_medium = GEMM_TILED(64, 64, 16, 4, 4), .gemm_small = GEMM_TILED(64, 64, 16, 4, 4),
+      .gemm_tiny = GEMM_TILED(64, 64, 16, 4, 4), GPU_TRAITS,
       .conv_winograd = 2, .conv_winograd_f4_tiles = 0, .gflops_floor = 100}},
 };
 #define N_PROFILES (sizeof profiles / sizeof profiles[0])
@@ -163,14 +170,15 @@ const tgl_gl_gemm_config *tgl_gl_gemm_table_entry(size_t i)
     if (i == 0)
         return &fallback_gemm;
     i -= 1;
-    if (i >= 5 * N_PROFILES)
+    if (i >= 6 * N_PROFILES)
         return NULL;
-    const tgl_gl_limits *t = &profiles[i / 5].t;
-    switch (i % 5) {
+    const tgl_gl_limits *t = &profiles[i / 6].t;
+    switch (i % 6) {
     case 0: return &t->gemm;
     case 1: return &t->gemm_f16;
     case 2: return &t->gemm_medium;
     case 3: return &t->gemm_small;
+    case 4: return &t->gemm_tiny;
     default: return &t->gemm_thin;
     }
 }
@@ -545,6 +553,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
     DEVICE_SETS(gemm_f16, tile_fits(&l->gemm_f16, l), fallback_gemm, "a tile the device cannot run");
     DEVICE_SETS(gemm_medium, tile_fits(&l->gemm_medium, l), fallback_gemm, "a tile the device cannot run");
     DEVICE_SETS(gemm_small, tile_fits(&l->gemm_small, l), fallback_gemm, "a tile the device cannot run");
+    DEVICE_SETS(gemm_tiny, tile_fits(&l->gemm_tiny, l), fallback_gemm, "a tile the device cannot run");
     DEVICE_SETS(gemm_thin, tile_fits(&l->gemm_thin, l), fallback_gemm, "a tile the device cannot run");
     /* softpipe (Mesa 22.3.6, ES 3.1) reads a buffer texel at or past byte 512 KiB of its buffer
      * (the bound range's offset counted) as the texel 512 KiB before it, in R32F and RGBA32F
@@ -556,6 +565,7 @@ static tgl_status device_decides(tgl_backend *b, tgl_gl_limits *l, const char *r
         l->texture_buffer_texels = 0;
     if (!l->texture_buffer_texels) {
         l->gemm.textures = l->gemm_f16.textures = l->gemm_medium.textures = l->gemm_small.textures = 0;
+        l->gemm_tiny.textures = 0;
         l->gemm_thin.textures = 0;
         DEVICE_SETS(texel_inputs, !l->texel_inputs, 0, "the device has no buffer textures");
         DEVICE_SETS(attention_reg, !l->attention_reg, 0, "flash_reg reads buffer textures, which the device lacks");

@@ -162,7 +162,7 @@ static double nmse(const float *x, const float *ref, size_t n)
 /* Sets the candidate for every product size (see tune_one). */
 static void set_candidate(tgl_gl_limits *l, tgl_gl_gemm_config *slot, const tgl_gl_gemm_config *g)
 {
-    *slot = l->gemm_medium = l->gemm_small = *g;
+    *slot = l->gemm_medium = l->gemm_small = l->gemm_tiny = *g;
 }
 
 /* tune_one's work, with the candidate set for every product size. */
@@ -236,10 +236,11 @@ static tgl_status tune_one_shape(tune_run *r, tgl_gl_gemm_config *slot, FILE *re
 static tgl_status tune_one(tune_run *r, tgl_gl_gemm_config *slot, FILE *report, tgl_gl_gemm_config *chosen)
 {
     tgl_gl_limits *l = &tgl_gl_of(r->b)->limits;
-    const tgl_gl_gemm_config medium = l->gemm_medium, small = l->gemm_small;
+    const tgl_gl_gemm_config medium = l->gemm_medium, small = l->gemm_small, tiny = l->gemm_tiny;
     tgl_status st = tune_one_shape(r, slot, report, chosen);
     l->gemm_medium = medium;
     l->gemm_small = small;
+    l->gemm_tiny = tiny;
     return st;
 }
 

@@ -288,6 +288,7 @@ static void test_gemm_each_kernel(void **state)
         {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1},
         {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1, .double_slab = 1},
         {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .double_slab = 1},
+        {.tiled = 1, .bm = 32, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .double_slab = 1}, /* NVIDIA's gemm_tiny */
         /* A and B through buffer textures (products of one matrix; NVIDIA's large tile) */
         {.tiled = 1, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .textures = 1},
         {.tiled = 1, .bm = 128, .bn = 256, .bk = 16, .tm = 16, .tn = 8, .unroll = 1, .double_slab = 1, .textures = 1},
