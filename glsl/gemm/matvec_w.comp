@@ -5,7 +5,9 @@
 // load (u_n <= XR of them in this dispatch). ROW_PER_INVOCATION: each invocation owns one row
 // of W (llvmpipe, where a barrier switches every coroutine of the group); LANES: a subgroup
 // owns a row, or ROW_SPLIT subgroups share one, its invocations strided over the row's units,
-// then shuffles sum them (GPUs with subgroups of LANES); otherwise a workgroup
+// then shuffles sum them (GPUs with subgroups of LANES; WROWS 4: a subgroup, or ROW_SPLIT,
+// takes 4 rows of a q4_0 W, a component of acc each, every load of x serving the 4: unit_rows);
+// otherwise a workgroup
 // owns a row likewise, then a tree sum in shared memory per row of x. Block formats sum q * x per
 // block and scale by the block's d once. EPILOGUE (tgl_matvec_t_fused, and tgl_gemm's thin products):
 // y = tgl_gemm_fused's epilogue of alpha * the sum (common/epilogue.glsl), y read where it
@@ -20,6 +22,12 @@
 #endif
 #ifndef ROW_SPLIT
 #define ROW_SPLIT 1 // subgroups per row (LANES > 0)
+#endif
+#ifndef WROWS
+#define WROWS 1 // rows of W per subgroup: 1, or 4 (q4_0 on subgroups, one row of x: unit_rows)
+#endif
+#if WROWS != 1 && WROWS != 4
+#error "WROWS is 1 or 4"
 #endif
 #include "common/locations.glsl"
 #ifndef TGL_WG_SIZE
@@ -276,6 +284,37 @@ vec4 unit_sum(uint row, uint u)
 #endif
 }
 
+#if WROWS == 4
+#if LANES == 0 || XR != 1 || WFMT != TGL_WFMT_Q4_0
+#error "WROWS: q4_0 on subgroups, one row of x"
+#endif
+// One row's part of unit u (a block's word, 8 elements), x's 8 columns given: its quants and
+// scale, the block's first word shuffled from the invocation holding it (as unit_sum does).
+float row_part(uint row, uint blk, uint k, vec4 xa, vec4 xb)
+{
+    uint at = u_w_off + row * u_w_rs + blk * BLOCK_BYTES, a = (at + (BLOCK_BYTES - 2u) / 4u * k) >> 2u;
+    bool half_in = (at & 2u) != 0u;
+    uint w0 = TGL_WQ(a), w1 = TGL_WQ(a + 1u);
+    vec4 lo, hi;
+    tgl_q4_values(tgl_block_quants(w0, w1, half_in), lo, hi);
+    uint first = subgroupShuffle(w0, gl_SubgroupInvocationID & ~3u);
+    return tgl_block_scale(first, half_in) * (dot(lo, xa) + dot(hi, xb));
+}
+
+// Unit u of 4 rows from `row` (one per component; rows past the end read the last again), x's
+// columns loaded once for all of them: a q4_0 row's x loads move 8 times its W's bytes.
+vec4 unit_rows(uint row, uint u)
+{
+    uint blk = u >> 2u, k = u & 3u, c = blk * 32u, last = u_rows - 1u;
+    vec4 xa = x4(0u, c + 4u * k), xb = x4(0u, c + 16u + 4u * k);
+    return vec4(row_part(row, blk, k, xa, xb), row_part(min(row + 1u, last), blk, k, xa, xb),
+                row_part(min(row + 2u, last), blk, k, xa, xb), row_part(min(row + 3u, last), blk, k, xa, xb));
+}
+#define UNIT(row, u) unit_rows(row, u)
+#else
+#define UNIT(row, u) unit_sum(row, u)
+#endif
+
 void store(uint row, vec4 acc)
 {
 #ifdef EPILOGUE
@@ -337,18 +376,18 @@ void main()
     // instructions than in waiting, within 1-4% either way; a subgroup taking 2 or 4 rows to
     // share x's loads was slower in every format, 1.2-2.9x).
     uint lane = gl_LocalInvocationIndex % uint(LANES), sg = gl_LocalInvocationIndex / uint(LANES);
-    uint row = (tgl_group_index() * (uint(TGL_WG_SIZE) / uint(LANES)) + sg) / uint(ROW_SPLIT);
+    uint row = (tgl_group_index() * (uint(TGL_WG_SIZE) / uint(LANES)) + sg) / uint(ROW_SPLIT) * uint(WROWS);
     uint stride = uint(LANES * ROW_SPLIT), end = row < u_rows ? units : 0u;
     // Four units a trip into two chains: their loads are independent, so a trip has four in
     // flight instead of one (H200, 4096 x 11008: f16 74.6 -> 64.2 us; q4_0 and q8_0 within 1%).
     vec4 acc2 = vec4(0.0);
     uint u = (sg % uint(ROW_SPLIT)) * uint(LANES) + lane;
     for (; u + 3u * stride < end; u += 4u * stride) {
-        acc += unit_sum(row, u) + unit_sum(row, u + 2u * stride);
-        acc2 += unit_sum(row, u + stride) + unit_sum(row, u + 3u * stride);
+        acc += UNIT(row, u) + UNIT(row, u + 2u * stride);
+        acc2 += UNIT(row, u + stride) + UNIT(row, u + 3u * stride);
     }
     for (; u < end; u += stride)
-        acc += unit_sum(row, u);
+        acc += UNIT(row, u);
     acc += acc2;
     for (uint off = uint(LANES) / 2u; off > 0u; off >>= 1)
         acc += subgroupShuffleXor(acc, off);
@@ -362,8 +401,15 @@ void main()
     for (uint k = 1u; k < uint(ROW_SPLIT); k++)
         acc += s_parts[sg + k];
 #endif
+#if WROWS == 4
+    if (lane == 0u)
+        for (uint i = 0u; i < uint(WROWS); i++)
+            if (row + i < u_rows)
+                store(row + i, vec4(acc[i], 0.0, 0.0, 0.0));
+#else
     if (lane == 0u && row < u_rows)
         store(row, acc);
+#endif
 #else
     uint row = tgl_group_index();
     if (row >= u_rows)

@@ -52,12 +52,12 @@ static GLuint stride_bits(const tgl__tensor_view *v, int d)
 /* ---- tgl_matvec_t ---- */
 
 /* matvec_w.comp's variant: a row per invocation (else a workgroup, or subgroups, per row), the
- * subgroups per row (mvw_split), the weight format,
+ * subgroups per row (mvw_split) and rows per subgroup (WROWS, mvw_wrows), the weight format,
  * rows of x per weight load, how W and x are read (textures only with a row per invocation),
  * x as vec4s (block formats), and tgl_gemm_fused's epilogue (tgl_matvec_t_fused; tgl_gemm's thin
  * products). */
 typedef struct mvw_flags {
-    uint32_t alone, fmt, xr, read, xvec4, lanes, split, wvec4, unpack, epilogue;
+    uint32_t alone, fmt, xr, read, xvec4, lanes, split, wrows, wvec4, unpack, epilogue;
 } mvw_flags;
 /* LANES: a subgroup of this many invocations per row, summed by shuffles; only 32, the
  * subgroup of NVIDIA's and AMD's (wave32) GPUs (other sizes take a workgroup per row). */
@@ -66,6 +66,7 @@ static const tgl_gl_def mvw_defs[] = {
     TGL_GL_FLAG(mvw_flags, alone, "ROW_PER_INVOCATION"),
     TGL_GL_UINT(mvw_flags, lanes, "LANES"),
     TGL_GL_UINT(mvw_flags, split, "ROW_SPLIT"),
+    TGL_GL_UINT(mvw_flags, wrows, "WROWS"),
     TGL_GL_UINT(mvw_flags, fmt, "WFMT"),
     TGL_GL_UINT(mvw_flags, xr, "XR"),
     TGL_GL_READ(mvw_flags, read),
@@ -104,17 +105,28 @@ static int has_halves(tgl_dtype dt)
 }
 
 /* Subgroups per row (matvec_w.comp's ROW_SPLIT) for a subgroup path over rows of `units` units
- * (elements of a float weight): float weights split a row while each invocation keeps at least
- * 16 units (H200, f16 4096 x 11008, 86 units an invocation whole: 61.3 us, halves 55.6,
- * quarters 52.2). Block formats keep whole rows: their units wait less than they compute
- * (q4_0 and q8_0 there within 1-4% either way). The workgroup must hold whole rows. */
+ * (elements of a float weight, 8-element words of a block format): float weights split a row
+ * while each invocation keeps at least 16 units (H200, f16 4096 x 11008, 86 units an invocation
+ * whole: 61.3 us, halves 55.6, quarters 52.2); q4_0 into 4 and q8_0 into 2 while each keeps at
+ * least 4 (H100, one row of x, 4096 x 11008 and 4096 x 4096, us: q4_0 whole 23.2 and 11.8, in
+ * quarters with mvw_wrows' 4 rows 19.5 and 10.6; q8_0 whole 31.3 and 12.5, in halves 25.3 and
+ * 12.4). The workgroup must hold whole rows. */
 static uint32_t mvw_split(tgl_dtype dt, size_t units, uint32_t wg)
 {
-    uint32_t split = 1;
-    while (!tgl__is_block(dt) && split < 4 && units / (MVW_LANES * split * 2) >= 16 &&
-           wg % (MVW_LANES * split * 2) == 0)
+    uint32_t split = 1, most = dt == TGL_DTYPE_Q4_0 ? 4u : dt == TGL_DTYPE_Q8_0 ? 2u : 4u;
+    size_t keep = tgl__is_block(dt) ? 4 : 16;
+    while (split < most && units / (MVW_LANES * split * 2) >= keep && wg % (MVW_LANES * split * 2) == 0)
         split *= 2;
     return split;
+}
+
+/* Rows of W a subgroup takes (WROWS) on the subgroup path: 4 for q4_0 under one row of x, whose
+ * x loads, 4 bytes an element against W's half byte, outweigh W's (H100, 4096 x 11008, in quarter
+ * rows: 21.6 us with 1 row, 19.5 with 4; q8_0 with 4 rows in quarters 28.6 against 25.3 with 1
+ * in halves); 1 otherwise. */
+static uint32_t mvw_wrows(tgl_dtype dt, size_t n)
+{
+    return dt == TGL_DTYPE_Q4_0 && n == 1 ? 4u : 1u;
 }
 
 /* The variant for m, pure in the shape and the profile (xvec4 and read decided per dispatch
@@ -131,7 +143,7 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
     int lanes = !alone && l->subgroup_shuffle == MVW_LANES && wg % MVW_LANES == 0;
     *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
                      (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u,
-                     lanes ? mvw_split(m->w.dtype, units, wg) : 1u, 0,
+                     lanes ? mvw_split(m->w.dtype, units, wg) : 1u, lanes ? mvw_wrows(m->w.dtype, m->n) : 1u, 0,
                      (uint32_t)(l->weight_unpack && has_halves(m->w.dtype)), m->epilogue != NULL};
     *wg_out = wg;
 }
@@ -161,7 +173,7 @@ tgl_status tgl_gl_matvec_t(tgl_backend *b, const tgl__matvec_t *m)
     size_t max_bytes = tgl_gl_max_window_elems(l, 1), align = tgl_gl_window_align(l, tex);
     if (tex && (uint64_t)l->texture_buffer_texels * 4 < max_bytes) /* W's texels are words */
         max_bytes = (size_t)l->texture_buffer_texels * 4;
-    uint32_t rows_per_group = f.alone ? wg : f.lanes ? wg / (f.lanes * f.split) : 1;
+    uint32_t rows_per_group = f.alone ? wg : f.lanes ? wg / (f.lanes * f.split) * f.wrows : 1;
     uint64_t grid_rows = (uint64_t)l->wg_count[0] * l->wg_count[1] * rows_per_group;
     /* rows per slab: the weight's window and y's for XR rows of x within the limit */
     size_t per = m->rows < grid_rows ? m->rows : (size_t)grid_rows;
@@ -386,13 +398,15 @@ void tgl_gl_quant_variants(void (*fn)(void *ctx, const char *kernel, const char 
                     for (uint32_t wvec4 = 0; wvec4 < (fmt < 3 ? 2u : 1u); wvec4++)
                         for (uint32_t xvec4 = 0; xvec4 < (fmt >= 3 || wvec4 ? 2u : 1u); xvec4++)
                             for (uint32_t lanes = 0; lanes <= (alone ? 0u : MVW_LANES); lanes += MVW_LANES)
-                                for (uint32_t split = 1; split <= (lanes && fmt < 3 ? 4u : 1u); split *= 2)
-                                    for (uint32_t unpack = 0; unpack < (fmt == 1 || fmt >= 3 ? 2u : 1u); unpack++)
-                                        for (uint32_t epilogue = 0; epilogue < 2u; epilogue++) {
-                                            mvw_flags f = {alone, fmt, xr, read, xvec4, lanes, split, wvec4, unpack, epilogue};
-                                            tgl_gl_plan p = mvw_plan(&f);
-                                            fn(ctx, p.kernel, p.defines);
-                                        }
+                                for (uint32_t split = 1; split <= (lanes ? 4u : 1u); split *= 2)
+                                    for (uint32_t wrows = 1; wrows <= (lanes && fmt == 4 && xr == 1 ? 4u : 1u); wrows *= 4)
+                                        for (uint32_t unpack = 0; unpack < (fmt == 1 || fmt >= 3 ? 2u : 1u); unpack++)
+                                            for (uint32_t epilogue = 0; epilogue < 2u; epilogue++) {
+                                                mvw_flags f = {alone,  fmt,   xr,     read,     xvec4,   lanes,
+                                                               split, wrows, wvec4, unpack, epilogue};
+                                                tgl_gl_plan p = mvw_plan(&f);
+                                                fn(ctx, p.kernel, p.defines);
+                                            }
     for (uint32_t fmt = 0; fmt <= 4; fmt++)
         tgl_gl_list_plan(fn, ctx, gw_plan(fmt));
     for (uint32_t fmt = 3; fmt <= 4; fmt++) {
