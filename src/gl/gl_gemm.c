@@ -130,13 +130,14 @@ static gemm_kernel choose_kernel(const tgl_gl_limits *l, const tgl__gemm *g)
     const char *why = g->f16 ? "the profile's f16 configuration (gemm_f16)" : "the profile's large tile (gemm)";
     if (cfg->tiled) {
         size_t grid = tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * g->batch;
-        if (grid < GEMM_SMALL_GRID && l->gemm_small.tiled)
+        if (grid < GEMM_SMALL_GRID && l->gemm_small.tiled) {
             cfg = &l->gemm_small, why = "a grid of fewer than 64 large tiles: the small tile (gemm_small)";
-        /* one matrix whose small tiles would leave over half of a wave's multiprocessors idle */
-        if (cfg == &l->gemm_small && l->gemm_tiny.tiled && g->batch == 1 &&
-            tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * 2 < l->compute_units)
-            cfg = &l->gemm_tiny, why = "small tiles under half a wave of compute_units: the tiny tile (gemm_tiny)";
-        else if (grid < GEMM_MEDIUM_GRID && l->gemm_medium.tiled)
+            /* one matrix whose small tiles would leave over half of a wave's multiprocessors idle */
+            if (l->gemm_tiny.tiled && g->batch == 1 &&
+                tgl_gl_ceil_div(g->m, cfg->bm) * tgl_gl_ceil_div(g->n, cfg->bn) * 2 < l->compute_units)
+                cfg = &l->gemm_tiny,
+                why = "small tiles under half a wave of compute_units: the tiny tile (gemm_tiny)";
+        } else if (grid < GEMM_MEDIUM_GRID && l->gemm_medium.tiled)
             cfg = &l->gemm_medium, why = "a grid of fewer than 256 large tiles: the medium tile (gemm_medium)";
         /* The small tile also takes products the chosen one would cover a quarter more of than
          * it does (n = 64 in 256-wide tiles: four times the work). */
