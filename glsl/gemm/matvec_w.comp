@@ -372,9 +372,9 @@ void main()
     // where a row has several, their sums added in subgroup order through shared memory. A row
     // past the end walks no units but reaches the barrier. Splitting the row cuts the loop trips
     // each invocation waits through one after another (H200, f16 4096 x 11008: 61.3 us whole,
-    // 55.6 in halves, 52.2 in quarters; the block formats, whose units cost more in
-    // instructions than in waiting, within 1-4% either way; a subgroup taking 2 or 4 rows to
-    // share x's loads was slower in every format, 1.2-2.9x).
+    // 55.6 in halves, 52.2 in quarters; the block formats: gl_quant.c's mvw_split and
+    // mvw_wrows say where splitting and WROWS pay - rows sharing x's loads lost 1.2-2.9x on
+    // whole rows, and q4_0 gained only with its rows split as well).
     uint lane = gl_LocalInvocationIndex % uint(LANES), sg = gl_LocalInvocationIndex / uint(LANES);
     uint row = (tgl_group_index() * (uint(TGL_WG_SIZE) / uint(LANES)) + sg) / uint(ROW_SPLIT) * uint(WROWS);
     uint stride = uint(LANES * ROW_SPLIT), end = row < u_rows ? units : 0u;

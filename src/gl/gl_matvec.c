@@ -117,7 +117,7 @@ tgl_status tgl_gl_matvec_epilogue(tgl_backend *b, tgl__view w, tgl__view x, tgl_
     tgl_gl_binding xb = tgl_gl_window_aligned(x, cols * F32, 0, align, &pad_x);
     for (size_t r0 = 0; r0 < rows; r0 += per) {
         size_t nr = rows - r0 < per ? rows - r0 : per, pad_w, pad_y;
-        tgl_gl_binding bind[3] = {
+        tgl_gl_binding bind[4] = { /* W, x, y; the epilogue's bias */
             tgl_gl_window_aligned((tgl__view){w.buf, w.offset + r0 * cols * F32}, nr * cols * F32, 0, align,
                                   &pad_w),
             xb,
@@ -144,13 +144,12 @@ tgl_status tgl_gl_matvec_epilogue(tgl_backend *b, tgl__view w, tgl__view x, tgl_
         tgl_gl_uniform_ui(b, prog, LOC_MV_W_OFF, (GLuint)(pad_w / F32));
         tgl_gl_uniform_ui(b, prog, LOC_MV_X_OFF, (GLuint)(pad_x / F32));
         tgl_gl_uniform_ui(b, prog, LOC_MV_Y_OFF, (GLuint)(pad_y / F32));
-        tgl_gl_binding all[4] = {bind[0], bind[1], bind[2]};
         if (epilogue) { /* the bias indexed by the row */
-            all[3] = tgl_gl_epilogue(b, prog, epilogue, r0, nr, bind[2]);
+            bind[3] = tgl_gl_epilogue(b, prog, epilogue, r0, nr, bind[2]);
             tgl_gl_uniform_f(b, prog, LOC_MV_ALPHA, epilogue->alpha);
             tgl_gl_uniform_f(b, prog, LOC_MV_BETA, epilogue->beta);
         }
-        if ((st = tgl_gl_dispatch(b, prog, all, epilogue ? 4 : 3, plan.groups)))
+        if ((st = tgl_gl_dispatch(b, prog, bind, epilogue ? 4 : 3, plan.groups)))
             return st;
     }
     return TGL_OK;
