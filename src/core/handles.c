@@ -30,7 +30,7 @@ static uint64_t low_mask(int bits)
 }
 
 /* TGL__ID_SPREAD's inverse modulo 2^64 (Newton's iteration doubles the correct low bits each
- * step: 3, 6, 12, 24, 48, 96). id = seq * inverse, so seq = id * TGL__ID_SPREAD. */
+ * step: 3, 6, 12, 24, 48, 96). id = seq * inverse + salt, so seq = (id - salt) * TGL__ID_SPREAD. */
 static uint64_t spread_inverse(void)
 {
     const uint64_t g = TGL__ID_SPREAD;
@@ -38,6 +38,18 @@ static uint64_t spread_inverse(void)
     for (int i = 0; i < 5; i++)
         x *= 2 - g * x;
     return x;
+}
+
+/* Each class's ids start at its own pseudo-random point (splitmix64's finalizer of k). Without it,
+ * an offset that carries c into the class field turns class k's id of sequence number 2^c s
+ * into exactly class k + c's id of s, so p + 2^57 could be another live allocation's valid
+ * pointer; with it, that lands (salt_k >> c) - salt_(k+c) ids away, far from recent ones. */
+static uint64_t class_salt(int k)
+{
+    uint64_t z = (uint64_t)k * TGL__ID_SPREAD;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
 }
 
 uint64_t tgl__ptr_base(uint64_t p)
@@ -171,7 +183,7 @@ tgl__handle_result tgl__handles_insert(tgl__handles *h, void *buf, uint64_t byte
     uint64_t base;
     do { /* an id in use here again (2^(57 - k) allocations of its class later): the next one */
         uint64_t seq = atomic_fetch_add(&class_seq[k], 1);
-        uint64_t id = (seq * spread_inverse()) & low_mask(TGL__CLASS_SHIFT - k);
+        uint64_t id = (seq * spread_inverse() + class_salt(k)) & low_mask(TGL__CLASS_SHIFT - k);
         base = MARKER | ((uint64_t)k << TGL__CLASS_SHIFT) | (id << k);
     } while (find(h, base) != NONE);
     h->slots[slot] = (tgl__slot){.buf = buf, .bytes = bytes, .base = base, .next_free = NONE};

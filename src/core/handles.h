@@ -5,13 +5,15 @@
  * k the allocation's size class: the bits its offsets take, with room for twice its size (so a
  * small overrun is a range error, not a carry into the id), at least TGL__MIN_CLASS. The id is
  * the class's allocation sequence number in this process (every backend draws from the same
- * counters) times an odd constant, modulo 2^(57 - k). So:
+ * counters) times an odd constant, plus a salt of the class, modulo 2^(57 - k). So:
  * - the id never repeats until 2^(57 - k) more allocations of that class have been made in the
  *   process (2^45 of up to 2 KiB, 2^(56 - b) of sizes of b bits, 2^17 of 256 GiB): a freed
  *   or another backend's pointer names no live allocation here before that;
  * - an offset that carries (or borrows) d into the id field decodes to the sequence number
  *   d * TGL__ID_SPREAD (modulo 2^(57 - k)) away, the golden ratio's multiples: far from any
  *   recent allocation's;
+ * - an offset that carries into (or borrows from) the class field decodes under another class,
+ *   whose salt puts it just as far from that class's recent allocations;
  * - a pointer is looked up by its base address, so one backend's table never holds another's.
  * The marker bit keeps every valid pointer non-zero. */
 #ifndef TGL_CORE_HANDLES_H
