@@ -120,13 +120,14 @@ static uint32_t mvw_split(tgl_dtype dt, size_t units, uint32_t wg)
     return split;
 }
 
-/* Rows of W a subgroup takes (WROWS) on the subgroup path: 4 for q4_0 under one row of x, whose
- * x loads, 4 bytes an element against W's half byte, outweigh W's (H100, 4096 x 11008, in quarter
- * rows: 21.6 us with 1 row, 19.5 with 4; q8_0 with 4 rows in quarters 28.6 against 25.3 with 1
- * in halves); 1 otherwise. */
-static uint32_t mvw_wrows(tgl_dtype dt, size_t n)
+/* Rows of W a subgroup takes (WROWS) on the subgroup path: 4 for q4_0 under one row of x with
+ * its rows in quarters, whose x loads, 4 bytes an element against W's half byte, outweigh W's
+ * (H100, 4096 x 11008, in quarter rows: 21.6 us with 1 row, 19.5 with 4; q8_0 with 4 rows in
+ * quarters 28.6 against 25.3 with 1 in halves); 1 otherwise (whole rows four at a time leave too
+ * few subgroups: 1024 x 1024 ran 5.8 -> 7.9 us, 4096 x 4096 11.7 -> 13.8). */
+static uint32_t mvw_wrows(tgl_dtype dt, size_t n, uint32_t split)
 {
-    return dt == TGL_DTYPE_Q4_0 && n == 1 ? 4u : 1u;
+    return dt == TGL_DTYPE_Q4_0 && n == 1 && split == 4 ? 4u : 1u;
 }
 
 /* The variant for m, pure in the shape and the profile (xvec4 and read decided per dispatch
@@ -141,9 +142,11 @@ static void mvw_choose(const tgl_gl_limits *l, const tgl__matvec_t *m, mvw_flags
            wg * 2 <= l->wg_invocations && wg * 2 <= l->wg_size[0])
         wg *= 2;
     int lanes = !alone && l->subgroup_shuffle == MVW_LANES && wg % MVW_LANES == 0;
+    /* invocations sharing a row take a block format's rows a word (8 elements) at a time */
+    uint32_t split = lanes ? mvw_split(m->w.dtype, tgl__is_block(m->w.dtype) ? m->cols / 8 : m->cols, wg) : 1u;
     *f = (mvw_flags){(uint32_t)alone, wfmt(m->w.dtype), m->n > 1 ? XR_MAX : 1u,
                      (uint32_t)tgl_gl_input_read(l, alone && l->gemm.textures), 0, lanes ? MVW_LANES : 0u,
-                     lanes ? mvw_split(m->w.dtype, units, wg) : 1u, lanes ? mvw_wrows(m->w.dtype, m->n) : 1u, 0,
+                     split, lanes ? mvw_wrows(m->w.dtype, m->n, split) : 1u, 0,
                      (uint32_t)(l->weight_unpack && has_halves(m->w.dtype)), m->epilogue != NULL};
     *wg_out = wg;
 }
