@@ -4,14 +4,16 @@
 #include "validate.h"
 
 /* One dim's output extent by PyTorch's pooling_output_shape: (in + 2 pad - span + (ceil ? stride
- * - 1 : 0)) / stride + 1, less one in ceil mode when the last window would start in the far
- * padding; 0 when no window fits. Sizes are below 2^40 (checked). */
+ * - 1 : 0)) / stride + 1, the division rounding down, less one in ceil mode when the last window
+ * would start in the far padding; 0 when no window fits. In ceil mode a span up to stride - 1
+ * past the padded input still gives one window (a 3-wide kernel of stride 3 over 1 pixel), as
+ * PyTorch's. Sizes are below 2^40 (checked). */
 static size_t out_extent(size_t in, size_t pad, size_t span, size_t stride, int ceil_mode)
 {
-    size_t padded = in + 2 * pad;
-    if (span > padded)
+    size_t reach = in + 2 * pad + (ceil_mode ? stride - 1 : 0);
+    if (span > reach)
         return 0;
-    size_t n = (padded - span + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+    size_t n = (reach - span) / stride + 1;
     if (ceil_mode && (n - 1) * stride >= in + pad)
         n--;
     return n;
@@ -58,8 +60,8 @@ static tgl_status normalize(tgl_backend *b, const tgl_pool2d_desc *in, tgl_pool2
     *ow = out_extent(d->in_w, d->pad_w, span_w + 1, d->stride_w, d->ceil_mode);
     if (*oh == 0 || *ow == 0)
         return tgl__fail(b, TGL_ERR_INVALID_ARGUMENT, "kernel: the dilated kernel (%zu x %zu) is larger than the "
-                         "padded input (%zu x %zu)", span_h + 1, span_w + 1, d->in_h + 2 * d->pad_h,
-                         d->in_w + 2 * d->pad_w);
+                         "padded input (%zu x %zu)%s", span_h + 1, span_w + 1, d->in_h + 2 * d->pad_h,
+                         d->in_w + 2 * d->pad_w, d->ceil_mode ? " by a stride or more" : "");
     return TGL_OK;
 }
 

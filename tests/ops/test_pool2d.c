@@ -108,6 +108,17 @@ static void test_known_values(void **state)
         expect(b, d5, x, (const float[]){1.5f, 3.5f, 5}, 3);
         d5.ceil_mode = 0;
         expect(b, d5, x, (const float[]){1.5f, 3.5f}, 2);
+        /* ceil_mode with the kernel past the input (PyTorch gives one window: 1 x 2, kernel 1 x 3,
+         * stride 3), its average over the window clipped to the input either way */
+        tgl_pool2d_desc d2 = {.batch = 1, .channels = 1, .in_h = 1, .in_w = 2, .kernel_h = 1, .kernel_w = 3,
+                              .stride_h = 1, .stride_w = 3, .ceil_mode = 1};
+        expect(b, d2, x, (const float[]){2}, 1);
+        d2.kind = TGL_POOL_AVG;
+        expect(b, d2, x, (const float[]){1.5f}, 1);
+        d2.count_include_pad = 1;
+        expect(b, d2, x, (const float[]){1.5f}, 1);
+        d2.ceil_mode = 0;
+        TGT_EXPECT(b, tgl_pool2d(b, &d2, 0, 0), TGL_ERR_INVALID_ARGUMENT); /* no window without it */
         /* dilation 2: taps {1, 3}, {2, 4}, {3, 5} */
         tgl_pool2d_desc dd = {.batch = 1, .channels = 1, .in_h = 1, .in_w = 5, .kernel_h = 1, .kernel_w = 2,
                               .stride_h = 1, .stride_w = 1, .dilation_w = 2};
