@@ -13,7 +13,7 @@
 #   make spirv           build/tensorgl-spirv: every kernel variant as a SPIR-V module (TGL_SHADER=spirv)
 #   make check-install   stage an install, build docs/examples/ against it with pkg-config, run them
 #   make deps            install the missing Debian packages only
-#   make analyze | check-valgrind | fuzz | soak | check-huge   reliability tools (docs/reliability.md)
+#   make analyze | check-valgrind | fuzz | soak | check-huge | check-torch   reliability tools (docs/reliability.md)
 #   make repro           build/upload_order: a GL program without tensorgl (docs/internals.md, uploads)
 
 PREFIX     ?= /usr/local
@@ -69,7 +69,7 @@ TEST_QUICK := $(filter-out $(BUILD)/tests/test_spirv,$(TEST_RUN))
 CHECK_SCALE ?= 0.25
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: all resnet deps print-deps print-tests print-op-tests check check-full check-spirv demo bench tests spirv spirv-test-modules install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa repro
+.PHONY: all resnet deps print-deps print-tests print-op-tests check check-full check-spirv demo bench tests spirv spirv-test-modules install install-spirv uninstall check-install clean fuzz fuzz-build analyze check-valgrind check-huge soak check-newer-mesa check-torch repro
 all: $(BUILD)/libtensorgl.so $(BUILD)/libtensorgl.a $(BUILD)/tensorgl $(BUILD)/resnet $(BUILD)/llama
 
 deps:
@@ -355,6 +355,13 @@ check-valgrind: deps
 	        --errors-for-leak-kinds=definite $$t > $(BUILD)/valgrind-$${t##*/}.log 2>&1 \
 	        || { tail -40 $(BUILD)/valgrind-$${t##*/}.log; exit 1; }; \
 	    grep -E '^\[  (PASSED|FAILED|SKIPPED)' $(BUILD)/valgrind-$${t##*/}.log; done
+
+# Both backends against PyTorch (Debian's, on the CPU) on random cases of the ops whose
+# semantics are PyTorch's: shapes, refusals, values and indices (tests/torch/check_torch.py).
+check-torch: deps
+	@scripts/install-deps.sh python3-torch python3-numpy
+	@$(MAKE) --no-print-directory $(BUILD)/libtensorgl.so
+	/usr/bin/python3 tests/torch/check_torch.py --lib $(BUILD)/$(SONAME)
 
 # The suite on a newer Mesa than Debian 12's 22.3: bookworm-backports' Mesa 25, unpacked beside
 # the system's (never installed over it), as its llvmpipe and as zink over its lavapipe

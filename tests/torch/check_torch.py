@@ -1,0 +1,437 @@
+#!/usr/bin/python3
+"""tensorgl's ops against PyTorch (CPU), on random cases: `make check-torch`.
+
+The op suites check the GL backend against the CPU backend; this checks both against PyTorch,
+the semantics most ops promise (docs/ops.md), through the C API by ctypes: output shapes,
+refusals where PyTorch refuses (and acceptances where it accepts), values, and indices with ties,
+NaN, infinities and -0. Attention is checked against a float64 evaluation of tgl_attention_t's
+documented rule (its causal mask is aligned to the last key, as tensorgl documents; PyTorch's
+SDPA aligns it to the first). Transcendental accuracy is the op suites' concern, not this one's
+(Debian's PyTorch 1.13 is itself off in some tails).
+
+    python3 tests/torch/check_torch.py [--lib build/libtensorgl.so.0] [--cases N] [--seed S]
+
+Exit status 1 when anything disagrees, each disagreement printed with its case.
+"""
+import argparse
+import ctypes as C
+import math
+import random
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+MAX_DIMS = 8
+DTYPES = {np.float32: 0, np.float16: 1, np.int32: 3, np.bool_: 4}
+
+
+class Tensor(C.Structure):
+    _fields_ = [('data', C.c_uint64), ('dtype', C.c_int), ('ndim', C.c_size_t),
+                ('shape', C.c_size_t * MAX_DIMS), ('strides', C.c_int64 * MAX_DIMS)]
+
+
+class Options(C.Structure):
+    _fields_ = [('kind', C.c_int), ('device', C.c_int), ('flags', C.c_uint)]
+
+
+def sizes(names):
+    return [(n, C.c_size_t) for n in names.split()]
+
+
+class PoolDesc(C.Structure):
+    _fields_ = sizes('batch channels in_h in_w kernel_h kernel_w stride_h stride_w pad_h pad_w '
+                     'dilation_h dilation_w') + [('kind', C.c_int), ('ceil_mode', C.c_int),
+                                                 ('count_include_pad', C.c_int)]
+
+
+class InterpDesc(C.Structure):
+    _fields_ = sizes('batch channels in_h in_w out_h out_w') + [
+        ('mode', C.c_int), ('align_corners', C.c_int), ('scale_h', C.c_double), ('scale_w', C.c_double)]
+
+
+class ConvDesc(C.Structure):
+    _fields_ = sizes('batch in_channels in_h in_w out_channels kernel_h kernel_w stride_h stride_w '
+                     'pad_h pad_w dilation_h dilation_w groups')
+
+
+class AttentionDesc(C.Structure):
+    _fields_ = [('scale', C.c_float), ('causal', C.c_int), ('seq_kv', C.c_size_t), ('window', C.c_size_t),
+                ('softcap', C.c_float), ('alibi_max_bias', C.c_float), ('seq_lens', C.c_void_p)]
+
+
+class Backend:
+    """One tensorgl backend: buffers from numpy arrays and back, descriptors of contiguous arrays."""
+
+    def __init__(self, lib, kind, name):
+        self.lib, self.name, self.h, self.bufs = lib, name, C.c_void_p(), []
+        status = lib.tgl_open(C.byref(Options(kind, 0, 0)), C.byref(self.h))
+        if status:
+            raise SystemExit(f'tgl_open({name}) failed: status {status}')
+
+    def put(self, a):
+        a = np.ascontiguousarray(a)
+        p = C.c_uint64()
+        if self.lib.tgl_alloc(self.h, C.c_size_t(max(a.nbytes, 4)), C.byref(p)):
+            raise SystemExit(f'{self.name}: tgl_alloc failed')
+        if a.nbytes and self.lib.tgl_copy_htod(self.h, p, a.ctypes.data_as(C.c_void_p), C.c_size_t(a.nbytes)):
+            raise SystemExit(f'{self.name}: tgl_copy_htod failed')
+        self.bufs.append(p.value)
+        return p.value
+
+    def get(self, p, shape, dtype):
+        a = np.empty(shape, dtype)
+        if a.nbytes and self.lib.tgl_copy_dtoh(self.h, a.ctypes.data_as(C.c_void_p), C.c_uint64(p),
+                                               C.c_size_t(a.nbytes)):
+            raise SystemExit(f'{self.name}: tgl_copy_dtoh failed')
+        return a
+
+    def tensor(self, p, shape, dtype):
+        t = Tensor(data=p, dtype=DTYPES[dtype], ndim=len(shape))
+        stride = 1
+        for i in reversed(range(len(shape))):
+            t.shape[i], t.strides[i] = shape[i], stride
+            stride *= shape[i]
+        return t
+
+    def free_all(self):
+        for p in self.bufs:
+            self.lib.tgl_free(self.h, C.c_uint64(p))
+        self.bufs = []
+
+
+class Checker:
+    def __init__(self, backends, cases, seed):
+        self.backends, self.cases, self.failures, self.checked = backends, cases, 0, 0
+        self.rng = np.random.default_rng(seed)
+        random.seed(seed)
+
+    def fail(self, what, *detail):
+        self.failures += 1
+        if self.failures <= 40:
+            print('DISAGREE', what, *detail)
+
+    def agree(self, be, what, got, want, exact=False, tol=1e-5, case=()):
+        self.checked += 1
+        if got.shape != want.shape:
+            self.fail(what, be.name, case, 'shape', got.shape, 'PyTorch', want.shape)
+        elif exact:
+            if not np.array_equal(got, want, equal_nan=got.dtype.kind == 'f'):
+                self.fail(what, be.name, case, 'got', got.ravel()[:8], 'PyTorch', want.ravel()[:8])
+        elif not np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True):
+            self.fail(what, be.name, case, 'max error', float(np.nanmax(np.abs(got - want))))
+
+    def values(self, shape, ties=False, specials=False):
+        x = (self.rng.integers(-4, 4, shape) if ties else self.rng.standard_normal(shape)).astype(np.float32)
+        flat = x.reshape(-1)
+        if specials and flat.size > 3:
+            for v in (np.nan, np.inf, -np.inf, -0.0):
+                if random.random() < 0.5:
+                    flat[self.rng.integers(0, flat.size)] = v
+        return x
+
+    # ---- vision ----
+
+    def pool2d(self, lib):
+        for _ in range(self.cases):
+            kind = random.randrange(2)
+            kh, kw = random.randint(1, 4), random.randint(1, 4)
+            sh, sw = random.randint(1, 3), random.randint(1, 3)
+            ph, pw = random.randint(0, kh // 2), random.randint(0, kw // 2)
+            dh, dw = (random.randint(1, 2), random.randint(1, 2)) if kind == 0 else (1, 1)
+            ih, iw = random.randint(1, 12), random.randint(1, 12)
+            ceil, incl = random.random() < 0.5, random.random() < 0.5
+            x = self.values((2, 3, ih, iw), ties=kind == 0, specials=random.random() < 0.3)
+            case = ('max' if kind == 0 else 'avg', (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ih, iw), ceil, incl)
+            try:
+                tx = torch.from_numpy(x)
+                if kind == 0:
+                    want, want_idx = F.max_pool2d(tx, (kh, kw), (sh, sw), (ph, pw), (dh, dw), ceil_mode=ceil,
+                                                  return_indices=True)
+                else:
+                    want = F.avg_pool2d(tx, (kh, kw), (sh, sw), (ph, pw), ceil_mode=ceil, count_include_pad=incl)
+            except RuntimeError:
+                want = None
+            d = PoolDesc(2, 3, ih, iw, kh, kw, sh, sw, ph, pw, dh, dw, kind, int(ceil), int(incl))
+            oh, ow = C.c_size_t(), C.c_size_t()
+            status = lib.tgl_pool2d_output_size(C.byref(d), C.byref(oh), C.byref(ow))
+            if want is None or status:
+                if (want is None) != (status != 0):
+                    self.fail('pool2d_output_size', case, 'status', status, 'PyTorch',
+                              'refuses' if want is None else tuple(want.shape))
+                continue
+            for be in self.backends:
+                pi, po = be.put(x), be.put(np.zeros(want.shape, np.float32))
+                if kind == 0:
+                    px = be.put(np.zeros(want.shape, np.int32))
+                    status = lib.tgl_max_pool2d_indices(be.h, C.byref(d), C.c_uint64(pi), C.c_uint64(po),
+                                                        C.c_uint64(px))
+                else:
+                    status = lib.tgl_pool2d(be.h, C.byref(d), C.c_uint64(pi), C.c_uint64(po))
+                if status:
+                    self.fail('pool2d', be.name, case, 'status', status)
+                    continue
+                self.agree(be, 'pool2d', be.get(po, want.shape, np.float32), want.numpy(), exact=kind == 0,
+                           tol=1e-6, case=case)
+                if kind == 0:
+                    self.agree(be, 'max_pool2d_indices', be.get(px, want.shape, np.int32), want_idx.numpy().astype(np.int32),
+                               exact=True, case=case)
+        for _ in range(self.cases // 2):
+            kind = random.randrange(2)
+            ih, iw, oh, ow = (random.randint(1, 15) for _ in range(4))
+            x = self.values((2, 3, ih, iw), specials=kind == 0 and random.random() < 0.3)
+            want = (F.adaptive_max_pool2d if kind == 0 else F.adaptive_avg_pool2d)(torch.from_numpy(x), (oh, ow)).numpy()
+            for be in self.backends:
+                pi, po = be.put(x), be.put(np.zeros(want.shape, np.float32))
+                status = lib.tgl_adaptive_pool2d(be.h, kind, *(C.c_size_t(v) for v in (2, 3, ih, iw, oh, ow)),
+                                                 C.c_uint64(pi), C.c_uint64(po))
+                if status:
+                    self.fail('adaptive_pool2d', be.name, (kind, ih, iw, oh, ow), 'status', status)
+                    continue
+                self.agree(be, 'adaptive_pool2d', be.get(po, want.shape, np.float32), want, tol=1e-6,
+                           case=(kind, ih, iw, oh, ow))
+
+    def interpolate(self, lib):
+        modes = ['nearest', 'nearest-exact', 'bilinear', 'bicubic']
+        for _ in range(self.cases):
+            mode = random.randrange(4)
+            corners = mode >= 2 and random.random() < 0.5
+            ih, iw = random.randint(1, 13), random.randint(1, 13)
+            kw = {'mode': modes[mode]}
+            if mode >= 2:
+                kw['align_corners'] = corners
+            x = self.values((2, 3, ih, iw))
+            if random.random() < 0.4:
+                sh, sw = random.choice([0.3, 0.5, 1.5, 1.7, 2.0, 3.0]), random.choice([0.5, 0.7, 1.25, 2.0, 2.5])
+                oh, ow = int(math.floor(ih * sh)), int(math.floor(iw * sw))
+                if oh < 1 or ow < 1:
+                    continue
+                want = F.interpolate(torch.from_numpy(x), scale_factor=(sh, sw), recompute_scale_factor=False, **kw)
+            else:
+                sh = sw = 0.0
+                oh, ow = random.randint(1, 17), random.randint(1, 17)
+                want = F.interpolate(torch.from_numpy(x), size=(oh, ow), **kw)
+            want = want.numpy()
+            case = (modes[mode], corners, (ih, iw), (oh, ow), (sh, sw))
+            for be in self.backends:
+                d = InterpDesc(2, 3, ih, iw, oh, ow, mode, int(corners), sh, sw)
+                pi, po = be.put(x), be.put(np.zeros(want.shape, np.float32))
+                status = lib.tgl_interpolate(be.h, C.byref(d), C.c_uint64(pi), C.c_uint64(po))
+                if status:
+                    self.fail('interpolate', be.name, case, 'status', status)
+                    continue
+                self.agree(be, 'interpolate', be.get(po, want.shape, np.float32), want, tol=1e-5, case=case)
+
+    def conv(self, lib):
+        for _ in range(self.cases):
+            g = random.choice([1, 1, 2, 3])
+            ci, co = g * random.randint(1, 4), g * random.randint(1, 4)
+            kh, kw, sh, sw = random.randint(1, 4), random.randint(1, 4), random.randint(1, 3), random.randint(1, 3)
+            dh, dw, ph, pw = random.randint(1, 2), random.randint(1, 2), random.randint(0, 3), random.randint(0, 3)
+            ih, iw, n = random.randint(1, 10), random.randint(1, 10), random.randint(1, 2)
+            transpose = random.random() < 0.5
+            x = self.values((n, ci, ih, iw))
+            w = self.values((ci, co // g, kh, kw) if transpose else (co, ci // g, kh, kw))
+            bias = self.values((co,))
+            oph, opw = (random.randint(0, max(sh, dh) - 1), random.randint(0, max(sw, dw) - 1)) if transpose else (0, 0)
+            tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(bias)
+            try:
+                if transpose:
+                    want = F.conv_transpose2d(tx, tw, tb, (sh, sw), (ph, pw), (oph, opw), g, (dh, dw)).numpy()
+                else:
+                    want = F.conv2d(tx, tw, tb, (sh, sw), (ph, pw), (dh, dw), g).numpy()
+                if want.size == 0:
+                    want = None
+            except RuntimeError:
+                want = None
+            d = ConvDesc(n, ci, ih, iw, co, kh, kw, sh, sw, ph, pw, dh, dw, g)
+            case = ('transpose' if transpose else 'conv', (n, ci, ih, iw, co), (kh, kw), (sh, sw), (ph, pw), (dh, dw),
+                    g, (oph, opw))
+            oh, ow = C.c_size_t(), C.c_size_t()
+            if transpose:
+                status = lib.tgl_conv_transpose2d_output_size(C.byref(d), C.c_size_t(oph), C.c_size_t(opw),
+                                                              C.byref(oh), C.byref(ow))
+            else:
+                status = lib.tgl_conv2d_output_size(C.byref(d), C.byref(oh), C.byref(ow))
+            if want is None or status:
+                if (want is None) != (status != 0):
+                    self.fail('conv output size', case, 'status', status, 'PyTorch',
+                              'refuses' if want is None else want.shape)
+                continue
+            for be in self.backends:
+                px, pw_, pb = be.put(x), be.put(w), be.put(bias)
+                po = be.put(np.zeros(want.shape, np.float32))
+                if transpose:
+                    status = lib.tgl_conv_transpose2d(be.h, C.byref(d), C.c_size_t(oph), C.c_size_t(opw),
+                                                      *(C.c_uint64(p) for p in (px, pw_, pb, po)))
+                else:
+                    status = lib.tgl_conv2d(be.h, C.byref(d), *(C.c_uint64(p) for p in (px, pw_, pb, po)))
+                if status:
+                    self.fail('conv', be.name, case, 'status', status)
+                    continue
+                self.agree(be, case[0], be.get(po, want.shape, np.float32), want, tol=1e-4, case=case)
+
+    # ---- tensors along an axis ----
+
+    def along_axis(self, lib):
+        for _ in range(self.cases):
+            nd = random.randint(1, 3)
+            shape = [random.randint(1, 9) for _ in range(nd)]
+            axis = random.randrange(nd)
+            x = self.values(shape, ties=True, specials=True)
+            tx = torch.from_numpy(x)
+            case = (shape, axis)
+            for desc in (0, 1):
+                wv, wi = torch.sort(tx, dim=axis, descending=bool(desc), stable=True)
+                self.pairs(lib.tgl_sort, 'sort', x, shape, axis, (C.c_int(desc),), wv.numpy(), wi.numpy(), case + (desc,))
+            k = random.randint(0, shape[axis])
+            for largest in (0, 1):
+                wv, wi = torch.topk(tx, k, dim=axis, largest=bool(largest), sorted=True)
+                # values only: the indices of ties are PyTorch's choice (tensorgl keeps the line's order)
+                self.pairs(lib.tgl_topk, 'topk', x, shape, axis, (C.c_size_t(k), C.c_int(largest)), wv.numpy(), None,
+                           case + (k, largest))
+            for name, fn, tfn in (('cummax', lib.tgl_cummax, torch.cummax), ('cummin', lib.tgl_cummin, torch.cummin)):
+                wv, wi = tfn(tx, dim=axis)
+                self.pairs(fn, name, x, shape, axis, (), wv.numpy(), wi.numpy(), case)
+            for name, fn, tfn in (('argmax', lib.tgl_argmax_t, torch.argmax), ('argmin', lib.tgl_argmin_t, torch.argmin)):
+                want = tfn(tx, dim=axis).numpy().astype(np.int32)
+                self.unary_axis(fn, name, x, shape, axis, (), want, np.int32, exact=True, case=case)
+            for op, name, tfn in ((0, 'sum', torch.sum), (1, 'mean', torch.mean), (2, 'max', torch.amax),
+                                  (3, 'min', torch.amin), (4, 'prod', torch.prod)):
+                want = tfn(tx, dim=axis).numpy()
+                self.unary_axis(lib.tgl_reduce_t, 'reduce ' + name, x, shape, axis, (op,), want, np.float32,
+                                case=case, first=True)
+            finite = self.values(shape, ties=True)
+            for name, fn, tfn in (('softmax', lib.tgl_softmax_t, torch.softmax),
+                                  ('log_softmax', lib.tgl_log_softmax_t, torch.log_softmax)):
+                want = tfn(torch.from_numpy(finite), dim=axis).numpy()
+                self.unary_axis(fn, name, finite, shape, axis, (), want, np.float32, case=case)
+            for name, fn, tfn in (('cumsum', lib.tgl_cumsum, torch.cumsum), ('cumprod', lib.tgl_cumprod, torch.cumprod)):
+                want = tfn(torch.from_numpy(finite), dim=axis).numpy()
+                self.unary_axis(fn, name, finite, shape, axis, (), want, np.float32, case=case)
+
+    def pairs(self, fn, name, x, shape, axis, extra, want_v, want_i, case):
+        out_shape = list(want_v.shape)
+        for be in self.backends:
+            pi, pv, px = be.put(x), be.put(np.zeros(out_shape, np.float32)), be.put(np.zeros(out_shape, np.int32))
+            ti = be.tensor(pi, shape, np.float32)
+            tv, tx = be.tensor(pv, out_shape, np.float32), be.tensor(px, out_shape, np.int32)
+            if name in ('sort', 'topk'):
+                status = fn(be.h, C.byref(ti), C.c_size_t(axis), *extra, C.byref(tv), C.byref(tx))
+            else:
+                status = fn(be.h, C.byref(ti), C.c_size_t(axis), C.byref(tv), C.byref(tx))
+            if status:
+                self.fail(name, be.name, case, 'status', status)
+                continue
+            self.agree(be, name, be.get(pv, out_shape, np.float32), want_v, exact=True, case=case)
+            if want_i is not None:
+                self.agree(be, name + ' indices', be.get(px, out_shape, np.int32), want_i.astype(np.int32), exact=True,
+                           case=case)
+
+    def unary_axis(self, fn, name, x, shape, axis, extra, want, out_dtype, exact=False, case=(), first=False):
+        out_shape = list(want.shape)
+        for be in self.backends:
+            pi, po = be.put(x), be.put(np.zeros(out_shape, out_dtype))
+            ti, to = be.tensor(pi, shape, np.float32), be.tensor(po, out_shape, out_dtype)
+            if first:  # tgl_reduce_t(b, op, in, axis, out)
+                status = fn(be.h, *extra, C.byref(ti), C.c_size_t(axis), C.byref(to))
+            else:
+                status = fn(be.h, C.byref(ti), C.c_size_t(axis), C.byref(to))
+            if status:
+                self.fail(name, be.name, case, 'status', status)
+                continue
+            self.agree(be, name, be.get(po, out_shape, out_dtype), want, exact=exact, tol=1e-5, case=case)
+
+    # ---- attention ----
+
+    @staticmethod
+    def attention_reference(q, k, v, mask, causal, window, softcap, alibi):
+        _, heads, seq_q, dim = q.shape
+        seq_kv = k.shape[2]
+        k = np.repeat(k, heads // k.shape[1], axis=1).astype(np.float64)
+        v = np.repeat(v, heads // v.shape[1], axis=1).astype(np.float64)
+        s = np.einsum('bhqd,bhkd->bhqk', q.astype(np.float64), k) / math.sqrt(dim)
+        if softcap > 0:
+            s = softcap * np.tanh(s / softcap)
+        pos = np.arange(seq_q)[:, None] + seq_kv - seq_q
+        key = np.arange(seq_kv)[None, :]
+        if alibi > 0:
+            n = 2 ** int(math.floor(math.log2(heads)))
+            slopes = [2 ** (-alibi * (h + 1) / n) if h < n else 2 ** (-alibi * (2 * (h - n) + 1) / (2 * n))
+                      for h in range(heads)]
+            s = s - np.array(slopes)[None, :, None, None] * np.abs(pos - key)[None, None]
+        if mask is not None:
+            s = s + mask
+        seen = np.ones((seq_q, seq_kv), bool)
+        if causal:
+            seen &= key <= pos
+        if window:
+            seen &= key > pos - window
+        s = np.where(seen[None, None], s, -np.inf)
+        top = s.max(-1, keepdims=True)
+        e = np.exp(s - np.where(np.isfinite(top), top, 0))
+        total = e.sum(-1, keepdims=True)
+        p = np.where(total > 0, e / np.where(total > 0, total, 1), 0)  # a row that sees nothing: zeros
+        return np.einsum('bhqk,bhkd->bhqd', p, v)
+
+    def attention(self, lib):
+        for _ in range(self.cases // 2):
+            batch, heads_kv = random.randint(1, 2), random.choice([1, 2])
+            heads, dim = heads_kv * random.choice([1, 2, 4]), random.choice([8, 16, 64, 80, 128])
+            seq_q = random.randint(1, 9)
+            seq_kv = seq_q + random.randint(0, 20)
+            causal, window = random.random() < 0.5, random.choice([0, 0, 3, 7])
+            softcap, alibi = random.choice([0.0, 0.0, 5.0]), random.choice([0.0, 0.0, 8.0])
+            q = self.values((batch, heads, seq_q, dim))
+            k, v = self.values((batch, heads_kv, seq_kv, dim)), self.values((batch, heads_kv, seq_kv, dim))
+            mshape = (random.choice([1, batch]), random.choice([1, heads]), seq_q, seq_kv)
+            mask = None
+            if random.random() < 0.5:
+                mask = self.values(mshape) * 2
+                if random.random() < 0.5:
+                    mask[..., 0] = -np.inf
+            want = self.attention_reference(q, k, v, mask, causal, window, softcap, alibi)
+            case = ((batch, heads, heads_kv, seq_q, seq_kv, dim), causal, window, softcap, alibi,
+                    None if mask is None else mshape)
+            for be in self.backends:
+                pq, pk, pv, po = be.put(q), be.put(k), be.put(v), be.put(np.zeros_like(q))
+                tm = None if mask is None else be.tensor(be.put(mask), list(mshape), np.float32)
+                d = AttentionDesc(0.0, int(causal), seq_kv, window, softcap, alibi, None)
+                status = lib.tgl_attention_t(be.h, C.byref(be.tensor(pq, list(q.shape), np.float32)),
+                                             C.byref(be.tensor(pk, list(k.shape), np.float32)),
+                                             C.byref(be.tensor(pv, list(v.shape), np.float32)),
+                                             None if tm is None else C.byref(tm),
+                                             C.byref(be.tensor(po, list(q.shape), np.float32)), C.byref(d))
+                if status:
+                    self.fail('attention_t', be.name, case, 'status', status)
+                    continue
+                self.agree(be, 'attention_t', be.get(po, q.shape, np.float32), want.astype(np.float32), tol=1e-4,
+                           case=case)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--lib', default='build/libtensorgl.so.0')
+    ap.add_argument('--cases', type=int, default=200, help='random cases per op family')
+    ap.add_argument('--seed', type=int, default=None)
+    ap.add_argument('--backends', default='gl,cpu')
+    args = ap.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    print(f'check_torch: PyTorch {torch.__version__}, seed {seed} (--seed {seed} repeats this run)')
+    lib = C.CDLL(args.lib)
+    kinds = {'gl': 1, 'cpu': 2}
+    backends = [Backend(lib, kinds[n], n) for n in args.backends.split(',')]
+    checker = Checker(backends, args.cases, seed)
+    for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.attention):
+        before = checker.failures
+        family(lib)
+        for be in backends:
+            be.free_all()
+        print(f'  {family.__name__}: {"ok" if checker.failures == before else f"{checker.failures - before} disagree"}')
+    print(f'check_torch: {checker.checked} results compared, {checker.failures} disagree')
+    return 1 if checker.failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
