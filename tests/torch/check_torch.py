@@ -18,6 +18,7 @@ import ctypes as C
 import math
 import random
 import sys
+import warnings
 
 import numpy as np
 import torch
@@ -343,6 +344,157 @@ class Checker:
                 continue
             self.agree(be, name, be.get(po, out_shape, out_dtype), want, exact=exact, tol=1e-5, case=case)
 
+    # ---- indexing and moving elements ----
+
+    def call(self, be, name, case, status):
+        if status:
+            self.fail(name, be.name, case, 'status', status)
+        return status == 0
+
+    def indexing(self, lib):
+        for _ in range(self.cases // 2):
+            nd = random.randint(1, 3)
+            shape = [random.randint(1, 7) for _ in range(nd)]
+            axis = random.randrange(nd)
+            x = self.values(shape, specials=True)
+            tx = torch.from_numpy(x)
+            ishape = [random.randint(1, shape[d]) if d != axis else random.randint(1, 9) for d in range(nd)]
+            index = self.rng.integers(0, shape[axis], ishape).astype(np.int32)
+            ti = torch.from_numpy(index.astype(np.int64))
+            case = (shape, axis, ishape)
+            want = torch.gather(tx, axis, ti).numpy()
+            for be in self.backends:
+                pi, px, po = be.put(x), be.put(index), be.put(np.zeros(ishape, np.float32))
+                if self.call(be, 'gather', case, lib.tgl_gather(
+                        be.h, C.byref(be.tensor(pi, shape, np.float32)), C.c_size_t(axis),
+                        C.byref(be.tensor(px, ishape, np.int32)), C.byref(be.tensor(po, ishape, np.float32)))):
+                    self.agree(be, 'gather', be.get(po, ishape, np.float32), want, exact=True, case=case)
+            sel = self.rng.integers(0, shape[axis], random.randint(1, 9)).astype(np.int32)
+            want = torch.index_select(tx, axis, torch.from_numpy(sel.astype(np.int64))).numpy()
+            for be in self.backends:
+                pi, px, po = be.put(x), be.put(sel), be.put(np.zeros(want.shape, np.float32))
+                if self.call(be, 'index_select', case, lib.tgl_index_select(
+                        be.h, C.byref(be.tensor(pi, shape, np.float32)), C.c_size_t(axis),
+                        C.byref(be.tensor(px, [len(sel)], np.int32)),
+                        C.byref(be.tensor(po, list(want.shape), np.float32)))):
+                    self.agree(be, 'index_select', be.get(po, want.shape, np.float32), want, exact=True, case=case)
+            # scatter: src of index's shape onto out (x); SET with distinct places along axis
+            src = self.values(ishape)
+            for reduce, name in ((0, 'set'), (1, 'sum'), (2, 'amax'), (3, 'amin')):
+                idx = index
+                if reduce == 0:
+                    if ishape[axis] > shape[axis]:
+                        continue
+                    idx = np.take(np.argsort(self.rng.random(shape), axis=axis), range(ishape[axis]), axis=axis)
+                    idx = idx[tuple(slice(0, e) for e in ishape)].astype(np.int32)
+                out = self.values(shape)
+                tout, tidx, tsrc = torch.from_numpy(out.copy()), torch.from_numpy(idx.astype(np.int64)), torch.from_numpy(src)
+                want = (tout.scatter_(axis, tidx, tsrc) if reduce == 0 else
+                        tout.scatter_reduce_(axis, tidx, tsrc, name, include_self=True)).numpy()
+                for be in self.backends:
+                    ps, px, po = be.put(src), be.put(idx), be.put(out)
+                    if self.call(be, 'scatter ' + name, case, lib.tgl_scatter(
+                            be.h, C.byref(be.tensor(ps, ishape, np.float32)), C.c_size_t(axis),
+                            C.byref(be.tensor(px, ishape, np.int32)), C.byref(be.tensor(po, shape, np.float32)),
+                            C.c_int(reduce))):
+                        self.agree(be, 'scatter ' + name, be.get(po, shape, np.float32), want, exact=reduce != 1,
+                                   tol=1e-5, case=case)
+            # index_add
+            add_shape = list(shape)
+            add_shape[axis] = len(sel)
+            src = self.values(add_shape)
+            out = self.values(shape)
+            want = torch.from_numpy(out.copy()).index_add_(axis, torch.from_numpy(sel.astype(np.int64)),
+                                                           torch.from_numpy(src)).numpy()
+            for be in self.backends:
+                ps, px, po = be.put(src), be.put(sel), be.put(out)
+                if self.call(be, 'index_add', case, lib.tgl_index_add(
+                        be.h, C.byref(be.tensor(ps, add_shape, np.float32)), C.c_size_t(axis),
+                        C.byref(be.tensor(px, [len(sel)], np.int32)), C.byref(be.tensor(po, shape, np.float32)))):
+                    self.agree(be, 'index_add', be.get(po, shape, np.float32), want, tol=1e-5, case=case)
+            # masked_select and nonzero
+            mask = self.rng.random(shape) < 0.4
+            want = torch.masked_select(tx, torch.from_numpy(mask)).numpy()
+            sparse = np.where(mask, x, 0).astype(np.float32)
+            want_nz = torch.nonzero(torch.from_numpy(sparse)).numpy().astype(np.int32)
+            n = x.size
+            for be in self.backends:
+                pi, pm, po, pc = be.put(x), be.put(mask), be.put(np.zeros(n, np.float32)), be.put(np.zeros(1, np.int32))
+                if self.call(be, 'masked_select', case, lib.tgl_masked_select(
+                        be.h, C.byref(be.tensor(pi, shape, np.float32)), C.byref(be.tensor(pm, shape, np.bool_)),
+                        C.byref(be.tensor(po, [n], np.float32)), C.byref(be.tensor(pc, [1], np.int32)))):
+                    count = int(be.get(pc, 1, np.int32)[0])
+                    self.agree(be, 'masked_select', be.get(po, n, np.float32)[:count], want, exact=True, case=case)
+                pi, po, pc = be.put(sparse), be.put(np.zeros((n, nd), np.int32)), be.put(np.zeros(1, np.int32))
+                if self.call(be, 'nonzero', case, lib.tgl_nonzero(
+                        be.h, C.byref(be.tensor(pi, shape, np.float32)), C.byref(be.tensor(po, [n, nd], np.int32)),
+                        C.byref(be.tensor(pc, [1], np.int32)))):
+                    count = int(be.get(pc, 1, np.int32)[0])
+                    self.agree(be, 'nonzero', be.get(po, (n, nd), np.int32)[:count], want_nz, exact=True, case=case)
+
+    def moving(self, lib):
+        modes = ['constant', 'reflect', 'replicate', 'circular']
+        for _ in range(self.cases // 2):
+            nd = random.randint(1, 4)
+            shape = [random.randint(1, 6) for _ in range(nd)]
+            x = self.values(shape, specials=True)
+            tx = torch.from_numpy(x)
+            case = (shape,)
+            dims = random.sample(range(nd), random.randint(0, nd))
+            self.shaped(lib.tgl_flip, 'flip', x, torch.flip(tx, dims).numpy(),
+                        ((C.c_size_t * max(1, len(dims)))(*dims), C.c_size_t(len(dims))), case + (dims,))
+            rdims = [random.randrange(nd) for _ in range(random.randint(1, 3))]
+            shifts = [random.randint(-9, 9) for _ in rdims]
+            self.shaped(lib.tgl_roll, 'roll', x, torch.roll(tx, shifts, rdims).numpy(),
+                        ((C.c_int64 * len(shifts))(*shifts), C.c_size_t(len(shifts)),
+                         (C.c_size_t * len(rdims))(*rdims)), case + (shifts, rdims))
+            reps = [random.randint(0 if random.random() < 0.1 else 1, 3) for _ in range(nd + random.randint(0, 2))]
+            self.shaped(lib.tgl_repeat, 'repeat', x, tx.repeat(*reps).numpy(),
+                        ((C.c_size_t * len(reps))(*reps), C.c_size_t(len(reps))), case + (reps,))
+            mode = random.randrange(4)
+            # PyTorch pads the last 1, 2 or 3 dims for reflect, replicate and circular (batch and
+            # channel dims before them); constant any number
+            n_padded = random.randint(1, min(nd, 3)) if mode else random.randint(1, nd)
+            if mode and nd < n_padded + 1:
+                continue
+            pads = []
+            for d in range(n_padded):
+                extent = shape[nd - 1 - d]
+                top = extent - 1 if mode == 1 else extent if mode == 3 else 4
+                pads += [random.randint(-2 if mode == 0 else 0, top), random.randint(-2 if mode == 0 else 0, top)]
+            try:
+                if mode and nd - n_padded > 2:
+                    raise RuntimeError('PyTorch pads these modes with at most 2 leading dims')
+                want = F.pad(tx, pads, modes[mode], 1.5 if mode == 0 else None).numpy()
+            except (RuntimeError, NotImplementedError):
+                continue
+            self.shaped(lib.tgl_pad, 'pad ' + modes[mode], x, want,
+                        ((C.c_int64 * len(pads))(*pads), C.c_size_t(len(pads)), C.c_int(mode), C.c_double(1.5)),
+                        case + (pads,))
+            if nd >= 2:
+                diag = random.randint(-4, 4)
+                self.shaped(lib.tgl_triu, 'triu', x, torch.triu(tx, diag).numpy(), (C.c_int64(diag),), case + (diag,),
+                            out_last=True)
+                self.shaped(lib.tgl_tril, 'tril', x, torch.tril(tx, diag).numpy(), (C.c_int64(diag),), case + (diag,),
+                            out_last=True)
+            classes = random.randint(1, 6)
+            labels = self.rng.integers(0, classes, shape).astype(np.int32)
+            want = F.one_hot(torch.from_numpy(labels.astype(np.int64)), classes).numpy().astype(np.float32)
+            for be in self.backends:
+                pi, po = be.put(labels), be.put(np.zeros(want.shape, np.float32))
+                if self.call(be, 'one_hot', case, lib.tgl_one_hot(
+                        be.h, C.byref(be.tensor(pi, shape, np.int32)), C.byref(be.tensor(po, list(want.shape), np.float32)))):
+                    self.agree(be, 'one_hot', be.get(po, want.shape, np.float32), want, exact=True, case=case)
+
+    def shaped(self, fn, name, x, want, extra, case, out_last=False):
+        """fn(b, &in, extra..., &out), or fn(b, &in, &out, extra...) where out_last (tgl_triu, tgl_tril)."""
+        for be in self.backends:
+            pi, po = be.put(x), be.put(np.zeros(want.shape, np.float32))
+            ti, to = be.tensor(pi, list(x.shape), np.float32), be.tensor(po, list(want.shape), np.float32)
+            args = (C.byref(ti), C.byref(to)) + tuple(extra) if out_last else (C.byref(ti),) + tuple(extra) + (C.byref(to),)
+            if self.call(be, name, case, fn(be.h, *args)):
+                self.agree(be, name, be.get(po, want.shape, np.float32), want, exact=True, case=case)
+
     # ---- attention ----
 
     @staticmethod
@@ -411,6 +563,7 @@ class Checker:
 
 
 def main():
+    warnings.filterwarnings('ignore', message='scatter_reduce')  # beta in PyTorch 1.13
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--lib', default='build/libtensorgl.so.0')
     ap.add_argument('--cases', type=int, default=200, help='random cases per op family')
@@ -423,7 +576,8 @@ def main():
     kinds = {'gl': 1, 'cpu': 2}
     backends = [Backend(lib, kinds[n], n) for n in args.backends.split(',')]
     checker = Checker(backends, args.cases, seed)
-    for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.attention):
+    for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.indexing,
+                   checker.moving, checker.attention):
         before = checker.failures
         family(lib)
         for be in backends:
