@@ -664,9 +664,14 @@ void main()
         uvec2 v[SCAN_K];
 #endif
 #ifdef SCAN_QUADS
-        for (uint q = 0u; q < uint(SCAN_K); q += 4u)
-            if (a0 + q < hi)
-                part = combine_quad(part, X_QUAD((oi + a0 + q) >> 2), a0 + q);
+        // the quads held for the walk below (constant indices after unrolling: registers), not
+        // read again
+        uvec4 held[SCAN_K / 4];
+        TGL_UNROLL for (uint q = 0u; q < uint(SCAN_K) / 4u; q++) {
+            held[q] = a0 + 4u * q < hi ? X_QUAD((oi + a0 + 4u * q) >> 2) : uvec4(0u);
+            if (a0 + 4u * q < hi)
+                part = combine_quad(part, held[q], a0 + 4u * q);
+        }
 #else
         for (uint q = 0u; q < uint(SCAN_K); q++) {
             uint k = a0 + q;
@@ -683,10 +688,10 @@ void main()
         uvec2 tile_total;
         uvec2 run = combine(carry, tile_exclusive(part, tile_total));
 #ifdef SCAN_QUADS
-        for (uint q = 0u; q < uint(SCAN_K); q += 4u) {
-            uint k = a0 + q;
+        TGL_UNROLL for (uint q = 0u; q < uint(SCAN_K) / 4u; q++) {
+            uint k = a0 + 4u * q;
             if (k < hi) {
-                uvec4 w = X_QUAD((oi + k) >> 2);
+                uvec4 w = held[q];
                 uvec2 r0 = combine(run, operand(w.x, k)), r1 = combine(r0, operand(w.y, k + 1u));
                 uvec2 r2 = combine(r1, operand(w.z, k + 2u)), r3 = combine(r2, operand(w.w, k + 3u));
                 y4[(oo + k) >> 2] = uvec4(out_bits(r0.x), out_bits(r1.x), out_bits(r2.x), out_bits(r3.x));
