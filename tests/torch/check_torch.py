@@ -495,6 +495,122 @@ class Checker:
             if self.call(be, name, case, fn(be.h, *args)):
                 self.agree(be, name, be.get(po, want.shape, np.float32), want, exact=True, case=case)
 
+    # ---- strided views and dtypes ----
+
+    def view(self, shape, dtype_bytes):
+        """A random view over a fresh base: (base_len, offset, strides) in elements, with steps,
+        a permutation, flips (negative strides) and broadcast dims (stride 0)."""
+        nd = len(shape)
+        steps = [random.choice([1, 1, 2, 3]) for _ in range(nd)]
+        order = list(range(nd))
+        random.shuffle(order)
+        strides, span = [0] * nd, 1
+        for d in reversed(order):  # the permuted layout, innermost last in `order`
+            if shape[d] == 1 or random.random() < 0.1:
+                strides[d] = 0 if random.random() < 0.5 else span
+                continue
+            strides[d] = span * steps[d]
+            span = span * steps[d] * shape[d] + random.randint(0, 2)
+        offset = 0
+        for d in range(nd):
+            if strides[d] and random.random() < 0.3:  # flipped: starts at its last element
+                offset += strides[d] * (shape[d] - 1)
+                strides[d] = -strides[d]
+        last = offset + sum(max(0, st) * (e - 1) for st, e in zip(strides, shape))
+        return last + 1 + random.randint(0, 2), offset, strides
+
+    def strided(self, lib):
+        kinds = [(np.float32, 0), (np.float16, 1), ('bf16', 2), (np.int32, 3), (np.bool_, 4)]
+        torch_of = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16, 3: torch.int32, 4: torch.bool}
+        item = {0: 4, 1: 2, 2: 2, 3: 4, 4: 1}
+
+        def base_of(code, n):
+            """Values every dtype holds exactly, as the base's numpy storage and as torch values."""
+            v = self.rng.integers(-8, 8, n).astype(np.float32) * random.choice([1.0, 0.5, 0.25])
+            if code == 3:
+                v = v.astype(np.int32)
+                return v, torch.from_numpy(v)
+            if code == 4:
+                v = v != 0
+                return v, torch.from_numpy(v)
+            if code == 2:
+                bits = (v.view(np.uint32) >> 16).astype(np.uint16)
+                return bits, torch.from_numpy(v).to(torch.bfloat16)
+            v = v.astype(np.float16 if code == 1 else np.float32)
+            return v, torch.from_numpy(v)
+
+        def as_view(t, offset, shape, strides):
+            """t (1-d torch) seen through the view, flips included, as a contiguous torch tensor."""
+            pos = np.full(shape, offset, np.int64)
+            for d, st in enumerate(strides):
+                idx = np.arange(shape[d]).reshape([-1 if k == d else 1 for k in range(len(shape))])
+                pos = pos + idx * st
+            return t[torch.from_numpy(pos.reshape(-1))].reshape(shape)
+
+        def read(be, p, shape, code):
+            if code == 2:
+                bits = np.atleast_1d(be.get(p, shape, np.uint16)).astype(np.uint32) << 16
+                return torch.from_numpy(bits.view(np.float32)).reshape(shape).to(torch.bfloat16)
+            return torch.from_numpy(be.get(p, shape, {0: np.float32, 1: np.float16, 3: np.int32, 4: np.bool_}[code]))
+
+        def desc(p, code, shape, strides, offset):
+            t = Tensor(data=p + offset * item[code], dtype=code, ndim=len(shape))
+            for d in range(len(shape)):
+                t.shape[d], t.strides[d] = shape[d], strides[d]
+            return t
+
+        for _ in range(self.cases // 2):
+            nd = random.randint(1, 4)
+            shape = [random.randint(1, 5) for _ in range(nd)]
+            src_code, dst_code = random.choice(kinds)[1], random.choice(kinds)[1]
+            n, offset, strides = self.view(shape, item[src_code])
+            base, tbase = base_of(src_code, n)
+            src = as_view(tbase, offset, shape, strides)
+            case = (shape, strides, offset, src_code, dst_code)
+            # tgl_copy: the view cast into a contiguous dst (PyTorch's .to)
+            want = src.to(torch_of[dst_code])
+            for be in self.backends:
+                p = be.put(base)
+                po = be.put(np.zeros(int(np.prod(shape)) * item[dst_code] + 4, np.uint8))
+                dst = be.tensor(po, shape, np.float32)
+                dst.dtype = dst_code
+                if self.call(be, 'copy', case, lib.tgl_copy(be.h, C.byref(dst), C.byref(desc(p, src_code, shape, strides, offset)))):
+                    got = read(be, po, shape, dst_code)
+                    self.agree(be, 'copy (cast)', got.float().numpy(), want.float().numpy(), exact=True, case=case)
+            if src_code == 4:
+                continue
+            # binary ADD and MAX of the view with a second view of another layout, same dtype;
+            # unary NEG and ABS; the sum and cumsum along an axis (float sums in f32)
+            n2, offset2, strides2 = self.view(shape, item[src_code])
+            base2, tbase2 = base_of(src_code, n2)
+            other = as_view(tbase2, offset2, shape, strides2)
+            axis = random.randrange(nd)
+            checks = [('binary add', lambda: torch.add(src, other), 'b', 0), ('binary max', lambda: torch.maximum(src, other), 'b', 4),
+                      ('unary neg', lambda: torch.neg(src), 'u', 0), ('unary abs', lambda: torch.abs(src), 'u', 1),
+                      ('reduce sum', lambda: torch.sum(src.float() if src_code < 3 else src, axis).to(src.dtype), 'r', 0),
+                      ('cumsum', lambda: torch.cumsum(src.float() if src_code < 3 else src, axis).to(src.dtype), 'c', 0)]
+            for name, ref, form, op in checks:
+                want = ref()
+                out_shape = list(want.shape)
+                for be in self.backends:
+                    p, p2 = be.put(base), be.put(base2)
+                    po = be.put(np.zeros(max(1, int(np.prod(out_shape))) * item[src_code] + 4, np.uint8))
+                    out = be.tensor(po, out_shape, np.float32)
+                    out.dtype = src_code
+                    a, b2 = desc(p, src_code, shape, strides, offset), desc(p2, src_code, shape, strides2, offset2)
+                    if form == 'b':
+                        status = lib.tgl_binary_t(be.h, op, C.byref(a), C.byref(b2), C.byref(out))
+                    elif form == 'u':
+                        status = lib.tgl_unary_t(be.h, op, C.byref(a), C.byref(out))
+                    elif form == 'r':
+                        status = lib.tgl_reduce_t(be.h, op, C.byref(a), C.c_size_t(axis), C.byref(out))
+                    else:
+                        status = lib.tgl_cumsum(be.h, C.byref(a), C.c_size_t(axis), C.byref(out))
+                    if self.call(be, name, case + (strides2, offset2, axis), status):
+                        got = read(be, po, out_shape, src_code)
+                        self.agree(be, name, got.float().numpy(), want.float().numpy(), exact=True,
+                                   case=case + (strides2, offset2, axis))
+
     # ---- attention ----
 
     @staticmethod
@@ -577,7 +693,7 @@ def main():
     backends = [Backend(lib, kinds[n], n) for n in args.backends.split(',')]
     checker = Checker(backends, args.cases, seed)
     for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.indexing,
-                   checker.moving, checker.attention):
+                   checker.moving, checker.strided, checker.attention):
         before = checker.failures
         family(lib)
         for be in backends:
