@@ -1617,7 +1617,10 @@ TGL_API tgl_status tgl_adaptive_pool2d(tgl_backend *b, tgl_pool_kind kind, size_
  * upsample_bilinear2d, upsample_bicubic2d on the CPU; antialias off): each output pixel (oy, ox)
  * reads the source index r = s * oy (align_corners) or s * (oy + 0.5) - 0.5 (else; nearest:
  * s * oy), likewise along x, where s is computed in f32 on the host: align_corners ? (in - 1) /
- * (out - 1) (0 for an output of 1) : scale > 0 ? 1 / scale : in / out. NEAREST takes floor(r);
+ * (out - 1) (0 for an output of 1) : scale > 0 ? 1 / scale : in / out. NEAREST takes floor(r),
+ * but, where out_h + out_w <= 128, o along an axis whose output size equals its input's and o / 2
+ * along one that doubles it, whatever the scale (PyTorch's CPU kernels: its vectorized one takes
+ * those outputs, its generic one the larger; its CUDA kernel takes floor(r) on every size);
  * NEAREST_EXACT floor(max(r, 0) + 0.5); both at most in - 1. BILINEAR (r below 0 taken as 0;
  * an axis whose output size equals its input's copies it) blends the two neighbours of floor(r)
  * by r - floor(r) (the last pixel repeating at the edge); BICUBIC the four around it with

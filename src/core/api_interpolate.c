@@ -55,6 +55,10 @@ static tgl_status interpolate(tgl_backend *b, const tgl_interpolate_desc *desc, 
         return st;
     p.scale_h = axis_scale(d->in_h, d->out_h, d->align_corners, d->scale_h);
     p.scale_w = axis_scale(d->in_w, d->out_w, d->align_corners, d->scale_w);
+    /* PyTorch's CPU upsample_nearest2d takes its vectorized kernel (nearest_idx's special sizes)
+     * where the output's sides sum to 128 or less, else the generic one
+     * (_use_vectorized_kernel_cond_2d, for NCHW input) */
+    p.nearest_sizes = d->mode == TGL_INTERP_NEAREST && d->out_h + d->out_w <= 128;
     if (!b->vt->interpolate)
         return tgl__unsupported(b, "tgl_interpolate");
     return b->vt->interpolate(b, &p);

@@ -56,6 +56,30 @@ static void expect(tgl_backend *b, tgl_interpolate_desc d, const float *x, const
     free(got);
 }
 
+/* PyTorch's nearest for rows doubled by a scale factor of 2.05 out of 2 x w planes (columns kept):
+ * o / 2 (rows 0 0 1 1) where the output's sides sum to 128 or less, floor(o / 2.05) (0 0 0 1)
+ * past that (its generic kernel); each column copied either way. */
+static void nearest_special_sizes(tgl_backend *b)
+{
+    const size_t widths[2] = {60, 130};
+    for (int k = 0; k < 2; k++) {
+        size_t w = widths[k];
+        float *x = malloc(2 * w * sizeof(float));
+        for (size_t i = 0; i < 2 * w; i++)
+            x[i] = (float)(i + 1);
+        tgl_interpolate_desc d = {.batch = 1, .channels = 1, .in_h = 2, .in_w = w, .out_h = 4, .out_w = w,
+                                  .mode = TGL_INTERP_NEAREST, .scale_h = 2.05, .scale_w = 1.0};
+        float *want = malloc(4 * w * sizeof(float));
+        const size_t rows[2][4] = {{0, 0, 1, 1}, {0, 0, 0, 1}};
+        for (size_t oy = 0; oy < 4; oy++)
+            for (size_t ox = 0; ox < w; ox++)
+                want[oy * w + ox] = x[rows[k][oy] * w + ox];
+        expect(b, d, x, want);
+        free(want);
+        free(x);
+    }
+}
+
 /* PyTorch's outputs: F.interpolate of [[1, 2], [3, 4]] (one image, one channel), but where noted. */
 static void test_known_values(void **state)
 {
@@ -73,9 +97,9 @@ static void test_known_values(void **state)
                                2.2265625f,  2.55859375f, 2.44140625f, 2.7734375f, 3.3203125f, 3.65234375f,
                                3.10546875f, 3.4375f,   3.984375f,   4.31640625f};
     const float nearest3[9] = {1, 1, 2, 1, 1, 2, 3, 3, 4}, exact3[9] = {1, 2, 2, 3, 4, 4, 3, 4, 4};
-    /* nearest with scale factor 2.05: tensorgl's floor(o / 2.05) (PyTorch's CPU kernel halves this
-     * shape's axes instead, o / 2, and other shapes' not: docs/ops.md) */
-    const float nearest_205[16] = {1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 3, 3, 3, 4};
+    /* nearest with scale factor 2.05: each axis doubles, so PyTorch's CPU kernel for outputs
+     * whose sides sum to 128 or less takes o / 2 (nearest_idx), not floor(o / 2.05) */
+    const float nearest_205[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
     /* scale_factor 1.7 (recompute_scale_factor off): output 3 x 3, source index scale 1 / 1.7 */
     const float bilinear_17[9] = {1,           1.38235307f, 1.97058833f, 1.76470602f, 2.1470592f,
                                   2.73529434f, 2.94117689f, 3.32352972f, 3.91176486f};
@@ -104,6 +128,7 @@ static void test_known_values(void **state)
         d.mode = TGL_INTERP_BILINEAR;
         d.scale_h = d.scale_w = 1.7;
         expect(b, d, x, bilinear_17);
+        nearest_special_sizes(b);
     }
 }
 
