@@ -624,6 +624,47 @@ class Checker:
                         self.agree(be, name, got.float().numpy(), want.float().numpy(), exact=True,
                                    case=case + (strides2, offset2, axis))
 
+    # ---- norms ----
+
+    def norms(self, lib):
+        """layer_norm and an RMS norm (x / sqrt(mean(x^2) + eps) * w, evaluated in float64, which
+        this PyTorch may lack) over the last dim, in f32 and f16, with and without weights."""
+        for _ in range(self.cases // 2):
+            nd = random.randint(1, 3)
+            shape = [random.randint(1, 6) for _ in range(nd - 1)] + [random.choice([1, 2, 7, 33, 64, 257])]
+            cols = shape[-1]
+            dtype = random.choice([np.float32, np.float16])
+            x = (self.values(shape) * random.choice([1.0, 0.01, 30.0])).astype(dtype)
+            gamma, beta = self.values((cols,)), self.values((cols,))
+            eps = random.choice([1e-5, 1e-6, 0.1])
+            weighted = random.random() < 0.7
+            tx = torch.from_numpy(x.astype(np.float32))
+            want_ln = F.layer_norm(tx.double(), (cols,), torch.from_numpy(gamma).double() if weighted else None,
+                                   torch.from_numpy(beta).double() if weighted else None, eps)
+            x64 = x.astype(np.float64)
+            want_rms = x64 / np.sqrt((x64 * x64).mean(-1, keepdims=True) + eps) * (gamma if weighted else 1.0)
+            case = (shape, dtype.__name__, eps, weighted)
+            # f16 outputs round once: half an ulp of 2^-11, plus f32 arithmetic on the way
+            tol = 2e-3 if dtype == np.float16 else 2e-5
+            for name, want in (('layernorm', want_ln.numpy()), ('rmsnorm', want_rms)):
+                want = want.astype(dtype).astype(np.float32)
+                for be in self.backends:
+                    pi, po = be.put(x), be.put(np.zeros(shape, dtype))
+                    ti, to = be.tensor(pi, shape, dtype), be.tensor(po, shape, dtype)
+                    tg = tb = None
+                    if weighted:
+                        tg = be.tensor(be.put(gamma), [cols], np.float32)
+                        tb = be.tensor(be.put(beta), [cols], np.float32)
+                    if name == 'layernorm':
+                        status = lib.tgl_layernorm_t(be.h, C.byref(ti), C.byref(tg) if tg else None,
+                                                     C.byref(tb) if tb else None, C.byref(to), C.c_float(eps))
+                    else:
+                        status = lib.tgl_rmsnorm_t(be.h, C.byref(ti), C.byref(tg) if tg else None, C.byref(to),
+                                                   C.c_float(eps))
+                    if self.call(be, name, case, status):
+                        got = be.get(po, shape, dtype).astype(np.float32)
+                        self.agree(be, name, got, want, tol=tol, case=case)
+
     # ---- attention ----
 
     @staticmethod
@@ -706,7 +747,7 @@ def main():
     backends = [Backend(lib, kinds[n], n) for n in args.backends.split(',')]
     checker = Checker(backends, args.cases, seed)
     for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.indexing,
-                   checker.moving, checker.strided, checker.attention):
+                   checker.moving, checker.strided, checker.norms, checker.attention):
         before = checker.failures
         family(lib)
         for be in backends:
