@@ -1355,9 +1355,11 @@ typedef struct tgl_rope_desc {
  * overlap it. positions: NULL (token s at d->pos_offset + s, pos_offset + seq within 2^32), or
  * i32 [batch, seq] with any strides (stride 0 over batch shares one row), any values.
  * Pair i < rotary_dim / 2 is (i, i + rotary_dim / 2) in TGL_ROPE_NEOX mode, (2i, 2i + 1) in
- * TGL_ROPE_INTERLEAVED; it turns by the angle f32(position) * f_i rounded to f32, f_i the f32
- * nearest the scaled inv_freq[i] (divided by freq_factors[i] where given; computed in double):
- * the angle PyTorch's models compute.
+ * TGL_ROPE_INTERLEAVED; it turns by the angle f32(position) * f_i rounded to f32, f_i the
+ * scaled inv_freq[i] as Hugging Face's rope_init functions compute it, float32 step by step
+ * (1 / base^(f32(2i) / rotary_dim), its pow taken correctly rounded; then the scaling's steps),
+ * then divided by freq_factors[i] where given: the angle PyTorch's models compute (their f32
+ * pow may differ from the correctly rounded one by an ulp, in about 1 in 200 frequencies).
  * y0 = x0 cos - x1 sin, y1 = x0 sin + x1 cos. Dims from rotary_dim on are copied.
  * Errors: TGL_ERR_INVALID_ARGUMENT (NULL in, out or d, shapes that are not 4-D and alike,
  *   head_dim odd, rotary_dim odd or past head_dim, a dtype other than f32 (i32 for positions),

@@ -5,30 +5,49 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The rotary_dim / 2 frequencies of d, scaled in double, rounded to f32. Returns the number of
- * them that are finite in f32 (all unless a factor scaled one past FLT_MAX). */
+/* f32 `base ** e` as PyTorch's float32 pow gives it: the exact power rounded once (a
+ * correctly rounded powf; PyTorch's own is within an ulp of it). */
+static float pow_f32(float base, float e)
+{
+    return (float)pow((double)base, (double)e);
+}
+
+/* The rotary_dim / 2 frequencies of d as Hugging Face's rope_init functions compute inv_freq:
+ * float32 tensor arithmetic, each operation rounded to f32 in its order (Python's floats, such
+ * as NTK's base and Llama 3's wavelength bounds, in double, then taken as f32 by the tensor op),
+ * then divided by freq_factors[i] where given (ggml's). Every step its own statement, so no
+ * compiler contracts two into one rounding. Returns the number of them that are finite (all
+ * unless a factor scaled one past FLT_MAX). */
 static size_t frequencies(const tgl_rope_desc *d, size_t rot, float *freq)
 {
-    double base = d->theta, factor = d->factor;
+    double base = d->theta; /* Python float arithmetic */
     if (d->scaling == TGL_ROPE_SCALE_NTK)
-        base *= pow(factor, (double)rot / (double)(rot - 2));
+        base *= pow((double)d->factor, (double)rot / (double)(rot - 2));
+    const float base32 = (float)base, factor = d->factor;
     for (size_t i = 0; i < rot / 2; i++) {
-        double f = pow(base, -2.0 * (double)i / (double)rot);
+        float e = (float)(2 * i) / (float)rot; /* arange(0, dim, 2).float() / dim */
+        float p = pow_f32(base32, e);
+        float f = 1.0f / p; /* inv_freq */
         if (d->scaling == TGL_ROPE_SCALE_LINEAR) {
-            f /= factor;
+            f = f / factor;
         } else if (d->scaling == TGL_ROPE_SCALE_LLAMA3) {
             double orig = (double)d->original_context, lo = d->low_freq_factor, hi = d->high_freq_factor;
-            double wavelength = 6.283185307179586 / f;
-            if (wavelength > orig / lo) {
-                f /= factor;
-            } else if (wavelength >= orig / hi) {
-                double smooth = (orig / wavelength - lo) / (hi - lo);
-                f = (1.0 - smooth) * f / factor + smooth * f;
-            }
+            float low_wavelen = (float)(orig / lo), high_wavelen = (float)(orig / hi);
+            float wavelen = (float)6.283185307179586 / f; /* 2 * math.pi / inv_freq */
+            float scaled = wavelen > low_wavelen ? f / factor : f;
+            float ratio = (float)orig / wavelen;
+            float smooth = (ratio - (float)lo) / (float)(hi - lo);
+            float keep = 1.0f - smooth;
+            float part = keep * scaled;
+            part = part / factor;
+            float rest = smooth * scaled;
+            float smoothed = part + rest; /* (1 - smooth) * inv_freq_llama / factor + smooth * inv_freq_llama */
+            int medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+            f = medium ? smoothed : scaled;
         }
         if (d->freq_factors)
-            f /= (double)d->freq_factors[i];
-        freq[i] = (float)f;
+            f = f / d->freq_factors[i];
+        freq[i] = f;
         if (!isfinite(freq[i]))
             return i;
     }

@@ -29,35 +29,34 @@ static int teardown(void **state)
     return tgt_pair_teardown(state);
 }
 
-/* Hugging Face's inverse frequencies for a rotary dimension and scaling, in double; then
- * divided by d->freq_factors[i] where given (ggml's freq_factors). */
-static double scaled_freq(const tgl_rope_desc *d, size_t rot, size_t i)
+/* Hugging Face's inverse frequencies for a rotary dimension and scaling, in its float32 tensor
+ * steps (rope_init_fn's default, linear, static NTK base and llama3; its float32 pow taken
+ * correctly rounded), each step a statement of its own; then divided by d->freq_factors[i]
+ * where given (ggml's freq_factors). */
+static float reference_freq(const tgl_rope_desc *d, size_t rot, size_t i)
 {
-    double base = d->theta;
+    double base = d->theta; /* Python floats */
     if (d->scaling == TGL_ROPE_SCALE_NTK)
         base = base * pow(d->factor, (double)rot / ((double)rot - 2));
-    double f = pow(base, -2.0 * (double)i / (double)rot);
+    float expo = (float)(2 * i) / (float)rot;
+    float power = (float)pow((double)(float)base, (double)expo);
+    float f = 1.0f / power;
     if (d->scaling == TGL_ROPE_SCALE_LINEAR)
-        return f / d->factor;
+        f = f / d->factor;
     if (d->scaling == TGL_ROPE_SCALE_LLAMA3) {
-        double low_wl = (double)d->original_context / d->low_freq_factor;
-        double high_wl = (double)d->original_context / d->high_freq_factor;
-        double wl = 2 * 3.14159265358979323846 / f;
-        if (wl < high_wl)
-            return f;
-        if (wl > low_wl)
-            return f / d->factor;
-        double smooth = ((double)d->original_context / wl - d->low_freq_factor) /
-                        (d->high_freq_factor - d->low_freq_factor);
-        return (1 - smooth) * f / d->factor + smooth * f;
+        double ctx = (double)d->original_context;
+        float low_wl = (float)(ctx / d->low_freq_factor), high_wl = (float)(ctx / d->high_freq_factor);
+        float wl = (float)(2 * 3.14159265358979323846) / f;
+        float llama = wl > low_wl ? f / d->factor : f;
+        float ratio = (float)ctx / wl;
+        float smooth = (ratio - d->low_freq_factor) / (float)((double)d->high_freq_factor - d->low_freq_factor);
+        float part = (1.0f - smooth) * llama;
+        part = part / d->factor;
+        float rest = smooth * llama;
+        float smoothed = part + rest;
+        f = !(wl < high_wl) && !(wl > low_wl) ? smoothed : llama;
     }
-    return f;
-}
-
-static double reference_freq(const tgl_rope_desc *d, size_t rot, size_t i)
-{
-    double f = scaled_freq(d, rot, i);
-    return d->freq_factors ? f / (double)d->freq_factors[i] : f;
+    return d->freq_factors ? f / d->freq_factors[i] : f;
 }
 
 /* One case: in is [batch, seq, heads, head_dim] inside a buffer of `row` floats per token
@@ -113,7 +112,7 @@ static void reference(const rcase *c, const float *x, const int32_t *pos, float 
                 const float *xr = x + ((b * c->seq + s) * c->heads + h) * c->head_dim;
                 float *yr = y + ((b * c->seq + s) * c->heads + h) * c->head_dim;
                 for (size_t i = 0; i < rh; i++) {
-                    float f = (float)reference_freq(&c->d, rot, i), angle = p * f;
+                    float f = reference_freq(&c->d, rot, i), angle = p * f;
                     size_t i0 = c->d.mode == TGL_ROPE_NEOX ? i : 2 * i;
                     size_t i1 = c->d.mode == TGL_ROPE_NEOX ? i + rh : 2 * i + 1;
                     double a = xr[i0], bb = xr[i1]; // NOLINT(clang-analyzer-core.uninitialized.Assign): make_inputs fills x

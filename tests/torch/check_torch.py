@@ -58,6 +58,12 @@ class ConvDesc(C.Structure):
                      'pad_h pad_w dilation_h dilation_w groups')
 
 
+class RopeDesc(C.Structure):
+    _fields_ = [('theta', C.c_float), ('mode', C.c_int), ('rotary_dim', C.c_size_t), ('pos_offset', C.c_size_t),
+                ('scaling', C.c_int), ('factor', C.c_float), ('low_freq_factor', C.c_float),
+                ('high_freq_factor', C.c_float), ('original_context', C.c_size_t), ('freq_factors', C.c_void_p)]
+
+
 class AttentionDesc(C.Structure):
     _fields_ = [('scale', C.c_float), ('causal', C.c_int), ('seq_kv', C.c_size_t), ('window', C.c_size_t),
                 ('softcap', C.c_float), ('alibi_max_bias', C.c_float), ('seq_lens', C.c_void_p)]
@@ -665,6 +671,70 @@ class Checker:
                         got = be.get(po, shape, dtype).astype(np.float32)
                         self.agree(be, name, got, want, tol=tol, case=case)
 
+    # ---- rotary embeddings ----
+
+    @staticmethod
+    def inv_freq(theta, rd, scaling, factor, low, high, context):
+        """Hugging Face's inv_freq, by its own code's steps in torch (rope_init_fn: default,
+        linear, static NTK's base, llama3): float32 tensor arithmetic."""
+        base = theta * factor ** (rd / (rd - 2)) if scaling == 2 else theta
+        f = 1.0 / (base ** (torch.arange(0, rd, 2, dtype=torch.int64).float() / rd))
+        if scaling == 1:
+            f = f / factor
+        elif scaling == 3:
+            low_wavelen, high_wavelen = context / low, context / high
+            wavelen = 2 * math.pi / f
+            scaled = torch.where(wavelen > low_wavelen, f / factor, f)
+            smooth = (context / wavelen - low) / (high - low)
+            smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+            medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+            f = torch.where(medium, smoothed, scaled)
+        return f.numpy()
+
+    def rope(self, lib):
+        for _ in range(self.cases // 2):
+            batch, seq, heads = random.randint(1, 2), random.randint(1, 5), random.randint(1, 3)
+            head_dim = random.choice([2, 8, 64, 80, 128])
+            rd = random.choice([head_dim, head_dim, head_dim // 2 - (head_dim // 2) % 2 or 2])
+            mode, scaling = random.randrange(2), random.randrange(4)
+            if scaling == 2 and rd == 2:
+                scaling = 0  # NTK's base takes rd / (rd - 2): refused for a rotary_dim of 2
+            theta = random.choice([10000.0, 500000.0, 1e6])
+            factor, low, high, context = random.choice([2.0, 8.0]), 1.0, 4.0, random.choice([512, 8192])
+            use_pos = random.random() < 0.6
+            pos = self.rng.integers(0, 2000, (batch, seq)).astype(np.int32)
+            offset = random.randint(0, 1000)
+            if not use_pos:
+                pos = np.broadcast_to(np.arange(seq, dtype=np.int32) + offset, (batch, seq))
+            x = self.values((batch, seq, heads, head_dim))
+            f = self.inv_freq(theta, rd, scaling, factor, low, high, context).astype(np.float32)
+            angle = (pos.astype(np.float32)[:, :, None] * f[None, None, :]).astype(np.float32).astype(np.float64)
+            cos, sin = np.cos(angle)[:, :, None, :], np.sin(angle)[:, :, None, :]
+            want = x.astype(np.float64).copy()
+            half = rd // 2
+            if mode == 0:
+                a, b = np.arange(half), np.arange(half) + half
+            else:
+                a, b = np.arange(0, rd, 2), np.arange(1, rd, 2)
+            x0, x1 = x[..., a].astype(np.float64), x[..., b].astype(np.float64)
+            want[..., a] = x0 * cos - x1 * sin
+            want[..., b] = x0 * sin + x1 * cos
+            case = ((batch, seq, heads, head_dim), rd, ['neox', 'interleaved'][mode], scaling, theta, use_pos)
+            for be in self.backends:
+                shape = [batch, seq, heads, head_dim]
+                pi, po = be.put(x), be.put(np.zeros_like(x))
+                tp = be.tensor(be.put(pos), [batch, seq], np.int32) if use_pos else None
+                d = RopeDesc(theta, mode, rd, 0 if use_pos else offset, scaling, factor, low, high, context, None)
+                status = lib.tgl_rope_t(be.h, C.byref(be.tensor(pi, shape, np.float32)),
+                                        C.byref(be.tensor(po, shape, np.float32)), C.byref(tp) if tp else None,
+                                        C.byref(d))
+                # PyTorch's float32 pow is within an ulp of the correctly rounded one tensorgl
+                # takes, so a frequency may differ by an ulp (at most 1): the angle by pos ulps
+                tol = 2e-5 + 2 * float(pos.max()) * 2.0 ** -23 * float(np.abs(x).max())
+                if self.call(be, 'rope_t', case, status):
+                    self.agree(be, 'rope_t', be.get(po, x.shape, np.float32), want.astype(np.float32), tol=tol,
+                               case=case)
+
     # ---- attention ----
 
     @staticmethod
@@ -747,7 +817,8 @@ def main():
     backends = [Backend(lib, kinds[n], n) for n in args.backends.split(',')]
     checker = Checker(backends, args.cases, seed)
     for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.indexing,
-                   checker.moving, checker.strided, checker.norms, checker.attention):
+                   checker.moving, checker.strided, checker.norms, checker.rope,
+                   checker.attention):
         before = checker.failures
         family(lib)
         for be in backends:
