@@ -266,7 +266,6 @@
 #define LOC_INTERP_IN 6    // [2]
 #define LOC_INTERP_OUT 8   // [2]
 #define LOC_INTERP_SCALE 10 // [2]
-#define LOC_INTERP_NEAREST_SIZES 12
 
 // The element-wise descriptor ops (tensor/elementwise.comp): the arrays hold one entry per dim
 // (TGL_MAX_DIMS, 8); operand k's are BASEk and STRIDEk.

@@ -5,8 +5,7 @@
 // same): the source index r = s * o (align_corners, and NEAREST) or s * (o + 0.5) - 0.5 rounded
 // to f32 once, as PyTorch's double arithmetic rounds it (source_index: the product exact in 64
 // integer bits, then one round to nearest even, so no driver's float contraction or precision
-// decides), with s = u_scale the host's f32 scale. NEAREST: floor(r) (where u_nearest_sizes, o
-// along an axis that keeps its size and o / 2 along one that doubles); NEAREST_EXACT:
+// decides), with s = u_scale the host's f32 scale. NEAREST: floor(r); NEAREST_EXACT:
 // floor(max(r, 0) + 0.5); BILINEAR: floor(max(r, 0)) and the next index (the last repeating)
 // blended by the fraction, an axis whose sizes agree copied; BICUBIC: the four indices around
 // floor(r), clamped to the image, with Keys' weights (a = -0.75). The taps along x are summed
@@ -42,9 +41,6 @@ layout(location = LOC_INTERP_ALIGN) uniform uint u_align;
 layout(location = LOC_INTERP_IN) uniform uint u_in[2];
 layout(location = LOC_INTERP_OUT) uniform uint u_out[2];
 layout(location = LOC_INTERP_SCALE) uniform float u_scale[2];
-#if defined(NEAREST)
-layout(location = LOC_INTERP_NEAREST_SIZES) uniform uint u_nearest_sizes; // tgl__interpolate's nearest_sizes
-#endif
 
 // s * (o + 0.5) - 0.5 rounded once to f32 (to nearest, ties to even). s = m 2^-k (m the 24-bit
 // significand); the value is D 2^-(k+1) with D = m (2o + 1) - 2^k, formed exactly in 64 bits.
@@ -99,9 +95,7 @@ void axis_taps(uint a, uint o, out int idx[TAPS], out float w[TAPS])
     float s = u_scale[a];
 #if defined(NEAREST)
     TGL_PRECISE float r = s * float(o);
-    bool sizes = u_nearest_sizes != 0u;
-    idx[0] = sizes && u_in[a] == u_out[a] ? int(o)
-             : (sizes && u_out[a] == 2u * u_in[a] ? int(o >> 1u) : min(int(floor(r)), last));
+    idx[0] = min(int(floor(r)), last);
     w[0] = 1.0;
 #else
     TGL_PRECISE float r;

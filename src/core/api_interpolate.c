@@ -7,9 +7,12 @@
 #include <math.h>
 
 /* One axis's scale, in f32 as PyTorch computes it: align_corners ? (in - 1) / (out - 1) (0 for an
- * output of one) : scale > 0 ? (float)(1 / scale) : in / out (an f32 division). */
-static float axis_scale(size_t in, size_t out, int align_corners, double scale)
+ * output of one) : scale > 0 ? (float)(1 / scale) : in / out (an f32 division); with
+ * nearest_sizes, 1 for an axis that keeps its size and 0.5 for one that doubles (below). */
+static float axis_scale(size_t in, size_t out, int align_corners, double scale, int nearest_sizes)
 {
+    if (nearest_sizes && (out == in || out == 2 * in))
+        return out == in ? 1.0f : 0.5f;
     if (align_corners)
         return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
     return scale > 0.0 ? (float)(1.0 / scale) : (float)in / (float)out;
@@ -53,12 +56,13 @@ static tgl_status interpolate(tgl_backend *b, const tgl_interpolate_desc *desc, 
         (st = tgl__resolve_array(b, "output", output, n_out, F, &p.out)) ||
         (st = tgl__check_disjoint(b, "input", p.in, n_in * F, p.out, n_out * F)))
         return st;
-    p.scale_h = axis_scale(d->in_h, d->out_h, d->align_corners, d->scale_h);
-    p.scale_w = axis_scale(d->in_w, d->out_w, d->align_corners, d->scale_w);
-    /* PyTorch's CPU upsample_nearest2d takes its vectorized kernel (nearest_idx's special sizes)
-     * where the output's sides sum to 128 or less, else the generic one
-     * (_use_vectorized_kernel_cond_2d, for NCHW input) */
-    p.nearest_sizes = d->mode == TGL_INTERP_NEAREST && d->out_h + d->out_w <= 128;
+    /* PyTorch's CPU upsample_nearest2d takes its vectorized kernel where the output's sides sum to
+     * 128 or less (_use_vectorized_kernel_cond_2d, for NCHW input), whose nearest_idx copies an
+     * axis that keeps its size and halves one that doubles, whatever the scale: the scales 1 and
+     * 0.5, whose floor(s * o) are exactly o and o / 2 on both backends */
+    int nearest_sizes = d->mode == TGL_INTERP_NEAREST && d->out_h + d->out_w <= 128;
+    p.scale_h = axis_scale(d->in_h, d->out_h, d->align_corners, d->scale_h, nearest_sizes);
+    p.scale_w = axis_scale(d->in_w, d->out_w, d->align_corners, d->scale_w, nearest_sizes);
     if (!b->vt->interpolate)
         return tgl__unsupported(b, "tgl_interpolate");
     return b->vt->interpolate(b, &p);

@@ -215,10 +215,6 @@ typedef struct tgl__pool2d {
 typedef struct tgl__interpolate {
     tgl_interpolate_desc d;
     float scale_h, scale_w;
-    /* NEAREST: an axis that keeps its size takes o and one that doubles o / 2, whatever the
-     * scale (PyTorch's CPU nearest_idx, its kernel for outputs whose sides sum to 128 or less);
-     * 0: floor(scale * o) on every axis (its kernel for larger outputs) */
-    int nearest_sizes;
     tgl__view in, out;
 } tgl__interpolate;
 

@@ -29,17 +29,14 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-/* The taps of output index o along an axis of `in` inputs and `out` outputs, source scale s;
- * sizes: tgl__interpolate's nearest_sizes. */
-static void axis_taps(tgl_interp_mode mode, int align, float s, size_t in, size_t out, size_t o, int sizes, taps *t)
+/* The taps of output index o along an axis of `in` inputs and `out` outputs, source scale s. */
+static void axis_taps(tgl_interp_mode mode, int align, float s, size_t in, size_t out, size_t o, taps *t)
 {
     int64_t last = (int64_t)in - 1;
     float r = align ? s * (float)o : (float)((double)s * ((double)o + 0.5) - 0.5); /* PyTorch's source index */
     switch (mode) {
     case TGL_INTERP_NEAREST:
-        t->idx[0] = sizes && in == out       ? (int64_t)o
-                    : sizes && out == 2 * in ? (int64_t)(o >> 1)
-                                             : min64((int64_t)floorf(s * (float)o), last);
+        t->idx[0] = min64((int64_t)floorf(s * (float)o), last);
         t->w[0] = 1.0f;
         break;
     case TGL_INTERP_NEAREST_EXACT:
@@ -85,9 +82,9 @@ tgl_status tgl_cpu_interpolate(tgl_backend *b, const tgl__interpolate *p)
                          d->out_w);
     }
     for (size_t o = 0; o < d->out_h; o++)
-        axis_taps(d->mode, d->align_corners, p->scale_h, d->in_h, d->out_h, o, p->nearest_sizes, &rows[o]);
+        axis_taps(d->mode, d->align_corners, p->scale_h, d->in_h, d->out_h, o, &rows[o]);
     for (size_t o = 0; o < d->out_w; o++)
-        axis_taps(d->mode, d->align_corners, p->scale_w, d->in_w, d->out_w, o, p->nearest_sizes, &cols[o]);
+        axis_taps(d->mode, d->align_corners, p->scale_w, d->in_w, d->out_w, o, &cols[o]);
     size_t planes = d->batch * d->channels;
     for (size_t pl = 0; pl < planes; pl++) {
         const float *src = x + pl * d->in_h * d->in_w;

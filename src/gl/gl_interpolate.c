@@ -47,8 +47,6 @@ tgl_status tgl_gl_interpolate(tgl_backend *b, const tgl__interpolate *p)
     tgl_gl_uniform_dims(b, prog, LOC_INTERP_IN, in, 2);
     tgl_gl_uniform_dims(b, prog, LOC_INTERP_OUT, out, 2);
     tgl_gl_uniform_ui(b, prog, LOC_INTERP_ALIGN, (GLuint)d->align_corners);
-    if (d->mode == TGL_INTERP_NEAREST)
-        tgl_gl_uniform_ui(b, prog, LOC_INTERP_NEAREST_SIZES, (GLuint)p->nearest_sizes);
     const GLfloat scales[2] = {p->scale_h, p->scale_w};
     tgl_gl_uniform_fv(b, prog, LOC_INTERP_SCALE, 2, scales);
     return tgl_gl_run_slabs(b, prog, &s);
