@@ -120,6 +120,11 @@ class Checker:
         if self.failures <= 40:
             print('DISAGREE', what, *detail)
 
+    def call(self, be, name, case, status):
+        if status:
+            self.fail(name, be.name, case, 'status', status)
+        return status == 0
+
     def agree(self, be, what, got, want, exact=False, tol=1e-5, case=()):
         self.checked += 1
         if got.shape != want.shape:
@@ -177,8 +182,7 @@ class Checker:
                                                         C.c_uint64(px))
                 else:
                     status = lib.tgl_pool2d(be.h, C.byref(d), C.c_uint64(pi), C.c_uint64(po))
-                if status:
-                    self.fail('pool2d', be.name, case, 'status', status)
+                if not self.call(be, 'pool2d', case, status):
                     continue
                 self.agree(be, 'pool2d', be.get(po, want.shape, np.float32), want.numpy(), exact=kind == 0,
                            tol=1e-6, case=case)
@@ -194,8 +198,7 @@ class Checker:
                 pi, po = be.put(x), be.put(np.zeros(want.shape, np.float32))
                 status = lib.tgl_adaptive_pool2d(be.h, kind, *(C.c_size_t(v) for v in (2, 3, ih, iw, oh, ow)),
                                                  C.c_uint64(pi), C.c_uint64(po))
-                if status:
-                    self.fail('adaptive_pool2d', be.name, (kind, ih, iw, oh, ow), 'status', status)
+                if not self.call(be, 'adaptive_pool2d', (kind, ih, iw, oh, ow), status):
                     continue
                 self.agree(be, 'adaptive_pool2d', be.get(po, want.shape, np.float32), want, tol=1e-6,
                            case=(kind, ih, iw, oh, ow))
@@ -233,8 +236,7 @@ class Checker:
                 d = InterpDesc(2, 3, ih, iw, oh, ow, mode, int(corners), sh, sw)
                 pi, po = be.put(x), be.put(np.zeros(want.shape, np.float32))
                 status = lib.tgl_interpolate(be.h, C.byref(d), C.c_uint64(pi), C.c_uint64(po))
-                if status:
-                    self.fail('interpolate', be.name, case, 'status', status)
+                if not self.call(be, 'interpolate', case, status):
                     continue
                 # nearest picks pixels: exact. The blends: PyTorch's versions and kernels round the
                 # source index r in f32 once or twice, so a weight may move by an ulp of r (below
@@ -287,8 +289,7 @@ class Checker:
                                                       *(C.c_uint64(p) for p in (px, pw_, pb, po)))
                 else:
                     status = lib.tgl_conv2d(be.h, C.byref(d), *(C.c_uint64(p) for p in (px, pw_, pb, po)))
-                if status:
-                    self.fail('conv', be.name, case, 'status', status)
+                if not self.call(be, 'conv', case, status):
                     continue
                 self.agree(be, case[0], be.get(po, want.shape, np.float32), want, tol=1e-4, case=case)
 
@@ -341,8 +342,7 @@ class Checker:
                 status = fn(be.h, C.byref(ti), C.c_size_t(axis), *extra, C.byref(tv), C.byref(tx))
             else:
                 status = fn(be.h, C.byref(ti), C.c_size_t(axis), C.byref(tv), C.byref(tx))
-            if status:
-                self.fail(name, be.name, case, 'status', status)
+            if not self.call(be, name, case, status):
                 continue
             self.agree(be, name, be.get(pv, out_shape, np.float32), want_v, exact=True, case=case)
             if want_i is not None:
@@ -358,17 +358,11 @@ class Checker:
                 status = fn(be.h, *extra, C.byref(ti), C.c_size_t(axis), C.byref(to))
             else:
                 status = fn(be.h, C.byref(ti), C.c_size_t(axis), C.byref(to))
-            if status:
-                self.fail(name, be.name, case, 'status', status)
+            if not self.call(be, name, case, status):
                 continue
             self.agree(be, name, be.get(po, out_shape, out_dtype), want, exact=exact, tol=1e-5, case=case)
 
     # ---- indexing and moving elements ----
-
-    def call(self, be, name, case, status):
-        if status:
-            self.fail(name, be.name, case, 'status', status)
-        return status == 0
 
     def indexing(self, lib):
         for _ in range(self.cases // 2):
@@ -516,7 +510,7 @@ class Checker:
 
     # ---- strided views and dtypes ----
 
-    def view(self, shape, dtype_bytes):
+    def view(self, shape):
         """A random view over a fresh base: (base_len, offset, strides) in elements, with steps,
         a permutation, flips (negative strides) and broadcast dims (stride 0)."""
         nd = len(shape)
@@ -582,7 +576,7 @@ class Checker:
             nd = random.randint(1, 4)
             shape = [random.randint(1, 5) for _ in range(nd)]
             src_code, dst_code = random.choice(kinds)[1], random.choice(kinds)[1]
-            n, offset, strides = self.view(shape, item[src_code])
+            n, offset, strides = self.view(shape)
             base, tbase = base_of(src_code, n)
             src = as_view(tbase, offset, shape, strides)
             case = (shape, strides, offset, src_code, dst_code)
@@ -600,7 +594,7 @@ class Checker:
                 continue
             # binary ADD and MAX of the view with a second view of another layout, same dtype;
             # unary NEG and ABS; the sum and cumsum along an axis (float sums in f32)
-            n2, offset2, strides2 = self.view(shape, item[src_code])
+            n2, offset2, strides2 = self.view(shape)
             base2, tbase2 = base_of(src_code, n2)
             other = as_view(tbase2, offset2, shape, strides2)
             axis = random.randrange(nd)
@@ -795,8 +789,7 @@ class Checker:
                                              C.byref(be.tensor(pv, list(v.shape), np.float32)),
                                              None if tm is None else C.byref(tm),
                                              C.byref(be.tensor(po, list(q.shape), np.float32)), C.byref(d))
-                if status:
-                    self.fail('attention_t', be.name, case, 'status', status)
+                if not self.call(be, 'attention_t', case, status):
                     continue
                 self.agree(be, 'attention_t', be.get(po, q.shape, np.float32), want.astype(np.float32), tol=1e-4,
                            case=case)
