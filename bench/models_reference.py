@@ -12,7 +12,7 @@ tensorgl's JSON with a "torch" object added to each model.
 
     python3 bench/models_reference.py [--tensorgl build/tensorgl] [--device cuda|cpu]
         [--format f32] [--shape 12,768,12,12,2048,50257,1024] [--prompt 128] [--steps 64]
-        [--batch 32] [--size 224] [--runs 3] [--models llama,resnet] [--dir build]
+        [--batch 32] [--size 224] [--runs 3] [--models llama,resnet] [--dir build] [--threads N]
         [--out build/bench-models.json]
 
 (`python3 bench/gpu_reference.py --models` runs this on the GPU machine.) PyTorch's prefill is
@@ -45,7 +45,11 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default="build")
     ap.add_argument("--out", default="build/bench-models.json")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="PyTorch's CPU threads (default: its own choice, printed with the results)")
     a = ap.parse_args(argv)
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device(a.device)
