@@ -10,13 +10,13 @@ float tgl_unary_f32(uint op, float x)
     case 0u: return -x;
     case 1u: return abs(x);
     case 2u: return exp(x);
-    case 3u: return log(x);
+    case 3u: return tgl_log(x);
     case 4u: return sqrt(x);
     case 5u: return inversesqrt(x);
     case 6u: return 1.0 / x;
     case 7u: return x * x;
-    case 8u: return sin(x);
-    case 9u: return cos(x);
+    case 8u: return tgl_sin(x);
+    case 9u: return tgl_cos(x);
     case 10u: return tgl_tanh(x);
     case 11u: return tgl_sigmoid(x);
     case 12u: return tgl_relu(x);

@@ -75,6 +75,18 @@ bvec4 tgl_either_nan(vec4 a, vec4 b) { return notEqual(uvec4(isnan(a)) | uvec4(i
 TGL_DEFINE_MINMAX(float)
 TGL_DEFINE_MINMAX(vec4)
 
+// log and log2 of a subnormal (x's magnitude bits u, 0 < u < 2^23, x = u * 2^-149) from the
+// integer u, exactly converted: llvmpipe runs shaders with denormals treated as zero and its log
+// read the exponent field (log(1e-45) came out -88.0, C's -103.3). A negative subnormal is NaN.
+bool tgl_subnormal(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) - 1u < 0x7FFFFFu; }
+float tgl_log(float x)
+{
+    if (!tgl_subnormal(x))
+        return log(x);
+    return (floatBitsToUint(x) >> 31) != 0u ? tgl_nan() : log(float(floatBitsToUint(x))) - 103.27892990343185;
+}
+vec4 tgl_log(vec4 x) { return vec4(tgl_log(x.x), tgl_log(x.y), tgl_log(x.z), tgl_log(x.w)); }
+
 // C's powf: GLSL's pow is undefined for a < 0 and for a == 0 with b <= 0.
 float tgl_pow(float a, float b)
 {
@@ -85,14 +97,15 @@ float tgl_pow(float a, float b)
     float m = abs(a);
     if (m == 1.0 && isinf(b))
         return 1.0;                                  // pow(-1, +-inf) == 1
-    float r = m == 0.0 ? (b > 0.0 ? 0.0 : tgl_inf())
+    float r = floatBitsToUint(m) == 0u ? (b > 0.0 ? 0.0 : tgl_inf())
             : isinf(m) ? (b > 0.0 ? tgl_inf() : 0.0)
-                       : pow(m, b);
+            : tgl_subnormal(m) ? exp2(b * (log2(float(floatBitsToUint(m))) - 149.0)) // (as tgl_log)
+                               : pow(m, b);
     if ((floatBitsToUint(a) >> 31) == 0u)
         return r;
     bool integer = floor(b) == b;                    // +-inf counts as an even integer
     if (!integer)
-        return (m == 0.0 || isinf(m)) ? r : tgl_nan();
+        return (floatBitsToUint(m) == 0u || isinf(m)) ? r : tgl_nan();
     bool odd = !isinf(b) && abs(mod(b, 2.0)) == 1.0;
     return odd ? -r : r;
 }

@@ -16,6 +16,7 @@
 #include "common/texel.glsl"
 #include "common/wide_store.glsl"
 #include "common/math.glsl"
+#include "common/trig.glsl"
 
 #if defined(OP_NEG)
 #define UNARY(x) (-(x))
@@ -24,7 +25,7 @@
 #elif defined(OP_EXP)
 #define UNARY(x) exp(x)
 #elif defined(OP_LOG)
-#define UNARY(x) log(x)
+#define UNARY(x) tgl_log(x)
 #elif defined(OP_SQRT)
 #define UNARY(x) sqrt(x)
 #elif defined(OP_RSQRT)
@@ -34,9 +35,9 @@
 #elif defined(OP_SQUARE)
 #define UNARY(x) ((x) * (x))
 #elif defined(OP_SIN)
-#define UNARY(x) sin(x)
+#define UNARY(x) tgl_sin(x)
 #elif defined(OP_COS)
-#define UNARY(x) cos(x)
+#define UNARY(x) tgl_cos(x)
 #elif defined(OP_TANH)
 #define UNARY(x) tgl_tanh(x)
 #elif defined(OP_SIGMOID)

@@ -20,6 +20,7 @@
 #include "common/index.glsl"
 #include "common/sweep.glsl"
 #include "common/math.glsl"
+#include "common/trig.glsl"
 #include "common/texel.glsl"
 #include "common/wide_store.glsl"
 

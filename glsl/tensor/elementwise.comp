@@ -67,6 +67,7 @@
 #include "common/convert.glsl"
 #include "common/precise.glsl"
 #include "common/math.glsl"
+#include "common/trig.glsl"
 #include "common/ewise_ops.glsl"
 #include "common/sweep.glsl"
 #include "common/philox.glsl"

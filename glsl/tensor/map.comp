@@ -25,6 +25,7 @@
 #include "common/convert.glsl"
 #include "common/precise.glsl"
 #include "common/math.glsl"
+#include "common/trig.glsl"
 #include "common/ewise_ops.glsl"
 #include "common/map_ops.glsl"
 #include "common/local_size.glsl"

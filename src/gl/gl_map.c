@@ -8,8 +8,8 @@
 
 /* GLSL function for each tgl_unary_op, indexed by the enum. */
 static const char *const unary_fn[TGL__UNARY_FLAT_KERNELS] = {
-    "tgl_neg", "abs", "exp", "log", "sqrt", "inversesqrt", "tgl_recip", "tgl_square", "sin",
-    "cos", "tgl_tanh", "tgl_sigmoid", "tgl_relu", "tgl_gelu", "tgl_silu", "floor", "ceil",
+    "tgl_neg", "abs", "exp", "tgl_log", "sqrt", "inversesqrt", "tgl_recip", "tgl_square", "tgl_sin",
+    "tgl_cos", "tgl_tanh", "tgl_sigmoid", "tgl_relu", "tgl_gelu", "tgl_silu", "floor", "ceil",
 };
 /* + - * / as map.comp's precise functions, so no compiler folds them (a-a, a*0) against IEEE */
 static const char *const binary_fn[TGL__BINARY_FLAT_KERNELS] = {"tgl_add", "tgl_sub", "tgl_mul", "tgl_div",

@@ -6,8 +6,9 @@ the semantics most ops promise (docs/ops.md), through the C API by ctypes: outpu
 refusals where PyTorch refuses (and acceptances where it accepts), values, and indices with ties,
 NaN, infinities and -0. Attention is checked against a float64 evaluation of tgl_attention_t's
 documented rule (its causal mask is aligned to the last key, as tensorgl documents; PyTorch's
-SDPA aligns it to the first). Transcendental accuracy is the op suites' concern, not this one's
-(Debian's PyTorch 1.13 is itself off in some tails).
+SDPA aligns it to the first). The element-wise ops' transcendental results are compared with
+PyTorch's float64 ones rounded to the dtype (Debian's PyTorch 1.13 is itself off in some float32
+tails).
 
     python3 tests/torch/check_torch.py [--lib build/libtensorgl.so.0] [--cases N] [--seed S]
 
@@ -795,6 +796,158 @@ class Checker:
                            case=case)
 
 
+    # ---- element-wise math ----
+
+    def math(self, lib):
+        """tgl_unary_t, tgl_binary_t, tgl_compare, tgl_clamp and tgl_where over f32, f16, bf16, i32
+        and bool on special values (NaN, infinities, -0, subnormals, halves, the dtype's extremes)
+        and random ones. Exact ops bit for bit up to the sign of a zero and NaN's payload; DIV,
+        POW, ATAN2 and the transcendental ones within docs/ops.md's 2e-5 relative + 2e-6 (plus a
+        unit of f16/bf16 rounding) of float64 PyTorch rounded to the dtype (so that PyTorch's own
+        float32 tails do not count). Where PyTorch itself has no defined result (an i32 division
+        by zero or INT32_MIN // -1, a shift count outside 0..31) or differs by design (SIGN of
+        NaN: NumPy's NaN, PyTorch's 0), those elements are left out."""
+        fl = [(np.float32, torch.float32, 0, 0.0), (np.float16, torch.float16, 1, 2.0 ** -10),
+              ('bf16', torch.bfloat16, 2, 2.0 ** -7)]
+        exact_u = {0: torch.neg, 1: torch.abs, 7: torch.square, 12: torch.relu, 15: torch.floor, 16: torch.ceil,
+                   21: torch.round, 22: torch.trunc, 23: torch.sign}
+        approx_u = {2: torch.exp, 3: torch.log, 4: torch.sqrt, 5: torch.rsqrt, 6: torch.reciprocal,
+                    8: torch.sin, 9: torch.cos, 10: torch.tanh, 11: torch.sigmoid,
+                    13: lambda x: F.gelu(x, approximate='tanh'), 14: F.silu, 17: torch.erf, 18: F.gelu,
+                    19: torch.log1p, 20: torch.expm1}
+        tests_u = {25: torch.isnan, 26: torch.isinf, 27: torch.isfinite}
+        exact_b = {0: torch.add, 1: torch.sub, 2: torch.mul, 4: torch.maximum, 5: torch.minimum, 8: torch.fmod,
+                   9: torch.remainder}
+        approx_b = {3: torch.div, 6: torch.pow, 7: torch.atan2}
+        compares = [torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge]
+
+        def float_values(code, n):
+            big = {0: 3.0e38, 1: 65504.0, 2: 3.0e38}[code]
+            tiny = {0: 1e-45, 1: 6e-8, 2: 1e-40}[code]
+            sp = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, -3.0, big, -big,
+                  tiny, -tiny, 1e-3, 100.0, -7.0, 1.0 / 3]
+            v = self.rng.standard_normal(n) * self.rng.choice([1.0, 4.0, 30.0], n)
+            wide = self.rng.random(n) < 0.2  # any exponent the dtype has (sin and cos of 1e30)
+            hi_exp = {0: 127, 1: 15, 2: 127}[code]
+            v[wide] = np.sign(v[wide]) * 2.0 ** self.rng.uniform(-20, hi_exp + 0.99, int(wide.sum()))
+            pick = self.rng.random(n) < 0.35
+            v[pick] = self.rng.choice(sp, int(pick.sum()))
+            return torch.from_numpy(v.astype(np.float32)).to({0: torch.float32, 1: torch.float16,
+                                                                2: torch.bfloat16}[code])
+
+        def store(be, t, code):
+            if code == 2:
+                return be.put((t.float().numpy().view(np.uint32) >> 16).astype(np.uint16))
+            return be.put(t.numpy())
+
+        def fetch(be, p, n, code):
+            if code == 2:
+                bits = be.get(p, [n], np.uint16).astype(np.uint32) << 16
+                return torch.from_numpy(bits.view(np.float32)).to(torch.bfloat16)
+            return torch.from_numpy(be.get(p, [n], {0: np.float32, 1: np.float16, 3: np.int32, 4: np.bool_}[code]))
+
+        def desc(p, code, n):
+            return Tensor(data=p, dtype=code, ndim=1, shape=(C.c_size_t * MAX_DIMS)(n),
+                          strides=(C.c_int64 * MAX_DIMS)(1))
+
+        def run(name, fn, inputs, out_code, want, tol=None, unit=0.0, keep=None, case=()):
+            """fn(be, descriptors of inputs..., out) on every backend; out compared with want."""
+            n = want.numel()
+            for be in self.backends:
+                ds = [desc(store(be, t, c), c, n) for t, c in inputs]
+                po = be.put(np.zeros(n * 4 + 4, np.uint8))
+                out = desc(po, out_code, n)
+                if not self.call(be, name, case, fn(be, *[C.byref(d) for d in ds], C.byref(out))):
+                    continue
+                got = fetch(be, po, n, out_code)
+                g, w = got.double().numpy(), want.double().numpy()
+                if keep is not None:
+                    g, w = g[keep], w[keep]
+                if tol is None:
+                    self.agree(be, name, g, w, exact=True, case=case)
+                    continue
+                self.checked += 1
+                same = (g == w) | (np.isnan(g) & np.isnan(w))
+                with np.errstate(invalid='ignore', over='ignore'):
+                    near = np.abs(g - w) <= (tol + unit) * np.abs(w) + 2e-6
+                bad = ~(same | near)
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    at = int(np.flatnonzero(keep)[i]) if keep is not None else i
+                    self.fail(name, be.name, case, 'inputs', [float(t[at]) for t, _ in inputs], 'got', g[i],
+                              'PyTorch', w[i])
+
+        for nt, tt, code, unit in fl:
+            n = 97
+            x, y = float_values(code, n), float_values(code, n)
+            for op, f in exact_u.items():
+                keep = ~torch.isnan(x).numpy() if op == 23 else None
+                run(f'unary {op} {tt}', lambda be, a, o, op=op: lib.tgl_unary_t(be.h, op, a, o), [(x, code)], code,
+                    f(x.float()).to(tt), keep=keep, case=(op, code))
+            for op, f in approx_u.items():
+                want = f(x.double()).to(tt)
+                run(f'unary {op} {tt}', lambda be, a, o, op=op: lib.tgl_unary_t(be.h, op, a, o), [(x, code)], code,
+                    want, tol=2e-5, unit=unit, case=(op, code))
+            for op, f in tests_u.items():
+                run(f'unary {op} {tt}', lambda be, a, o, op=op: lib.tgl_unary_t(be.h, op, a, o), [(x, code)], 4,
+                    f(x), case=(op, code))
+            for op, f in exact_b.items():
+                # (fmod and remainder in float64, exact there: Debian's PyTorch 1.13 gives
+                # fmod(3e38, 0.5) = NaN in float32)
+                want = (f(x.double(), y.double()) if op in (8, 9) else f(x.float(), y.float())).to(tt)
+                run(f'binary {op} {tt}', lambda be, a, b, o, op=op: lib.tgl_binary_t(be.h, op, a, b, o),
+                    [(x, code), (y, code)], code, want, case=(op, code))
+            for op, f in approx_b.items():
+                want = f(x.double(), y.double()).to(tt)
+                run(f'binary {op} {tt}', lambda be, a, b, o, op=op: lib.tgl_binary_t(be.h, op, a, b, o),
+                    [(x, code), (y, code)], code, want, tol=2e-5, unit=unit, case=(op, code))
+            for op, f in enumerate(compares):
+                run(f'compare {op} {tt}', lambda be, a, b, o, op=op: lib.tgl_compare(be.h, op, a, b, o),
+                    [(x, code), (y, code)], 4, f(x, y), case=(op, code))
+            z = float_values(code, n)
+            want = torch.minimum(torch.maximum(x.float(), y.float()), z.float()).to(tt)
+            run(f'clamp {tt}', lambda be, a, lo, hi, o: lib.tgl_clamp(be.h, a, lo, hi, o),
+                [(x, code), (y, code), (z, code)], code, want, case=(code,))
+            cond = torch.from_numpy(self.rng.random(n) < 0.5)
+            run(f'where {tt}', lambda be, c, a, b, o: lib.tgl_where(be.h, c, a, b, o), [(cond, 4), (x, code), (y, code)],
+                code, torch.where(cond, x, y), case=(code,))
+
+        # i32: wrapping arithmetic, Python's floor division and remainder, shifts
+        n = 97
+        sp = [0, 1, -1, 2, -2, 7, -7, 31, 32, 2 ** 31 - 1, -2 ** 31, 65536, -65536]
+        a = self.rng.integers(-2 ** 31, 2 ** 31, n, dtype=np.int64)
+        b = self.rng.integers(-40, 40, n, dtype=np.int64)
+        for v in (a, b):
+            pick = self.rng.random(n) < 0.4
+            v[pick] = self.rng.choice(sp, int(pick.sum()))
+        a, b = torch.from_numpy(a.astype(np.int32)), torch.from_numpy(b.astype(np.int32))
+        wrap = lambda t: torch.from_numpy(t.numpy().astype(np.int64).astype(np.uint64).astype(np.uint32).view(np.int32))
+        for op, f in {0: lambda t: -t.long(), 1: lambda t: t.long().abs(), 7: lambda t: t.long() * t.long(),
+                      23: torch.sign, 24: torch.bitwise_not}.items():
+            run(f'unary {op} i32', lambda be, x, o, op=op: lib.tgl_unary_t(be.h, op, x, o), [(a, 3)], 3,
+                wrap(f(a)), case=(op, 3))
+        defined = ((b != 0) & ~((a == -2 ** 31) & (b == -1))).numpy()
+        shift_ok = ((b >= 0) & (b < 32)).numpy()
+        for op, f, keep in [(0, lambda x, y: x.long() + y.long(), None), (1, lambda x, y: x.long() - y.long(), None),
+                            (2, lambda x, y: x.long() * y.long(), None), (4, torch.maximum, None),
+                            (5, torch.minimum, None),
+                            (10, lambda x, y: torch.div(x, torch.where(y == 0, 1, y), rounding_mode='floor'), defined),
+                            (9, lambda x, y: torch.remainder(x, torch.where(y == 0, 1, y)), defined),
+                            (11, torch.bitwise_and, None), (12, torch.bitwise_or, None), (13, torch.bitwise_xor, None),
+                            (14, lambda x, y: x.long() << y.long().clamp(0, 31), shift_ok),
+                            (15, lambda x, y: x >> y.clamp(0, 31), shift_ok)]:
+            run(f'binary {op} i32', lambda be, x, y, o, op=op: lib.tgl_binary_t(be.h, op, x, y, o), [(a, 3), (b, 3)],
+                3, wrap(f(a, b)), keep=keep, case=(op, 3))
+        for op, f in enumerate(compares):
+            run(f'compare {op} i32', lambda be, x, y, o, op=op: lib.tgl_compare(be.h, op, x, y, o), [(a, 3), (b, 3)],
+                4, f(a, b), case=(op, 3))
+        p, q = torch.from_numpy(self.rng.random(n) < 0.5), torch.from_numpy(self.rng.random(n) < 0.5)
+        run('unary not bool', lambda be, x, o: lib.tgl_unary_t(be.h, 24, x, o), [(p, 4)], 4, ~p)
+        for op, f in {11: torch.logical_and, 12: torch.logical_or, 13: torch.logical_xor}.items():
+            run(f'binary {op} bool', lambda be, x, y, o, op=op: lib.tgl_binary_t(be.h, op, x, y, o), [(p, 4), (q, 4)],
+                4, f(p, q), case=(op, 4))
+
+
 def main():
     warnings.filterwarnings('ignore', message='scatter_reduce')  # beta in PyTorch 1.13
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -811,7 +964,7 @@ def main():
     checker = Checker(backends, args.cases, seed)
     for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.indexing,
                    checker.moving, checker.strided, checker.norms, checker.rope,
-                   checker.attention):
+                   checker.attention, checker.math):
         before = checker.failures
         family(lib)
         for be in backends:
