@@ -804,9 +804,10 @@ class Checker:
         and random ones. Exact ops bit for bit up to the sign of a zero and NaN's payload; DIV,
         POW, ATAN2 and the transcendental ones within docs/ops.md's 2e-5 relative + 2e-6 (plus a
         unit of f16/bf16 rounding) of float64 PyTorch rounded to the dtype (so that PyTorch's own
-        float32 tails do not count). Where PyTorch itself has no defined result (an i32 division
-        by zero or INT32_MIN // -1, a shift count outside 0..31) or differs by design (SIGN of
-        NaN: NumPy's NaN, PyTorch's 0), those elements are left out."""
+        float32 tails do not count). Where PyTorch itself has no defined result (a shift count
+        outside 0..31) or differs by design (SIGN of
+        NaN: NumPy's NaN, PyTorch's 0), those elements are left out; an i32 division by zero is
+        held to tensorgl's documented a // 0 = 0 and a % 0 = a."""
         fl = [(np.float32, torch.float32, 0, 0.0), (np.float16, torch.float16, 1, 2.0 ** -10),
               ('bf16', torch.bfloat16, 2, 2.0 ** -7)]
         exact_u = {0: torch.neg, 1: torch.abs, 7: torch.square, 12: torch.relu, 15: torch.floor, 16: torch.ceil,
@@ -926,13 +927,16 @@ class Checker:
                       23: torch.sign, 24: torch.bitwise_not}.items():
             run(f'unary {op} i32', lambda be, x, o, op=op: lib.tgl_unary_t(be.h, op, x, o), [(a, 3)], 3,
                 wrap(f(a)), case=(op, 3))
-        defined = ((b != 0) & ~((a == -2 ** 31) & (b == -1))).numpy()
+        # i32 division in int64, wrapped: INT32_MIN // -1 is INT32_MIN (in int32 it traps in
+        # PyTorch); by zero as documented (a // 0 = 0, a % 0 = a), which PyTorch refuses
+        one = lambda y: torch.where(y == 0, 1, y).long()
         shift_ok = ((b >= 0) & (b < 32)).numpy()
         for op, f, keep in [(0, lambda x, y: x.long() + y.long(), None), (1, lambda x, y: x.long() - y.long(), None),
                             (2, lambda x, y: x.long() * y.long(), None), (4, torch.maximum, None),
                             (5, torch.minimum, None),
-                            (10, lambda x, y: torch.div(x, torch.where(y == 0, 1, y), rounding_mode='floor'), defined),
-                            (9, lambda x, y: torch.remainder(x, torch.where(y == 0, 1, y)), defined),
+                            (10, lambda x, y: torch.where(y == 0, 0, torch.div(x.long(), one(y), rounding_mode='floor')),
+                             None),
+                            (9, lambda x, y: torch.where(y == 0, x.long(), torch.remainder(x.long(), one(y))), None),
                             (11, torch.bitwise_and, None), (12, torch.bitwise_or, None), (13, torch.bitwise_xor, None),
                             (14, lambda x, y: x.long() << y.long().clamp(0, 31), shift_ok),
                             (15, lambda x, y: x >> y.clamp(0, 31), shift_ok)]:
