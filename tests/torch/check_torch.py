@@ -796,6 +796,105 @@ class Checker:
                            case=case)
 
 
+    # ---- linear layers ----
+
+    def linear(self, lib):
+        """tgl_gemm_fused (both transposes, alpha, beta, a bias, each activation, the SwiGLU gate)
+        and tgl_matvec_t_fused with its weight in f32, f16, bf16, q8_0 and q4_0 (one or a few rows
+        of x), against F.linear and PyTorch's activation functions in float64 on the weights as
+        stored (block weights decoded by tgl_dequantize, which test_quant holds to ggml's bytes).
+        Within 3e-5 of the sum of the magnitudes that meet in each output, times the largest
+        slope of the activation."""
+        acts = [lambda t, s: t, lambda t, s: F.relu(t), lambda t, s: F.relu6(t), lambda t, s: F.leaky_relu(t, s),
+                lambda t, s: torch.sigmoid(t), lambda t, s: F.silu(t), lambda t, s: F.gelu(t, approximate='tanh'),
+                lambda t, s: F.gelu(t), lambda t, s: F.hardswish(t), lambda t, s: torch.tanh(t)]
+        f32 = lambda *shape: self.rng.standard_normal(shape).astype(np.float32)
+
+        def close(be, what, got, want, mag, case):
+            self.checked += 1
+            err = np.abs(got.astype(np.float64) - want)
+            bad = ~(err <= 3e-5 * 2 * mag + 1e-6)
+            if bad.any():
+                i = int(np.argmax(bad))
+                self.fail(what, be.name, case, 'at', i, 'got', got.ravel()[i], 'PyTorch', want.ravel()[i],
+                          'magnitude', mag.ravel()[i])
+
+        for _ in range(self.cases // 4):
+            m, n, k = random.choice([1, 2, 3, 5, 16, 17, 33]), random.choice([1, 4, 7, 31, 64, 65]), \
+                random.choice([1, 3, 32, 63, 128, 257])
+            ta, tb, gate = random.randint(0, 1), random.randint(0, 1), int(random.random() < 0.25)
+            alpha, beta = random.choice([1.0, 0.5, -2.0]), 0.0 if gate else random.choice([0.0, 1.0, 0.25])
+            act, slope, with_bias = random.randrange(10), random.choice([0.01, 0.2]), random.random() < 0.5
+            a, bm, c, bias = f32(m, k), f32(k, n), f32(m, n), f32(n)
+            a_st, b_st = (a.T.copy() if ta else a), (bm.T.copy() if tb else bm)
+            A, B, Cin, Bias = (torch.from_numpy(v).double() for v in (a, bm, c, bias))
+            r = alpha * (A @ B) + beta * Cin + (Bias if with_bias else 0)
+            want = acts[act](r, slope) * (Cin if gate else 1)
+            mag = (abs(alpha) * (A.abs() @ B.abs()) + abs(beta) * Cin.abs() + (Bias.abs() if with_bias else 0)) * \
+                (Cin.abs() if gate else 1) * 1.5
+            case = (m, n, k, ta, tb, alpha, beta, with_bias, act, slope, gate)
+            for be in self.backends:
+                pa, pb, pc = be.put(a_st), be.put(b_st), be.put(c)
+                pbias = be.put(bias) if with_bias else 0
+                status = lib.tgl_gemm_fused(be.h, ta, tb, C.c_size_t(m), C.c_size_t(n), C.c_size_t(k),
+                                            C.c_float(alpha), C.c_uint64(pa), C.c_size_t(m if ta else k),
+                                            C.c_uint64(pb), C.c_size_t(k if tb else n), C.c_float(beta),
+                                            C.c_uint64(pc), C.c_size_t(n), C.c_uint64(pbias), act, C.c_float(slope),
+                                            gate)
+                if self.call(be, 'gemm_fused', case, status):
+                    close(be, 'gemm_fused', be.get(pc, [m, n], np.float32), want.numpy(), mag.numpy(), case)
+
+        # matvec_t_fused: W [rows, cols] in a weight format, x [j, cols], y [j, rows]
+        cpu = next((be for be in self.backends if be.name == 'cpu'), self.backends[0])
+        sizes = {0: 4, 1: 2, 2: 2}
+        for _ in range(self.cases // 4):
+            fmt = random.choice([0, 1, 2, 5, 6])
+            rows = random.choice([1, 7, 32, 65, 100])
+            cols = random.choice([32, 64, 96, 160, 256]) if fmt >= 5 else random.choice([1, 5, 32, 67, 130])
+            j = random.choice([1, 1, 2, 4, 5])
+            gate = int(random.random() < 0.25)
+            beta = 0.0 if gate else random.choice([0.0, 1.0])
+            act, slope, with_bias = random.randrange(10), 0.1, random.random() < 0.5
+            w, x, y, bias = f32(rows, cols), f32(j, cols), f32(j, rows), f32(rows)
+            if fmt == 1:
+                stored = w.astype(np.float16)
+                wd = stored.astype(np.float64)
+            elif fmt == 2:
+                t = torch.from_numpy(w).to(torch.bfloat16)
+                stored, wd = t.view(torch.int16).numpy(), t.double().numpy()
+            elif fmt >= 5:
+                pw, pq, pd = cpu.put(w), cpu.put(np.zeros(rows * cols // 32 * (34 if fmt == 5 else 18), np.uint8)), \
+                    cpu.put(np.zeros_like(w))
+                tw, tq, td = cpu.tensor(pw, [rows, cols], np.float32), cpu.tensor(pq, [rows, cols], np.float32), \
+                    cpu.tensor(pd, [rows, cols], np.float32)
+                tq.dtype = fmt
+                if not (self.call(cpu, 'quantize', fmt, lib.tgl_quantize(cpu.h, C.byref(tw), C.byref(tq))) and
+                        self.call(cpu, 'dequantize', fmt, lib.tgl_dequantize(cpu.h, C.byref(tq), C.byref(td)))):
+                    continue
+                stored = cpu.get(pq, [rows * cols // 32 * (34 if fmt == 5 else 18)], np.uint8)
+                wd = cpu.get(pd, [rows, cols], np.float32).astype(np.float64)
+            else:
+                stored, wd = w, w.astype(np.float64)
+            W, X, Y, Bias = torch.from_numpy(wd), torch.from_numpy(x).double(), torch.from_numpy(y).double(), \
+                torch.from_numpy(bias).double()
+            r = F.linear(X, W, Bias if with_bias else None) + beta * Y
+            want = acts[act](r, slope) * (Y if gate else 1)
+            mag = ((X.abs() @ W.abs().T) + abs(beta) * Y.abs() + (Bias.abs() if with_bias else 0)) * \
+                (Y.abs() if gate else 1) * 1.5
+            case = (fmt, rows, cols, j, beta, with_bias, act, gate)
+            for be in self.backends:
+                pw, px, py = be.put(stored), be.put(x), be.put(y)
+                tw = Tensor(data=pw, dtype=fmt, ndim=2)
+                tw.shape[0], tw.shape[1], tw.strides[0], tw.strides[1] = rows, cols, cols, 1
+                tx = be.tensor(px, [j, cols], np.float32)
+                ty = be.tensor(py, [j, rows], np.float32)
+                tb = be.tensor(be.put(bias), [rows], np.float32) if with_bias else None
+                status = lib.tgl_matvec_t_fused(be.h, C.byref(tw), C.byref(tx), C.c_float(beta),
+                                                C.byref(tb) if tb is not None else None, act, C.c_float(slope), gate,
+                                                C.byref(ty))
+                if self.call(be, 'matvec_t_fused', case, status):
+                    close(be, 'matvec_t_fused', be.get(py, [j, rows], np.float32), want.numpy(), mag.numpy(), case)
+
     # ---- element-wise math ----
 
     def math(self, lib):
@@ -968,7 +1067,7 @@ def main():
     checker = Checker(backends, args.cases, seed)
     for family in (checker.pool2d, checker.interpolate, checker.conv, checker.along_axis, checker.indexing,
                    checker.moving, checker.strided, checker.norms, checker.rope,
-                   checker.attention, checker.math):
+                   checker.attention, checker.math, checker.linear):
         before = checker.failures
         family(lib)
         for be in backends:
