@@ -15,8 +15,8 @@ float tgl_unary_f32(uint op, float x)
     case 5u: return inversesqrt(x);
     case 6u: return 1.0 / x;
     case 7u: return x * x;
-    case 8u: return tgl_sin(x);
-    case 9u: return tgl_cos(x);
+    case 8u:
+    case 9u: return tgl_sin_cos(x, op == 9u); // (one reduction in the kernel for both)
     case 10u: return tgl_tanh(x);
     case 11u: return tgl_sigmoid(x);
     case 12u: return tgl_relu(x);

@@ -53,28 +53,21 @@ uint tgl_reduce_half_pi(float x, out float r)
     }
     return n & 3u;
 }
-float tgl_sin(float x)
+// sin x, or (cosine) cos x = sin(x + pi/2), the next quadrant: one reduction for both, so that a
+// kernel choosing between them at run time (the descriptor ops' switch) carries its code once.
+float tgl_sin_cos(float x, bool cosine)
 {
     if (abs(x) < 0.78539816 || isnan(x))
-        return sin(x);
+        return cosine ? cos(x) : sin(x);
     if (isinf(x))
         return tgl_nan();
     float r;
-    uint n = tgl_reduce_half_pi(x, r);
+    uint n = tgl_reduce_half_pi(x, r) + (cosine ? 1u : 0u);
     float v = (n & 1u) != 0u ? cos(r) : sin(r);
-    return n >= 2u ? -v : v;
+    return (n & 2u) != 0u ? -v : v;
 }
-float tgl_cos(float x)
-{
-    if (abs(x) < 0.78539816 || isnan(x))
-        return cos(x);
-    if (isinf(x))
-        return tgl_nan();
-    float r;
-    uint n = tgl_reduce_half_pi(x, r);
-    float v = (n & 1u) != 0u ? sin(r) : cos(r);
-    return n == 1u || n == 2u ? -v : v;
-}
+float tgl_sin(float x) { return tgl_sin_cos(x, false); }
+float tgl_cos(float x) { return tgl_sin_cos(x, true); }
 vec4 tgl_sin(vec4 x) { return vec4(tgl_sin(x.x), tgl_sin(x.y), tgl_sin(x.z), tgl_sin(x.w)); }
 vec4 tgl_cos(vec4 x) { return vec4(tgl_cos(x.x), tgl_cos(x.y), tgl_cos(x.z), tgl_cos(x.w)); }
 #endif
