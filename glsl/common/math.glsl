@@ -75,9 +75,10 @@ bvec4 tgl_either_nan(vec4 a, vec4 b) { return notEqual(uvec4(isnan(a)) | uvec4(i
 TGL_DEFINE_MINMAX(float)
 TGL_DEFINE_MINMAX(vec4)
 
-// log and log2 of a subnormal (x's magnitude bits u, 0 < u < 2^23, x = u * 2^-149) from the
-// integer u, exactly converted: llvmpipe runs shaders with denormals treated as zero and its log
-// read the exponent field (log(1e-45) came out -88.0, C's -103.3). A negative subnormal is NaN.
+// The log of a subnormal (x's magnitude bits u, 0 < u < 2^23, x = u * 2^-149) from the integer
+// u, exactly converted (tgl_pow takes its log2 so): llvmpipe runs shaders with denormals treated
+// as zero and its log read the exponent field (log(1e-45) came out -88.0, C's -103.3). A
+// negative subnormal is NaN.
 bool tgl_subnormal(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) - 1u < 0x7FFFFFu; }
 float tgl_log(float x)
 {

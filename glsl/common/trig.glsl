@@ -2,10 +2,10 @@
 #define TGL_TRIG_GLSL
 // sin and cos of every f32 argument (needs common/math.glsl). GLSL promises their precision
 // only on [-pi, pi] (llvmpipe gave sin(-3e38) = 1, C -0.875), so |x| past pi/4 is reduced to
-// x = (n + f) pi/2, |f| <= 1/2,
-// by Payne and Hanek's method in integers: its 24-bit significand times the 96 bits of 2/pi
-// that can reach the product's two integer bits (those before are multiples of 4) and 64
-// bits of its fraction; then the driver's sin or cos of f pi/2 by the quadrant n mod 4.
+// x = (n + f) pi/2, |f| <= 1/2, by Payne and Hanek's method in integers: its 24-bit significand
+// times the 96 bits of 2/pi that can reach the product's two integer bits (those before are
+// multiples of 4) and 64 bits of its fraction; then the driver's sin or cos of f pi/2 by the
+// quadrant n mod 4.
 const uint TGL_TWO_OVER_PI[8] = uint[8](0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u,
                                         0x3C439041u, 0xFE5163ABu, 0xDEBBC561u);
 // Bits start + 1 .. start + 32 of 2/pi's binary fraction (start < 192).

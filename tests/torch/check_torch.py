@@ -43,6 +43,27 @@ def sizes(names):
     return [(n, C.c_size_t) for n in names.split()]
 
 
+# tgl_dtype codes 0..4 (f32, f16, bf16, i32, bool): PyTorch's dtype and the bytes of an element
+TORCH_OF = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16, 3: torch.int32, 4: torch.bool}
+ITEM = {0: 4, 1: 2, 2: 2, 3: 4, 4: 1}
+
+
+def code_tensor(p, code, shape, strides, offset=0):
+    """A descriptor of dtype code over the view of the buffer at p (offset in elements)."""
+    t = Tensor(data=p + offset * ITEM[code], dtype=code, ndim=len(shape))
+    for d in range(len(shape)):
+        t.shape[d], t.strides[d] = shape[d], strides[d]
+    return t
+
+
+def read_code(be, p, shape, code):
+    """The elements at p as a torch tensor of dtype code (bf16 from its 16-bit patterns)."""
+    if code == 2:
+        bits = np.atleast_1d(be.get(p, shape, np.uint16)).astype(np.uint32) << 16
+        return torch.from_numpy(bits.view(np.float32)).reshape(shape).to(torch.bfloat16)
+    return torch.from_numpy(be.get(p, shape, {0: np.float32, 1: np.float16, 3: np.int32, 4: np.bool_}[code]))
+
+
 class PoolDesc(C.Structure):
     _fields_ = sizes('batch channels in_h in_w kernel_h kernel_w stride_h stride_w pad_h pad_w '
                      'dilation_h dilation_w') + [('kind', C.c_int), ('ceil_mode', C.c_int),
@@ -535,8 +556,6 @@ class Checker:
 
     def strided(self, lib):
         kinds = [(np.float32, 0), (np.float16, 1), ('bf16', 2), (np.int32, 3), (np.bool_, 4)]
-        torch_of = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16, 3: torch.int32, 4: torch.bool}
-        item = {0: 4, 1: 2, 2: 2, 3: 4, 4: 1}
 
         def base_of(code, n):
             """Values every dtype holds exactly, as the base's numpy storage and as torch values."""
@@ -561,18 +580,6 @@ class Checker:
                 pos = pos + idx * st
             return t[torch.from_numpy(pos.reshape(-1))].reshape(shape)
 
-        def read(be, p, shape, code):
-            if code == 2:
-                bits = np.atleast_1d(be.get(p, shape, np.uint16)).astype(np.uint32) << 16
-                return torch.from_numpy(bits.view(np.float32)).reshape(shape).to(torch.bfloat16)
-            return torch.from_numpy(be.get(p, shape, {0: np.float32, 1: np.float16, 3: np.int32, 4: np.bool_}[code]))
-
-        def desc(p, code, shape, strides, offset):
-            t = Tensor(data=p + offset * item[code], dtype=code, ndim=len(shape))
-            for d in range(len(shape)):
-                t.shape[d], t.strides[d] = shape[d], strides[d]
-            return t
-
         for _ in range(self.cases // 2):
             nd = random.randint(1, 4)
             shape = [random.randint(1, 5) for _ in range(nd)]
@@ -582,14 +589,14 @@ class Checker:
             src = as_view(tbase, offset, shape, strides)
             case = (shape, strides, offset, src_code, dst_code)
             # tgl_copy: the view cast into a contiguous dst (PyTorch's .to)
-            want = src.to(torch_of[dst_code])
+            want = src.to(TORCH_OF[dst_code])
             for be in self.backends:
                 p = be.put(base)
-                po = be.put(np.zeros(int(np.prod(shape)) * item[dst_code] + 4, np.uint8))
+                po = be.put(np.zeros(int(np.prod(shape)) * ITEM[dst_code] + 4, np.uint8))
                 dst = be.tensor(po, shape, np.float32)
                 dst.dtype = dst_code
-                if self.call(be, 'copy', case, lib.tgl_copy(be.h, C.byref(dst), C.byref(desc(p, src_code, shape, strides, offset)))):
-                    got = read(be, po, shape, dst_code)
+                if self.call(be, 'copy', case, lib.tgl_copy(be.h, C.byref(dst), C.byref(code_tensor(p, src_code, shape, strides, offset)))):
+                    got = read_code(be, po, shape, dst_code)
                     self.agree(be, 'copy (cast)', got.float().numpy(), want.float().numpy(), exact=True, case=case)
             if src_code == 4:
                 continue
@@ -608,10 +615,10 @@ class Checker:
                 out_shape = list(want.shape)
                 for be in self.backends:
                     p, p2 = be.put(base), be.put(base2)
-                    po = be.put(np.zeros(max(1, int(np.prod(out_shape))) * item[src_code] + 4, np.uint8))
+                    po = be.put(np.zeros(max(1, int(np.prod(out_shape))) * ITEM[src_code] + 4, np.uint8))
                     out = be.tensor(po, out_shape, np.float32)
                     out.dtype = src_code
-                    a, b2 = desc(p, src_code, shape, strides, offset), desc(p2, src_code, shape, strides2, offset2)
+                    a, b2 = code_tensor(p, src_code, shape, strides, offset), code_tensor(p2, src_code, shape, strides2, offset2)
                     if form == 'b':
                         status = lib.tgl_binary_t(be.h, op, C.byref(a), C.byref(b2), C.byref(out))
                     elif form == 'u':
@@ -621,7 +628,7 @@ class Checker:
                     else:
                         status = lib.tgl_cumsum(be.h, C.byref(a), C.c_size_t(axis), C.byref(out))
                     if self.call(be, name, case + (strides2, offset2, axis), status):
-                        got = read(be, po, out_shape, src_code)
+                        got = read_code(be, po, out_shape, src_code)
                         self.agree(be, name, got.float().numpy(), want.float().numpy(), exact=True,
                                    case=case + (strides2, offset2, axis))
 
@@ -846,7 +853,6 @@ class Checker:
 
         # matvec_t_fused: W [rows, cols] in a weight format, x [j, cols], y [j, rows]
         cpu = next((be for be in self.backends if be.name == 'cpu'), self.backends[0])
-        sizes = {0: 4, 1: 2, 2: 2}
         for _ in range(self.cases // 4):
             fmt = random.choice([0, 1, 2, 5, 6])
             rows = random.choice([1, 7, 32, 65, 100])
@@ -863,15 +869,15 @@ class Checker:
                 t = torch.from_numpy(w).to(torch.bfloat16)
                 stored, wd = t.view(torch.int16).numpy(), t.double().numpy()
             elif fmt >= 5:
-                pw, pq, pd = cpu.put(w), cpu.put(np.zeros(rows * cols // 32 * (34 if fmt == 5 else 18), np.uint8)), \
-                    cpu.put(np.zeros_like(w))
+                qbytes = rows * cols // 32 * (34 if fmt == 5 else 18)  # q8_0's and q4_0's blocks
+                pw, pq, pd = cpu.put(w), cpu.put(np.zeros(qbytes, np.uint8)), cpu.put(np.zeros_like(w))
                 tw, tq, td = cpu.tensor(pw, [rows, cols], np.float32), cpu.tensor(pq, [rows, cols], np.float32), \
                     cpu.tensor(pd, [rows, cols], np.float32)
                 tq.dtype = fmt
                 if not (self.call(cpu, 'quantize', fmt, lib.tgl_quantize(cpu.h, C.byref(tw), C.byref(tq))) and
                         self.call(cpu, 'dequantize', fmt, lib.tgl_dequantize(cpu.h, C.byref(tq), C.byref(td)))):
                     continue
-                stored = cpu.get(pq, [rows * cols // 32 * (34 if fmt == 5 else 18)], np.uint8)
+                stored = cpu.get(pq, [qbytes], np.uint8)
                 wd = cpu.get(pd, [rows, cols], np.float32).astype(np.float64)
             else:
                 stored, wd = w, w.astype(np.float64)
@@ -907,8 +913,7 @@ class Checker:
         outside 0..31) or differs by design (SIGN of
         NaN: NumPy's NaN, PyTorch's 0), those elements are left out; an i32 division by zero is
         held to tensorgl's documented a // 0 = 0 and a % 0 = a."""
-        fl = [(np.float32, torch.float32, 0, 0.0), (np.float16, torch.float16, 1, 2.0 ** -10),
-              ('bf16', torch.bfloat16, 2, 2.0 ** -7)]
+        units = {0: 0.0, 1: 2.0 ** -10, 2: 2.0 ** -7}  # the float dtypes' rounding, relative
         exact_u = {0: torch.neg, 1: torch.abs, 7: torch.square, 12: torch.relu, 15: torch.floor, 16: torch.ceil,
                    21: torch.round, 22: torch.trunc, 23: torch.sign}
         approx_u = {2: torch.exp, 3: torch.log, 4: torch.sqrt, 5: torch.rsqrt, 6: torch.reciprocal,
@@ -932,34 +937,23 @@ class Checker:
             v[wide] = np.sign(v[wide]) * 2.0 ** self.rng.uniform(-20, hi_exp + 0.99, int(wide.sum()))
             pick = self.rng.random(n) < 0.35
             v[pick] = self.rng.choice(sp, int(pick.sum()))
-            return torch.from_numpy(v.astype(np.float32)).to({0: torch.float32, 1: torch.float16,
-                                                                2: torch.bfloat16}[code])
+            return torch.from_numpy(v.astype(np.float32)).to(TORCH_OF[code])
 
         def store(be, t, code):
             if code == 2:
                 return be.put((t.float().numpy().view(np.uint32) >> 16).astype(np.uint16))
             return be.put(t.numpy())
 
-        def fetch(be, p, n, code):
-            if code == 2:
-                bits = be.get(p, [n], np.uint16).astype(np.uint32) << 16
-                return torch.from_numpy(bits.view(np.float32)).to(torch.bfloat16)
-            return torch.from_numpy(be.get(p, [n], {0: np.float32, 1: np.float16, 3: np.int32, 4: np.bool_}[code]))
-
-        def desc(p, code, n):
-            return Tensor(data=p, dtype=code, ndim=1, shape=(C.c_size_t * MAX_DIMS)(n),
-                          strides=(C.c_int64 * MAX_DIMS)(1))
-
         def run(name, fn, inputs, out_code, want, tol=None, unit=0.0, keep=None, case=()):
             """fn(be, descriptors of inputs..., out) on every backend; out compared with want."""
             n = want.numel()
             for be in self.backends:
-                ds = [desc(store(be, t, c), c, n) for t, c in inputs]
+                ds = [code_tensor(store(be, t, c), c, [n], [1]) for t, c in inputs]
                 po = be.put(np.zeros(n * 4 + 4, np.uint8))
-                out = desc(po, out_code, n)
+                out = code_tensor(po, out_code, [n], [1])
                 if not self.call(be, name, case, fn(be, *[C.byref(d) for d in ds], C.byref(out))):
                     continue
-                got = fetch(be, po, n, out_code)
+                got = read_code(be, po, [n], out_code)
                 g, w = got.double().numpy(), want.double().numpy()
                 if keep is not None:
                     g, w = g[keep], w[keep]
@@ -977,8 +971,8 @@ class Checker:
                     self.fail(name, be.name, case, 'inputs', [float(t[at]) for t, _ in inputs], 'got', g[i],
                               'PyTorch', w[i])
 
-        for nt, tt, code, unit in fl:
-            n = 97
+        for code, unit in units.items():
+            n, tt = 97, TORCH_OF[code]
             x, y = float_values(code, n), float_values(code, n)
             for op, f in exact_u.items():
                 keep = ~torch.isnan(x).numpy() if op == 23 else None
